@@ -1,0 +1,539 @@
+/*
+ * client_api.c - the Standard's client calls, as a thin shim over the
+ * client engine.
+ *
+ * Every call finds the caller's px_api_client through the binding, takes
+ * the engine lock, calls the engine, and releases the lock. Blocking calls
+ * then wait on a px_wait that the operation's callback wakes. Answers the
+ * engine can give from local memory (most Gets) come back before the lock
+ * is released: no thread hop, no wait.
+ *
+ * Non-blocking calls hand the user's callback to the engine, which calls
+ * it (with the engine lock held) from whatever thread progresses the
+ * engine. Where the engine answers at once, PMIx_Get_nb, PMIx_Notify_event
+ * and the registration calls invoke the user's callback before they
+ * return; PMIx_Fence_nb returns PMIX_OPERATION_SUCCEEDED, as the Standard
+ * allows, and does not call it.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/px_api.h"
+#include "common/px_common.h"
+#include "platform/px_posix.h"
+
+/* ---- process-wide state: the binding and the real process's client ---- */
+
+static px_api_client default_client = {.external_progress = -1};
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static px_api_client *default_current(void *arg)
+{
+    return &default_client;
+}
+
+static const px_api_binding default_binding = {
+    .current = default_current,
+    .open = px_api_posix_open,
+    .arg = NULL,
+};
+
+static const px_api_binding *binding = &default_binding;
+
+void px_api_set_binding(const px_api_binding *b)
+{
+    binding = b != NULL ? b : &default_binding;
+}
+
+static px_api_client *current(void)
+{
+    return binding->current(binding->arg);
+}
+
+/* ---- the posix binding ---- */
+
+static void posix_progress(px_api_client *ac)
+{
+    px_posix_progress(ac->priv);
+}
+
+static void posix_teardown(px_api_client *ac)
+{
+    px_posix_destroy(ac->priv); /* no delivery after this */
+    px_client_destroy(ac->client);
+    ac->client = NULL;
+    ac->priv = NULL;
+}
+
+pmix_status_t px_api_posix_open(void *arg, px_api_client *ac, const pmix_info_t info[],
+                                size_t ninfo, char *errbuf, size_t errlen)
+{
+    const char *ns = getenv("PMIX_NAMESPACE");
+    const char *rank = getenv("PMIX_RANK");
+    const char *uri = getenv("PMIX_SERVER_URI");
+    pmix_proc_t self;
+    px_posix *p;
+    px_client *c;
+    char *end;
+    unsigned long r;
+    pmix_status_t rc;
+
+    if (ns == NULL || rank == NULL || uri == NULL) {
+        snprintf(errbuf, errlen,
+                 "no PMIx server found: %s is not set in the environment"
+                 " (start the program with a PMIx launcher such as pmixrun)",
+                 ns == NULL ? "PMIX_NAMESPACE" : rank == NULL ? "PMIX_RANK" : "PMIX_SERVER_URI");
+        return PMIX_ERR_UNREACH;
+    }
+    r = strtoul(rank, &end, 10);
+    if (*rank == '\0' || *end != '\0' || r >= PMIX_RANK_VALID || strlen(ns) > PMIX_MAX_NSLEN) {
+        snprintf(errbuf, errlen, "malformed PMIX_NAMESPACE or PMIX_RANK in the environment");
+        return PMIX_ERR_BAD_PARAM;
+    }
+    memset(&self, 0, sizeof(self));
+    snprintf(self.nspace, sizeof(self.nspace), "%s", ns);
+    self.rank = (pmix_rank_t)r;
+    p = px_posix_create(px_info_flag(info, ninfo, PMIX_EXTERNAL_PROGRESS), errbuf, errlen);
+    if (p == NULL)
+        return PMIX_ERR_OUT_OF_RESOURCE;
+    c = px_client_create(px_posix_ops(), p, &self);
+    if (c == NULL) {
+        px_posix_destroy(p);
+        snprintf(errbuf, errlen, "out of memory");
+        return PMIX_ERR_NOMEM;
+    }
+    rc = px_posix_connect(p, uri, 0, px_client_sink(), c, errbuf, errlen);
+    if (rc != PMIX_SUCCESS) {
+        px_posix_destroy(p);
+        px_client_destroy(c);
+        return rc;
+    }
+    ac->client = c;
+    ac->pops = px_posix_ops();
+    ac->pctx = p;
+    ac->priv = p;
+    ac->progress = posix_progress;
+    ac->teardown = posix_teardown;
+    return PMIX_SUCCESS;
+}
+
+/* ---- blocking on engine operations ---- */
+
+typedef struct sync_op {
+    px_wait w;
+    px_api_client *ac;
+    pmix_status_t status;
+    pmix_value_t *value;
+    pmix_info_t *info;
+    size_t ninfo;
+} sync_op;
+
+static void sync_op_cb(pmix_status_t status, void *cbdata)
+{
+    sync_op *s = cbdata;
+
+    s->status = status;
+    s->ac->pops->wake(s->ac->pctx, &s->w);
+}
+
+static void sync_value_cb(pmix_status_t status, pmix_value_t *kv, void *cbdata)
+{
+    sync_op *s = cbdata;
+
+    s->status = status;
+    if (status == PMIX_SUCCESS && kv != NULL && px_value_copy(&s->value, kv) != PMIX_SUCCESS)
+        s->status = PMIX_ERR_NOMEM;
+    s->ac->pops->wake(s->ac->pctx, &s->w);
+}
+
+static void sync_info_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                         pmix_release_cbfunc_t release_fn, void *release_cbdata)
+{
+    sync_op *s = cbdata;
+
+    s->status = status;
+    if (ninfo > 0 && (s->info = PMIx_Info_create(ninfo)) != NULL) {
+        for (size_t i = 0; i < ninfo; i++)
+            PMIx_Info_xfer(&s->info[i], &info[i]);
+        s->ninfo = ninfo;
+    }
+    if (release_fn != NULL)
+        release_fn(release_cbdata);
+    s->ac->pops->wake(s->ac->pctx, &s->w);
+}
+
+/* The caller's state if PMIx_Init has run, else NULL. */
+static px_api_client *ready(void)
+{
+    px_api_client *ac = current();
+
+    return ac->refcount > 0 && ac->client != NULL ? ac : NULL;
+}
+
+#define ENGINE(ac, call)                                                                           \
+    ({                                                                                             \
+        pmix_status_t rc__;                                                                        \
+        (ac)->pops->lock((ac)->pctx);                                                              \
+        rc__ = (call);                                                                             \
+        (ac)->pops->unlock((ac)->pctx);                                                            \
+        rc__;                                                                                      \
+    })
+
+/* Finish a blocking call: `rc` is what the engine returned. */
+static pmix_status_t finish(sync_op *s, pmix_status_t rc)
+{
+    if (rc == PMIX_OPERATION_SUCCEEDED)
+        return PMIX_SUCCESS;
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    s->ac->pops->wait(s->ac->pctx, &s->w);
+    return s->status;
+}
+
+/* ---- init / finalize ---- */
+
+static const char *const model_keys[] = {
+    PMIX_PROGRAMMING_MODEL, PMIX_MODEL_LIBRARY_NAME, PMIX_MODEL_LIBRARY_VERSION,
+    PMIX_THREADING_MODEL,   PMIX_MODEL_NUM_THREADS,  PMIX_MODEL_NUM_CPUS,
+    PMIX_MODEL_CPU_TYPE,    PMIX_MODEL_AFFINITY_POLICY,
+};
+
+/* Record the programming-model attributes as the process's own data and
+ * raise PMIX_MODEL_DECLARED locally with them. */
+static void declare_model(px_api_client *ac, const pmix_info_t info[], size_t ninfo)
+{
+    pmix_info_t model[8];
+    size_t n = 0;
+
+    for (size_t k = 0; k < sizeof(model_keys) / sizeof(model_keys[0]); k++) {
+        const pmix_info_t *i = px_info_find(info, ninfo, model_keys[k]);
+        if (i != NULL)
+            model[n++] = *i; /* shallow: only read below */
+    }
+    if (n == 0)
+        return;
+    ac->pops->lock(ac->pctx);
+    for (size_t k = 0; k < n; k++)
+        (void)px_client_put(ac->client, PMIX_INTERNAL, model[k].key, &model[k].value);
+    (void)px_client_notify(ac->client, PMIX_MODEL_DECLARED, px_client_self(ac->client),
+                           PMIX_RANGE_PROC_LOCAL, model, n, NULL, NULL);
+    ac->pops->unlock(ac->pctx);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
+{
+    px_api_client *ac;
+    pmix_status_t rc = PMIX_SUCCESS;
+    const pmix_info_t *ep;
+    int want_ext = -1;
+    char err[256] = "";
+    sync_op s;
+
+    pthread_mutex_lock(&init_lock);
+    ac = current();
+    ep = px_info_find(info, ninfo, PMIX_EXTERNAL_PROGRESS);
+    if (ep != NULL)
+        want_ext = px_info_flag(info, ninfo, PMIX_EXTERNAL_PROGRESS);
+    if (ac->refcount > 0) {
+        if (want_ext >= 0 && ac->external_progress >= 0 && want_ext != ac->external_progress) {
+            pthread_mutex_unlock(&init_lock);
+            return PMIX_ERR_BAD_PARAM; /* conflicts with the first PMIx_Init */
+        }
+        if (want_ext >= 0 && ac->external_progress < 0 && want_ext == 1) {
+            pthread_mutex_unlock(&init_lock);
+            return PMIX_ERR_BAD_PARAM; /* progress is already running in a thread */
+        }
+        ac->refcount++;
+        goto done;
+    }
+    rc = binding->open(binding->arg, ac, info, ninfo, err, sizeof(err));
+    if (rc != PMIX_SUCCESS) {
+        pthread_mutex_unlock(&init_lock);
+        fprintf(stderr, "pmix: PMIx_Init failed: %s (%s)\n", err[0] ? err : "cannot connect",
+                PMIx_Error_string(rc));
+        return rc;
+    }
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    rc = finish(&s, ENGINE(ac, px_client_connect(ac->client, info, ninfo, sync_op_cb, &s)));
+    if (rc != PMIX_SUCCESS) {
+        ac->teardown(ac);
+        pthread_mutex_unlock(&init_lock);
+        fprintf(stderr, "pmix: PMIx_Init failed: the server refused or dropped the connection"
+                        " (%s)\n", PMIx_Error_string(rc));
+        return rc;
+    }
+    ac->external_progress = want_ext;
+    ac->refcount = 1;
+done:
+    if (proc != NULL)
+        *proc = *px_client_self(ac->client);
+    pthread_mutex_unlock(&init_lock);
+    declare_model(ac, info, ninfo);
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT int PMIx_Initialized(void)
+{
+    return current()->refcount > 0 || px_api_server_active();
+}
+
+PMIX_EXPORT const char *PMIx_Get_version(void)
+{
+    return "4.2.0 (pmixlab 0.1.0)";
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo)
+{
+    px_api_client *ac;
+    pmix_status_t rc;
+    sync_op s;
+
+    pthread_mutex_lock(&init_lock);
+    ac = ready();
+    if (ac == NULL) {
+        pthread_mutex_unlock(&init_lock);
+        return PMIX_ERR_INIT;
+    }
+    if (--ac->refcount > 0) {
+        pthread_mutex_unlock(&init_lock);
+        return PMIX_SUCCESS;
+    }
+    ac->refcount = 1; /* still usable for the embedded barrier */
+    rc = PMIX_SUCCESS;
+    if (px_info_flag(info, ninfo, PMIX_EMBED_BARRIER)) {
+        memset(&s, 0, sizeof(s));
+        s.ac = ac;
+        rc = finish(&s, ENGINE(ac, px_client_fence(ac->client, NULL, 0, NULL, 0, sync_op_cb, &s)));
+    }
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    if (rc == PMIX_SUCCESS)
+        rc = finish(&s, ENGINE(ac, px_client_finalize(ac->client, sync_op_cb, &s)));
+    ac->refcount = 0;
+    ac->external_progress = -1;
+    ac->teardown(ac);
+    pthread_mutex_unlock(&init_lock);
+    return rc == PMIX_ERR_UNREACH ? PMIX_SUCCESS : rc;
+}
+
+PMIX_EXPORT void PMIx_Progress(void)
+{
+    px_api_client *ac = ready();
+
+    if (ac != NULL && ac->progress != NULL)
+        ac->progress(ac);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t procs[],
+                                     size_t nprocs)
+{
+    px_api_client *ac = ready();
+    sync_op s;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    return finish(&s, ENGINE(ac, px_client_abort(ac->client, status, msg, procs, nprocs,
+                                                 sync_op_cb, &s)));
+}
+
+/* ---- put / commit / get ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val)
+{
+    px_api_client *ac = ready();
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    return ENGINE(ac, px_client_put(ac->client, scope, key, val));
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Commit(void)
+{
+    px_api_client *ac = ready();
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    return ENGINE(ac, px_client_commit(ac->client));
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const char key[],
+                                              pmix_value_t *val)
+{
+    px_api_client *ac = ready();
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    return ENGINE(ac, px_client_store_internal(ac->client, proc, key, val));
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
+                                   const pmix_info_t info[], size_t ninfo, pmix_value_t **val)
+{
+    px_api_client *ac = ready();
+    pmix_value_t *out = NULL;
+    pmix_status_t rc;
+    sync_op s;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    if (val == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    *val = NULL;
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    rc = ENGINE(ac, px_client_get(ac->client, proc, key, info, ninfo, &out, sync_value_cb, &s));
+    if (rc == PMIX_OPERATION_SUCCEEDED) {
+        *val = out;
+        return PMIX_SUCCESS;
+    }
+    rc = finish(&s, rc);
+    if (rc == PMIX_SUCCESS)
+        *val = s.value;
+    else if (s.value != NULL)
+        PMIx_Value_free(s.value, 1);
+    return rc;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
+                                      const pmix_info_t info[], size_t ninfo,
+                                      pmix_value_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+    pmix_value_t *out = NULL;
+    pmix_status_t rc;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    if (cbfunc == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    rc = ENGINE(ac, px_client_get(ac->client, proc, key, info, ninfo, &out, cbfunc, cbdata));
+    if (rc == PMIX_OPERATION_SUCCEEDED) {
+        cbfunc(PMIX_SUCCESS, out, cbdata);
+        PMIx_Value_free(out, 1);
+        return PMIX_SUCCESS;
+    }
+    return rc;
+}
+
+/* ---- fence ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
+                                     const pmix_info_t info[], size_t ninfo)
+{
+    px_api_client *ac = ready();
+    sync_op s;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    return finish(&s, ENGINE(ac, px_client_fence(ac->client, procs, nprocs, info, ninfo,
+                                                 sync_op_cb, &s)));
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs,
+                                        const pmix_info_t info[], size_t ninfo,
+                                        pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    return ENGINE(ac, px_client_fence(ac->client, procs, nprocs, info, ninfo, cbfunc, cbdata));
+}
+
+/* ---- events ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], size_t ncodes,
+                                                      pmix_info_t info[], size_t ninfo,
+                                                      pmix_notification_fn_t evhdlr,
+                                                      pmix_hdlr_reg_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+    pmix_status_t rc;
+    size_t id = 0;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    rc = ENGINE(ac, px_client_register_event(ac->client, codes, ncodes, info, ninfo, evhdlr, &id));
+    if (cbfunc == NULL)
+        return rc == PMIX_SUCCESS ? (pmix_status_t)id : rc; /* blocking form: the id */
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    cbfunc(PMIX_SUCCESS, id, cbdata);
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref,
+                                                        pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+    pmix_status_t rc;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    rc = ENGINE(ac, px_client_deregister_event(ac->client, evhdlr_ref));
+    if (rc == PMIX_SUCCESS && cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, cbdata);
+    return rc;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_proc_t *source,
+                                            pmix_data_range_t range, const pmix_info_t info[],
+                                            size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+    pmix_status_t rc;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    rc = ENGINE(ac, px_client_notify(ac->client, status, source, range, info, ninfo, NULL, NULL));
+    if (rc == PMIX_OPERATION_SUCCEEDED) {
+        if (cbfunc != NULL)
+            cbfunc(PMIX_SUCCESS, cbdata);
+        return PMIX_SUCCESS;
+    }
+    return rc;
+}
+
+/* ---- job control ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_t ntargets,
+                                              const pmix_info_t directives[], size_t ndirs,
+                                              pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    return ENGINE(ac, px_client_job_control(ac->client, targets, ntargets, directives, ndirs,
+                                            cbfunc, cbdata));
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t ntargets,
+                                           const pmix_info_t directives[], size_t ndirs,
+                                           pmix_info_t **results, size_t *nresults)
+{
+    px_api_client *ac = ready();
+    pmix_status_t rc;
+    sync_op s;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    rc = finish(&s, ENGINE(ac, px_client_job_control(ac->client, targets, ntargets, directives,
+                                                     ndirs, sync_info_cb, &s)));
+    if (results != NULL && nresults != NULL) {
+        *results = s.info;
+        *nresults = s.ninfo;
+    } else {
+        PMIx_Info_free(s.info, s.ninfo);
+    }
+    return rc;
+}

@@ -1,0 +1,57 @@
+/*
+ * px_api.h - how the Standard's PMIx_* calls find the calling process's
+ * engine, and how a host that runs many processes in one address space
+ * (pmixsim) plugs its own contexts in.
+ *
+ * The api/ directory is the only code in the library with process-wide
+ * state. A PMIx_* client call asks the current binding for the caller's
+ * px_api_client: in a real process that is one static instance whose
+ * engine runs on the posix platform (the default binding); in pmixsim it
+ * is the state of the SimGrid actor that makes the call. Everything else
+ * (reference counting of PMIx_Init, turning asynchronous engine operations
+ * into blocking calls) is the same for both.
+ */
+#ifndef PX_API_H
+#define PX_API_H
+
+#include <pmix.h>
+
+#include "client/px_client.h"
+#include "px_platform.h"
+
+typedef struct px_api_client px_api_client;
+
+struct px_api_client {
+    px_client *client;
+    const px_platform_ops *pops;
+    void *pctx;
+    int refcount;            /* PMIx_Init calls not yet balanced by PMIx_Finalize */
+    int external_progress;   /* the first PMIx_Init's directive: -1 unset, 0, 1 */
+    void (*progress)(px_api_client *ac);  /* PMIx_Progress; may be NULL */
+    void (*teardown)(px_api_client *ac);  /* stop the platform, free the engine */
+    void *priv;              /* the binding's own data (the posix platform) */
+};
+
+typedef struct px_api_binding {
+    /* The caller's state; never NULL. */
+    px_api_client *(*current)(void *arg);
+    /* First PMIx_Init of the caller: create its engine and platform and
+     * connect them (fill client, pops, pctx, progress, teardown). On
+     * failure return an error and write a one-line reason into errbuf. */
+    pmix_status_t (*open)(void *arg, px_api_client *ac, const pmix_info_t info[], size_t ninfo,
+                          char *errbuf, size_t errlen);
+    void *arg;
+} px_api_binding;
+
+/* Replace the binding (NULL restores the default, real-process one).
+ * Call it before any PMIx_* call; it is not thread-safe. */
+void px_api_set_binding(const px_api_binding *b);
+
+/* The posix binding's open, for the default binding and for tests. */
+pmix_status_t px_api_posix_open(void *arg, px_api_client *ac, const pmix_info_t info[],
+                                size_t ninfo, char *errbuf, size_t errlen);
+
+/* True if this process initialized a server (api/server_api.c). */
+bool px_api_server_active(void);
+
+#endif /* PX_API_H */

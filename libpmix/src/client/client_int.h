@@ -1,0 +1,98 @@
+/*
+ * client_int.h - the client engine's internal state, shared by its files:
+ *
+ *   client.c   context, connection, handshake, dispatch of replies,
+ *              put/commit, finalize, abort, job control
+ *   get.c      PMIx_Get: local answers first, the server otherwise
+ *   fence.c    PMIx_Fence
+ *   events.c   event handler chains
+ *
+ * Requests to the server are kept in a list keyed by tag. A reply with an
+ * unknown tag is dropped: its request timed out and was already answered.
+ */
+#ifndef PX_CLIENT_INT_H
+#define PX_CLIENT_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client/px_client.h"
+#include "px_proto.h"
+#include "store/px_store.h"
+#include "wire/px_wire.h"
+
+typedef struct px_req {
+    struct px_req *next;
+    px_client *c;
+    uint32_t tag;
+    uint16_t reply_type; /* the message type that answers it */
+    px_timer *timer;
+    pmix_op_cbfunc_t opcb;
+    pmix_value_cbfunc_t valcb;
+    pmix_info_cbfunc_t infocb;
+    void *cbdata;
+    pmix_proc_t proc; /* GET: whose data */
+    char key[PMIX_MAX_KEYLEN + 1];
+    pmix_info_t *qual; /* GET: qualifiers for job-level lookups */
+    size_t nqual;
+} px_req;
+
+typedef struct px_evh {
+    struct px_evh *next;
+    size_t id;
+    pmix_status_t *codes;
+    size_t ncodes;
+    pmix_notification_fn_t fn;
+    int position; /* 0 first, 1 normal, 2 last */
+    int category; /* 0 one code, 1 several, 2 default (none) */
+    long seq;     /* order within a category: prepend < 0 < append */
+} px_evh;
+
+typedef struct px_evrun {
+    struct px_evrun *next;
+    px_client *c;
+    pmix_status_t status;
+    pmix_proc_t source;
+    pmix_data_range_t range;
+    pmix_info_t *info;
+    size_t ninfo;
+    size_t *ids; /* matching handlers, in order, when the event arrived */
+    size_t nids, next_handler;
+    px_timer *timer;
+    bool running; /* a handler holds it */
+} px_evrun;
+
+struct px_client {
+    const px_platform_ops *pops;
+    void *pctx;
+    pmix_proc_t self;
+    bool connected; /* WELCOME received and the connection is up */
+    bool lost;      /* the connection went away */
+    px_store *store;
+    uint32_t next_tag;
+    px_req *reqs;
+    px_evh *handlers;
+    size_t next_evid;
+    long next_seq;
+    px_evrun *runs;
+};
+
+/* client.c */
+px_req *px_cli_req_new(px_client *c, uint16_t reply_type, double timeout);
+void px_cli_req_free(px_client *c, px_req *r);
+/* Send a frame built with px_buf_init_frame; on failure the request (if
+ * any) is forgotten without its callback and an error returned. */
+pmix_status_t px_cli_send(px_client *c, px_buf *b, px_req *r);
+double px_cli_timeout(const pmix_info_t *info, size_t ninfo);
+
+/* get.c / fence.c: reply handlers (payload after the status) */
+void px_cli_get_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b);
+void px_cli_fence_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b);
+
+/* events.c */
+void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *source,
+                        pmix_data_range_t range, const pmix_info_t *info, size_t ninfo);
+pmix_status_t px_cli_event_msg(px_client *c, px_buf *b);
+void px_cli_events_destroy(px_client *c);
+
+#endif /* PX_CLIENT_INT_H */

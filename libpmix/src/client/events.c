@@ -1,0 +1,254 @@
+/*
+ * events.c - event handler chains in the client engine.
+ *
+ * Handlers are kept in the order they run: a handler registered with
+ * PMIX_EVENT_HDLR_FIRST before all others, PMIX_EVENT_HDLR_LAST after all;
+ * in between, handlers for a single code, then for several codes, then
+ * default handlers (no codes), each group in registration order except
+ * that PMIX_EVENT_HDLR_PREPEND puts a handler at the front of its group.
+ *
+ * An event (raised locally, or arriving from the server) snapshots the ids
+ * of the handlers that match it and runs them one at a time from a
+ * zero-delay timer, never inside the call that raised it. Each handler
+ * passes the chain on by calling the completion function it was given;
+ * PMIX_EVENT_ACTION_COMPLETE stops the chain. A handler deregistered while
+ * an event is under way is skipped.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_int.h"
+#include "common/px_common.h"
+
+static bool matches(const px_evh *h, pmix_status_t status)
+{
+    if (h->ncodes == 0)
+        return true;
+    for (size_t i = 0; i < h->ncodes; i++)
+        if (h->codes[i] == status)
+            return true;
+    return false;
+}
+
+/* Whether `a` runs before `b`. */
+static bool before(const px_evh *a, const px_evh *b)
+{
+    if (a->position != b->position)
+        return a->position < b->position;
+    if (a->category != b->category)
+        return a->category < b->category;
+    return a->seq < b->seq;
+}
+
+pmix_status_t px_client_register_event(px_client *c, const pmix_status_t codes[], size_t ncodes,
+                                       const pmix_info_t info[], size_t ninfo,
+                                       pmix_notification_fn_t evhdlr, size_t *id)
+{
+    px_evh *h;
+    px_evh **pp;
+
+    if (evhdlr == NULL || (ncodes > 0 && codes == NULL))
+        return PMIX_ERR_BAD_PARAM;
+    h = calloc(1, sizeof(*h));
+    if (h == NULL)
+        return PMIX_ERR_NOMEM;
+    if (ncodes > 0) {
+        h->codes = malloc(ncodes * sizeof(*codes));
+        if (h->codes == NULL) {
+            free(h);
+            return PMIX_ERR_NOMEM;
+        }
+        memcpy(h->codes, codes, ncodes * sizeof(*codes));
+    }
+    h->ncodes = ncodes;
+    h->fn = evhdlr;
+    h->id = c->next_evid++;
+    h->category = ncodes == 0 ? 2 : ncodes == 1 ? 0 : 1;
+    h->position = px_info_flag(info, ninfo, PMIX_EVENT_HDLR_FIRST)  ? 0
+                  : px_info_flag(info, ninfo, PMIX_EVENT_HDLR_LAST) ? 2
+                                                                    : 1;
+    c->next_seq++;
+    h->seq = px_info_flag(info, ninfo, PMIX_EVENT_HDLR_PREPEND) ? -c->next_seq : c->next_seq;
+    for (pp = &c->handlers; *pp != NULL && !before(h, *pp); pp = &(*pp)->next)
+        ;
+    h->next = *pp;
+    *pp = h;
+    *id = h->id;
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t px_client_deregister_event(px_client *c, size_t id)
+{
+    for (px_evh **pp = &c->handlers; *pp != NULL; pp = &(*pp)->next) {
+        if ((*pp)->id == id) {
+            px_evh *h = *pp;
+            *pp = h->next;
+            free(h->codes);
+            free(h);
+            return PMIX_SUCCESS;
+        }
+    }
+    return PMIX_ERR_NOT_FOUND;
+}
+
+static px_evh *find_handler(px_client *c, size_t id)
+{
+    for (px_evh *h = c->handlers; h != NULL; h = h->next)
+        if (h->id == id)
+            return h;
+    return NULL;
+}
+
+static void run_free(px_client *c, px_evrun *run)
+{
+    for (px_evrun **pp = &c->runs; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == run) {
+            *pp = run->next;
+            break;
+        }
+    }
+    if (run->timer != NULL)
+        c->pops->timer_cancel(c->pctx, run->timer);
+    PMIx_Info_free(run->info, run->ninfo);
+    free(run->ids);
+    free(run);
+}
+
+static void run_next(px_evrun *run);
+
+/* The completion function handed to each handler. Handlers may call it
+ * from any thread, so it takes the engine lock. */
+static void handler_done(pmix_status_t status, pmix_info_t *results, size_t nresults,
+                         pmix_op_cbfunc_t cbfunc, void *thiscbdata, void *notification_cbdata)
+{
+    px_evrun *run = notification_cbdata;
+    px_client *c = run->c;
+
+    c->pops->lock(c->pctx);
+    run->running = false;
+    if (status == PMIX_EVENT_ACTION_COMPLETE)
+        run->next_handler = run->nids;
+    run_next(run);
+    c->pops->unlock(c->pctx);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, thiscbdata); /* the handler may release its results */
+}
+
+static void run_next(px_evrun *run)
+{
+    px_client *c = run->c;
+
+    while (run->next_handler < run->nids) {
+        px_evh *h = find_handler(c, run->ids[run->next_handler++]);
+        if (h == NULL)
+            continue;
+        run->running = true;
+        h->fn(h->id, run->status, &run->source, run->info, run->ninfo, NULL, 0, handler_done,
+              run);
+        return;
+    }
+    run_free(c, run);
+}
+
+static void run_start(void *arg)
+{
+    px_evrun *run = arg;
+
+    run->timer = NULL;
+    run_next(run);
+}
+
+void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *source,
+                        pmix_data_range_t range, const pmix_info_t *info, size_t ninfo)
+{
+    px_evrun *run;
+    size_t n = 0;
+
+    for (px_evh *h = c->handlers; h != NULL; h = h->next)
+        n += matches(h, status);
+    if (n == 0)
+        return;
+    run = calloc(1, sizeof(*run));
+    if (run == NULL)
+        return;
+    run->ids = malloc(n * sizeof(*run->ids));
+    if (run->ids == NULL) {
+        free(run);
+        return;
+    }
+    for (px_evh *h = c->handlers; h != NULL; h = h->next)
+        if (matches(h, status))
+            run->ids[run->nids++] = h->id;
+    if (ninfo > 0) {
+        run->info = PMIx_Info_create(ninfo);
+        if (run->info != NULL) {
+            for (size_t i = 0; i < ninfo; i++)
+                PMIx_Info_xfer(&run->info[i], &info[i]);
+            run->ninfo = ninfo;
+        }
+    }
+    run->c = c;
+    run->status = status;
+    if (source != NULL)
+        run->source = *source;
+    run->range = range;
+    run->next = c->runs;
+    c->runs = run;
+    run->timer = c->pops->timer_start(c->pctx, 0, run_start, run);
+    if (run->timer == NULL)
+        run_free(c, run);
+}
+
+pmix_status_t px_client_notify(px_client *c, pmix_status_t status, const pmix_proc_t *source,
+                               pmix_data_range_t range, const pmix_info_t info[], size_t ninfo,
+                               pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    const pmix_proc_t *src = source != NULL ? source : &c->self;
+
+    px_cli_event_raise(c, status, src, range, info, ninfo);
+    if (range != PMIX_RANGE_PROC_LOCAL && px_client_connected(c)) {
+        px_buf b;
+        pmix_status_t rc;
+
+        px_buf_init_frame(&b, PX_MSG_NOTIFY, 0);
+        px_pack_i32(&b, status);
+        px_pack_proc(&b, src);
+        px_pack_u8(&b, range);
+        px_pack_info(&b, info, ninfo);
+        rc = px_cli_send(c, &b, NULL);
+        if (rc != PMIX_SUCCESS)
+            return rc;
+    }
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
+pmix_status_t px_cli_event_msg(px_client *c, px_buf *b)
+{
+    int32_t status;
+    pmix_proc_t source;
+    uint8_t range;
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    pmix_status_t rc;
+
+    if ((rc = px_unpack_i32(b, &status)) != PMIX_SUCCESS ||
+        (rc = px_unpack_proc(b, &source)) != PMIX_SUCCESS ||
+        (rc = px_unpack_u8(b, &range)) != PMIX_SUCCESS ||
+        (rc = px_unpack_info(b, &info, &ninfo)) != PMIX_SUCCESS)
+        return rc;
+    px_cli_event_raise(c, status, &source, range, info, ninfo);
+    PMIx_Info_free(info, ninfo);
+    return PMIX_SUCCESS;
+}
+
+void px_cli_events_destroy(px_client *c)
+{
+    while (c->runs != NULL)
+        run_free(c, c->runs);
+    while (c->handlers != NULL) {
+        px_evh *h = c->handlers;
+        c->handlers = h->next;
+        free(h->codes);
+        free(h);
+    }
+}

@@ -1,0 +1,97 @@
+/*
+ * fence.c - PMIx_Fence in the client engine.
+ *
+ * The client sends its description of the participants as given (the
+ * server normalizes it) and waits for FENCE_DONE. A fence whose only
+ * participant is the caller completes at once (PMIX_OPERATION_SUCCEEDED).
+ * Collected records in the reply go into the store as one blob, shared by
+ * all later Gets. PMIX_TIMEOUT bounds the wait on this side too, so a
+ * fence returns even if the server never answers.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_int.h"
+#include "common/px_common.h"
+
+/* True if the calling process is the only participant. */
+static bool only_self(px_client *c, const pmix_proc_t procs[], size_t nprocs)
+{
+    pmix_value_t *v = NULL;
+    uint64_t size = 0;
+    bool wildcard;
+
+    if (nprocs > 1)
+        return false;
+    if (nprocs == 1 && strncmp(procs[0].nspace, c->self.nspace, PMIX_MAX_NSLEN) != 0)
+        return false;
+    if (nprocs == 1 && procs[0].rank == c->self.rank)
+        return true;
+    wildcard = nprocs == 0 || procs[0].rank == PMIX_RANK_WILDCARD;
+    if (!wildcard)
+        return false;
+    if (px_store_get_job(c->store, c->self.nspace, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, NULL, 0,
+                         &v) != PMIX_SUCCESS)
+        return false;
+    (void)px_value_get_number(v, &size);
+    PMIx_Value_free(v, 1);
+    return size == 1;
+}
+
+pmix_status_t px_client_fence(px_client *c, const pmix_proc_t procs[], size_t nprocs,
+                              const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                              void *cbdata)
+{
+    px_req *r;
+    px_buf b;
+
+    if (procs == NULL && nprocs > 0)
+        return PMIX_ERR_BAD_PARAM;
+    for (size_t i = 0; i < nprocs; i++)
+        if (procs[i].nspace[0] == '\0' || procs[i].rank == PMIX_RANK_UNDEF ||
+            procs[i].rank == PMIX_RANK_INVALID)
+            return PMIX_ERR_BAD_PARAM;
+    if (!px_client_connected(c))
+        return c->lost ? PMIX_ERR_UNREACH : PMIX_ERR_INIT;
+    if (only_self(c, procs, nprocs))
+        return PMIX_OPERATION_SUCCEEDED;
+    r = px_cli_req_new(c, PX_MSG_FENCE_DONE, px_cli_timeout(info, ninfo));
+    if (r == NULL)
+        return PMIX_ERR_NOMEM;
+    r->opcb = cbfunc;
+    r->cbdata = cbdata;
+    px_buf_init_frame(&b, PX_MSG_FENCE, r->tag);
+    px_pack_procs(&b, procs, nprocs);
+    px_pack_info(&b, info, ninfo);
+    return px_cli_send(c, &b, r);
+}
+
+void px_cli_fence_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b)
+{
+    pmix_op_cbfunc_t cb = r->opcb;
+    void *cbdata = r->cbdata;
+    const void *data = NULL;
+    size_t ndata = 0;
+
+    /* an error reply may end right after the status */
+    if (status == PMIX_SUCCESS && px_unpack_bytes_view(b, &data, &ndata) != PMIX_SUCCESS)
+        status = PMIX_ERR_UNPACK_FAILURE;
+    if (status == PMIX_SUCCESS && ndata > 0) {
+        void *copy = malloc(ndata);
+        px_blob *blob = NULL;
+
+        if (copy != NULL) {
+            memcpy(copy, data, ndata);
+            blob = px_blob_create(copy, ndata, NULL, NULL);
+        }
+        if (blob == NULL) {
+            status = PMIX_ERR_NOMEM;
+        } else {
+            status = px_store_add_blob(c->store, blob);
+            px_blob_unref(blob);
+        }
+    }
+    px_cli_req_free(c, r);
+    if (cb != NULL)
+        cb(status, cbdata);
+}

@@ -1,0 +1,93 @@
+/*
+ * px_client.h - the client engine.
+ *
+ * A px_client is one PMIx client process's view of the world: its identity,
+ * the job-level data its server sent in the handshake, its own puts, the
+ * data it collected or fetched, its pending requests to the server and its
+ * event handlers. It reaches its server through the platform ops
+ * (connection PX_CONN_SERVER) and receives frames through px_client_sink().
+ *
+ * Every operation is asynchronous: it returns PMIX_SUCCESS and later calls
+ * its callback exactly once, or returns an error and never calls it (the
+ * libuv rule). Operations answered from local memory complete before they
+ * return and say so by returning PMIX_OPERATION_SUCCEEDED (their results in
+ * out-parameters); then no callback is called either. The api/ shim turns
+ * all of this into the Standard's blocking and non-blocking calls.
+ *
+ * Every function must be called with the platform's engine lock held;
+ * callbacks run with it held.
+ */
+#ifndef PX_CLIENT_H
+#define PX_CLIENT_H
+
+#include <stdbool.h>
+
+#include <pmix.h>
+
+#include "px_platform.h"
+
+typedef struct px_client px_client;
+
+/* Create a client whose identity is `self` (from the launcher's
+ * environment, or given by pmixsim). Returns NULL on allocation failure. */
+px_client *px_client_create(const px_platform_ops *pops, void *pctx, const pmix_proc_t *self);
+/* Release everything without calling callbacks. NULL is a no-op. */
+void px_client_destroy(px_client *c);
+
+const px_sink *px_client_sink(void);
+
+const pmix_proc_t *px_client_self(const px_client *c);
+bool px_client_connected(const px_client *c);
+
+/* Handshake with the server: cbfunc(status) once the job data is in. */
+pmix_status_t px_client_connect(px_client *c, const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata);
+/* Tell the server we finalize; cbfunc once it acknowledged (or at once
+ * with PMIX_ERR_UNREACH when the connection is gone). */
+pmix_status_t px_client_finalize(px_client *c, pmix_op_cbfunc_t cbfunc, void *cbdata);
+
+pmix_status_t px_client_abort(px_client *c, int status, const char msg[],
+                              const pmix_proc_t procs[], size_t nprocs, pmix_op_cbfunc_t cbfunc,
+                              void *cbdata);
+
+pmix_status_t px_client_put(px_client *c, pmix_scope_t scope, const char key[],
+                            const pmix_value_t *val);
+/* Send what was put since the last commit to the server. Completes
+ * locally (no reply is needed: the stream keeps it ahead of later
+ * requests). */
+pmix_status_t px_client_commit(px_client *c);
+pmix_status_t px_client_store_internal(px_client *c, const pmix_proc_t *proc, const char key[],
+                                       const pmix_value_t *val);
+
+/* Get. Returns PMIX_OPERATION_SUCCEEDED with *out set (a new value the
+ * caller releases) when answered locally; PMIX_ERR_NOT_FOUND when the key
+ * certainly does not exist (or PMIX_OPTIONAL forbids asking); PMIX_SUCCESS
+ * when the server was asked and cbfunc will tell. */
+pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char key[],
+                            const pmix_info_t info[], size_t ninfo, pmix_value_t **out,
+                            pmix_value_cbfunc_t cbfunc, void *cbdata);
+
+/* Fence. Returns PMIX_OPERATION_SUCCEEDED when the calling process is the
+ * only participant; otherwise PMIX_SUCCESS and cbfunc later. */
+pmix_status_t px_client_fence(px_client *c, const pmix_proc_t procs[], size_t nprocs,
+                              const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                              void *cbdata);
+
+/* Events. Registration completes before it returns (*id set); the caller
+ * calls the Standard's registration callback. */
+pmix_status_t px_client_register_event(px_client *c, const pmix_status_t codes[], size_t ncodes,
+                                       const pmix_info_t info[], size_t ninfo,
+                                       pmix_notification_fn_t evhdlr, size_t *id);
+pmix_status_t px_client_deregister_event(px_client *c, size_t id);
+/* Run the chain of local handlers for `status` and, for ranges beyond the
+ * process, send the event to the server. */
+pmix_status_t px_client_notify(px_client *c, pmix_status_t status, const pmix_proc_t *source,
+                               pmix_data_range_t range, const pmix_info_t info[], size_t ninfo,
+                               pmix_op_cbfunc_t cbfunc, void *cbdata);
+
+/* Job control (cleanup registrations): cbfunc with the server's answer. */
+pmix_status_t px_client_job_control(px_client *c, const pmix_proc_t targets[], size_t ntargets,
+                                    const pmix_info_t directives[], size_t ndirs,
+                                    pmix_info_cbfunc_t cbfunc, void *cbdata);
+
+#endif /* PX_CLIENT_H */

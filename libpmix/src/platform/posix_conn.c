@@ -1,0 +1,818 @@
+/*
+ * posix_conn.c - connections of the posix platform: Unix stream sockets
+ * carrying frames, the listener a server accepts on, and the connect a
+ * client makes.
+ *
+ * Reading. Each connection has one receive buffer. The read callback reads
+ * what the socket has (a bounded number of times, for fairness), then walks
+ * the complete frames at the front of the buffer, checking each header with
+ * px_frame_parse() and handing each frame to the sink's `deliver` in place
+ * (borrowed for the call). Once a header is known the buffer is grown to
+ * hold the whole frame, so a large frame is read straight into place; it is
+ * shrunk again afterwards. A malformed or oversized header ends the
+ * connection: it is released and the sink's `closed` gets the status of
+ * px_frame_parse() (PMIX_ERR_BAD_PARAM or PMIX_ERR_OUT_OF_RESOURCE), after an
+ * error message naming the connection id. EOF or a reset gives
+ * PMIX_ERR_LOST_CONNECTION.
+ *
+ * Writing. `send` writes at once from the calling thread (under the engine
+ * lock) when nothing is queued; what the socket does not take is queued and
+ * a one-shot EV_WRITE event is armed, whose callback writes more and re-arms
+ * itself until the queue is empty. A write error marks the connection
+ * (`werr`) and activates its read event, so that the sink hears about it
+ * from the loop, never from inside `send`. MSG_NOSIGNAL: no SIGPIPE.
+ *
+ * Closing. A connection is released (closed, out of the table, fd closed,
+ * queue freed) at once; its two events go through event_free_finalize()
+ * and the struct itself (with the receive buffer a `deliver` may still be
+ * reading) is freed by the second finalizer.
+ *
+ * Connection ids: accepted connections are numbered 1, 2, ... per
+ * px_posix; the connection made by px_posix_connect() is PX_CONN_SERVER (0).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "posix_int.h"
+#include "wire/px_wire.h"
+
+#define RBUF_MIN ((size_t)64 << 10)
+#define RBUF_SHRINK ((size_t)256 << 10) /* give back memory above this after a big frame */
+#define READS_PER_CALLBACK 64
+#define ACCEPTS_PER_CALLBACK 64
+#define SOCK_NAME "pmix.sock"
+#define URI_PREFIX "unix:"
+
+/* ---- the table of connections (hash on id, chained) ---- */
+
+static size_t bucket_of(const px_posix *p, uint64_t id)
+{
+    return (size_t)(id ^ (id >> 17)) & (p->nbuckets - 1);
+}
+
+static px_conn *conn_find(px_posix *p, uint64_t id)
+{
+    for (px_conn *c = p->buckets[bucket_of(p, id)]; c != NULL; c = c->hnext)
+        if (c->id == id)
+            return c;
+    return NULL;
+}
+
+static void table_grow(px_posix *p)
+{
+    size_t n = p->nbuckets * 2;
+    px_conn **nb = calloc(n, sizeof *nb);
+    if (nb == NULL)
+        return; /* longer chains, still correct */
+    px_conn **old = p->buckets;
+    size_t oldn = p->nbuckets;
+    p->buckets = nb;
+    p->nbuckets = n;
+    for (size_t i = 0; i < oldn; i++) {
+        px_conn *c = old[i];
+        while (c != NULL) {
+            px_conn *next = c->hnext;
+            size_t b = bucket_of(p, c->id);
+            c->hnext = nb[b];
+            nb[b] = c;
+            c = next;
+        }
+    }
+    free(old);
+}
+
+static void table_insert(px_posix *p, px_conn *c)
+{
+    if (p->nconns + 1 > p->nbuckets * 2)
+        table_grow(p);
+    size_t b = bucket_of(p, c->id);
+    c->hnext = p->buckets[b];
+    p->buckets[b] = c;
+    p->nconns++;
+}
+
+static void table_remove(px_posix *p, px_conn *c)
+{
+    for (px_conn **pp = &p->buckets[bucket_of(p, c->id)]; *pp != NULL; pp = &(*pp)->hnext) {
+        if (*pp == c) {
+            *pp = c->hnext;
+            c->hnext = NULL;
+            p->nconns--;
+            return;
+        }
+    }
+}
+
+/* ---- connection life ---- */
+
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg);
+static void conn_write_cb(evutil_socket_t fd, short what, void *arg);
+
+static void wq_free(px_conn *c)
+{
+    px_out *o = c->wq_head;
+    while (o != NULL) {
+        px_out *next = o->next;
+        free(o->data);
+        free(o);
+        o = next;
+    }
+    c->wq_head = c->wq_tail = NULL;
+}
+
+/* Make a connection for `fd` (owned from now on, also on failure) and put
+ * it in the table; its read event is not yet added. */
+static px_conn *conn_new(px_posix *p, int fd, uint64_t id, const px_sink *sink, void *sctx)
+{
+    px_conn *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        close(fd);
+        return NULL;
+    }
+    c->p = p;
+    c->id = id;
+    c->fd = fd;
+    c->sink = sink;
+    c->sctx = sctx;
+    atomic_init(&c->refs, 2);
+    c->rev = event_new(p->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+    c->wev = event_new(p->base, fd, EV_WRITE, conn_write_cb, c);
+    if (c->rev == NULL || c->wev == NULL) {
+        if (c->rev != NULL)
+            event_free(c->rev);
+        if (c->wev != NULL)
+            event_free(c->wev);
+        close(fd);
+        free(c);
+        return NULL;
+    }
+    table_insert(p, c);
+    return c;
+}
+
+static void conn_finalized(struct event *ev, void *arg)
+{
+    px_conn *c = arg;
+    if (atomic_fetch_sub(&c->refs, 1) == 1) {
+        free(c->rbuf);
+        free(c);
+    }
+}
+
+static int flush_queue(px_conn *c);
+
+/* Forget a connection: no sink call ever again for it. */
+static void conn_release(px_conn *c)
+{
+    px_posix *p = c->p;
+    if (c->closed)
+        return;
+    c->closed = true;
+    table_remove(p, c);
+    if (c->wq_head != NULL && c->werr == PMIX_SUCCESS)
+        (void)flush_queue(c); /* best effort: a last reply may fit */
+    wq_free(c);
+    int fd = c->fd;
+    struct event *rev = c->rev, *wev = c->wev;
+    c->fd = -1;
+    /* From here on `c` may be freed at any moment by the loop thread (the
+     * finalizers run there), so it is not touched again. */
+    event_free_finalize(0, rev, conn_finalized);
+    event_free_finalize(0, wev, conn_finalized);
+    close(fd);
+}
+
+/* Release and tell the sink why. Called from the loop only. */
+static void conn_fail(px_conn *c, pmix_status_t why)
+{
+    uint64_t id = c->id;
+    const px_sink *sink = c->sink;
+    void *sctx = c->sctx;
+    conn_release(c);
+    if (sink->closed != NULL)
+        sink->closed(sctx, id, why);
+}
+
+/* ---- writing ---- */
+
+/* Write what the queue holds. Returns 0 when it is empty or the socket is
+ * full (then the write event is armed), or an errno. */
+static int flush_queue(px_conn *c)
+{
+    while (c->wq_head != NULL) {
+        px_out *o = c->wq_head;
+        ssize_t n = send(c->fd, o->data + o->off, o->len - o->off, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                if (!c->closed)
+                    event_add(c->wev, NULL);
+                return 0;
+            }
+            return errno;
+        }
+        o->off += (size_t)n;
+        if (o->off == o->len) {
+            c->wq_head = o->next;
+            if (c->wq_head == NULL)
+                c->wq_tail = NULL;
+            free(o->data);
+            free(o);
+        }
+    }
+    return 0;
+}
+
+/* Note a write failure; the read callback reports it from the loop. */
+static void conn_write_failed(px_conn *c, int err)
+{
+    px_posix_logf(c->p, PX_LOG_DEBUG, "connection %llu: write failed: %s",
+                  (unsigned long long)c->id, strerror(err));
+    c->werr = PMIX_ERR_LOST_CONNECTION;
+    wq_free(c);
+    event_active(c->rev, EV_READ, 0);
+}
+
+pmix_status_t px_posix_conn_send(void *pctx, uint64_t id, void *frame, size_t len)
+{
+    px_posix *p = pctx;
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    pthread_mutex_lock(&p->lock);
+    px_conn *c = conn_find(p, id);
+    if (c == NULL || c->closed || c->werr != PMIX_SUCCESS) {
+        free(frame);
+        rc = PMIX_ERR_UNREACH;
+        goto out;
+    }
+    if (len == 0) {
+        free(frame);
+        goto out;
+    }
+    /* The queue node comes first, so that a failed allocation never leaves
+     * half a frame on the stream. */
+    px_out *o = malloc(sizeof *o);
+    if (o == NULL) {
+        free(frame);
+        rc = PMIX_ERR_NOMEM;
+        goto out;
+    }
+    o->next = NULL;
+    o->data = frame;
+    o->len = len;
+    o->off = 0;
+    bool was_empty = c->wq_head == NULL;
+    if (was_empty)
+        c->wq_head = o;
+    else
+        c->wq_tail->next = o;
+    c->wq_tail = o;
+    if (was_empty) {
+        int err = flush_queue(c);
+        if (err != 0) {
+            conn_write_failed(c, err);
+            rc = PMIX_ERR_UNREACH;
+        }
+    }
+out:
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+    px_conn *c = arg;
+    px_posix *p = c->p;
+    pthread_mutex_lock(&p->lock);
+    if (!c->closed && c->werr == PMIX_SUCCESS) {
+        int err = flush_queue(c);
+        if (err != 0)
+            conn_write_failed(c, err);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+void px_posix_conn_close(void *pctx, uint64_t id)
+{
+    px_posix *p = pctx;
+    pthread_mutex_lock(&p->lock);
+    px_conn *c = conn_find(p, id);
+    if (c != NULL)
+        conn_release(c);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* ---- reading ---- */
+
+static uint32_t le32(const uint8_t *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* Deliver the complete frames at the front of the buffer. Returns false if
+ * the connection is gone afterwards. */
+static bool deliver_frames(px_conn *c)
+{
+    px_posix *p = c->p;
+    size_t off = 0;
+    c->rneed = 0;
+    while (c->rlen - off >= PX_FRAME_HDR) {
+        px_frame_hdr h;
+        pmix_status_t rc = px_frame_parse(c->rbuf + off, c->rlen - off, p->max_payload, &h);
+        if (rc != PMIX_SUCCESS) {
+            if (rc == PMIX_ERR_OUT_OF_RESOURCE)
+                px_posix_logf(p, PX_LOG_ERROR,
+                              "connection %llu: peer announced a frame of %lu bytes, more than "
+                              "the limit of %zu; closing the connection",
+                              (unsigned long long)c->id, (unsigned long)le32(c->rbuf + off + 12),
+                              p->max_payload);
+            else
+                px_posix_logf(p, PX_LOG_ERROR,
+                              "connection %llu: malformed frame header (not a pmixlab peer, or "
+                              "another protocol version); closing the connection",
+                              (unsigned long long)c->id);
+            conn_fail(c, rc);
+            return false;
+        }
+        size_t total = PX_FRAME_HDR + (size_t)h.len;
+        if (c->rlen - off < total) {
+            c->rneed = total;
+            break;
+        }
+        rc = c->sink->deliver(c->sctx, c->id, c->rbuf + off, total);
+        if (c->closed)
+            return false; /* the engine closed it from inside deliver */
+        if (rc != PMIX_SUCCESS) {
+            /* The engine already forgot the connection. */
+            px_posix_logf(p, PX_LOG_DEBUG, "connection %llu: refused by the engine (%d)",
+                          (unsigned long long)c->id, (int)rc);
+            conn_release(c);
+            return false;
+        }
+        off += total;
+    }
+    if (off > 0) {
+        memmove(c->rbuf, c->rbuf + off, c->rlen - off);
+        c->rlen -= off;
+    }
+    return true;
+}
+
+/* Make room for the next read. Returns false on allocation failure. */
+static bool rbuf_reserve(px_conn *c)
+{
+    size_t want = c->rneed > RBUF_MIN ? c->rneed : RBUF_MIN;
+    if (c->rcap > RBUF_SHRINK && c->rlen <= RBUF_MIN && c->rneed <= RBUF_MIN)
+        want = RBUF_MIN; /* shrink after a large frame */
+    else if (c->rcap >= want)
+        return true;
+    uint8_t *nb = realloc(c->rbuf, want);
+    if (nb == NULL)
+        return c->rcap > c->rlen; /* keep going with what we have */
+    c->rbuf = nb;
+    c->rcap = want;
+    return true;
+}
+
+static void conn_read(px_conn *c)
+{
+    px_posix *p = c->p;
+    if (c->werr != PMIX_SUCCESS) {
+        conn_fail(c, c->werr);
+        return;
+    }
+    for (int i = 0; i < READS_PER_CALLBACK; i++) {
+        if (!rbuf_reserve(c)) {
+            px_posix_logf(p, PX_LOG_ERROR,
+                          "connection %llu: out of memory for a frame of %zu bytes; closing it",
+                          (unsigned long long)c->id, c->rneed);
+            conn_fail(c, PMIX_ERR_NOMEM);
+            return;
+        }
+        ssize_t n = recv(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return;
+            px_posix_logf(p, PX_LOG_DEBUG, "connection %llu: read failed: %s",
+                          (unsigned long long)c->id, strerror(errno));
+            conn_fail(c, PMIX_ERR_LOST_CONNECTION);
+            return;
+        }
+        if (n == 0) {
+            conn_fail(c, PMIX_ERR_LOST_CONNECTION);
+            return;
+        }
+        c->rlen += (size_t)n;
+        if (!deliver_frames(c))
+            return;
+    }
+}
+
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    px_conn *c = arg;
+    px_posix *p = c->p;
+    pthread_mutex_lock(&p->lock);
+    if (!c->closed)
+        conn_read(c);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* ---- listening ---- */
+
+static void listener_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+    px_listener *l = arg;
+    event_add(l->ev, NULL);
+}
+
+static void accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+    px_listener *l = arg;
+    px_posix *p = l->p;
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < ACCEPTS_PER_CALLBACK; i++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            px_posix_logf(p, PX_LOG_ERROR,
+                          "cannot accept a connection on %s: %s; retrying in 100 ms (raise the "
+                          "open-file limit with ulimit -n if this persists)",
+                          l->path, strerror(errno));
+            /* Level-triggered: pause instead of spinning. */
+            event_del(l->ev);
+            struct timeval tv = {0, 100000};
+            evtimer_add(l->retry_ev, &tv);
+            break;
+        }
+        struct ucred cr;
+        socklen_t crlen = sizeof cr;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0) {
+            px_posix_logf(p, PX_LOG_ERROR,
+                          "cannot read the credentials of a new connection on %s: %s; "
+                          "refusing it",
+                          l->path, strerror(errno));
+            close(fd);
+            continue;
+        }
+        uint64_t id = p->next_id++;
+        px_conn *c = conn_new(p, fd, id, l->sink, l->sctx);
+        if (c == NULL) {
+            px_posix_logf(p, PX_LOG_ERROR, "out of memory accepting a connection on %s", l->path);
+            continue;
+        }
+        pmix_status_t rc = PMIX_SUCCESS;
+        if (l->sink->opened != NULL)
+            rc = l->sink->opened(l->sctx, id, (uint32_t)cr.uid, (uint32_t)cr.gid);
+        if (c->closed)
+            continue;
+        if (rc != PMIX_SUCCESS) {
+            conn_release(c);
+            continue;
+        }
+        event_add(c->rev, NULL);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Is something listening at `path`? A refused connect means a stale file. */
+static bool socket_alive(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    int rc;
+    do
+        rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+    while (rc != 0 && errno == EINTR);
+    bool alive = rc == 0 || errno == EAGAIN;
+    close(fd);
+    return alive;
+}
+
+/* Check (or create) the rendezvous directory. */
+static pmix_status_t check_dir(const char *dir, bool *created, char *errbuf, size_t errlen)
+{
+    struct stat st;
+    *created = false;
+    if (lstat(dir, &st) != 0) {
+        if (errno != ENOENT) {
+            snprintf(errbuf, errlen, "cannot examine directory %s: %s", dir, strerror(errno));
+            return PMIX_ERR_NO_PERMISSIONS;
+        }
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+            snprintf(errbuf, errlen,
+                     "cannot create directory %s: %s (does its parent exist and is it "
+                     "writable?)",
+                     dir, strerror(errno));
+            return errno == EACCES ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERROR;
+        }
+        *created = true;
+        if (lstat(dir, &st) != 0) {
+            snprintf(errbuf, errlen, "cannot examine directory %s: %s", dir, strerror(errno));
+            return PMIX_ERROR;
+        }
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(errbuf, errlen, "%s is not a directory (a symbolic link is not accepted)", dir);
+        return PMIX_ERR_BAD_PARAM;
+    }
+    if (st.st_uid != geteuid()) {
+        snprintf(errbuf, errlen,
+                 "directory %s belongs to uid %u, not to you (uid %u); use a directory of "
+                 "your own",
+                 dir, (unsigned)st.st_uid, (unsigned)geteuid());
+        return PMIX_ERR_NO_PERMISSIONS;
+    }
+    if ((st.st_mode & 077) != 0) {
+        snprintf(errbuf, errlen,
+                 "directory %s has mode %04o; it must be private (chmod 700 %s) because "
+                 "anyone who can reach the socket can talk to the server",
+                 dir, (unsigned)(st.st_mode & 07777), dir);
+        return PMIX_ERR_NO_PERMISSIONS;
+    }
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t px_posix_listen(px_posix *p, const char *dir, const px_sink *sink, void *sctx,
+                              char **uri, char *errbuf, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    px_listener *l = NULL;
+    char *path = NULL;
+    bool created = false;
+    int fd = -1;
+    pmix_status_t rc;
+
+    if (p == NULL || dir == NULL || *dir == '\0' || sink == NULL || uri == NULL) {
+        snprintf(errbuf, errlen, "px_posix_listen: missing argument");
+        return PMIX_ERR_BAD_PARAM;
+    }
+    *uri = NULL;
+    size_t dlen = strlen(dir);
+    while (dlen > 1 && dir[dlen - 1] == '/')
+        dlen--;
+    if (dlen + 1 + sizeof SOCK_NAME > sizeof sa.sun_path) {
+        snprintf(errbuf, errlen,
+                 "directory %s is too long for a Unix socket path (at most %zu characters); "
+                 "use a shorter TMPDIR",
+                 dir, sizeof sa.sun_path - 1 - sizeof SOCK_NAME);
+        return PMIX_ERR_BAD_PARAM;
+    }
+    rc = check_dir(dir, &created, errbuf, errlen);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+
+    path = malloc(dlen + 1 + sizeof SOCK_NAME);
+    l = calloc(1, sizeof *l);
+    *uri = malloc(sizeof URI_PREFIX + dlen + 1 + sizeof SOCK_NAME);
+    if (path == NULL || l == NULL || *uri == NULL) {
+        snprintf(errbuf, errlen, "out of memory");
+        rc = PMIX_ERR_NOMEM;
+        goto fail;
+    }
+    snprintf(path, dlen + 1 + sizeof SOCK_NAME, "%.*s/%s", (int)dlen, dir, SOCK_NAME);
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode) || socket_alive(path)) {
+            snprintf(errbuf, errlen,
+                     "%s already exists%s; is another server running in this directory?", path,
+                     S_ISSOCK(st.st_mode) ? " and a server answers there" : " (not a socket)");
+            rc = PMIX_ERR_EXISTS;
+            goto fail;
+        }
+        unlink(path); /* stale socket left by a server that died */
+    }
+
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(errbuf, errlen, "cannot create a Unix socket: %s", strerror(errno));
+        rc = PMIX_ERROR;
+        goto fail;
+    }
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        snprintf(errbuf, errlen, "cannot bind a socket at %s: %s", path, strerror(errno));
+        rc = errno == EACCES ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERROR;
+        goto fail;
+    }
+    if (lstat(path, &st) != 0) {
+        snprintf(errbuf, errlen, "socket %s vanished after bind: %s", path, strerror(errno));
+        rc = PMIX_ERROR;
+        goto fail_bound;
+    }
+    if (listen(fd, SOMAXCONN) != 0) {
+        snprintf(errbuf, errlen, "cannot listen on %s: %s", path, strerror(errno));
+        rc = PMIX_ERROR;
+        goto fail_bound;
+    }
+
+    l->p = p;
+    l->fd = fd;
+    l->sink = sink;
+    l->sctx = sctx;
+    l->path = path;
+    l->ino = (uint64_t)st.st_ino;
+    l->dev = (uint64_t)st.st_dev;
+    if (created) {
+        l->dir = strndup(dir, dlen);
+        if (l->dir == NULL) {
+            snprintf(errbuf, errlen, "out of memory");
+            rc = PMIX_ERR_NOMEM;
+            goto fail_bound;
+        }
+    }
+    l->ev = event_new(p->base, fd, EV_READ | EV_PERSIST, accept_cb, l);
+    l->retry_ev = evtimer_new(p->base, listener_retry_cb, l);
+    if (l->ev == NULL || l->retry_ev == NULL) {
+        snprintf(errbuf, errlen, "out of memory");
+        rc = PMIX_ERR_NOMEM;
+        goto fail_bound;
+    }
+    snprintf(*uri, sizeof URI_PREFIX + dlen + 1 + sizeof SOCK_NAME, "%s%s", URI_PREFIX, path);
+
+    pthread_mutex_lock(&p->lock);
+    l->next = p->listeners;
+    p->listeners = l;
+    event_add(l->ev, NULL);
+    pthread_mutex_unlock(&p->lock);
+    return PMIX_SUCCESS;
+
+fail_bound:
+    unlink(path);
+fail:
+    if (fd >= 0)
+        close(fd);
+    if (l != NULL) {
+        if (l->ev != NULL)
+            event_free(l->ev);
+        if (l->retry_ev != NULL)
+            event_free(l->retry_ev);
+        free(l->dir);
+        free(l);
+    }
+    if (created)
+        rmdir(dir);
+    free(path);
+    free(*uri);
+    *uri = NULL;
+    return rc;
+}
+
+/* ---- connecting ---- */
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+pmix_status_t px_posix_connect(px_posix *p, const char *uri, double timeout, const px_sink *sink,
+                               void *sctx, char *errbuf, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (p == NULL || sink == NULL) {
+        snprintf(errbuf, errlen, "px_posix_connect: missing argument");
+        return PMIX_ERR_BAD_PARAM;
+    }
+    if (uri == NULL || strncmp(uri, URI_PREFIX, strlen(URI_PREFIX)) != 0 ||
+        uri[strlen(URI_PREFIX)] == '\0') {
+        snprintf(errbuf, errlen, "server URI \"%s\" is not of the form unix:<path>",
+                 uri != NULL ? uri : "(null)");
+        return PMIX_ERR_BAD_PARAM;
+    }
+    const char *path = uri + strlen(URI_PREFIX);
+    if (strlen(path) >= sizeof sa.sun_path) {
+        snprintf(errbuf, errlen, "socket path %s is too long (at most %zu characters)", path,
+                 sizeof sa.sun_path - 1);
+        return PMIX_ERR_BAD_PARAM;
+    }
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    if (!(timeout > 0.0))
+        timeout = 10.0;
+
+    pthread_mutex_lock(&p->lock);
+    bool busy = conn_find(p, PX_CONN_SERVER) != NULL;
+    pthread_mutex_unlock(&p->lock);
+    if (busy) {
+        snprintf(errbuf, errlen, "already connected to a server");
+        return PMIX_ERR_BAD_PARAM;
+    }
+
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(errbuf, errlen, "cannot create a Unix socket: %s", strerror(errno));
+        return PMIX_ERR_UNREACH;
+    }
+    double deadline = mono_now() + timeout;
+    long backoff = 1;
+    for (;;) {
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+            break;
+        int err = errno;
+        if (err == EINTR)
+            continue;
+        if (err == EINPROGRESS) {
+            /* Not expected for Unix sockets, but allowed: wait for it. */
+            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+            double left = deadline - mono_now();
+            int n = poll(&pfd, 1, left > 0 ? (int)(left * 1000) + 1 : 0);
+            socklen_t elen = sizeof err;
+            if (n > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) == 0 && err == 0)
+                break;
+            if (n == 0)
+                err = ETIMEDOUT;
+        } else if (err == EAGAIN && mono_now() < deadline) {
+            /* The server's backlog is full: try again shortly. */
+            sleep_ms(backoff);
+            if (backoff < 50)
+                backoff *= 2;
+            continue;
+        }
+        close(fd);
+        if (err == ENOENT || err == ECONNREFUSED)
+            snprintf(errbuf, errlen,
+                     "no PMIx server listens at %s (%s); was this process started by a PMIx "
+                     "launcher, and is that launcher still running?",
+                     path, strerror(err));
+        else
+            snprintf(errbuf, errlen, "cannot connect to the PMIx server at %s: %s", path,
+                     strerror(err == EAGAIN ? ETIMEDOUT : err));
+        return PMIX_ERR_UNREACH;
+    }
+
+    pthread_mutex_lock(&p->lock);
+    px_conn *c =
+        conn_find(p, PX_CONN_SERVER) == NULL ? conn_new(p, fd, PX_CONN_SERVER, sink, sctx) : NULL;
+    if (c == NULL) {
+        pthread_mutex_unlock(&p->lock);
+        snprintf(errbuf, errlen, "out of memory, or already connected to a server");
+        return PMIX_ERR_NOMEM;
+    }
+    event_add(c->rev, NULL);
+    pthread_mutex_unlock(&p->lock);
+    return PMIX_SUCCESS;
+}
+
+/* ---- destroy ---- */
+
+void px_posix_conns_destroy(px_posix *p)
+{
+    for (size_t b = 0; b < p->nbuckets; b++) {
+        while (p->buckets[b] != NULL) {
+            px_conn *c = p->buckets[b];
+            p->buckets[b] = c->hnext;
+            /* The loop is stopped: nothing runs, plain frees are safe. */
+            wq_free(c);
+            event_free(c->rev);
+            event_free(c->wev);
+            close(c->fd);
+            free(c->rbuf);
+            free(c);
+        }
+    }
+    p->nconns = 0;
+    while (p->listeners != NULL) {
+        px_listener *l = p->listeners;
+        p->listeners = l->next;
+        event_free(l->ev);
+        event_free(l->retry_ev);
+        close(l->fd);
+        struct stat st;
+        if (lstat(l->path, &st) == 0 && (uint64_t)st.st_ino == l->ino &&
+            (uint64_t)st.st_dev == l->dev)
+            unlink(l->path);
+        if (l->dir != NULL)
+            rmdir(l->dir); /* only if empty; the host's files stay */
+        free(l->path);
+        free(l->dir);
+        free(l);
+    }
+}

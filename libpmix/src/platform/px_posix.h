@@ -1,0 +1,62 @@
+/*
+ * px_posix.h - the production platform: libevent, Unix sockets, threads.
+ *
+ * One px_posix drives any number of engines in a real process. It owns a
+ * libevent base, a recursive lock (the engine lock of px_platform.h) and,
+ * unless created for external progress, a progress thread that runs the
+ * event loop. Sockets are non-blocking; frames are read with the header
+ * check of px_frame_parse() and delivered whole to a px_sink; outgoing
+ * frames are written at once when the socket accepts them (from whatever
+ * thread calls `send`, under the engine lock), and queued otherwise.
+ *
+ * Rendezvous: a server listens on a Unix socket `<dir>/pmix.sock`. The
+ * directory must exist with mode 0700 (px_posix_listen creates it if it
+ * does not). Each accepted peer's credentials are read with SO_PEERCRED and
+ * given to the sink's `opened`, which decides. The URI handed to clients
+ * (environment variable PMIX_SERVER_URI) is "unix:<path>".
+ */
+#ifndef PX_POSIX_H
+#define PX_POSIX_H
+
+#include <stdbool.h>
+
+#include "px_platform.h"
+
+typedef struct px_posix px_posix;
+
+/* Create a platform. With `external_progress`, no thread is started and
+ * the event loop runs only inside px_posix_progress() and `wait`.
+ * Returns NULL (and a reason in errbuf) on failure. */
+px_posix *px_posix_create(bool external_progress, char *errbuf, size_t errlen);
+/* Stop the progress thread, close every connection and listener (without
+ * calling sinks), free everything. NULL is a no-op. Must not be called
+ * from the progress thread. */
+void px_posix_destroy(px_posix *p);
+
+/* The operations table; its `pctx` is the px_posix. */
+const px_platform_ops *px_posix_ops(void);
+
+/* Connect to a server at `uri` ("unix:<path>") and deliver its frames to
+ * `sink`; the connection id is PX_CONN_SERVER. Blocking connect (bounded by
+ * `timeout` seconds, 0 = a default of 10 s). Returns PMIX_SUCCESS,
+ * PMIX_ERR_BAD_PARAM for a malformed URI, PMIX_ERR_UNREACH if nothing
+ * listens there, with a reason in errbuf. */
+pmix_status_t px_posix_connect(px_posix *p, const char *uri, double timeout, const px_sink *sink,
+                               void *sctx, char *errbuf, size_t errlen);
+
+/* Listen on a Unix socket in `dir` (created with mode 0700 if missing;
+ * refused if it exists with a looser mode or another owner). Accepted
+ * connections are reported to `sink`. On success *uri is a malloc'd
+ * "unix:<path>" for clients. */
+pmix_status_t px_posix_listen(px_posix *p, const char *dir, const px_sink *sink, void *sctx,
+                              char **uri, char *errbuf, size_t errlen);
+
+/* Largest payload accepted from a peer; a bigger frame drops that peer.
+ * Default PX_FRAME_MAX_DEFAULT. */
+void px_posix_set_max_frame(px_posix *p, size_t max_payload);
+
+/* Run the event loop once without blocking (PMIx_Progress). Takes the
+ * engine lock itself; call it without the lock held. */
+void px_posix_progress(px_posix *p);
+
+#endif /* PX_POSIX_H */

@@ -1,0 +1,129 @@
+/*
+ * px_platform.h - what an engine needs from the world outside it.
+ *
+ * The client, server and tool engines do no I/O, read no clock, start no
+ * thread and keep no global state. Everything they need from outside goes
+ * through one table of operations, supplied by whoever creates the engine,
+ * together with an opaque context pointer (`pctx`) that is passed back as
+ * the first argument of every operation. Two platforms implement it:
+ *
+ *   platform/posix.c   libevent loop, Unix sockets, a progress thread (or
+ *                      none, with PMIX_EXTERNAL_PROGRESS) -- real processes;
+ *   simhost/           SimGrid mailboxes, simulated clock, actor blocking.
+ *
+ * Tests add a third, in-process one (tests/unit/inproc.c).
+ *
+ * Connections are named by a 64-bit id chosen by the platform. A client
+ * engine has one connection, to its server; a server engine has one per
+ * client. Messages are complete frames (see wire/px_wire.h); the platform
+ * moves bytes and never looks inside a frame except for its header.
+ *
+ * Locking. An engine is not thread-safe by itself. The platform owns one
+ * lock per engine instance (possibly shared by several engines): it holds
+ * it while it calls into an engine (deliveries, timer callbacks), and the
+ * api/ shim holds it while it calls into an engine on behalf of a user
+ * thread. The lock is recursive, so a completion callback that runs under
+ * it may call the engine again. Engines take it themselves only in the
+ * functions they hand to outside code as callbacks (a host completing an
+ * upcall, an event handler passing the chain on), which may run on any
+ * thread.
+ *
+ * Blocking. Engines never block. The api/ shim starts an operation whose
+ * completion callback calls `wake`, and then calls `wait` (without the
+ * lock held) to block the caller until that happens. In a real process
+ * `wait` sleeps on a condition variable while the progress thread works,
+ * or drives the event loop itself under external progress; in pmixsim it
+ * suspends the calling actor.
+ *
+ * Versioning: `version` must equal PX_PLATFORM_OPS_VERSION; new operations
+ * are only ever appended.
+ */
+#ifndef PX_PLATFORM_H
+#define PX_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmix_common.h>
+
+#define PX_PLATFORM_OPS_VERSION 1
+
+/* The connection id a client engine uses for its server. */
+#define PX_CONN_SERVER ((uint64_t)0)
+
+typedef struct px_timer px_timer; /* opaque, defined by each platform */
+typedef void (*px_timer_cb)(void *arg);
+
+/* A waiter: one blocked caller of the api/ shim. `done` is set by `wake`.
+ * `pdata` belongs to the platform (pmixsim keeps the actor's semaphore
+ * there); callers zero the struct before use. */
+typedef struct px_wait {
+    volatile int done;
+    void *pdata;
+} px_wait;
+
+typedef enum {
+    PX_LOG_ERROR = 0,
+    PX_LOG_WARN = 1,
+    PX_LOG_INFO = 2,
+    PX_LOG_DEBUG = 3,
+} px_log_level;
+
+typedef struct px_platform_ops {
+    unsigned version;
+
+    /* Queue one complete frame on connection `conn`. The platform takes
+     * ownership of `frame` (allocated with malloc) in every case, also on
+     * failure. It never calls back into the engine from inside `send`.
+     * Returns PMIX_SUCCESS, or PMIX_ERR_UNREACH if `conn` is closed. */
+    pmix_status_t (*send)(void *pctx, uint64_t conn, void *frame, size_t len);
+
+    /* Close `conn` from the engine's side (a server dropping a client that
+     * sent garbage, a client finalizing). The platform does not report the
+     * close back through its sink. Closing a closed id is a no-op. */
+    void (*close)(void *pctx, uint64_t conn);
+
+    /* One-shot timer. `cb` runs later, with the engine lock held, unless
+     * cancelled first. Returns NULL if no timer could be made. Cancelling a
+     * timer that has already fired is not allowed: engines cancel only
+     * timers whose callbacks have not yet run, and forget a timer once its
+     * callback starts. */
+    px_timer *(*timer_start)(void *pctx, double seconds, px_timer_cb cb, void *arg);
+    void (*timer_cancel)(void *pctx, px_timer *timer);
+
+    /* Seconds on a monotonic clock (simulated time in pmixsim). */
+    double (*now)(void *pctx);
+
+    /* The engine lock (see above). */
+    void (*lock)(void *pctx);
+    void (*unlock)(void *pctx);
+
+    /* Block the caller until `wake(w)` (see above). Called without the
+     * lock held. `wake` may be called before `wait`. */
+    void (*wait)(void *pctx, px_wait *w);
+    void (*wake)(void *pctx, px_wait *w);
+
+    /* Report something at the host boundary (never called on a hot path).
+     * May be NULL: then the message is dropped. */
+    void (*log)(void *pctx, px_log_level level, const char *msg);
+} px_platform_ops;
+
+/*
+ * A sink: where a platform delivers what arrives on connections. Engines
+ * export their entry points in this shape so that a platform can serve a
+ * client, a server or a tool without knowing which.
+ */
+typedef struct px_sink {
+    /* A new connection from a peer with the given credentials. A non-zero
+     * return refuses it: the platform closes the connection. */
+    pmix_status_t (*opened)(void *sctx, uint64_t conn, uint32_t uid, uint32_t gid);
+    /* One complete frame (header included). The frame is only borrowed for
+     * the duration of the call. A non-zero return means the peer broke the
+     * protocol: the engine has already forgotten the connection and the
+     * platform closes it. */
+    pmix_status_t (*deliver)(void *sctx, uint64_t conn, const void *frame, size_t len);
+    /* The peer went away (EOF, reset, or the platform gave up on it). */
+    void (*closed)(void *sctx, uint64_t conn, pmix_status_t why);
+} px_sink;
+
+#endif /* PX_PLATFORM_H */

@@ -1,0 +1,53 @@
+/*
+ * px_proto.h - the client/server protocol: message types and payloads.
+ *
+ * Every message is one frame (wire/px_wire.h). A request carries a tag
+ * chosen by the client (never 0); its reply carries the same tag. Messages
+ * without a reply (COMMIT, NOTIFY) use tag 0. Payloads, in order:
+ *
+ *   HELLO     c->s  u32 protocol, proc self, u32 pid, info directives
+ *   WELCOME   s->c  i32 status; on success the job data (px_store_pack_job)
+ *   FINALIZE  c->s  (empty)                           reply: REPLY
+ *   ABORT     c->s  i32 status, str msg, procs        reply: REPLY
+ *   COMMIT    c->s  px_store_pack_commit of the sender
+ *   FENCE     c->s  procs, info                       reply: FENCE_DONE
+ *   FENCE_DONE s->c i32 status, bytes records (empty unless collected)
+ *   GET       c->s  proc, str key, info               reply: GET_DONE
+ *   GET_DONE  s->c  i32 status, u8 kind, bytes        kind 0: records,
+ *                                                     kind 1: job data
+ *   NOTIFY    c->s  i32 status, proc source, u8 range, info
+ *   EVENT     s->c  i32 status, proc source, u8 range, info
+ *   JCTRL     c->s  procs targets, info directives    reply: INFO_DONE
+ *   INFO_DONE s->c  i32 status, info results
+ *   REPLY     s->c  i32 status
+ *
+ * A server that does not understand a message drops the client (protocol
+ * error); a client that receives a reply with an unknown tag ignores it
+ * (the request timed out and was forgotten).
+ */
+#ifndef PX_PROTO_H
+#define PX_PROTO_H
+
+#define PX_PROTOCOL 1
+
+enum px_msg_type {
+    PX_MSG_HELLO = 1,
+    PX_MSG_WELCOME = 2,
+    PX_MSG_FINALIZE = 3,
+    PX_MSG_ABORT = 4,
+    PX_MSG_COMMIT = 5,
+    PX_MSG_FENCE = 6,
+    PX_MSG_FENCE_DONE = 7,
+    PX_MSG_GET = 8,
+    PX_MSG_GET_DONE = 9,
+    PX_MSG_NOTIFY = 10,
+    PX_MSG_EVENT = 11,
+    PX_MSG_JCTRL = 12,
+    PX_MSG_INFO_DONE = 13,
+    PX_MSG_REPLY = 14,
+};
+
+#define PX_GET_KIND_RECORDS 0
+#define PX_GET_KIND_JOB 1
+
+#endif /* PX_PROTO_H */

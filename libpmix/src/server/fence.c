@@ -1,0 +1,468 @@
+/*
+ * fence.c - the collective tracker: aggregating a node's fence participants.
+ *
+ * A FENCE from a local client names a set of processes (sorted and
+ * de-duplicated here, so order does not matter; a NULL set means the
+ * client's namespace, written as its wildcard). The set is the tracker's
+ * identity: clients naming the same set join the same tracker, FIFO, one
+ * contribution per client per tracker, so back-to-back fences queue as
+ * separate trackers and never mix. A wildcard set and an explicit list of
+ * the same processes are different sets, as the Standard requires.
+ *
+ * When the tracker is created it computes how many local participants to
+ * wait for (the namespace's local count for a wildcard, the locally
+ * registered ranks of an explicit list) and whether every participant is
+ * local. When all local participants have joined:
+ *   - all local: the fence completes here, without any host upcall; with
+ *     PMIX_COLLECT_DATA every participant receives every participant's data;
+ *   - otherwise: one fence_nb upcall hands the host this node's records
+ *     (cut for remote readers); the host's callback brings every node's
+ *     records, and each local participant receives them, with the records
+ *     of local processes replaced by their local cut.
+ *
+ * Failure. A participant that dies first (its connection closes without
+ * finalize, or the host says so) fails the tracker on every local
+ * participant with PMIX_ERR_PROC_TERM_WO_SYNC and, through a fence_nb
+ * upcall carrying PMIX_LOCAL_COLLECTIVE_STATUS, tells the host, whose job
+ * it is to fail the collective on the other nodes. PMIX_TIMEOUT bounds the
+ * wait: on expiry every local participant gets PMIX_ERR_TIMEOUT. A tracker
+ * the host still holds is kept (ABANDONED) until its callback comes, so
+ * the host never calls back into freed memory.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/px_common.h"
+#include "server_int.h"
+
+static int proc_cmp(const void *a, const void *b)
+{
+    const pmix_proc_t *x = a, *y = b;
+    int c = strncmp(x->nspace, y->nspace, PMIX_MAX_NSLEN);
+
+    if (c != 0)
+        return c;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static bool same_set(const px_tracker *t, const pmix_proc_t *procs, size_t n)
+{
+    if (t->nprocs != n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (proc_cmp(&t->procs[i], &procs[i]) != 0)
+            return false;
+    return true;
+}
+
+static bool set_has(const pmix_proc_t *procs, size_t n, const pmix_proc_t *p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(procs[i].nspace, p->nspace, PMIX_MAX_NSLEN) == 0 &&
+            (procs[i].rank == PMIX_RANK_WILDCARD || procs[i].rank == p->rank))
+            return true;
+    return false;
+}
+
+static void unlink_tracker(px_server *s, px_tracker *t)
+{
+    for (px_tracker **pp = &s->trackers; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            return;
+        }
+    }
+}
+
+static void free_tracker(px_server *s, px_tracker *t)
+{
+    if (t->timer != NULL)
+        s->pops->timer_cancel(s->pctx, t->timer);
+    free(t->procs);
+    free(t->contrib);
+    free(t);
+}
+
+/* Send FENCE_DONE with `status` and `data` to every local participant. */
+static void reply_all(px_server *s, px_tracker *t, pmix_status_t status, const void *data,
+                      size_t ndata)
+{
+    for (size_t i = 0; i < t->ncontrib; i++) {
+        px_sclient *c = t->contrib[i].client;
+        px_buf b;
+
+        if (c == NULL || !c->has_conn)
+            continue;
+        px_buf_init_frame(&b, PX_MSG_FENCE_DONE, t->contrib[i].tag);
+        px_pack_i32(&b, status);
+        px_pack_bytes(&b, data, status == PMIX_SUCCESS ? ndata : 0);
+        px_srv_send(s, c, &b);
+    }
+}
+
+/* Records of the local participants, cut for local or remote readers. */
+static void pack_local_records(px_server *s, px_tracker *t, bool for_local, px_buf *b)
+{
+    for (size_t i = 0; i < t->ncontrib; i++)
+        if (t->contrib[i].client != NULL)
+            px_store_pack_record(s->store, &t->contrib[i].client->proc, for_local, b);
+}
+
+static void complete_local(px_server *s, px_tracker *t, pmix_status_t status)
+{
+    px_buf b;
+
+    px_buf_init(&b);
+    if (status == PMIX_SUCCESS && t->collect)
+        pack_local_records(s, t, true, &b);
+    if (px_buf_status(&b) != PMIX_SUCCESS)
+        status = px_buf_status(&b);
+    reply_all(s, t, status, b.data, b.size);
+    px_buf_fini(&b);
+    unlink_tracker(s, t);
+    free_tracker(s, t);
+}
+
+static bool is_local_contributor(const px_tracker *t, const pmix_proc_t *p)
+{
+    for (size_t i = 0; i < t->ncontrib; i++) {
+        const px_sclient *c = t->contrib[i].client;
+        if (c != NULL && c->proc.rank == p->rank &&
+            strncmp(c->proc.nspace, p->nspace, PMIX_MAX_NSLEN) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The host's records of every node, with the local participants' records
+ * replaced by their local cut. */
+static pmix_status_t merge_records(px_server *s, px_tracker *t, const char *data, size_t ndata,
+                                   px_buf *out)
+{
+    px_buf in;
+
+    px_buf_view(&in, data, ndata);
+    while (px_buf_left(&in) > 0) {
+        size_t start = in.pos;
+        pmix_proc_t p;
+        uint32_t nbytes;
+        const void *kv;
+        pmix_status_t rc;
+
+        memset(&p, 0, sizeof(p));
+        if ((rc = px_unpack_strbuf(&in, p.nspace, sizeof(p.nspace))) != PMIX_SUCCESS ||
+            (rc = px_unpack_u32(&in, &p.rank)) != PMIX_SUCCESS ||
+            (rc = px_unpack_u32(&in, &nbytes)) != PMIX_SUCCESS ||
+            (rc = px_unpack_raw_view(&in, &kv, nbytes)) != PMIX_SUCCESS)
+            return PMIX_ERR_UNPACK_FAILURE;
+        if (!is_local_contributor(t, &p))
+            px_pack_raw(out, (const uint8_t *)data + start, in.pos - start);
+    }
+    pack_local_records(s, t, true, out);
+    return px_buf_status(out);
+}
+
+static void host_done_locked(pmix_status_t status, const char *data, size_t ndata, void *cbdata,
+                      pmix_release_cbfunc_t release_fn, void *release_cbdata)
+{
+    px_tracker *t = cbdata;
+    px_server *s = t->srv;
+
+    if (t->state == PX_TRK_HOST) {
+        px_buf b;
+
+        px_buf_init(&b);
+        if (status == PMIX_SUCCESS && t->collect) {
+            status = merge_records(s, t, data, ndata, &b);
+            if (status != PMIX_SUCCESS)
+                px_srv_logf(s, PX_LOG_ERROR,
+                            "fence #%llu: the host returned malformed collected data (%zu bytes)",
+                            (unsigned long long)t->id, ndata);
+        }
+        reply_all(s, t, status, b.data, b.size);
+        px_buf_fini(&b);
+    }
+    unlink_tracker(s, t);
+    free_tracker(s, t);
+    if (release_fn != NULL)
+        release_fn(release_cbdata);
+}
+
+/* Hosts may call this from any thread: take the engine lock. */
+static void host_done(pmix_status_t status, const char *data, size_t ndata, void *cbdata,
+                      pmix_release_cbfunc_t release_fn, void *release_cbdata)
+{
+    px_server *s = ((px_tracker *)cbdata)->srv;
+    s->pops->lock(s->pctx);
+    host_done_locked(status, data, ndata, cbdata, release_fn, release_cbdata);
+    s->pops->unlock(s->pctx);
+}
+
+/* Hand the tracker to the host; `local_status` != SUCCESS reports a local
+ * failure (PMIX_LOCAL_COLLECTIVE_STATUS). Returns false if the host did not
+ * keep it (the tracker must then be finished by the caller). */
+static bool upcall(px_server *s, px_tracker *t, pmix_status_t local_status, pmix_status_t *rcp)
+{
+    pmix_info_t info[3];
+    size_t ninfo = 0;
+    px_buf b;
+    pmix_status_t rc;
+
+    *rcp = PMIX_ERR_NOT_SUPPORTED;
+    if (s->hops->fence_nb == NULL)
+        return false;
+    memset(info, 0, sizeof(info));
+    if (t->collect)
+        PMIx_Info_load(&info[ninfo++], PMIX_COLLECT_DATA, &t->collect, PMIX_BOOL);
+    if (t->timeout > 0) {
+        int secs = (int)(t->timeout + 0.999);
+        PMIx_Info_load(&info[ninfo++], PMIX_TIMEOUT, &secs, PMIX_INT);
+    }
+    if (local_status != PMIX_SUCCESS)
+        PMIx_Info_load(&info[ninfo++], PMIX_LOCAL_COLLECTIVE_STATUS, &local_status, PMIX_STATUS);
+    px_buf_init(&b);
+    if (local_status == PMIX_SUCCESS && t->collect)
+        pack_local_records(s, t, false, &b);
+    if (px_buf_status(&b) != PMIX_SUCCESS) {
+        *rcp = px_buf_status(&b);
+        px_buf_fini(&b);
+        return false;
+    }
+    t->state = local_status == PMIX_SUCCESS ? PX_TRK_HOST : PX_TRK_ABANDONED;
+    /* The data is ours: the host reads it during the call and copies what it
+     * keeps. */
+    rc = s->hops->fence_nb(s->hctx, t->procs, t->nprocs, info, ninfo, (char *)b.data, b.size,
+                           host_done, t);
+    px_buf_fini(&b);
+    for (size_t i = 0; i < ninfo; i++)
+        PMIx_Info_destruct(&info[i]);
+    *rcp = rc;
+    return rc == PMIX_SUCCESS;
+}
+
+static void all_joined(px_server *s, px_tracker *t)
+{
+    pmix_status_t rc;
+
+    if (t->all_local) {
+        complete_local(s, t, PMIX_SUCCESS);
+        return;
+    }
+    if (upcall(s, t, PMIX_SUCCESS, &rc))
+        return;
+    t->state = PX_TRK_GATHERING;
+    if (rc != PMIX_OPERATION_SUCCEEDED)
+        px_srv_logf(s, PX_LOG_ERROR, "fence #%llu: the host's fence_nb failed: %s",
+                    (unsigned long long)t->id, PMIx_Error_string(rc));
+    /* PMIX_OPERATION_SUCCEEDED: the host completed it; only local data moves */
+    complete_local(s, t, rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc);
+}
+
+/* Fail the tracker on every local participant and tell the host. */
+static void fail_tracker(px_server *s, px_tracker *t, pmix_status_t why)
+{
+    pmix_status_t rc;
+
+    reply_all(s, t, why, NULL, 0);
+    if (t->timer != NULL) {
+        s->pops->timer_cancel(s->pctx, t->timer);
+        t->timer = NULL;
+    }
+    t->ncontrib = 0;
+    if (t->state == PX_TRK_GATHERING && upcall(s, t, why, &rc))
+        return; /* kept as ABANDONED until the host's callback */
+    if (t->state == PX_TRK_HOST) {
+        t->state = PX_TRK_ABANDONED;
+        return;
+    }
+    unlink_tracker(s, t);
+    free_tracker(s, t);
+}
+
+static void tracker_timeout(void *arg)
+{
+    px_tracker *t = arg;
+    px_server *s = t->srv;
+
+    t->timer = NULL;
+    px_srv_logf(s, PX_LOG_INFO, "fence #%llu timed out after %.3g s with %zu of %zu local"
+                " participants", (unsigned long long)t->id, t->timeout, t->ncontrib, t->nexpected);
+    fail_tracker(s, t, PMIX_ERR_TIMEOUT);
+}
+
+static px_tracker *new_tracker(px_server *s, pmix_proc_t *procs, size_t n, pmix_status_t *rcp)
+{
+    px_tracker *t;
+    size_t expected = 0;
+    bool all_local = true;
+
+    for (size_t i = 0; i < n; i++) {
+        px_nspace *ns = px_srv_nspace(s, procs[i].nspace);
+        if (ns == NULL) {
+            *rcp = PMIX_ERR_BAD_PARAM; /* nobody can tell who the participants are */
+            return NULL;
+        }
+        if (procs[i].rank == PMIX_RANK_WILDCARD) {
+            expected += (size_t)ns->nlocal;
+            if (ns->job_size == 0 || ns->job_size != (uint32_t)ns->nlocal)
+                all_local = false;
+        } else if (px_srv_client(s, &procs[i]) != NULL) {
+            expected++;
+        } else {
+            all_local = false;
+        }
+    }
+    t = calloc(1, sizeof(*t));
+    if (t == NULL || (t->contrib = calloc(expected ? expected : 1, sizeof(px_contrib))) == NULL) {
+        free(t);
+        *rcp = PMIX_ERR_NOMEM;
+        return NULL;
+    }
+    t->srv = s;
+    t->procs = procs;
+    t->nprocs = n;
+    t->nexpected = expected;
+    t->all_local = all_local;
+    t->state = PX_TRK_GATHERING;
+    t->id = s->next_fence_id++;
+    /* append: trackers of the same set are served in order */
+    px_tracker **pp = &s->trackers;
+    while (*pp != NULL)
+        pp = &(*pp)->next;
+    *pp = t;
+    return t;
+}
+
+static bool has_contributed(const px_tracker *t, const px_sclient *c)
+{
+    for (size_t i = 0; i < t->ncontrib; i++)
+        if (t->contrib[i].client == c)
+            return true;
+    return false;
+}
+
+pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
+{
+    pmix_proc_t *procs = NULL;
+    size_t n = 0, m;
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    pmix_status_t rc;
+    px_tracker *t;
+    const pmix_info_t *ti;
+    bool collect;
+    double timeout = 0;
+
+    if ((rc = px_unpack_procs(b, &procs, &n)) != PMIX_SUCCESS)
+        return rc;
+    if ((rc = px_unpack_info(b, &info, &ninfo)) != PMIX_SUCCESS) {
+        free(procs);
+        return rc;
+    }
+    collect = px_info_flag(info, ninfo, PMIX_COLLECT_DATA);
+    ti = px_info_find(info, ninfo, PMIX_TIMEOUT);
+    if (ti != NULL) {
+        uint64_t v;
+        if (px_value_get_number(&ti->value, &v) == PMIX_SUCCESS)
+            timeout = (double)v;
+    }
+    PMIx_Info_free(info, ninfo);
+    if (n == 0) {
+        free(procs);
+        procs = calloc(1, sizeof(*procs));
+        if (procs == NULL) {
+            px_srv_reply_status(s, c, PX_MSG_FENCE_DONE, tag, PMIX_ERR_NOMEM);
+            return PMIX_SUCCESS;
+        }
+        memcpy(procs[0].nspace, c->proc.nspace, sizeof(procs[0].nspace));
+        procs[0].rank = PMIX_RANK_WILDCARD;
+        n = 1;
+    }
+    qsort(procs, n, sizeof(*procs), proc_cmp);
+    for (size_t i = m = 1; i < n; i++)
+        if (proc_cmp(&procs[i], &procs[m - 1]) != 0)
+            procs[m++] = procs[i];
+    n = m;
+
+    rc = PMIX_SUCCESS;
+    if (!set_has(procs, n, &c->proc))
+        rc = PMIX_ERR_BAD_PARAM; /* a caller must be one of the participants */
+    for (size_t i = 0; i < n && rc == PMIX_SUCCESS; i++)
+        if (px_srv_is_dead(s, &procs[i]))
+            rc = PMIX_ERR_PROC_TERM_WO_SYNC;
+    if (rc != PMIX_SUCCESS) {
+        free(procs);
+        px_srv_reply_status(s, c, PX_MSG_FENCE_DONE, tag, rc);
+        return PMIX_SUCCESS;
+    }
+
+    for (t = s->trackers; t != NULL; t = t->next)
+        if (t->state == PX_TRK_GATHERING && same_set(t, procs, n) && !has_contributed(t, c))
+            break;
+    if (t != NULL) {
+        free(procs);
+    } else {
+        t = new_tracker(s, procs, n, &rc);
+        if (t == NULL) {
+            free(procs);
+            px_srv_reply_status(s, c, PX_MSG_FENCE_DONE, tag, rc);
+            return PMIX_SUCCESS;
+        }
+    }
+    if (t->ncontrib >= t->nexpected) {
+        /* more local participants than registered: the host's counts are wrong */
+        px_srv_logf(s, PX_LOG_ERROR, "fence #%llu: %s:%u joins but %zu local participants were"
+                    " expected", (unsigned long long)t->id, c->proc.nspace, c->proc.rank,
+                    t->nexpected);
+        px_srv_reply_status(s, c, PX_MSG_FENCE_DONE, tag, PMIX_ERR_BAD_PARAM);
+        return PMIX_SUCCESS;
+    }
+    t->contrib[t->ncontrib].client = c;
+    t->contrib[t->ncontrib].tag = tag;
+    t->ncontrib++;
+    t->collect = t->collect || collect;
+    if (timeout > 0 && (t->timeout == 0 || timeout < t->timeout)) {
+        t->timeout = timeout;
+        if (t->timer != NULL)
+            s->pops->timer_cancel(s->pctx, t->timer);
+        t->timer = s->pops->timer_start(s->pctx, timeout, tracker_timeout, t);
+    }
+    if (t->ncontrib == t->nexpected)
+        all_joined(s, t);
+    return PMIX_SUCCESS;
+}
+
+void px_srv_fence_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why)
+{
+    bool again = true;
+
+    while (again) {
+        again = false;
+        for (px_tracker *t = s->trackers; t != NULL; t = t->next) {
+            if (t->state == PX_TRK_GATHERING && set_has(t->procs, t->nprocs, proc)) {
+                px_srv_logf(s, PX_LOG_INFO, "fence #%llu fails: %s:%u died before it completed",
+                            (unsigned long long)t->id, proc->nspace, proc->rank);
+                fail_tracker(s, t, why);
+                again = true; /* the list may have changed */
+                break;
+            }
+        }
+    }
+}
+
+void px_srv_fence_client_gone(px_server *s, const px_sclient *c)
+{
+    for (px_tracker *t = s->trackers; t != NULL; t = t->next)
+        for (size_t i = 0; i < t->ncontrib; i++)
+            if (t->contrib[i].client == c)
+                t->contrib[i].client = NULL;
+}
+
+void px_srv_fence_destroy_all(px_server *s)
+{
+    while (s->trackers != NULL) {
+        px_tracker *t = s->trackers;
+        s->trackers = t->next;
+        free_tracker(s, t);
+    }
+}

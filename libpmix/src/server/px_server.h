@@ -1,0 +1,115 @@
+/*
+ * px_server.h - the server engine.
+ *
+ * A px_server serves the clients of one node: it accepts their handshakes,
+ * keeps the job-level data the host registered and the data the clients
+ * commit, answers their Gets (from its store, by waiting for a local
+ * client's commit, or by asking the host for a remote process's data:
+ * direct modex), and aggregates their collectives (the tracker): a fence
+ * makes one upcall to the host per collective per node, once every local
+ * participant has joined, or none at all when every participant is local.
+ *
+ * The engine talks to its host through px_server_host, a table of upcalls
+ * that carry the host's context pointer (the Standard's
+ * pmix_server_module_t does not, which forces globals on every host; the
+ * api/ shim adapts one to the other). It talks to clients through the
+ * platform ops of px_platform.h, and receives their frames through the
+ * sink returned by px_server_sink().
+ *
+ * Every function here must be called with the platform's engine lock held.
+ * Upcalls run with it held too; a host may complete them (call the cbfunc
+ * it was given) from inside the upcall or later, from any thread that
+ * holds the lock.
+ */
+#ifndef PX_SERVER_H
+#define PX_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <pmix_server.h>
+
+#include "px_platform.h"
+
+#define PX_SERVER_HOST_VERSION 1
+
+typedef struct px_server px_server;
+
+typedef struct px_server_host {
+    unsigned version;
+    /* A registered client completed its handshake. Return
+     * PMIX_OPERATION_SUCCEEDED to accept at once, PMIX_SUCCESS to decide
+     * later through cbfunc, or an error to refuse it. May be NULL. */
+    pmix_status_t (*client_connected)(void *hctx, const pmix_proc_t *proc, void *server_object,
+                                      pmix_op_cbfunc_t cbfunc, void *cbdata);
+    /* A client finalized (it called PMIx_Finalize); same return rules; the
+     * client's finalize completes when the host is done. May be NULL. */
+    pmix_status_t (*client_finalized)(void *hctx, const pmix_proc_t *proc, void *server_object,
+                                      pmix_op_cbfunc_t cbfunc, void *cbdata);
+    /* A client's connection ended without finalize (it died or was
+     * dropped). `why` says how. May be NULL. */
+    void (*client_lost)(void *hctx, const pmix_proc_t *proc, void *server_object,
+                        pmix_status_t why);
+    /* PMIx_Abort. If NULL, the engine replies PMIX_ERR_NOT_SUPPORTED. */
+    pmix_status_t (*abort)(void *hctx, const pmix_proc_t *proc, void *server_object, int status,
+                           const char msg[], pmix_proc_t procs[], size_t nprocs,
+                           pmix_op_cbfunc_t cbfunc, void *cbdata);
+    /* The node's part of a collective that spans other nodes: `data` is
+     * this node's contribution (records, see store/px_store.h). The host
+     * runs the collective across the participating nodes and calls cbfunc
+     * with the concatenation of every node's contribution. The info array
+     * may carry PMIX_LOCAL_COLLECTIVE_STATUS with an error: a local
+     * participant failed, and the host must fail the collective everywhere.
+     * Returning PMIX_OPERATION_SUCCEEDED means done, cbfunc not called. */
+    pmix_status_t (*fence_nb)(void *hctx, const pmix_proc_t procs[], size_t nprocs,
+                              const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
+                              pmix_modex_cbfunc_t cbfunc, void *cbdata);
+    /* The data of a process that is not local: cbfunc with one record. */
+    pmix_status_t (*direct_modex)(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                                  size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata);
+    /* Job control (PMIX_REGISTER_CLEANUP...). If NULL the engine accepts
+     * cleanup registrations itself and refuses the rest. */
+    pmix_status_t (*job_control)(void *hctx, const pmix_proc_t *requestor,
+                                 const pmix_proc_t targets[], size_t ntargets,
+                                 const pmix_info_t directives[], size_t ndirs,
+                                 pmix_info_cbfunc_t cbfunc, void *cbdata);
+} px_server_host;
+
+/* Create a server. `hops`/`hctx` are the host, `pops`/`pctx` the platform;
+ * both are borrowed and must outlive the server. Returns NULL on failure. */
+px_server *px_server_create(const px_server_host *hops, void *hctx, const px_platform_ops *pops,
+                            void *pctx);
+/* Release everything without calling any callback; call it after the
+ * platform has stopped delivering. NULL is a no-op. */
+void px_server_destroy(px_server *s);
+
+/* The sink the platform delivers client connections to (sctx = server). */
+const px_sink *px_server_sink(void);
+
+/* Job and client registration (the Standard's server API). */
+pmix_status_t px_server_register_nspace(px_server *s, const char nspace[], int nlocalprocs,
+                                        const pmix_info_t info[], size_t ninfo);
+void px_server_deregister_nspace(px_server *s, const char nspace[]);
+pmix_status_t px_server_register_client(px_server *s, const pmix_proc_t *proc, uid_t uid,
+                                        gid_t gid, void *server_object);
+void px_server_deregister_client(px_server *s, const pmix_proc_t *proc);
+/* Add to `env` (a NULL-terminated, malloc'd argv-style array, grown with
+ * realloc) what a client needs to find its identity: PMIX_NAMESPACE,
+ * PMIX_RANK. The platform adds how to reach the server. */
+pmix_status_t px_server_setup_fork(px_server *s, const pmix_proc_t *proc, char ***env);
+
+/* Ask for the data of local process `proc` on behalf of a remote server
+ * (the host's side of direct modex). cbfunc gets one record for remote
+ * readers, now if the process has committed, else when it does. */
+pmix_status_t px_server_dmodex_request(px_server *s, const pmix_proc_t *proc,
+                                       pmix_dmodex_response_fn_t cbfunc, void *cbdata);
+
+/* Tell the engine a local client died, as the host saw it (e.g. waitpid),
+ * even if its connection is still open or never opened. Pending
+ * collectives it is part of fail on every local participant. */
+void px_server_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why);
+
+/* Number of clients connected and in the handshake-completed state. */
+size_t px_server_nclients(const px_server *s);
+
+#endif /* PX_SERVER_H */

@@ -1,0 +1,156 @@
+/*
+ * server_int.h - the server engine's internal state, shared by its files:
+ *
+ *   server.c   contexts, registration, connections, handshake, dispatch
+ *   fence.c    the collective tracker
+ *   get.c      Gets from clients, direct modex in both directions
+ *   misc.c     abort, events, job control
+ *
+ * A server keeps short singly linked lists: namespaces, registered
+ * clients, open connections, trackers and parked requests. A node serves
+ * tens to a few hundred clients, so lists are scanned; nothing here is
+ * sized by the job (a 64k-rank job on a 16-process node costs 16 entries).
+ */
+#ifndef PX_SERVER_INT_H
+#define PX_SERVER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "px_proto.h"
+#include "server/px_server.h"
+#include "store/px_store.h"
+#include "wire/px_wire.h"
+
+typedef struct px_nspace {
+    struct px_nspace *next;
+    char name[PMIX_MAX_NSLEN + 1];
+    int nlocal;         /* local processes, from registration */
+    uint32_t job_size;  /* PMIX_JOB_SIZE, 0 if the host did not say */
+    pmix_rank_t *dead;  /* ranks known to have died */
+    size_t ndead, capdead;
+} px_nspace;
+
+typedef enum {
+    PX_SC_REGISTERED, /* known, not connected */
+    PX_SC_HELLO,      /* handshake waiting for the host */
+    PX_SC_CONNECTED,
+    PX_SC_FINALIZING, /* finalize waiting for the host */
+    PX_SC_FINALIZED,
+    PX_SC_DEAD,
+} px_sc_state;
+
+typedef struct px_sclient {
+    struct px_sclient *next;
+    px_server *srv;
+    pmix_proc_t proc;
+    uint32_t uid, gid;
+    void *server_object;
+    uint64_t conn; /* valid while connected */
+    bool has_conn;
+    px_sc_state state;
+    bool committed;
+    uint32_t pending_tag; /* HELLO or FINALIZE tag while the host decides */
+} px_sclient;
+
+typedef struct px_sconn {
+    struct px_sconn *next;
+    uint64_t id;
+    uint32_t uid, gid;
+    px_sclient *client; /* NULL until HELLO */
+} px_sconn;
+
+typedef enum {
+    PX_TRK_GATHERING, /* waiting for local participants */
+    PX_TRK_HOST,      /* handed to the host, waiting for its callback */
+    PX_TRK_ABANDONED, /* failed locally; freed when the host calls back */
+} px_trk_state;
+
+typedef struct px_contrib {
+    px_sclient *client;
+    uint32_t tag;
+} px_contrib;
+
+typedef struct px_tracker {
+    struct px_tracker *next;
+    px_server *srv;
+    pmix_proc_t *procs; /* sorted by (nspace, rank), duplicates removed */
+    size_t nprocs;
+    bool collect;
+    bool all_local;
+    size_t nexpected, ncontrib;
+    px_contrib *contrib; /* nexpected slots */
+    px_trk_state state;
+    px_timer *timer;
+    double timeout;
+    uint64_t id; /* for messages: "fence #id" */
+} px_tracker;
+
+/* A Get parked until a local process commits, or a remote one's data
+ * arrives from the host. */
+typedef struct px_pget {
+    struct px_pget *next;
+    px_server *srv;
+    px_sclient *requester; /* NULL for a host's dmodex request */
+    uint32_t tag;
+    pmix_proc_t target;
+    px_timer *timer;
+    pmix_dmodex_response_fn_t host_cb; /* host's request */
+    void *host_cbdata;
+} px_pget;
+
+/* One direct-modex upcall in flight for a remote process. */
+typedef struct px_dmx {
+    struct px_dmx *next;
+    px_server *srv;
+    pmix_proc_t target;
+    bool abandoned; /* the server went on; free when the host calls back */
+} px_dmx;
+
+struct px_server {
+    const px_server_host *hops;
+    void *hctx;
+    const px_platform_ops *pops;
+    void *pctx;
+    px_store *store;
+    px_nspace *nspaces;
+    px_sclient *clients;
+    px_sconn *conns;
+    px_tracker *trackers;
+    px_pget *pgets;
+    px_dmx *dmxs;
+    uint64_t next_fence_id;
+};
+
+/* server.c */
+px_nspace *px_srv_nspace(px_server *s, const char *name);
+px_sclient *px_srv_client(px_server *s, const pmix_proc_t *proc);
+bool px_srv_is_dead(px_server *s, const pmix_proc_t *proc);
+void px_srv_send(px_server *s, px_sclient *c, px_buf *b);
+void px_srv_reply_status(px_server *s, px_sclient *c, uint16_t type, uint32_t tag,
+                         pmix_status_t status);
+void px_srv_logf(px_server *s, px_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* fence.c */
+pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+void px_srv_fence_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why);
+void px_srv_fence_client_gone(px_server *s, const px_sclient *c);
+void px_srv_fence_destroy_all(px_server *s);
+
+/* get.c */
+pmix_status_t px_srv_get(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+void px_srv_get_committed(px_server *s, const pmix_proc_t *proc);
+void px_srv_get_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why);
+void px_srv_get_client_gone(px_server *s, px_sclient *c);
+void px_srv_get_destroy_all(px_server *s);
+
+/* misc.c */
+pmix_status_t px_srv_abort(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+pmix_status_t px_srv_notify(px_server *s, px_sclient *c, px_buf *b);
+pmix_status_t px_srv_jctrl(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+void px_srv_event_to_clients(px_server *s, pmix_status_t status, const pmix_proc_t *source,
+                             pmix_data_range_t range, const pmix_info_t *info, size_t ninfo,
+                             const px_sclient *except);
+
+#endif /* PX_SERVER_INT_H */

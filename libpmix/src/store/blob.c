@@ -1,0 +1,144 @@
+/*
+ * blob.c - collected data: reference-counted blobs of records, indexed once.
+ *
+ * px_store_add_blob walks the record headers of a blob three times, never
+ * reading the kv-lists beyond their count:
+ *   1. check every header (a namespace that fits, a length that stays
+ *      inside the blob, a kv-list count the length can hold), so a
+ *      malformed blob is refused before anything changes;
+ *   2. find or create every process it names (the only step that
+ *      allocates; on failure the processes created so far are pruned);
+ *   3. point each process at its record, which cannot fail.
+ * Each process that points into a blob holds one reference to it, so a
+ * blob lives exactly as long as one of its records is the newest for some
+ * process. A later record for the same process, from the same blob or
+ * another, replaces the earlier one.
+ */
+#include "store/px_store_int.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+/* The smallest kv-list entry: a key of one byte (u32 length + byte) and a
+ * value's u16 type. */
+#define MIN_ENTRY 7
+
+px_blob *px_blob_create(const void *data, size_t len,
+                        void (*release)(void *arg, const uint8_t *data, size_t len),
+                        void *release_arg)
+{
+    px_blob *b = malloc(sizeof(*b));
+    if (b == NULL) {
+        if (release != NULL) {
+            release(release_arg, data, len);
+        } else {
+            free((void *)data);
+        }
+        return NULL;
+    }
+    b->refs = 1;
+    b->len = len;
+    b->data = data;
+    b->release = release;
+    b->release_arg = release_arg;
+    return b;
+}
+
+px_blob *px_blob_ref(px_blob *b)
+{
+    if (b != NULL) {
+        b->refs++;
+    }
+    return b;
+}
+
+void px_blob_unref(px_blob *b)
+{
+    if (b == NULL || --b->refs > 0) {
+        return;
+    }
+    if (b->release != NULL) {
+        b->release(b->release_arg, b->data, b->len);
+    } else {
+        free((void *)b->data);
+    }
+    free(b);
+}
+
+typedef struct record {
+    char nspace[PMIX_MAX_NSLEN + 1];
+    pmix_rank_t rank;
+    size_t off; /* of the kv-list, from the start of the blob */
+    size_t len;
+} record;
+
+/* Read and check the header of the record at the cursor and step over the
+ * record. */
+static pmix_status_t next_record(px_buf *b, record *r)
+{
+    uint32_t nbytes, count;
+    const void *kvlist;
+    px_buf kb;
+    if (px_unpack_strbuf(b, r->nspace, sizeof(r->nspace)) != PMIX_SUCCESS || r->nspace[0] == '\0' ||
+        px_unpack_u32(b, &r->rank) != PMIX_SUCCESS || px_unpack_u32(b, &nbytes) != PMIX_SUCCESS ||
+        px_unpack_raw_view(b, &kvlist, nbytes) != PMIX_SUCCESS) {
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+    px_buf_view(&kb, kvlist, nbytes);
+    if (px_unpack_u32(&kb, &count) != PMIX_SUCCESS || count > px_buf_left(&kb) / MIN_ENTRY) {
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+    r->off = (size_t)((const uint8_t *)kvlist - b->data);
+    r->len = nbytes;
+    return PMIX_SUCCESS;
+}
+
+/* Undo step 2 for the first `n` records. */
+static void prune_records(px_store *s, const px_blob *blob, size_t n)
+{
+    px_buf b;
+    record r;
+    px_buf_view(&b, blob->data, blob->len);
+    for (size_t i = 0; i < n && next_record(&b, &r) == PMIX_SUCCESS; i++) {
+        px_store_prune(s, r.nspace, r.rank);
+    }
+}
+
+pmix_status_t px_store_add_blob(px_store *s, px_blob *blob)
+{
+    px_buf b;
+    record r;
+    size_t n = 0;
+    if (s == NULL || blob == NULL || (blob->data == NULL && blob->len != 0)) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    px_buf_view(&b, blob->data, blob->len);
+    while (px_buf_left(&b) > 0) {
+        if (next_record(&b, &r) != PMIX_SUCCESS) {
+            return PMIX_ERR_UNPACK_FAILURE;
+        }
+        n++;
+    }
+    if (n > (size_t)(INT_MAX - blob->refs)) {
+        return PMIX_ERR_OUT_OF_RESOURCE;
+    }
+    px_buf_view(&b, blob->data, blob->len);
+    for (size_t i = 0; i < n; i++) {
+        (void)next_record(&b, &r);
+        if (px_store_pdata_get(s, r.nspace, r.rank) == NULL) {
+            prune_records(s, blob, i);
+            return PMIX_ERR_NOMEM;
+        }
+    }
+    px_buf_view(&b, blob->data, blob->len);
+    for (size_t i = 0; i < n; i++) {
+        (void)next_record(&b, &r);
+        px_pdata *d = px_store_pdata(s, r.nspace, r.rank);
+        px_blob *old = d->blob;
+        d->blob = px_blob_ref(blob);
+        d->off = r.off;
+        d->len = r.len;
+        px_blob_unref(old);
+    }
+    return PMIX_SUCCESS;
+}

@@ -1,0 +1,423 @@
+/*
+ * job.c - job-level data: loading a host's info array, and lookups.
+ *
+ * px_store_load_job builds a complete new px_job from the info array and
+ * only then swaps it in for the old one (px_store_install_job), so a
+ * rejected array or a failed allocation leaves the store as it was. While
+ * a job is being built nothing else can see it, which is why the builders
+ * below (px_job_rank, px_job_node, px_job_app) only promise not to leak on
+ * failure: the caller throws the half-built job away.
+ *
+ * The info array is sorted into four kinds of sets:
+ *   - job keys: plain entries, the contents of PMIX_SESSION_INFO_ARRAY
+ *     (without its PMIX_SESSION_ID) and of PMIX_JOB_INFO_ARRAY;
+ *   - rank keys: PMIX_PROC_DATA, a data array of infos led by PMIX_RANK;
+ *   - node keys: PMIX_NODE_INFO_ARRAY, identified by PMIX_NODEID and/or
+ *     PMIX_HOSTNAME anywhere in the array;
+ *   - app keys: PMIX_APP_INFO_ARRAY, identified by PMIX_APPNUM.
+ * Identifiers stay keys of their set (Get of PMIX_HOSTNAME for a node, of
+ * PMIX_RANK for a rank works). Several arrays for the same rank, node or
+ * app merge, later keys replacing earlier ones.
+ *
+ * A lookup for a rank falls back from the rank's keys to its node (found
+ * by the rank's PMIX_NODEID, or its PMIX_HOSTNAME), its app (its
+ * PMIX_APPNUM) and the job keys: each step is a hash lookup.
+ */
+#include "common/px_common.h"
+#include "store/px_store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- building ---- */
+
+px_job *px_job_create(void)
+{
+    px_job *j = calloc(1, sizeof(*j));
+    if (j == NULL) {
+        return NULL;
+    }
+    px_htab_init(&j->keys);
+    px_htab_init(&j->ranks);
+    px_htab_init(&j->node_ids);
+    px_htab_init(&j->node_names);
+    px_htab_init(&j->app_ids);
+    return j;
+}
+
+static void groups_clear(px_grouplist *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        px_kvs_clear(&l->v[i]->keys);
+        free(l->v[i]->name);
+        free(l->v[i]);
+    }
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+void px_job_destroy(px_job *j)
+{
+    px_rankdata *rd;
+    if (j == NULL) {
+        return;
+    }
+    px_kvs_clear(&j->keys);
+    for (size_t i = 0; (rd = px_htab_next(&j->ranks, &i)) != NULL;) {
+        px_kvs_clear(&rd->keys);
+        free(rd);
+    }
+    px_htab_fini(&j->ranks);
+    groups_clear(&j->nodes);
+    px_htab_fini(&j->node_ids);
+    px_htab_fini(&j->node_names);
+    groups_clear(&j->apps);
+    px_htab_fini(&j->app_ids);
+    free(j);
+}
+
+px_rankdata *px_job_rank(px_job *j, pmix_rank_t rank)
+{
+    px_rankdata *rd = px_htab_get(&j->ranks, NULL, rank);
+    if (rd != NULL) {
+        return rd;
+    }
+    rd = malloc(sizeof(*rd));
+    if (rd == NULL) {
+        return NULL;
+    }
+    px_htab_init(&rd->keys);
+    rd->rank = rank;
+    if (!px_htab_put(&j->ranks, NULL, rank, rd, NULL)) {
+        free(rd);
+        return NULL;
+    }
+    return rd;
+}
+
+/* A new empty group owned by `l` (NULL on allocation failure). */
+static px_group *group_new(px_grouplist *l)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap != 0 ? l->cap * 2 : 4;
+        px_group **v = realloc(l->v, cap * sizeof(*v));
+        if (v == NULL) {
+            return NULL;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    px_group *g = calloc(1, sizeof(*g));
+    if (g == NULL) {
+        return NULL;
+    }
+    px_htab_init(&g->keys);
+    l->v[l->n++] = g;
+    return g;
+}
+
+pmix_status_t px_job_node(px_job *j, bool has_id, uint32_t id, const char *name, px_group **out)
+{
+    px_group *by_id = has_id ? px_htab_get(&j->node_ids, NULL, id) : NULL;
+    px_group *by_name = name != NULL ? px_htab_get(&j->node_names, name, 0) : NULL;
+    if (!has_id && name == NULL) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    if (by_id != NULL && by_name != NULL && by_id != by_name) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    px_group *g = by_id != NULL ? by_id : by_name;
+    if (g == NULL) {
+        g = group_new(&j->nodes);
+        if (g == NULL) {
+            return PMIX_ERR_NOMEM;
+        }
+    }
+    if (has_id && g->has_id && g->id != id) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    if (name != NULL && g->name != NULL && strcmp(g->name, name) != 0) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    if (has_id && !g->has_id) {
+        if (!px_htab_put(&j->node_ids, NULL, id, g, NULL)) {
+            return PMIX_ERR_NOMEM;
+        }
+        g->has_id = true;
+        g->id = id;
+    }
+    if (name != NULL && g->name == NULL) {
+        char *copy = strdup(name);
+        if (copy == NULL || !px_htab_put(&j->node_names, copy, 0, g, NULL)) {
+            free(copy);
+            return PMIX_ERR_NOMEM;
+        }
+        g->name = copy;
+    }
+    *out = g;
+    return PMIX_SUCCESS;
+}
+
+px_group *px_job_app(px_job *j, uint32_t appnum)
+{
+    px_group *g = px_htab_get(&j->app_ids, NULL, appnum);
+    if (g != NULL) {
+        return g;
+    }
+    g = group_new(&j->apps);
+    if (g == NULL) {
+        return NULL;
+    }
+    g->has_id = true;
+    g->id = appnum;
+    if (!px_htab_put(&j->app_ids, NULL, appnum, g, NULL)) {
+        return NULL; /* g stays owned by the list */
+    }
+    return g;
+}
+
+/* ---- reading info values ---- */
+
+/* Any integer type holding a number that fits a uint32_t. */
+static bool value_u32(const pmix_value_t *v, uint32_t *out)
+{
+    uint64_t u;
+    if (px_value_get_number(v, &u) != PMIX_SUCCESS || u > UINT32_MAX) {
+        return false;
+    }
+    *out = (uint32_t)u;
+    return true;
+}
+
+/* A non-empty string value. */
+static const char *value_str(const pmix_value_t *v)
+{
+    if (v->type != PMIX_STRING || v->data.string == NULL || v->data.string[0] == '\0') {
+        return NULL;
+    }
+    return v->data.string;
+}
+
+/* The infos of a PMIX_DATA_ARRAY of PMIX_INFO, or NULL. */
+static const pmix_info_t *value_infos(const pmix_value_t *v, size_t *n)
+{
+    const pmix_data_array_t *da = v->type == PMIX_DATA_ARRAY ? v->data.darray : NULL;
+    if (da == NULL || da->type != PMIX_INFO || (da->size != 0 && da->array == NULL)) {
+        return NULL;
+    }
+    *n = da->size;
+    return da->array;
+}
+
+/* The value of `key` among infos, or NULL. */
+static const pmix_value_t *infos_find(const pmix_info_t *info, size_t n, const char *key)
+{
+    const pmix_info_t *i = px_info_find(info, n, key);
+    return i != NULL ? &i->value : NULL;
+}
+
+static bool is_key(const pmix_info_t *info, const char *key)
+{
+    return strncmp(info->key, key, sizeof(info->key)) == 0;
+}
+
+/* ---- loading ---- */
+
+static pmix_status_t load_proc_data(px_job *j, const pmix_info_t *a, size_t n)
+{
+    uint32_t rank;
+    if (n == 0 || !is_key(&a[0], PMIX_RANK) || !value_u32(&a[0].value, &rank)) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    px_rankdata *rd = px_job_rank(j, rank);
+    if (rd == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    return px_kvs_set_infos(&rd->keys, a, n, NULL);
+}
+
+static pmix_status_t load_node(px_job *j, const pmix_info_t *a, size_t n)
+{
+    const pmix_value_t *idv = infos_find(a, n, PMIX_NODEID);
+    const pmix_value_t *namev = infos_find(a, n, PMIX_HOSTNAME);
+    const char *name = NULL;
+    uint32_t id = 0;
+    px_group *g;
+    if ((idv == NULL && namev == NULL) || (idv != NULL && !value_u32(idv, &id)) ||
+        (namev != NULL && (name = value_str(namev)) == NULL)) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    pmix_status_t rc = px_job_node(j, idv != NULL, id, name, &g);
+    if (rc != PMIX_SUCCESS) {
+        return rc;
+    }
+    return px_kvs_set_infos(&g->keys, a, n, NULL);
+}
+
+static pmix_status_t load_app(px_job *j, const pmix_info_t *a, size_t n)
+{
+    const pmix_value_t *idv = infos_find(a, n, PMIX_APPNUM);
+    uint32_t appnum;
+    if (idv == NULL || !value_u32(idv, &appnum)) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    px_group *g = px_job_app(j, appnum);
+    if (g == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    return px_kvs_set_infos(&g->keys, a, n, NULL);
+}
+
+static pmix_status_t load_one(px_job *j, const pmix_info_t *info)
+{
+    const pmix_info_t *a;
+    size_t n;
+    bool proc = is_key(info, PMIX_PROC_DATA), node = is_key(info, PMIX_NODE_INFO_ARRAY);
+    bool app = is_key(info, PMIX_APP_INFO_ARRAY), session = is_key(info, PMIX_SESSION_INFO_ARRAY);
+    bool job = is_key(info, PMIX_JOB_INFO_ARRAY);
+    if (!proc && !node && !app && !session && !job) {
+        if (!px_store_valid_key(info->key)) {
+            return PMIX_ERR_BAD_PARAM;
+        }
+        return px_kvs_set(&j->keys, info->key, &info->value);
+    }
+    if ((a = value_infos(&info->value, &n)) == NULL) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    if (proc) {
+        return load_proc_data(j, a, n);
+    }
+    if (node) {
+        return load_node(j, a, n);
+    }
+    if (app) {
+        return load_app(j, a, n);
+    }
+    return px_kvs_set_infos(&j->keys, a, n, session ? PMIX_SESSION_ID : NULL);
+}
+
+pmix_status_t px_store_load_job(px_store *s, const char *nspace, const pmix_info_t info[],
+                                size_t ninfo)
+{
+    if (s == NULL || !px_store_valid_nspace(nspace) || (info == NULL && ninfo != 0)) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    px_job *j = px_job_create();
+    if (j == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < ninfo; i++) {
+        pmix_status_t rc = load_one(j, &info[i]);
+        if (rc != PMIX_SUCCESS) {
+            px_job_destroy(j);
+            return rc;
+        }
+    }
+    return px_store_install_job(s, nspace, j);
+}
+
+/* ---- lookups ---- */
+
+static const pmix_value_t *group_find(const px_group *g, const char *key)
+{
+    return g != NULL ? px_kvs_find(&g->keys, key) : NULL;
+}
+
+/* The node a rank lives on: by its PMIX_NODEID, else its PMIX_HOSTNAME. */
+static const px_group *rank_node(const px_job *j, const px_rankdata *rd)
+{
+    const pmix_value_t *v = px_kvs_find(&rd->keys, PMIX_NODEID);
+    uint32_t id;
+    if (v != NULL && value_u32(v, &id)) {
+        return px_htab_get(&j->node_ids, NULL, id);
+    }
+    v = px_kvs_find(&rd->keys, PMIX_HOSTNAME);
+    const char *name = v != NULL ? value_str(v) : NULL;
+    return name != NULL ? px_htab_get(&j->node_names, name, 0) : NULL;
+}
+
+static const px_group *rank_app(const px_job *j, const px_rankdata *rd)
+{
+    const pmix_value_t *v = px_kvs_find(&rd->keys, PMIX_APPNUM);
+    uint32_t appnum;
+    if (v != NULL && value_u32(v, &appnum)) {
+        return px_htab_get(&j->app_ids, NULL, appnum);
+    }
+    return NULL;
+}
+
+/* The node or app `qual` names: *found false if it names neither. */
+static pmix_status_t qualified_group(const px_job *j, const pmix_info_t qual[], size_t nqual,
+                                     const px_group **g, bool *found)
+{
+    const pmix_value_t *idv = infos_find(qual, nqual, PMIX_NODEID);
+    const pmix_value_t *namev = infos_find(qual, nqual, PMIX_HOSTNAME);
+    const pmix_value_t *appv = infos_find(qual, nqual, PMIX_APPNUM);
+    uint32_t id;
+    *found = true;
+    if (idv != NULL) {
+        if (!value_u32(idv, &id)) {
+            return PMIX_ERR_BAD_PARAM;
+        }
+        *g = px_htab_get(&j->node_ids, NULL, id);
+    } else if (namev != NULL) {
+        const char *name = value_str(namev);
+        if (name == NULL) {
+            return PMIX_ERR_BAD_PARAM;
+        }
+        *g = px_htab_get(&j->node_names, name, 0);
+    } else if (appv != NULL) {
+        if (!value_u32(appv, &id)) {
+            return PMIX_ERR_BAD_PARAM;
+        }
+        *g = px_htab_get(&j->app_ids, NULL, id);
+    } else {
+        *found = false;
+    }
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t px_store_get_job(const px_store *s, const char *nspace, pmix_rank_t rank,
+                               const char *key, const pmix_info_t qual[], size_t nqual,
+                               pmix_value_t **out)
+{
+    if (s == NULL || key == NULL || out == NULL || (qual == NULL && nqual != 0)) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    const px_ns *ns = px_store_ns(s, nspace);
+    const px_job *j = ns != NULL ? ns->job : NULL;
+    if (j == NULL) {
+        return PMIX_ERR_NOT_FOUND;
+    }
+    const pmix_value_t *v = NULL;
+    const px_group *g = NULL;
+    bool qualified;
+    pmix_status_t rc = qualified_group(j, qual, nqual, &g, &qualified);
+    if (rc != PMIX_SUCCESS) {
+        return rc;
+    }
+    if (qualified) {
+        v = group_find(g, key);
+    } else if (rank == PMIX_RANK_WILDCARD) {
+        v = px_kvs_find(&j->keys, key);
+    } else {
+        const px_rankdata *rd = px_htab_get(&j->ranks, NULL, rank);
+        if (rd != NULL) {
+            v = px_kvs_find(&rd->keys, key);
+            if (v == NULL) {
+                v = group_find(rank_node(j, rd), key);
+            }
+            if (v == NULL) {
+                v = group_find(rank_app(j, rd), key);
+            }
+        }
+        if (v == NULL) {
+            v = px_kvs_find(&j->keys, key);
+        }
+    }
+    if (v == NULL) {
+        return PMIX_ERR_NOT_FOUND;
+    }
+    return px_store_value_dup(v, out);
+}

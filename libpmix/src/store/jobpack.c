@@ -1,0 +1,181 @@
+/*
+ * jobpack.c - job-level data on the wire.
+ *
+ * A server packs the job-level data of a namespace for its clients at the
+ * handshake; a client unpacks it into its own store, which then answers
+ * every lookup exactly as the server's would. The encoding:
+ *
+ *     str  nspace
+ *     kv-list                      job keys
+ *     u32  nranks,  nranks x (u32 rank, kv-list)
+ *     u32  nnodes,  nnodes x (u8 ids, [u32 nodeid], [str hostname], kv-list)
+ *     u32  napps,   napps  x (u32 appnum, kv-list)
+ *
+ * where `ids` says which node identifiers follow (NODE_HAS_ID,
+ * NODE_HAS_NAME, at least one). Unpacking builds a new px_job and installs
+ * it only once the whole pack decoded and checked, so a bad buffer changes
+ * nothing in the store; a rank, node or app that appears twice is a bad
+ * buffer.
+ */
+#include "store/px_store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NODE_HAS_ID 0x1
+#define NODE_HAS_NAME 0x2
+
+static void pack_groups(const px_grouplist *l, bool nodes, px_buf *b)
+{
+    px_pack_u32(b, (uint32_t)l->n);
+    for (size_t i = 0; i < l->n; i++) {
+        const px_group *g = l->v[i];
+        if (nodes) {
+            uint8_t ids = (g->has_id ? NODE_HAS_ID : 0) | (g->name != NULL ? NODE_HAS_NAME : 0);
+            px_pack_u8(b, ids);
+            if (g->has_id) {
+                px_pack_u32(b, g->id);
+            }
+            if (g->name != NULL) {
+                px_pack_str(b, g->name);
+            }
+        } else {
+            px_pack_u32(b, g->id);
+        }
+        px_kvs_pack(&g->keys, b);
+    }
+}
+
+void px_store_pack_job(const px_store *s, const char *nspace, px_buf *b)
+{
+    const px_ns *ns = px_store_ns(s, nspace);
+    const px_job *j = ns != NULL ? ns->job : NULL;
+    px_pack_str(b, nspace);
+    if (j == NULL) {
+        px_pack_u32(b, 0); /* job keys */
+        px_pack_u32(b, 0); /* ranks */
+        px_pack_u32(b, 0); /* nodes */
+        px_pack_u32(b, 0); /* apps */
+        return;
+    }
+    px_kvs_pack(&j->keys, b);
+    px_pack_u32(b, (uint32_t)j->ranks.n);
+    px_rankdata *rd;
+    for (size_t i = 0; (rd = px_htab_next(&j->ranks, &i)) != NULL;) {
+        px_pack_u32(b, rd->rank);
+        px_kvs_pack(&rd->keys, b);
+    }
+    pack_groups(&j->nodes, true, b);
+    pack_groups(&j->apps, false, b);
+}
+
+static pmix_status_t unpack_ranks(px_job *j, px_buf *b)
+{
+    uint32_t n, rank;
+    pmix_status_t rc = px_unpack_u32(b, &n);
+    for (uint32_t i = 0; rc == PMIX_SUCCESS && i < n; i++) {
+        rc = px_unpack_u32(b, &rank);
+        if (rc != PMIX_SUCCESS) {
+            break;
+        }
+        if (px_htab_get(&j->ranks, NULL, rank) != NULL) {
+            return PMIX_ERR_UNPACK_FAILURE;
+        }
+        px_rankdata *rd = px_job_rank(j, rank);
+        rc = rd != NULL ? px_kvs_unpack(&rd->keys, b) : PMIX_ERR_NOMEM;
+    }
+    return rc;
+}
+
+static pmix_status_t unpack_node(px_job *j, px_buf *b)
+{
+    uint8_t ids;
+    uint32_t id = 0;
+    char *name = NULL;
+    px_group *g;
+    pmix_status_t rc = px_unpack_u8(b, &ids);
+    if (rc == PMIX_SUCCESS && (ids == 0 || (ids & ~(NODE_HAS_ID | NODE_HAS_NAME)) != 0)) {
+        rc = PMIX_ERR_UNPACK_FAILURE;
+    }
+    if (rc == PMIX_SUCCESS && (ids & NODE_HAS_ID) != 0) {
+        rc = px_unpack_u32(b, &id);
+        if (rc == PMIX_SUCCESS && px_htab_get(&j->node_ids, NULL, id) != NULL) {
+            rc = PMIX_ERR_UNPACK_FAILURE;
+        }
+    }
+    if (rc == PMIX_SUCCESS && (ids & NODE_HAS_NAME) != 0) {
+        rc = px_unpack_str(b, &name);
+        if (rc == PMIX_SUCCESS &&
+            (name == NULL || name[0] == '\0' || px_htab_get(&j->node_names, name, 0) != NULL)) {
+            rc = PMIX_ERR_UNPACK_FAILURE;
+        }
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = px_job_node(j, (ids & NODE_HAS_ID) != 0, id, name, &g);
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = px_kvs_unpack(&g->keys, b);
+    }
+    free(name);
+    return rc;
+}
+
+static pmix_status_t unpack_apps(px_job *j, px_buf *b)
+{
+    uint32_t n, appnum;
+    pmix_status_t rc = px_unpack_u32(b, &n);
+    for (uint32_t i = 0; rc == PMIX_SUCCESS && i < n; i++) {
+        rc = px_unpack_u32(b, &appnum);
+        if (rc != PMIX_SUCCESS) {
+            break;
+        }
+        if (px_htab_get(&j->app_ids, NULL, appnum) != NULL) {
+            return PMIX_ERR_UNPACK_FAILURE;
+        }
+        px_group *g = px_job_app(j, appnum);
+        rc = g != NULL ? px_kvs_unpack(&g->keys, b) : PMIX_ERR_NOMEM;
+    }
+    return rc;
+}
+
+pmix_status_t px_store_unpack_job(px_store *s, px_buf *b)
+{
+    char nspace[PMIX_MAX_NSLEN + 1];
+    uint32_t nnodes;
+    if (s == NULL || b == NULL) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    size_t start = b->pos;
+    px_job *j = px_job_create();
+    if (j == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    pmix_status_t rc = px_unpack_strbuf(b, nspace, sizeof(nspace));
+    if (rc == PMIX_SUCCESS && nspace[0] == '\0') {
+        rc = PMIX_ERR_UNPACK_FAILURE;
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = px_kvs_unpack(&j->keys, b);
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = unpack_ranks(j, b);
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = px_unpack_u32(b, &nnodes);
+        for (uint32_t i = 0; rc == PMIX_SUCCESS && i < nnodes; i++) {
+            rc = unpack_node(j, b);
+        }
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = unpack_apps(j, b);
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = px_store_install_job(s, nspace, j); /* destroys j on failure */
+    } else {
+        px_job_destroy(j);
+    }
+    if (rc != PMIX_SUCCESS) {
+        b->pos = start;
+    }
+    return rc;
+}

@@ -1,0 +1,201 @@
+/*
+ * kv.c - key/value sets and their encoding as kv-lists.
+ *
+ * A set is a px_htab whose items are px_kv (key and value in one
+ * allocation, the table pointing at the item's own key). Sets hold copies
+ * of what they are given and hand out copies (px_store_value_dup), so no
+ * caller ever shares memory with the store.
+ *
+ * A kv-list is the wire form of a set: u32 count, then count x (str key,
+ * value), values in the codec's encoding. px_kvlist_find reads a kv-list in
+ * place (inside a collected blob): it compares keys where they lie, skips
+ * the values of other keys with px_skip_value and decodes only the match.
+ */
+#include "common/px_common.h"
+#include "store/px_store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool px_store_valid_key(const char *key)
+{
+    return key != NULL && key[0] != '\0' && strnlen(key, PMIX_MAX_KEYLEN + 1) <= PMIX_MAX_KEYLEN;
+}
+
+bool px_store_valid_nspace(const char *nspace)
+{
+    return nspace != NULL && nspace[0] != '\0' &&
+           strnlen(nspace, PMIX_MAX_NSLEN + 1) <= PMIX_MAX_NSLEN;
+}
+
+/* An item with `key` and an empty value (NULL on allocation failure). */
+static px_kv *kv_alloc(const char *key)
+{
+    size_t len = strlen(key);
+    px_kv *kv = malloc(sizeof(*kv) + len + 1);
+    if (kv == NULL) {
+        return NULL;
+    }
+    PMIx_Value_construct(&kv->val);
+    memcpy(kv->key, key, len + 1);
+    return kv;
+}
+
+void px_kv_destroy(px_kv *kv)
+{
+    if (kv != NULL) {
+        PMIx_Value_destruct(&kv->val);
+        free(kv);
+    }
+}
+
+void px_kvs_clear(px_kvs *s)
+{
+    px_kv *kv;
+    for (size_t i = 0; (kv = px_htab_next(s, &i)) != NULL;) {
+        px_kv_destroy(kv);
+    }
+    px_htab_fini(s);
+}
+
+const pmix_value_t *px_kvs_find(const px_kvs *s, const char *key)
+{
+    px_kv *kv = px_htab_get(s, key, 0);
+    return kv != NULL ? &kv->val : NULL;
+}
+
+pmix_status_t px_kvs_add(px_kvs *s, px_kv *kv)
+{
+    void *old;
+    if (!px_htab_put(s, kv->key, 0, kv, &old)) {
+        return PMIX_ERR_NOMEM;
+    }
+    px_kv_destroy(old);
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t px_kvs_set(px_kvs *s, const char *key, const pmix_value_t *v)
+{
+    px_kv *kv = kv_alloc(key);
+    if (kv == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    pmix_status_t rc = PMIx_Value_xfer(&kv->val, v);
+    if (rc != PMIX_SUCCESS) {
+        free(kv);
+        return rc;
+    }
+    rc = px_kvs_add(s, kv);
+    if (rc != PMIX_SUCCESS) {
+        px_kv_destroy(kv);
+    }
+    return rc;
+}
+
+pmix_status_t px_kvs_set_infos(px_kvs *s, const pmix_info_t *info, size_t n, const char *skip)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!px_store_valid_key(info[i].key)) {
+            return PMIX_ERR_BAD_PARAM;
+        }
+        if (skip != NULL && strcmp(info[i].key, skip) == 0) {
+            continue;
+        }
+        pmix_status_t rc = px_kvs_set(s, info[i].key, &info[i].value);
+        if (rc != PMIX_SUCCESS) {
+            return rc;
+        }
+    }
+    return PMIX_SUCCESS;
+}
+
+void px_kvs_remove(px_kvs *s, const char *key)
+{
+    px_kv_destroy(px_htab_remove(s, key, 0));
+}
+
+void px_kvs_pack(const px_kvs *s, px_buf *b)
+{
+    px_kv *kv;
+    px_pack_u32(b, (uint32_t)s->n);
+    for (size_t i = 0; (kv = px_htab_next(s, &i)) != NULL;) {
+        px_pack_str(b, kv->key);
+        px_pack_value(b, &kv->val);
+    }
+}
+
+pmix_status_t px_kvs_unpack(px_kvs *s, px_buf *b)
+{
+    char key[PMIX_MAX_KEYLEN + 1];
+    uint32_t count;
+    pmix_status_t rc = px_unpack_u32(b, &count);
+    for (uint32_t i = 0; rc == PMIX_SUCCESS && i < count; i++) {
+        rc = px_unpack_strbuf(b, key, sizeof(key));
+        if (rc == PMIX_SUCCESS && key[0] == '\0') {
+            rc = PMIX_ERR_UNPACK_FAILURE;
+        }
+        if (rc != PMIX_SUCCESS) {
+            break;
+        }
+        px_kv *kv = kv_alloc(key);
+        if (kv == NULL) {
+            rc = PMIX_ERR_NOMEM;
+            break;
+        }
+        rc = px_unpack_value(b, &kv->val);
+        if (rc == PMIX_SUCCESS) {
+            rc = px_kvs_add(s, kv);
+        }
+        if (rc != PMIX_SUCCESS) {
+            px_kv_destroy(kv);
+        }
+    }
+    if (rc != PMIX_SUCCESS) {
+        px_kvs_clear(s);
+    }
+    return rc;
+}
+
+pmix_status_t px_kvlist_find(const uint8_t *data, size_t len, const char *key, pmix_value_t **out)
+{
+    px_buf b;
+    uint32_t count;
+    size_t klen = strlen(key);
+    px_buf_view(&b, data, len);
+    pmix_status_t rc = px_unpack_u32(&b, &count);
+    for (uint32_t i = 0; rc == PMIX_SUCCESS && i < count; i++) {
+        uint32_t n;
+        const void *p;
+        rc = px_unpack_u32(&b, &n);
+        if (rc == PMIX_SUCCESS && n == UINT32_MAX) {
+            rc = PMIX_ERR_UNPACK_FAILURE; /* a NULL key */
+        }
+        if (rc == PMIX_SUCCESS) {
+            rc = px_unpack_raw_view(&b, &p, n);
+        }
+        if (rc != PMIX_SUCCESS) {
+            break;
+        }
+        if (n != klen || memcmp(p, key, klen) != 0) {
+            rc = px_skip_value(&b);
+            continue;
+        }
+        pmix_value_t *v = PMIx_Value_create(1);
+        if (v == NULL) {
+            return PMIX_ERR_NOMEM;
+        }
+        rc = px_unpack_value(&b, v);
+        if (rc != PMIX_SUCCESS) {
+            PMIx_Value_free(v, 1);
+            return rc;
+        }
+        *out = v;
+        return PMIX_SUCCESS;
+    }
+    return rc == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : rc;
+}
+
+pmix_status_t px_store_value_dup(const pmix_value_t *v, pmix_value_t **out)
+{
+    return px_value_copy(out, v);
+}

@@ -1,0 +1,187 @@
+/*
+ * proc.c - process data: puts, commits, records and lookups.
+ *
+ * Each process has four key/value sets, one per scope. A put stores its
+ * key in one scope and removes it from the other three, so a key has one
+ * value per process whatever scopes it went through (the last put wins).
+ * A commit carries the LOCAL, REMOTE and GLOBAL sets as three kv-lists;
+ * the receiving server replaces those three sets with them and keeps the
+ * INTERNAL set, which belongs to itself.
+ *
+ * A record is the form in which data leaves a node: the process's name,
+ * then one kv-list cut for a class of readers (LOCAL + GLOBAL for its own
+ * node, REMOTE + GLOBAL for the others), its length written in front so
+ * that px_store_add_blob can index records without reading their
+ * contents.
+ *
+ * A lookup reads the process's own sets first (INTERNAL, then LOCAL or
+ * REMOTE depending on where the reader lives, then GLOBAL), then the
+ * newest record received for it, decoding only the value it returns.
+ */
+#include "store/px_store_int.h"
+
+#include <string.h>
+
+/* The set index of a scope, or -1. */
+static int scope_index(pmix_scope_t scope)
+{
+    switch (scope) {
+    case PMIX_LOCAL: return PX_SC_LOCAL;
+    case PMIX_REMOTE: return PX_SC_REMOTE;
+    case PMIX_GLOBAL:
+    case PMIX_SCOPE_UNDEF: return PX_SC_GLOBAL;
+    case PMIX_INTERNAL: return PX_SC_INTERNAL;
+    default: return -1;
+    }
+}
+
+static bool valid_proc(const pmix_proc_t *p)
+{
+    return p != NULL && px_store_valid_nspace(p->nspace);
+}
+
+pmix_status_t px_store_put(px_store *s, const pmix_proc_t *p, pmix_scope_t scope, const char *key,
+                           const pmix_value_t *v)
+{
+    int sc = scope_index(scope);
+    if (s == NULL || !valid_proc(p) || sc < 0 || !px_store_valid_key(key) || v == NULL) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    px_pdata *d = px_store_pdata_get(s, p->nspace, p->rank);
+    if (d == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    pmix_status_t rc = px_kvs_set(&d->scope[sc], key, v);
+    if (rc != PMIX_SUCCESS) {
+        px_store_prune(s, p->nspace, p->rank);
+        return rc;
+    }
+    for (int i = 0; i < PX_NSCOPES; i++) {
+        if (i != sc) {
+            px_kvs_remove(&d->scope[i], key);
+        }
+    }
+    return PMIX_SUCCESS;
+}
+
+void px_store_pack_commit(const px_store *s, const pmix_proc_t *p, px_buf *b)
+{
+    const px_pdata *d = valid_proc(p) ? px_store_pdata(s, p->nspace, p->rank) : NULL;
+    for (int i = PX_SC_LOCAL; i <= PX_SC_GLOBAL; i++) {
+        if (d != NULL) {
+            px_kvs_pack(&d->scope[i], b);
+        } else {
+            px_pack_u32(b, 0);
+        }
+    }
+}
+
+pmix_status_t px_store_unpack_commit(px_store *s, const pmix_proc_t *p, px_buf *b)
+{
+    px_kvs sets[3];
+    pmix_status_t rc = PMIX_SUCCESS;
+    if (s == NULL || !valid_proc(p) || b == NULL) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    size_t start = b->pos;
+    for (int i = 0; i < 3; i++) {
+        px_htab_init(&sets[i]);
+    }
+    for (int i = 0; i < 3 && rc == PMIX_SUCCESS; i++) {
+        rc = px_kvs_unpack(&sets[i], b);
+    }
+    px_pdata *d = NULL;
+    if (rc == PMIX_SUCCESS && (d = px_store_pdata_get(s, p->nspace, p->rank)) == NULL) {
+        rc = PMIX_ERR_NOMEM;
+    }
+    if (rc != PMIX_SUCCESS) {
+        for (int i = 0; i < 3; i++) {
+            px_kvs_clear(&sets[i]);
+        }
+        b->pos = start;
+        return rc;
+    }
+    for (int i = 0; i < 3; i++) {
+        px_kvs_clear(&d->scope[PX_SC_LOCAL + i]);
+        d->scope[PX_SC_LOCAL + i] = sets[i];
+    }
+    d->committed = true;
+    return PMIX_SUCCESS;
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+void px_store_pack_record(const px_store *s, const pmix_proc_t *p, bool for_local, px_buf *b)
+{
+    const px_pdata *d = valid_proc(p) ? px_store_pdata(s, p->nspace, p->rank) : NULL;
+    px_pack_str(b, p->nspace);
+    px_pack_u32(b, p->rank);
+    size_t at = b->size;
+    px_pack_u32(b, 0); /* nbytes, written below */
+    size_t start = b->size;
+    if (d == NULL) {
+        px_pack_u32(b, 0);
+    } else {
+        /* The scope of the readers, then the GLOBAL keys it does not
+         * shadow (a commit from elsewhere may hold a key in both). */
+        const px_kvs *own = &d->scope[for_local ? PX_SC_LOCAL : PX_SC_REMOTE];
+        const px_kvs *global = &d->scope[PX_SC_GLOBAL];
+        const px_kv *kv;
+        size_t n = own->n;
+        for (size_t i = 0; (kv = px_htab_next(global, &i)) != NULL;) {
+            n += px_kvs_find(own, kv->key) == NULL;
+        }
+        px_pack_u32(b, (uint32_t)n);
+        for (size_t i = 0; (kv = px_htab_next(own, &i)) != NULL;) {
+            px_pack_str(b, kv->key);
+            px_pack_value(b, &kv->val);
+        }
+        for (size_t i = 0; (kv = px_htab_next(global, &i)) != NULL;) {
+            if (px_kvs_find(own, kv->key) == NULL) {
+                px_pack_str(b, kv->key);
+                px_pack_value(b, &kv->val);
+            }
+        }
+    }
+    if (px_buf_status(b) == PMIX_SUCCESS) {
+        put_le32(b->data + at, (uint32_t)(b->size - start));
+    }
+}
+
+pmix_status_t px_store_get_proc(const px_store *s, const pmix_proc_t *p, const char *key,
+                                bool reader_local, pmix_value_t **out)
+{
+    static const int order[2][3] = {
+        {PX_SC_INTERNAL, PX_SC_REMOTE, PX_SC_GLOBAL},
+        {PX_SC_INTERNAL, PX_SC_LOCAL, PX_SC_GLOBAL},
+    };
+    if (s == NULL || !valid_proc(p) || key == NULL || out == NULL) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    const px_pdata *d = px_store_pdata(s, p->nspace, p->rank);
+    if (d == NULL) {
+        return PMIX_ERR_NOT_FOUND;
+    }
+    for (int i = 0; i < 3; i++) {
+        const pmix_value_t *v = px_kvs_find(&d->scope[order[reader_local][i]], key);
+        if (v != NULL) {
+            return px_store_value_dup(v, out);
+        }
+    }
+    if (d->blob != NULL) {
+        return px_kvlist_find(d->blob->data + d->off, d->len, key, out);
+    }
+    return PMIX_ERR_NOT_FOUND;
+}
+
+bool px_store_has_proc(const px_store *s, const pmix_proc_t *p)
+{
+    const px_pdata *d = s != NULL && valid_proc(p) ? px_store_pdata(s, p->nspace, p->rank) : NULL;
+    return d != NULL && (d->committed || d->blob != NULL);
+}

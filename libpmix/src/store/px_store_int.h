@@ -1,0 +1,166 @@
+/*
+ * px_store_int.h - the store's internal structures, shared by its files.
+ *
+ *   px_store
+ *     nss: nspace -> px_ns
+ *       job: px_job (NULL until job-level data is loaded)
+ *         keys                  job keys (session keys included)
+ *         ranks: rank -> px_rankdata      PMIX_PROC_DATA of one rank
+ *         nodes[] + by id, by hostname    PMIX_NODE_INFO_ARRAY
+ *         apps[] + by appnum              PMIX_APP_INFO_ARRAY
+ *       procs: rank -> px_pdata           process data
+ *         scope[LOCAL..INTERNAL]          puts and commits, by scope
+ *         blob, off, len                  the newest record's kv-list
+ *
+ * Every level is a px_htab, so a lookup costs a few hash probes whatever
+ * the number of namespaces, ranks or keys. A key/value set (px_kvs) is a
+ * table of px_kv items, each holding its key and its value in one
+ * allocation.
+ *
+ * Files: htab.c (hash table), kv.c (key/value sets and kv-lists),
+ * store.c (the store and its namespaces), job.c (loading and looking up
+ * job-level data), jobpack.c (packing it), proc.c (puts, commits,
+ * records, lookups of process data), blob.c (blobs and their indexing).
+ */
+#ifndef PX_STORE_INT_H
+#define PX_STORE_INT_H
+
+#include "store/px_htab.h"
+#include "store/px_store.h"
+
+/* ---- key/value sets (kv.c) ---- */
+
+typedef struct px_kv {
+    pmix_value_t val;
+    char key[]; /* NUL-terminated */
+} px_kv;
+
+/* A set of px_kv keyed by (key, 0); it owns its items. */
+typedef px_htab px_kvs;
+
+void px_kv_destroy(px_kv *kv); /* NULL is a no-op */
+
+/* Release every item and the table; the set is empty afterwards. */
+void px_kvs_clear(px_kvs *s);
+const pmix_value_t *px_kvs_find(const px_kvs *s, const char *key);
+/* Insert `kv`, taking ownership; an item with the same key is destroyed.
+ * On failure (PMIX_ERR_NOMEM) nothing changes and the caller keeps kv. */
+pmix_status_t px_kvs_add(px_kvs *s, px_kv *kv);
+/* Insert a copy of (key, v), replacing an item with the same key. On
+ * failure (PMIX_ERR_NOMEM, or the copy's error for a bad value) nothing
+ * changes. */
+pmix_status_t px_kvs_set(px_kvs *s, const char *key, const pmix_value_t *v);
+/* Copy every entry of info[] into the set, skipping the key `skip` (may be
+ * NULL). An empty or overlong key fails with PMIX_ERR_BAD_PARAM. On failure
+ * the entries added so far stay: use it on sets that are thrown away on
+ * failure. */
+pmix_status_t px_kvs_set_infos(px_kvs *s, const pmix_info_t *info, size_t n, const char *skip);
+void px_kvs_remove(px_kvs *s, const char *key);
+
+/* kv-list: u32 count, then count x (str key, value). */
+void px_kvs_pack(const px_kvs *s, px_buf *b);
+/* Decode a kv-list into `s`, which must be empty. On failure `s` is left
+ * empty; a key repeated in the list keeps its last value. */
+pmix_status_t px_kvs_unpack(px_kvs *s, px_buf *b);
+/* Scan an encoded kv-list for the first entry with `key` and decode only
+ * its value, skipping the others. Returns PMIX_ERR_NOT_FOUND, a decoding
+ * error, or PMIX_SUCCESS with *out a new value. Allocates nothing but the
+ * result. */
+pmix_status_t px_kvlist_find(const uint8_t *data, size_t len, const char *key, pmix_value_t **out);
+
+/* A new copy of `v` for a caller, released with PMIX_VALUE_RELEASE. */
+pmix_status_t px_store_value_dup(const pmix_value_t *v, pmix_value_t **out);
+
+/* ---- job-level data (job.c, jobpack.c) ---- */
+
+/* A node or an app and its keys. Nodes have an id, a hostname or both;
+ * apps always have an id (their appnum). */
+typedef struct px_group {
+    px_kvs keys;
+    char *name; /* hostname, or NULL */
+    uint32_t id;
+    bool has_id;
+} px_group;
+
+typedef struct px_rankdata {
+    px_kvs keys;
+    pmix_rank_t rank;
+} px_rankdata;
+
+typedef struct px_grouplist {
+    px_group **v;
+    size_t n, cap;
+} px_grouplist;
+
+typedef struct px_job {
+    px_kvs keys;
+    px_htab ranks; /* (NULL, rank) -> px_rankdata */
+    px_grouplist nodes;
+    px_htab node_ids;   /* (NULL, nodeid) -> px_group in nodes */
+    px_htab node_names; /* (hostname, 0) -> px_group in nodes */
+    px_grouplist apps;
+    px_htab app_ids; /* (NULL, appnum) -> px_group in apps */
+} px_job;
+
+px_job *px_job_create(void);
+void px_job_destroy(px_job *j); /* NULL is a no-op */
+/* The keys of `rank`, created empty if absent (NULL on allocation failure). */
+px_rankdata *px_job_rank(px_job *j, pmix_rank_t rank);
+/* The node with this id and/or hostname (at least one given), created if
+ * absent. An id and a hostname that name two different known nodes, or a
+ * node known with another id or hostname, make it fail with
+ * PMIX_ERR_BAD_PARAM; PMIX_ERR_NOMEM on allocation failure. */
+pmix_status_t px_job_node(px_job *j, bool has_id, uint32_t id, const char *name, px_group **out);
+/* The app `appnum`, created if absent (NULL on allocation failure). */
+px_group *px_job_app(px_job *j, uint32_t appnum);
+/* Give `j` to namespace `nspace` of `s`, replacing (and destroying) its old
+ * job-level data. On failure (PMIX_ERR_NOMEM) `j` is destroyed and the
+ * store is unchanged. */
+pmix_status_t px_store_install_job(px_store *s, const char *nspace, px_job *j);
+
+/* ---- namespaces and process data (store.c, proc.c, blob.c) ---- */
+
+enum {
+    PX_SC_LOCAL,
+    PX_SC_REMOTE,
+    PX_SC_GLOBAL,
+    PX_SC_INTERNAL,
+    PX_NSCOPES
+};
+
+typedef struct px_pdata {
+    px_kvs scope[PX_NSCOPES];
+    px_blob *blob; /* the newest record (one reference held), or NULL */
+    size_t off;    /* its kv-list: blob->data + off, len bytes */
+    size_t len;
+    pmix_rank_t rank;
+    bool committed; /* unpack_commit was given its data */
+} px_pdata;
+
+typedef struct px_ns {
+    px_job *job;   /* NULL until job-level data is loaded */
+    px_htab procs; /* (NULL, rank) -> px_pdata */
+    char name[];
+} px_ns;
+
+struct px_store {
+    px_htab nss; /* (nspace, 0) -> px_ns */
+};
+
+px_ns *px_store_ns(const px_store *s, const char *nspace);
+/* Find or create (NULL on allocation failure). */
+px_ns *px_store_ns_get(px_store *s, const char *nspace);
+px_pdata *px_store_pdata(const px_store *s, const char *nspace, pmix_rank_t rank);
+/* Find or create the namespace and the process (NULL on allocation failure;
+ * a namespace created for it is removed again). */
+px_pdata *px_store_pdata_get(px_store *s, const char *nspace, pmix_rank_t rank);
+/* Remove the process if it holds nothing, then the namespace if it holds
+ * nothing: undoes the creations of the *_get functions. */
+void px_store_prune(px_store *s, const char *nspace, pmix_rank_t rank);
+void px_pdata_destroy(px_pdata *d);
+
+/* Namespaces and keys must be non-empty and fit their fixed-size arrays. */
+bool px_store_valid_nspace(const char *nspace);
+bool px_store_valid_key(const char *key);
+
+#endif /* PX_STORE_INT_H */

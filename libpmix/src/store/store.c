@@ -1,0 +1,171 @@
+/*
+ * store.c - the store and its namespaces.
+ *
+ * The store is one hash table of namespaces. A namespace exists while it
+ * holds job-level data or any process: the functions that create one on
+ * the way (px_store_ns_get, px_store_pdata_get) are undone by
+ * px_store_prune when the operation that needed it fails, so a failed
+ * operation never leaves an empty entry behind.
+ */
+#include "store/px_store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+px_store *px_store_create(void)
+{
+    px_store *s = malloc(sizeof(*s));
+    if (s == NULL) {
+        return NULL;
+    }
+    px_htab_init(&s->nss);
+    return s;
+}
+
+void px_pdata_destroy(px_pdata *d)
+{
+    if (d == NULL) {
+        return;
+    }
+    for (int i = 0; i < PX_NSCOPES; i++) {
+        px_kvs_clear(&d->scope[i]);
+    }
+    px_blob_unref(d->blob);
+    free(d);
+}
+
+static void ns_destroy(px_ns *ns)
+{
+    px_pdata *d;
+    px_job_destroy(ns->job);
+    for (size_t i = 0; (d = px_htab_next(&ns->procs, &i)) != NULL;) {
+        px_pdata_destroy(d);
+    }
+    px_htab_fini(&ns->procs);
+    free(ns);
+}
+
+void px_store_destroy(px_store *s)
+{
+    px_ns *ns;
+    if (s == NULL) {
+        return;
+    }
+    for (size_t i = 0; (ns = px_htab_next(&s->nss, &i)) != NULL;) {
+        ns_destroy(ns);
+    }
+    px_htab_fini(&s->nss);
+    free(s);
+}
+
+px_ns *px_store_ns(const px_store *s, const char *nspace)
+{
+    if (!px_store_valid_nspace(nspace)) {
+        return NULL;
+    }
+    return px_htab_get(&s->nss, nspace, 0);
+}
+
+px_ns *px_store_ns_get(px_store *s, const char *nspace)
+{
+    px_ns *ns = px_store_ns(s, nspace);
+    if (ns != NULL || !px_store_valid_nspace(nspace)) {
+        return ns;
+    }
+    size_t len = strlen(nspace);
+    ns = malloc(sizeof(*ns) + len + 1);
+    if (ns == NULL) {
+        return NULL;
+    }
+    ns->job = NULL;
+    px_htab_init(&ns->procs);
+    memcpy(ns->name, nspace, len + 1);
+    if (!px_htab_put(&s->nss, ns->name, 0, ns, NULL)) {
+        free(ns);
+        return NULL;
+    }
+    return ns;
+}
+
+px_pdata *px_store_pdata(const px_store *s, const char *nspace, pmix_rank_t rank)
+{
+    px_ns *ns = px_store_ns(s, nspace);
+    return ns != NULL ? px_htab_get(&ns->procs, NULL, rank) : NULL;
+}
+
+px_pdata *px_store_pdata_get(px_store *s, const char *nspace, pmix_rank_t rank)
+{
+    px_ns *ns = px_store_ns_get(s, nspace);
+    if (ns == NULL) {
+        return NULL;
+    }
+    px_pdata *d = px_htab_get(&ns->procs, NULL, rank);
+    if (d != NULL) {
+        return d;
+    }
+    d = calloc(1, sizeof(*d));
+    if (d == NULL || !px_htab_put(&ns->procs, NULL, rank, d, NULL)) {
+        free(d);
+        px_store_prune(s, nspace, rank);
+        return NULL;
+    }
+    for (int i = 0; i < PX_NSCOPES; i++) {
+        px_htab_init(&d->scope[i]);
+    }
+    d->rank = rank;
+    return d;
+}
+
+static bool pdata_empty(const px_pdata *d)
+{
+    for (int i = 0; i < PX_NSCOPES; i++) {
+        if (d->scope[i].n != 0) {
+            return false;
+        }
+    }
+    return d->blob == NULL && !d->committed;
+}
+
+void px_store_prune(px_store *s, const char *nspace, pmix_rank_t rank)
+{
+    px_ns *ns = px_store_ns(s, nspace);
+    if (ns == NULL) {
+        return;
+    }
+    px_pdata *d = px_htab_get(&ns->procs, NULL, rank);
+    if (d != NULL && pdata_empty(d)) {
+        px_htab_remove(&ns->procs, NULL, rank);
+        px_pdata_destroy(d);
+    }
+    if (ns->job == NULL && ns->procs.n == 0) {
+        px_htab_remove(&s->nss, ns->name, 0);
+        ns_destroy(ns);
+    }
+}
+
+bool px_store_has_job(const px_store *s, const char *nspace)
+{
+    px_ns *ns = px_store_ns(s, nspace);
+    return ns != NULL && ns->job != NULL;
+}
+
+void px_store_drop_job(px_store *s, const char *nspace)
+{
+    px_ns *ns = px_store_ns(s, nspace);
+    if (ns != NULL) {
+        px_htab_remove(&s->nss, ns->name, 0);
+        ns_destroy(ns);
+    }
+}
+
+pmix_status_t px_store_install_job(px_store *s, const char *nspace, px_job *j)
+{
+    px_ns *ns = px_store_ns_get(s, nspace);
+    if (ns == NULL) {
+        px_job_destroy(j);
+        return px_store_valid_nspace(nspace) ? PMIX_ERR_NOMEM : PMIX_ERR_BAD_PARAM;
+    }
+    px_job_destroy(ns->job);
+    ns->job = j;
+    return PMIX_SUCCESS;
+}

@@ -1,0 +1,222 @@
+/*
+ * pmixrun_files.c - the job's private directory, and the files and
+ * directories that ranks register for cleanup.
+ *
+ * Layout, under $TMPDIR (or /tmp):
+ *
+ *     pmixrun.<uid>.<pid>/          mode 0700; PMIX_TMPDIR; the server's socket
+ *         pmix.sock
+ *         <nspace>/                 PMIX_NSDIR
+ *             <rank>/               PMIX_PROCDIR of each rank
+ *
+ * The whole tree is removed when pmixrun exits, on every path but SIGKILL;
+ * a tree left by a pmixrun that was killed so is removed by the next
+ * pmixrun that gets the same pid.
+ *
+ * Cleanup registrations (PMIX_REGISTER_CLEANUP / _DIR from PMIx_Job_control)
+ * are carried out at job end, after the ranks are gone. Only paths owned by
+ * the user are touched, symbolic links are never followed, other file
+ * systems are not entered, and "/", the home directory and its ancestors
+ * are refused.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pmixrun.h"
+
+int files_make_dir(const char *path)
+{
+    if (mkdir(path, 0700) != 0)
+        return -1;
+    return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_DP || flag == FTW_D)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+void files_remove_tree(const char *path)
+{
+    nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+int files_make_topdir(job *j)
+{
+    const char *base = getenv("TMPDIR");
+    if (base == NULL || *base == '\0')
+        base = "/tmp";
+    if (asprintf(&j->topdir, "%s/pmixrun.%u.%ld", base, (unsigned)getuid(), (long)getpid()) < 0) {
+        j->topdir = NULL;
+        return -1;
+    }
+    struct stat st;
+    if (lstat(j->topdir, &st) == 0) {
+        /* Our pid is ours alone: a directory of this name is left over from
+         * a pmixrun that was killed. Remove it if it is plainly ours. */
+        if (S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 077) == 0) {
+            files_remove_tree(j->topdir);
+        } else {
+            fprintf(stderr,
+                    "pmixrun: %s already exists and is not a private directory of yours; "
+                    "remove it or set TMPDIR to another directory\n",
+                    j->topdir);
+            free(j->topdir);
+            j->topdir = NULL;
+            return -1;
+        }
+    }
+    if (files_make_dir(j->topdir) != 0) {
+        fprintf(stderr,
+                "pmixrun: cannot create the job directory %s: %s (set TMPDIR to a "
+                "writable directory)\n",
+                j->topdir, strerror(errno));
+        free(j->topdir);
+        j->topdir = NULL;
+        return -1;
+    }
+    if (asprintf(&j->nsdir, "%s/%s", j->topdir, j->nspace) < 0 || files_make_dir(j->nsdir) != 0) {
+        fprintf(stderr, "pmixrun: cannot create the job directory %s/%s: %s\n", j->topdir,
+                j->nspace, strerror(errno));
+        files_remove_topdir(j);
+        return -1;
+    }
+    return 0;
+}
+
+void files_remove_topdir(job *j)
+{
+    if (j->topdir != NULL)
+        files_remove_tree(j->topdir);
+    free(j->topdir);
+    free(j->nsdir);
+    j->topdir = NULL;
+    j->nsdir = NULL;
+}
+
+/* ---- registered cleanups ---- */
+
+void files_register_cleanup(job *j, const char *list, bool is_dir, bool recursive, bool leave_top,
+                            const char *ignore)
+{
+    char *copy = strdup(list);
+    if (copy == NULL)
+        return;
+    char *save = NULL;
+    for (char *p = strtok_r(copy, ",", &save); p != NULL; p = strtok_r(NULL, ",", &save)) {
+        if (*p != '/')
+            continue; /* relative paths would depend on the rank's cwd */
+        cleanup_item *c = calloc(1, sizeof *c);
+        if (c == NULL)
+            break;
+        c->path = strdup(p);
+        c->ignore = ignore != NULL ? strdup(ignore) : NULL;
+        if (c->path == NULL) {
+            free(c->ignore);
+            free(c);
+            break;
+        }
+        c->is_dir = is_dir;
+        c->recursive = recursive;
+        c->leave_top = leave_top;
+        c->next = j->cleanups;
+        j->cleanups = c;
+    }
+    free(copy);
+}
+
+/* Never wipe "/", the home directory or anything above it. */
+static bool too_precious(const char *path)
+{
+    char real[PATH_MAX], home[PATH_MAX];
+    if (realpath(path, real) == NULL)
+        return true;
+    if (strcmp(real, "/") == 0)
+        return true;
+    const char *h = getenv("HOME");
+    if (h != NULL && realpath(h, home) != NULL) {
+        size_t rl = strlen(real);
+        if (strncmp(home, real, rl) == 0 && (home[rl] == '\0' || home[rl] == '/'))
+            return true;
+    }
+    return false;
+}
+
+static bool ignored(const char *name, const char *ignore)
+{
+    if (ignore == NULL)
+        return false;
+    size_t nl = strlen(name);
+    for (const char *p = ignore; *p != '\0';) {
+        const char *end = strchr(p, ',');
+        size_t l = end != NULL ? (size_t)(end - p) : strlen(p);
+        if (l == nl && strncmp(p, name, l) == 0)
+            return true;
+        if (end == NULL)
+            break;
+        p = end + 1;
+    }
+    return false;
+}
+
+/* nftw has no user pointer: the cleanup being run (main thread only). */
+static const cleanup_item *g_cur;
+
+static int clean_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    const char *name = path + ftw->base;
+    if (ftw->level == 0) {
+        if (!g_cur->leave_top)
+            rmdir(path);
+        return 0;
+    }
+    if (ignored(name, g_cur->ignore) || st->st_uid != getuid())
+        return 0;
+    if (flag == FTW_DP) {
+        if (g_cur->recursive)
+            rmdir(path);
+    } else if (flag != FTW_D && flag != FTW_DNR) {
+        if (g_cur->recursive || ftw->level == 1)
+            unlink(path);
+    }
+    return 0;
+}
+
+void files_run_cleanups(job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    cleanup_item *list = j->cleanups;
+    j->cleanups = NULL;
+    pthread_mutex_unlock(&j->mu);
+    while (list != NULL) {
+        cleanup_item *c = list;
+        list = c->next;
+        struct stat st;
+        if (lstat(c->path, &st) == 0 && st.st_uid == getuid()) {
+            if (!c->is_dir) {
+                if (!S_ISDIR(st.st_mode))
+                    unlink(c->path);
+            } else if (S_ISDIR(st.st_mode) && !too_precious(c->path)) {
+                g_cur = c;
+                nftw(c->path, clean_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+                g_cur = NULL;
+            }
+        }
+        free(c->path);
+        free(c->ignore);
+        free(c);
+    }
+}

@@ -1,0 +1,507 @@
+/*
+ * pmixrun_job.c - the job as the PMIx server library sees it: where each
+ * rank runs (bindings), the job's data (PMIx_server_register_nspace), its
+ * clients, and the server module whose upcalls the library makes.
+ *
+ * The job is one application on one node, so every rank is local: local
+ * rank = node rank = rank, the node id is 0, the node list is this host.
+ * Types follow what Open MPI 4.1 checks (shared/abi/openmpi-4.1.md).
+ *
+ * Upcalls run on the library's progress thread. They record what happened
+ * in the job under `mu` and poke the main loop; they never block, never
+ * print, and never call back into the library except through the cbfunc
+ * they were handed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hwloc/glibc-sched.h>
+
+#include "pmixrun.h"
+
+/* The Standard's module carries no context: the one job of this process. */
+static job *g_job;
+
+/* ---- bindings ---- */
+
+int job_bindings(job *j)
+{
+    if (hwloc_topology_init(&j->topo) != 0 || hwloc_topology_load(j->topo) != 0) {
+        fprintf(stderr, "pmixrun: cannot read this machine's topology (hwloc failed)\n");
+        return -1;
+    }
+    hwloc_const_bitmap_t allowed = hwloc_topology_get_allowed_cpuset(j->topo);
+    hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+    if (mine == NULL)
+        return -1;
+    if (hwloc_get_cpubind(j->topo, mine, HWLOC_CPUBIND_PROCESS) != 0)
+        hwloc_bitmap_copy(mine, allowed);
+    else
+        hwloc_bitmap_and(mine, mine, allowed);
+    if (hwloc_bitmap_iszero(mine))
+        hwloc_bitmap_copy(mine, allowed);
+
+    /* Binding targets: the cores we may run on, or PUs if hwloc sees no cores. */
+    hwloc_obj_type_t type = HWLOC_OBJ_CORE;
+    int ntargets = 0;
+    if (j->bind_core) {
+        if (hwloc_get_nbobjs_inside_cpuset_by_type(j->topo, mine, type) <= 0)
+            type = HWLOC_OBJ_PU;
+        ntargets = hwloc_get_nbobjs_inside_cpuset_by_type(j->topo, mine, type);
+        if (ntargets <= 0) {
+            fprintf(stderr, "pmixrun: --bind-to core: no core is available to this process\n");
+            hwloc_bitmap_free(mine);
+            return -1;
+        }
+        if (j->nprocs > ntargets)
+            fprintf(stderr,
+                    "pmixrun: warning: %d processes on %d cores: several processes share a "
+                    "core (use --bind-to none to let the system place them)\n",
+                    j->nprocs, ntargets);
+    }
+    for (int i = 0; i < j->nprocs; i++) {
+        rank_proc *r = &j->ranks[i];
+        if (j->bind_core) {
+            hwloc_obj_t obj =
+                hwloc_get_obj_inside_cpuset_by_type(j->topo, mine, type, (unsigned)(i % ntargets));
+            r->cpuset = hwloc_bitmap_dup(obj->cpuset);
+            if (r->cpuset != NULL)
+                hwloc_bitmap_and(r->cpuset, r->cpuset, mine);
+            r->bound = true;
+        } else {
+            r->cpuset = hwloc_bitmap_dup(mine);
+        }
+        if (r->cpuset == NULL) {
+            fprintf(stderr, "pmixrun: out of memory\n");
+            hwloc_bitmap_free(mine);
+            return -1;
+        }
+        CPU_ZERO(&r->affinity);
+        hwloc_cpuset_to_glibc_sched_affinity(j->topo, r->cpuset, &r->affinity, sizeof r->affinity);
+    }
+    hwloc_bitmap_free(mine);
+    return 0;
+}
+
+/* ---- upcalls ---- */
+
+rank_proc *job_rank_of(job *j, const pmix_proc_t *proc)
+{
+    if (j == NULL || proc == NULL || strncmp(proc->nspace, j->nspace, PMIX_MAX_NSLEN) != 0)
+        return NULL;
+    if (proc->rank >= (pmix_rank_t)j->nprocs)
+        return NULL;
+    return &j->ranks[proc->rank];
+}
+
+static pmix_status_t up_connected(const pmix_proc_t *proc, void *server_object,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    rank_proc *r = job_rank_of(g_job, proc);
+    if (r == NULL)
+        return PMIX_ERR_NOT_FOUND;
+    pthread_mutex_lock(&g_job->mu);
+    r->connected = true;
+    pthread_mutex_unlock(&g_job->mu);
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
+static pmix_status_t up_connected2(const pmix_proc_t *proc, void *server_object, pmix_info_t info[],
+                                   size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return up_connected(proc, server_object, cbfunc, cbdata);
+}
+
+static pmix_status_t up_finalized(const pmix_proc_t *proc, void *server_object,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    rank_proc *r = job_rank_of(g_job, proc);
+    if (r == NULL)
+        return PMIX_ERR_NOT_FOUND;
+    pthread_mutex_lock(&g_job->mu);
+    r->finalized = true;
+    pthread_mutex_unlock(&g_job->mu);
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
+/* PMIx_Abort from a rank ends the whole job (this launcher runs one job; a
+ * subset of procs is treated like the whole job). */
+static pmix_status_t up_abort(const pmix_proc_t *proc, void *server_object, int status,
+                              const char msg[], pmix_proc_t procs[], size_t nprocs,
+                              pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    rank_proc *r = job_rank_of(g_job, proc);
+    pending_abort *pa = malloc(sizeof *pa);
+    if (pa == NULL)
+        return PMIX_ERR_NOMEM;
+    pa->cbfunc = cbfunc;
+    pa->cbdata = cbdata;
+    pthread_mutex_lock(&g_job->mu);
+    if (!g_job->abort_seen) {
+        g_job->abort_seen = true;
+        g_job->abort_rank = r != NULL ? r->rank : -1;
+        g_job->abort_status = status;
+        g_job->abort_msg = msg != NULL ? strdup(msg) : NULL;
+    }
+    pa->next = g_job->aborts;
+    g_job->aborts = pa;
+    pthread_mutex_unlock(&g_job->mu);
+    job_wake(g_job);
+    return PMIX_SUCCESS; /* answered by job_server_stop, once the ranks are gone */
+}
+
+static void free_release(void *cbdata)
+{
+    free(cbdata);
+}
+
+/* One node is the whole job: the node's contribution is the job's data. */
+static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                              size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
+                              void *cbdata)
+{
+    for (size_t i = 0; i < ninfo; i++) {
+        if (strncmp(info[i].key, PMIX_LOCAL_COLLECTIVE_STATUS, PMIX_MAX_KEYLEN) == 0 &&
+            info[i].value.type == PMIX_STATUS && info[i].value.data.status != PMIX_SUCCESS) {
+            cbfunc(info[i].value.data.status, NULL, 0, cbdata, NULL, NULL);
+            return PMIX_SUCCESS;
+        }
+    }
+    char *copy = NULL;
+    if (ndata > 0) {
+        copy = malloc(ndata);
+        if (copy == NULL)
+            return PMIX_ERR_NOMEM;
+        memcpy(copy, data, ndata);
+    }
+    cbfunc(PMIX_SUCCESS, copy, ndata, cbdata, copy != NULL ? free_release : NULL, copy);
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                               pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_FOUND; /* there is no other node to ask */
+}
+
+static bool info_is(const pmix_info_t *i, const char *key)
+{
+    return strncmp(i->key, key, PMIX_MAX_KEYLEN) == 0;
+}
+
+static bool info_bool(const pmix_info_t *i)
+{
+    return i->value.type != PMIX_BOOL || i->value.data.flag;
+}
+
+/* Cleanup registrations: remembered, carried out when the job ends. Other
+ * job control (kill, signal, ...) is not offered. */
+static pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
+                                    size_t ntargets, const pmix_info_t directives[], size_t ndirs,
+                                    pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    bool recursive = false, leave_top = false;
+    const char *ignore = NULL;
+    bool any = false;
+    for (size_t i = 0; i < ndirs; i++) {
+        const pmix_info_t *d = &directives[i];
+        if (info_is(d, PMIX_CLEANUP_RECURSIVE))
+            recursive = info_bool(d);
+        else if (info_is(d, PMIX_CLEANUP_LEAVE_TOPDIR))
+            leave_top = info_bool(d);
+        else if (info_is(d, PMIX_CLEANUP_IGNORE) && d->value.type == PMIX_STRING)
+            ignore = d->value.data.string;
+    }
+    pthread_mutex_lock(&g_job->mu);
+    for (size_t i = 0; i < ndirs; i++) {
+        const pmix_info_t *d = &directives[i];
+        bool is_dir = info_is(d, PMIX_REGISTER_CLEANUP_DIR);
+        if (!is_dir && !info_is(d, PMIX_REGISTER_CLEANUP))
+            continue;
+        if (d->value.type != PMIX_STRING || d->value.data.string == NULL)
+            continue;
+        files_register_cleanup(g_job, d->value.data.string, is_dir, recursive, leave_top, ignore);
+        any = true;
+    }
+    pthread_mutex_unlock(&g_job->mu);
+    return any ? PMIX_OPERATION_SUCCEEDED : PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_server_module_t module = {
+    .client_connected = up_connected,
+    .client_connected2 = up_connected2,
+    .client_finalized = up_finalized,
+    .abort = up_abort,
+    .fence_nb = up_fence,
+    .direct_modex = up_dmodex,
+    .job_control = up_job_control,
+};
+
+/* ---- the server ---- */
+
+int job_server_start(job *j)
+{
+    pmix_info_t *info = PMIx_Info_create(1);
+    if (info == NULL)
+        return -1;
+    PMIx_Info_load(&info[0], PMIX_SERVER_TMPDIR, j->topdir, PMIX_STRING);
+    g_job = j;
+    pmix_status_t rc = PMIx_server_init(&module, info, 1);
+    PMIx_Info_free(info, 1);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "pmixrun: cannot start the PMIx server: %s\n", PMIx_Error_string(rc));
+        return -1;
+    }
+    j->server_up = true;
+    return 0;
+}
+
+void job_server_stop(job *j)
+{
+    if (!j->server_up)
+        return;
+    pthread_mutex_lock(&j->mu);
+    pending_abort *pa = j->aborts;
+    j->aborts = NULL;
+    pthread_mutex_unlock(&j->mu);
+    while (pa != NULL) {
+        pending_abort *next = pa->next;
+        if (pa->cbfunc != NULL)
+            pa->cbfunc(PMIX_SUCCESS, pa->cbdata);
+        free(pa);
+        pa = next;
+    }
+    if (j->nspace_registered) {
+        for (int i = 0; i < j->nprocs; i++) {
+            pmix_proc_t p;
+            PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)i);
+            PMIx_server_deregister_client(&p, NULL, NULL);
+        }
+        PMIx_server_deregister_nspace(j->nspace, NULL, NULL);
+    }
+    PMIx_server_finalize();
+    j->server_up = false;
+}
+
+void job_rank_lost(job *j, rank_proc *r)
+{
+    if (r->deregistered || !j->server_up)
+        return;
+    pmix_proc_t p;
+    PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)r->rank);
+    /* The library fails the collectives and waits this rank was part of. */
+    PMIx_server_deregister_client(&p, NULL, NULL);
+    r->deregistered = true;
+}
+
+/* ---- the job's data ---- */
+
+#define ADD(list, key, val, type)                                             \
+    do {                                                                      \
+        if (PMIx_Info_list_add((list), (key), (val), (type)) != PMIX_SUCCESS) \
+            goto nomem;                                                       \
+    } while (0)
+
+/* Move a list into `parent` as a PMIX_DATA_ARRAY of infos under `key`. */
+static pmix_status_t add_array(void *parent, const char *key, void *list)
+{
+    pmix_data_array_t da;
+    pmix_status_t rc = PMIx_Info_list_convert(list, &da);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    rc = PMIx_Info_list_add(parent, key, &da, PMIX_DATA_ARRAY);
+    PMIx_Data_array_destruct(&da);
+    return rc;
+}
+
+static char *rank_list(int n)
+{
+    size_t cap = (size_t)n * 8 + 16, len = 0;
+    char *s = malloc(cap);
+    if (s == NULL)
+        return NULL;
+    s[0] = '\0';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(s + len, cap - len, "%s%d", i > 0 ? "," : "", i);
+    return s;
+}
+
+static char *join_argv(char **argv)
+{
+    size_t len = 1;
+    for (char **a = argv; *a != NULL; a++)
+        len += strlen(*a) + 1;
+    char *s = malloc(len);
+    if (s == NULL)
+        return NULL;
+    s[0] = '\0';
+    for (char **a = argv; *a != NULL; a++) {
+        if (a != argv)
+            strcat(s, " ");
+        strcat(s, *a);
+    }
+    return s;
+}
+
+static void *proc_data(job *j, rank_proc *r, const char *procdir, pmix_status_t *rcp)
+{
+    void *l = PMIx_Info_list_start();
+    char *locality = NULL, *cpus = NULL;
+    pmix_rank_t rank = (pmix_rank_t)r->rank;
+    uint16_t lrank = (uint16_t)r->rank;
+    uint32_t appnum = 0, nodeid = 0;
+    *rcp = PMIX_ERR_NOMEM;
+    if (l == NULL)
+        return NULL;
+    ADD(l, PMIX_RANK, &rank, PMIX_PROC_RANK); /* first: says whose data follows */
+    ADD(l, PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
+    ADD(l, PMIX_NODE_RANK, &lrank, PMIX_UINT16);
+    ADD(l, PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
+    ADD(l, PMIX_APPNUM, &appnum, PMIX_UINT32);
+    ADD(l, PMIX_APP_RANK, &rank, PMIX_PROC_RANK);
+    ADD(l, PMIX_NODEID, &nodeid, PMIX_UINT32);
+    ADD(l, PMIX_HOSTNAME, j->hostname, PMIX_STRING);
+    ADD(l, PMIX_PROCDIR, procdir, PMIX_STRING);
+
+    char source[] = "hwloc";
+    pmix_cpuset_t cs = {.source = source, .bitmap = r->cpuset};
+    pmix_status_t rc = PMIx_server_generate_locality_string(&cs, &locality);
+    if (rc == PMIX_SUCCESS && locality != NULL)
+        ADD(l, PMIX_LOCALITY_STRING, locality, PMIX_STRING);
+    if (hwloc_bitmap_list_asprintf(&cpus, r->cpuset) >= 0 && cpus != NULL)
+        ADD(l, PMIX_CPUSET, cpus, PMIX_STRING); /* "0-3": the form Open MPI parses */
+    free(locality);
+    free(cpus);
+    *rcp = PMIX_SUCCESS;
+    return l;
+nomem:
+    free(locality);
+    free(cpus);
+    PMIx_Info_list_release(l);
+    return NULL;
+}
+
+int job_register(job *j)
+{
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+    void *top = PMIx_Info_list_start(), *node = NULL, *app = NULL;
+    char *peers = rank_list(j->nprocs), *ppn = NULL, *regex = NULL, *argvs = NULL;
+    char cwd[4096];
+    uint32_t n = (uint32_t)j->nprocs, one = 1, zero = 0;
+    pmix_rank_t leader = 0;
+    bool yes = true;
+    pmix_data_array_t da = {0};
+
+    if (top == NULL || peers == NULL)
+        goto nomem;
+    ADD(top, PMIX_JOBID, j->nspace, PMIX_STRING);
+    ADD(top, PMIX_JOB_SIZE, &n, PMIX_UINT32);
+    ADD(top, PMIX_UNIV_SIZE, &n, PMIX_UINT32);
+    ADD(top, PMIX_MAX_PROCS, &n, PMIX_UINT32);
+    ADD(top, PMIX_JOB_NUM_APPS, &one, PMIX_UINT32);
+    ADD(top, PMIX_NUM_NODES, &one, PMIX_UINT32);
+    ADD(top, PMIX_NODE_LIST, j->hostname, PMIX_STRING);
+    ADD(top, PMIX_TMPDIR, j->topdir, PMIX_STRING);
+    ADD(top, PMIX_NSDIR, j->nsdir, PMIX_STRING);
+    ADD(top, PMIX_TDIR_RMCLEAN, &yes, PMIX_BOOL);
+    ADD(top, PMIX_LOCAL_SIZE, &n, PMIX_UINT32);
+    ADD(top, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
+    ADD(top, PMIX_HOSTNAME, j->hostname, PMIX_STRING);
+    ADD(top, PMIX_NODEID, &zero, PMIX_UINT32);
+    ADD(top, PMIX_MAPBY, j->bind_core ? "BYCORE" : "BYSLOT", PMIX_STRING);
+    ADD(top, PMIX_BINDTO, j->bind_core ? "CORE" : "NONE", PMIX_STRING);
+    if (PMIx_generate_ppn(peers, &ppn) == PMIX_SUCCESS && ppn != NULL)
+        ADD(top, PMIX_PROC_MAP, ppn, PMIX_STRING);
+    if (PMIx_generate_regex(j->hostname, &regex) == PMIX_SUCCESS && regex != NULL)
+        ADD(top, PMIX_NODE_MAP, regex, PMIX_STRING);
+
+    node = PMIx_Info_list_start();
+    if (node == NULL)
+        goto nomem;
+    ADD(node, PMIX_HOSTNAME, j->hostname, PMIX_STRING);
+    ADD(node, PMIX_NODEID, &zero, PMIX_UINT32);
+    ADD(node, PMIX_NODE_SIZE, &n, PMIX_UINT32);
+    ADD(node, PMIX_LOCAL_SIZE, &n, PMIX_UINT32);
+    ADD(node, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
+    ADD(node, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
+    if (add_array(top, PMIX_NODE_INFO_ARRAY, node) != PMIX_SUCCESS)
+        goto nomem;
+
+    app = PMIx_Info_list_start();
+    if (app == NULL)
+        goto nomem;
+    ADD(app, PMIX_APPNUM, &zero, PMIX_UINT32);
+    ADD(app, PMIX_APP_SIZE, &n, PMIX_UINT32);
+    ADD(app, PMIX_APPLDR, &leader, PMIX_PROC_RANK);
+    if (getcwd(cwd, sizeof cwd) != NULL)
+        ADD(app, PMIX_WDIR, cwd, PMIX_STRING);
+    argvs = join_argv(j->argv);
+    if (argvs != NULL)
+        ADD(app, PMIX_APP_ARGV, argvs, PMIX_STRING);
+    if (add_array(top, PMIX_APP_INFO_ARRAY, app) != PMIX_SUCCESS)
+        goto nomem;
+
+    for (int i = 0; i < j->nprocs; i++) {
+        char procdir[4200];
+        snprintf(procdir, sizeof procdir, "%s/%d", j->nsdir, i);
+        if (files_make_dir(procdir) != 0) {
+            fprintf(stderr, "pmixrun: cannot create %s: %s\n", procdir, strerror(errno));
+            rc = PMIX_ERROR;
+            goto fail;
+        }
+        void *pd = proc_data(j, &j->ranks[i], procdir, &rc);
+        if (pd == NULL)
+            goto nomem;
+        rc = add_array(top, PMIX_PROC_DATA, pd);
+        PMIx_Info_list_release(pd);
+        if (rc != PMIX_SUCCESS)
+            goto nomem;
+    }
+
+    rc = PMIx_Info_list_convert(top, &da);
+    if (rc != PMIX_SUCCESS)
+        goto nomem;
+    rc = PMIx_server_register_nspace(j->nspace, j->nprocs, (pmix_info_t *)da.array, da.size, NULL,
+                                     NULL);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "pmixrun: the PMIx server refused the job's data: %s\n",
+                PMIx_Error_string(rc));
+        goto fail;
+    }
+    j->nspace_registered = true;
+    for (int i = 0; i < j->nprocs; i++) {
+        pmix_proc_t p;
+        PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)i);
+        rc = PMIx_server_register_client(&p, getuid(), getgid(), &j->ranks[i], NULL, NULL);
+        if (rc != PMIX_SUCCESS) {
+            fprintf(stderr, "pmixrun: the PMIx server refused rank %d: %s\n", i,
+                    PMIx_Error_string(rc));
+            goto fail;
+        }
+    }
+    rc = PMIX_SUCCESS;
+    goto done;
+
+nomem:
+    fprintf(stderr, "pmixrun: out of memory while preparing the job's data\n");
+    rc = PMIX_ERR_NOMEM;
+fail:
+done:
+    if (da.array != NULL)
+        PMIx_Data_array_destruct(&da);
+    if (top != NULL)
+        PMIx_Info_list_release(top);
+    if (node != NULL)
+        PMIx_Info_list_release(node);
+    if (app != NULL)
+        PMIx_Info_list_release(app);
+    free(peers);
+    free(ppn);
+    free(regex);
+    free(argvs);
+    return rc == PMIX_SUCCESS ? 0 : -1;
+}

@@ -1,0 +1,229 @@
+/*
+ * pmixrun_launch.c - finding the program and starting the ranks.
+ *
+ * The program is looked up once, before anything starts, the way a shell
+ * does (a name with a '/' is a path; otherwise each PATH entry is tried),
+ * so that a typo gives one clear message and exit status 127 (126 when the
+ * file exists but cannot be executed).
+ *
+ * Each rank is forked from the main thread. Between fork and exec the child
+ * only makes async-signal-safe calls: its own process group (so that the
+ * whole group can be signalled), PR_SET_PDEATHSIG (it dies if pmixrun is
+ * killed, even with SIGKILL), stdin from /dev/null, stdout and stderr into
+ * pipes read by pmixrun, default signal dispositions and an empty mask, its
+ * binding (sched_setaffinity) and execve. If execve fails, the child writes
+ * errno into a close-on-exec pipe, which pmixrun reads: an empty read means
+ * the exec succeeded.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pmixrun.h"
+
+extern char **environ;
+
+static int check_exec(const char *path, int *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        *err = errno;
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        *err = EISDIR;
+        return -1;
+    }
+    if (access(path, X_OK) != 0) {
+        *err = errno;
+        return -1;
+    }
+    return 0;
+}
+
+int launch_resolve(job *j)
+{
+    const char *name = j->argv[0];
+    int err = ENOENT;
+    if (strchr(name, '/') != NULL) {
+        if (check_exec(name, &err) == 0) {
+            j->prog = strdup(name);
+            return j->prog != NULL ? 0 : 1;
+        }
+    } else {
+        const char *path = getenv("PATH");
+        if (path == NULL || *path == '\0')
+            path = "/usr/local/bin:/usr/bin:/bin";
+        int first_err = 0;
+        for (const char *p = path;;) {
+            const char *end = strchr(p, ':');
+            size_t l = end != NULL ? (size_t)(end - p) : strlen(p);
+            char *cand = NULL;
+            if (asprintf(&cand, "%.*s/%s", (int)l, l > 0 ? p : ".", name) < 0)
+                return 1;
+            int e = 0;
+            if (check_exec(cand, &e) == 0) {
+                j->prog = cand;
+                return 0;
+            }
+            free(cand);
+            if (e != ENOENT && e != ENOTDIR && first_err == 0)
+                first_err = e; /* found, but not usable: say so */
+            if (end == NULL)
+                break;
+            p = end + 1;
+        }
+        err = first_err != 0 ? first_err : ENOENT;
+    }
+    if (err == ENOENT || err == ENOTDIR) {
+        if (strchr(name, '/') != NULL)
+            fprintf(stderr, "pmixrun: %s: no such file; check the path\n", name);
+        else
+            fprintf(stderr,
+                    "pmixrun: %s: command not found in PATH; check the name, or give its path "
+                    "(e.g. ./%s)\n",
+                    name, name);
+        return PMIXRUN_EXIT_NOTFOUND;
+    }
+    fprintf(stderr, "pmixrun: %s: cannot be executed: %s%s\n", name, strerror(err),
+            err == EACCES ? " (is it executable? chmod +x)" : "");
+    return PMIXRUN_EXIT_NOEXEC;
+}
+
+/* The rank's environment: ours without a previous job's PMIx identity, plus
+ * what the server adds (namespace, rank, server URI). malloc'd strings. */
+static char **rank_env(job *j, int rank)
+{
+    size_t n = 0;
+    for (char **e = environ; *e != NULL; e++)
+        n++;
+    char **env = calloc(n + 1, sizeof *env);
+    if (env == NULL)
+        return NULL;
+    size_t k = 0;
+    for (char **e = environ; *e != NULL; e++) {
+        if (strncmp(*e, "PMIX_NAMESPACE=", 15) == 0 || strncmp(*e, "PMIX_RANK=", 10) == 0 ||
+            strncmp(*e, "PMIX_SERVER_", 12) == 0)
+            continue;
+        env[k] = strdup(*e);
+        if (env[k] == NULL)
+            goto fail;
+        k++;
+    }
+    env[k] = NULL;
+    pmix_proc_t p;
+    PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)rank);
+    pmix_status_t rc = PMIx_server_setup_fork(&p, &env);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "pmixrun: cannot prepare the environment of rank %d: %s\n", rank,
+                PMIx_Error_string(rc));
+        goto fail;
+    }
+    return env;
+fail:
+    for (size_t i = 0; env[i] != NULL; i++)
+        free(env[i]);
+    free(env);
+    return NULL;
+}
+
+static void free_env(char **env)
+{
+    for (size_t i = 0; env[i] != NULL; i++)
+        free(env[i]);
+    free(env);
+}
+
+/* In the child: report errno to the parent and exit. */
+static _Noreturn void child_fail(int fd, int err)
+{
+    ssize_t w = write(fd, &err, sizeof err);
+    (void)w;
+    _exit(PMIXRUN_EXIT_NOEXEC);
+}
+
+int launch_rank(job *j, rank_proc *r)
+{
+    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, exep[2] = {-1, -1};
+    char **env = rank_env(j, r->rank);
+    if (env == NULL)
+        return 1;
+    if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 || pipe2(exep, O_CLOEXEC) != 0) {
+        fprintf(stderr,
+                "pmixrun: cannot create pipes for rank %d: %s (too many processes for "
+                "the open-file limit? see ulimit -n)\n",
+                r->rank, strerror(errno));
+        goto fail;
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "pmixrun: cannot start rank %d: fork: %s\n", r->rank, strerror(errno));
+        goto fail;
+    }
+    if (pid == 0) {
+        /* The child: async-signal-safe calls only. */
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(PMIXRUN_EXIT_NOEXEC); /* pmixrun died meanwhile */
+        if (dup2(j->devnull, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
+            child_fail(exep[1], errno);
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        sigemptyset(&dfl.sa_mask);
+        for (int s = 1; s < NSIG; s++)
+            if (s != SIGKILL && s != SIGSTOP)
+                sigaction(s, &dfl, NULL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (r->bound)
+            sched_setaffinity(0, sizeof r->affinity, &r->affinity);
+        execve(j->prog, j->argv, env);
+        child_fail(exep[1], errno);
+    }
+    /* The parent. Set the group here too: no race with the first kill. */
+    setpgid(pid, pid);
+    r->pid = pid;
+    j->nstarted++;
+    close(outp[1]);
+    close(errp[1]);
+    close(exep[1]);
+    free_env(env);
+    fcntl(outp[0], F_SETFL, O_NONBLOCK);
+    fcntl(errp[0], F_SETFL, O_NONBLOCK);
+    iof_stream_init(&r->out, outp[0], &j->outs[1]);
+    iof_stream_init(&r->err, errp[0], &j->outs[2]);
+
+    int cerr = 0;
+    ssize_t n;
+    do
+        n = read(exep[0], &cerr, sizeof cerr);
+    while (n < 0 && errno == EINTR);
+    close(exep[0]);
+    if (n == (ssize_t)sizeof cerr) {
+        fprintf(stderr, "pmixrun: cannot execute %s for rank %d: %s\n", j->prog, r->rank,
+                strerror(cerr));
+        return cerr == ENOENT ? PMIXRUN_EXIT_NOTFOUND : PMIXRUN_EXIT_NOEXEC;
+    }
+    return 0;
+
+fail:
+    for (int i = 0; i < 2; i++) {
+        if (outp[i] >= 0)
+            close(outp[i]);
+        if (errp[i] >= 0)
+            close(errp[i]);
+        if (exep[i] >= 0)
+            close(exep[i]);
+    }
+    free_env(env);
+    return 1;
+}

@@ -1,0 +1,450 @@
+/*
+ * event_rules - event handlers and notification (Standard, "Event
+ * Notification"), including the PMIX_MODEL_DECLARED event raised by an Init
+ * that declares a programming model (what Open MPI 4.1 relies on).
+ *
+ * Each handler records its name in a log and passes the event on with
+ * PMIX_EVENT_NO_ACTION_TAKEN (or stops the chain with
+ * PMIX_EVENT_ACTION_COMPLETE). A check notifies an event, waits until the
+ * expected number of handlers ran (bounded), lingers briefly to catch extra
+ * invocations, and compares the log with the expected order. Handlers run
+ * on the library's progress thread, hence the lock around the log.
+ *
+ * Modes:
+ *   order      categories: single-code handlers, then multi-code, then
+ *              default, whatever the registration order; a code nobody
+ *              registered reaches only the default handler; PMIX_EVENT_NON_DEFAULT
+ *              keeps it from default handlers. Handlers see the registration
+ *              id, status, source and info of the notification.
+ *   prepend    PMIX_EVENT_HDLR_PREPEND / _APPEND order handlers within a category.
+ *   firstlast  PMIX_EVENT_HDLR_FIRST / _LAST run first / last across
+ *              categories, and a second "first" handler is refused.
+ *   stop       a handler completing with PMIX_EVENT_ACTION_COMPLETE ends the chain.
+ *   dereg      a deregistered handler is no longer called (blocking and
+ *              callback forms); deregistering an unknown id is an error.
+ *   regcb      the registration callback fires once, after the call returned,
+ *              with the id the handler is later called with.
+ *   range      PMIX_RANGE_PROC_LOCAL stays in the process; PMIX_RANGE_NAMESPACE
+ *              reaches the other processes of the job.
+ *   model      handler for PMIX_MODEL_DECLARED registered after a first Init; a
+ *              second Init with PMIX_PROGRAMMING_MODEL etc. raises the event
+ *              locally, carrying the model; the inner Finalize keeps the
+ *              library alive.
+ */
+#include "ptest.h"
+
+#define CODE_X (PMIX_EXTERNAL_ERR_BASE - 11)
+#define CODE_Y (PMIX_EXTERNAL_ERR_BASE - 12)
+#define CODE_Z (PMIX_EXTERNAL_ERR_BASE - 13)
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char event_log[512];
+static pt_waiter calls; /* signalled once per handler invocation */
+
+/* What handlers saw, for the checks of mode "order". */
+static struct {
+    size_t ids[16];
+    const char *names[16];
+    int n;
+    int bad_id, bad_source, text_seen;
+    pmix_status_t last_status;
+    bool model_seen;
+    char model[64];
+} seen;
+
+static void record(const char *name, size_t id, pmix_status_t status, const pmix_proc_t *source,
+                   const pmix_info_t *info, size_t ninfo)
+{
+    pthread_mutex_lock(&log_lock);
+    if (event_log[0] != '\0')
+        strncat(event_log, ",", sizeof event_log - strlen(event_log) - 1);
+    strncat(event_log, name, sizeof event_log - strlen(event_log) - 1);
+    for (int i = 0; i < seen.n; i++)
+        if (strcmp(seen.names[i], name) == 0 && seen.ids[i] != id)
+            seen.bad_id++;
+    /* Events we notify ourselves must name us as their source. */
+    bool own_event = strcmp(name, "R") != 0 && strcmp(name, "Model") != 0;
+    if (own_event && (source == NULL || source->rank != pt.me.rank ||
+                      strncmp(source->nspace, pt.me.nspace, PMIX_MAX_NSLEN) != 0))
+        seen.bad_source++;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (strcmp(info[i].key, PMIX_EVENT_TEXT_MESSAGE) == 0 &&
+            info[i].value.type == PMIX_STRING &&
+            strcmp(info[i].value.data.string, "event_rules says hello") == 0)
+            seen.text_seen++;
+        if (strcmp(info[i].key, PMIX_PROGRAMMING_MODEL) == 0 && info[i].value.type == PMIX_STRING) {
+            seen.model_seen = true;
+            snprintf(seen.model, sizeof seen.model, "%s", info[i].value.data.string);
+        }
+    }
+    seen.last_status = status;
+    pthread_mutex_unlock(&log_lock);
+    pt_waiter_signal(&calls, status);
+}
+
+#define HANDLER(NAME, RESULT)                                                                      \
+    static void h_##NAME(size_t id, pmix_status_t status, const pmix_proc_t *source,               \
+                         pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults, \
+                         pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)                 \
+    {                                                                                              \
+        (void)results;                                                                             \
+        (void)nresults;                                                                            \
+        record(#NAME, id, status, source, info, ninfo);                                            \
+        if (cbfunc != NULL)                                                                        \
+            cbfunc(RESULT, NULL, 0, NULL, NULL, cbdata);                                           \
+    }
+
+HANDLER(S, PMIX_EVENT_NO_ACTION_TAKEN) /* single code */
+HANDLER(M, PMIX_EVENT_NO_ACTION_TAKEN) /* multi code */
+HANDLER(D, PMIX_EVENT_NO_ACTION_TAKEN) /* default */
+HANDLER(A, PMIX_EVENT_NO_ACTION_TAKEN)
+HANDLER(B, PMIX_EVENT_NO_ACTION_TAKEN)
+HANDLER(C, PMIX_EVENT_NO_ACTION_TAKEN)
+HANDLER(E, PMIX_EVENT_NO_ACTION_TAKEN)
+HANDLER(F, PMIX_EVENT_NO_ACTION_TAKEN) /* first */
+HANDLER(L, PMIX_EVENT_NO_ACTION_TAKEN) /* last */
+HANDLER(X, PMIX_EVENT_ACTION_COMPLETE) /* stops the chain */
+HANDLER(R, PMIX_EVENT_NO_ACTION_TAKEN) /* remote events */
+HANDLER(Model, PMIX_EVENT_NO_ACTION_TAKEN)
+
+/* Blocking registration; remembers the id under `name`. Returns the id or
+ * a negative status. */
+static pmix_status_t reg(const char *name, pmix_notification_fn_t fn, pmix_status_t *codes,
+                         size_t ncodes, pmix_info_t *info, size_t ninfo)
+{
+    pmix_status_t rc = PMIx_Register_event_handler(codes, ncodes, info, ninfo, fn, NULL, NULL);
+    if (rc < 0) {
+        pt_fail("PMIx_Register_event_handler(%s) failed: %s", name, pt_err(rc));
+        return rc;
+    }
+    pthread_mutex_lock(&log_lock);
+    if (seen.n < 16) {
+        seen.names[seen.n] = name;
+        seen.ids[seen.n] = (size_t)rc;
+        seen.n++;
+    }
+    pthread_mutex_unlock(&log_lock);
+    return rc;
+}
+
+static void reset_log(void)
+{
+    pthread_mutex_lock(&log_lock);
+    event_log[0] = '\0';
+    pthread_mutex_unlock(&log_lock);
+    pthread_mutex_lock(&calls.lock);
+    calls.count = 0;
+    pthread_mutex_unlock(&calls.lock);
+}
+
+/* Notify `code` to ourselves and expect exactly the handlers in `expect`
+ * ("S,M,D"; "" for none) in that order. */
+static void expect_chain(const char *what, pmix_status_t code, pmix_info_t *info, size_t ninfo,
+                         const char *expect)
+{
+    reset_log();
+    int n = expect[0] == '\0' ? 0 : 1;
+    for (const char *p = expect; *p; p++)
+        n += *p == ',';
+    pt_phase(what);
+    pmix_status_t rc =
+        PMIx_Notify_event(code, &pt.me, PMIX_RANGE_PROC_LOCAL, info, ninfo, NULL, NULL);
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+        pt_fail("%s: PMIx_Notify_event failed: %s", what, pt_err(rc));
+        return;
+    }
+    if (n > 0 && !pt_waiter_wait_n(&calls, n, 5.0, false))
+        pt_note("%s: only %d of %d handlers ran within 5 s", what, pt_waiter_count(&calls), n);
+    pt_sleep(n > 0 ? 0.2 : 0.5); /* catch extra invocations */
+    pthread_mutex_lock(&log_lock);
+    if (strcmp(event_log, expect) != 0)
+        pt_fail("%s: handlers ran as [%s], expected [%s]", what, event_log, expect);
+    pthread_mutex_unlock(&log_lock);
+}
+
+static void mode_order(void)
+{
+    pmix_status_t x = CODE_X, xy[2] = {CODE_X, CODE_Y};
+    /* Registered in the reverse of the invocation order on purpose. */
+    reg("D", h_D, NULL, 0, NULL, 0);
+    reg("M", h_M, xy, 2, NULL, 0);
+    reg("S", h_S, &x, 1, NULL, 0);
+
+    pmix_info_t text;
+    pt_info_str(&text, PMIX_EVENT_TEXT_MESSAGE, "event_rules says hello");
+    expect_chain("notify X", CODE_X, &text, 1, "S,M,D");
+    if (seen.text_seen != 3)
+        pt_fail("the notification's info reached %d of 3 handlers", seen.text_seen);
+    pt_info_free(&text, 1);
+    expect_chain("notify Y", CODE_Y, NULL, 0, "M,D");
+    expect_chain("notify Z (no specific handler)", CODE_Z, NULL, 0, "D");
+
+    pmix_info_t nd;
+    pt_info_bool(&nd, PMIX_EVENT_NON_DEFAULT, true);
+    expect_chain("notify X with PMIX_EVENT_NON_DEFAULT", CODE_X, &nd, 1, "S,M");
+    expect_chain("notify Z with PMIX_EVENT_NON_DEFAULT", CODE_Z, &nd, 1, "");
+    pt_info_free(&nd, 1);
+
+    if (seen.bad_id != 0)
+        pt_fail("%d handler invocations carried a registration id other than the one returned",
+                seen.bad_id);
+    if (seen.bad_source != 0)
+        pt_fail("%d handler invocations carried a source other than the notifier", seen.bad_source);
+}
+
+static void mode_prepend(void)
+{
+    pmix_status_t x = CODE_X;
+    pmix_info_t pre, app;
+    pt_info_bool(&pre, PMIX_EVENT_HDLR_PREPEND, true);
+    pt_info_bool(&app, PMIX_EVENT_HDLR_APPEND, true);
+    reg("A", h_A, &x, 1, NULL, 0);
+    reg("B", h_B, &x, 1, &pre, 1);
+    reg("C", h_C, &x, 1, &app, 1);
+    reg("E", h_E, &x, 1, &pre, 1);
+    expect_chain("notify X", CODE_X, NULL, 0, "E,B,A,C");
+    pt_info_free(&pre, 1);
+    pt_info_free(&app, 1);
+}
+
+static void mode_firstlast(void)
+{
+    pmix_status_t x = CODE_X;
+    pmix_info_t first, last;
+    pt_info_bool(&first, PMIX_EVENT_HDLR_FIRST, true);
+    pt_info_bool(&last, PMIX_EVENT_HDLR_LAST, true);
+    reg("L", h_L, &x, 1, &last, 1);
+    reg("D", h_D, NULL, 0, NULL, 0);
+    reg("S", h_S, &x, 1, NULL, 0);
+    reg("F", h_F, NULL, 0, &first, 1);
+    expect_chain("notify X", CODE_X, NULL, 0, "F,S,D,L");
+
+    pmix_status_t rc = PMIx_Register_event_handler(&x, 1, &first, 1, h_A, NULL, NULL);
+    if (rc >= 0)
+        pt_fail(
+            "a second PMIX_EVENT_HDLR_FIRST handler was accepted (id %d); only one may be first",
+            rc);
+    pt_info_free(&first, 1);
+    pt_info_free(&last, 1);
+}
+
+static void mode_stop(void)
+{
+    pmix_status_t x = CODE_X;
+    reg("D", h_D, NULL, 0, NULL, 0);
+    reg("X", h_X, &x, 1, NULL, 0);
+    expect_chain("notify X, first handler completes the action", CODE_X, NULL, 0, "X");
+    expect_chain("notify Y, default handler", CODE_Y, NULL, 0, "D");
+}
+
+static void mode_dereg(void)
+{
+    pmix_status_t x = CODE_X;
+    pmix_status_t id = reg("S", h_S, &x, 1, NULL, 0);
+    if (id < 0)
+        return;
+    expect_chain("notify X while registered", CODE_X, NULL, 0, "S");
+    pmix_status_t rc = PMIx_Deregister_event_handler((size_t)id, NULL, NULL);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("blocking PMIx_Deregister_event_handler failed: %s", pt_err(rc));
+    expect_chain("notify X after blocking deregistration", CODE_X, NULL, 0, "");
+
+    pmix_status_t id2 = reg("A", h_A, &x, 1, NULL, 0);
+    if (id2 < 0)
+        return;
+    expect_chain("notify X with the second handler", CODE_X, NULL, 0, "A");
+    pt_waiter w;
+    pt_waiter_init(&w);
+    rc = PMIx_Deregister_event_handler((size_t)id2, pt_op_cb, &w);
+    if (rc == PMIX_SUCCESS) {
+        if (!pt_waiter_wait(&w, 5.0))
+            pt_fail("deregistration callback not called within 5 s");
+        else if (w.status != PMIX_SUCCESS)
+            pt_fail("deregistration callback reported %s", pt_err(w.status));
+    } else if (rc != PMIX_OPERATION_SUCCEEDED) {
+        pt_fail("PMIx_Deregister_event_handler with a callback failed: %s", pt_err(rc));
+    }
+    expect_chain("notify X after deregistration with callback", CODE_X, NULL, 0, "");
+
+    rc = PMIx_Deregister_event_handler(987654, NULL, NULL);
+    if (rc == PMIX_SUCCESS)
+        pt_fail("deregistering an unknown handler id succeeded");
+    else if (rc != PMIX_ERR_BAD_PARAM)
+        pt_note("deregistering an unknown id returned %s (the Standard names PMIX_ERR_BAD_PARAM)",
+                pt_err(rc));
+}
+
+struct regcb_state {
+    pt_waiter w;
+    pthread_t caller;
+    volatile bool in_call;
+    volatile bool from_inside;
+};
+
+static void regcb(pmix_status_t status, size_t refid, void *cbdata)
+{
+    struct regcb_state *s = cbdata;
+    if (s->in_call && pthread_equal(pthread_self(), s->caller))
+        s->from_inside = true;
+    s->w.ref = refid;
+    pt_waiter_signal(&s->w, status);
+}
+
+static void mode_regcb(void)
+{
+    pmix_status_t x = CODE_X;
+    struct regcb_state s;
+    pt_waiter_init(&s.w);
+    s.caller = pthread_self();
+    s.from_inside = false;
+    s.in_call = true;
+    pmix_status_t rc = PMIx_Register_event_handler(&x, 1, NULL, 0, h_S, regcb, &s);
+    s.in_call = false;
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("non-blocking PMIx_Register_event_handler returned %s", pt_err(rc));
+        return;
+    }
+    if (!pt_waiter_wait(&s.w, 5.0)) {
+        pt_fail("registration callback not called within 5 s");
+        return;
+    }
+    if (s.w.status != PMIX_SUCCESS)
+        pt_fail("registration callback reported %s", pt_err(s.w.status));
+    if (s.from_inside)
+        pt_fail("registration callback ran before PMIx_Register_event_handler returned");
+    pt_sleep(0.2);
+    if (pt_waiter_count(&s.w) != 1)
+        pt_fail("registration callback called %d times", pt_waiter_count(&s.w));
+    pthread_mutex_lock(&log_lock);
+    seen.names[0] = "S";
+    seen.ids[0] = s.w.ref;
+    seen.n = 1;
+    pthread_mutex_unlock(&log_lock);
+    expect_chain("notify X", CODE_X, NULL, 0, "S");
+    if (seen.bad_id != 0)
+        pt_fail("the handler was called with an id other than the one the registration "
+                "callback gave (%zu)",
+                s.w.ref);
+}
+
+static void mode_range(void)
+{
+    pmix_status_t x = CODE_X, y = CODE_Y;
+    reg("S", h_S, &x, 1, NULL, 0);
+    reg("R", h_R, &y, 1, NULL, 0);
+    pt_barrier("fence after registration");
+
+    /* PROC_LOCAL: only the notifier. */
+    reset_log();
+    if (pt.me.rank == 0) {
+        pmix_status_t rc =
+            PMIx_Notify_event(CODE_X, &pt.me, PMIX_RANGE_PROC_LOCAL, NULL, 0, NULL, NULL);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            pt_fail("PMIx_Notify_event(PROC_LOCAL) failed: %s", pt_err(rc));
+    }
+    pt_sleep(1.0);
+    pt_barrier("fence after the process-local event");
+    int got = pt_waiter_count(&calls);
+    if (pt.me.rank == 0 && got != 1)
+        pt_fail("the notifier's handler ran %d times for its PROC_LOCAL event", got);
+    if (pt.me.rank != 0 && got != 0)
+        pt_fail("a PMIX_RANGE_PROC_LOCAL event of rank 0 reached rank %u", (unsigned)pt.me.rank);
+
+    /* NAMESPACE: everybody else in the job. */
+    reset_log();
+    pt_barrier("fence before the namespace event");
+    if (pt.me.rank == 0) {
+        pmix_status_t rc =
+            PMIx_Notify_event(CODE_Y, &pt.me, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            pt_fail("PMIx_Notify_event(NAMESPACE) failed: %s", pt_err(rc));
+    } else {
+        pt_phase("waiting for rank 0's namespace event");
+        if (!pt_waiter_wait(&calls, 10.0))
+            pt_fail("rank 0's PMIX_RANGE_NAMESPACE event did not arrive within 10 s");
+        pthread_mutex_lock(&log_lock);
+        if (strcmp(event_log, "R") != 0)
+            pt_fail("handlers for rank 0's event ran as [%s], expected [R]", event_log);
+        pthread_mutex_unlock(&log_lock);
+    }
+    pt_barrier("fence after the namespace event");
+}
+
+static void mode_model(void)
+{
+    pt_start("event_rules", "model", NULL, 0);
+    pmix_status_t code = PMIX_MODEL_DECLARED;
+    reg("Model", h_Model, &code, 1, NULL, 0);
+    reg("D", h_D, NULL, 0, NULL, 0);
+    reset_log();
+
+    pmix_info_t model[4];
+    pt_info_str(&model[0], PMIX_PROGRAMMING_MODEL, "MPI");
+    pt_info_str(&model[1], PMIX_MODEL_LIBRARY_NAME, "event_rules");
+    pt_info_str(&model[2], PMIX_MODEL_LIBRARY_VERSION, "1.0");
+    pt_info_str(&model[3], PMIX_THREADING_MODEL, "posix");
+    pmix_proc_t p2;
+    pt_phase("second PMIx_Init declaring a programming model");
+    pmix_status_t rc = PMIx_Init(&p2, model, 4);
+    pt_info_free(model, 4);
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("PMIx_Init with programming-model attributes failed: %s", pt_err(rc));
+        return;
+    }
+    pt_phase("waiting for PMIX_MODEL_DECLARED");
+    if (!pt_waiter_wait(&calls, 5.0)) {
+        pt_fail("no PMIX_MODEL_DECLARED event within 5 s of an Init declaring a model");
+    } else {
+        pt_sleep(0.2);
+        pthread_mutex_lock(&log_lock);
+        if (strncmp(event_log, "Model", 5) != 0)
+            pt_fail("handlers ran as [%s]; the PMIX_MODEL_DECLARED handler should run first",
+                    event_log);
+        if (seen.last_status != PMIX_MODEL_DECLARED)
+            pt_fail("the event's status is %s", pt_err(seen.last_status));
+        if (!seen.model_seen)
+            pt_fail("the PMIX_MODEL_DECLARED event does not carry PMIX_PROGRAMMING_MODEL");
+        else if (strcmp(seen.model, "MPI") != 0)
+            pt_fail("the event says the model is \"%s\", expected \"MPI\"", seen.model);
+        pthread_mutex_unlock(&log_lock);
+    }
+    rc = PMIx_Finalize(NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("inner PMIx_Finalize failed: %s", pt_err(rc));
+    if (PMIx_Initialized() != 1)
+        pt_fail("PMIx_Initialized() is %d after the inner Finalize", PMIx_Initialized());
+    pt_barrier("fence after the inner Finalize");
+}
+
+int main(int argc, char **argv)
+{
+    const char *modes = "order prepend firstlast stop dereg regcb range model";
+    if (argc < 2)
+        pt_usage(argv[0], modes);
+    pt_watchdog(45);
+    pt_waiter_init(&calls);
+    const char *m = argv[1];
+    if (strcmp(m, "model") == 0) {
+        mode_model();
+        return pt_result();
+    }
+    pt_start("event_rules", m, NULL, 0);
+    if (strcmp(m, "order") == 0)
+        mode_order();
+    else if (strcmp(m, "prepend") == 0)
+        mode_prepend();
+    else if (strcmp(m, "firstlast") == 0)
+        mode_firstlast();
+    else if (strcmp(m, "stop") == 0)
+        mode_stop();
+    else if (strcmp(m, "dereg") == 0)
+        mode_dereg();
+    else if (strcmp(m, "regcb") == 0)
+        mode_regcb();
+    else if (strcmp(m, "range") == 0)
+        mode_range();
+    else
+        pt_usage(argv[0], modes);
+    pt_barrier("final fence");
+    return pt_result();
+}

@@ -1,0 +1,528 @@
+/*
+ * fence_rules - PMIx_Fence and PMIx_Fence_nb (Standard, "Synchronization").
+ *
+ * Several modes check that a fence really is a barrier: after aligning, rank
+ * r enters the fence r*0.15 s late and notes when it entered and left; the
+ * entry times are then exchanged, and no process may have left the fence
+ * before the last participant entered it. CLOCK_MONOTONIC is one clock for
+ * all processes of a machine, which is where pmixrun runs them.
+ *
+ * Modes:
+ *   null       procs = NULL: the whole namespace.
+ *   shuffled   an explicit list of every rank, in a different order on each
+ *              process (the order has no significance).
+ *   wildcard   one proc with PMIX_RANK_WILDCARD.
+ *   subsets    even ranks fence among themselves while odd ranks, which
+ *              arrive 1.5 s later, fence among themselves: the even fence
+ *              completes without waiting for the odd ranks.
+ *   many       100 fences back to back, then 20 rounds of put / commit /
+ *              collecting fence / get, each value tagged with its round, so a
+ *              fence matched with the wrong round is detected.
+ *   self       a fence of the caller alone completes at once (Fence_nb may
+ *              return PMIX_OPERATION_SUCCEEDED) while the others are busy.
+ *   collect    PMIX_COLLECT_DATA makes every peer's committed data local: a
+ *              PMIX_OPTIONAL Get (local cache only) finds it, intact.
+ *   nocollect  the default fence moves no data, yet a Get still works (direct
+ *              modex); whether the data was already local is reported.
+ *   gen        PMIX_COLLECT_GENERATED_JOB_INFO is accepted, with and without
+ *              PMIX_COLLECT_DATA.
+ *   timeout    the last rank never joins: PMIX_TIMEOUT=2 ends the others'
+ *              fence with PMIX_ERR_TIMEOUT after about 2 s; afterwards a fence
+ *              of the survivors and a fresh fence of everybody both work (the
+ *              timed-out fence left nothing behind).
+ *   nb         Fence_nb calls its callback exactly once, with its cbdata, not
+ *              from inside the call; with and without PMIX_COLLECT_DATA.
+ */
+#include "ptest.h"
+
+static pmix_status_t fence_list(const pmix_proc_t *procs, size_t n, const pmix_info_t *info,
+                                size_t ninfo)
+{
+    return PMIx_Fence(procs, n, info, ninfo);
+}
+
+/* Exchange the moments each participant entered a fence and check that we
+ * did not leave it before any of them entered. `members` lists the ranks
+ * that took part (NULL = everyone). */
+static void check_barrier(const char *what, double entered, double left, const pmix_rank_t *members,
+                          size_t nmembers)
+{
+    pmix_value_t v;
+    memset(&v, 0, sizeof v);
+    v.type = PMIX_UINT64;
+    v.data.uint64 = (uint64_t)(entered * 1e6);
+    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, "fr.entered", &v);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Commit();
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("put/commit of the entry time failed: %s", pt_err(rc));
+        return;
+    }
+    pmix_info_t c;
+    pt_info_bool(&c, PMIX_COLLECT_DATA, true);
+    pt_phase("collecting fence for the barrier check");
+    rc = PMIx_Fence(NULL, 0, &c, 1);
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("collecting fence for the barrier check failed: %s", pt_err(rc));
+        return;
+    }
+    size_t n = members ? nmembers : pt.size;
+    double last = 0;
+    pmix_rank_t last_rank = 0;
+    for (size_t i = 0; i < n; i++) {
+        pmix_proc_t p;
+        pt_proc(&p, pt.me.nspace, members ? members[i] : (pmix_rank_t)i);
+        pmix_value_t *pv = pt_get_typed(&p, "fr.entered", NULL, 0, PMIX_UINT64);
+        if (pv == NULL)
+            continue;
+        double t = (double)pv->data.uint64 / 1e6;
+        if (t > last) {
+            last = t;
+            last_rank = p.rank;
+        }
+        pt_value_free(pv);
+    }
+    if (left + 0.002 < last)
+        pt_fail("%s: left the fence %.3f s before rank %u entered it: not a barrier", what,
+                last - left, (unsigned)last_rank);
+}
+
+/* Align, then enter `fence` r*0.15 s late; check the barrier property. */
+static void staggered(const char *what, pmix_status_t (*fence)(void *), void *arg)
+{
+    pt_barrier("aligning fence");
+    pt_sleep(0.15 * pt.me.rank);
+    pt_phase(what);
+    double t0 = pt_now();
+    pmix_status_t rc = fence(arg);
+    double t1 = pt_now();
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("%s failed: %s", what, pt_err(rc));
+        return;
+    }
+    check_barrier(what, t0, t1, NULL, 0);
+}
+
+static pmix_status_t fence_null(void *arg)
+{
+    (void)arg;
+    return PMIx_Fence(NULL, 0, NULL, 0);
+}
+
+static pmix_status_t fence_procs(void *arg)
+{
+    pmix_proc_t *procs = arg;
+    return fence_list(procs, procs == NULL ? 0 : pt.size, NULL, 0);
+}
+
+static pmix_status_t fence_wild(void *arg)
+{
+    (void)arg;
+    return PMIx_Fence(&pt.wild, 1, NULL, 0);
+}
+
+static void mode_shuffled(void)
+{
+    pmix_proc_t *procs = calloc(pt.size, sizeof *procs);
+    for (uint32_t i = 0; i < pt.size; i++)
+        pt_proc(&procs[i], pt.me.nspace, i);
+    /* A different permutation on every process (Fisher-Yates, seeded by rank). */
+    unsigned seed = 12345u + 7919u * pt.me.rank;
+    for (uint32_t i = pt.size - 1; i > 0; i--) {
+        uint32_t j = (uint32_t)(rand_r(&seed) % (i + 1));
+        pmix_proc_t t = procs[i];
+        procs[i] = procs[j];
+        procs[j] = t;
+    }
+    char order[256] = "";
+    for (uint32_t i = 0; i < pt.size && strlen(order) < 200; i++)
+        snprintf(order + strlen(order), sizeof order - strlen(order), "%s%u", i ? "," : "",
+                 (unsigned)procs[i].rank);
+    pt_note("fence over ranks in order %s", order);
+    staggered("PMIx_Fence(shuffled explicit list)", fence_procs, procs);
+    free(procs);
+}
+
+static void mode_subsets(void)
+{
+    /* My subset: ranks with my parity. */
+    uint32_t parity = pt.me.rank % 2;
+    pmix_proc_t procs[1024];
+    pmix_rank_t ranks[1024];
+    size_t n = 0;
+    for (uint32_t r = parity; r < pt.size && n < 1024; r += 2) {
+        pt_proc(&procs[n], pt.me.nspace, r);
+        ranks[n++] = r;
+    }
+    pt_barrier("aligning fence");
+    if (parity == 1)
+        pt_sleep(1.5); /* the odd ranks come late */
+    pt_phase(parity ? "odd-rank subset fence" : "even-rank subset fence");
+    double t0 = pt_now();
+    pmix_status_t rc = fence_list(procs, n, NULL, 0);
+    double t1 = pt_now();
+    if (rc != PMIX_SUCCESS)
+        pt_fail("fence of the %s ranks failed: %s", parity ? "odd" : "even", pt_err(rc));
+    if (parity == 0 && t1 - t0 > 1.0)
+        pt_fail("the even-rank fence took %.2f s: it waited for the odd ranks", t1 - t0);
+
+    /* Barrier property within the subset. */
+    check_barrier(parity ? "odd-rank subset fence" : "even-rank subset fence", t0, t1, ranks, n);
+}
+
+static void mode_many(void)
+{
+    pt_phase("100 back-to-back fences");
+    double t0 = pt_now();
+    for (int i = 0; i < 100; i++) {
+        pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
+        if (rc != PMIX_SUCCESS) {
+            pt_fail("fence %d of 100 failed: %s", i, pt_err(rc));
+            return;
+        }
+    }
+    pt_note("100 fences in %.3f s", pt_now() - t0);
+
+    pmix_proc_t peer;
+    pt_proc(&peer, pt.me.nspace, (pt.me.rank + 1) % pt.size);
+    pmix_info_t c;
+    pt_info_bool(&c, PMIX_COLLECT_DATA, true);
+    unsigned seed = 99u + pt.me.rank;
+    for (uint32_t round = 0; round < 20; round++) {
+        pmix_status_t rc = pt_put_u32(PMIX_GLOBAL, "fr.round", round * 1000 + pt.me.rank);
+        if (rc == PMIX_SUCCESS)
+            rc = PMIx_Commit();
+        if (rc != PMIX_SUCCESS) {
+            pt_fail("round %u: put/commit failed: %s", round, pt_err(rc));
+            return;
+        }
+        pt_sleep((rand_r(&seed) % 5) * 0.002); /* vary the arrival order */
+        pt_phase("collecting fence round");
+        rc = PMIx_Fence(NULL, 0, &c, 1);
+        if (rc != PMIX_SUCCESS) {
+            pt_fail("round %u: collecting fence failed: %s", round, pt_err(rc));
+            return;
+        }
+        pmix_value_t *v = pt_get_typed(&peer, "fr.round", NULL, 0, PMIX_UINT32);
+        if (v != NULL && v->data.uint32 != round * 1000 + peer.rank)
+            pt_fail("round %u: rank %u's value is %u, expected %u: fences of different rounds "
+                    "were matched",
+                    round, (unsigned)peer.rank, v->data.uint32, round * 1000 + peer.rank);
+        pt_value_free(v);
+        /* Nobody may re-put before everyone read this round. */
+        pt_phase("plain fence round");
+        if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) {
+            pt_fail("round %u: plain fence failed: %s", round, pt_err(rc));
+            return;
+        }
+    }
+}
+
+static void mode_self(void)
+{
+    /* Everybody but rank 0 is busy elsewhere for a while. */
+    pt_barrier("aligning fence");
+    if (pt.me.rank != 0) {
+        pt_sleep(1.0);
+    } else {
+        pt_waiter w;
+        pt_waiter_init(&w);
+        pt_phase("PMIx_Fence_nb of self");
+        double t0 = pt_now();
+        pmix_status_t rc = PMIx_Fence_nb(&pt.me, 1, NULL, 0, pt_op_cb, &w);
+        if (rc == PMIX_OPERATION_SUCCEEDED) {
+            pt_note("Fence_nb of self returned PMIX_OPERATION_SUCCEEDED");
+            pt_sleep(0.2);
+            if (pt_waiter_count(&w) != 0)
+                pt_fail("Fence_nb returned PMIX_OPERATION_SUCCEEDED and also called its callback");
+        } else if (rc == PMIX_SUCCESS) {
+            if (!pt_waiter_wait(&w, 0.5))
+                pt_fail("Fence_nb of self did not complete within 0.5 s while others were busy");
+            else if (w.status != PMIX_SUCCESS)
+                pt_fail("Fence_nb of self completed with %s", pt_err(w.status));
+        } else {
+            pt_fail("Fence_nb of self failed: %s", pt_err(rc));
+        }
+        pt_phase("PMIx_Fence of self");
+        double t1 = pt_now();
+        rc = PMIx_Fence(&pt.me, 1, NULL, 0);
+        if (rc != PMIX_SUCCESS)
+            pt_fail("PMIx_Fence of self failed: %s", pt_err(rc));
+        else if (pt_now() - t1 > 0.5)
+            pt_fail("PMIx_Fence of self took %.2f s", pt_now() - t1);
+        pt_note("self fences done in %.3f s", pt_now() - t0);
+    }
+    /* Every other rank does its own self fence too, with collection. */
+    pmix_info_t c;
+    pt_info_bool(&c, PMIX_COLLECT_DATA, true);
+    pmix_status_t rc = PMIx_Fence(&pt.me, 1, &c, 1);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("collecting PMIx_Fence of self failed: %s", pt_err(rc));
+    pt_barrier("fence after the self fences");
+}
+
+/* A card of `len` bytes whose content depends on the writer's rank. */
+static void fill_card(char *b, size_t len, pmix_rank_t r)
+{
+    for (size_t i = 0; i < len; i++)
+        b[i] = (char)((r * 131u + i * 7u + 3u) & 0xff);
+}
+
+static bool card_ok(const pmix_value_t *v, size_t len, pmix_rank_t r)
+{
+    if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size != len)
+        return false;
+    char *want = malloc(len);
+    fill_card(want, len, r);
+    bool ok = memcmp(want, v->data.bo.bytes, len) == 0;
+    free(want);
+    return ok;
+}
+
+static void put_card(size_t len)
+{
+    pmix_value_t v;
+    memset(&v, 0, sizeof v);
+    v.type = PMIX_BYTE_OBJECT;
+    v.data.bo.bytes = malloc(len);
+    v.data.bo.size = len;
+    fill_card(v.data.bo.bytes, len, pt.me.rank);
+    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, "fr.card", &v);
+    free(v.data.bo.bytes);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Commit();
+    if (rc != PMIX_SUCCESS)
+        pt_fail("put/commit of the card failed: %s", pt_err(rc));
+}
+
+/* Read every peer's card; `local_only` adds PMIX_OPTIONAL. Returns the
+ * number found. */
+static uint32_t read_cards(size_t len, bool local_only, bool must_find)
+{
+    pmix_info_t q[2];
+    size_t nq = 0;
+    if (local_only)
+        pt_info_bool(&q[nq++], PMIX_OPTIONAL, true);
+    else
+        pt_info_int(&q[nq++], PMIX_TIMEOUT, 10);
+    uint32_t found = 0;
+    for (uint32_t r = 0; r < pt.size; r++) {
+        if (r == pt.me.rank)
+            continue;
+        pmix_proc_t p;
+        pt_proc(&p, pt.me.nspace, r);
+        pmix_value_t *v = NULL;
+        pmix_status_t rc = PMIx_Get(&p, "fr.card", q, nq, &v);
+        if (rc == PMIX_SUCCESS) {
+            found++;
+            if (!card_ok(v, len, r))
+                pt_fail("rank %u's card arrived damaged (type %s)", (unsigned)r,
+                        pt_type_name(v->type));
+        } else if (must_find) {
+            pt_fail("rank %u's card: PMIx_Get%s failed: %s", (unsigned)r,
+                    local_only ? "(PMIX_OPTIONAL)" : "", pt_err(rc));
+        }
+        pt_value_free(v);
+    }
+    pt_info_free(q, nq);
+    return found;
+}
+
+static void mode_collect(void)
+{
+    const size_t len = 1000;
+    put_card(len);
+    pmix_info_t c;
+    pt_info_bool(&c, PMIX_COLLECT_DATA, true);
+    pt_phase("PMIx_Fence(PMIX_COLLECT_DATA)");
+    pmix_status_t rc = PMIx_Fence(NULL, 0, &c, 1);
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("PMIx_Fence(PMIX_COLLECT_DATA) failed: %s", pt_err(rc));
+        return;
+    }
+    read_cards(len, true, true);
+    pt_barrier("fence after reading");
+}
+
+static void mode_nocollect(void)
+{
+    const size_t len = 1000;
+    put_card(len);
+    pt_phase("PMIx_Fence (default: no data)");
+    pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("PMIx_Fence failed: %s", pt_err(rc));
+        return;
+    }
+    uint32_t local = read_cards(len, true, false);
+    pt_note("after a non-collecting fence %u of %u peer cards were already local", local,
+            pt.size - 1);
+    read_cards(len, false, true);
+    pt_barrier("fence after reading");
+}
+
+static void mode_gen(void)
+{
+    pmix_info_t q[2];
+    pt_info_bool(&q[0], PMIX_COLLECT_GENERATED_JOB_INFO, true);
+    pmix_status_t rc = PMIx_Fence(NULL, 0, q, 1);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Fence(PMIX_COLLECT_GENERATED_JOB_INFO=true) failed: %s", pt_err(rc));
+    pt_info_free(q, 1);
+
+    const size_t len = 64;
+    put_card(len);
+    pt_info_bool(&q[0], PMIX_COLLECT_DATA, true);
+    pt_info_bool(&q[1], PMIX_COLLECT_GENERATED_JOB_INFO, false);
+    rc = PMIx_Fence(NULL, 0, q, 2);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Fence(COLLECT_DATA, COLLECT_GENERATED_JOB_INFO=false) failed: %s",
+                pt_err(rc));
+    else
+        read_cards(len, true, true);
+    pt_info_free(q, 2);
+    /* Job data is still there. */
+    pmix_value_t *v = pt_get_typed(&pt.wild, PMIX_JOB_SIZE, NULL, 0, PMIX_UINT32);
+    pt_value_free(v);
+    pt_barrier("final fence");
+}
+
+static void mode_timeout(void)
+{
+    if (pt.size < 2) {
+        pt_note("needs at least 2 processes; nothing to check");
+        return;
+    }
+    pmix_rank_t absent = pt.size - 1;
+    pt_barrier("aligning fence");
+    if (pt.me.rank == absent) {
+        pt_phase("absent rank sleeping");
+        pt_sleep(6.0);
+    } else {
+        pmix_info_t to;
+        pt_info_int(&to, PMIX_TIMEOUT, 2);
+        pt_phase("PMIx_Fence(PMIX_TIMEOUT=2) without the last rank");
+        double t0 = pt_now();
+        pmix_status_t rc = PMIx_Fence(NULL, 0, &to, 1);
+        double dt = pt_now() - t0;
+        if (rc == PMIX_SUCCESS)
+            pt_fail("fence completed although rank %u never joined", (unsigned)absent);
+        else if (rc != PMIX_ERR_TIMEOUT)
+            pt_fail("fence with PMIX_TIMEOUT=2 returned %s, expected PMIX_ERR_TIMEOUT", pt_err(rc));
+        if (dt < 1.5 || dt > 6.0)
+            pt_fail("fence with PMIX_TIMEOUT=2 returned after %.2f s", dt);
+        else
+            pt_note("fence timed out after %.2f s: %s", dt, pt_err(rc));
+
+        /* The survivors can still fence among themselves. */
+        pmix_proc_t procs[1024];
+        size_t n = 0;
+        for (uint32_t r = 0; r < absent && n < 1024; r++)
+            pt_proc(&procs[n++], pt.me.nspace, r);
+        pt_phase("fence of the survivors after the timeout");
+        rc = PMIx_Fence(procs, n, NULL, 0);
+        if (rc != PMIX_SUCCESS)
+            pt_fail("fence of ranks 0..%u after the timeout failed: %s", (unsigned)absent - 1,
+                    pt_err(rc));
+    }
+    /* A fresh fence of everybody: the timed-out one must not linger. */
+    pt_phase("fresh fence of everybody after the timeout");
+    double t0 = pt_now();
+    pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("fresh fence of everybody after the timed-out one failed: %s", pt_err(rc));
+    pt_note("fresh fence done in %.2f s", pt_now() - t0);
+    pt_barrier("second fresh fence");
+}
+
+struct nb_state {
+    pt_waiter w;
+    pthread_t caller;
+    volatile bool in_call;
+    volatile bool from_inside;
+    int magic;
+};
+
+static void nb_cb(pmix_status_t status, void *cbdata)
+{
+    struct nb_state *s = cbdata;
+    if (s->magic != 0x5eed)
+        pt_fail("Fence_nb callback got the wrong cbdata");
+    if (s->in_call && pthread_equal(pthread_self(), s->caller))
+        s->from_inside = true;
+    pt_waiter_signal(&s->w, status);
+}
+
+static void one_nb(const char *what, const pmix_info_t *info, size_t ninfo)
+{
+    struct nb_state s = {.magic = 0x5eed};
+    pt_waiter_init(&s.w);
+    s.caller = pthread_self();
+    pt_phase(what);
+    s.in_call = true;
+    pmix_status_t rc = PMIx_Fence_nb(NULL, 0, info, ninfo, nb_cb, &s);
+    s.in_call = false;
+    if (rc == PMIX_OPERATION_SUCCEEDED && pt.size == 1)
+        return;
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("%s returned %s", what, pt_err(rc));
+        return;
+    }
+    if (!pt_waiter_wait(&s.w, 20.0)) {
+        pt_fail("%s: callback not called within 20 s", what);
+        return;
+    }
+    if (s.w.status != PMIX_SUCCESS)
+        pt_fail("%s completed with %s", what, pt_err(s.w.status));
+    if (s.from_inside)
+        pt_fail("%s called its callback before returning", what);
+    pt_sleep(0.3);
+    if (pt_waiter_count(&s.w) != 1)
+        pt_fail("%s: callback called %d times", what, pt_waiter_count(&s.w));
+}
+
+static void mode_nb(void)
+{
+    one_nb("PMIx_Fence_nb", NULL, 0);
+    put_card(100);
+    pmix_info_t c;
+    pt_info_bool(&c, PMIX_COLLECT_DATA, true);
+    one_nb("PMIx_Fence_nb(PMIX_COLLECT_DATA)", &c, 1);
+    read_cards(100, true, true);
+    pt_barrier("final fence");
+}
+
+int main(int argc, char **argv)
+{
+    const char *modes = "null shuffled wildcard subsets many self collect nocollect gen timeout nb";
+    if (argc < 2)
+        pt_usage(argv[0], modes);
+    pt_watchdog(50);
+    pt_start("fence_rules", argv[1], NULL, 0);
+    const char *m = argv[1];
+    if (strcmp(m, "null") == 0)
+        staggered("PMIx_Fence(NULL procs)", fence_null, NULL);
+    else if (strcmp(m, "shuffled") == 0)
+        mode_shuffled();
+    else if (strcmp(m, "wildcard") == 0)
+        staggered("PMIx_Fence(wildcard proc)", fence_wild, NULL);
+    else if (strcmp(m, "subsets") == 0)
+        mode_subsets();
+    else if (strcmp(m, "many") == 0)
+        mode_many();
+    else if (strcmp(m, "self") == 0)
+        mode_self();
+    else if (strcmp(m, "collect") == 0)
+        mode_collect();
+    else if (strcmp(m, "nocollect") == 0)
+        mode_nocollect();
+    else if (strcmp(m, "gen") == 0)
+        mode_gen();
+    else if (strcmp(m, "timeout") == 0)
+        mode_timeout();
+    else if (strcmp(m, "nb") == 0)
+        mode_nb();
+    else
+        pt_usage(argv[0], modes);
+    return pt_result();
+}

@@ -1,0 +1,175 @@
+/*
+ * job_rules - how a job ends: PMIx_Abort, processes that die or leave without
+ * PMIx_Finalize, exit statuses, output, and a job interrupted from outside.
+ * Most checks are made by the integration test that runs this program under
+ * pmixrun (tests/integration/expect.sh): pmixrun's exit status, its duration
+ * and its output. The processes print what they observed.
+ *
+ * Modes:
+ *   abort S [R]      rank R (default 0) calls PMIx_Abort(S, msg, NULL, 0) while
+ *                    the others wait in a fence. PMIx_Abort must not return;
+ *                    pmixrun must end the job and exit with status S. Survivors
+ *                    whose fence returns wait to be killed (so a launcher that
+ *                    does not kill them is caught by the duration bound).
+ *   kill             the last rank kills itself (SIGKILL) while the others are
+ *                    in a fence: their fence must fail within 10 s, not hang.
+ *                    They print "fence failed as expected" and exit 0.
+ *   exit_nofinalize  the same with a last rank that exits(0) without finalizing.
+ *   exitcode         after Finalize, rank 1 exits 3 at once and rank 2 exits 5
+ *                    a little later: pmixrun's status is the highest, 5 (3 with
+ *                    two processes).
+ *   sleep MARKER     prints its PMIx directories, then sleeps 60 s: the Ctrl-C
+ *                    test interrupts pmixrun and checks nothing is left behind.
+ *   output           every rank prints a line on stdout and one on stderr, for
+ *                    the --tag-output test.
+ */
+#include "ptest.h"
+
+#include <signal.h>
+
+static void survivors_fence(const char *why_peer_fails)
+{
+    pt_phase("fence while a peer fails");
+    double t0 = pt_now();
+    pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
+    double dt = pt_now() - t0;
+    if (rc == PMIX_SUCCESS) {
+        pt_fail("fence succeeded although the last rank %s", why_peer_fails);
+    } else {
+        pt_note("fence failed as expected after %.2f s: %s", dt, pt_err(rc));
+        if (dt > 10.0)
+            pt_fail("the failed fence took %.2f s (bound 10 s)", dt);
+    }
+}
+
+static int mode_abort(int argc, char **argv)
+{
+    if (argc < 3)
+        pt_usage(argv[0], "abort STATUS [RANK]");
+    int status = atoi(argv[2]);
+    pmix_rank_t who = argc > 3 ? (pmix_rank_t)atoi(argv[3]) : 0;
+    pt_start("job_rules", "abort", NULL, 0);
+    pt_barrier("fence before the abort");
+    if (pt.me.rank == who) {
+        pt_sleep(0.5); /* let the others enter their fence */
+        char msg[128];
+        snprintf(msg, sizeof msg, "job_rules: deliberate abort by rank %u with status %d",
+                 (unsigned)pt.me.rank, status);
+        pt_note("calling PMIx_Abort(%d)", status);
+        pt_phase("PMIx_Abort");
+        pmix_status_t rc = PMIx_Abort(status, msg, NULL, 0);
+        pt_fail("PMIx_Abort returned (%s); it must not return when the caller is a target",
+                pt_err(rc));
+        return 99;
+    }
+    pt_phase("fence while a peer aborts");
+    pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
+    pt_note("fence returned %s during the abort; waiting to be terminated", pt_err(rc));
+    pt_phase("waiting to be terminated after the abort");
+    pt_sleep(30.0);
+    pt_fail("still alive 30 s after rank %u called PMIx_Abort", (unsigned)who);
+    return 98;
+}
+
+static int mode_die(bool kill_self)
+{
+    pt_start("job_rules", kill_self ? "kill" : "exit_nofinalize", NULL, 0);
+    if (pt.size < 2) {
+        pt_note("needs at least 2 processes");
+        return pt_result();
+    }
+    pt_barrier("fence before the failure");
+    if (pt.me.rank == pt.size - 1) {
+        pt_sleep(0.5);
+        if (kill_self) {
+            pt_note("killing myself with SIGKILL");
+            raise(SIGKILL);
+        }
+        pt_note("exiting without PMIx_Finalize");
+        exit(0);
+    }
+    survivors_fence(kill_self ? "was killed" : "exited without finalizing");
+    /* Finalize must not hang after the failure either. */
+    pt_watchdog(15);
+    return pt_result();
+}
+
+static int mode_exitcode(void)
+{
+    pt_start("job_rules", "exitcode", NULL, 0);
+    pt_barrier("fence before finalize");
+    int code = pt_result();
+    if (code != 0)
+        return code;
+    if (pt.me.rank == 1)
+        return 3;
+    if (pt.me.rank == 2) {
+        pt_sleep(0.3);
+        return 5;
+    }
+    return 0;
+}
+
+static int mode_sleep(void)
+{
+    pt_start("job_rules", "sleep", NULL, 0);
+    const char *keys[] = {PMIX_TMPDIR, PMIX_NSDIR};
+    for (int i = 0; i < 2; i++) {
+        pmix_value_t *v = NULL;
+        if (PMIx_Get(&pt.wild, keys[i], NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_STRING)
+            printf("dir %s=%s\n", keys[i], v->data.string);
+        pt_value_free(v);
+    }
+    pmix_value_t *v = NULL;
+    if (PMIx_Get(&pt.me, PMIX_PROCDIR, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_STRING)
+        printf("dir %s=%s\n", PMIX_PROCDIR, v->data.string);
+    pt_value_free(v);
+    const char *uri = getenv("PMIX_SERVER_URI");
+    if (uri != NULL)
+        printf("uri %s\n", uri);
+    pt_barrier("fence before sleeping");
+    printf("rank %u sleeping\n", (unsigned)pt.me.rank);
+    fflush(stdout);
+    alarm(0); /* the test interrupts us; no watchdog */
+    pt_sleep(60.0);
+    printf("rank %u woke up: nobody interrupted the job\n", (unsigned)pt.me.rank);
+    pt_result();
+    return 1; /* nobody interrupted us: the test failed */
+}
+
+static int mode_output(void)
+{
+    pt_start("job_rules", "output", NULL, 0);
+    printf("output-line stdout rank %u\n", (unsigned)pt.me.rank);
+    fflush(stdout);
+    fprintf(stderr, "output-line stderr rank %u\n", (unsigned)pt.me.rank);
+    pt_barrier("fence after printing");
+    pmix_status_t rc = PMIx_Finalize(NULL, 0);
+    return rc == PMIX_SUCCESS && pt.failures == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *modes = "abort STATUS [RANK] | kill | exit_nofinalize | exitcode | sleep MARKER | "
+                        "output";
+    if (argc < 2)
+        pt_usage(argv[0], modes);
+    pt_watchdog(40);
+    const char *m = argv[1];
+    pt.prog = "job_rules";
+    pt.mode = m;
+    if (strcmp(m, "abort") == 0)
+        return mode_abort(argc, argv);
+    if (strcmp(m, "kill") == 0)
+        return mode_die(true);
+    if (strcmp(m, "exit_nofinalize") == 0)
+        return mode_die(false);
+    if (strcmp(m, "exitcode") == 0)
+        return mode_exitcode();
+    if (strcmp(m, "sleep") == 0)
+        return mode_sleep();
+    if (strcmp(m, "output") == 0)
+        return mode_output();
+    pt_usage(argv[0], modes);
+    return 2;
+}

@@ -1,0 +1,689 @@
+/*
+ * inproc.c - the in-process test platform and host (see inproc.h).
+ *
+ * One FIFO of events (frame deliveries, connection closes, deferred host
+ * callbacks) and one list of timers sorted by virtual due time. Running
+ * the world takes the oldest event; when there is none it advances the
+ * clock to the first timer and fires it. Nothing here is thread-safe or
+ * needs to be: the lock ops do nothing.
+ */
+#include "inproc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/px_wire.h"
+
+struct px_timer {
+    struct px_timer *next;
+    double at;
+    unsigned long long seq;
+    px_timer_cb cb;
+    void *arg;
+};
+
+enum { EV_DELIVER, EV_CLOSED, EV_CALL };
+
+typedef struct ev {
+    struct ev *next;
+    int kind;
+    inproc_ep *to;
+    uint64_t conn;
+    void *frame;
+    size_t len;
+    void (*fn)(void *arg);
+    void *arg;
+} ev;
+
+struct inproc_ep {
+    struct inproc_ep *next;
+    inproc_world *w;
+    bool is_server;
+    px_server *srv;
+    px_client *cli;
+    int nodeid;
+    inproc_ep *server_ep;   /* client: its server */
+    uint64_t conn;          /* client: its connection id on the server */
+    pmix_proc_t proc;       /* client: who it is */
+    bool closed;            /* client: connection gone */
+};
+
+/* A collective the world runs as host: one contribution per server. */
+typedef struct hcoll {
+    struct hcoll *next;
+    pmix_proc_t *procs;
+    size_t nprocs;
+    size_t nexpected, narrived;
+    pmix_status_t status;
+    struct contrib {
+        inproc_ep *server;
+        void *data;
+        size_t ndata;
+        pmix_modex_cbfunc_t cbfunc;
+        void *cbdata;
+    } *c;
+} hcoll;
+
+struct inproc_world {
+    ev *head, *tail;
+    px_timer *timers;
+    unsigned long long timer_seq;
+    double now;
+    inproc_ep *eps;
+    uint64_t next_conn;
+    hcoll *colls;
+    size_t host_fences;
+    char log[512];
+};
+
+static void push(inproc_world *w, ev *e)
+{
+    e->next = NULL;
+    if (w->tail != NULL)
+        w->tail->next = e;
+    else
+        w->head = e;
+    w->tail = e;
+}
+
+static void push_call(inproc_world *w, void (*fn)(void *), void *arg)
+{
+    ev *e = calloc(1, sizeof(*e));
+
+    if (e == NULL)
+        abort();
+    e->kind = EV_CALL;
+    e->fn = fn;
+    e->arg = arg;
+    push(w, e);
+}
+
+static inproc_ep *client_by_conn(inproc_world *w, inproc_ep *server, uint64_t conn)
+{
+    for (inproc_ep *e = w->eps; e != NULL; e = e->next)
+        if (!e->is_server && e->server_ep == server && e->conn == conn)
+            return e;
+    return NULL;
+}
+
+/* ---- platform ops ---- */
+
+static pmix_status_t op_send(void *pctx, uint64_t conn, void *frame, size_t len)
+{
+    inproc_ep *ep = pctx;
+    inproc_ep *to;
+    ev *e;
+
+    if (ep->is_server) {
+        to = client_by_conn(ep->w, ep, conn);
+        if (to == NULL || to->closed) {
+            free(frame);
+            return PMIX_ERR_UNREACH;
+        }
+        conn = PX_CONN_SERVER;
+    } else {
+        if (ep->closed) {
+            free(frame);
+            return PMIX_ERR_UNREACH;
+        }
+        to = ep->server_ep;
+        conn = ep->conn;
+    }
+    e = calloc(1, sizeof(*e));
+    if (e == NULL)
+        abort();
+    e->kind = EV_DELIVER;
+    e->to = to;
+    e->conn = conn;
+    e->frame = frame;
+    e->len = len;
+    push(ep->w, e);
+    return PMIX_SUCCESS;
+}
+
+/* Break the connection of client endpoint `c`, telling `tell` (the side
+ * that did not close it). */
+static void break_conn(inproc_ep *c, inproc_ep *tell)
+{
+    ev *e;
+
+    if (c->closed)
+        return;
+    c->closed = true;
+    e = calloc(1, sizeof(*e));
+    if (e == NULL)
+        abort();
+    e->kind = EV_CLOSED;
+    e->to = tell;
+    e->conn = tell->is_server ? c->conn : PX_CONN_SERVER;
+    push(c->w, e);
+}
+
+static void op_close(void *pctx, uint64_t conn)
+{
+    inproc_ep *ep = pctx;
+
+    if (ep->is_server) {
+        inproc_ep *c = client_by_conn(ep->w, ep, conn);
+        if (c != NULL)
+            break_conn(c, c); /* the client sees its server hang up */
+    } else {
+        ep->closed = true; /* finalize: the server will see EOF */
+        break_conn(ep, ep->server_ep);
+    }
+}
+
+static px_timer *op_timer_start(void *pctx, double seconds, px_timer_cb cb, void *arg)
+{
+    inproc_world *w = ((inproc_ep *)pctx)->w;
+    px_timer *t = calloc(1, sizeof(*t)), **pp;
+
+    if (t == NULL)
+        return NULL;
+    t->at = w->now + (seconds > 0 ? seconds : 0);
+    t->seq = w->timer_seq++;
+    t->cb = cb;
+    t->arg = arg;
+    for (pp = &w->timers; *pp != NULL && (*pp)->at <= t->at; pp = &(*pp)->next)
+        ;
+    t->next = *pp;
+    *pp = t;
+    return t;
+}
+
+static void op_timer_cancel(void *pctx, px_timer *t)
+{
+    inproc_world *w = ((inproc_ep *)pctx)->w;
+
+    for (px_timer **pp = &w->timers; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            free(t);
+            return;
+        }
+    }
+    fprintf(stderr, "inproc: cancel of a timer that is not pending\n");
+    abort();
+}
+
+static double op_now(void *pctx)
+{
+    return ((inproc_ep *)pctx)->w->now;
+}
+
+static void op_nolock(void *pctx)
+{
+}
+
+static void op_wait(void *pctx, px_wait *wt)
+{
+    if (!inproc_run_until(((inproc_ep *)pctx)->w, &wt->done)) {
+        fprintf(stderr, "inproc: a blocking call waits but nothing can happen: deadlock\n");
+        abort();
+    }
+}
+
+static void op_wake(void *pctx, px_wait *wt)
+{
+    wt->done = 1;
+}
+
+static void op_log(void *pctx, px_log_level level, const char *msg)
+{
+    inproc_world *w = ((inproc_ep *)pctx)->w;
+
+    snprintf(w->log, sizeof(w->log), "%s", msg);
+    if (getenv("INPROC_VERBOSE") != NULL)
+        fprintf(stderr, "inproc log[%d]: %s\n", (int)level, msg);
+}
+
+static const px_platform_ops inproc_ops = {
+    .version = PX_PLATFORM_OPS_VERSION,
+    .send = op_send,
+    .close = op_close,
+    .timer_start = op_timer_start,
+    .timer_cancel = op_timer_cancel,
+    .now = op_now,
+    .lock = op_nolock,
+    .unlock = op_nolock,
+    .wait = op_wait,
+    .wake = op_wake,
+    .log = op_log,
+};
+
+/* ---- the world as a host ---- */
+
+static bool hosts_participant(inproc_world *w, inproc_ep *server, const pmix_proc_t *procs,
+                              size_t n)
+{
+    for (inproc_ep *e = w->eps; e != NULL; e = e->next) {
+        if (e->is_server || e->server_ep != server)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(procs[i].nspace, e->proc.nspace) == 0 &&
+                (procs[i].rank == PMIX_RANK_WILDCARD || procs[i].rank == e->proc.rank))
+                return true;
+    }
+    return false;
+}
+
+static bool same_procs(const hcoll *h, const pmix_proc_t *procs, size_t n)
+{
+    if (h->nprocs != n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(h->procs[i].nspace, procs[i].nspace) != 0 || h->procs[i].rank != procs[i].rank)
+            return false;
+    return true;
+}
+
+typedef struct hdone {
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+    pmix_status_t status;
+    char *data;
+    size_t ndata;
+} hdone;
+
+static void release_free(void *arg)
+{
+    free(arg);
+}
+
+static void call_hdone(void *arg)
+{
+    hdone *d = arg;
+
+    d->cbfunc(d->status, d->data, d->ndata, d->cbdata, release_free, d->data);
+    free(d);
+}
+
+static void complete(inproc_world *w, hcoll *h)
+{
+    size_t total = 0, off = 0;
+    char *all;
+
+    for (size_t i = 0; i < h->narrived; i++)
+        total += h->c[i].ndata;
+    for (size_t i = 0; i < h->narrived; i++) {
+        hdone *d = calloc(1, sizeof(*d));
+        all = malloc(total ? total : 1);
+        if (d == NULL || all == NULL)
+            abort();
+        off = 0;
+        for (size_t k = 0; k < h->narrived; k++) {
+            if (h->c[k].ndata > 0)
+                memcpy(all + off, h->c[k].data, h->c[k].ndata);
+            off += h->c[k].ndata;
+        }
+        d->cbfunc = h->c[i].cbfunc;
+        d->cbdata = h->c[i].cbdata;
+        d->status = h->status;
+        d->data = all;
+        d->ndata = h->status == PMIX_SUCCESS ? total : 0;
+        push_call(w, call_hdone, d);
+    }
+}
+
+static void free_hcoll(inproc_world *w, hcoll *h)
+{
+    for (hcoll **pp = &w->colls; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == h) {
+            *pp = h->next;
+            break;
+        }
+    }
+    for (size_t i = 0; i < h->narrived; i++)
+        free(h->c[i].data);
+    free(h->c);
+    free(h->procs);
+    free(h);
+}
+
+static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t nprocs,
+                                const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
+                                pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    inproc_ep *server = hctx;
+    inproc_world *w = server->w;
+    pmix_status_t local = PMIX_SUCCESS;
+    hcoll *h;
+
+    w->host_fences++;
+    for (size_t i = 0; i < ninfo; i++)
+        if (strcmp(info[i].key, PMIX_LOCAL_COLLECTIVE_STATUS) == 0)
+            local = info[i].value.data.status;
+    for (h = w->colls; h != NULL; h = h->next)
+        if (same_procs(h, procs, nprocs) && h->narrived < h->nexpected) {
+            bool mine = false;
+            for (size_t i = 0; i < h->narrived; i++)
+                mine |= h->c[i].server == server;
+            if (!mine)
+                break;
+        }
+    if (h == NULL) {
+        h = calloc(1, sizeof(*h));
+        if (h == NULL)
+            return PMIX_ERR_NOMEM;
+        for (inproc_ep *e = w->eps; e != NULL; e = e->next)
+            if (e->is_server && hosts_participant(w, e, procs, nprocs))
+                h->nexpected++;
+        h->c = calloc(h->nexpected, sizeof(*h->c));
+        h->procs = malloc(nprocs * sizeof(*procs));
+        if (h->c == NULL || h->procs == NULL)
+            abort();
+        memcpy(h->procs, procs, nprocs * sizeof(*procs));
+        h->nprocs = nprocs;
+        h->next = w->colls;
+        w->colls = h;
+    }
+    struct contrib *c = &h->c[h->narrived++];
+    c->server = server;
+    c->cbfunc = cbfunc;
+    c->cbdata = cbdata;
+    c->ndata = ndata;
+    c->data = malloc(ndata ? ndata : 1);
+    if (c->data == NULL)
+        abort();
+    if (ndata > 0)
+        memcpy(c->data, data, ndata);
+    if (local != PMIX_SUCCESS && h->status == PMIX_SUCCESS) {
+        /* a server's participant died: fail everyone now, and the late ones
+         * as they arrive */
+        h->status = local;
+        complete(w, h);
+        for (size_t i = 0; i < h->narrived; i++)
+            h->c[i].cbfunc = NULL;
+    } else if (h->status != PMIX_SUCCESS) {
+        hdone *d = calloc(1, sizeof(*d));
+        if (d == NULL)
+            abort();
+        d->cbfunc = cbfunc;
+        d->cbdata = cbdata;
+        d->status = h->status;
+        d->data = malloc(1);
+        push_call(w, call_hdone, d);
+    }
+    if (h->narrived == h->nexpected) {
+        if (h->status == PMIX_SUCCESS)
+            complete(w, h);
+        free_hcoll(w, h);
+    }
+    return PMIX_SUCCESS;
+}
+
+typedef struct dmx_req {
+    inproc_world *w;
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+} dmx_req;
+
+static void dmx_resp(pmix_status_t status, char *data, size_t sz, void *cbdata)
+{
+    dmx_req *r = cbdata;
+    hdone *d = calloc(1, sizeof(*d));
+
+    if (d == NULL || (d->data = malloc(sz ? sz : 1)) == NULL)
+        abort();
+    if (sz > 0)
+        memcpy(d->data, data, sz);
+    d->ndata = sz;
+    d->status = status;
+    d->cbfunc = r->cbfunc;
+    d->cbdata = r->cbdata;
+    push_call(r->w, call_hdone, d);
+    free(r);
+}
+
+static pmix_status_t host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                                 size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    inproc_world *w = ((inproc_ep *)hctx)->w;
+
+    for (inproc_ep *e = w->eps; e != NULL; e = e->next) {
+        if (!e->is_server && strcmp(e->proc.nspace, proc->nspace) == 0 &&
+            e->proc.rank == proc->rank) {
+            dmx_req *r = calloc(1, sizeof(*r));
+            pmix_status_t rc;
+            if (r == NULL)
+                return PMIX_ERR_NOMEM;
+            r->w = w;
+            r->cbfunc = cbfunc;
+            r->cbdata = cbdata;
+            rc = px_server_dmodex_request(e->server_ep->srv, proc, dmx_resp, r);
+            if (rc != PMIX_SUCCESS)
+                free(r);
+            return rc;
+        }
+    }
+    return PMIX_ERR_NOT_FOUND;
+}
+
+static pmix_status_t host_abort(void *hctx, const pmix_proc_t *proc, void *obj, int status,
+                                const char msg[], pmix_proc_t procs[], size_t nprocs,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
+static const px_server_host inproc_host = {
+    .version = PX_SERVER_HOST_VERSION,
+    .fence_nb = host_fence,
+    .direct_modex = host_dmodex,
+    .abort = host_abort,
+};
+
+/* ---- the world ---- */
+
+inproc_world *inproc_world_create(void)
+{
+    inproc_world *w = calloc(1, sizeof(*w));
+
+    if (w != NULL)
+        w->next_conn = 1;
+    return w;
+}
+
+static void free_ev(ev *e)
+{
+    if (e->kind == EV_CALL && e->fn == call_hdone) {
+        hdone *d = e->arg;
+        free(d->data);
+        free(d);
+    } else if (e->kind == EV_CALL) {
+        free(e->arg);
+    }
+    free(e->frame);
+    free(e);
+}
+
+void inproc_world_destroy(inproc_world *w)
+{
+    if (w == NULL)
+        return;
+    for (inproc_ep *e = w->eps; e != NULL; e = e->next)
+        if (!e->is_server)
+            px_client_destroy(e->cli);
+    for (inproc_ep *e = w->eps; e != NULL; e = e->next)
+        if (e->is_server)
+            px_server_destroy(e->srv);
+    while (w->head != NULL) {
+        ev *e = w->head;
+        w->head = e->next;
+        free_ev(e);
+    }
+    while (w->timers != NULL) {
+        px_timer *t = w->timers;
+        w->timers = t->next;
+        free(t);
+    }
+    while (w->colls != NULL)
+        free_hcoll(w, w->colls);
+    while (w->eps != NULL) {
+        inproc_ep *e = w->eps;
+        w->eps = e->next;
+        free(e);
+    }
+    free(w);
+}
+
+static inproc_ep *new_ep(inproc_world *w)
+{
+    inproc_ep *e = calloc(1, sizeof(*e)), **pp;
+
+    if (e == NULL)
+        abort();
+    e->w = w;
+    for (pp = &w->eps; *pp != NULL; pp = &(*pp)->next)
+        ; /* append: keep creation order (node order for the host) */
+    *pp = e;
+    return e;
+}
+
+px_server *inproc_server(inproc_world *w, int nodeid)
+{
+    inproc_ep *e = new_ep(w);
+
+    e->is_server = true;
+    e->nodeid = nodeid;
+    e->srv = px_server_create(&inproc_host, e, &inproc_ops, e);
+    return e->srv;
+}
+
+static inproc_ep *server_ep(inproc_world *w, px_server *srv)
+{
+    for (inproc_ep *e = w->eps; e != NULL; e = e->next)
+        if (e->is_server && e->srv == srv)
+            return e;
+    return NULL;
+}
+
+static inproc_ep *client_ep(inproc_world *w, px_client *c)
+{
+    for (inproc_ep *e = w->eps; e != NULL; e = e->next)
+        if (!e->is_server && e->cli == c)
+            return e;
+    return NULL;
+}
+
+px_client *inproc_client(inproc_world *w, px_server *srv, const pmix_proc_t *self)
+{
+    inproc_ep *s = server_ep(w, srv);
+    inproc_ep *e = new_ep(w);
+
+    e->server_ep = s;
+    e->proc = *self;
+    e->conn = w->next_conn++;
+    e->cli = px_client_create(&inproc_ops, e, self);
+    if (px_server_sink()->opened(srv, e->conn, 1000, 1000) != PMIX_SUCCESS)
+        e->closed = true;
+    return e->cli;
+}
+
+typedef struct death {
+    inproc_world *w;
+    inproc_ep *victim;
+} death;
+
+/* The host's failure detector: every other server hears of the death. */
+static void tell_servers(void *arg)
+{
+    death *d = arg;
+
+    for (inproc_ep *e = d->w->eps; e != NULL; e = e->next)
+        if (e->is_server && e != d->victim->server_ep)
+            px_server_proc_died(e->srv, &d->victim->proc, PMIX_ERR_PROC_TERM_WO_SYNC);
+    free(d);
+}
+
+void inproc_kill_client(inproc_world *w, px_client *c)
+{
+    inproc_ep *e = client_ep(w, c);
+    death *d = calloc(1, sizeof(*d));
+
+    if (d == NULL)
+        abort();
+    d->w = w;
+    d->victim = e;
+    break_conn(e, e->server_ep);
+    push_call(w, tell_servers, d);
+}
+
+void inproc_send_raw(inproc_world *w, px_client *c, const void *bytes, size_t len)
+{
+    inproc_ep *e = client_ep(w, c);
+    void *copy = malloc(len ? len : 1);
+
+    if (copy == NULL)
+        abort();
+    memcpy(copy, bytes, len);
+    (void)op_send(e, PX_CONN_SERVER, copy, len);
+}
+
+static void step_event(inproc_world *w, ev *e)
+{
+    switch (e->kind) {
+    case EV_CALL:
+        e->fn(e->arg);
+        e->kind = -1; /* consumed: free_ev must not free the argument */
+        break;
+    case EV_CLOSED:
+        if (e->to->is_server)
+            px_server_sink()->closed(e->to->srv, e->conn, PMIX_ERR_LOST_CONNECTION);
+        else
+            px_client_sink()->closed(e->to->cli, PX_CONN_SERVER, PMIX_ERR_LOST_CONNECTION);
+        break;
+    case EV_DELIVER:
+        if (e->to->is_server) {
+            inproc_ep *c = client_by_conn(w, e->to, e->conn);
+            if (c == NULL || c->closed)
+                break; /* sent before the connection broke */
+            if (px_server_sink()->deliver(e->to->srv, e->conn, e->frame, e->len) != PMIX_SUCCESS)
+                break_conn(c, c);
+        } else if (!e->to->closed) {
+            (void)px_client_sink()->deliver(e->to->cli, PX_CONN_SERVER, e->frame, e->len);
+        }
+        break;
+    }
+}
+
+bool inproc_run_until(inproc_world *w, const volatile int *flag)
+{
+    for (;;) {
+        if (flag != NULL && *flag)
+            return true;
+        if (w->head != NULL) {
+            ev *e = w->head;
+            w->head = e->next;
+            if (w->head == NULL)
+                w->tail = NULL;
+            step_event(w, e);
+            free_ev(e);
+        } else if (w->timers != NULL) {
+            px_timer *t = w->timers;
+            w->timers = t->next;
+            if (t->at > w->now)
+                w->now = t->at;
+            t->cb(t->arg);
+            free(t);
+        } else {
+            return flag == NULL;
+        }
+    }
+}
+
+double inproc_now(const inproc_world *w)
+{
+    return w->now;
+}
+
+size_t inproc_host_fences(const inproc_world *w)
+{
+    return w->host_fences;
+}
+
+const char *inproc_last_log(const inproc_world *w)
+{
+    return w->log;
+}

@@ -1,0 +1,55 @@
+/*
+ * inproc.h - an in-process platform for tests: many servers and many
+ * clients in one thread, with a virtual clock.
+ *
+ * This is the pattern pmixsim uses, without SimGrid: every engine gets the
+ * same platform ops, each with its own endpoint as `pctx`. A frame sent
+ * on a connection becomes an event in one queue, delivered in order to the
+ * peer's sink when the world runs. Timers fire in virtual time when
+ * nothing else is queued. `wait` runs the world until the waiter is woken,
+ * so blocking calls work as long as something can make progress; if
+ * nothing can, the test fails instead of hanging.
+ *
+ * The world also plays a host for its servers: a fence that spans several
+ * servers completes when every server with a participant has called
+ * fence_nb, and the concatenation of their contributions goes back to
+ * each; direct modex asks the server that hosts the process.
+ */
+#ifndef INPROC_H
+#define INPROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "client/px_client.h"
+#include "server/px_server.h"
+
+typedef struct inproc_world inproc_world;
+typedef struct inproc_ep inproc_ep;
+
+inproc_world *inproc_world_create(void);
+/* Frees every engine and endpoint; asserts nothing is left queued if
+ * `expect_idle`. */
+void inproc_world_destroy(inproc_world *w);
+
+/* A server for node `nodeid` with the world as its host. */
+px_server *inproc_server(inproc_world *w, int nodeid);
+/* A client connected to `srv` (not yet through the handshake). */
+px_client *inproc_client(inproc_world *w, px_server *srv, const pmix_proc_t *self);
+/* Break a client's connection as if the process died; then, as a host's
+ * failure detector would, tell every other server that it died. */
+void inproc_kill_client(inproc_world *w, px_client *c);
+/* Hand a client raw bytes from "the wire" to its server (garbage tests). */
+void inproc_send_raw(inproc_world *w, px_client *c, const void *bytes, size_t len);
+
+/* Run queued deliveries and due timers; return when `*flag` becomes true
+ * (or at once if flag is NULL and nothing is queued). Returns false if the
+ * world went idle first. */
+bool inproc_run_until(inproc_world *w, const volatile int *flag);
+double inproc_now(const inproc_world *w);
+/* Number of fence_nb upcalls the world has served as a host. */
+size_t inproc_host_fences(const inproc_world *w);
+/* Log lines the engines reported, for assertions ("dropping client"). */
+const char *inproc_last_log(const inproc_world *w);
+
+#endif /* INPROC_H */

@@ -1,0 +1,336 @@
+/*
+ * test_inproc.c - the engines end to end, many servers and many clients in
+ * one process (the pattern pmixsim uses), through the in-process platform.
+ *
+ * The job: 4 nodes x 8 processes, namespace "job", ranks 8*node .. 8*node+7.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/px_common.h"
+#include "inproc.h"
+
+#define NODES 4
+#define PPN 8
+#define NPROCS (NODES * PPN)
+
+typedef struct proc {
+    px_client *c;
+    int done;
+    pmix_status_t status;
+    pmix_value_t *value;
+} proc;
+
+typedef struct job {
+    inproc_world *w;
+    px_server *srv[NODES];
+    proc p[NPROCS];
+} job;
+
+static void op_cb(pmix_status_t status, void *cbdata)
+{
+    proc *p = cbdata;
+
+    p->status = status;
+    p->done++;
+}
+
+static void value_cb(pmix_status_t status, pmix_value_t *v, void *cbdata)
+{
+    proc *p = cbdata;
+
+    p->status = status;
+    p->done++;
+    if (status == PMIX_SUCCESS)
+        assert_int_equal(px_value_copy(&p->value, v), PMIX_SUCCESS);
+}
+
+static void register_job(px_server *srv, int node, int nodes, int ppn)
+{
+    uint32_t size = (uint32_t)(nodes * ppn);
+    pmix_info_t info[2];
+    size_t n = 0;
+
+    memset(info, 0, sizeof(info));
+    PMIx_Info_load(&info[n++], PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    assert_int_equal(px_server_register_nspace(srv, "job", ppn, info, n), PMIX_SUCCESS);
+    for (size_t i = 0; i < n; i++)
+        PMIx_Info_destruct(&info[i]);
+    for (int r = 0; r < ppn; r++) {
+        pmix_proc_t pr;
+        PMIx_Load_procid(&pr, "job", (pmix_rank_t)(node * ppn + r));
+        assert_int_equal(px_server_register_client(srv, &pr, 1000, 1000, NULL), PMIX_SUCCESS);
+    }
+}
+
+static job *job_start(int nodes, int ppn)
+{
+    job *j = calloc(1, sizeof(*j));
+    int n = nodes * ppn;
+
+    assert_non_null(j);
+    j->w = inproc_world_create();
+    for (int s = 0; s < nodes; s++) {
+        j->srv[s] = inproc_server(j->w, s);
+        assert_non_null(j->srv[s]);
+        register_job(j->srv[s], s, nodes, ppn);
+    }
+    for (int r = 0; r < n; r++) {
+        pmix_proc_t self;
+        PMIx_Load_procid(&self, "job", (pmix_rank_t)r);
+        j->p[r].c = inproc_client(j->w, j->srv[r / ppn], &self);
+        assert_int_equal(px_client_connect(j->p[r].c, NULL, 0, op_cb, &j->p[r]), PMIX_SUCCESS);
+    }
+    for (int r = 0; r < n; r++) {
+        assert_true(inproc_run_until(j->w, &j->p[r].done));
+        assert_int_equal(j->p[r].status, PMIX_SUCCESS);
+        j->p[r].done = 0;
+    }
+    return j;
+}
+
+static void job_end(job *j)
+{
+    for (int r = 0; r < NPROCS; r++)
+        if (j->p[r].value != NULL)
+            PMIx_Value_free(j->p[r].value, 1);
+    inproc_world_destroy(j->w);
+    free(j);
+}
+
+/* Every process enters a fence with `info`; all must end with `expect`. */
+static void fence_all(job *j, int n, const pmix_info_t *info, size_t ninfo, pmix_status_t expect)
+{
+    for (int r = 0; r < n; r++) {
+        j->p[r].done = 0;
+        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, info, ninfo, op_cb, &j->p[r]),
+                         PMIX_SUCCESS);
+    }
+    for (int r = 0; r < n; r++) {
+        assert_true(inproc_run_until(j->w, &j->p[r].done));
+        assert_int_equal(j->p[r].done, 1);
+        assert_int_equal(j->p[r].status, expect);
+    }
+}
+
+static void put_cards(job *j, int n)
+{
+    for (int r = 0; r < n; r++) {
+        pmix_value_t v;
+        PMIX_VALUE_LOAD(&v, &r, PMIX_INT);
+        assert_int_equal(px_client_put(j->p[r].c, PMIX_GLOBAL, "card", &v), PMIX_SUCCESS);
+        assert_int_equal(px_client_commit(j->p[r].c), PMIX_SUCCESS);
+    }
+}
+
+static void test_handshake_and_job_data(void **state)
+{
+    job *j = job_start(NODES, PPN);
+    pmix_value_t *v = NULL;
+    pmix_proc_t wild;
+
+    PMIx_Load_procid(&wild, "job", PMIX_RANK_WILDCARD);
+    /* answered locally: no callback, no message */
+    assert_int_equal(px_client_get(j->p[5].c, &wild, PMIX_JOB_SIZE, NULL, 0, &v, NULL, NULL),
+                     PMIX_OPERATION_SUCCEEDED);
+    assert_int_equal(v->type, PMIX_UINT32);
+    assert_int_equal(v->data.uint32, NPROCS);
+    PMIx_Value_free(v, 1);
+    v = NULL;
+    assert_int_equal(px_client_get(j->p[5].c, &wild, "pmix.no.such.key", NULL, 0, &v, NULL, NULL),
+                     PMIX_ERR_NOT_FOUND);
+    job_end(j);
+}
+
+static void test_fence_collect(void **state)
+{
+    job *j = job_start(NODES, PPN);
+    bool t = true;
+    pmix_info_t info;
+
+    put_cards(j, NPROCS);
+    PMIx_Info_load(&info, PMIX_COLLECT_DATA, &t, PMIX_BOOL);
+    fence_all(j, NPROCS, &info, 1, PMIX_SUCCESS);
+    PMIx_Info_destruct(&info);
+    /* one upcall per node for the collective */
+    assert_int_equal(inproc_host_fences(j->w), NODES);
+    /* every peer's card is now local */
+    for (int r = 0; r < NPROCS; r++) {
+        for (int q = 0; q < NPROCS; q++) {
+            pmix_proc_t peer;
+            pmix_value_t *v = NULL;
+            PMIx_Load_procid(&peer, "job", (pmix_rank_t)q);
+            assert_int_equal(px_client_get(j->p[r].c, &peer, "card", NULL, 0, &v, NULL, NULL),
+                             PMIX_OPERATION_SUCCEEDED);
+            assert_int_equal(v->data.integer, q);
+            PMIx_Value_free(v, 1);
+        }
+    }
+    job_end(j);
+}
+
+static void test_back_to_back_barriers(void **state)
+{
+    job *j = job_start(NODES, PPN);
+
+    /* all processes post the next fence before anyone finished the last */
+    for (int k = 0; k < 3; k++)
+        for (int r = 0; r < NPROCS; r++)
+            assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, op_cb, &j->p[r]),
+                             PMIX_SUCCESS);
+    for (int r = 0; r < NPROCS; r++) {
+        while (j->p[r].done < 3)
+            assert_true(inproc_run_until(j->w, NULL) || j->p[r].done == 3);
+        assert_int_equal(j->p[r].done, 3);
+        assert_int_equal(j->p[r].status, PMIX_SUCCESS);
+    }
+    assert_int_equal(inproc_host_fences(j->w), 3 * NODES);
+    for (int k = 0; k < 20; k++)
+        fence_all(j, NPROCS, NULL, 0, PMIX_SUCCESS);
+    assert_int_equal(inproc_host_fences(j->w), 23 * NODES);
+    job_end(j);
+}
+
+static void test_sparse_direct_modex(void **state)
+{
+    job *j = job_start(NODES, PPN);
+
+    put_cards(j, NPROCS);
+    fence_all(j, NPROCS, NULL, 0, PMIX_SUCCESS); /* a barrier: no data moves */
+    for (int q = 0; q < NPROCS; q++) {
+        pmix_proc_t peer;
+        pmix_value_t *v = NULL;
+        proc *p = &j->p[3];
+        PMIx_Load_procid(&peer, "job", (pmix_rank_t)q);
+        p->done = 0;
+        pmix_status_t rc = px_client_get(p->c, &peer, "card", NULL, 0, &v, value_cb, p);
+        if (q == 3) {
+            assert_int_equal(rc, PMIX_OPERATION_SUCCEEDED); /* its own */
+            PMIx_Value_free(v, 1);
+            continue;
+        }
+        assert_int_equal(rc, PMIX_SUCCESS);
+        assert_true(inproc_run_until(j->w, &p->done));
+        assert_int_equal(p->status, PMIX_SUCCESS);
+        assert_int_equal(p->value->data.integer, q);
+        PMIx_Value_free(p->value, 1);
+        p->value = NULL;
+        /* the record is cached: a missing key is now certain */
+        assert_int_equal(px_client_get(p->c, &peer, "nope", NULL, 0, &v, value_cb, p),
+                         PMIX_ERR_NOT_FOUND);
+    }
+    job_end(j);
+}
+
+static void test_local_fence_no_upcall(void **state)
+{
+    job *j = job_start(NODES, PPN);
+    pmix_proc_t set[PPN];
+
+    /* node 1's processes, listed in reverse order */
+    for (int i = 0; i < PPN; i++)
+        PMIx_Load_procid(&set[i], "job", (pmix_rank_t)(2 * PPN - 1 - i));
+    for (int r = PPN; r < 2 * PPN; r++)
+        assert_int_equal(px_client_fence(j->p[r].c, set, PPN, NULL, 0, op_cb, &j->p[r]),
+                         PMIX_SUCCESS);
+    for (int r = PPN; r < 2 * PPN; r++) {
+        assert_true(inproc_run_until(j->w, &j->p[r].done));
+        assert_int_equal(j->p[r].status, PMIX_SUCCESS);
+    }
+    assert_int_equal(inproc_host_fences(j->w), 0);
+    /* a fence of only the caller completes at once */
+    pmix_proc_t me;
+    PMIx_Load_procid(&me, "job", 9);
+    assert_int_equal(px_client_fence(j->p[9].c, &me, 1, NULL, 0, op_cb, &j->p[9]),
+                     PMIX_OPERATION_SUCCEEDED);
+    job_end(j);
+}
+
+static void test_killed_participant(void **state)
+{
+    job *j = job_start(NODES, PPN);
+    const int victim = 13;
+
+    for (int r = 0; r < NPROCS; r++)
+        if (r != victim)
+            assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, op_cb, &j->p[r]),
+                             PMIX_SUCCESS);
+    inproc_run_until(j->w, NULL);
+    inproc_kill_client(j->w, j->p[victim].c);
+    for (int r = 0; r < NPROCS; r++) {
+        if (r == victim)
+            continue;
+        assert_true(inproc_run_until(j->w, &j->p[r].done));
+        assert_int_equal(j->p[r].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    }
+    /* a later fence with the dead process fails at once */
+    j->p[0].done = 0;
+    assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, NULL, 0, op_cb, &j->p[0]), PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[0].done));
+    assert_int_equal(j->p[0].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    job_end(j);
+}
+
+static void test_fence_timeout(void **state)
+{
+    job *j = job_start(NODES, PPN);
+    int secs = 2;
+    pmix_info_t info;
+
+    PMIx_Info_load(&info, PMIX_TIMEOUT, &secs, PMIX_INT);
+    /* rank 31 never joins */
+    for (int r = 0; r < NPROCS - 1; r++)
+        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, &info, 1, op_cb, &j->p[r]),
+                         PMIX_SUCCESS);
+    PMIx_Info_destruct(&info);
+    for (int r = 0; r < NPROCS - 1; r++) {
+        assert_true(inproc_run_until(j->w, &j->p[r].done));
+        assert_int_equal(j->p[r].status, PMIX_ERR_TIMEOUT);
+    }
+    assert_true(inproc_now(j->w) >= 2.0 && inproc_now(j->w) < 2.5);
+    job_end(j);
+}
+
+static void test_garbage_drops_only_sender(void **state)
+{
+    job *j = job_start(1, 4);
+    pmix_proc_t set[2];
+    static const unsigned char junk[] = "this is not a frame at all, not even close";
+
+    inproc_send_raw(j->w, j->p[3].c, junk, sizeof(junk));
+    inproc_run_until(j->w, NULL);
+    assert_non_null(strstr(inproc_last_log(j->w), "dropping"));
+    PMIx_Load_procid(&set[0], "job", 0);
+    PMIx_Load_procid(&set[1], "job", 1);
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(px_client_fence(j->p[r].c, set, 2, NULL, 0, op_cb, &j->p[r]),
+                         PMIX_SUCCESS);
+    for (int r = 0; r < 2; r++) {
+        assert_true(inproc_run_until(j->w, &j->p[r].done));
+        assert_int_equal(j->p[r].status, PMIX_SUCCESS);
+    }
+    job_end(j);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_handshake_and_job_data),
+        cmocka_unit_test(test_fence_collect),
+        cmocka_unit_test(test_back_to_back_barriers),
+        cmocka_unit_test(test_sparse_direct_modex),
+        cmocka_unit_test(test_local_fence_no_upcall),
+        cmocka_unit_test(test_killed_participant),
+        cmocka_unit_test(test_fence_timeout),
+        cmocka_unit_test(test_garbage_drops_only_sender),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
