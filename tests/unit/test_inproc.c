@@ -222,9 +222,19 @@ static void test_sparse_direct_modex(void **state)
         assert_int_equal(p->value->data.integer, q);
         PMIx_Value_free(p->value, 1);
         p->value = NULL;
-        /* the record is cached: a missing key is now certain */
+        /* a key the peer never put: the server's fresh record says so */
+        p->done = 0;
         assert_int_equal(px_client_get(p->c, &peer, "nope", NULL, 0, &v, value_cb, p),
+                         PMIX_SUCCESS);
+        assert_true(inproc_run_until(j->w, &p->done));
+        assert_int_equal(p->status, PMIX_ERR_NOT_FOUND);
+        /* with PMIX_OPTIONAL the client does not ask */
+        pmix_info_t opt;
+        bool t = true;
+        PMIx_Info_load(&opt, PMIX_OPTIONAL, &t, PMIX_BOOL);
+        assert_int_equal(px_client_get(p->c, &peer, "nope", &opt, 1, &v, value_cb, p),
                          PMIX_ERR_NOT_FOUND);
+        PMIx_Info_destruct(&opt);
     }
     job_end(j);
 }

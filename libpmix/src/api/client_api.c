@@ -10,10 +10,11 @@
  *
  * Non-blocking calls hand the user's callback to the engine, which calls
  * it (with the engine lock held) from whatever thread progresses the
- * engine. Where the engine answers at once, PMIx_Get_nb, PMIx_Notify_event
- * and the registration calls invoke the user's callback before they
- * return; PMIx_Fence_nb returns PMIX_OPERATION_SUCCEEDED, as the Standard
- * allows, and does not call it.
+ * engine, never before the call returns. Where the engine answers at once
+ * (PMIx_Get_nb of local data, PMIx_Notify_event, the registration calls)
+ * the callback is deferred to the progress thread; PMIx_Fence_nb of a
+ * fence whose only participant is the caller returns
+ * PMIX_OPERATION_SUCCEEDED, as the Standard allows, and does not call it.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -399,6 +400,21 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
     return rc;
 }
 
+typedef struct later_value {
+    pmix_value_cbfunc_t cbfunc;
+    void *cbdata;
+    pmix_value_t *value;
+} later_value;
+
+static void call_value_cb(void *arg)
+{
+    later_value *l = arg;
+
+    l->cbfunc(PMIX_SUCCESS, l->value, l->cbdata);
+    PMIx_Value_free(l->value, 1);
+    free(l);
+}
+
 PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
                                       const pmix_info_t info[], size_t ninfo,
                                       pmix_value_cbfunc_t cbfunc, void *cbdata)
@@ -406,17 +422,29 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
     px_api_client *ac = ready();
     pmix_value_t *out = NULL;
     pmix_status_t rc;
+    later_value *l;
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
     if (cbfunc == NULL)
         return PMIX_ERR_BAD_PARAM;
-    rc = ENGINE(ac, px_client_get(ac->client, proc, key, info, ninfo, &out, cbfunc, cbdata));
+    l = malloc(sizeof(*l));
+    if (l == NULL)
+        return PMIX_ERR_NOMEM;
+    ac->pops->lock(ac->pctx);
+    rc = px_client_get(ac->client, proc, key, info, ninfo, &out, cbfunc, cbdata);
     if (rc == PMIX_OPERATION_SUCCEEDED) {
-        cbfunc(PMIX_SUCCESS, out, cbdata);
-        PMIx_Value_free(out, 1);
-        return PMIX_SUCCESS;
+        /* answered from local memory: the callback still comes after we return */
+        l->cbfunc = cbfunc;
+        l->cbdata = cbdata;
+        l->value = out;
+        rc = px_client_defer(ac->client, call_value_cb, l);
+        if (rc != PMIX_SUCCESS)
+            PMIx_Value_free(out, 1);
     }
+    ac->pops->unlock(ac->pctx);
+    if (rc != PMIX_SUCCESS || out == NULL)
+        free(l);
     return rc;
 }
 
@@ -449,6 +477,43 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
 
 /* ---- events ---- */
 
+typedef struct later_op {
+    pmix_op_cbfunc_t opcb;
+    pmix_hdlr_reg_cbfunc_t regcb;
+    size_t id;
+    void *cbdata;
+} later_op;
+
+static void call_op_cb(void *arg)
+{
+    later_op *l = arg;
+
+    if (l->regcb != NULL)
+        l->regcb(PMIX_SUCCESS, l->id, l->cbdata);
+    else
+        l->opcb(PMIX_SUCCESS, l->cbdata);
+    free(l);
+}
+
+/* Call a completion callback after the caller's API call has returned. */
+static pmix_status_t later(px_api_client *ac, pmix_op_cbfunc_t opcb, pmix_hdlr_reg_cbfunc_t regcb,
+                           size_t id, void *cbdata)
+{
+    later_op *l = malloc(sizeof(*l));
+    pmix_status_t rc;
+
+    if (l == NULL)
+        return PMIX_ERR_NOMEM;
+    l->opcb = opcb;
+    l->regcb = regcb;
+    l->id = id;
+    l->cbdata = cbdata;
+    rc = px_client_defer(ac->client, call_op_cb, l);
+    if (rc != PMIX_SUCCESS)
+        free(l);
+    return rc;
+}
+
 PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], size_t ncodes,
                                                       pmix_info_t info[], size_t ninfo,
                                                       pmix_notification_fn_t evhdlr,
@@ -460,13 +525,17 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
-    rc = ENGINE(ac, px_client_register_event(ac->client, codes, ncodes, info, ninfo, evhdlr, &id));
-    if (cbfunc == NULL)
-        return rc == PMIX_SUCCESS ? (pmix_status_t)id : rc; /* blocking form: the id */
-    if (rc != PMIX_SUCCESS)
-        return rc;
-    cbfunc(PMIX_SUCCESS, id, cbdata);
-    return PMIX_SUCCESS;
+    ac->pops->lock(ac->pctx);
+    rc = px_client_register_event(ac->client, codes, ncodes, info, ninfo, evhdlr, &id);
+    if (rc == PMIX_SUCCESS && cbfunc != NULL) {
+        rc = later(ac, NULL, cbfunc, id, cbdata);
+        if (rc != PMIX_SUCCESS)
+            (void)px_client_deregister_event(ac->client, id);
+    }
+    ac->pops->unlock(ac->pctx);
+    if (cbfunc == NULL && rc == PMIX_SUCCESS)
+        return (pmix_status_t)id; /* the blocking form returns the handler's id */
+    return rc;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref,
@@ -477,9 +546,11 @@ PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref,
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
-    rc = ENGINE(ac, px_client_deregister_event(ac->client, evhdlr_ref));
+    ac->pops->lock(ac->pctx);
+    rc = px_client_deregister_event(ac->client, evhdlr_ref);
     if (rc == PMIX_SUCCESS && cbfunc != NULL)
-        cbfunc(PMIX_SUCCESS, cbdata);
+        rc = later(ac, cbfunc, NULL, 0, cbdata);
+    ac->pops->unlock(ac->pctx);
     return rc;
 }
 
@@ -492,12 +563,11 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
-    rc = ENGINE(ac, px_client_notify(ac->client, status, source, range, info, ninfo, NULL, NULL));
-    if (rc == PMIX_OPERATION_SUCCEEDED) {
-        if (cbfunc != NULL)
-            cbfunc(PMIX_SUCCESS, cbdata);
-        return PMIX_SUCCESS;
-    }
+    ac->pops->lock(ac->pctx);
+    rc = px_client_notify(ac->client, status, source, range, info, ninfo, NULL, NULL);
+    if (rc == PMIX_OPERATION_SUCCEEDED)
+        rc = cbfunc != NULL ? later(ac, cbfunc, NULL, 0, cbdata) : PMIX_SUCCESS;
+    ac->pops->unlock(ac->pctx);
     return rc;
 }
 

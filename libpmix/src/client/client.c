@@ -166,6 +166,36 @@ static px_req *find_req(px_client *c, uint32_t tag)
     return NULL;
 }
 
+/* ---- deferred calls ---- */
+
+typedef struct deferred {
+    void (*fn)(void *arg);
+    void *arg;
+} deferred;
+
+static void run_deferred(void *arg)
+{
+    deferred *d = arg;
+
+    d->fn(d->arg);
+    free(d);
+}
+
+pmix_status_t px_client_defer(px_client *c, void (*fn)(void *arg), void *arg)
+{
+    deferred *d = malloc(sizeof(*d));
+
+    if (d == NULL)
+        return PMIX_ERR_NOMEM;
+    d->fn = fn;
+    d->arg = arg;
+    if (c->pops->timer_start(c->pctx, 0, run_deferred, d) == NULL) {
+        free(d);
+        return PMIX_ERR_OUT_OF_RESOURCE;
+    }
+    return PMIX_SUCCESS;
+}
+
 /* ---- handshake ---- */
 
 pmix_status_t px_client_connect(px_client *c, const pmix_info_t info[], size_t ninfo,
@@ -177,7 +207,8 @@ pmix_status_t px_client_connect(px_client *c, const pmix_info_t info[], size_t n
 
     if (c->connected || c->lost)
         return PMIX_ERR_INIT;
-    r = px_cli_req_new(c, PX_MSG_WELCOME, timeout > 0 ? timeout : 60.0);
+    /* A server that accepts but never answers must not hang PMIx_Init. */
+    r = px_cli_req_new(c, PX_MSG_WELCOME, timeout > 0 ? timeout : PX_HANDSHAKE_TIMEOUT);
     if (r == NULL)
         return PMIX_ERR_NOMEM;
     r->opcb = cbfunc;

@@ -1,15 +1,17 @@
 /*
  * events.c - event handler chains in the client engine.
  *
- * Handlers are kept in the order they run: a handler registered with
- * PMIX_EVENT_HDLR_FIRST before all others, PMIX_EVENT_HDLR_LAST after all;
+ * Handlers are kept in the order they run: the one handler registered
+ * with PMIX_EVENT_HDLR_FIRST before all others, the one with
+ * PMIX_EVENT_HDLR_LAST after all;
  * in between, handlers for a single code, then for several codes, then
  * default handlers (no codes), each group in registration order except
  * that PMIX_EVENT_HDLR_PREPEND puts a handler at the front of its group.
  *
  * An event (raised locally, or arriving from the server) snapshots the ids
  * of the handlers that match it and runs them one at a time from a
- * zero-delay timer, never inside the call that raised it. Each handler
+ * zero-delay timer, never inside the call that raised it. An event raised
+ * with PMIX_EVENT_NON_DEFAULT skips the default handlers. Each handler
  * passes the chain on by calling the completion function it was given;
  * PMIX_EVENT_ACTION_COMPLETE stops the chain. A handler deregistered while
  * an event is under way is skipped.
@@ -20,10 +22,10 @@
 #include "client_int.h"
 #include "common/px_common.h"
 
-static bool matches(const px_evh *h, pmix_status_t status)
+static bool matches(const px_evh *h, pmix_status_t status, bool non_default)
 {
     if (h->ncodes == 0)
-        return true;
+        return !non_default;
     for (size_t i = 0; i < h->ncodes; i++)
         if (h->codes[i] == status)
             return true;
@@ -67,6 +69,14 @@ pmix_status_t px_client_register_event(px_client *c, const pmix_status_t codes[]
     h->position = px_info_flag(info, ninfo, PMIX_EVENT_HDLR_FIRST)  ? 0
                   : px_info_flag(info, ninfo, PMIX_EVENT_HDLR_LAST) ? 2
                                                                     : 1;
+    /* only one handler can be first, and only one last */
+    for (px_evh *o = c->handlers; o != NULL && h->position != 1; o = o->next) {
+        if (o->position == h->position) {
+            free(h->codes);
+            free(h);
+            return PMIX_ERR_EVENT_REGISTRATION;
+        }
+    }
     c->next_seq++;
     h->seq = px_info_flag(info, ninfo, PMIX_EVENT_HDLR_PREPEND) ? -c->next_seq : c->next_seq;
     for (pp = &c->handlers; *pp != NULL && !before(h, *pp); pp = &(*pp)->next)
@@ -163,9 +173,11 @@ void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *s
 {
     px_evrun *run;
     size_t n = 0;
+    /* PMIX_EVENT_NON_DEFAULT: default handlers do not see this event */
+    bool non_default = px_info_flag(info, ninfo, PMIX_EVENT_NON_DEFAULT);
 
     for (px_evh *h = c->handlers; h != NULL; h = h->next)
-        n += matches(h, status);
+        n += matches(h, status, non_default);
     if (n == 0)
         return;
     run = calloc(1, sizeof(*run));
@@ -177,7 +189,7 @@ void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *s
         return;
     }
     for (px_evh *h = c->handlers; h != NULL; h = h->next)
-        if (matches(h, status))
+        if (matches(h, status, non_default))
             run->ids[run->nids++] = h->id;
     if (ninfo > 0) {
         run->info = PMIx_Info_create(ninfo);

@@ -7,10 +7,11 @@
  *      job data from the handshake is complete, so a miss is final;
  *   2. the calling process's own puts (always local, a miss is final);
  *   3. another process's data already here (collected by a fence or
- *      fetched before): its record is complete as of its commit, so a miss
- *      is final too, unless PMIX_GET_REFRESH_CACHE asks to fetch it again.
+ *      fetched before), unless PMIX_GET_REFRESH_CACHE asks to fetch it again.
  * Otherwise, unless PMIX_OPTIONAL forbids it, the server is asked (direct
- * modex); its answer is the process's whole record, kept for later Gets.
+ * modex): the process may have committed more since its data came here.
+ * The answer is the process's whole record as of its last commit, kept for
+ * later Gets; a key missing from it does not exist (PMIX_ERR_NOT_FOUND).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +56,7 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
     if (key == NULL || key[0] == '\0' || strnlen(key, PMIX_MAX_KEYLEN + 1) > PMIX_MAX_KEYLEN)
         return PMIX_ERR_BAD_PARAM;
     if (proc == NULL) {
-        p = c->self;
-        p.rank = PMIX_RANK_WILDCARD;
+        p = c->self; /* the caller itself (job keys are found through it) */
     } else {
         p = *proc;
         if (p.nspace[0] == '\0')
@@ -75,8 +75,6 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
         if (rc != PMIX_ERR_NOT_FOUND)
             return rc;
         if (is_self(c, &p) || (job_known && (p.rank == PMIX_RANK_WILDCARD || reserved(key))))
-            return PMIX_ERR_NOT_FOUND;
-        if (p.rank != PMIX_RANK_WILDCARD && px_store_has_proc(c->store, &p) && !refresh)
             return PMIX_ERR_NOT_FOUND;
     }
     if (optional)

@@ -39,6 +39,15 @@ const px_sink *px_client_sink(void);
 const pmix_proc_t *px_client_self(const px_client *c);
 bool px_client_connected(const px_client *c);
 
+/* Run fn(arg) later, from the platform's progress, with the lock held
+ * (a zero-delay timer): for callbacks that must not run before the call
+ * that promised them returns. A deferred call is not cancelled by
+ * px_client_destroy: it must not outlive the platform either. */
+pmix_status_t px_client_defer(px_client *c, void (*fn)(void *arg), void *arg);
+
+/* How long a handshake may take unless PMIx_Init says (PMIX_TIMEOUT). */
+#define PX_HANDSHAKE_TIMEOUT 10.0
+
 /* Handshake with the server: cbfunc(status) once the job data is in. */
 pmix_status_t px_client_connect(px_client *c, const pmix_info_t info[], size_t ninfo,
                                 pmix_op_cbfunc_t cbfunc, void *cbdata);
