@@ -331,7 +331,10 @@ static void *fake_server_run(void *arg)
 
 static void mute_case(bool close_at_once, const char *situation, double bound)
 {
-    char dir[] = "/tmp/init_rules.XXXXXX";
+    const char *base = getenv("TMPDIR");
+    char dir[96];
+    snprintf(dir, sizeof dir, "%s/init_rules.XXXXXX",
+             base != NULL && strlen(base) < 60 ? base : "/tmp");
     if (mkdtemp(dir) == NULL) {
         pt_fail("mkdtemp: %s", strerror(errno));
         return;

@@ -28,6 +28,7 @@
 
 static struct {
     bool active;
+    int refcount; /* PMIx_server_init calls not yet balanced */
     pmix_server_module_t module;
     px_posix *posix;
     px_server *srv;
@@ -126,8 +127,10 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
     char err[256] = "";
     pmix_status_t rc;
 
-    if (S.active)
-        return PMIX_ERR_INIT; /* one default server per process */
+    if (S.active) {
+        S.refcount++; /* one default server per process, reference-counted */
+        return PMIX_SUCCESS;
+    }
     memset(&S, 0, sizeof(S));
     if (module != NULL)
         S.module = *module;
@@ -157,6 +160,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         return rc;
     }
     S.active = true;
+    S.refcount = 1;
     return PMIX_SUCCESS;
 }
 
@@ -166,6 +170,8 @@ PMIX_EXPORT pmix_status_t PMIx_server_finalize(void)
 
     if (!S.active)
         return PMIX_ERR_INIT;
+    if (--S.refcount > 0)
+        return PMIX_SUCCESS;
     px_posix_destroy(S.posix); /* nothing is delivered after this */
     px_server_destroy(S.srv);
     snprintf(sock, sizeof(sock), "%s/pmix.sock", S.dir);

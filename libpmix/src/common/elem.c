@@ -14,11 +14,15 @@
  *   byte-object types (BYTE_OBJECT, COMPRESSED_*, REGEX) pmix_byte_object_t
  *   everything else                                     its struct
  * Topology and cpuset handles (pmix_topology_t.topology, pmix_cpuset_t.bitmap)
- * belong to whoever produced them: copied as pointers, never freed here.
+ * of the "hwloc" source are owned by each element: copies duplicate them
+ * and destructors free them; handles of another source are only copied as
+ * pointers and never freed.
  * Copies never leave a half-built element: on failure the destination is
  * destructed back to empty and the error returned.
  */
 #include <stdlib.h>
+
+#include <hwloc.h>
 #include <string.h>
 
 #include "px_common.h"
@@ -465,6 +469,13 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         const pmix_topology_t *ts = s;
         td->source = dup_str(ts->source, &rc);
         td->topology = ts->topology;
+        /* an hwloc topology is owned by each copy (see structs.c) */
+        if (rc == PMIX_SUCCESS && ts->topology != NULL && px_is_hwloc(ts->source) &&
+            hwloc_topology_dup((hwloc_topology_t *)&td->topology, (hwloc_topology_t)ts->topology) !=
+                0) {
+            td->topology = NULL;
+            rc = PMIX_ERR_NOMEM;
+        }
         break;
     }
     case PMIX_PROC_CPUSET: {
@@ -472,6 +483,12 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         const pmix_cpuset_t *cs = s;
         cd->source = dup_str(cs->source, &rc);
         cd->bitmap = cs->bitmap;
+        /* an hwloc bitmap is owned by each copy (see structs.c) */
+        if (rc == PMIX_SUCCESS && cs->bitmap != NULL && px_is_hwloc(cs->source)) {
+            cd->bitmap = hwloc_bitmap_dup((hwloc_const_bitmap_t)cs->bitmap);
+            if (cd->bitmap == NULL)
+                rc = PMIX_ERR_NOMEM;
+        }
         break;
     }
     case PMIX_GEOMETRY: {

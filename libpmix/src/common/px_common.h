@@ -98,5 +98,8 @@ const char *px_key_alias(const char *key);
 /* Exact equality: same namespace and same rank (no wildcard matching; see
  * PMIx_Check_procid for the matching form). */
 bool px_proc_eq(const pmix_proc_t *a, const pmix_proc_t *b);
+/* True for the "hwloc" source of topologies and cpusets, whose handles
+ * the struct owns (structs.c). */
+bool px_is_hwloc(const char *source);
 
 #endif /* PX_COMMON_H */

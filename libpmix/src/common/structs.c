@@ -8,6 +8,8 @@
  * owned (see pmix_common.h) and are only forgotten, never freed.
  */
 #include <stdlib.h>
+
+#include <hwloc.h>
 #include <string.h>
 
 #include "px_common.h"
@@ -215,9 +217,20 @@ void PMIx_Topology_construct(pmix_topology_t *t)
     }
 }
 
+/* A topology or cpuset whose source is "hwloc" owns its hwloc object:
+ * PMIx_Load_topology, PMIx_Get_cpuset and PMIx_Parse_cpuset_string make
+ * one, copies duplicate it, and the destructors free it. Handles of any
+ * other source are only forgotten. */
+bool px_is_hwloc(const char *source)
+{
+    return source != NULL && strcmp(source, "hwloc") == 0;
+}
+
 void PMIx_Topology_destruct(pmix_topology_t *topo)
 {
     if (topo != NULL) {
+        if (topo->topology != NULL && px_is_hwloc(topo->source))
+            hwloc_topology_destroy((hwloc_topology_t)topo->topology);
         free(topo->source);
         PMIx_Topology_construct(topo);
     }
@@ -244,6 +257,8 @@ void PMIx_Cpuset_construct(pmix_cpuset_t *c)
 void PMIx_Cpuset_destruct(pmix_cpuset_t *c)
 {
     if (c != NULL) {
+        if (c->bitmap != NULL && px_is_hwloc(c->source))
+            hwloc_bitmap_free((hwloc_bitmap_t)c->bitmap);
         free(c->source);
         PMIx_Cpuset_construct(c);
     }

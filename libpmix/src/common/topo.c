@@ -28,9 +28,9 @@
  * of the node (an unbound process) gives "UNBOUND": such a process shares
  * nothing but the node with anyone.
  *
- * Ownership: the hwloc objects behind a loaded topology or a cpuset made
- * here are released with px_topo_release_topology / px_topo_release_cpuset
- * (below); the Standard's destructors only forget them.
+ * Ownership: a topology or cpuset made here has the source "hwloc" and
+ * owns its hwloc object; PMIx_Topology_destruct / PMIx_Cpuset_destruct
+ * free it, and copies duplicate it (common/structs.c).
  *
  * Relative locality (PMIx_Get_relative_locality) of two locality strings of
  * the same node is PMIX_LOCALITY_SHARE_NODE plus one PMIX_LOCALITY_SHARE_*
@@ -328,33 +328,4 @@ PMIX_EXPORT pmix_status_t PMIx_Load_topology(pmix_topology_t *topo)
         topo->source = src;
     topo->topology = t;
     return PMIX_SUCCESS;
-}
-
-/*
- * Releasing what this file produced. The Standard's destructors
- * (PMIx_Topology_destruct, PMIx_Cpuset_destruct in structs.c) only forget
- * the handles, because copies share them; these free the hwloc objects
- * behind a topology from PMIx_Load_topology and a cpuset from
- * PMIx_Get_cpuset / PMIx_Parse_cpuset_string, and then destruct. Handles of
- * another source are only forgotten. NULL is a no-op.
- */
-void px_topo_release_topology(pmix_topology_t *topo)
-{
-    if (topo == NULL)
-        return;
-    if (topo->topology != NULL && topo->source != NULL && strcmp(topo->source, SOURCE_HWLOC) == 0)
-        hwloc_topology_destroy((hwloc_topology_t)topo->topology);
-    topo->topology = NULL;
-    PMIx_Topology_destruct(topo);
-}
-
-void px_topo_release_cpuset(pmix_cpuset_t *cpuset)
-{
-    if (cpuset == NULL)
-        return;
-    if (cpuset->bitmap != NULL && cpuset->source != NULL &&
-        strcmp(cpuset->source, SOURCE_HWLOC) == 0)
-        hwloc_bitmap_free((hwloc_bitmap_t)cpuset->bitmap);
-    cpuset->bitmap = NULL;
-    PMIx_Cpuset_destruct(cpuset);
 }

@@ -1,0 +1,388 @@
+/*
+ * optional.c - the Standard's calls this library does not provide yet.
+ *
+ * Each exists so that programs and libraries built against any standard
+ * pmix.h link and run; each returns PMIX_ERR_NOT_SUPPORTED, the Standard's
+ * answer for an operation the implementation or its host does not
+ * support, and never calls its callback. docs/abi.md lists them. When one
+ * of them is implemented, it moves out of this file.
+ */
+#include <pmix.h>
+#include <pmix_server.h>
+#include <pmix_tool.h>
+
+/* PMIx_Heartbeat: no monitoring is armed (PMIx_Process_monitor is not
+ * supported), so a heartbeat has nothing to reset. */
+PMIX_EXPORT void PMIx_Heartbeat(void)
+{
+}
+
+/* ---- Process groups and connections (PMIx_Connect, PMIx_Group_*) need a host collective across
+ * namespaces ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_Connect(const pmix_proc_t procs[], size_t nprocs,
+                                       const pmix_info_t info[], size_t ninfo)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Connect_nb(const pmix_proc_t procs[], size_t nprocs,
+                                          const pmix_info_t info[], size_t ninfo,
+                                          pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Disconnect(const pmix_proc_t procs[], size_t nprocs,
+                                          const pmix_info_t info[], size_t ninfo)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t procs[], size_t nprocs,
+                                             const pmix_info_t info[], size_t ninfo,
+                                             pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[],
+                                               size_t nprocs, const pmix_info_t directives[],
+                                               size_t ndirs, pmix_info_t **results,
+                                               size_t *nresults)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[],
+                                                  size_t nprocs, const pmix_info_t directives[],
+                                                  size_t ndirs, pmix_info_cbfunc_t cbfunc,
+                                                  void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t info[],
+                                              size_t ninfo)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_info_t info[],
+                                                 size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                                 void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[],
+                                            size_t nprocs, const pmix_info_t info[], size_t ninfo,
+                                            pmix_info_t **results, size_t *nresult)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc_t procs[],
+                                               size_t nprocs, const pmix_info_t info[],
+                                               size_t ninfo, pmix_info_cbfunc_t cbfunc,
+                                               void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader,
+                                          pmix_group_opt_t opt, const pmix_info_t info[],
+                                          size_t ninfo, pmix_info_t **results, size_t *nresult)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t *leader,
+                                             pmix_group_opt_t opt, const pmix_info_t info[],
+                                             size_t ninfo, pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_leave(const char grp[], const pmix_info_t info[], size_t ninfo)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_t info[],
+                                              size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* ---- Publish / lookup (a name service kept by the host) ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_Publish(const pmix_info_t info[], size_t ninfo)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Publish_nb(const pmix_info_t info[], size_t ninfo,
+                                          pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const pmix_info_t info[],
+                                      size_t ninfo)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], size_t ninfo,
+                                         pmix_lookup_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Unpublish(char **keys, const pmix_info_t info[], size_t ninfo)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Unpublish_nb(char **keys, const pmix_info_t info[], size_t ninfo,
+                                            pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* ---- Dynamic processes and resources ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_Spawn(const pmix_info_t job_info[], size_t ninfo,
+                                     const pmix_app_t apps[], size_t napps, pmix_nspace_t nspace)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Spawn_nb(const pmix_info_t job_info[], size_t ninfo,
+                                        const pmix_app_t apps[], size_t napps,
+                                        pmix_spawn_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Allocation_request(pmix_alloc_directive_t directive,
+                                                  pmix_info_t *info, size_t ninfo,
+                                                  pmix_info_t **results, size_t *nresults)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Allocation_request_nb(pmix_alloc_directive_t directive,
+                                                     pmix_info_t *info, size_t ninfo,
+                                                     pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_status_t error,
+                                               const pmix_info_t directives[], size_t ndirs,
+                                               pmix_info_t **results, size_t *nresults)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pmix_status_t error,
+                                                  const pmix_info_t directives[], size_t ndirs,
+                                                  pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* ---- Security credentials ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_Get_credential(const pmix_info_t info[], size_t ninfo,
+                                              pmix_byte_object_t *credential)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Get_credential_nb(const pmix_info_t info[], size_t ninfo,
+                                                 pmix_credential_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Validate_credential(const pmix_byte_object_t *cred,
+                                                   const pmix_info_t info[], size_t ninfo,
+                                                   pmix_info_t **results, size_t *nresults)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Validate_credential_nb(const pmix_byte_object_t *cred,
+                                                      const pmix_info_t info[], size_t ninfo,
+                                                      pmix_validation_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* ---- Forwarding of standard input and output through the library ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_IOF_pull(const pmix_proc_t procs[], size_t nprocs,
+                                        const pmix_info_t directives[], size_t ndirs,
+                                        pmix_iof_channel_t channel, pmix_iof_cbfunc_t cbfunc,
+                                        pmix_hdlr_reg_cbfunc_t regcbfunc, void *regcbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_IOF_push(const pmix_proc_t targets[], size_t ntargets,
+                                        pmix_byte_object_t *bo, const pmix_info_t directives[],
+                                        size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_IOF_deregister(size_t iofhdlr, const pmix_info_t directives[],
+                                              size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_IOF_deliver(const pmix_proc_t *source,
+                                                  pmix_iof_channel_t channel,
+                                                  const pmix_byte_object_t *bo,
+                                                  const pmix_info_t info[], size_t ninfo,
+                                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* ---- Fabric and device management ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_register(pmix_fabric_t *fabric,
+                                               const pmix_info_t directives[], size_t ndirs)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_register_nb(pmix_fabric_t *fabric,
+                                                  const pmix_info_t directives[], size_t ndirs,
+                                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_update(pmix_fabric_t *fabric)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_update_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t cbfunc,
+                                                void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister(pmix_fabric_t *fabric)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t cbfunc,
+                                                    void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Compute_distances(pmix_topology_t *topo, pmix_cpuset_t *cpuset,
+                                                 pmix_info_t info[], size_t ninfo,
+                                                 pmix_device_distance_t **distances, size_t *ndist)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t *topo, pmix_cpuset_t *cpuset,
+                                                    pmix_info_t info[], size_t ninfo,
+                                                    pmix_device_dist_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* ---- Attribute registration ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_Register_attributes(const char *function, pmix_regattr_t attrs[],
+                                                   size_t nattrs)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* ---- Server extras: inventory, process sets, resources ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(const pmix_info_t directives[],
+                                                        size_t ndirs, pmix_info_cbfunc_t cbfunc,
+                                                        void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(const pmix_info_t info[], size_t ninfo,
+                                                        const pmix_info_t directives[],
+                                                        size_t ndirs, pmix_op_cbfunc_t cbfunc,
+                                                        void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_define_process_set(const pmix_proc_t members[],
+                                                         size_t nmembers, const char *pset_name)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_delete_process_set(const char *pset_name)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_register_resources(pmix_info_t info[], size_t ninfo,
+                                                         pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t info[], size_t ninfo,
+                                                           pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* ---- The tool role ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_finalize(void)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t *proc, pmix_proc_t *server,
+                                                     pmix_info_t info[], size_t ninfo)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_disconnect(const pmix_proc_t *server)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_get_servers(pmix_proc_t *servers[], size_t *nservers)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_set_server(const pmix_proc_t *server, pmix_info_t info[],
+                                               size_t ninfo)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}

@@ -1,0 +1,177 @@
+/*
+ * query.c - PMIx_Query_info and PMIx_Log, answered inside the process.
+ *
+ * Query: each key of each query is looked up like a PMIx_Get whose target
+ * comes from the query's qualifiers (PMIX_PROCID, or PMIX_NSPACE and
+ * PMIX_RANK; the caller's namespace by default) and whose other qualifiers
+ * (PMIX_NODEID, PMIX_HOSTNAME, PMIX_APPNUM) pick node- or app-level data.
+ * Only what the process already holds is used: a query never waits on the
+ * server. PMIX_QUERY_NAMESPACES names the caller's namespace. The result
+ * holds one info per key answered; the status is PMIX_SUCCESS if every
+ * key was answered, PMIX_ERR_PARTIAL_SUCCESS if some were, and
+ * PMIX_ERR_NOT_FOUND if none were.
+ *
+ * Log: entries for PMIX_LOG_STDERR and PMIX_LOG_STDOUT are written to the
+ * process's own streams; other channels need a host and are refused.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pmix.h>
+
+#include "common/px_common.h"
+
+/* Answer `key` of one query into `out`; false if it cannot be. */
+static bool answer(const pmix_query_t *q, const char *key, pmix_info_t *out)
+{
+    pmix_proc_t target, me;
+    const pmix_info_t *pi;
+    pmix_info_t quals[8];
+    size_t nq = 0;
+    pmix_value_t *v = NULL;
+    bool opt = true;
+    pmix_status_t rc;
+
+    if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS)
+        return false;
+    PMIx_Finalize(NULL, 0);
+    if (strcmp(key, PMIX_QUERY_NAMESPACES) == 0) {
+        PMIx_Info_load(out, key, me.nspace, PMIX_STRING);
+        return true;
+    }
+    PMIx_Load_procid(&target, me.nspace, PMIX_RANK_WILDCARD);
+    if ((pi = px_info_find(q->qualifiers, q->nqual, PMIX_PROCID)) != NULL &&
+        pi->value.type == PMIX_PROC && pi->value.data.proc != NULL) {
+        target = *pi->value.data.proc;
+    } else {
+        const char *ns = px_info_string(q->qualifiers, q->nqual, PMIX_NSPACE);
+        uint64_t r;
+        if (ns != NULL)
+            PMIx_Load_nspace(target.nspace, ns);
+        if ((pi = px_info_find(q->qualifiers, q->nqual, PMIX_RANK)) != NULL &&
+            px_value_get_number(&pi->value, &r) == PMIX_SUCCESS)
+            target.rank = (pmix_rank_t)r;
+    }
+    /* node and app qualifiers travel on; PMIX_OPTIONAL keeps it local */
+    PMIx_Info_load(&quals[nq++], PMIX_OPTIONAL, &opt, PMIX_BOOL);
+    for (size_t i = 0; i < q->nqual && nq < 8; i++)
+        if (strcmp(q->qualifiers[i].key, PMIX_NODEID) == 0 ||
+            strcmp(q->qualifiers[i].key, PMIX_HOSTNAME) == 0 ||
+            strcmp(q->qualifiers[i].key, PMIX_APPNUM) == 0)
+            PMIx_Info_xfer(&quals[nq++], &q->qualifiers[i]);
+    rc = PMIx_Get(&target, key, quals, nq, &v);
+    for (size_t i = 0; i < nq; i++)
+        PMIx_Info_destruct(&quals[i]);
+    if (rc != PMIX_SUCCESS)
+        return false;
+    PMIx_Load_key(out->key, key);
+    out->flags = 0;
+    rc = PMIx_Value_xfer(&out->value, v);
+    PMIx_Value_free(v, 1);
+    return rc == PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nqueries,
+                                          pmix_info_t *info[], size_t *ninfo)
+{
+    size_t nkeys = 0, n = 0;
+    pmix_info_t *res;
+
+    if (info == NULL || ninfo == NULL || (queries == NULL && nqueries > 0))
+        return PMIX_ERR_BAD_PARAM;
+    *info = NULL;
+    *ninfo = 0;
+    if (!PMIx_Initialized())
+        return PMIX_ERR_INIT;
+    for (size_t q = 0; q < nqueries; q++)
+        for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++)
+            nkeys++;
+    if (nkeys == 0)
+        return PMIX_ERR_BAD_PARAM;
+    res = PMIx_Info_create(nkeys);
+    if (res == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t q = 0; q < nqueries; q++)
+        for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++)
+            if (answer(&queries[q], queries[q].keys[k], &res[n]))
+                n++;
+    if (n == 0) {
+        PMIx_Info_free(res, nkeys);
+        return PMIX_ERR_NOT_FOUND;
+    }
+    /* the tail past n is constructed and empty: PMIx_Info_free(info, n)
+     * releases the whole block */
+    *info = res;
+    *ninfo = n;
+    return n == nkeys ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
+}
+
+typedef struct query_result {
+    pmix_info_t *info;
+    size_t ninfo;
+} query_result;
+
+static void release_result(void *cbdata)
+{
+    query_result *r = cbdata;
+
+    PMIx_Info_free(r->info, r->ninfo);
+    free(r);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nqueries,
+                                             pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    query_result *r;
+    pmix_status_t rc;
+
+    if (cbfunc == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    r = calloc(1, sizeof(*r));
+    if (r == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = PMIx_Query_info(queries, nqueries, &r->info, &r->ninfo);
+    if (rc != PMIX_SUCCESS && rc != PMIX_ERR_PARTIAL_SUCCESS && rc != PMIX_ERR_NOT_FOUND) {
+        free(r);
+        return rc;
+    }
+    /* answered from local memory: the Standard allows the callback now */
+    cbfunc(rc, r->info, r->ninfo, cbdata, release_result, r);
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t data[], size_t ndata,
+                                   const pmix_info_t directives[], size_t ndirs)
+{
+    size_t done = 0;
+
+    if (data == NULL && ndata > 0)
+        return PMIX_ERR_BAD_PARAM;
+    if (!PMIx_Initialized())
+        return PMIX_ERR_INIT;
+    for (size_t i = 0; i < ndata; i++) {
+        FILE *f = strcmp(data[i].key, PMIX_LOG_STDERR) == 0   ? stderr
+                  : strcmp(data[i].key, PMIX_LOG_STDOUT) == 0 ? stdout
+                                                              : NULL;
+        if (f == NULL || data[i].value.type != PMIX_STRING)
+            continue;
+        fputs(data[i].value.data.string != NULL ? data[i].value.data.string : "", f);
+        fflush(f);
+        done++;
+    }
+    if (done == ndata)
+        return PMIX_SUCCESS;
+    return done > 0 ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
+                                      const pmix_info_t directives[], size_t ndirs,
+                                      pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_status_t rc = PMIx_Log(data, ndata, directives, ndirs);
+
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    return PMIX_OPERATION_SUCCEEDED; /* done; cbfunc is not called */
+}
