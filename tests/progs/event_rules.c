@@ -17,6 +17,9 @@
  *              keeps it from default handlers. Handlers see the registration
  *              id, status, source and info of the notification.
  *   prepend    PMIX_EVENT_HDLR_PREPEND / _APPEND order handlers within a category.
+ *   names      PMIX_EVENT_HDLR_NAME with PMIX_EVENT_HDLR_BEFORE / _AFTER place a
+ *              handler next to a named one; PMIX_EVENT_HDLR_FIRST_IN_CATEGORY /
+ *              _LAST_IN_CATEGORY put one at either end of its category.
  *   firstlast  PMIX_EVENT_HDLR_FIRST / _LAST run first / last across
  *              categories, and a second "first" handler is refused.
  *   stop       a handler completing with PMIX_EVENT_ACTION_COMPLETE ends the chain.
@@ -205,6 +208,31 @@ static void mode_prepend(void)
     expect_chain("notify X", CODE_X, NULL, 0, "E,B,A,C");
     pt_info_free(&pre, 1);
     pt_info_free(&app, 1);
+}
+
+static void mode_names(void)
+{
+    pmix_status_t x = CODE_X;
+    pmix_info_t info[2];
+    pt_info_str(&info[0], PMIX_EVENT_HDLR_NAME, "alpha");
+    reg("A", h_A, &x, 1, info, 1);
+    pt_info_free(info, 1);
+    pt_info_str(&info[0], PMIX_EVENT_HDLR_NAME, "beta");
+    reg("B", h_B, &x, 1, info, 1);
+    pt_info_free(info, 1);
+    pt_info_bool(&info[0], PMIX_EVENT_HDLR_LAST_IN_CATEGORY, true);
+    reg("L", h_L, &x, 1, info, 1);
+    pt_info_str(&info[0], PMIX_EVENT_HDLR_BEFORE, "beta");
+    reg("C", h_C, &x, 1, info, 1);
+    pt_info_free(info, 1);
+    pt_info_str(&info[0], PMIX_EVENT_HDLR_AFTER, "alpha");
+    reg("E", h_E, &x, 1, info, 1);
+    pt_info_free(info, 1);
+    pt_info_bool(&info[0], PMIX_EVENT_HDLR_FIRST_IN_CATEGORY, true);
+    reg("F", h_F, &x, 1, info, 1);
+    /* A default handler stays after the whole single-code category. */
+    reg("D", h_D, NULL, 0, NULL, 0);
+    expect_chain("notify X", CODE_X, NULL, 0, "F,A,E,C,B,L,D");
 }
 
 static void mode_firstlast(void)
@@ -418,7 +446,7 @@ static void mode_model(void)
 
 int main(int argc, char **argv)
 {
-    const char *modes = "order prepend firstlast stop dereg regcb range model";
+    const char *modes = "order prepend names firstlast stop dereg regcb range model";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(45);
@@ -435,6 +463,8 @@ int main(int argc, char **argv)
         mode_prepend();
     else if (strcmp(m, "firstlast") == 0)
         mode_firstlast();
+    else if (strcmp(m, "names") == 0)
+        mode_names();
     else if (strcmp(m, "stop") == 0)
         mode_stop();
     else if (strcmp(m, "dereg") == 0)

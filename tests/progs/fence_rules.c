@@ -32,6 +32,10 @@
  *              timed-out fence left nothing behind).
  *   nb         Fence_nb calls its callback exactly once, with its cbdata, not
  *              from inside the call; with and without PMIX_COLLECT_DATA.
+ *   badproc    (robustness: "a fence never hangs") a fence naming a rank that
+ *              does not exist in our namespace fails within 5 s without any
+ *              PMIX_TIMEOUT; one naming an unknown namespace, with
+ *              PMIX_TIMEOUT=3, fails within 5 s; the job still fences after.
  */
 #include "ptest.h"
 
@@ -492,9 +496,42 @@ static void mode_nb(void)
     pt_barrier("final fence");
 }
 
+static void mode_badproc(void)
+{
+    pmix_proc_t procs[2];
+    pt_proc(&procs[0], pt.me.nspace, pt.me.rank);
+    pt_proc(&procs[1], pt.me.nspace, pt.size + 3);
+    pt_phase("fence with a rank outside the job");
+    double t0 = pt_now();
+    pmix_status_t rc = PMIx_Fence(procs, 2, NULL, 0);
+    double dt = pt_now() - t0;
+    if (rc == PMIX_SUCCESS)
+        pt_fail("a fence with rank %u (job of %u) succeeded", pt.size + 3, pt.size);
+    else if (dt > 5.0)
+        pt_fail("a fence with a rank outside the job took %.2f s to fail", dt);
+    else
+        pt_note("fence with a rank outside the job: %s after %.2f s", pt_err(rc), dt);
+
+    pt_proc(&procs[1], "no-such-namespace", 0);
+    pmix_info_t to;
+    pt_info_int(&to, PMIX_TIMEOUT, 3);
+    pt_phase("fence with an unknown namespace");
+    t0 = pt_now();
+    rc = PMIx_Fence(procs, 2, &to, 1);
+    dt = pt_now() - t0;
+    if (rc == PMIX_SUCCESS)
+        pt_fail("a fence with a process of an unknown namespace succeeded");
+    else if (dt > 5.0)
+        pt_fail("a fence with an unknown namespace and PMIX_TIMEOUT=3 took %.2f s to fail", dt);
+    else
+        pt_note("fence with an unknown namespace: %s after %.2f s", pt_err(rc), dt);
+    pt_barrier("fence of everybody after the impossible ones");
+}
+
 int main(int argc, char **argv)
 {
-    const char *modes = "null shuffled wildcard subsets many self collect nocollect gen timeout nb";
+    const char *modes = "null shuffled wildcard subsets many self collect nocollect gen timeout nb "
+                        "badproc";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(50);
@@ -522,6 +559,8 @@ int main(int argc, char **argv)
         mode_timeout();
     else if (strcmp(m, "nb") == 0)
         mode_nb();
+    else if (strcmp(m, "badproc") == 0)
+        mode_badproc();
     else
         pt_usage(argv[0], modes);
     return pt_result();

@@ -102,6 +102,25 @@ static void mode_nested(void)
         pt_fail("outer PMIx_Finalize failed: %s", pt_err(rc));
     if (PMIx_Initialized() != 0)
         pt_fail("PMIx_Initialized() is %d after the last Finalize, expected 0", PMIx_Initialized());
+
+    /* Calls after the last Finalize fail cleanly: no crash, no hang. */
+    pt_phase("calls after the last Finalize");
+    pmix_value_t *after = NULL;
+    rc = PMIx_Get(&pt.wild, PMIX_JOB_SIZE, NULL, 0, &after);
+    if (rc == PMIX_SUCCESS) {
+        pt_fail("PMIx_Get after the last Finalize succeeded");
+        pt_value_free(after);
+    }
+    if ((rc = pt_put_u32(PMIX_GLOBAL, "init.after", 1)) == PMIX_SUCCESS)
+        pt_fail("PMIx_Put after the last Finalize succeeded");
+    if ((rc = PMIx_Commit()) == PMIX_SUCCESS)
+        pt_fail("PMIx_Commit after the last Finalize succeeded");
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) == PMIX_SUCCESS)
+        pt_fail("PMIx_Fence after the last Finalize succeeded");
+    else
+        pt_note("PMIx_Fence after the last Finalize: %s", pt_err(rc));
+    if ((rc = PMIx_Finalize(NULL, 0)) == PMIX_SUCCESS)
+        pt_fail("an extra PMIx_Finalize succeeded; the reference count went below zero");
 }
 
 static void mode_conflict(void)

@@ -32,6 +32,17 @@
  *   late_put        a key put and committed after a collecting fence is found
  *                   by a plain Get after the next barrier: a miss in the local
  *                   cache goes to the server (only PMIX_OPTIONAL stops there).
+ *   types           a value of every basic type (integers of each width, floats,
+ *                   strings incl. non-ASCII and empty, byte objects with NULs,
+ *                   procs, statuses, times, a data array, an envar) reads back
+ *                   with the same type and value: from ourselves, by direct
+ *                   modex, and from collected data.
+ *   many_keys       500 keys per process survive a collecting fence; a key put
+ *                   three times before the commit reads back as the last value.
+ *   undef           a key unique in the namespace is found with PMIX_RANK_UNDEF
+ *                   after a collecting fence (the legacy PMI style of lookup).
+ *   threads         four threads Get 50 keys each from peers concurrently (direct
+ *                   modex requests in flight together) and all values are right.
  *   reserved_put    PMIx_Put(PMIX_HOSTNAME), as Open MPI 4.1 does, is accepted
  *                   and leaves the hostname intact (the Standard would allow
  *                   refusing "pmix" keys; Open MPI needs this one); an
@@ -465,6 +476,366 @@ static void mode_late_put(void)
     pt_barrier("final fence of late_put");
 }
 
+/* ---- types ---------------------------------------------------------------- */
+
+#define NTYPES 26
+
+/* Value number `i` as written by rank `r`. Pointers refer to `store`. */
+struct type_store {
+    char str[64];
+    char bytes[64];
+    pmix_proc_t proc;
+    uint32_t arr[5];
+    pmix_data_array_t darray;
+    char envname[32];
+};
+
+static void make_typed(int i, pmix_rank_t r, pmix_value_t *v, struct type_store *st)
+{
+    memset(v, 0, sizeof *v);
+    switch (i) {
+    case 0:
+        v->type = PMIX_BOOL;
+        v->data.flag = r % 2 == 0;
+        break;
+    case 1:
+        v->type = PMIX_INT8;
+        v->data.int8 = (int8_t)(-5 - (int)(r % 100));
+        break;
+    case 2:
+        v->type = PMIX_INT16;
+        v->data.int16 = (int16_t)(-300 - (int)r);
+        break;
+    case 3:
+        v->type = PMIX_INT32;
+        v->data.int32 = -70000 - (int32_t)r;
+        break;
+    case 4:
+        v->type = PMIX_INT64;
+        v->data.int64 = -5000000000000LL - (int64_t)r;
+        break;
+    case 5:
+        v->type = PMIX_UINT8;
+        v->data.uint8 = (uint8_t)(200 + r % 50);
+        break;
+    case 6:
+        v->type = PMIX_UINT16;
+        v->data.uint16 = (uint16_t)(60000 + r);
+        break;
+    case 7:
+        v->type = PMIX_UINT32;
+        v->data.uint32 = 4000000000u + r;
+        break;
+    case 8:
+        v->type = PMIX_UINT64;
+        v->data.uint64 = 18000000000000000000ull + r;
+        break;
+    case 9:
+        v->type = PMIX_INT;
+        v->data.integer = -42 - (int)r;
+        break;
+    case 10:
+        v->type = PMIX_UINT;
+        v->data.uint = 42u + r;
+        break;
+    case 11:
+        v->type = PMIX_SIZE;
+        v->data.size = (size_t)123456789 + r;
+        break;
+    case 12:
+        v->type = PMIX_PID;
+        v->data.pid = (pid_t)(4242 + r);
+        break;
+    case 13:
+        v->type = PMIX_FLOAT;
+        v->data.fval = 1.5f + (float)r;
+        break;
+    case 14:
+        v->type = PMIX_DOUBLE;
+        v->data.dval = 3.25 + (double)r / 1024.0;
+        break;
+    case 15:
+        snprintf(st->str, sizeof st->str, "h\xc3\xa9llo w\xc3\xb6rld %u", (unsigned)r);
+        v->type = PMIX_STRING;
+        v->data.string = st->str;
+        break;
+    case 16:
+        v->type = PMIX_STRING;
+        v->data.string = (char *)"";
+        break;
+    case 17:
+        for (size_t k = 0; k < sizeof st->bytes; k++)
+            st->bytes[k] = (char)(k % 3 == 0 ? 0 : (int)(r * 17 + k));
+        v->type = PMIX_BYTE_OBJECT;
+        v->data.bo.bytes = st->bytes;
+        v->data.bo.size = sizeof st->bytes;
+        break;
+    case 18:
+        pt_proc(&st->proc, "some-other-namespace", r + 7);
+        v->type = PMIX_PROC;
+        v->data.proc = &st->proc;
+        break;
+    case 19:
+        v->type = PMIX_STATUS;
+        v->data.status = PMIX_ERR_NOT_FOUND - (int)r;
+        break;
+    case 20:
+        v->type = PMIX_TIMEVAL;
+        v->data.tv.tv_sec = 1000 + (time_t)r;
+        v->data.tv.tv_usec = 2000 + (long)r;
+        break;
+    case 21:
+        v->type = PMIX_TIME;
+        v->data.time = (time_t)1700000000 + (time_t)r;
+        break;
+    case 22:
+        for (uint32_t k = 0; k < 5; k++)
+            st->arr[k] = r * 10 + k;
+        st->darray.type = PMIX_UINT32;
+        st->darray.size = 5;
+        st->darray.array = st->arr;
+        v->type = PMIX_DATA_ARRAY;
+        v->data.darray = &st->darray;
+        break;
+    case 23:
+        snprintf(st->envname, sizeof st->envname, "PT_VAR_%u", (unsigned)r);
+        v->type = PMIX_ENVAR;
+        v->data.envar.envar = st->envname;
+        v->data.envar.value = (char *)"/usr/lib:/lib";
+        v->data.envar.separator = ':';
+        break;
+    case 24:
+        v->type = PMIX_PROC_RANK;
+        v->data.rank = r + 1;
+        break;
+    default:
+        v->type = PMIX_BYTE;
+        v->data.byte = (uint8_t)(0xA0 + r % 16);
+        break;
+    }
+}
+
+static bool same_typed(const pmix_value_t *a, const pmix_value_t *b)
+{
+    if (a->type != b->type)
+        return false;
+    switch (a->type) {
+    case PMIX_BOOL: return a->data.flag == b->data.flag;
+    case PMIX_INT8: return a->data.int8 == b->data.int8;
+    case PMIX_INT16: return a->data.int16 == b->data.int16;
+    case PMIX_INT32: return a->data.int32 == b->data.int32;
+    case PMIX_INT64: return a->data.int64 == b->data.int64;
+    case PMIX_UINT8: return a->data.uint8 == b->data.uint8;
+    case PMIX_UINT16: return a->data.uint16 == b->data.uint16;
+    case PMIX_UINT32: return a->data.uint32 == b->data.uint32;
+    case PMIX_UINT64: return a->data.uint64 == b->data.uint64;
+    case PMIX_INT: return a->data.integer == b->data.integer;
+    case PMIX_UINT: return a->data.uint == b->data.uint;
+    case PMIX_SIZE: return a->data.size == b->data.size;
+    case PMIX_PID: return a->data.pid == b->data.pid;
+    case PMIX_FLOAT: return a->data.fval == b->data.fval;
+    case PMIX_DOUBLE: return a->data.dval == b->data.dval;
+    case PMIX_STRING:
+        return a->data.string != NULL && b->data.string != NULL &&
+               strcmp(a->data.string, b->data.string) == 0;
+    case PMIX_BYTE_OBJECT:
+        return a->data.bo.size == b->data.bo.size &&
+               (a->data.bo.size == 0 ||
+                memcmp(a->data.bo.bytes, b->data.bo.bytes, a->data.bo.size) == 0);
+    case PMIX_PROC:
+        return a->data.proc != NULL && b->data.proc != NULL &&
+               a->data.proc->rank == b->data.proc->rank &&
+               strcmp(a->data.proc->nspace, b->data.proc->nspace) == 0;
+    case PMIX_STATUS: return a->data.status == b->data.status;
+    case PMIX_TIMEVAL:
+        return a->data.tv.tv_sec == b->data.tv.tv_sec && a->data.tv.tv_usec == b->data.tv.tv_usec;
+    case PMIX_TIME: return a->data.time == b->data.time;
+    case PMIX_DATA_ARRAY:
+        return a->data.darray != NULL && b->data.darray != NULL &&
+               a->data.darray->type == PMIX_UINT32 && b->data.darray->type == PMIX_UINT32 &&
+               a->data.darray->size == b->data.darray->size &&
+               memcmp(a->data.darray->array, b->data.darray->array,
+                      a->data.darray->size * sizeof(uint32_t)) == 0;
+    case PMIX_ENVAR:
+        return a->data.envar.separator == b->data.envar.separator && a->data.envar.envar != NULL &&
+               b->data.envar.envar != NULL &&
+               strcmp(a->data.envar.envar, b->data.envar.envar) == 0 &&
+               a->data.envar.value != NULL && b->data.envar.value != NULL &&
+               strcmp(a->data.envar.value, b->data.envar.value) == 0;
+    case PMIX_PROC_RANK: return a->data.rank == b->data.rank;
+    case PMIX_BYTE: return a->data.byte == b->data.byte;
+    default: return false;
+    }
+}
+
+static void check_types_of(const pmix_proc_t *proc, const char *path)
+{
+    for (int i = 0; i < NTYPES; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "kv.type.%d", i);
+        pmix_value_t want, *got = NULL;
+        struct type_store st;
+        make_typed(i, proc->rank, &want, &st);
+        double dt;
+        pmix_status_t rc = get_with_timeout(proc, key, 10, &got, &dt);
+        if (rc != PMIX_SUCCESS)
+            pt_fail("%s: %s (%s) of rank %u: %s", path, key, pt_type_name(want.type),
+                    (unsigned)proc->rank, pt_err(rc));
+        else if (!same_typed(&want, got))
+            pt_fail("%s: %s of rank %u: put as %s, read back as %s with a different value", path,
+                    key, (unsigned)proc->rank, pt_type_name(want.type), pt_type_name(got->type));
+        pt_value_free(got);
+    }
+}
+
+static void mode_types(void)
+{
+    for (int i = 0; i < NTYPES; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "kv.type.%d", i);
+        pmix_value_t v;
+        struct type_store st;
+        make_typed(i, pt.me.rank, &v, &st);
+        pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key, &v);
+        if (rc != PMIX_SUCCESS)
+            pt_fail("PMIx_Put(%s, %s) failed: %s", key, pt_type_name(v.type), pt_err(rc));
+    }
+    commit();
+    check_types_of(&pt.me, "own data");
+    pt_barrier("PMIx_Fence after the typed puts");
+    pmix_proc_t peer = neighbour(1);
+    check_types_of(&peer, "direct modex");
+    fence_collect(true);
+    pmix_proc_t other = neighbour(pt.size > 2 ? 2 : 1);
+    check_types_of(&other, "collected data");
+    pt_barrier("final fence of types");
+}
+
+/* ---- many keys, undef, threads ------------------------------------------------ */
+
+static void mode_many_keys(void)
+{
+    const int nkeys = 500;
+    char key[32];
+    pmix_status_t rc = PMIX_SUCCESS;
+    for (int i = 0; i < nkeys && rc == PMIX_SUCCESS; i++) {
+        snprintf(key, sizeof key, "kv.many.%d", i);
+        rc = pt_put_u32(PMIX_GLOBAL, key, pt.me.rank * 100000u + (uint32_t)i);
+    }
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Put of key %s failed: %s", key, pt_err(rc));
+    for (uint32_t k = 1; k <= 3; k++)
+        if ((rc = pt_put_u32(PMIX_GLOBAL, "kv.over", k)) != PMIX_SUCCESS)
+            pt_fail("PMIx_Put(kv.over=%u) failed: %s", k, pt_err(rc));
+    commit();
+    fence_collect(true);
+    pmix_proc_t peer = neighbour(1);
+    int bad = 0;
+    for (int i = 0; i < nkeys; i++) {
+        snprintf(key, sizeof key, "kv.many.%d", i);
+        pmix_value_t *v = NULL;
+        rc = PMIx_Get(&peer, key, NULL, 0, &v);
+        if (rc != PMIX_SUCCESS || v->type != PMIX_UINT32 ||
+            v->data.uint32 != peer.rank * 100000u + (uint32_t)i) {
+            if (bad++ < 5)
+                pt_fail("key %s of rank %u: %s", key, (unsigned)peer.rank,
+                        rc != PMIX_SUCCESS ? pt_err(rc) : "wrong value");
+        }
+        pt_value_free(v);
+    }
+    if (bad > 5)
+        pt_fail("%d of %d keys of rank %u were wrong or missing", bad, nkeys, (unsigned)peer.rank);
+    expect_u32(&peer, "kv.over", 3, "key put three times before one commit");
+    pt_barrier("final fence of many_keys");
+}
+
+static void mode_undef(void)
+{
+    char key[32], val[32];
+    snprintf(key, sizeof key, "kv.unique.%u", (unsigned)pt.me.rank);
+    snprintf(val, sizeof val, "from-%u", (unsigned)pt.me.rank);
+    pmix_status_t rc = pt_put_str(PMIX_GLOBAL, key, val);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Put(%s) failed: %s", key, pt_err(rc));
+    commit();
+    fence_collect(true);
+    pmix_proc_t any;
+    pt_proc(&any, pt.me.nspace, PMIX_RANK_UNDEF);
+    for (uint32_t off = 0; off < pt.size; off++) {
+        pmix_rank_t r = (pt.me.rank + off) % pt.size;
+        snprintf(key, sizeof key, "kv.unique.%u", (unsigned)r);
+        snprintf(val, sizeof val, "from-%u", (unsigned)r);
+        expect_str(&any, key, val, 5, "PMIX_RANK_UNDEF lookup of a namespace-unique key");
+    }
+    pt_barrier("final fence of undef");
+}
+
+#define NTHREADS 4
+#define TKEYS 50
+
+struct thread_job {
+    pthread_t th;
+    int index;
+    int errors;
+    char first_error[256];
+};
+
+static void *thread_gets(void *arg)
+{
+    struct thread_job *t = arg;
+    pmix_info_t to;
+    pt_info_int(&to, PMIX_TIMEOUT, 20);
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < TKEYS; i++) {
+            /* Threads start on different peers and keys so their requests interleave. */
+            pmix_rank_t r = (pt.me.rank + 1 + (uint32_t)t->index + (uint32_t)round) % pt.size;
+            int k = (i + t->index * 7) % TKEYS;
+            char key[32];
+            snprintf(key, sizeof key, "kv.th.%d", k);
+            pmix_proc_t p;
+            pt_proc(&p, pt.me.nspace, r);
+            pmix_value_t *v = NULL;
+            pmix_status_t rc = PMIx_Get(&p, key, &to, 1, &v);
+            bool ok = rc == PMIX_SUCCESS && v->type == PMIX_UINT32 &&
+                      v->data.uint32 == r * 1000u + (uint32_t)k;
+            if (!ok && t->errors++ == 0)
+                snprintf(t->first_error, sizeof t->first_error, "thread %d: %s of rank %u: %s",
+                         t->index, key, (unsigned)r,
+                         rc != PMIX_SUCCESS ? pt_err(rc) : "wrong value");
+            pt_value_free(v);
+        }
+    }
+    return NULL;
+}
+
+static void mode_threads(void)
+{
+    pmix_status_t rc = PMIX_SUCCESS;
+    for (int i = 0; i < TKEYS && rc == PMIX_SUCCESS; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "kv.th.%d", i);
+        rc = pt_put_u32(PMIX_GLOBAL, key, pt.me.rank * 1000u + (uint32_t)i);
+    }
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Put failed: %s", pt_err(rc));
+    commit();
+    pt_barrier("PMIx_Fence before the threads (no data collected)");
+    struct thread_job jobs[NTHREADS];
+    pt_phase("concurrent Gets from 4 threads");
+    for (int t = 0; t < NTHREADS; t++) {
+        jobs[t].index = t;
+        jobs[t].errors = 0;
+        jobs[t].first_error[0] = '\0';
+        pthread_create(&jobs[t].th, NULL, thread_gets, &jobs[t]);
+    }
+    for (int t = 0; t < NTHREADS; t++) {
+        pthread_join(jobs[t].th, NULL);
+        if (jobs[t].errors != 0)
+            pt_fail("%d concurrent Gets failed; first: %s", jobs[t].errors, jobs[t].first_error);
+    }
+    pt_barrier("final fence of threads");
+}
+
 static void mode_reserved_put(void)
 {
     /* The Standard (v4 on) reserves "pmix"-prefixed keys to the host and
@@ -510,7 +881,7 @@ static void mode_reserved_put(void)
 int main(int argc, char **argv)
 {
     const char *modes = "optional timeout refresh scopes scopes_collect store_internal missing "
-                        "late_put reserved_put";
+                        "late_put types many_keys undef threads reserved_put";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(50);
@@ -532,6 +903,14 @@ int main(int argc, char **argv)
         mode_missing();
     else if (strcmp(m, "late_put") == 0)
         mode_late_put();
+    else if (strcmp(m, "types") == 0)
+        mode_types();
+    else if (strcmp(m, "many_keys") == 0)
+        mode_many_keys();
+    else if (strcmp(m, "undef") == 0)
+        mode_undef();
+    else if (strcmp(m, "threads") == 0)
+        mode_threads();
     else if (strcmp(m, "reserved_put") == 0)
         mode_reserved_put();
     else

@@ -163,8 +163,9 @@ static inline const char *pt_err(pmix_status_t rc)
 
 static inline void pt_proc(pmix_proc_t *p, const char *nspace, pmix_rank_t rank)
 {
+    size_t n = strnlen(nspace, PMIX_MAX_NSLEN);
     memset(p, 0, sizeof *p);
-    strncpy(p->nspace, nspace, PMIX_MAX_NSLEN);
+    memcpy(p->nspace, nspace, n);
     p->rank = rank;
 }
 

@@ -74,7 +74,7 @@ struct inproc_world {
     uint64_t next_conn;
     hcoll *colls;
     size_t host_fences;
-    char log[512];
+    char log[16384]; /* recent log lines, one per line */
 };
 
 static void push(inproc_world *w, ev *e)
@@ -233,7 +233,11 @@ static void op_log(void *pctx, px_log_level level, const char *msg)
 {
     inproc_world *w = ((inproc_ep *)pctx)->w;
 
-    snprintf(w->log, sizeof(w->log), "%s", msg);
+    size_t used = strlen(w->log), len = strlen(msg);
+
+    if (used + len + 2 > sizeof(w->log))
+        used = 0; /* start over: tests look at recent lines only */
+    snprintf(w->log + used, sizeof(w->log) - used, "%s\n", msg);
     if (getenv("INPROC_VERBOSE") != NULL)
         fprintf(stderr, "inproc log[%d]: %s\n", (int)level, msg);
 }
@@ -569,6 +573,12 @@ static inproc_ep *client_ep(inproc_world *w, px_client *c)
 
 px_client *inproc_client(inproc_world *w, px_server *srv, const pmix_proc_t *self)
 {
+    return inproc_client_as(w, srv, self, 1000, 1000);
+}
+
+px_client *inproc_client_as(inproc_world *w, px_server *srv, const pmix_proc_t *self,
+                            uint32_t uid, uint32_t gid)
+{
     inproc_ep *s = server_ep(w, srv);
     inproc_ep *e = new_ep(w);
 
@@ -576,7 +586,7 @@ px_client *inproc_client(inproc_world *w, px_server *srv, const pmix_proc_t *sel
     e->proc = *self;
     e->conn = w->next_conn++;
     e->cli = px_client_create(&inproc_ops, e, self);
-    if (px_server_sink()->opened(srv, e->conn, 1000, 1000) != PMIX_SUCCESS)
+    if (px_server_sink()->opened(srv, e->conn, uid, gid) != PMIX_SUCCESS)
         e->closed = true;
     return e->cli;
 }

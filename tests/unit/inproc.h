@@ -34,8 +34,12 @@ void inproc_world_destroy(inproc_world *w);
 
 /* A server for node `nodeid` with the world as its host. */
 px_server *inproc_server(inproc_world *w, int nodeid);
-/* A client connected to `srv` (not yet through the handshake). */
+/* A client connected to `srv` (not yet through the handshake), running
+ * as uid/gid 1000, or as the given ones. A connection the server refuses
+ * at once is left closed: the handshake then fails. */
 px_client *inproc_client(inproc_world *w, px_server *srv, const pmix_proc_t *self);
+px_client *inproc_client_as(inproc_world *w, px_server *srv, const pmix_proc_t *self,
+                            uint32_t uid, uint32_t gid);
 /* Break a client's connection as if the process died; then, as a host's
  * failure detector would, tell every other server that it died. */
 void inproc_kill_client(inproc_world *w, px_client *c);
@@ -49,7 +53,8 @@ bool inproc_run_until(inproc_world *w, const volatile int *flag);
 double inproc_now(const inproc_world *w);
 /* Number of fence_nb upcalls the world has served as a host. */
 size_t inproc_host_fences(const inproc_world *w);
-/* Log lines the engines reported, for assertions ("dropping client"). */
+/* Recent log lines the engines reported, newline-separated, for
+ * assertions ("dropping client"). */
 const char *inproc_last_log(const inproc_world *w);
 
 #endif /* INPROC_H */

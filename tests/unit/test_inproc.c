@@ -329,6 +329,41 @@ static void test_garbage_drops_only_sender(void **state)
     job_end(j);
 }
 
+static void test_foreign_credentials_refused(void **state)
+{
+    job *j = job_start(1, 2);
+    pmix_proc_t r0;
+    proc other = {0}, wrong_gid = {0};
+
+    PMIx_Load_procid(&r0, "job", 0);
+    /* a uid no registered client runs as: refused when it connects */
+    other.c = inproc_client_as(j->w, j->srv[0], &r0, 2000, 1000);
+    assert_int_not_equal(px_client_connect(other.c, NULL, 0, op_cb, &other), PMIX_SUCCESS);
+    assert_non_null(strstr(inproc_last_log(j->w), "uid 2000"));
+    /* the right uid claiming a process registered with another gid */
+    wrong_gid.c = inproc_client_as(j->w, j->srv[0], &r0, 1000, 3000);
+    assert_int_equal(px_client_connect(wrong_gid.c, NULL, 0, op_cb, &wrong_gid), PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &wrong_gid.done));
+    assert_int_not_equal(wrong_gid.status, PMIX_SUCCESS);
+    assert_non_null(strstr(inproc_last_log(j->w), "gid 3000"));
+    /* the registered clients are unaffected */
+    fence_all(j, 2, NULL, 0, PMIX_SUCCESS);
+    job_end(j);
+}
+
+static void test_fence_of_unknown_rank_refused(void **state)
+{
+    job *j = job_start(1, 2);
+    pmix_proc_t set[2];
+
+    PMIx_Load_procid(&set[0], "job", 0);
+    PMIx_Load_procid(&set[1], "job", 5); /* the job has ranks 0 and 1 */
+    assert_int_equal(px_client_fence(j->p[0].c, set, 2, NULL, 0, op_cb, &j->p[0]), PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[0].done));
+    assert_int_equal(j->p[0].status, PMIX_ERR_BAD_PARAM);
+    job_end(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +375,8 @@ int main(void)
         cmocka_unit_test(test_killed_participant),
         cmocka_unit_test(test_fence_timeout),
         cmocka_unit_test(test_garbage_drops_only_sender),
+        cmocka_unit_test(test_foreign_credentials_refused),
+        cmocka_unit_test(test_fence_of_unknown_rank_refused),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

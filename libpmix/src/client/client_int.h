@@ -43,9 +43,11 @@ typedef struct px_evh {
     pmix_status_t *codes;
     size_t ncodes;
     pmix_notification_fn_t fn;
-    int position; /* 0 first, 1 normal, 2 last */
-    int category; /* 0 one code, 1 several, 2 default (none) */
-    long seq;     /* order within a category: prepend < 0 < append */
+    char *name;   /* PMIX_EVENT_HDLR_NAME, or NULL */
+    int position; /* 0 first, 1 in a group, 2 last */
+    int category; /* the group: 0 one code, 1 several, 2 default (none) */
+    int in_group; /* -1 first in its group, 1 last in it, 0 neither */
+    bool prepend; /* PMIX_EVENT_HDLR_PREPEND */
 } px_evh;
 
 typedef struct px_evrun {
@@ -73,7 +75,6 @@ struct px_client {
     px_req *reqs;
     px_evh *handlers;
     size_t next_evid;
-    long next_seq;
     px_evrun *runs;
 };
 

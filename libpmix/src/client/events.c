@@ -1,12 +1,16 @@
 /*
  * events.c - event handler chains in the client engine.
  *
- * Handlers are kept in the order they run: the one handler registered
- * with PMIX_EVENT_HDLR_FIRST before all others, the one with
- * PMIX_EVENT_HDLR_LAST after all;
- * in between, handlers for a single code, then for several codes, then
- * default handlers (no codes), each group in registration order except
- * that PMIX_EVENT_HDLR_PREPEND puts a handler at the front of its group.
+ * Handlers are kept in one list, in the order they run: the one handler
+ * registered with PMIX_EVENT_HDLR_FIRST before all others, the one with
+ * PMIX_EVENT_HDLR_LAST after all; in between three groups, handlers for a
+ * single code, then for several codes, then default handlers (no codes).
+ * Within a group a handler goes at the end (before the group's
+ * PMIX_EVENT_HDLR_LAST_IN_CATEGORY one), at the front with
+ * PMIX_EVENT_HDLR_PREPEND (after its PMIX_EVENT_HDLR_FIRST_IN_CATEGORY
+ * one), or next to the handler named by PMIX_EVENT_HDLR_BEFORE / _AFTER
+ * (PMIX_EVENT_HDLR_NAME); a name not found in the group is ignored. Only
+ * one handler can be first or last, overall or in a group.
  *
  * An event (raised locally, or arriving from the server) snapshots the ids
  * of the handlers that match it and runs them one at a time from a
@@ -32,14 +36,49 @@ static bool matches(const px_evh *h, pmix_status_t status, bool non_default)
     return false;
 }
 
-/* Whether `a` runs before `b`. */
-static bool before(const px_evh *a, const px_evh *b)
+/* Where a new handler goes: a pointer to the link it is inserted at. */
+static px_evh **slot(px_client *c, const px_evh *h, const pmix_info_t info[], size_t ninfo)
 {
-    if (a->position != b->position)
-        return a->position < b->position;
-    if (a->category != b->category)
-        return a->category < b->category;
-    return a->seq < b->seq;
+    const char *before = px_info_string(info, ninfo, PMIX_EVENT_HDLR_BEFORE);
+    const char *after = px_info_string(info, ninfo, PMIX_EVENT_HDLR_AFTER);
+    px_evh **pp = &c->handlers, **start;
+
+    if (h->position == 0)
+        return pp;
+    if (h->position == 2) {
+        while (*pp != NULL)
+            pp = &(*pp)->next;
+        return pp;
+    }
+    /* next to a named handler of the same group */
+    for (px_evh **q = &c->handlers; *q != NULL && (before != NULL || after != NULL);
+         q = &(*q)->next) {
+        const px_evh *o = *q;
+        if (o->position != 1 || o->category != h->category || o->name == NULL)
+            continue;
+        if (before != NULL && strcmp(o->name, before) == 0)
+            return q;
+        if (after != NULL && strcmp(o->name, after) == 0)
+            return &(*q)->next;
+    }
+    /* the start of the group: past FIRST and earlier groups */
+    while (*pp != NULL && ((*pp)->position == 0 ||
+                           ((*pp)->position == 1 && (*pp)->category < h->category)))
+        pp = &(*pp)->next;
+    start = pp;
+    if (h->in_group == -1)
+        return start;
+    if (h->prepend) {
+        if (*pp != NULL && (*pp)->position == 1 && (*pp)->category == h->category &&
+            (*pp)->in_group == -1)
+            pp = &(*pp)->next; /* stays after the group's first */
+        return pp;
+    }
+    /* the end of the group, before its last unless this is the last */
+    while (*pp != NULL && (*pp)->position == 1 && (*pp)->category == h->category &&
+           (h->in_group == 1 || (*pp)->in_group != 1))
+        pp = &(*pp)->next;
+    return pp;
 }
 
 pmix_status_t px_client_register_event(px_client *c, const pmix_status_t codes[], size_t ncodes,
@@ -48,43 +87,56 @@ pmix_status_t px_client_register_event(px_client *c, const pmix_status_t codes[]
 {
     px_evh *h;
     px_evh **pp;
+    const char *name = px_info_string(info, ninfo, PMIX_EVENT_HDLR_NAME);
 
     if (evhdlr == NULL || (ncodes > 0 && codes == NULL))
         return PMIX_ERR_BAD_PARAM;
     h = calloc(1, sizeof(*h));
     if (h == NULL)
         return PMIX_ERR_NOMEM;
-    if (ncodes > 0) {
-        h->codes = malloc(ncodes * sizeof(*codes));
-        if (h->codes == NULL) {
-            free(h);
-            return PMIX_ERR_NOMEM;
-        }
-        memcpy(h->codes, codes, ncodes * sizeof(*codes));
-    }
-    h->ncodes = ncodes;
-    h->fn = evhdlr;
-    h->id = c->next_evid++;
     h->category = ncodes == 0 ? 2 : ncodes == 1 ? 0 : 1;
     h->position = px_info_flag(info, ninfo, PMIX_EVENT_HDLR_FIRST)  ? 0
                   : px_info_flag(info, ninfo, PMIX_EVENT_HDLR_LAST) ? 2
                                                                     : 1;
-    /* only one handler can be first, and only one last */
-    for (px_evh *o = c->handlers; o != NULL && h->position != 1; o = o->next) {
-        if (o->position == h->position) {
-            free(h->codes);
+    h->in_group = px_info_flag(info, ninfo, PMIX_EVENT_HDLR_FIRST_IN_CATEGORY)  ? -1
+                  : px_info_flag(info, ninfo, PMIX_EVENT_HDLR_LAST_IN_CATEGORY) ? 1
+                                                                                 : 0;
+    h->prepend = px_info_flag(info, ninfo, PMIX_EVENT_HDLR_PREPEND);
+    /* only one handler can be first or last, overall or in its group */
+    for (px_evh *o = c->handlers; o != NULL; o = o->next) {
+        if ((h->position != 1 && o->position == h->position) ||
+            (h->position == 1 && h->in_group != 0 && o->position == 1 &&
+             o->category == h->category && o->in_group == h->in_group)) {
             free(h);
             return PMIX_ERR_EVENT_REGISTRATION;
         }
     }
-    c->next_seq++;
-    h->seq = px_info_flag(info, ninfo, PMIX_EVENT_HDLR_PREPEND) ? -c->next_seq : c->next_seq;
-    for (pp = &c->handlers; *pp != NULL && !before(h, *pp); pp = &(*pp)->next)
-        ;
+    if (ncodes > 0 && (h->codes = malloc(ncodes * sizeof(*codes))) == NULL) {
+        free(h);
+        return PMIX_ERR_NOMEM;
+    }
+    if (name != NULL && (h->name = strdup(name)) == NULL) {
+        free(h->codes);
+        free(h);
+        return PMIX_ERR_NOMEM;
+    }
+    if (ncodes > 0)
+        memcpy(h->codes, codes, ncodes * sizeof(*codes));
+    h->ncodes = ncodes;
+    h->fn = evhdlr;
+    h->id = c->next_evid++;
+    pp = slot(c, h, info, ninfo);
     h->next = *pp;
     *pp = h;
     *id = h->id;
     return PMIX_SUCCESS;
+}
+
+static void free_handler(px_evh *h)
+{
+    free(h->codes);
+    free(h->name);
+    free(h);
 }
 
 pmix_status_t px_client_deregister_event(px_client *c, size_t id)
@@ -93,8 +145,7 @@ pmix_status_t px_client_deregister_event(px_client *c, size_t id)
         if ((*pp)->id == id) {
             px_evh *h = *pp;
             *pp = h->next;
-            free(h->codes);
-            free(h);
+            free_handler(h);
             return PMIX_SUCCESS;
         }
     }
@@ -260,7 +311,6 @@ void px_cli_events_destroy(px_client *c)
     while (c->handlers != NULL) {
         px_evh *h = c->handlers;
         c->handlers = h->next;
-        free(h->codes);
-        free(h);
+        free_handler(h);
     }
 }

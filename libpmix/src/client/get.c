@@ -8,6 +8,8 @@
  *   2. the calling process's own puts (always local, a miss is final);
  *   3. another process's data already here (collected by a fence or
  *      fetched before), unless PMIX_GET_REFRESH_CACHE asks to fetch it again.
+ * PMIX_RANK_UNDEF asks for a key of any process of the namespace: it is
+ * answered from what is here only (after a collecting fence, everything).
  * Otherwise, unless PMIX_OPTIONAL forbids it, the server is asked (direct
  * modex): the process may have committed more since its data came here.
  * The answer is the process's whole record as of its last commit, kept for
@@ -62,8 +64,14 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
         if (p.nspace[0] == '\0')
             memcpy(p.nspace, c->self.nspace, sizeof(p.nspace));
     }
-    if (p.rank == PMIX_RANK_UNDEF)
-        p.rank = PMIX_RANK_WILDCARD;
+    if (p.rank == PMIX_RANK_UNDEF) {
+        /* "any process": a key unique in the namespace, from what is here
+         * (job data first, then every process's data) */
+        rc = px_store_get_job(c->store, p.nspace, PMIX_RANK_WILDCARD, key, info, ninfo, out);
+        if (rc == PMIX_ERR_NOT_FOUND)
+            rc = px_store_get_any(c->store, p.nspace, key, out);
+        return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
+    }
     refresh = px_info_flag(info, ninfo, PMIX_GET_REFRESH_CACHE);
     optional = px_info_flag(info, ninfo, PMIX_OPTIONAL);
     job_known = px_store_has_job(c->store, p.nspace);

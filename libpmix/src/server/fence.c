@@ -387,9 +387,16 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
     rc = PMIX_SUCCESS;
     if (!set_has(procs, n, &c->proc))
         rc = PMIX_ERR_BAD_PARAM; /* a caller must be one of the participants */
-    for (size_t i = 0; i < n && rc == PMIX_SUCCESS; i++)
-        if (px_srv_is_dead(s, &procs[i]))
+    for (size_t i = 0; i < n && rc == PMIX_SUCCESS; i++) {
+        px_nspace *ns = px_srv_nspace(s, procs[i].nspace);
+        if (ns == NULL)
+            rc = PMIX_ERR_BAD_PARAM; /* nobody can tell who the participants are */
+        else if (procs[i].rank != PMIX_RANK_WILDCARD && ns->job_size != 0 &&
+                 procs[i].rank >= ns->job_size)
+            rc = PMIX_ERR_BAD_PARAM; /* no such process: it would never join */
+        else if (px_srv_is_dead(s, &procs[i]))
             rc = PMIX_ERR_PROC_TERM_WO_SYNC;
+    }
     if (rc != PMIX_SUCCESS) {
         free(procs);
         px_srv_reply_status(s, c, PX_MSG_FENCE_DONE, tag, rc);

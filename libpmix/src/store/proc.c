@@ -180,6 +180,34 @@ pmix_status_t px_store_get_proc(const px_store *s, const pmix_proc_t *p, const c
     return PMIX_ERR_NOT_FOUND;
 }
 
+pmix_status_t px_store_get_any(const px_store *s, const char *nspace, const char *key,
+                               pmix_value_t **out)
+{
+    const px_ns *ns;
+    const px_pdata *d;
+    size_t i = 0;
+
+    if (s == NULL || nspace == NULL || key == NULL || out == NULL) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    ns = px_store_ns(s, nspace);
+    if (ns == NULL) {
+        return PMIX_ERR_NOT_FOUND;
+    }
+    while ((d = px_htab_next(&ns->procs, &i)) != NULL) {
+        pmix_proc_t p;
+        pmix_status_t rc;
+        memset(&p, 0, sizeof(p));
+        memcpy(p.nspace, nspace, strnlen(nspace, PMIX_MAX_NSLEN));
+        p.rank = d->rank;
+        rc = px_store_get_proc(s, &p, key, true, out);
+        if (rc != PMIX_ERR_NOT_FOUND) {
+            return rc;
+        }
+    }
+    return PMIX_ERR_NOT_FOUND;
+}
+
 bool px_store_has_proc(const px_store *s, const pmix_proc_t *p)
 {
     const px_pdata *d = s != NULL && valid_proc(p) ? px_store_pdata(s, p->nspace, p->rank) : NULL;

@@ -177,6 +177,13 @@ pmix_status_t px_store_add_blob(px_store *s, px_blob *blob);
 pmix_status_t px_store_get_proc(const px_store *s, const pmix_proc_t *p, const char *key,
                                 bool reader_local, pmix_value_t **out);
 
+/* Look `key` up in the data of every process of `nspace` this store
+ * holds (PMIx_Get with PMIX_RANK_UNDEF: the key is expected to be unique
+ * in the namespace); the first found wins. Returns a new copy in *out, or
+ * PMIX_ERR_NOT_FOUND. */
+pmix_status_t px_store_get_any(const px_store *s, const char *nspace, const char *key,
+                               pmix_value_t **out);
+
 /* True if the store holds committed data or a record for `p` (so a key
  * not found there does not exist, as far as this store can tell). Puts
  * alone (a client's own, or PMIx_Store_internal) do not count. */
