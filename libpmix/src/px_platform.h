@@ -51,7 +51,8 @@
 /* The connection id a client engine uses for its server. */
 #define PX_CONN_SERVER ((uint64_t)0)
 
-typedef struct px_timer px_timer; /* opaque, defined by each platform */
+typedef struct px_timer px_timer;   /* opaque, defined by each platform */
+typedef struct px_region px_region; /* opaque, defined by each platform */
 typedef void (*px_timer_cb)(void *arg);
 
 /* A waiter: one blocked caller of the api/ shim. `done` is set by `wake`.
@@ -106,6 +107,24 @@ typedef struct px_platform_ops {
     /* Report something at the host boundary (never called on a hot path).
      * May be NULL: then the message is dropped. */
     void (*log)(void *pctx, px_log_level level, const char *msg);
+
+    /* Shared regions: one read-only copy of collected data for every
+     * client of a node, instead of one copy per client. All three are
+     * optional (NULL): an engine then copies the data into each frame.
+     *
+     * region_create makes a region holding a copy of `len` bytes at `data`
+     * (NULL on failure: the engine falls back to copies). send_region sends
+     * `frame` (ownership as for `send`) with the region attached; the
+     * receiving platform delivers both through the sink's deliver_region.
+     * region_release says the engine will attach the region to nothing
+     * more; the platform frees it when the sends carrying it are done.
+     * The posix platform uses a sealed memfd passed with SCM_RIGHTS and
+     * mapped read-only by the receiver; in-process platforms share the
+     * memory itself. */
+    px_region *(*region_create)(void *pctx, const void *data, size_t len);
+    pmix_status_t (*send_region)(void *pctx, uint64_t conn, void *frame, size_t len,
+                                 px_region *region);
+    void (*region_release)(void *pctx, px_region *region);
 } px_platform_ops;
 
 /*
@@ -124,6 +143,14 @@ typedef struct px_sink {
     pmix_status_t (*deliver)(void *sctx, uint64_t conn, const void *frame, size_t len);
     /* The peer went away (EOF, reset, or the platform gave up on it). */
     void (*closed)(void *sctx, uint64_t conn, pmix_status_t why);
+    /* A frame sent with a region (send_region): as `deliver`, plus `len`
+     * read-only bytes at `data` that stay valid until the sink calls
+     * release(release_arg) (once, from any thread holding the lock, also
+     * when it returns an error). May be NULL for sinks that never receive
+     * regions: the platform then treats such a frame as a protocol error. */
+    pmix_status_t (*deliver_region)(void *sctx, uint64_t conn, const void *frame, size_t flen,
+                                    const void *data, size_t len, void (*release)(void *arg),
+                                    void *release_arg);
 } px_sink;
 
 #endif /* PX_PLATFORM_H */

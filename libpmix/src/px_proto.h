@@ -11,7 +11,9 @@
  *   ABORT     c->s  i32 status, str msg, procs        reply: REPLY
  *   COMMIT    c->s  px_store_pack_commit of the sender
  *   FENCE     c->s  procs, info                       reply: FENCE_DONE
- *   FENCE_DONE s->c i32 status, bytes records (empty unless collected)
+ *   FENCE_DONE s->c i32 status; on success u8 how, then with how INLINE
+ *                   bytes records (empty unless collected), with how
+ *                   REGION nothing: the records are the frame's region
  *   GET       c->s  proc, str key, info               reply: GET_DONE
  *   GET_DONE  s->c  i32 status, u8 kind, bytes        kind 0: records,
  *                                                     kind 1: job data
@@ -46,6 +48,10 @@ enum px_msg_type {
     PX_MSG_INFO_DONE = 13,
     PX_MSG_REPLY = 14,
 };
+
+/* How FENCE_DONE carries the collected records. */
+#define PX_DATA_INLINE 0
+#define PX_DATA_REGION 1
 
 #define PX_GET_KIND_RECORDS 0
 #define PX_GET_KIND_JOB 1

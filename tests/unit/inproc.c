@@ -23,6 +23,13 @@ struct px_timer {
     void *arg;
 };
 
+/* A region is shared by every receiver: one copy, reference-counted. */
+struct px_region {
+    int refs;
+    size_t len;
+    unsigned char data[];
+};
+
 enum { EV_DELIVER, EV_CLOSED, EV_CALL };
 
 typedef struct ev {
@@ -34,6 +41,7 @@ typedef struct ev {
     size_t len;
     void (*fn)(void *arg);
     void *arg;
+    px_region *region; /* EV_DELIVER with a region: one reference */
 } ev;
 
 struct inproc_ep {
@@ -74,6 +82,7 @@ struct inproc_world {
     uint64_t next_conn;
     hcoll *colls;
     size_t host_fences;
+    size_t regions; /* shared regions created */
     char log[16384]; /* recent log lines, one per line */
 };
 
@@ -108,6 +117,47 @@ static inproc_ep *client_by_conn(inproc_world *w, inproc_ep *server, uint64_t co
 }
 
 /* ---- platform ops ---- */
+
+static void region_unref(void *arg)
+{
+    px_region *r = arg;
+
+    if (--r->refs == 0)
+        free(r);
+}
+
+static px_region *op_region_create(void *pctx, const void *data, size_t len)
+{
+    px_region *r = malloc(sizeof(*r) + len);
+
+    if (r == NULL)
+        return NULL;
+    r->refs = 1;
+    r->len = len;
+    memcpy(r->data, data, len);
+    ((inproc_ep *)pctx)->w->regions++;
+    return r;
+}
+
+static pmix_status_t op_send(void *pctx, uint64_t conn, void *frame, size_t len);
+
+static pmix_status_t op_send_region(void *pctx, uint64_t conn, void *frame, size_t len,
+                                    px_region *region)
+{
+    inproc_world *w = ((inproc_ep *)pctx)->w;
+    pmix_status_t rc = op_send(pctx, conn, frame, len);
+
+    if (rc == PMIX_SUCCESS) {
+        region->refs++;
+        w->tail->region = region;
+    }
+    return rc;
+}
+
+static void op_region_release(void *pctx, px_region *region)
+{
+    region_unref(region);
+}
 
 static pmix_status_t op_send(void *pctx, uint64_t conn, void *frame, size_t len)
 {
@@ -254,6 +304,9 @@ static const px_platform_ops inproc_ops = {
     .wait = op_wait,
     .wake = op_wake,
     .log = op_log,
+    .region_create = op_region_create,
+    .send_region = op_send_region,
+    .region_release = op_region_release,
 };
 
 /* ---- the world as a host ---- */
@@ -498,6 +551,8 @@ static void free_ev(ev *e)
     } else if (e->kind == EV_CALL) {
         free(e->arg);
     }
+    if (e->region != NULL)
+        region_unref(e->region);
     free(e->frame);
     free(e);
 }
@@ -651,6 +706,11 @@ static void step_event(inproc_world *w, ev *e)
                 break; /* sent before the connection broke */
             if (px_server_sink()->deliver(e->to->srv, e->conn, e->frame, e->len) != PMIX_SUCCESS)
                 break_conn(c, c);
+        } else if (!e->to->closed && e->region != NULL) {
+            px_region *r = e->region;
+            e->region = NULL; /* the sink releases this reference */
+            (void)px_client_sink()->deliver_region(e->to->cli, PX_CONN_SERVER, e->frame, e->len,
+                                                   r->data, r->len, region_unref, r);
         } else if (!e->to->closed) {
             (void)px_client_sink()->deliver(e->to->cli, PX_CONN_SERVER, e->frame, e->len);
         }
@@ -691,6 +751,11 @@ double inproc_now(const inproc_world *w)
 size_t inproc_host_fences(const inproc_world *w)
 {
     return w->host_fences;
+}
+
+size_t inproc_regions(const inproc_world *w)
+{
+    return w->regions;
 }
 
 const char *inproc_last_log(const inproc_world *w)

@@ -53,6 +53,8 @@ bool inproc_run_until(inproc_world *w, const volatile int *flag);
 double inproc_now(const inproc_world *w);
 /* Number of fence_nb upcalls the world has served as a host. */
 size_t inproc_host_fences(const inproc_world *w);
+/* Number of shared regions the engines created (one per large collect). */
+size_t inproc_regions(const inproc_world *w);
 /* Recent log lines the engines reported, newline-separated, for
  * assertions ("dropping client"). */
 const char *inproc_last_log(const inproc_world *w);

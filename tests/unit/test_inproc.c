@@ -176,6 +176,42 @@ static void test_fence_collect(void **state)
     job_end(j);
 }
 
+/* Large collected data reaches a node's clients as one shared region. */
+static void test_fence_collect_region(void **state)
+{
+    job *j = job_start(NODES, PPN);
+    bool t = true;
+    pmix_info_t info;
+    static char card[8192];
+
+    for (int r = 0; r < NPROCS; r++) {
+        pmix_value_t v;
+        memset(card, 'a' + r % 26, sizeof(card));
+        PMIx_Value_construct(&v);
+        v.type = PMIX_BYTE_OBJECT;
+        v.data.bo.bytes = card;
+        v.data.bo.size = sizeof(card);
+        assert_int_equal(px_client_put(j->p[r].c, PMIX_GLOBAL, "big", &v), PMIX_SUCCESS);
+        assert_int_equal(px_client_commit(j->p[r].c), PMIX_SUCCESS);
+    }
+    PMIx_Info_load(&info, PMIX_COLLECT_DATA, &t, PMIX_BOOL);
+    fence_all(j, NPROCS, &info, 1, PMIX_SUCCESS);
+    PMIx_Info_destruct(&info);
+    /* 32 x 8 KiB = 256 KiB: one region per node, not one copy per client */
+    assert_int_equal(inproc_regions(j->w), NODES);
+    for (int q = 0; q < NPROCS; q += 7) {
+        pmix_proc_t peer;
+        pmix_value_t *v = NULL;
+        PMIx_Load_procid(&peer, "job", (pmix_rank_t)q);
+        assert_int_equal(px_client_get(j->p[1].c, &peer, "big", NULL, 0, &v, NULL, NULL),
+                         PMIX_OPERATION_SUCCEEDED);
+        assert_int_equal(v->data.bo.size, sizeof(card));
+        assert_int_equal(v->data.bo.bytes[100], 'a' + q % 26);
+        PMIx_Value_free(v, 1);
+    }
+    job_end(j);
+}
+
 static void test_back_to_back_barriers(void **state)
 {
     job *j = job_start(NODES, PPN);
@@ -369,6 +405,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handshake_and_job_data),
         cmocka_unit_test(test_fence_collect),
+        cmocka_unit_test(test_fence_collect_region),
         cmocka_unit_test(test_back_to_back_barriers),
         cmocka_unit_test(test_sparse_direct_modex),
         cmocka_unit_test(test_local_fence_no_upcall),

@@ -377,9 +377,10 @@ static pmix_status_t sink_opened(void *sctx, uint64_t conn, uint32_t uid, uint32
     return PMIX_ERR_NOT_SUPPORTED; /* clients accept no connections */
 }
 
-static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, size_t len)
+/* One frame from the server, with or without a region; the region (if
+ * any) is consumed whatever happens. */
+static pmix_status_t dispatch(px_client *c, const void *frame, size_t len, px_cli_region *region)
 {
-    px_client *c = sctx;
     px_frame_hdr hdr;
     px_buf b;
     int32_t status;
@@ -387,27 +388,53 @@ static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, 
     px_req *r;
 
     rc = px_frame_parse(frame, len, PX_FRAME_MAX_DEFAULT, &hdr);
-    if (rc != PMIX_SUCCESS || (size_t)hdr.len + PX_FRAME_HDR != len)
-        return PMIX_ERR_UNPACK_FAILURE;
+    if (rc != PMIX_SUCCESS || (size_t)hdr.len + PX_FRAME_HDR != len) {
+        rc = PMIX_ERR_UNPACK_FAILURE;
+        goto out;
+    }
     px_buf_view_payload(&b, frame, len);
+    if (region != NULL && hdr.type != PX_MSG_FENCE_DONE) {
+        rc = PMIX_ERR_UNPACK_FAILURE; /* only collected data travels in regions */
+        goto out;
+    }
     if (hdr.type == PX_MSG_EVENT)
         return px_cli_event_msg(c, &b);
     r = find_req(c, hdr.tag);
-    if (r == NULL)
-        return PMIX_SUCCESS; /* timed out and answered already */
+    if (r == NULL) {
+        rc = PMIX_SUCCESS; /* timed out and answered already */
+        goto out;
+    }
     if (r->reply_type != hdr.type || px_unpack_i32(&b, &status) != PMIX_SUCCESS) {
         req_fail(c, r, PMIX_ERR_UNPACK_FAILURE);
-        return PMIX_ERR_UNPACK_FAILURE;
+        rc = PMIX_ERR_UNPACK_FAILURE;
+        goto out;
     }
     switch (hdr.type) {
     case PX_MSG_WELCOME: welcome(c, r, status, &b); break;
-    case PX_MSG_FENCE_DONE: px_cli_fence_reply(c, r, status, &b); break;
+    case PX_MSG_FENCE_DONE: px_cli_fence_reply(c, r, status, &b, region); return PMIX_SUCCESS;
     case PX_MSG_GET_DONE: px_cli_get_reply(c, r, status, &b); break;
     case PX_MSG_INFO_DONE: info_done(c, r, status, &b); break;
     case PX_MSG_REPLY: req_fail(c, r, status); break; /* "fail" with whatever status came */
     default: req_fail(c, r, PMIX_ERR_UNPACK_FAILURE); return PMIX_ERR_UNPACK_FAILURE;
     }
-    return PMIX_SUCCESS;
+out:
+    if (region != NULL)
+        region->release(region->arg);
+    return rc;
+}
+
+static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, size_t len)
+{
+    return dispatch(sctx, frame, len, NULL);
+}
+
+static pmix_status_t sink_deliver_region(void *sctx, uint64_t conn, const void *frame,
+                                         size_t flen, const void *data, size_t len,
+                                         void (*release)(void *arg), void *release_arg)
+{
+    px_cli_region region = {data, len, release, release_arg};
+
+    return dispatch(sctx, frame, flen, &region);
 }
 
 static void sink_closed(void *sctx, uint64_t conn, pmix_status_t why)
@@ -426,6 +453,7 @@ static const px_sink client_sink = {
     .opened = sink_opened,
     .deliver = sink_deliver,
     .closed = sink_closed,
+    .deliver_region = sink_deliver_region,
 };
 
 const px_sink *px_client_sink(void)

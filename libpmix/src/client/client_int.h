@@ -88,7 +88,17 @@ double px_cli_timeout(const pmix_info_t *info, size_t ninfo);
 
 /* get.c / fence.c: reply handlers (payload after the status) */
 void px_cli_get_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b);
-void px_cli_fence_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b);
+/* A region that came with a frame (px_platform.h), or none (data NULL). */
+typedef struct px_cli_region {
+    const void *data;
+    size_t len;
+    void (*release)(void *arg);
+    void *arg;
+} px_cli_region;
+
+/* `region`, if not NULL, is consumed: kept (released later) or released. */
+void px_cli_fence_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b,
+                        px_cli_region *region);
 
 /* events.c */
 void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *source,

@@ -66,31 +66,69 @@ pmix_status_t px_client_fence(px_client *c, const pmix_proc_t procs[], size_t np
     return px_cli_send(c, &b, r);
 }
 
-void px_cli_fence_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b)
+static void blob_release_region(void *arg, const uint8_t *data, size_t len)
+{
+    px_cli_region *region = arg;
+
+    region->release(region->arg);
+    free(region);
+}
+
+/* The collected records as a blob: the region itself when one came (no
+ * copy), else a copy of the bytes in the frame. */
+static pmix_status_t take_records(px_client *c, px_buf *b, px_cli_region *region)
+{
+    uint8_t how;
+    const void *data = NULL;
+    size_t ndata = 0;
+    px_blob *blob = NULL;
+    pmix_status_t rc;
+
+    if (px_unpack_u8(b, &how) != PMIX_SUCCESS)
+        return PMIX_ERR_UNPACK_FAILURE;
+    if (how == PX_DATA_REGION) {
+        px_cli_region *keep;
+        if (region == NULL)
+            return PMIX_ERR_UNPACK_FAILURE; /* announced, not attached */
+        if (region->len == 0)
+            return PMIX_SUCCESS;
+        keep = malloc(sizeof(*keep));
+        if (keep == NULL)
+            return PMIX_ERR_NOMEM;
+        *keep = *region;
+        region->release = NULL; /* the blob owns it now */
+        blob = px_blob_create(keep->data, keep->len, blob_release_region, keep);
+    } else {
+        void *copy;
+        if (how != PX_DATA_INLINE || region != NULL ||
+            px_unpack_bytes_view(b, &data, &ndata) != PMIX_SUCCESS)
+            return PMIX_ERR_UNPACK_FAILURE;
+        if (ndata == 0)
+            return PMIX_SUCCESS;
+        copy = malloc(ndata);
+        if (copy == NULL)
+            return PMIX_ERR_NOMEM;
+        memcpy(copy, data, ndata);
+        blob = px_blob_create(copy, ndata, NULL, NULL);
+    }
+    if (blob == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = px_store_add_blob(c->store, blob);
+    px_blob_unref(blob); /* the store holds what it needs */
+    return rc;
+}
+
+void px_cli_fence_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b,
+                        px_cli_region *region)
 {
     pmix_op_cbfunc_t cb = r->opcb;
     void *cbdata = r->cbdata;
-    const void *data = NULL;
-    size_t ndata = 0;
 
     /* an error reply may end right after the status */
-    if (status == PMIX_SUCCESS && px_unpack_bytes_view(b, &data, &ndata) != PMIX_SUCCESS)
-        status = PMIX_ERR_UNPACK_FAILURE;
-    if (status == PMIX_SUCCESS && ndata > 0) {
-        void *copy = malloc(ndata);
-        px_blob *blob = NULL;
-
-        if (copy != NULL) {
-            memcpy(copy, data, ndata);
-            blob = px_blob_create(copy, ndata, NULL, NULL);
-        }
-        if (blob == NULL) {
-            status = PMIX_ERR_NOMEM;
-        } else {
-            status = px_store_add_blob(c->store, blob);
-            px_blob_unref(blob);
-        }
-    }
+    if (status == PMIX_SUCCESS)
+        status = take_records(c, b, region);
+    if (region != NULL && region->release != NULL)
+        region->release(region->arg);
     px_cli_req_free(c, r);
     if (cb != NULL)
         cb(status, cbdata);

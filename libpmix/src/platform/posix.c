@@ -302,6 +302,9 @@ static const px_platform_ops posix_ops = {
     .wait = op_wait,
     .wake = op_wake,
     .log = op_log,
+    .region_create = px_posix_region_create,
+    .send_region = px_posix_conn_send_region,
+    .region_release = px_posix_region_release,
 };
 
 const px_platform_ops *px_posix_ops(void)

@@ -123,11 +123,20 @@ static void wq_free(px_conn *c)
     px_out *o = c->wq_head;
     while (o != NULL) {
         px_out *next = o->next;
+        px_posix_region_unref(o->region);
         free(o->data);
         free(o);
         o = next;
     }
     c->wq_head = c->wq_tail = NULL;
+}
+
+/* Close the received fds no frame claimed. */
+static void fds_close(px_conn *c)
+{
+    for (int i = 0; i < c->nfds; i++)
+        close(c->fds[i]);
+    c->nfds = 0;
 }
 
 /* Make a connection for `fd` (owned from now on, also on failure) and put
@@ -182,6 +191,7 @@ static void conn_release(px_conn *c)
     if (c->wq_head != NULL && c->werr == PMIX_SUCCESS)
         (void)flush_queue(c); /* best effort: a last reply may fit */
     wq_free(c);
+    fds_close(c);
     int fd = c->fd;
     struct event *rev = c->rev, *wev = c->wev;
     c->fd = -1;
@@ -211,7 +221,33 @@ static int flush_queue(px_conn *c)
 {
     while (c->wq_head != NULL) {
         px_out *o = c->wq_head;
-        ssize_t n = send(c->fd, o->data + o->off, o->len - o->off, MSG_NOSIGNAL);
+        ssize_t n;
+        if (o->region != NULL) {
+            /* the region's fd rides on the frame's first bytes */
+            struct iovec iov = {o->data + o->off, o->len - o->off};
+            union {
+                struct cmsghdr hdr;
+                char buf[CMSG_SPACE(sizeof(int))];
+            } ctl;
+            struct msghdr msg = {0};
+            memset(&ctl, 0, sizeof(ctl));
+            msg.msg_iov = &iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = ctl.buf;
+            msg.msg_controllen = sizeof(ctl.buf);
+            struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+            cm->cmsg_level = SOL_SOCKET;
+            cm->cmsg_type = SCM_RIGHTS;
+            cm->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(cm), &o->region->fd, sizeof(int));
+            n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+            if (n > 0) {
+                px_posix_region_unref(o->region); /* passed: the kernel holds it */
+                o->region = NULL;
+            }
+        } else {
+            n = send(c->fd, o->data + o->off, o->len - o->off, MSG_NOSIGNAL);
+        }
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -244,9 +280,28 @@ static void conn_write_failed(px_conn *c, int err)
     event_active(c->rev, EV_READ, 0);
 }
 
+static pmix_status_t enqueue(px_posix *p, uint64_t id, void *frame, size_t len,
+                             struct px_region *region);
+
 pmix_status_t px_posix_conn_send(void *pctx, uint64_t id, void *frame, size_t len)
 {
-    px_posix *p = pctx;
+    return enqueue(pctx, id, frame, len, NULL);
+}
+
+pmix_status_t px_posix_conn_send_region(void *pctx, uint64_t id, void *frame, size_t len,
+                                        struct px_region *region)
+{
+    if (len < PX_FRAME_HDR) {
+        free(frame);
+        return PMIX_ERR_BAD_PARAM;
+    }
+    ((uint8_t *)frame)[7] |= PX_FRAME_REGION >> 8; /* the type's high byte */
+    return enqueue(pctx, id, frame, len, region);
+}
+
+static pmix_status_t enqueue(px_posix *p, uint64_t id, void *frame, size_t len,
+                             struct px_region *region)
+{
     pmix_status_t rc = PMIX_SUCCESS;
 
     pthread_mutex_lock(&p->lock);
@@ -272,6 +327,9 @@ pmix_status_t px_posix_conn_send(void *pctx, uint64_t id, void *frame, size_t le
     o->data = frame;
     o->len = len;
     o->off = 0;
+    o->region = region;
+    if (region != NULL)
+        region->refs++;
     bool was_empty = c->wq_head == NULL;
     if (was_empty)
         c->wq_head = o;
@@ -350,7 +408,23 @@ static bool deliver_frames(px_conn *c)
             c->rneed = total;
             break;
         }
-        rc = c->sink->deliver(c->sctx, c->id, c->rbuf + off, total);
+        if (h.type & PX_FRAME_REGION) {
+            /* its region's fd came with its first bytes */
+            if (c->nfds == 0) {
+                px_posix_logf(p, PX_LOG_ERROR,
+                              "connection %llu: a frame announces a shared region but no file "
+                              "descriptor came with it; closing the connection",
+                              (unsigned long long)c->id);
+                conn_fail(c, PMIX_ERR_UNPACK_FAILURE);
+                return false;
+            }
+            int fd = c->fds[0];
+            memmove(c->fds, c->fds + 1, (size_t)(--c->nfds) * sizeof(int));
+            c->rbuf[off + 7] &= (uint8_t) ~(PX_FRAME_REGION >> 8);
+            rc = px_posix_deliver_region(c->sink, c->sctx, c->id, c->rbuf + off, total, fd);
+        } else {
+            rc = c->sink->deliver(c->sctx, c->id, c->rbuf + off, total);
+        }
         if (c->closed)
             return false; /* the engine closed it from inside deliver */
         if (rc != PMIX_SUCCESS) {
@@ -385,6 +459,30 @@ static bool rbuf_reserve(px_conn *c)
     return true;
 }
 
+/* Keep the fds that came with a read (SCM_RIGHTS); false if there are
+ * more than PX_MAX_PENDING_FDS waiting (they are closed). */
+static bool take_fds(px_conn *c, struct msghdr *msg)
+{
+    bool ok = (msg->msg_flags & MSG_CTRUNC) == 0;
+
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm != NULL; cm = CMSG_NXTHDR(msg, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < n; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+            if (c->nfds < PX_MAX_PENDING_FDS) {
+                c->fds[c->nfds++] = fd;
+            } else {
+                close(fd);
+                ok = false;
+            }
+        }
+    }
+    return ok;
+}
+
 static void conn_read(px_conn *c)
 {
     px_posix *p = c->p;
@@ -400,7 +498,27 @@ static void conn_read(px_conn *c)
             conn_fail(c, PMIX_ERR_NOMEM);
             return;
         }
-        ssize_t n = recv(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, 0);
+        /* recvmsg, never recv: file descriptors passed with a frame would
+         * otherwise be dropped by the kernel */
+        struct iovec iov = {c->rbuf + c->rlen, c->rcap - c->rlen};
+        union {
+            struct cmsghdr hdr;
+            char buf[CMSG_SPACE(4 * sizeof(int))];
+        } ctl;
+        struct msghdr msg = {0};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = ctl.buf;
+        msg.msg_controllen = sizeof(ctl.buf);
+        ssize_t n = recvmsg(c->fd, &msg, MSG_CMSG_CLOEXEC);
+        if (n > 0 && !take_fds(c, &msg)) {
+            px_posix_logf(p, PX_LOG_ERROR,
+                          "connection %llu: peer passed more file descriptors than frames "
+                          "announce; closing the connection",
+                          (unsigned long long)c->id);
+            conn_fail(c, PMIX_ERR_UNPACK_FAILURE);
+            return;
+        }
         if (n < 0) {
             if (errno == EINTR)
                 continue;

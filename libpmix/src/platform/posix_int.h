@@ -28,13 +28,27 @@
 
 #include "px_posix.h"
 
-/* One queued outgoing frame, partly written when `off` > 0. */
+/* A shared region: a sealed memfd (posix_region.c). `refs` counts the
+ * engine's hold and every queued frame that still has to pass the fd;
+ * protected by the engine lock. */
+struct px_region {
+    int refs;
+    int fd;
+    size_t len;
+};
+
+/* One queued outgoing frame, partly written when `off` > 0. A frame with a
+ * region passes the region's fd with its first bytes. */
 typedef struct px_out {
     struct px_out *next;
     uint8_t *data;
     size_t len;
     size_t off;
+    struct px_region *region; /* still to pass, or NULL */
 } px_out;
+
+/* File descriptors received on a connection, waiting for their frames. */
+#define PX_MAX_PENDING_FDS 16
 
 typedef struct px_conn {
     struct px_posix *p;
@@ -56,6 +70,9 @@ typedef struct px_conn {
 
     px_out *wq_head;
     px_out *wq_tail;
+
+    int fds[PX_MAX_PENDING_FDS]; /* received with SCM_RIGHTS, oldest first */
+    int nfds;
 
     bool closed;        /* released: no more sink calls, fd closed */
     pmix_status_t werr; /* a write failed; the read callback reports it */
@@ -120,6 +137,18 @@ void px_posix_logf(struct px_posix *p, px_log_level level, const char *fmt, ...)
 /* posix_conn.c */
 pmix_status_t px_posix_conn_send(void *pctx, uint64_t conn, void *frame, size_t len);
 void px_posix_conn_close(void *pctx, uint64_t conn);
+pmix_status_t px_posix_conn_send_region(void *pctx, uint64_t conn, void *frame, size_t len,
+                                        struct px_region *region);
+
+/* posix_region.c */
+struct px_region *px_posix_region_create(void *pctx, const void *data, size_t len);
+void px_posix_region_release(void *pctx, struct px_region *region);
+void px_posix_region_unref(struct px_region *region);
+/* Map a received region fd read-only (the fd is closed in every case) and
+ * deliver `frame` with it to the connection's sink. */
+pmix_status_t px_posix_deliver_region(const px_sink *sink, void *sctx, uint64_t conn,
+                                      const void *frame, size_t flen, int fd);
+
 /* destroy: release every connection and listener without sink calls. The
  * loop must no longer run. */
 void px_posix_conns_destroy(struct px_posix *p);

@@ -83,10 +83,17 @@ static void free_tracker(px_server *s, px_tracker *t)
     free(t);
 }
 
-/* Send FENCE_DONE with `status` and `data` to every local participant. */
+/* Send FENCE_DONE with `status` and `data` to every local participant.
+ * Large collected data goes out once, as a shared region the platform
+ * hands to every client (no copy per client), when the platform can. */
 static void reply_all(px_server *s, px_tracker *t, pmix_status_t status, const void *data,
                       size_t ndata)
 {
+    px_region *region = NULL;
+
+    if (status == PMIX_SUCCESS && ndata >= PX_REGION_MIN && t->ncontrib > 1 &&
+        s->pops->region_create != NULL)
+        region = s->pops->region_create(s->pctx, data, ndata);
     for (size_t i = 0; i < t->ncontrib; i++) {
         px_sclient *c = t->contrib[i].client;
         px_buf b;
@@ -95,9 +102,18 @@ static void reply_all(px_server *s, px_tracker *t, pmix_status_t status, const v
             continue;
         px_buf_init_frame(&b, PX_MSG_FENCE_DONE, t->contrib[i].tag);
         px_pack_i32(&b, status);
-        px_pack_bytes(&b, data, status == PMIX_SUCCESS ? ndata : 0);
-        px_srv_send(s, c, &b);
+        if (status == PMIX_SUCCESS) {
+            px_pack_u8(&b, region != NULL ? PX_DATA_REGION : PX_DATA_INLINE);
+            if (region == NULL)
+                px_pack_bytes(&b, data, ndata);
+        }
+        if (region != NULL)
+            px_srv_send_region(s, c, &b, region);
+        else
+            px_srv_send(s, c, &b);
     }
+    if (region != NULL)
+        s->pops->region_release(s->pctx, region);
 }
 
 /* Records of the local participants, cut for local or remote readers. */

@@ -339,6 +339,23 @@ void px_srv_send(px_server *s, px_sclient *c, px_buf *b)
     (void)s->pops->send(s->pctx, c->conn, frame, len);
 }
 
+void px_srv_send_region(px_server *s, px_sclient *c, px_buf *b, px_region *region)
+{
+    size_t len;
+    void *frame = px_buf_finish_frame(b, &len);
+
+    if (frame == NULL) {
+        px_srv_logf(s, PX_LOG_ERROR, "out of memory building a message for %s:%u",
+                    c->proc.nspace, c->proc.rank);
+        return;
+    }
+    if (!c->has_conn) {
+        free(frame);
+        return;
+    }
+    (void)s->pops->send_region(s->pctx, c->conn, frame, len, region);
+}
+
 void px_srv_reply_status(px_server *s, px_sclient *c, uint16_t type, uint32_t tag,
                          pmix_status_t status)
 {

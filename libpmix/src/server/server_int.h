@@ -126,7 +126,12 @@ struct px_server {
 px_nspace *px_srv_nspace(px_server *s, const char *name);
 px_sclient *px_srv_client(px_server *s, const pmix_proc_t *proc);
 bool px_srv_is_dead(px_server *s, const pmix_proc_t *proc);
+/* Collected data at least this large is shared with a node's clients as
+ * one region (px_platform.h) rather than copied into each reply. */
+#define PX_REGION_MIN ((size_t)32 << 10)
+
 void px_srv_send(px_server *s, px_sclient *c, px_buf *b);
+void px_srv_send_region(px_server *s, px_sclient *c, px_buf *b, px_region *region);
 void px_srv_reply_status(px_server *s, px_sclient *c, uint16_t type, uint32_t tag,
                          pmix_status_t status);
 void px_srv_logf(px_server *s, px_log_level level, const char *fmt, ...)

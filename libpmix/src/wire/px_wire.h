@@ -56,6 +56,11 @@
 #define PX_WIRE_MAX_DEPTH 8
 #define PX_WIRE_MAX_STRLEN ((size_t)64 << 20) /* longest string either side accepts */
 
+/* Bit 15 of the type: the frame travels with a shared region (see
+ * px_platform.h). Platforms set it when sending with a region and clear it
+ * before delivery; engines never see it. */
+#define PX_FRAME_REGION 0x8000u
+
 typedef struct px_frame_hdr {
     uint16_t type;
     uint32_t tag;

@@ -1,0 +1,120 @@
+/*
+ * posix_region.c - shared regions for the posix platform (px_platform.h).
+ *
+ * A region is a memfd holding one copy of collected data, sealed against
+ * any change once written. The server sends its fd once per client, with
+ * SCM_RIGHTS on the first bytes of the frame that announces it (the frame
+ * header's PX_FRAME_REGION bit); each client maps it read-only. The data
+ * thus exists once per node however many clients read it, and a client's
+ * store indexes the mapping in place.
+ *
+ * Lifetime: the engine holds one reference until region_release; every
+ * queued frame holds one until its fd has been passed (the kernel then
+ * holds the file for the receiver). The last reference closes the fd.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "posix_int.h"
+
+struct px_region *px_posix_region_create(void *pctx, const void *data, size_t len)
+{
+    px_posix *p = pctx;
+    struct px_region *r = malloc(sizeof(*r));
+    size_t off = 0;
+    int fd;
+
+    if (r == NULL)
+        return NULL;
+    fd = memfd_create("pmix-collected", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        px_posix_logf(p, PX_LOG_DEBUG, "memfd_create failed (%s): sending copies",
+                      strerror(errno));
+        free(r);
+        return NULL;
+    }
+    while (off < len) {
+        ssize_t n = write(fd, (const char *)data + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            px_posix_logf(p, PX_LOG_DEBUG, "writing a region of %zu bytes failed (%s): "
+                          "sending copies", len, n < 0 ? strerror(errno) : "short write");
+            close(fd);
+            free(r);
+            return NULL;
+        }
+        off += (size_t)n;
+    }
+    /* readers may trust that nothing changes under their mapping */
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+        close(fd);
+        free(r);
+        return NULL;
+    }
+    r->refs = 1;
+    r->fd = fd;
+    r->len = len;
+    return r;
+}
+
+void px_posix_region_unref(struct px_region *r)
+{
+    if (r != NULL && --r->refs == 0) {
+        close(r->fd);
+        free(r);
+    }
+}
+
+void px_posix_region_release(void *pctx, struct px_region *r)
+{
+    px_posix *p = pctx;
+
+    pthread_mutex_lock(&p->lock);
+    px_posix_region_unref(r);
+    pthread_mutex_unlock(&p->lock);
+}
+
+typedef struct mapping {
+    void *addr;
+    size_t len;
+} mapping;
+
+static void unmap(void *arg)
+{
+    mapping *m = arg;
+
+    if (m->addr != NULL)
+        munmap(m->addr, m->len);
+    free(m);
+}
+
+pmix_status_t px_posix_deliver_region(const px_sink *sink, void *sctx, uint64_t conn,
+                                      const void *frame, size_t flen, int fd)
+{
+    struct stat st;
+    mapping *m;
+
+    if (sink->deliver_region == NULL || fstat(fd, &st) != 0 || st.st_size < 0 ||
+        (m = calloc(1, sizeof(*m))) == NULL) {
+        close(fd);
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+    m->len = (size_t)st.st_size;
+    if (m->len > 0) {
+        m->addr = mmap(NULL, m->len, PROT_READ, MAP_SHARED, fd, 0);
+        if (m->addr == MAP_FAILED) {
+            close(fd);
+            free(m);
+            return PMIX_ERR_NOMEM;
+        }
+    }
+    close(fd); /* the mapping keeps the file */
+    return sink->deliver_region(sctx, conn, frame, flen, m->addr, m->len, unmap, m);
+}
