@@ -30,7 +30,11 @@ struct px_region {
     unsigned char data[];
 };
 
-enum { EV_DELIVER, EV_CLOSED, EV_CALL };
+enum {
+    EV_DELIVER,
+    EV_CLOSED,
+    EV_CALL
+};
 
 typedef struct ev {
     struct ev *next;
@@ -51,10 +55,10 @@ struct inproc_ep {
     px_server *srv;
     px_client *cli;
     int nodeid;
-    inproc_ep *server_ep;   /* client: its server */
-    uint64_t conn;          /* client: its connection id on the server */
-    pmix_proc_t proc;       /* client: who it is */
-    bool closed;            /* client: connection gone */
+    inproc_ep *server_ep; /* client: its server */
+    uint64_t conn;        /* client: its connection id on the server */
+    pmix_proc_t proc;     /* client: who it is */
+    bool closed;          /* client: connection gone */
 };
 
 /* A collective the world runs as host: one contribution per server. */
@@ -70,7 +74,7 @@ typedef struct hcoll {
         size_t ndata;
         pmix_modex_cbfunc_t cbfunc;
         void *cbdata;
-    } *c;
+    } * c;
 } hcoll;
 
 struct inproc_world {
@@ -82,7 +86,7 @@ struct inproc_world {
     uint64_t next_conn;
     hcoll *colls;
     size_t host_fences;
-    size_t regions; /* shared regions created */
+    size_t regions;  /* shared regions created */
     char log[16384]; /* recent log lines, one per line */
 };
 
@@ -631,8 +635,8 @@ px_client *inproc_client(inproc_world *w, px_server *srv, const pmix_proc_t *sel
     return inproc_client_as(w, srv, self, 1000, 1000);
 }
 
-px_client *inproc_client_as(inproc_world *w, px_server *srv, const pmix_proc_t *self,
-                            uint32_t uid, uint32_t gid)
+px_client *inproc_client_as(inproc_world *w, px_server *srv, const pmix_proc_t *self, uint32_t uid,
+                            uint32_t gid)
 {
     inproc_ep *s = server_ep(w, srv);
     inproc_ep *e = new_ep(w);

@@ -38,8 +38,8 @@ px_server *inproc_server(inproc_world *w, int nodeid);
  * as uid/gid 1000, or as the given ones. A connection the server refuses
  * at once is left closed: the handshake then fails. */
 px_client *inproc_client(inproc_world *w, px_server *srv, const pmix_proc_t *self);
-px_client *inproc_client_as(inproc_world *w, px_server *srv, const pmix_proc_t *self,
-                            uint32_t uid, uint32_t gid);
+px_client *inproc_client_as(inproc_world *w, px_server *srv, const pmix_proc_t *self, uint32_t uid,
+                            uint32_t gid);
 /* Break a client's connection as if the process died; then, as a host's
  * failure detector would, tell every other server that it died. */
 void inproc_kill_client(inproc_world *w, px_client *c);

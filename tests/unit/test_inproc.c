@@ -324,6 +324,25 @@ static void test_killed_participant(void **state)
     job_end(j);
 }
 
+/* The host deregisters a process that died before its socket closed. */
+static void test_deregistered_participant(void **state)
+{
+    job *j = job_start(1, 4);
+    pmix_proc_t victim;
+
+    for (int r = 0; r < 3; r++)
+        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, op_cb, &j->p[r]),
+                         PMIX_SUCCESS);
+    inproc_run_until(j->w, NULL);
+    PMIx_Load_procid(&victim, "job", 3);
+    px_server_deregister_client(j->srv[0], &victim);
+    for (int r = 0; r < 3; r++) {
+        assert_true(inproc_run_until(j->w, &j->p[r].done));
+        assert_int_equal(j->p[r].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    }
+    job_end(j);
+}
+
 static void test_fence_timeout(void **state)
 {
     job *j = job_start(NODES, PPN);
@@ -410,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_sparse_direct_modex),
         cmocka_unit_test(test_local_fence_no_upcall),
         cmocka_unit_test(test_killed_participant),
+        cmocka_unit_test(test_deregistered_participant),
         cmocka_unit_test(test_fence_timeout),
         cmocka_unit_test(test_garbage_drops_only_sender),
         cmocka_unit_test(test_foreign_credentials_refused),

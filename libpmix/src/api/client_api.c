@@ -85,7 +85,9 @@ pmix_status_t px_api_posix_open(void *arg, px_api_client *ac, const pmix_info_t 
         snprintf(errbuf, errlen,
                  "no PMIx server found: %s is not set in the environment"
                  " (start the program with a PMIx launcher such as pmixrun)",
-                 ns == NULL ? "PMIX_NAMESPACE" : rank == NULL ? "PMIX_RANK" : "PMIX_SERVER_URI");
+                 ns == NULL     ? "PMIX_NAMESPACE"
+                 : rank == NULL ? "PMIX_RANK"
+                                : "PMIX_SERVER_URI");
         return PMIX_ERR_UNREACH;
     }
     r = strtoul(rank, &end, 10);
@@ -173,13 +175,13 @@ static px_api_client *ready(void)
     return ac->refcount > 0 && ac->client != NULL ? ac : NULL;
 }
 
-#define ENGINE(ac, call)                                                                           \
-    ({                                                                                             \
-        pmix_status_t rc__;                                                                        \
-        (ac)->pops->lock((ac)->pctx);                                                              \
-        rc__ = (call);                                                                             \
-        (ac)->pops->unlock((ac)->pctx);                                                            \
-        rc__;                                                                                      \
+#define ENGINE(ac, call)                \
+    ({                                  \
+        pmix_status_t rc__;             \
+        (ac)->pops->lock((ac)->pctx);   \
+        rc__ = (call);                  \
+        (ac)->pops->unlock((ac)->pctx); \
+        rc__;                           \
     })
 
 /* Finish a blocking call: `rc` is what the engine returned. */
@@ -196,8 +198,8 @@ static pmix_status_t finish(sync_op *s, pmix_status_t rc)
 /* ---- init / finalize ---- */
 
 static const char *const model_keys[] = {
-    PMIX_PROGRAMMING_MODEL, PMIX_MODEL_LIBRARY_NAME, PMIX_MODEL_LIBRARY_VERSION,
-    PMIX_THREADING_MODEL,   PMIX_MODEL_NUM_THREADS,  PMIX_MODEL_NUM_CPUS,
+    PMIX_PROGRAMMING_MODEL, PMIX_MODEL_LIBRARY_NAME,    PMIX_MODEL_LIBRARY_VERSION,
+    PMIX_THREADING_MODEL,   PMIX_MODEL_NUM_THREADS,     PMIX_MODEL_NUM_CPUS,
     PMIX_MODEL_CPU_TYPE,    PMIX_MODEL_AFFINITY_POLICY,
 };
 
@@ -262,8 +264,10 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     if (rc != PMIX_SUCCESS) {
         ac->teardown(ac);
         pthread_mutex_unlock(&init_lock);
-        fprintf(stderr, "pmix: PMIx_Init failed: the server refused or dropped the connection"
-                        " (%s)\n", PMIx_Error_string(rc));
+        fprintf(stderr,
+                "pmix: PMIx_Init failed: the server refused or dropped the connection"
+                " (%s)\n",
+                PMIx_Error_string(rc));
         return rc;
     }
     ac->external_progress = want_ext;
@@ -338,8 +342,8 @@ PMIX_EXPORT pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t p
         return PMIX_ERR_INIT;
     memset(&s, 0, sizeof(s));
     s.ac = ac;
-    return finish(&s, ENGINE(ac, px_client_abort(ac->client, status, msg, procs, nprocs,
-                                                 sync_op_cb, &s)));
+    return finish(
+        &s, ENGINE(ac, px_client_abort(ac->client, status, msg, procs, nprocs, sync_op_cb, &s)));
 }
 
 /* ---- put / commit / get ---- */
@@ -460,8 +464,8 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
         return PMIX_ERR_INIT;
     memset(&s, 0, sizeof(s));
     s.ac = ac;
-    return finish(&s, ENGINE(ac, px_client_fence(ac->client, procs, nprocs, info, ninfo,
-                                                 sync_op_cb, &s)));
+    return finish(
+        &s, ENGINE(ac, px_client_fence(ac->client, procs, nprocs, info, ninfo, sync_op_cb, &s)));
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs,
@@ -538,8 +542,8 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
     return rc;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref,
-                                                        pmix_op_cbfunc_t cbfunc, void *cbdata)
+PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref, pmix_op_cbfunc_t cbfunc,
+                                                        void *cbdata)
 {
     px_api_client *ac = ready();
     pmix_status_t rc;

@@ -25,11 +25,11 @@ struct px_api_client {
     px_client *client;
     const px_platform_ops *pops;
     void *pctx;
-    int refcount;            /* PMIx_Init calls not yet balanced by PMIx_Finalize */
-    int external_progress;   /* the first PMIx_Init's directive: -1 unset, 0, 1 */
-    void (*progress)(px_api_client *ac);  /* PMIx_Progress; may be NULL */
-    void (*teardown)(px_api_client *ac);  /* stop the platform, free the engine */
-    void *priv;              /* the binding's own data (the posix platform) */
+    int refcount;                        /* PMIx_Init calls not yet balanced by PMIx_Finalize */
+    int external_progress;               /* the first PMIx_Init's directive: -1 unset, 0, 1 */
+    void (*progress)(px_api_client *ac); /* PMIx_Progress; may be NULL */
+    void (*teardown)(px_api_client *ac); /* stop the platform, free the engine */
+    void *priv;                          /* the binding's own data (the posix platform) */
 };
 
 typedef struct px_api_binding {

@@ -96,9 +96,8 @@ static pmix_status_t ad_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_i
     return m->direct_modex(proc, info, ninfo, cbfunc, cbdata);
 }
 
-static pmix_status_t ad_jctrl(void *hctx, const pmix_proc_t *requestor,
-                              const pmix_proc_t targets[], size_t ntargets,
-                              const pmix_info_t directives[], size_t ndirs,
+static pmix_status_t ad_jctrl(void *hctx, const pmix_proc_t *requestor, const pmix_proc_t targets[],
+                              size_t ntargets, const pmix_info_t directives[], size_t ndirs,
                               pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
     const pmix_server_module_t *m = hctx;
@@ -183,13 +182,13 @@ PMIX_EXPORT pmix_status_t PMIx_server_finalize(void)
     return PMIX_SUCCESS;
 }
 
-#define LOCKED(call)                                                                               \
-    ({                                                                                             \
-        pmix_status_t rc__;                                                                        \
-        px_posix_ops()->lock(S.posix);                                                             \
-        rc__ = (call);                                                                             \
-        px_posix_ops()->unlock(S.posix);                                                           \
-        rc__;                                                                                      \
+#define LOCKED(call)                     \
+    ({                                   \
+        pmix_status_t rc__;              \
+        px_posix_ops()->lock(S.posix);   \
+        rc__ = (call);                   \
+        px_posix_ops()->unlock(S.posix); \
+        rc__;                            \
     })
 
 /* The Standard's rule for registration calls: with a callback, an
@@ -224,9 +223,9 @@ PMIX_EXPORT void PMIx_server_deregister_nspace(const char nspace[], pmix_op_cbfu
         cbfunc(S.active ? PMIX_SUCCESS : PMIX_ERR_INIT, cbdata);
 }
 
-PMIX_EXPORT pmix_status_t PMIx_server_register_client(const pmix_proc_t *proc, uid_t uid,
-                                                      gid_t gid, void *server_object,
-                                                      pmix_op_cbfunc_t cbfunc, void *cbdata)
+PMIX_EXPORT pmix_status_t PMIx_server_register_client(const pmix_proc_t *proc, uid_t uid, gid_t gid,
+                                                      void *server_object, pmix_op_cbfunc_t cbfunc,
+                                                      void *cbdata)
 {
     if (!S.active)
         return PMIX_ERR_INIT;
@@ -283,16 +282,15 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_fork(const pmix_proc_t *proc, char *
 }
 
 PMIX_EXPORT pmix_status_t PMIx_server_dmodex_request(const pmix_proc_t *proc,
-                                                     pmix_dmodex_response_fn_t cbfunc,
-                                                     void *cbdata)
+                                                     pmix_dmodex_response_fn_t cbfunc, void *cbdata)
 {
     if (!S.active)
         return PMIX_ERR_INIT;
     return LOCKED(px_server_dmodex_request(S.srv, proc, cbfunc, cbdata));
 }
 
-PMIX_EXPORT pmix_status_t PMIx_server_setup_application(const char nspace[],
-                                                        pmix_info_t info[], size_t ninfo,
+PMIX_EXPORT pmix_status_t PMIx_server_setup_application(const char nspace[], pmix_info_t info[],
+                                                        size_t ninfo,
                                                         pmix_setup_application_cbfunc_t cbfunc,
                                                         void *cbdata)
 {
@@ -306,9 +304,9 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_application(const char nspace[],
     return PMIX_SUCCESS;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const char nspace[],
-                                                          pmix_info_t info[], size_t ninfo,
-                                                          pmix_op_cbfunc_t cbfunc, void *cbdata)
+PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const char nspace[], pmix_info_t info[],
+                                                          size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                                          void *cbdata)
 {
     if (!S.active)
         return PMIX_ERR_INIT;

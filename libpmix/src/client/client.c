@@ -268,9 +268,8 @@ pmix_status_t px_client_finalize(px_client *c, pmix_op_cbfunc_t cbfunc, void *cb
     return simple_request(c, PX_MSG_FINALIZE, &empty, 0, cbfunc, cbdata);
 }
 
-pmix_status_t px_client_abort(px_client *c, int status, const char msg[],
-                              const pmix_proc_t procs[], size_t nprocs, pmix_op_cbfunc_t cbfunc,
-                              void *cbdata)
+pmix_status_t px_client_abort(px_client *c, int status, const char msg[], const pmix_proc_t procs[],
+                              size_t nprocs, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     px_buf p;
 
@@ -428,9 +427,9 @@ static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, 
     return dispatch(sctx, frame, len, NULL);
 }
 
-static pmix_status_t sink_deliver_region(void *sctx, uint64_t conn, const void *frame,
-                                         size_t flen, const void *data, size_t len,
-                                         void (*release)(void *arg), void *release_arg)
+static pmix_status_t sink_deliver_region(void *sctx, uint64_t conn, const void *frame, size_t flen,
+                                         const void *data, size_t len, void (*release)(void *arg),
+                                         void *release_arg)
 {
     px_cli_region region = {data, len, release, release_arg};
 

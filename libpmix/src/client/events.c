@@ -62,8 +62,8 @@ static px_evh **slot(px_client *c, const px_evh *h, const pmix_info_t info[], si
             return &(*q)->next;
     }
     /* the start of the group: past FIRST and earlier groups */
-    while (*pp != NULL && ((*pp)->position == 0 ||
-                           ((*pp)->position == 1 && (*pp)->category < h->category)))
+    while (*pp != NULL &&
+           ((*pp)->position == 0 || ((*pp)->position == 1 && (*pp)->category < h->category)))
         pp = &(*pp)->next;
     start = pp;
     if (h->in_group == -1)
@@ -100,7 +100,7 @@ pmix_status_t px_client_register_event(px_client *c, const pmix_status_t codes[]
                                                                     : 1;
     h->in_group = px_info_flag(info, ninfo, PMIX_EVENT_HDLR_FIRST_IN_CATEGORY)  ? -1
                   : px_info_flag(info, ninfo, PMIX_EVENT_HDLR_LAST_IN_CATEGORY) ? 1
-                                                                                 : 0;
+                                                                                : 0;
     h->prepend = px_info_flag(info, ninfo, PMIX_EVENT_HDLR_PREPEND);
     /* only one handler can be first or last, overall or in its group */
     for (px_evh *o = c->handlers; o != NULL; o = o->next) {
@@ -204,8 +204,7 @@ static void run_next(px_evrun *run)
         if (h == NULL)
             continue;
         run->running = true;
-        h->fn(h->id, run->status, &run->source, run->info, run->ninfo, NULL, 0, handler_done,
-              run);
+        h->fn(h->id, run->status, &run->source, run->info, run->ninfo, NULL, 0, handler_done, run);
         return;
     }
     run_free(c, run);

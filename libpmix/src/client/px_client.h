@@ -55,9 +55,8 @@ pmix_status_t px_client_connect(px_client *c, const pmix_info_t info[], size_t n
  * with PMIX_ERR_UNREACH when the connection is gone). */
 pmix_status_t px_client_finalize(px_client *c, pmix_op_cbfunc_t cbfunc, void *cbdata);
 
-pmix_status_t px_client_abort(px_client *c, int status, const char msg[],
-                              const pmix_proc_t procs[], size_t nprocs, pmix_op_cbfunc_t cbfunc,
-                              void *cbdata);
+pmix_status_t px_client_abort(px_client *c, int status, const char msg[], const pmix_proc_t procs[],
+                              size_t nprocs, pmix_op_cbfunc_t cbfunc, void *cbdata);
 
 pmix_status_t px_client_put(px_client *c, pmix_scope_t scope, const char key[],
                             const pmix_value_t *val);

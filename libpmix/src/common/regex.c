@@ -157,8 +157,8 @@ PMIX_EXPORT pmix_status_t PMIx_generate_regex(const char *input, char **regex)
                 if (q[qlen] == '\0' || *r == '\0')
                     break;
                 rlen = strcspn(r, ",");
-                if (!split(r, rlen, &rplen, &rnum, &rwidth) || rplen != plen ||
-                    rwidth != width || strncmp(r, p, plen) != 0 || rnum <= nums[n - 1])
+                if (!split(r, rlen, &rplen, &rnum, &rwidth) || rplen != plen || rwidth != width ||
+                    strncmp(r, p, plen) != 0 || rnum <= nums[n - 1])
                     break;
                 nums[n++] = rnum;
                 q = r;
@@ -287,8 +287,8 @@ pmix_status_t px_regex_expand_nodes(const char *regex, char **list)
                 free(b.s);
                 return PMIX_ERR_BAD_PARAM;
             }
-            rc = expand_ranges(colon + 1, (size_t)(close - colon - 1), '.', &b, p,
-                               (size_t)(br - p), width, ',');
+            rc = expand_ranges(colon + 1, (size_t)(close - colon - 1), '.', &b, p, (size_t)(br - p),
+                               width, ',');
             if (rc != PMIX_SUCCESS) {
                 free(b.s);
                 return rc;

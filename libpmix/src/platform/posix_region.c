@@ -34,8 +34,7 @@ struct px_region *px_posix_region_create(void *pctx, const void *data, size_t le
         return NULL;
     fd = memfd_create("pmix-collected", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) {
-        px_posix_logf(p, PX_LOG_DEBUG, "memfd_create failed (%s): sending copies",
-                      strerror(errno));
+        px_posix_logf(p, PX_LOG_DEBUG, "memfd_create failed (%s): sending copies", strerror(errno));
         free(r);
         return NULL;
     }
@@ -44,8 +43,10 @@ struct px_region *px_posix_region_create(void *pctx, const void *data, size_t le
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            px_posix_logf(p, PX_LOG_DEBUG, "writing a region of %zu bytes failed (%s): "
-                          "sending copies", len, n < 0 ? strerror(errno) : "short write");
+            px_posix_logf(p, PX_LOG_DEBUG,
+                          "writing a region of %zu bytes failed (%s): "
+                          "sending copies",
+                          len, n < 0 ? strerror(errno) : "short write");
             close(fd);
             free(r);
             return NULL;

@@ -179,7 +179,7 @@ static pmix_status_t merge_records(px_server *s, px_tracker *t, const char *data
 }
 
 static void host_done_locked(pmix_status_t status, const char *data, size_t ndata, void *cbdata,
-                      pmix_release_cbfunc_t release_fn, void *release_cbdata)
+                             pmix_release_cbfunc_t release_fn, void *release_cbdata)
 {
     px_tracker *t = cbdata;
     px_server *s = t->srv;
@@ -301,8 +301,10 @@ static void tracker_timeout(void *arg)
     px_server *s = t->srv;
 
     t->timer = NULL;
-    px_srv_logf(s, PX_LOG_INFO, "fence #%llu timed out after %.3g s with %zu of %zu local"
-                " participants", (unsigned long long)t->id, t->timeout, t->ncontrib, t->nexpected);
+    px_srv_logf(s, PX_LOG_INFO,
+                "fence #%llu timed out after %.3g s with %zu of %zu local"
+                " participants",
+                (unsigned long long)t->id, t->timeout, t->ncontrib, t->nexpected);
     fail_tracker(s, t, PMIX_ERR_TIMEOUT);
 }
 
@@ -434,9 +436,10 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
     }
     if (t->ncontrib >= t->nexpected) {
         /* more local participants than registered: the host's counts are wrong */
-        px_srv_logf(s, PX_LOG_ERROR, "fence #%llu: %s:%u joins but %zu local participants were"
-                    " expected", (unsigned long long)t->id, c->proc.nspace, c->proc.rank,
-                    t->nexpected);
+        px_srv_logf(s, PX_LOG_ERROR,
+                    "fence #%llu: %s:%u joins but %zu local participants were"
+                    " expected",
+                    (unsigned long long)t->id, c->proc.nspace, c->proc.rank, t->nexpected);
         px_srv_reply_status(s, c, PX_MSG_FENCE_DONE, tag, PMIX_ERR_BAD_PARAM);
         return PMIX_SUCCESS;
     }

@@ -25,8 +25,8 @@ static bool same_proc(const pmix_proc_t *a, const pmix_proc_t *b)
     return a->rank == b->rank && strncmp(a->nspace, b->nspace, PMIX_MAX_NSLEN) == 0;
 }
 
-static void reply_get(px_server *s, px_sclient *c, uint32_t tag, pmix_status_t status,
-                      uint8_t kind, const void *data, size_t ndata)
+static void reply_get(px_server *s, px_sclient *c, uint32_t tag, pmix_status_t status, uint8_t kind,
+                      const void *data, size_t ndata)
 {
     px_buf b;
 
@@ -110,7 +110,7 @@ static px_dmx *find_dmx(px_server *s, const pmix_proc_t *target)
 }
 
 static void dmx_done_locked(pmix_status_t status, const char *data, size_t ndata, void *cbdata,
-                     pmix_release_cbfunc_t release_fn, void *release_cbdata)
+                            pmix_release_cbfunc_t release_fn, void *release_cbdata)
 {
     px_dmx *d = cbdata;
     px_server *s = d->srv;

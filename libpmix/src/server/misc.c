@@ -130,7 +130,7 @@ pmix_status_t px_srv_notify(px_server *s, px_sclient *c, px_buf *b)
 }
 
 static void jctrl_done_locked(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
-                       pmix_release_cbfunc_t release_fn, void *release_cbdata)
+                              pmix_release_cbfunc_t release_fn, void *release_cbdata)
 {
     px_hreq *r = cbdata;
     px_sclient *c = px_srv_client(r->srv, &r->proc);
@@ -177,8 +177,7 @@ pmix_status_t px_srv_jctrl(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
     } else if ((r = hreq_new(s, c, tag)) == NULL) {
         rc = PMIX_ERR_NOMEM;
     } else {
-        rc = s->hops->job_control(s->hctx, &c->proc, targets, ntargets, dirs, ndirs, jctrl_done,
-                                  r);
+        rc = s->hops->job_control(s->hctx, &c->proc, targets, ntargets, dirs, ndirs, jctrl_done, r);
         if (rc == PMIX_SUCCESS)
             r = NULL; /* jctrl_done answers */
         else if (rc == PMIX_OPERATION_SUCCEEDED)

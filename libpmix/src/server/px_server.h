@@ -90,8 +90,8 @@ const px_sink *px_server_sink(void);
 pmix_status_t px_server_register_nspace(px_server *s, const char nspace[], int nlocalprocs,
                                         const pmix_info_t info[], size_t ninfo);
 void px_server_deregister_nspace(px_server *s, const char nspace[]);
-pmix_status_t px_server_register_client(px_server *s, const pmix_proc_t *proc, uid_t uid,
-                                        gid_t gid, void *server_object);
+pmix_status_t px_server_register_client(px_server *s, const pmix_proc_t *proc, uid_t uid, gid_t gid,
+                                        void *server_object);
 void px_server_deregister_client(px_server *s, const pmix_proc_t *proc);
 /* Add to `env` (a NULL-terminated, malloc'd argv-style array, grown with
  * realloc) what a client needs to find its identity: PMIX_NAMESPACE,

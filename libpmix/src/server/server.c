@@ -98,7 +98,8 @@ px_nspace *px_srv_nspace(px_server *s, const char *name)
 px_sclient *px_srv_client(px_server *s, const pmix_proc_t *proc)
 {
     for (px_sclient *c = s->clients; c != NULL; c = c->next)
-        if (c->proc.rank == proc->rank && strncmp(c->proc.nspace, proc->nspace, PMIX_MAX_NSLEN) == 0)
+        if (c->proc.rank == proc->rank &&
+            strncmp(c->proc.nspace, proc->nspace, PMIX_MAX_NSLEN) == 0)
             return c;
     return NULL;
 }
@@ -196,8 +197,8 @@ void px_server_deregister_nspace(px_server *s, const char nspace[])
     px_store_drop_job(s->store, nspace);
 }
 
-pmix_status_t px_server_register_client(px_server *s, const pmix_proc_t *proc, uid_t uid,
-                                        gid_t gid, void *server_object)
+pmix_status_t px_server_register_client(px_server *s, const pmix_proc_t *proc, uid_t uid, gid_t gid,
+                                        void *server_object)
 {
     px_sclient *c;
 
@@ -241,12 +242,19 @@ static void forget_conn(px_server *s, uint64_t id)
     }
 }
 
+static void client_died(px_server *s, px_sclient *c, pmix_status_t why);
+
 void px_server_deregister_client(px_server *s, const pmix_proc_t *proc)
 {
     px_sclient *c = px_srv_client(s, proc);
 
     if (c == NULL)
         return;
+    /* A host deregisters a process that did not finalize when it is gone
+     * (pmixrun does so when waitpid reports it, which may come before its
+     * socket's EOF): what waits on it must fail now, not hang. */
+    if (c->state != PX_SC_FINALIZED)
+        client_died(s, c, PMIX_ERR_PROC_TERM_WO_SYNC);
     if (c->has_conn) {
         s->pops->close(s->pctx, c->conn);
         forget_conn(s, c->conn);
@@ -328,8 +336,8 @@ void px_srv_send(px_server *s, px_sclient *c, px_buf *b)
     void *frame = px_buf_finish_frame(b, &len);
 
     if (frame == NULL) {
-        px_srv_logf(s, PX_LOG_ERROR, "out of memory building a message for %s:%u",
-                    c->proc.nspace, c->proc.rank);
+        px_srv_logf(s, PX_LOG_ERROR, "out of memory building a message for %s:%u", c->proc.nspace,
+                    c->proc.rank);
         return;
     }
     if (!c->has_conn) {
@@ -345,8 +353,8 @@ void px_srv_send_region(px_server *s, px_sclient *c, px_buf *b, px_region *regio
     void *frame = px_buf_finish_frame(b, &len);
 
     if (frame == NULL) {
-        px_srv_logf(s, PX_LOG_ERROR, "out of memory building a message for %s:%u",
-                    c->proc.nspace, c->proc.rank);
+        px_srv_logf(s, PX_LOG_ERROR, "out of memory building a message for %s:%u", c->proc.nspace,
+                    c->proc.rank);
         return;
     }
     if (!c->has_conn) {
@@ -419,8 +427,8 @@ static void connected_cb_locked(pmix_status_t status, void *cbdata)
     if (c->state != PX_SC_HELLO)
         return; /* the connection went away meanwhile */
     if (status != PMIX_SUCCESS) {
-        px_srv_logf(s, PX_LOG_WARN, "host refused client %s:%u: %s", c->proc.nspace,
-                    c->proc.rank, PMIx_Error_string(status));
+        px_srv_logf(s, PX_LOG_WARN, "host refused client %s:%u: %s", c->proc.nspace, c->proc.rank,
+                    PMIx_Error_string(status));
         send_welcome(s, c, c->pending_tag, status);
         c->state = PX_SC_REGISTERED;
         if (c->has_conn) {

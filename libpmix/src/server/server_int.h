@@ -25,9 +25,9 @@
 typedef struct px_nspace {
     struct px_nspace *next;
     char name[PMIX_MAX_NSLEN + 1];
-    int nlocal;         /* local processes, from registration */
-    uint32_t job_size;  /* PMIX_JOB_SIZE, 0 if the host did not say */
-    pmix_rank_t *dead;  /* ranks known to have died */
+    int nlocal;        /* local processes, from registration */
+    uint32_t job_size; /* PMIX_JOB_SIZE, 0 if the host did not say */
+    pmix_rank_t *dead; /* ranks known to have died */
     size_t ndead, capdead;
 } px_nspace;
 
