@@ -204,11 +204,14 @@ static const char *const model_keys[] = {
 };
 
 /* Record the programming-model attributes as the process's own data and
- * raise PMIX_MODEL_DECLARED locally with them. */
+ * raise PMIX_MODEL_DECLARED locally with them. The event is not for
+ * default handlers (PMIX_EVENT_NON_DEFAULT): libraries such as Open MPI
+ * treat whatever reaches their default handler as an error and abort. */
 static void declare_model(px_api_client *ac, const pmix_info_t info[], size_t ninfo)
 {
-    pmix_info_t model[8];
+    pmix_info_t model[9];
     size_t n = 0;
+    bool yes = true;
 
     for (size_t k = 0; k < sizeof(model_keys) / sizeof(model_keys[0]); k++) {
         const pmix_info_t *i = px_info_find(info, ninfo, model_keys[k]);
@@ -220,8 +223,10 @@ static void declare_model(px_api_client *ac, const pmix_info_t info[], size_t ni
     ac->pops->lock(ac->pctx);
     for (size_t k = 0; k < n; k++)
         (void)px_client_put(ac->client, PMIX_INTERNAL, model[k].key, &model[k].value);
+    PMIx_Info_load(&model[n], PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
     (void)px_client_notify(ac->client, PMIX_MODEL_DECLARED, px_client_self(ac->client),
-                           PMIX_RANGE_PROC_LOCAL, model, n, NULL, NULL);
+                           PMIX_RANGE_PROC_LOCAL, model, n + 1, NULL, NULL);
+    PMIx_Info_destruct(&model[n]);
     ac->pops->unlock(ac->pctx);
 }
 
