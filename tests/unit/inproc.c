@@ -86,8 +86,9 @@ struct inproc_world {
     uint64_t next_conn;
     hcoll *colls;
     size_t host_fences;
-    size_t regions;  /* shared regions created */
-    char log[16384]; /* recent log lines, one per line */
+    size_t regions;        /* shared regions created */
+    size_t local_failures; /* fence_nb upcalls carrying PMIX_LOCAL_COLLECTIVE_STATUS */
+    char log[16384];       /* recent log lines, one per line */
 };
 
 static void push(inproc_world *w, ev *e)
@@ -415,6 +416,8 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
     for (size_t i = 0; i < ninfo; i++)
         if (strcmp(info[i].key, PMIX_LOCAL_COLLECTIVE_STATUS) == 0)
             local = info[i].value.data.status;
+    if (local != PMIX_SUCCESS)
+        w->local_failures++;
     for (h = w->colls; h != NULL; h = h->next)
         if (same_procs(h, procs, nprocs) && h->narrived < h->nexpected) {
             bool mine = false;
@@ -760,6 +763,11 @@ size_t inproc_host_fences(const inproc_world *w)
 size_t inproc_regions(const inproc_world *w)
 {
     return w->regions;
+}
+
+size_t inproc_local_failures(const inproc_world *w)
+{
+    return w->local_failures;
 }
 
 const char *inproc_last_log(const inproc_world *w)

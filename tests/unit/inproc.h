@@ -55,6 +55,9 @@ double inproc_now(const inproc_world *w);
 size_t inproc_host_fences(const inproc_world *w);
 /* Number of shared regions the engines created (one per large collect). */
 size_t inproc_regions(const inproc_world *w);
+/* Number of fence_nb upcalls that reported a local failure through
+ * PMIX_LOCAL_COLLECTIVE_STATUS. */
+size_t inproc_local_failures(const inproc_world *w);
 /* Recent log lines the engines reported, newline-separated, for
  * assertions ("dropping client"). */
 const char *inproc_last_log(const inproc_world *w);

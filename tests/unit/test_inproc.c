@@ -316,6 +316,8 @@ static void test_killed_participant(void **state)
         assert_true(inproc_run_until(j->w, &j->p[r].done));
         assert_int_equal(j->p[r].status, PMIX_ERR_PROC_TERM_WO_SYNC);
     }
+    /* the victim's server told the host through PMIX_LOCAL_COLLECTIVE_STATUS */
+    assert_int_equal(inproc_local_failures(j->w), 1);
     /* a later fence with the dead process fails at once */
     j->p[0].done = 0;
     assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, NULL, 0, op_cb, &j->p[0]), PMIX_SUCCESS);
