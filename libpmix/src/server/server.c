@@ -332,19 +332,7 @@ size_t px_server_nclients(const px_server *s)
 
 void px_srv_send(px_server *s, px_sclient *c, px_buf *b)
 {
-    size_t len;
-    void *frame = px_buf_finish_frame(b, &len);
-
-    if (frame == NULL) {
-        px_srv_logf(s, PX_LOG_ERROR, "out of memory building a message for %s:%u", c->proc.nspace,
-                    c->proc.rank);
-        return;
-    }
-    if (!c->has_conn) {
-        free(frame);
-        return;
-    }
-    (void)s->pops->send(s->pctx, c->conn, frame, len);
+    px_srv_send_region(s, c, b, NULL);
 }
 
 void px_srv_send_region(px_server *s, px_sclient *c, px_buf *b, px_region *region)
@@ -361,7 +349,10 @@ void px_srv_send_region(px_server *s, px_sclient *c, px_buf *b, px_region *regio
         free(frame);
         return;
     }
-    (void)s->pops->send_region(s->pctx, c->conn, frame, len, region);
+    if (region != NULL)
+        (void)s->pops->send_region(s->pctx, c->conn, frame, len, region);
+    else
+        (void)s->pops->send(s->pctx, c->conn, frame, len);
 }
 
 void px_srv_reply_status(px_server *s, px_sclient *c, uint16_t type, uint32_t tag,

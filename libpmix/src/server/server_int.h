@@ -130,6 +130,8 @@ bool px_srv_is_dead(px_server *s, const pmix_proc_t *proc);
  * one region (px_platform.h) rather than copied into each reply. */
 #define PX_REGION_MIN ((size_t)32 << 10)
 
+/* Finish frame `b` and send it to `c` (with `region` attached, if not
+ * NULL); dropped if `c` has no connection. */
 void px_srv_send(px_server *s, px_sclient *c, px_buf *b);
 void px_srv_send_region(px_server *s, px_sclient *c, px_buf *b, px_region *region);
 void px_srv_reply_status(px_server *s, px_sclient *c, uint16_t type, uint32_t tag,
