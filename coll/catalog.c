@@ -1,0 +1,189 @@
+/*
+ * catalog.c - the table of algorithms and their textbook counts.
+ *
+ * One const entry per algorithm: its name (what PMIXLAB_*_ALGO and the
+ * info keys accept), its wire id (never reused: an id on the wire must
+ * mean the same thing to every build), the kinds it does, whether hier
+ * can run it among group leaders, whether it takes a radix, its driver
+ * (flat.c, or hier.c) and its state machine. Adding an algorithm is one
+ * file with a px_coll_mach_ops and one entry here (docs/collectives.md).
+ *
+ * The counts are the textbook ones for a failure-free run: data messages
+ * sent by all members together, and rounds on the critical path. The
+ * tests check that the algorithms send exactly these numbers.
+ */
+#include "coll_int.h"
+
+#define B PX_COLL_KIND_BIT(PX_COLL_BARRIER)
+#define A PX_COLL_KIND_BIT(PX_COLL_ALLGATHER)
+
+static uint64_t lg_messages(uint32_t n, unsigned radix)
+{
+    return (uint64_t)n * px_coll_ceil_lg(n);
+}
+
+static uint32_t lg_rounds(uint32_t n, unsigned radix)
+{
+    return px_coll_ceil_lg(n);
+}
+
+static uint64_t tree_messages(uint32_t n, unsigned radix)
+{
+    return 2 * ((uint64_t)n - 1);
+}
+
+static uint32_t tree_rounds(uint32_t n, unsigned radix)
+{
+    return 2 * px_coll_tree_depth(n, radix);
+}
+
+static uint64_t recdbl_messages(uint32_t n, unsigned radix)
+{
+    uint32_t p = px_coll_pof2_floor(n), r = n - p;
+
+    return (uint64_t)p * px_coll_ceil_lg(p) + 2 * (uint64_t)r;
+}
+
+static uint32_t recdbl_rounds(uint32_t n, unsigned radix)
+{
+    uint32_t p = px_coll_pof2_floor(n);
+
+    return px_coll_ceil_lg(p) + (p != n ? 2 : 0);
+}
+
+static uint64_t ring_messages(uint32_t n, unsigned radix)
+{
+    return (uint64_t)n * (n - 1);
+}
+
+static uint32_t ring_rounds(uint32_t n, unsigned radix)
+{
+    return n - 1;
+}
+
+static const px_coll_algo catalog[] = {
+    {"dissemination", 1, B, true, false, "dissemination", &px_coll_flat_driver,
+     &px_coll_dissem_mach, lg_messages, lg_rounds},
+    {"tree", 2, B | A, true, true, "tree[:RADIX]", &px_coll_flat_driver, &px_coll_tree_mach,
+     tree_messages, tree_rounds},
+    {"recdbl", 3, B | A, true, false, "recdbl", &px_coll_flat_driver, &px_coll_recdbl_mach,
+     recdbl_messages, recdbl_rounds},
+    {"ring", 4, A, true, false, "ring", &px_coll_flat_driver, &px_coll_ring_mach, ring_messages,
+     ring_rounds},
+    {"bruck", 5, A, true, false, "bruck", &px_coll_flat_driver, &px_coll_bruck_mach, lg_messages,
+     lg_rounds},
+    {"hier", 6, B | A, false, true, "hier[:INNER[:RADIX]]", &px_coll_hier_driver, NULL, NULL, NULL},
+};
+
+#define NALGOS (sizeof(catalog) / sizeof(catalog[0]))
+
+bool px_coll_name_eq(const char *a, const char *b)
+{
+    for (; *a != '\0' && *b != '\0'; a++, b++) {
+        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
+        char y = *b >= 'A' && *b <= 'Z' ? (char)(*b - 'A' + 'a') : *b;
+        if (x != y) {
+            return false;
+        }
+    }
+    return *a == *b;
+}
+
+const px_coll_algo *px_coll_algo_by_name(const char *name)
+{
+    if (name == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < NALGOS; i++) {
+        if (px_coll_name_eq(catalog[i].name, name)) {
+            return &catalog[i];
+        }
+    }
+    return NULL;
+}
+
+const px_coll_algo *px_coll_algo_by_id(unsigned id)
+{
+    for (size_t i = 0; i < NALGOS; i++) {
+        if (catalog[i].id == id) {
+            return &catalog[i];
+        }
+    }
+    return NULL;
+}
+
+const px_coll_algo *px_coll_algo_at(size_t i)
+{
+    return i < NALGOS ? &catalog[i] : NULL;
+}
+
+const char *px_coll_algo_name(const px_coll_algo *a)
+{
+    return a != NULL ? a->name : "auto";
+}
+
+unsigned px_coll_algo_id(const px_coll_algo *a)
+{
+    return a != NULL ? a->id : 0;
+}
+
+bool px_coll_algo_supports(const px_coll_algo *a, px_coll_kind kind)
+{
+    return a != NULL && (kind == PX_COLL_BARRIER || kind == PX_COLL_ALLGATHER) &&
+           (a->kinds & PX_COLL_KIND_BIT(kind)) != 0;
+}
+
+uint16_t px_coll_choice_param(const px_coll_choice *ch)
+{
+    if (ch->algo == NULL || !ch->algo->radix) {
+        return 0;
+    }
+    if (ch->algo->drv == &px_coll_hier_driver) {
+        return (uint16_t)(px_coll_algo_id(ch->inner) | (ch->radix << 8));
+    }
+    return (uint16_t)ch->radix;
+}
+
+static bool is_hier(const px_coll_choice *ch)
+{
+    return ch->algo != NULL && ch->algo->drv == &px_coll_hier_driver;
+}
+
+/* The inner choice of a resolved hier choice: the leaders' algorithm with
+ * the same radix. */
+static px_coll_choice inner_of(const px_coll_choice *ch)
+{
+    px_coll_choice in = {ch->inner, NULL, ch->inner != NULL && ch->inner->radix ? ch->radix : 0};
+    return in;
+}
+
+uint64_t px_coll_messages(const px_coll_choice *ch, uint32_t n, const px_coll_groups *g)
+{
+    if (ch == NULL || ch->algo == NULL || n == 0) {
+        return 0;
+    }
+    if (is_hier(ch)) {
+        uint32_t ngroups = g != NULL ? g->ngroups : 1;
+        px_coll_choice in = inner_of(ch);
+        return 2 * ((uint64_t)n - ngroups) + px_coll_messages(&in, ngroups, NULL);
+    }
+    return ch->algo->messages(n, ch->radix);
+}
+
+uint32_t px_coll_rounds(const px_coll_choice *ch, uint32_t n, const px_coll_groups *g)
+{
+    if (ch == NULL || ch->algo == NULL || n == 0) {
+        return 0;
+    }
+    if (is_hier(ch)) {
+        uint32_t ngroups = g != NULL ? g->ngroups : 1, depth = 0;
+        px_coll_choice in = inner_of(ch);
+        for (uint32_t i = 0; i < ngroups; i++) {
+            uint32_t c = g != NULL ? g->start[i + 1] - g->start[i] : n;
+            uint32_t d = px_coll_tree_depth(c, ch->radix);
+            depth = d > depth ? d : depth;
+        }
+        return 2 * depth + px_coll_rounds(&in, ngroups, NULL);
+    }
+    return ch->algo->rounds(n, ch->radix);
+}

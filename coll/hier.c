@@ -1,0 +1,292 @@
+/*
+ * hier.c - the hierarchical (topology-aware) collective: gather inside
+ * each group, a lateral collective among the group leaders, broadcast
+ * inside each group.
+ *
+ * Groups come from the caller (px_coll_groups: a member -> group map,
+ * e.g. from network coordinates: one group per switch); NULL is one flat
+ * group. A group's leader is its lowest member; inside a group, members
+ * are virtual ranks 0..c-1 in member order, so the leader is rank 0 and
+ * root of the group's radix-k tree. Three state machines, one per phase
+ * (the header's phase keeps their messages apart):
+ *
+ *   1 gather   tree.c in gather mode over the group: the leader ends with
+ *              the group's blocks;
+ *   2 leaders  any lateral algorithm (ring, recdbl, bruck, tree, and for a
+ *              barrier dissemination) over the G leaders, where leader g's
+ *              block is its group's blob: u32 length per group member in
+ *              group order, then their data;
+ *   3 bcast    tree.c in broadcast mode over the group: the leader sends
+ *              the whole result (all n members' blocks) down its tree.
+ *
+ * A barrier runs the same phases with empty messages. Machines are all
+ * created at the start, so that a leader accepts phase-2 messages from
+ * faster leaders while its own group is still gathering; a machine only
+ * sends once its phase has started.
+ *
+ * Messages: sum over groups of 2(c_g - 1), plus the leaders' algorithm
+ * over G. Cost: T_gather(c, m) + T_lateral(G, c m) + T_bcast(c, n m).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_int.h"
+
+typedef struct {
+    const px_coll_groups *g; /* NULL: one flat group */
+    uint32_t grp, gsize, ngroups;
+    bool leader;
+    int stage;             /* 1, 2, 3 */
+    px_coll_blocks gstore; /* allgather: my group's blocks by group rank */
+    px_coll_blocks lstore; /* allgather, leaders: group blobs by group */
+} hier;
+
+static uint32_t group_size(const hier *h, uint32_t grp)
+{
+    return h->g != NULL ? h->g->start[grp + 1] - h->g->start[grp] : h->gsize;
+}
+
+static uint32_t group_member(const hier *h, uint32_t grp, uint32_t i)
+{
+    return h->g != NULL ? h->g->members[h->g->start[grp] + i] : i;
+}
+
+/* A group blob: u32 length per member of the group, then their bytes. */
+static bool check_blob(void *arg, uint32_t grp, const uint8_t *p, size_t len)
+{
+    hier *h = arg;
+    uint32_t c = group_size(h, grp);
+    uint64_t total = 0;
+
+    if (len / 4 < c) {
+        return false;
+    }
+    for (uint32_t i = 0; i < c; i++) {
+        total += px_coll_get32(p + 4 * (size_t)i);
+    }
+    return total == (uint64_t)(len - 4 * (size_t)c);
+}
+
+static void setup_mach(px_coll_run *r, px_coll_mach *m, uint8_t phase, const px_coll_mach_ops *ops)
+{
+    m->run = r;
+    m->ops = ops;
+    m->phase = phase;
+    m->radix = r->ch.radix;
+    m->tree_mode = PX_COLL_TREE_GATHER | PX_COLL_TREE_BCAST;
+}
+
+/* Leader: turn the gathered group into its blob in the leaders' store. */
+static pmix_status_t make_blob(hier *h)
+{
+    uint32_t c = h->gsize;
+    size_t total = 4 * (size_t)c;
+    uint8_t *p, *data;
+
+    for (uint32_t i = 0; i < c; i++) {
+        total += h->gstore.len[i];
+    }
+    p = px_coll_blocks_put_space(&h->lstore, h->grp, total);
+    if (p == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    data = p + 4 * (size_t)c;
+    for (uint32_t i = 0; i < c; i++) {
+        size_t l;
+        const uint8_t *b = px_coll_blocks_get(&h->gstore, i, &l);
+        px_coll_put32(p + 4 * (size_t)i, (uint32_t)l);
+        if (l > 0) {
+            memcpy(data, b, l);
+        }
+        data += l;
+    }
+    return PMIX_SUCCESS;
+}
+
+/* Leader: unpack every group blob into the result, by member. */
+static pmix_status_t unpack_blobs(px_coll_run *r, hier *h)
+{
+    for (uint32_t grp = 0; grp < h->ngroups; grp++) {
+        size_t len;
+        const uint8_t *p = px_coll_blocks_get(&h->lstore, grp, &len);
+        uint32_t c = group_size(h, grp);
+        const uint8_t *data = p + 4 * (size_t)c;
+
+        for (uint32_t i = 0; i < c; i++) {
+            uint32_t l = px_coll_get32(p + 4 * (size_t)i);
+            pmix_status_t rc = px_coll_blocks_put(&r->result, group_member(h, grp, i), data, l);
+            if (rc != PMIX_SUCCESS) {
+                return rc;
+            }
+            data += l;
+        }
+    }
+    return PMIX_SUCCESS;
+}
+
+static void advance(px_coll_run *r)
+{
+    hier *h = r->dst;
+    pmix_status_t rc;
+
+    for (;;) {
+        if (h->stage == 1 && r->mach[0].done) {
+            h->stage = h->leader ? 2 : 3;
+            if (h->leader) {
+                if (r->kind == PX_COLL_ALLGATHER && (rc = make_blob(h)) != PMIX_SUCCESS) {
+                    px_coll_run_fail(r, rc, PX_COLL_NONE);
+                    return;
+                }
+                px_coll_mach_start(&r->mach[1]);
+            }
+            continue;
+        }
+        if (h->stage == 2 && r->mach[1].done) {
+            if (r->kind == PX_COLL_ALLGATHER && (rc = unpack_blobs(r, h)) != PMIX_SUCCESS) {
+                px_coll_run_fail(r, rc, PX_COLL_NONE);
+                return;
+            }
+            h->stage = 3;
+            px_coll_mach_start(&r->mach[2]);
+            continue;
+        }
+        if (h->stage == 3 && r->mach[2].done) {
+            r->done = true;
+        }
+        return;
+    }
+}
+
+static pmix_status_t hier_start(px_coll_run *r, const void *contrib, size_t len)
+{
+    px_coll *c = r->c;
+    const px_coll_groups *g = c->groups;
+    bool data = r->kind == PX_COLL_ALLGATHER;
+    uint32_t gpos;
+    pmix_status_t rc;
+    hier *h = calloc(1, sizeof(*h));
+
+    if (h == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    r->dst = h;
+    h->g = g;
+    h->grp = g != NULL ? g->group_of[c->me] : 0;
+    h->ngroups = g != NULL ? g->ngroups : 1;
+    h->gsize = g != NULL ? g->start[h->grp + 1] - g->start[h->grp] : c->n;
+    gpos = g != NULL ? g->pos[c->me] : c->me;
+    h->leader = gpos == 0;
+    h->stage = 1;
+
+    r->nmach = 3;
+    setup_mach(r, &r->mach[0], PX_COLL_PHASE_GATHER, &px_coll_tree_mach);
+    setup_mach(r, &r->mach[2], PX_COLL_PHASE_BCAST, &px_coll_tree_mach);
+    for (int i = 0; i < 3; i += 2) {
+        r->mach[i].n = h->gsize;
+        r->mach[i].me = gpos;
+        r->mach[i].map = g != NULL ? g->members + g->start[h->grp] : NULL;
+    }
+    r->mach[0].tree_mode = PX_COLL_TREE_GATHER;
+    r->mach[2].tree_mode = PX_COLL_TREE_BCAST;
+    if (data) {
+        rc = px_coll_blocks_init(&h->gstore, h->gsize);
+        if (rc == PMIX_SUCCESS) {
+            rc = px_coll_blocks_put(&h->gstore, gpos, contrib, len);
+        }
+        if (rc != PMIX_SUCCESS) {
+            return rc;
+        }
+        r->mach[0].bs = &h->gstore;
+        r->mach[2].down = &r->result;
+    }
+    if (h->leader) {
+        px_coll_mach *m = &r->mach[1];
+        setup_mach(r, m, PX_COLL_PHASE_LEADERS, r->ch.inner->mach);
+        m->n = h->ngroups;
+        m->me = h->grp;
+        m->map = g != NULL ? g->leaders : NULL;
+        if (data) {
+            rc = px_coll_blocks_init(&h->lstore, h->ngroups);
+            if (rc != PMIX_SUCCESS) {
+                return rc;
+            }
+            h->lstore.check = check_blob;
+            h->lstore.check_arg = h;
+            m->bs = m->down = &h->lstore;
+        }
+        if ((rc = px_coll_mach_init(m)) != PMIX_SUCCESS) {
+            return rc;
+        }
+    }
+    if ((rc = px_coll_mach_init(&r->mach[0])) != PMIX_SUCCESS ||
+        (rc = px_coll_mach_init(&r->mach[2])) != PMIX_SUCCESS) {
+        return rc;
+    }
+    px_coll_mach_start(&r->mach[0]);
+    if (!h->leader) {
+        px_coll_mach_start(&r->mach[2]); /* it waits for its parent */
+    }
+    advance(r);
+    return PMIX_SUCCESS;
+}
+
+/* The sender's virtual rank in the phase's space, or PX_COLL_NONE. */
+static uint32_t vrank_of(const px_coll_run *r, const hier *h, uint8_t phase, uint32_t sender)
+{
+    const px_coll_groups *g = h->g;
+
+    if (phase == PX_COLL_PHASE_LEADERS) {
+        if (!h->leader) {
+            return PX_COLL_NONE;
+        }
+        if (g == NULL) {
+            return PX_COLL_NONE; /* one group: no leaders' phase traffic */
+        }
+        return g->leaders[g->group_of[sender]] == sender ? g->group_of[sender] : PX_COLL_NONE;
+    }
+    if (g == NULL) {
+        return sender;
+    }
+    return g->group_of[sender] == h->grp ? g->pos[sender] : PX_COLL_NONE;
+}
+
+static int hier_deliver(px_coll_run *r, const px_coll_msg_info *hd, const uint8_t *p, size_t len)
+{
+    hier *h = r->dst;
+    px_coll_mach *m;
+    uint32_t vfrom;
+    int v;
+
+    if (hd->phase < PX_COLL_PHASE_GATHER || hd->phase > PX_COLL_PHASE_BCAST) {
+        return PX_COLL_V_BAD;
+    }
+    vfrom = vrank_of(r, h, hd->phase, hd->sender);
+    if (vfrom == PX_COLL_NONE) {
+        return PX_COLL_V_BAD;
+    }
+    m = &r->mach[hd->phase - 1];
+    v = m->ops->deliver(m, vfrom, hd->round, p, len);
+    advance(r);
+    return v;
+}
+
+static void hier_fini(px_coll_run *r)
+{
+    hier *h = r->dst;
+
+    for (unsigned i = 0; i < r->nmach; i++) {
+        px_coll_mach_fini(&r->mach[i]);
+    }
+    if (h != NULL) {
+        px_coll_blocks_fini(&h->gstore);
+        px_coll_blocks_fini(&h->lstore);
+        free(h);
+        r->dst = NULL;
+    }
+}
+
+const px_coll_driver px_coll_hier_driver = {
+    .start = hier_start,
+    .deliver = hier_deliver,
+    .fini = hier_fini,
+};
