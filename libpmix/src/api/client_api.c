@@ -60,6 +60,12 @@ static void posix_progress(px_api_client *ac)
     px_posix_progress(ac->priv);
 }
 
+static void posix_need_progress(px_api_client *ac)
+{
+    if (ac->external_progress != 1)
+        (void)px_posix_start_thread(ac->priv);
+}
+
 static void posix_teardown(px_api_client *ac)
 {
     px_posix_destroy(ac->priv); /* no delivery after this */
@@ -98,7 +104,9 @@ pmix_status_t px_api_posix_open(void *arg, px_api_client *ac, const pmix_info_t 
     memset(&self, 0, sizeof(self));
     snprintf(self.nspace, sizeof(self.nspace), "%s", ns);
     self.rank = (pmix_rank_t)r;
-    p = px_posix_create(px_info_flag(info, ninfo, PMIX_EXTERNAL_PROGRESS), errbuf, errlen);
+    /* No progress thread yet: blocking calls drive the loop themselves
+     * until something needs progress in the background (need_progress). */
+    p = px_posix_create(true, errbuf, errlen);
     if (p == NULL)
         return PMIX_ERR_OUT_OF_RESOURCE;
     c = px_client_create(px_posix_ops(), p, &self);
@@ -118,6 +126,7 @@ pmix_status_t px_api_posix_open(void *arg, px_api_client *ac, const pmix_info_t 
     ac->pctx = p;
     ac->priv = p;
     ac->progress = posix_progress;
+    ac->need_progress = posix_need_progress;
     ac->teardown = posix_teardown;
     return PMIX_SUCCESS;
 }
@@ -165,6 +174,13 @@ static void sync_info_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, 
     if (release_fn != NULL)
         release_fn(release_cbdata);
     s->ac->pops->wake(s->ac->pctx, &s->w);
+}
+
+/* A non-blocking call or a handler: background progress is needed now. */
+static void need_progress(px_api_client *ac)
+{
+    if (ac->need_progress != NULL)
+        ac->need_progress(ac);
 }
 
 /* The caller's state if PMIx_Init has run, else NULL. */
@@ -435,6 +451,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
+    need_progress(ac);
     if (cbfunc == NULL)
         return PMIX_ERR_BAD_PARAM;
     l = malloc(sizeof(*l));
@@ -481,6 +498,7 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
+    need_progress(ac);
     return ENGINE(ac, px_client_fence(ac->client, procs, nprocs, info, ninfo, cbfunc, cbdata));
 }
 
@@ -534,6 +552,7 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
+    need_progress(ac);
     ac->pops->lock(ac->pctx);
     rc = px_client_register_event(ac->client, codes, ncodes, info, ninfo, evhdlr, &id);
     if (rc == PMIX_SUCCESS && cbfunc != NULL) {
@@ -555,6 +574,8 @@ PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref, pmix_
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
+    if (cbfunc != NULL)
+        need_progress(ac);
     ac->pops->lock(ac->pctx);
     rc = px_client_deregister_event(ac->client, evhdlr_ref);
     if (rc == PMIX_SUCCESS && cbfunc != NULL)
@@ -572,6 +593,8 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
+    if (cbfunc != NULL)
+        need_progress(ac);
     ac->pops->lock(ac->pctx);
     rc = px_client_notify(ac->client, status, source, range, info, ninfo, NULL, NULL);
     if (rc == PMIX_OPERATION_SUCCEEDED)
@@ -590,6 +613,7 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
+    need_progress(ac);
     return ENGINE(ac, px_client_job_control(ac->client, targets, ntargets, directives, ndirs,
                                             cbfunc, cbdata));
 }

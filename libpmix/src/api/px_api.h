@@ -28,6 +28,12 @@ struct px_api_client {
     int refcount;                        /* PMIx_Init calls not yet balanced by PMIx_Finalize */
     int external_progress;               /* the first PMIx_Init's directive: -1 unset, 0, 1 */
     void (*progress)(px_api_client *ac); /* PMIx_Progress; may be NULL */
+    /* Something must now progress without the caller: a non-blocking call
+     * or an event handler. The posix binding starts its progress thread
+     * here (lazily: a process that only makes blocking calls reads its own
+     * replies, one wake-up per call instead of two), unless the process
+     * asked for PMIX_EXTERNAL_PROGRESS. May be NULL. */
+    void (*need_progress)(px_api_client *ac);
     void (*teardown)(px_api_client *ac); /* stop the platform, free the engine */
     void *priv;                          /* the binding's own data (the posix platform) */
 };

@@ -241,7 +241,8 @@ static void op_wait(void *pctx, px_wait *w)
                       "a blocking PMIx call was made from inside a PMIx callback; it cannot "
                       "complete (use the non-blocking form of the call there)");
     while (!w->done) {
-        if (p->external && !p->driving)
+        /* no caller drives once a progress thread exists or takes over */
+        if (p->external && !p->driving && !p->has_thread)
             drive_once(p, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
         else
             pthread_cond_wait(&p->cond, &p->lock);
@@ -265,7 +266,7 @@ void px_posix_progress(px_posix *p)
     if (p == NULL || !p->external)
         return; /* the progress thread does it */
     pthread_mutex_lock(&p->lock);
-    if (!p->driving)
+    if (!p->driving && !p->has_thread)
         drive_once(p, EVLOOP_NONBLOCK);
     pthread_mutex_unlock(&p->lock);
 }
@@ -286,6 +287,52 @@ static void *progress_main(void *arg)
     px_posix *p = arg;
     event_base_loop(p->base, EVLOOP_NO_EXIT_ON_EMPTY);
     return NULL;
+}
+
+/* A progress thread started later (px_posix_start_thread): it waits for
+ * the caller that may be driving the loop to let go, then owns the loop. */
+static void *progress_takeover(void *arg)
+{
+    px_posix *p = arg;
+    pthread_mutex_lock(&p->lock);
+    while (p->driving)
+        pthread_cond_wait(&p->cond, &p->lock);
+    p->external = false;
+    pthread_cond_broadcast(&p->cond); /* waiters sleep from now on */
+    pthread_mutex_unlock(&p->lock);
+    return progress_main(p);
+}
+
+/* Start the progress thread with every signal blocked, so that signals go
+ * to the application's threads (e.g. a launcher's signalfd). */
+static int start_thread(px_posix *p, void *(*fn)(void *))
+{
+    sigset_t all, old;
+    int rc;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&p->thread, NULL, fn, p);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        p->has_thread = true;
+    return rc;
+}
+
+pmix_status_t px_posix_start_thread(px_posix *p)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&p->lock);
+    if (!p->has_thread) {
+        rc = start_thread(p, progress_takeover);
+        if (rc == 0 && p->driving)
+            event_active(p->nudge_ev, EV_READ, 0); /* the driver lets go sooner */
+        else if (rc != 0)
+            px_posix_logf(p, PX_LOG_ERROR, "cannot start the progress thread: %s", strerror(rc));
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc == 0 ? PMIX_SUCCESS : PMIX_ERR_OUT_OF_RESOURCE;
 }
 
 /* ---- the table ---- */
@@ -365,18 +412,11 @@ px_posix *px_posix_create(bool external_progress, char *errbuf, size_t errlen)
         goto nomem;
 
     if (!external_progress) {
-        /* The thread starts with every signal blocked, so that signals go
-         * to the application's threads (e.g. a launcher's signalfd). */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        int rc = pthread_create(&p->thread, NULL, progress_main, p);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        int rc = start_thread(p, progress_main);
         if (rc != 0) {
             snprintf(errbuf, errlen, "cannot start the progress thread: %s", strerror(rc));
             goto fail;
         }
-        p->has_thread = true;
     }
     return p;
 

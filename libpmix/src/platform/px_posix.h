@@ -59,4 +59,10 @@ void px_posix_set_max_frame(px_posix *p, size_t max_payload);
  * engine lock itself; call it without the lock held. */
 void px_posix_progress(px_posix *p);
 
+/* Give a platform created for external progress its progress thread after
+ * all (a lazy start): from then on it behaves as if created with one. A
+ * caller driving the loop at that moment finishes its turn first. No-op if
+ * the thread exists. Call it without the lock held. */
+pmix_status_t px_posix_start_thread(px_posix *p);
+
 #endif /* PX_POSIX_H */
