@@ -125,6 +125,12 @@ typedef struct px_platform_ops {
     pmix_status_t (*send_region)(void *pctx, uint64_t conn, void *frame, size_t len,
                                  px_region *region);
     void (*region_release)(void *pctx, px_region *region);
+
+    /* Optional (NULL: the engine builds the whole data first). Append
+     * `len` bytes to a region that has not been sent yet, so an engine can
+     * stream large data into it without a second full copy of its own.
+     * On failure the region is unchanged and the engine releases it. */
+    pmix_status_t (*region_append)(void *pctx, px_region *region, const void *data, size_t len);
 } px_platform_ops;
 
 /*

@@ -27,7 +27,7 @@ struct px_timer {
 struct px_region {
     int refs;
     size_t len;
-    unsigned char data[];
+    unsigned char *data;
 };
 
 enum {
@@ -127,19 +127,38 @@ static void region_unref(void *arg)
 {
     px_region *r = arg;
 
-    if (--r->refs == 0)
+    if (--r->refs == 0) {
+        free(r->data);
         free(r);
+    }
+}
+
+static pmix_status_t op_region_append(void *pctx, px_region *r, const void *data, size_t len)
+{
+    unsigned char *d;
+
+    if (len == 0)
+        return PMIX_SUCCESS;
+    d = realloc(r->data, r->len + len);
+    if (d == NULL)
+        return PMIX_ERR_NOMEM;
+    memcpy(d + r->len, data, len);
+    r->data = d;
+    r->len += len;
+    return PMIX_SUCCESS;
 }
 
 static px_region *op_region_create(void *pctx, const void *data, size_t len)
 {
-    px_region *r = malloc(sizeof(*r) + len);
+    px_region *r = calloc(1, sizeof(*r));
 
     if (r == NULL)
         return NULL;
     r->refs = 1;
-    r->len = len;
-    memcpy(r->data, data, len);
+    if (op_region_append(pctx, r, data, len) != PMIX_SUCCESS) {
+        free(r);
+        return NULL;
+    }
     ((inproc_ep *)pctx)->w->regions++;
     return r;
 }
@@ -312,6 +331,7 @@ static const px_platform_ops inproc_ops = {
     .region_create = op_region_create,
     .send_region = op_send_region,
     .region_release = op_region_release,
+    .region_append = op_region_append,
 };
 
 /* ---- the world as a host ---- */

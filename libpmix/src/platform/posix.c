@@ -352,6 +352,7 @@ static const px_platform_ops posix_ops = {
     .region_create = px_posix_region_create,
     .send_region = px_posix_conn_send_region,
     .region_release = px_posix_region_release,
+    .region_append = px_posix_region_append,
 };
 
 const px_platform_ops *px_posix_ops(void)

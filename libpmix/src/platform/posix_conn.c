@@ -46,8 +46,8 @@
 #include "posix_int.h"
 #include "wire/px_wire.h"
 
-#define RBUF_MIN ((size_t)64 << 10)
-#define RBUF_SHRINK ((size_t)256 << 10) /* give back memory above this after a big frame */
+#define RBUF_MIN ((size_t)16 << 10)
+#define RBUF_SHRINK RBUF_MIN /* a large frame's buffer is given back at the next read */
 #define READS_PER_CALLBACK 64
 #define ACCEPTS_PER_CALLBACK 64
 #define SOCK_NAME "pmix.sock"
@@ -294,6 +294,13 @@ pmix_status_t px_posix_conn_send_region(void *pctx, uint64_t id, void *frame, si
     if (len < PX_FRAME_HDR) {
         free(frame);
         return PMIX_ERR_BAD_PARAM;
+    }
+    pthread_mutex_lock(&((px_posix *)pctx)->lock);
+    bool sealed = px_posix_region_seal(region);
+    pthread_mutex_unlock(&((px_posix *)pctx)->lock);
+    if (!sealed) {
+        free(frame);
+        return PMIX_ERR_OUT_OF_RESOURCE;
     }
     ((uint8_t *)frame)[7] |= PX_FRAME_REGION >> 8; /* the type's high byte */
     return enqueue(pctx, id, frame, len, region);

@@ -35,6 +35,7 @@ struct px_region {
     int refs;
     int fd;
     size_t len;
+    bool sealed; /* no more appends: it has been sent */
 };
 
 /* One queued outgoing frame, partly written when `off` > 0. A frame with a
@@ -143,6 +144,10 @@ pmix_status_t px_posix_conn_send_region(void *pctx, uint64_t conn, void *frame, 
 /* posix_region.c */
 struct px_region *px_posix_region_create(void *pctx, const void *data, size_t len);
 void px_posix_region_release(void *pctx, struct px_region *region);
+pmix_status_t px_posix_region_append(void *pctx, struct px_region *region, const void *data,
+                                     size_t len);
+/* Seal before the first send (lock held); false if the kernel refuses. */
+bool px_posix_region_seal(struct px_region *region);
 void px_posix_region_unref(struct px_region *region);
 /* Map a received region fd read-only (the fd is closed in every case) and
  * deliver `frame` with it to the connection's sink. */

@@ -1,9 +1,9 @@
 /*
  * posix_region.c - shared regions for the posix platform (px_platform.h).
  *
- * A region is a memfd holding one copy of collected data, sealed against
- * any change once written. The server sends its fd once per client, with
- * SCM_RIGHTS on the first bytes of the frame that announces it (the frame
+ * A region is a memfd holding one copy of collected data, written in one
+ * or more appends and sealed against any change before it is first sent. The server sends its fd
+ * once per client, with SCM_RIGHTS on the first bytes of the frame that announces it (the frame
  * header's PX_FRAME_REGION bit); each client maps it read-only. The data
  * thus exists once per node however many clients read it, and a client's
  * store indexes the mapping in place.
@@ -27,7 +27,6 @@ struct px_region *px_posix_region_create(void *pctx, const void *data, size_t le
 {
     px_posix *p = pctx;
     struct px_region *r = malloc(sizeof(*r));
-    size_t off = 0;
     int fd;
 
     if (r == NULL)
@@ -38,31 +37,50 @@ struct px_region *px_posix_region_create(void *pctx, const void *data, size_t le
         free(r);
         return NULL;
     }
-    while (off < len) {
-        ssize_t n = write(fd, (const char *)data + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            px_posix_logf(p, PX_LOG_DEBUG,
-                          "writing a region of %zu bytes failed (%s): "
-                          "sending copies",
-                          len, n < 0 ? strerror(errno) : "short write");
-            close(fd);
-            free(r);
-            return NULL;
-        }
-        off += (size_t)n;
-    }
-    /* readers may trust that nothing changes under their mapping */
-    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    r->refs = 1;
+    r->fd = fd;
+    r->len = 0;
+    r->sealed = false;
+    if (px_posix_region_append(p, r, data, len) != PMIX_SUCCESS) {
         close(fd);
         free(r);
         return NULL;
     }
-    r->refs = 1;
-    r->fd = fd;
-    r->len = len;
     return r;
+}
+
+pmix_status_t px_posix_region_append(void *pctx, struct px_region *r, const void *data, size_t len)
+{
+    px_posix *p = pctx;
+    size_t off = 0;
+
+    if (r->sealed)
+        return PMIX_ERR_BAD_PARAM; /* already sent: readers may have mapped it */
+    while (off < len) {
+        ssize_t n = pwrite(r->fd, (const char *)data + off, len - off, (off_t)(r->len + off));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            px_posix_logf(p, PX_LOG_DEBUG, "writing %zu bytes into a region failed (%s)", len,
+                          n < 0 ? strerror(errno) : "short write");
+            if (ftruncate(r->fd, (off_t)r->len) != 0) /* back to what it was */
+                px_posix_logf(p, PX_LOG_DEBUG, "and truncating it back failed too");
+            return PMIX_ERR_OUT_OF_RESOURCE;
+        }
+        off += (size_t)n;
+    }
+    r->len += len;
+    return PMIX_SUCCESS;
+}
+
+bool px_posix_region_seal(struct px_region *r)
+{
+    /* readers may trust that nothing changes under their mapping */
+    if (!r->sealed &&
+        fcntl(r->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
+        return false;
+    r->sealed = true;
+    return true;
 }
 
 void px_posix_region_unref(struct px_region *r)

@@ -83,15 +83,18 @@ static void free_tracker(px_server *s, px_tracker *t)
     free(t);
 }
 
-/* Send FENCE_DONE with `status` and `data` to every local participant.
- * Large collected data goes out once, as a shared region the platform
- * hands to every client (no copy per client), when the platform can. */
+/* Send FENCE_DONE with `status` to every local participant, with the
+ * collected records in `region` if given, else in `data`. Large data goes
+ * out once, as a shared region the platform hands to every client (no copy
+ * per client), when the platform can. The region, if any, is released. */
 static void reply_all(px_server *s, px_tracker *t, pmix_status_t status, const void *data,
-                      size_t ndata)
+                      size_t ndata, px_region *region)
 {
-    px_region *region = NULL;
-
-    if (status == PMIX_SUCCESS && ndata >= PX_REGION_MIN && t->ncontrib > 1 &&
+    if (status != PMIX_SUCCESS && region != NULL) {
+        s->pops->region_release(s->pctx, region);
+        region = NULL;
+    }
+    if (region == NULL && status == PMIX_SUCCESS && ndata >= PX_REGION_MIN && t->ncontrib > 1 &&
         s->pops->region_create != NULL)
         region = s->pops->region_create(s->pctx, data, ndata);
     for (size_t i = 0; i < t->ncontrib; i++) {
@@ -116,6 +119,42 @@ static void reply_all(px_server *s, px_tracker *t, pmix_status_t status, const v
         s->pops->region_release(s->pctx, region);
 }
 
+/* The local participants' records, cut for local readers, streamed: into
+ * `b` while they are small, then, from PX_REGION_MIN on and when the
+ * platform can append to regions, straight into a region (*region), one
+ * record at a time, so that the server never holds a second full copy of
+ * the collected data. */
+static pmix_status_t stream_local_records(px_server *s, px_tracker *t, px_buf *b,
+                                          px_region **region)
+{
+    bool can = s->pops->region_create != NULL && s->pops->region_append != NULL && t->ncontrib > 1;
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    *region = NULL;
+    for (size_t i = 0; i < t->ncontrib && rc == PMIX_SUCCESS; i++) {
+        if (t->contrib[i].client == NULL)
+            continue;
+        px_store_pack_record(s->store, &t->contrib[i].client->proc, true, b);
+        if ((rc = px_buf_status(b)) != PMIX_SUCCESS)
+            break;
+        if (*region != NULL) {
+            rc = s->pops->region_append(s->pctx, *region, b->data, b->size);
+            b->size = 0; /* the buffer holds one record at a time now */
+        } else if (can && b->size >= PX_REGION_MIN) {
+            *region = s->pops->region_create(s->pctx, b->data, b->size);
+            if (*region != NULL)
+                b->size = 0;
+            else
+                can = false; /* no region: everything stays in `b` */
+        }
+    }
+    if (rc != PMIX_SUCCESS && *region != NULL) {
+        s->pops->region_release(s->pctx, *region);
+        *region = NULL;
+    }
+    return rc;
+}
+
 /* Records of the local participants, cut for local or remote readers. */
 static void pack_local_records(px_server *s, px_tracker *t, bool for_local, px_buf *b)
 {
@@ -127,13 +166,12 @@ static void pack_local_records(px_server *s, px_tracker *t, bool for_local, px_b
 static void complete_local(px_server *s, px_tracker *t, pmix_status_t status)
 {
     px_buf b;
+    px_region *region = NULL;
 
     px_buf_init(&b);
     if (status == PMIX_SUCCESS && t->collect)
-        pack_local_records(s, t, true, &b);
-    if (px_buf_status(&b) != PMIX_SUCCESS)
-        status = px_buf_status(&b);
-    reply_all(s, t, status, b.data, b.size);
+        status = stream_local_records(s, t, &b, &region);
+    reply_all(s, t, status, b.data, b.size, region);
     px_buf_fini(&b);
     unlink_tracker(s, t);
     free_tracker(s, t);
@@ -195,7 +233,7 @@ static void host_done_locked(pmix_status_t status, const char *data, size_t ndat
                             "fence #%llu: the host returned malformed collected data (%zu bytes)",
                             (unsigned long long)t->id, ndata);
         }
-        reply_all(s, t, status, b.data, b.size);
+        reply_all(s, t, status, b.data, b.size, NULL);
         px_buf_fini(&b);
     }
     unlink_tracker(s, t);
@@ -279,7 +317,7 @@ static void fail_tracker(px_server *s, px_tracker *t, pmix_status_t why)
 {
     pmix_status_t rc;
 
-    reply_all(s, t, why, NULL, 0);
+    reply_all(s, t, why, NULL, 0, NULL);
     if (t->timer != NULL) {
         s->pops->timer_cancel(s->pctx, t->timer);
         t->timer = NULL;
