@@ -156,6 +156,22 @@ pmix_status_t px_kvs_unpack(px_kvs *s, px_buf *b)
     return rc;
 }
 
+pmix_status_t px_kvlist_check(px_buf *b, uint32_t *count)
+{
+    char key[PMIX_MAX_KEYLEN + 1];
+    pmix_status_t rc = px_unpack_u32(b, count);
+    for (uint32_t i = 0; rc == PMIX_SUCCESS && i < *count; i++) {
+        rc = px_unpack_strbuf(b, key, sizeof(key));
+        if (rc == PMIX_SUCCESS && key[0] == '\0') {
+            rc = PMIX_ERR_UNPACK_FAILURE;
+        }
+        if (rc == PMIX_SUCCESS) {
+            rc = px_skip_value(b);
+        }
+    }
+    return rc;
+}
+
 pmix_status_t px_kvlist_find(const uint8_t *data, size_t len, const char *key, pmix_value_t **out)
 {
     px_buf b;

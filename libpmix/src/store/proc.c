@@ -5,8 +5,10 @@
  * key in one scope and removes it from the other three, so a key has one
  * value per process whatever scopes it went through (the last put wins).
  * A commit carries the LOCAL, REMOTE and GLOBAL sets as three kv-lists;
- * the receiving server replaces those three sets with them and keeps the
- * INTERNAL set, which belongs to itself.
+ * the receiving server keeps them encoded, as they arrived (checked, not
+ * decoded), in place of those three sets, and keeps the INTERNAL set,
+ * which belongs to itself. Records copy a kept commit's entries as they
+ * are; a lookup decodes only the value it returns.
  *
  * A record is the form in which data leaves a node: the process's name,
  * then one kv-list cut for a class of readers (LOCAL + GLOBAL for its own
@@ -20,6 +22,7 @@
  */
 #include "store/px_store_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The set index of a scope, or -1. */
@@ -78,33 +81,51 @@ void px_store_pack_commit(const px_store *s, const pmix_proc_t *p, px_buf *b)
 
 pmix_status_t px_store_unpack_commit(px_store *s, const pmix_proc_t *p, px_buf *b)
 {
-    px_kvs sets[3];
+    size_t off[3], len[3];
+    uint32_t count[3];
     pmix_status_t rc = PMIX_SUCCESS;
     if (s == NULL || !valid_proc(p) || b == NULL) {
         return PMIX_ERR_BAD_PARAM;
     }
+    /* Check the three kv-lists without decoding them, then keep the bytes
+     * as they are: a server only ever passes them on (records) or looks a
+     * key up in them, and decoding would double their memory. */
     size_t start = b->pos;
-    for (int i = 0; i < 3; i++) {
-        px_htab_init(&sets[i]);
-    }
     for (int i = 0; i < 3 && rc == PMIX_SUCCESS; i++) {
-        rc = px_kvs_unpack(&sets[i], b);
+        off[i] = b->pos - start;
+        rc = px_kvlist_check(b, &count[i]);
+        len[i] = b->pos - start - off[i];
+    }
+    size_t total = b->pos - start;
+    uint8_t *copy = NULL;
+    px_blob *blob = NULL;
+    if (rc == PMIX_SUCCESS && (copy = malloc(total ? total : 1)) == NULL) {
+        rc = PMIX_ERR_NOMEM;
+    }
+    if (rc == PMIX_SUCCESS) {
+        memcpy(copy, b->data + start, total);
+        if ((blob = px_blob_create(copy, total, NULL, NULL)) == NULL) {
+            rc = PMIX_ERR_NOMEM; /* px_blob_create freed the copy */
+        }
     }
     px_pdata *d = NULL;
     if (rc == PMIX_SUCCESS && (d = px_store_pdata_get(s, p->nspace, p->rank)) == NULL) {
         rc = PMIX_ERR_NOMEM;
     }
     if (rc != PMIX_SUCCESS) {
-        for (int i = 0; i < 3; i++) {
-            px_kvs_clear(&sets[i]);
-        }
+        px_blob_unref(blob);
         b->pos = start;
         return rc;
     }
+    /* the commit replaces what the process had in these three scopes */
     for (int i = 0; i < 3; i++) {
         px_kvs_clear(&d->scope[PX_SC_LOCAL + i]);
-        d->scope[PX_SC_LOCAL + i] = sets[i];
+        d->coff[i] = off[i];
+        d->clen[i] = len[i];
+        d->ccount[i] = count[i];
     }
+    px_blob_unref(d->commit);
+    d->commit = blob;
     d->committed = true;
     return PMIX_SUCCESS;
 }
@@ -137,6 +158,12 @@ void px_store_pack_record(const px_store *s, const pmix_proc_t *p, bool for_loca
         for (size_t i = 0; (kv = px_htab_next(global, &i)) != NULL;) {
             n += px_kvs_find(own, kv->key) == NULL;
         }
+        /* a kept commit's lists go in as they are, after the sets (whose
+         * keys, if any, are newer and come first in a lookup) */
+        int cown = for_local ? 0 : 1;
+        if (d->commit != NULL) {
+            n += (size_t)d->ccount[cown] + d->ccount[2];
+        }
         px_pack_u32(b, (uint32_t)n);
         for (size_t i = 0; (kv = px_htab_next(own, &i)) != NULL;) {
             px_pack_str(b, kv->key);
@@ -146,6 +173,12 @@ void px_store_pack_record(const px_store *s, const pmix_proc_t *p, bool for_loca
             if (px_kvs_find(own, kv->key) == NULL) {
                 px_pack_str(b, kv->key);
                 px_pack_value(b, &kv->val);
+            }
+        }
+        if (d->commit != NULL) {
+            for (int l = 0; l < 2; l++) {
+                int list = l == 0 ? cown : 2; /* the entries, without the count */
+                px_pack_raw(b, d->commit->data + d->coff[list] + 4, d->clen[list] - 4);
             }
         }
     }
@@ -172,6 +205,16 @@ pmix_status_t px_store_get_proc(const px_store *s, const pmix_proc_t *p, const c
         const pmix_value_t *v = px_kvs_find(&d->scope[order[reader_local][i]], key);
         if (v != NULL) {
             return px_store_value_dup(v, out);
+        }
+    }
+    if (d->commit != NULL) {
+        int lists[2] = {reader_local ? 0 : 1, 2};
+        for (int i = 0; i < 2; i++) {
+            pmix_status_t rc =
+                px_kvlist_find(d->commit->data + d->coff[lists[i]], d->clen[lists[i]], key, out);
+            if (rc != PMIX_ERR_NOT_FOUND) {
+                return rc;
+            }
         }
     }
     if (d->blob != NULL) {

@@ -62,6 +62,9 @@ void px_kvs_pack(const px_kvs *s, px_buf *b);
 /* Decode a kv-list into `s`, which must be empty. On failure `s` is left
  * empty; a key repeated in the list keeps its last value. */
 pmix_status_t px_kvs_unpack(px_kvs *s, px_buf *b);
+/* Check an encoded kv-list at the cursor without decoding its values;
+ * on success the cursor is past it and *count holds its entry count. */
+pmix_status_t px_kvlist_check(px_buf *b, uint32_t *count);
 /* Scan an encoded kv-list for the first entry with `key` and decode only
  * its value, skipping the others. Returns PMIX_ERR_NOT_FOUND, a decoding
  * error, or PMIX_SUCCESS with *out a new value. Allocates nothing but the
@@ -130,6 +133,12 @@ enum {
 
 typedef struct px_pdata {
     px_kvs scope[PX_NSCOPES];
+    /* A server's copy of the process's last commit, kept as it arrived
+     * (encoded; never decoded as a whole): its LOCAL, REMOTE and GLOBAL
+     * kv-lists at data + coff[i], clen[i] bytes each, count included. */
+    px_blob *commit;
+    size_t coff[3], clen[3];
+    uint32_t ccount[3];
     px_blob *blob; /* the newest record (one reference held), or NULL */
     size_t off;    /* its kv-list: blob->data + off, len bytes */
     size_t len;

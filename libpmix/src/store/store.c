@@ -31,6 +31,7 @@ void px_pdata_destroy(px_pdata *d)
         px_kvs_clear(&d->scope[i]);
     }
     px_blob_unref(d->blob);
+    px_blob_unref(d->commit);
     free(d);
 }
 
