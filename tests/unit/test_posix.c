@@ -50,6 +50,9 @@ typedef struct rec {
     int closed;
     uint64_t closed_conn;
     pmix_status_t why;
+    int regions; /* frames delivered with a region */
+    size_t region_bytes;
+    int bad_regions;
 } rec;
 
 static const px_platform_ops *ops;
@@ -95,6 +98,27 @@ static pmix_status_t rec_deliver(void *sctx, uint64_t conn, const void *frame, s
     return r->deliver_rc;
 }
 
+/* A frame with a region: the region's bytes must be (tag + i) too, and
+ * stay readable until released (the last one is kept to check that). */
+static pmix_status_t rec_deliver_region(void *sctx, uint64_t conn, const void *frame, size_t flen,
+                                        const void *data, size_t len, void (*release)(void *),
+                                        void *release_arg)
+{
+    rec *r = sctx;
+    const uint8_t *f = frame, *d = data;
+    uint32_t tag =
+        (uint32_t)f[8] | (uint32_t)f[9] << 8 | (uint32_t)f[10] << 16 | (uint32_t)f[11] << 24;
+    r->regions++;
+    r->region_bytes += len;
+    if ((f[7] & 0x80) != 0) /* the platform clears its bit before delivery */
+        r->bad_frames++;
+    for (size_t i = 0; i < len; i++)
+        if (d[i] != (uint8_t)(tag * 3 + i))
+            r->bad_regions++;
+    release(release_arg);
+    return PMIX_SUCCESS;
+}
+
 static void rec_closed(void *sctx, uint64_t conn, pmix_status_t why)
 {
     rec *r = sctx;
@@ -103,7 +127,7 @@ static void rec_closed(void *sctx, uint64_t conn, pmix_status_t why)
     r->why = why;
 }
 
-static const px_sink rec_sink = {rec_opened, rec_deliver, rec_closed};
+static const px_sink rec_sink = {rec_opened, rec_deliver, rec_closed, rec_deliver_region};
 
 static void *make_frame(uint32_t tag, size_t payload, size_t *len)
 {
@@ -386,6 +410,62 @@ static void test_garbage_header(void **state)
     assert_int_equal(ops->send(fx->cli, PX_CONN_SERVER, f, len), PMIX_SUCCESS);
     ops->unlock(fx->cli);
     assert_true(wait_count(fx->srv, false, &fx->rs.frames, 1));
+}
+
+/* One region sent to one client several times, appended in pieces first:
+ * every frame arrives with the whole region, mapped read-only. */
+static void test_regions(void **state)
+{
+    fixture *fx = *state;
+    const uint32_t tag = 9;
+    size_t big = ((size_t)1 << 20) + 123, len;
+    uint8_t *data = malloc(big);
+
+    assert_non_null(data);
+    for (size_t i = 0; i < big; i++)
+        data[i] = (uint8_t)(tag * 3 + i);
+    fx_listen_connect(fx);
+    ops->lock(fx->srv);
+    px_region *r = ops->region_create(fx->srv, data, 1000);
+    assert_non_null(r);
+    assert_int_equal(ops->region_append(fx->srv, r, data + 1000, big - 1000), PMIX_SUCCESS);
+    for (int k = 0; k < 3; k++) {
+        void *f = make_frame(tag, 64, &len);
+        assert_int_equal(ops->send_region(fx->srv, fx->rs.conn, f, len, r), PMIX_SUCCESS);
+    }
+    /* sent: no more appends */
+    assert_int_not_equal(ops->region_append(fx->srv, r, data, 1), PMIX_SUCCESS);
+    ops->region_release(fx->srv, r);
+    ops->unlock(fx->srv);
+    assert_true(wait_count(fx->cli, false, &fx->rc.regions, 3));
+    ops->lock(fx->cli);
+    assert_int_equal(fx->rc.region_bytes, 3 * big);
+    assert_int_equal(fx->rc.bad_regions, 0);
+    assert_int_equal(fx->rc.bad_frames, 0);
+    assert_int_equal(fx->rc.frames, 0); /* none came through plain deliver */
+    ops->unlock(fx->cli);
+    free(data);
+}
+
+/* A frame that announces a region without a descriptor breaks the
+ * protocol: the connection is closed, with a clear log line. */
+static void test_region_without_fd(void **state)
+{
+    fixture *fx = *state;
+    fx_listen_connect(fx);
+    int fd = raw_connect(fx->uri);
+    size_t len;
+    uint8_t *f = make_frame(3, 16, &len);
+    f[7] |= 0x80;
+    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 2));
+    assert_int_equal(write(fd, f, len), (ssize_t)len);
+    free(f);
+    assert_true(wait_count(fx->srv, false, &fx->rs.closed, 1));
+    ops->lock(fx->srv);
+    assert_int_equal(fx->rs.why, PMIX_ERR_UNPACK_FAILURE);
+    assert_int_equal(fx->rs.regions, 0);
+    ops->unlock(fx->srv);
+    close(fd);
 }
 
 static void test_oversized_frame(void **state)
@@ -811,6 +891,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_big_frames_external, fx_setup_ext, fx_teardown),
         cmocka_unit_test_setup_teardown(test_garbage_header, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_oversized_frame, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_regions, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_region_without_fd, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_refused_by_opened, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_engine_close, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_close_in_deliver, fx_setup, fx_teardown),
