@@ -12,9 +12,9 @@
  * it (with the engine lock held) from whatever thread progresses the
  * engine, never before the call returns. Where the engine answers at once
  * (PMIx_Get_nb of local data, PMIx_Notify_event, the registration calls)
- * the callback is deferred to the progress thread; PMIx_Fence_nb of a
- * fence whose only participant is the caller returns
- * PMIX_OPERATION_SUCCEEDED, as the Standard allows, and does not call it.
+ * the callback is deferred to the progress thread, and so is the callback
+ * of PMIx_Fence_nb for a fence whose only participant is the caller (the
+ * Standard would allow PMIX_OPERATION_SUCCEEDED there; Open MPI does not).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -474,35 +474,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
     return rc;
 }
 
-/* ---- fence ---- */
-
-PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
-                                     const pmix_info_t info[], size_t ninfo)
-{
-    px_api_client *ac = ready();
-    sync_op s;
-
-    if (ac == NULL)
-        return PMIX_ERR_INIT;
-    memset(&s, 0, sizeof(s));
-    s.ac = ac;
-    return finish(
-        &s, ENGINE(ac, px_client_fence(ac->client, procs, nprocs, info, ninfo, sync_op_cb, &s)));
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs,
-                                        const pmix_info_t info[], size_t ninfo,
-                                        pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    px_api_client *ac = ready();
-
-    if (ac == NULL)
-        return PMIX_ERR_INIT;
-    need_progress(ac);
-    return ENGINE(ac, px_client_fence(ac->client, procs, nprocs, info, ninfo, cbfunc, cbdata));
-}
-
-/* ---- events ---- */
+/* ---- callbacks after the call returns ---- */
 
 typedef struct later_op {
     pmix_op_cbfunc_t opcb;
@@ -540,6 +512,47 @@ static pmix_status_t later(px_api_client *ac, pmix_op_cbfunc_t opcb, pmix_hdlr_r
         free(l);
     return rc;
 }
+
+/* ---- fence ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
+                                     const pmix_info_t info[], size_t ninfo)
+{
+    px_api_client *ac = ready();
+    sync_op s;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    return finish(
+        &s, ENGINE(ac, px_client_fence(ac->client, procs, nprocs, info, ninfo, sync_op_cb, &s)));
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs,
+                                        const pmix_info_t info[], size_t ninfo,
+                                        pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+
+    pmix_status_t rc;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    need_progress(ac);
+    ac->pops->lock(ac->pctx);
+    rc = px_client_fence(ac->client, procs, nprocs, info, ninfo, cbfunc, cbdata);
+    /* The caller alone: done. The Standard would let us return
+     * PMIX_OPERATION_SUCCEEDED, but Open MPI 4.1 takes anything but
+     * PMIX_SUCCESS as a failure (a 1-rank MPI_Init aborted), so the
+     * callback runs, after we return. */
+    if (rc == PMIX_OPERATION_SUCCEEDED)
+        rc = cbfunc != NULL ? later(ac, cbfunc, NULL, 0, cbdata) : PMIX_SUCCESS;
+    ac->pops->unlock(ac->pctx);
+    return rc;
+}
+
+/* ---- events ---- */
 
 PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], size_t ncodes,
                                                       pmix_info_t info[], size_t ninfo,
