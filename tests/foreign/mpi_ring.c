@@ -24,8 +24,7 @@ int main(int argc, char **argv)
         token = 0;
     }
     MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    printf("mpi_ring: rank %d of %d got %d from its left, allreduce %d\n", rank, size, token,
-           sum);
+    printf("mpi_ring: rank %d of %d got %d from its left, allreduce %d\n", rank, size, token, sum);
     MPI_Finalize();
     return sum == size && token == (rank + size - 1) % size ? 0 : 1;
 }
