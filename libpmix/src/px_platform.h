@@ -41,6 +41,7 @@
 #ifndef PX_PLATFORM_H
 #define PX_PLATFORM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -131,6 +132,11 @@ typedef struct px_platform_ops {
      * stream large data into it without a second full copy of its own.
      * On failure the region is unchanged and the engine releases it. */
     pmix_status_t (*region_append)(void *pctx, px_region *region, const void *data, size_t len);
+
+    /* Optional. True if the calling thread is the one running the
+     * platform's loop, i.e. the caller is inside a callback: a blocking
+     * call there could never complete, and the api/ shim refuses it. */
+    bool (*in_callback)(void *pctx);
 } px_platform_ops;
 
 /*

@@ -444,9 +444,56 @@ static void mode_model(void)
     pt_barrier("fence after the inner Finalize");
 }
 
+/* blockcb: a handler that makes blocking calls. A fence there can never
+ * complete (the handler runs on the thread that would deliver its reply):
+ * it must fail at once with PMIX_ERR_WOULD_BLOCK, not hang the process; a
+ * Get of data the process holds still works. */
+static pmix_status_t blockcb_fence_rc, blockcb_get_rc;
+
+static void h_block(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                    size_t ninfo, pmix_info_t results[], size_t nresults,
+                    pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    pmix_proc_t wild;
+    pmix_value_t *v = NULL;
+
+    blockcb_fence_rc = PMIx_Fence(NULL, 0, NULL, 0);
+    PMIx_Load_procid(&wild, pt.me.nspace, PMIX_RANK_WILDCARD);
+    blockcb_get_rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v);
+    if (v != NULL)
+        PMIx_Value_free(v, 1);
+    pt_waiter_signal(&calls, PMIX_SUCCESS);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void mode_blockcb(void)
+{
+    pmix_status_t x = CODE_X;
+    pmix_status_t rc = PMIx_Register_event_handler(&x, 1, NULL, 0, h_block, NULL, NULL);
+    if (rc < 0) {
+        pt_fail("PMIx_Register_event_handler failed: %s", pt_err(rc));
+        return;
+    }
+    rc = PMIx_Notify_event(CODE_X, &pt.me, PMIX_RANGE_PROC_LOCAL, NULL, 0, NULL, NULL);
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("PMIx_Notify_event failed: %s", pt_err(rc));
+        return;
+    }
+    if (!pt_waiter_wait_n(&calls, 1, 10.0, false)) {
+        pt_fail("the handler did not finish within 10 s (a blocking call inside it hung)");
+        return;
+    }
+    if (blockcb_fence_rc != PMIX_ERR_WOULD_BLOCK)
+        pt_fail("PMIx_Fence inside a handler returned %s, expected PMIX_ERR_WOULD_BLOCK",
+                pt_err(blockcb_fence_rc));
+    if (blockcb_get_rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Get of job data inside a handler returned %s", pt_err(blockcb_get_rc));
+}
+
 int main(int argc, char **argv)
 {
-    const char *modes = "order prepend names firstlast stop dereg regcb range model";
+    const char *modes = "order prepend names firstlast stop dereg regcb range model blockcb";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(45);
@@ -467,6 +514,8 @@ int main(int argc, char **argv)
         mode_names();
     else if (strcmp(m, "stop") == 0)
         mode_stop();
+    else if (strcmp(m, "blockcb") == 0)
+        mode_blockcb();
     else if (strcmp(m, "dereg") == 0)
         mode_dereg();
     else if (strcmp(m, "regcb") == 0)

@@ -200,6 +200,19 @@ static px_api_client *ready(void)
         rc__;                           \
     })
 
+/* A blocking call from inside a callback (on the thread that runs the
+ * loop) could never complete: the loop would wait for itself. */
+static bool in_callback(px_api_client *ac)
+{
+    if (ac->pops->in_callback == NULL || !ac->pops->in_callback(ac->pctx))
+        return false;
+    if (ac->pops->log != NULL)
+        ac->pops->log(ac->pctx, PX_LOG_ERROR,
+                      "a blocking PMIx call was made from inside a PMIx callback; it returns "
+                      "PMIX_ERR_WOULD_BLOCK (use the non-blocking form there)");
+    return true;
+}
+
 /* Finish a blocking call: `rc` is what the engine returned. */
 static pmix_status_t finish(sync_op *s, pmix_status_t rc)
 {
@@ -317,6 +330,9 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo)
     pmix_status_t rc;
     sync_op s;
 
+    ac = current();
+    if (ac->refcount > 0 && ac->client != NULL && in_callback(ac))
+        return PMIX_ERR_WOULD_BLOCK; /* it would wait for the loop it runs in */
     pthread_mutex_lock(&init_lock);
     ac = ready();
     if (ac == NULL) {
@@ -336,8 +352,13 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo)
     }
     memset(&s, 0, sizeof(s));
     s.ac = ac;
-    if (rc == PMIX_SUCCESS)
-        rc = finish(&s, ENGINE(ac, px_client_finalize(ac->client, sync_op_cb, &s)));
+    {
+        /* finalize even if the barrier failed: the server must not take
+         * this process for dead (its peers' fences would fail) */
+        pmix_status_t frc = finish(&s, ENGINE(ac, px_client_finalize(ac->client, sync_op_cb, &s)));
+        if (rc == PMIX_SUCCESS)
+            rc = frc;
+    }
     ac->refcount = 0;
     ac->external_progress = -1;
     ac->teardown(ac);
@@ -361,6 +382,8 @@ PMIX_EXPORT pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t p
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
+    if (in_callback(ac))
+        return PMIX_ERR_WOULD_BLOCK;
     memset(&s, 0, sizeof(s));
     s.ac = ac;
     return finish(
@@ -397,6 +420,31 @@ PMIX_EXPORT pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const cha
     return ENGINE(ac, px_client_store_internal(ac->client, proc, key, val));
 }
 
+/* PMIx_Get from inside a callback: only what the process holds can be
+ * answered (PMIX_OPTIONAL), since a reply from the server could only come
+ * after the callback returns. */
+static pmix_status_t get_in_callback(px_api_client *ac, const pmix_proc_t *proc, const char key[],
+                                     const pmix_info_t info[], size_t ninfo, pmix_value_t **val)
+{
+    pmix_info_t *local = PMIx_Info_create(ninfo + 1);
+    pmix_value_t *out = NULL;
+    bool yes = true;
+    pmix_status_t rc;
+
+    if (local == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < ninfo; i++)
+        PMIx_Info_xfer(&local[i], &info[i]);
+    PMIx_Info_load(&local[ninfo], PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    rc = ENGINE(ac, px_client_get(ac->client, proc, key, local, ninfo + 1, &out, NULL, NULL));
+    PMIx_Info_free(local, ninfo + 1);
+    if (rc == PMIX_OPERATION_SUCCEEDED) {
+        *val = out;
+        return PMIX_SUCCESS;
+    }
+    return rc;
+}
+
 PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
                                    const pmix_info_t info[], size_t ninfo, pmix_value_t **val)
 {
@@ -410,6 +458,8 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
     if (val == NULL)
         return PMIX_ERR_BAD_PARAM;
     *val = NULL;
+    if (ac->pops->in_callback != NULL && ac->pops->in_callback(ac->pctx))
+        return get_in_callback(ac, proc, key, info, ninfo, val);
     memset(&s, 0, sizeof(s));
     s.ac = ac;
     rc = ENGINE(ac, px_client_get(ac->client, proc, key, info, ninfo, &out, sync_value_cb, &s));
@@ -523,6 +573,8 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
+    if (in_callback(ac))
+        return PMIX_ERR_WOULD_BLOCK;
     memset(&s, 0, sizeof(s));
     s.ac = ac;
     return finish(
@@ -641,6 +693,8 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
+    if (in_callback(ac))
+        return PMIX_ERR_WOULD_BLOCK;
     memset(&s, 0, sizeof(s));
     s.ac = ac;
     rc = finish(&s, ENGINE(ac, px_client_job_control(ac->client, targets, ntargets, directives,

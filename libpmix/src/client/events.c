@@ -185,6 +185,15 @@ static void handler_done(pmix_status_t status, pmix_info_t *results, size_t nres
     px_evrun *run = notification_cbdata;
     px_client *c = run->c;
 
+    if (c == NULL) {
+        /* the client was destroyed while this handler held the run */
+        PMIx_Info_free(run->info, run->ninfo);
+        free(run->ids);
+        free(run);
+        if (cbfunc != NULL)
+            cbfunc(PMIX_SUCCESS, thiscbdata);
+        return;
+    }
     c->pops->lock(c->pctx);
     run->running = false;
     if (status == PMIX_EVENT_ACTION_COMPLETE)
@@ -305,8 +314,16 @@ pmix_status_t px_cli_event_msg(px_client *c, px_buf *b)
 
 void px_cli_events_destroy(px_client *c)
 {
-    while (c->runs != NULL)
-        run_free(c, c->runs);
+    while (c->runs != NULL) {
+        px_evrun *run = c->runs;
+        if (run->running) {
+            /* a handler still holds it: handler_done frees it later */
+            c->runs = run->next;
+            run->c = NULL;
+            continue;
+        }
+        run_free(c, run);
+    }
     while (c->handlers != NULL) {
         px_evh *h = c->handlers;
         c->handlers = h->next;

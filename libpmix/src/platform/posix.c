@@ -220,6 +220,17 @@ static bool on_loop_thread(px_posix *p)
     return p->driving && pthread_equal(self, p->driver);
 }
 
+static bool op_in_callback(void *pctx)
+{
+    px_posix *p = pctx;
+    bool in;
+
+    pthread_mutex_lock(&p->lock);
+    in = on_loop_thread(p);
+    pthread_mutex_unlock(&p->lock);
+    return in;
+}
+
 /* Run the loop once as the driver; called with the lock held once. */
 static void drive_once(px_posix *p, int flags)
 {
@@ -353,6 +364,7 @@ static const px_platform_ops posix_ops = {
     .send_region = px_posix_conn_send_region,
     .region_release = px_posix_region_release,
     .region_append = px_posix_region_append,
+    .in_callback = op_in_callback,
 };
 
 const px_platform_ops *px_posix_ops(void)

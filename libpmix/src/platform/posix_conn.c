@@ -428,7 +428,17 @@ static bool deliver_frames(px_conn *c)
             int fd = c->fds[0];
             memmove(c->fds, c->fds + 1, (size_t)(--c->nfds) * sizeof(int));
             c->rbuf[off + 7] &= (uint8_t) ~(PX_FRAME_REGION >> 8);
-            rc = px_posix_deliver_region(c->sink, c->sctx, c->id, c->rbuf + off, total, fd);
+            bool reached;
+            rc = px_posix_deliver_region(c->sink, c->sctx, c->id, c->rbuf + off, total, fd,
+                                         &reached);
+            if (rc != PMIX_SUCCESS && !reached) {
+                px_posix_logf(p, PX_LOG_ERROR,
+                              "connection %llu: cannot map the shared region that came with a "
+                              "frame (not a sealed memfd, or no memory); closing the connection",
+                              (unsigned long long)c->id);
+                conn_fail(c, rc); /* the engine must hear of it */
+                return false;
+            }
         } else {
             rc = c->sink->deliver(c->sctx, c->id, c->rbuf + off, total);
         }

@@ -150,9 +150,11 @@ pmix_status_t px_posix_region_append(void *pctx, struct px_region *region, const
 bool px_posix_region_seal(struct px_region *region);
 void px_posix_region_unref(struct px_region *region);
 /* Map a received region fd read-only (the fd is closed in every case) and
- * deliver `frame` with it to the connection's sink. */
+ * deliver `frame` with it to the connection's sink. *reached says whether
+ * the sink was called: if not (no deliver_region, not a sealed memfd, no
+ * memory), the engine knows nothing and the caller must report the close. */
 pmix_status_t px_posix_deliver_region(const px_sink *sink, void *sctx, uint64_t conn,
-                                      const void *frame, size_t flen, int fd);
+                                      const void *frame, size_t flen, int fd, bool *reached);
 
 /* destroy: release every connection and listener without sink calls. The
  * loop must no longer run. */

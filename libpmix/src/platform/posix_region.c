@@ -115,13 +115,18 @@ static void unmap(void *arg)
 }
 
 pmix_status_t px_posix_deliver_region(const px_sink *sink, void *sctx, uint64_t conn,
-                                      const void *frame, size_t flen, int fd)
+                                      const void *frame, size_t flen, int fd, bool *reached)
 {
     struct stat st;
     mapping *m;
+    int seals;
 
-    if (sink->deliver_region == NULL || fstat(fd, &st) != 0 || st.st_size < 0 ||
-        (m = calloc(1, sizeof(*m))) == NULL) {
+    *reached = false;
+    /* only a sealed memfd: nothing can shrink or change under the mapping */
+    seals = fcntl(fd, F_GET_SEALS);
+    if (sink->deliver_region == NULL || seals < 0 ||
+        (seals & (F_SEAL_SHRINK | F_SEAL_WRITE)) != (F_SEAL_SHRINK | F_SEAL_WRITE) ||
+        fstat(fd, &st) != 0 || st.st_size < 0 || (m = calloc(1, sizeof(*m))) == NULL) {
         close(fd);
         return PMIX_ERR_UNPACK_FAILURE;
     }
@@ -135,5 +140,6 @@ pmix_status_t px_posix_deliver_region(const px_sink *sink, void *sctx, uint64_t 
         }
     }
     close(fd); /* the mapping keeps the file */
+    *reached = true;
     return sink->deliver_region(sctx, conn, frame, flen, m->addr, m->len, unmap, m);
 }

@@ -243,6 +243,7 @@ static void forget_conn(px_server *s, uint64_t id)
 }
 
 static void client_died(px_server *s, px_sclient *c, pmix_status_t why);
+static void finalized(px_sclient *c);
 
 void px_server_deregister_client(px_server *s, const pmix_proc_t *proc)
 {
@@ -253,8 +254,12 @@ void px_server_deregister_client(px_server *s, const pmix_proc_t *proc)
     /* A host deregisters a process that did not finalize when it is gone
      * (pmixrun does so when waitpid reports it, which may come before its
      * socket's EOF): what waits on it must fail now, not hang. */
+    if (c->state == PX_SC_FINALIZING)
+        finalized(c); /* it did finalize; the host had not answered yet */
     if (c->state != PX_SC_FINALIZED)
         client_died(s, c, PMIX_ERR_PROC_TERM_WO_SYNC);
+    else
+        px_srv_get_proc_died(s, &c->proc, PMIX_ERR_NOT_FOUND);
     if (c->has_conn) {
         s->pops->close(s->pctx, c->conn);
         forget_conn(s, c->conn);
@@ -410,9 +415,27 @@ static void send_welcome(px_server *s, px_sclient *c, uint32_t tag, pmix_status_
     px_srv_send(s, c, &b);
 }
 
-static void connected_cb_locked(pmix_status_t status, void *cbdata)
+/* What a host holds while it decides on a handshake or a finalize: the
+ * process's name, looked up again when the answer comes, since the host
+ * may deregister the process meanwhile. */
+typedef struct px_cref {
+    px_server *srv;
+    pmix_proc_t proc;
+} px_cref;
+
+static px_cref *cref_new(px_server *s, const px_sclient *c)
 {
-    px_sclient *c = cbdata;
+    px_cref *r = malloc(sizeof(*r));
+
+    if (r != NULL) {
+        r->srv = s;
+        r->proc = c->proc;
+    }
+    return r;
+}
+
+static void connected(px_sclient *c, pmix_status_t status)
+{
     px_server *s = c->srv;
 
     if (c->state != PX_SC_HELLO)
@@ -433,13 +456,19 @@ static void connected_cb_locked(pmix_status_t status, void *cbdata)
     send_welcome(s, c, c->pending_tag, PMIX_SUCCESS);
 }
 
-/* Hosts may call this from any thread: take the engine lock. */
+/* The host's answer to client_connected; from any thread. */
 static void connected_cb(pmix_status_t status, void *cbdata)
 {
-    px_server *s = ((px_sclient *)cbdata)->srv;
+    px_cref *r = cbdata;
+    px_server *s = r->srv;
+    px_sclient *c;
+
     s->pops->lock(s->pctx);
-    connected_cb_locked(status, cbdata);
+    c = px_srv_client(s, &r->proc);
+    if (c != NULL)
+        connected(c, status);
     s->pops->unlock(s->pctx);
+    free(r);
 }
 
 static pmix_status_t do_hello(px_server *s, px_sconn *k, uint32_t tag, px_buf *b)
@@ -486,34 +515,48 @@ static pmix_status_t do_hello(px_server *s, px_sconn *k, uint32_t tag, px_buf *b
     c->state = PX_SC_HELLO;
     c->pending_tag = tag;
     rc = PMIX_OPERATION_SUCCEEDED;
-    if (s->hops->client_connected != NULL)
-        rc = s->hops->client_connected(s->hctx, &c->proc, c->server_object, connected_cb, c);
+    if (s->hops->client_connected != NULL) {
+        px_cref *r = cref_new(s, c);
+        if (r == NULL) {
+            rc = PMIX_ERR_NOMEM;
+        } else {
+            rc = s->hops->client_connected(s->hctx, &c->proc, c->server_object, connected_cb, r);
+            if (rc != PMIX_SUCCESS)
+                free(r); /* the host will not call back */
+        }
+    }
     if (rc == PMIX_OPERATION_SUCCEEDED)
-        connected_cb(PMIX_SUCCESS, c);
+        connected(c, PMIX_SUCCESS);
     else if (rc != PMIX_SUCCESS)
-        connected_cb(rc, c);
+        connected(c, rc);
     return PMIX_SUCCESS;
 }
 
 /* ---- finalize ---- */
 
-static void finalized_cb_locked(pmix_status_t status, void *cbdata)
+static void finalized(px_sclient *c)
 {
-    px_sclient *c = cbdata;
-
     if (c->state != PX_SC_FINALIZING)
         return;
     c->state = PX_SC_FINALIZED;
+    /* a Get waiting for its data will not get any more */
+    px_srv_get_proc_died(c->srv, &c->proc, PMIX_ERR_NOT_FOUND);
     px_srv_reply_status(c->srv, c, PX_MSG_REPLY, c->pending_tag, PMIX_SUCCESS);
 }
 
-/* Hosts may call this from any thread: take the engine lock. */
+/* The host's answer to client_finalized; from any thread. */
 static void finalized_cb(pmix_status_t status, void *cbdata)
 {
-    px_server *s = ((px_sclient *)cbdata)->srv;
+    px_cref *r = cbdata;
+    px_server *s = r->srv;
+    px_sclient *c;
+
     s->pops->lock(s->pctx);
-    finalized_cb_locked(status, cbdata);
+    c = px_srv_client(s, &r->proc);
+    if (c != NULL)
+        finalized(c);
     s->pops->unlock(s->pctx);
+    free(r);
 }
 
 static pmix_status_t do_finalize(px_server *s, px_sclient *c, uint32_t tag)
@@ -522,10 +565,16 @@ static pmix_status_t do_finalize(px_server *s, px_sclient *c, uint32_t tag)
 
     c->state = PX_SC_FINALIZING;
     c->pending_tag = tag;
-    if (s->hops->client_finalized != NULL)
-        rc = s->hops->client_finalized(s->hctx, &c->proc, c->server_object, finalized_cb, c);
+    if (s->hops->client_finalized != NULL) {
+        px_cref *r = cref_new(s, c);
+        if (r != NULL) {
+            rc = s->hops->client_finalized(s->hctx, &c->proc, c->server_object, finalized_cb, r);
+            if (rc != PMIX_SUCCESS)
+                free(r);
+        }
+    }
     if (rc != PMIX_SUCCESS)
-        finalized_cb(PMIX_SUCCESS, c);
+        finalized(c);
     return PMIX_SUCCESS;
 }
 
@@ -673,6 +722,10 @@ static void sink_closed(void *sctx, uint64_t conn, pmix_status_t why)
     c->has_conn = false;
     if (c->state == PX_SC_HELLO) {
         c->state = PX_SC_REGISTERED;
+        return;
+    }
+    if (c->state == PX_SC_FINALIZING) {
+        finalized(c); /* it did finalize; it just did not wait for the answer */
         return;
     }
     if (c->state != PX_SC_FINALIZED)
