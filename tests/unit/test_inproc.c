@@ -365,6 +365,37 @@ static void test_fence_timeout(void **state)
     job_end(j);
 }
 
+/* After a fence times out, the process that was late still owes it: its
+ * next fence is that one (and fails), so fences never pair across epochs. */
+static void test_late_joiner_after_timeout(void **state)
+{
+    job *j = job_start(1, 2);
+    int secs = 1;
+    pmix_info_t info;
+
+    PMIx_Info_load(&info, PMIX_TIMEOUT, &secs, PMIX_INT);
+    assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, &info, 1, op_cb, &j->p[0]), PMIX_SUCCESS);
+    PMIx_Info_destruct(&info);
+    assert_true(inproc_run_until(j->w, &j->p[0].done));
+    assert_int_equal(j->p[0].status, PMIX_ERR_TIMEOUT);
+    assert_true(inproc_now(j->w) < 1.25); /* the server's verdict, not the backstop */
+    /* rank 0 goes on to its second fence; rank 1 makes its first */
+    j->p[0].done = 0;
+    assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, NULL, 0, op_cb, &j->p[0]), PMIX_SUCCESS);
+    assert_int_equal(px_client_fence(j->p[1].c, NULL, 0, NULL, 0, op_cb, &j->p[1]), PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[1].done));
+    assert_int_equal(j->p[1].status, PMIX_ERR_TIMEOUT); /* the first fence's fate */
+    inproc_run_until(j->w, NULL);
+    assert_int_equal(j->p[0].done, 0); /* still waiting for rank 1's second */
+    j->p[1].done = 0;
+    assert_int_equal(px_client_fence(j->p[1].c, NULL, 0, NULL, 0, op_cb, &j->p[1]), PMIX_SUCCESS);
+    for (int r = 0; r < 2; r++) {
+        assert_true(inproc_run_until(j->w, &j->p[r].done));
+        assert_int_equal(j->p[r].status, PMIX_SUCCESS);
+    }
+    job_end(j);
+}
+
 static void test_garbage_drops_only_sender(void **state)
 {
     job *j = job_start(1, 4);
@@ -433,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_killed_participant),
         cmocka_unit_test(test_deregistered_participant),
         cmocka_unit_test(test_fence_timeout),
+        cmocka_unit_test(test_late_joiner_after_timeout),
         cmocka_unit_test(test_garbage_drops_only_sender),
         cmocka_unit_test(test_foreign_credentials_refused),
         cmocka_unit_test(test_fence_of_unknown_rank_refused),

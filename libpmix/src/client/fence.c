@@ -5,14 +5,19 @@
  * server normalizes it) and waits for FENCE_DONE. A fence whose only
  * participant is the caller completes at once (PMIX_OPERATION_SUCCEEDED).
  * Collected records in the reply go into the store as one blob, shared by
- * all later Gets. PMIX_TIMEOUT bounds the wait on this side too, so a
- * fence returns even if the server never answers.
+ * all later Gets. PMIX_TIMEOUT is the server's to enforce, so that every
+ * local participant gets the same verdict; the client's own timer, a
+ * little later (PX_FENCE_GRACE), only ends a wait on a server that never
+ * answers.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "client_int.h"
 #include "common/px_common.h"
+
+/* How much later than the server's the client's own fence timer fires. */
+#define PX_FENCE_GRACE 0.5
 
 /* True if the calling process is the only participant. */
 static bool only_self(px_client *c, const pmix_proc_t procs[], size_t nprocs)
@@ -44,6 +49,7 @@ pmix_status_t px_client_fence(px_client *c, const pmix_proc_t procs[], size_t np
 {
     px_req *r;
     px_buf b;
+    double timeout;
 
     if (procs == NULL && nprocs > 0)
         return PMIX_ERR_BAD_PARAM;
@@ -55,7 +61,8 @@ pmix_status_t px_client_fence(px_client *c, const pmix_proc_t procs[], size_t np
         return c->lost ? PMIX_ERR_UNREACH : PMIX_ERR_INIT;
     if (only_self(c, procs, nprocs))
         return PMIX_OPERATION_SUCCEEDED;
-    r = px_cli_req_new(c, PX_MSG_FENCE_DONE, px_cli_timeout(info, ninfo));
+    timeout = px_cli_timeout(info, ninfo);
+    r = px_cli_req_new(c, PX_MSG_FENCE_DONE, timeout > 0 ? timeout + PX_FENCE_GRACE : 0);
     if (r == NULL)
         return PMIX_ERR_NOMEM;
     r->opcb = cbfunc;

@@ -25,7 +25,10 @@
  * participant with PMIX_ERR_PROC_TERM_WO_SYNC and, through a fence_nb
  * upcall carrying PMIX_LOCAL_COLLECTIVE_STATUS, tells the host, whose job
  * it is to fail the collective on the other nodes. PMIX_TIMEOUT bounds the
- * wait: on expiry every local participant gets PMIX_ERR_TIMEOUT. A tracker
+ * wait: on expiry every local participant gets PMIX_ERR_TIMEOUT. Local
+ * participants that had not joined a failed collective owe it their next
+ * fence of that set (px_tomb), which fails at once with the same status:
+ * a late joiner never completes the others' next collective. A tracker
  * the host still holds is kept (ABANDONED) until its callback comes, so
  * the host never calls back into freed memory.
  */
@@ -45,14 +48,19 @@ static int proc_cmp(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-static bool same_set(const px_tracker *t, const pmix_proc_t *procs, size_t n)
+static bool procs_equal(const pmix_proc_t *a, size_t na, const pmix_proc_t *b, size_t nb)
 {
-    if (t->nprocs != n)
+    if (na != nb)
         return false;
-    for (size_t i = 0; i < n; i++)
-        if (proc_cmp(&t->procs[i], &procs[i]) != 0)
+    for (size_t i = 0; i < na; i++)
+        if (proc_cmp(&a[i], &b[i]) != 0)
             return false;
     return true;
+}
+
+static bool same_set(const px_tracker *t, const pmix_proc_t *procs, size_t n)
+{
+    return procs_equal(t->procs, t->nprocs, procs, n);
 }
 
 static bool set_has(const pmix_proc_t *procs, size_t n, const pmix_proc_t *p)
@@ -313,11 +321,78 @@ static void all_joined(px_server *s, px_tracker *t)
 }
 
 /* Fail the tracker on every local participant and tell the host. */
+static bool has_contributed(const px_tracker *t, const px_sclient *c);
+
+static void free_tomb(px_server *s, px_tomb *tb)
+{
+    for (px_tomb **pp = &s->tombs; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == tb) {
+            *pp = tb->next;
+            break;
+        }
+    }
+    free(tb->procs);
+    free(tb->owed);
+    free(tb);
+}
+
+/* Remember who still owes failed tracker `t` a fence (see px_tomb). */
+static void make_tomb(px_server *s, const px_tracker *t, pmix_status_t why)
+{
+    size_t n = 0;
+    px_tomb *tb;
+
+    for (px_sclient *c = s->clients; c != NULL; c = c->next)
+        if (c->state == PX_SC_CONNECTED && set_has(t->procs, t->nprocs, &c->proc) &&
+            !has_contributed(t, c))
+            n++;
+    if (n == 0 || (tb = calloc(1, sizeof(*tb))) == NULL)
+        return;
+    tb->procs = malloc(t->nprocs * sizeof(*tb->procs));
+    tb->owed = malloc(n * sizeof(*tb->owed));
+    if (tb->procs == NULL || tb->owed == NULL) {
+        free(tb->procs);
+        free(tb->owed);
+        free(tb);
+        return; /* then a late joiner may pair with a later fence */
+    }
+    memcpy(tb->procs, t->procs, t->nprocs * sizeof(*tb->procs));
+    tb->nprocs = t->nprocs;
+    tb->status = why;
+    for (px_sclient *c = s->clients; c != NULL; c = c->next)
+        if (c->state == PX_SC_CONNECTED && set_has(t->procs, t->nprocs, &c->proc) &&
+            !has_contributed(t, c))
+            tb->owed[tb->nowed++] = c;
+    tb->next = s->tombs;
+    s->tombs = tb;
+}
+
+/* If `c` owes a failed collective of this set a fence, this is it:
+ * answer it with that collective's status. */
+static bool pay_tomb(px_server *s, px_sclient *c, uint32_t tag, const pmix_proc_t *procs, size_t n)
+{
+    for (px_tomb *tb = s->tombs; tb != NULL; tb = tb->next) {
+        if (!procs_equal(tb->procs, tb->nprocs, procs, n))
+            continue;
+        for (size_t i = 0; i < tb->nowed; i++) {
+            if (tb->owed[i] != c)
+                continue;
+            tb->owed[i] = tb->owed[--tb->nowed];
+            px_srv_reply_status(s, c, PX_MSG_FENCE_DONE, tag, tb->status);
+            if (tb->nowed == 0)
+                free_tomb(s, tb);
+            return true;
+        }
+    }
+    return false;
+}
+
 static void fail_tracker(px_server *s, px_tracker *t, pmix_status_t why)
 {
     pmix_status_t rc;
 
     reply_all(s, t, why, NULL, 0, NULL);
+    make_tomb(s, t, why);
     if (t->timer != NULL) {
         s->pops->timer_cancel(s->pctx, t->timer);
         t->timer = NULL;
@@ -459,6 +534,10 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
         return PMIX_SUCCESS;
     }
 
+    if (pay_tomb(s, c, tag, procs, n)) {
+        free(procs);
+        return PMIX_SUCCESS;
+    }
     for (t = s->trackers; t != NULL; t = t->next)
         if (t->state == PX_TRK_GATHERING && same_set(t, procs, n) && !has_contributed(t, c))
             break;
@@ -516,6 +595,17 @@ void px_srv_fence_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t
 
 void px_srv_fence_client_gone(px_server *s, const px_sclient *c)
 {
+    for (px_tomb *tb = s->tombs, *next; tb != NULL; tb = next) {
+        next = tb->next;
+        for (size_t i = 0; i < tb->nowed; i++) {
+            if (tb->owed[i] == c) {
+                tb->owed[i] = tb->owed[--tb->nowed];
+                break;
+            }
+        }
+        if (tb->nowed == 0)
+            free_tomb(s, tb);
+    }
     for (px_tracker *t = s->trackers; t != NULL; t = t->next)
         for (size_t i = 0; i < t->ncontrib; i++)
             if (t->contrib[i].client == c)
@@ -524,6 +614,8 @@ void px_srv_fence_client_gone(px_server *s, const px_sclient *c)
 
 void px_srv_fence_destroy_all(px_server *s)
 {
+    while (s->tombs != NULL)
+        free_tomb(s, s->tombs);
     while (s->trackers != NULL) {
         px_tracker *t = s->trackers;
         s->trackers = t->next;

@@ -86,6 +86,20 @@ typedef struct px_tracker {
     uint64_t id; /* for messages: "fence #id" */
 } px_tracker;
 
+/* A failed collective's debt: the local participants that had not joined
+ * it when it failed (timeout, death). The next fence with the same set
+ * from each of them is that collective: it fails at once with `status`, so
+ * that every process's sequence of fences stays aligned and a late joiner
+ * never completes a later collective of the others. */
+typedef struct px_tomb {
+    struct px_tomb *next;
+    pmix_proc_t *procs; /* the set, as trackers hold it */
+    size_t nprocs;
+    pmix_status_t status;
+    px_sclient **owed;
+    size_t nowed;
+} px_tomb;
+
 /* A Get parked until a local process commits, or a remote one's data
  * arrives from the host. */
 typedef struct px_pget {
@@ -117,6 +131,7 @@ struct px_server {
     px_sclient *clients;
     px_sconn *conns;
     px_tracker *trackers;
+    px_tomb *tombs;
     px_pget *pgets;
     px_dmx *dmxs;
     uint64_t next_fence_id;
