@@ -26,10 +26,12 @@
  *              modex); whether the data was already local is reported.
  *   gen        PMIX_COLLECT_GENERATED_JOB_INFO is accepted, with and without
  *              PMIX_COLLECT_DATA.
- *   timeout    the last rank never joins: PMIX_TIMEOUT=2 ends the others'
- *              fence with PMIX_ERR_TIMEOUT after about 2 s; afterwards a fence
- *              of the survivors and a fresh fence of everybody both work (the
- *              timed-out fence left nothing behind).
+ *   timeout    the last rank joins 6 s late: PMIX_TIMEOUT=2 ends the others'
+ *              fence with PMIX_ERR_TIMEOUT after about 2 s; the late rank's
+ *              fence is that same fence and fails at once with the same
+ *              status (it never pairs with the others' next one); afterwards
+ *              a fence of the survivors and a fresh fence of everybody both
+ *              work.
  *   nb         Fence_nb calls its callback exactly once, with its cbdata, not
  *              from inside the call; with and without PMIX_COLLECT_DATA.
  *   badproc    (robustness: "a fence never hangs") a fence naming a rank that
@@ -402,6 +404,18 @@ static void mode_timeout(void)
     if (pt.me.rank == absent) {
         pt_phase("absent rank sleeping");
         pt_sleep(6.0);
+        /* Late, not absent: its fence is the one the others gave up on,
+         * so it fails at once with that fence's status instead of pairing
+         * with their next fence (fences never mix across rounds). */
+        pt_phase("the late rank's fence (the timed-out one)");
+        double t0 = pt_now();
+        pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
+        if (rc != PMIX_ERR_TIMEOUT)
+            pt_fail("the late rank's fence returned %s, expected the timed-out fence's "
+                    "PMIX_ERR_TIMEOUT",
+                    pt_err(rc));
+        else if (pt_now() - t0 > 1.0)
+            pt_fail("the late rank's fence took %.2f s to fail", pt_now() - t0);
     } else {
         pmix_info_t to;
         pt_info_int(&to, PMIX_TIMEOUT, 2);
