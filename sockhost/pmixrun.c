@@ -3,6 +3,9 @@
  *
  *     pmixrun -n N [--timeout S] [--tag-output] [--bind-to core|none] prog [args...]
  *
+ * (With --nodes K or --hostfile the job runs over node daemons instead:
+ * pmixrun_nodes.c, which reuses the rules below of how a job ends.)
+ *
  * How it works. pmixrun makes a private job directory, starts the PMIx
  * server library through the Standard's server API only (PMIx_server_init
  * with a module of upcalls, PMIx_server_register_nspace with the job's data,
@@ -66,6 +69,7 @@
 #include "pmixrun.h"
 
 #define MAX_PROCS 65535 /* local ranks are 16-bit */
+#define MAX_NODES 256
 
 static void usage(FILE *f)
 {
@@ -79,6 +83,16 @@ static void usage(FILE *f)
             "  --timeout S         stop the job if it runs longer than S seconds (exit 124)\n"
             "  --tag-output        prefix every line of output with \"[rank] \"\n"
             "  --bind-to core|none bind each process to one core, round robin (default: none)\n"
+            "  --nodes K           run the job on K virtual nodes of this machine: one pmixd\n"
+            "                      daemon per node, connected over loopback TCP (default 1:\n"
+            "                      no daemon, pmixrun serves the processes itself)\n"
+            "  --map-by slot|node  with --nodes: consecutive ranks fill each node in turn\n"
+            "                      (slot, the default) or go round robin over the nodes\n"
+            "  --hostfile FILE     one node per line, \"NAME [ADDRESS [netns=NS]]\": the\n"
+            "                      node's name, the IPv4 address its daemon listens on\n"
+            "                      (default: NAME, which must then be an address) and a\n"
+            "                      network namespace to start it in; the daemons still\n"
+            "                      run on this machine. With --nodes K: the first K lines\n"
             "  -h, --help          show this help\n"
             "  --                  end of options (for a program whose name starts with '-')\n"
             "\n"
@@ -109,6 +123,7 @@ static int bad_usage(const char *fmt, const char *arg)
 static int parse_args(job *j, int argc, char **argv)
 {
     int i = 1;
+    const char *hostfile = NULL;
     while (i < argc) {
         char *a = argv[i];
         char *val = NULL;
@@ -123,7 +138,9 @@ static int parse_args(job *j, int argc, char **argv)
         snprintf(name, sizeof name, "%.*s", eq != NULL ? (int)(eq - a) : (int)strlen(a), a);
         bool takes_value = strcmp(name, "-n") == 0 || strcmp(name, "-np") == 0 ||
                            strcmp(name, "--np") == 0 || strcmp(name, "--n") == 0 ||
-                           strcmp(name, "--timeout") == 0 || strcmp(name, "--bind-to") == 0;
+                           strcmp(name, "--timeout") == 0 || strcmp(name, "--bind-to") == 0 ||
+                           strcmp(name, "--nodes") == 0 || strcmp(name, "--map-by") == 0 ||
+                           strcmp(name, "--hostfile") == 0;
         if (takes_value) {
             if (eq != NULL) {
                 val = eq + 1;
@@ -156,6 +173,26 @@ static int parse_args(job *j, int argc, char **argv)
                 j->bind_core = false;
             else
                 return bad_usage("--bind-to takes 'core' or 'none', not '%s'", val);
+        } else if (strcmp(name, "--hostfile") == 0) {
+            hostfile = val;
+        } else if (strcmp(name, "--map-by") == 0) {
+            if (strcmp(val, "slot") == 0)
+                j->map_by_node = false;
+            else if (strcmp(val, "node") == 0)
+                j->map_by_node = true;
+            else
+                return bad_usage("--map-by takes 'slot' or 'node', not '%s'", val);
+        } else if (strcmp(name, "--nodes") == 0) {
+            char *end;
+            errno = 0;
+            long k = strtol(val, &end, 10);
+            if (errno != 0 || end == val || *end != '\0' || k < 1 || k > MAX_NODES) {
+                char msg[128];
+                snprintf(msg, sizeof msg, "--nodes needs a number of nodes from 1 to %d, not '%%s'",
+                         MAX_NODES);
+                return bad_usage(msg, val);
+            }
+            j->nnodes = (int)k;
         } else if (takes_value) { /* -n and its spellings */
             char *end;
             errno = 0;
@@ -175,6 +212,20 @@ static int parse_args(job *j, int argc, char **argv)
         return bad_usage("%sno program to run", "");
     if (j->nprocs == 0)
         return bad_usage("%s-n N is required: how many processes to start", "");
+    if (hostfile != NULL) {
+        char err[512];
+        if (nodes_read_hostfile(j, hostfile, j->nnodes, err, sizeof err) != 0)
+            return bad_usage("%s", err);
+    }
+    const char *bad = NULL;
+    if (j->nnodes > j->nprocs)
+        bad = "--nodes K (or a hostfile of K nodes) needs at least K processes (-n)";
+    else if ((j->nnodes > 1 || hostfile != NULL) && j->bind_core)
+        bad = "--bind-to core is not supported with --nodes or --hostfile yet";
+    if (bad != NULL) {
+        nodes_free_names(j);
+        return bad_usage("%s", bad);
+    }
     j->argv = &argv[i];
     return -1;
 }
@@ -195,7 +246,7 @@ void job_wake(job *j)
 
 /* ---- ending the job ---- */
 
-static int live_ranks(job *j)
+int live_ranks(job *j)
 {
     return j->nstarted - j->nreaped;
 }
@@ -224,7 +275,7 @@ static void terminate(job *j)
 }
 
 /* Start ending the job for `reason`; the first reason sticks. */
-static void end_job(job *j, end_reason reason, int code)
+void end_job(job *j, end_reason reason, int code)
 {
     if (j->reason != END_NONE)
         return;
@@ -238,7 +289,7 @@ static void end_job(job *j, end_reason reason, int code)
     }
 }
 
-static int final_status(job *j)
+int final_status(job *j)
 {
     switch (j->reason) {
     case END_ABORT:
@@ -271,29 +322,34 @@ static void rank_exited(job *j, rank_proc *r, int wstatus)
     pthread_mutex_lock(&j->mu);
     bool connected = r->connected, finalized = r->finalized;
     pthread_mutex_unlock(&j->mu);
-    bool unfinalized = connected && !finalized;
-    if (unfinalized)
+    if (connected && !finalized)
         job_rank_lost(j, r); /* peers' fences with it fail now */
+    rank_judge(j, r, (int)r->pid, connected, finalized);
+}
+
+void rank_judge(job *j, rank_proc *r, int pid, bool connected, bool finalized)
+{
+    bool unfinalized = connected && !finalized;
     if (r->stopped_by_us || j->reason != END_NONE)
         return;
     if (r->signaled) {
-        fprintf(stderr, "pmixrun: rank %d (pid %d) was killed by signal %d (%s)%s\n", r->rank,
-                (int)r->pid, WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)),
-                live_ranks(j) > 0 ? "; stopping the job" : "");
+        int sig = r->code - 128;
+        fprintf(stderr, "pmixrun: rank %d (pid %d) was killed by signal %d (%s)%s\n", r->rank, pid,
+                sig, strsignal(sig), live_ranks(j) > 0 ? "; stopping the job" : "");
         end_job(j, END_RANK_FAILED, 0);
     } else if (r->code != 0 && !connected) {
         /* It failed before it reached PMIx: its peers would wait for it. */
         fprintf(stderr,
                 "pmixrun: rank %d (pid %d) exited with status %d before connecting to "
                 "PMIx%s\n",
-                r->rank, (int)r->pid, r->code, live_ranks(j) > 0 ? "; stopping the job" : "");
+                r->rank, pid, r->code, live_ranks(j) > 0 ? "; stopping the job" : "");
         end_job(j, END_RANK_FAILED, 0);
     } else if (unfinalized) { /* whatever its status */
         fprintf(stderr,
                 "pmixrun: rank %d (pid %d) exited with status %d without calling "
                 "PMIx_Finalize%s (every process that initializes PMIx must finalize it before "
                 "it exits)\n",
-                r->rank, (int)r->pid, r->code, live_ranks(j) > 0 ? "; stopping the job" : "");
+                r->rank, pid, r->code, live_ranks(j) > 0 ? "; stopping the job" : "");
         end_job(j, END_RANK_FAILED, 0);
     }
 }
@@ -314,7 +370,7 @@ static void reap(job *j)
     }
 }
 
-static void check_abort(job *j)
+void check_abort(job *j)
 {
     pthread_mutex_lock(&j->mu);
     bool seen = j->abort_seen && !j->abort_reported;
@@ -335,7 +391,7 @@ static void check_abort(job *j)
     }
 }
 
-static void handle_signals(job *j)
+void handle_signals(job *j)
 {
     struct signalfd_siginfo si;
     while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
@@ -360,7 +416,7 @@ static void handle_signals(job *j)
     }
 }
 
-static void handle_time(job *j)
+void handle_time(job *j)
 {
     double t = now_s();
     if (j->reason == END_NONE && j->timeout > 0 && t >= j->timeout_at) {
@@ -400,7 +456,7 @@ static void handle_time(job *j)
 
 /* ---- the loop ---- */
 
-static int poll_timeout_ms(job *j)
+int poll_timeout_ms(job *j)
 {
     double t = now_s(), until = -1;
     if (j->reason == END_NONE && j->timeout > 0)
@@ -573,6 +629,7 @@ int main(int argc, char **argv)
     }
     rc = launch_resolve(j);
     if (rc != 0) {
+        nodes_free_names(j);
         pthread_mutex_destroy(&j->mu);
         return rc;
     }
@@ -596,6 +653,12 @@ int main(int argc, char **argv)
         j->ranks[i].rank = i;
         j->ranks[i].out.fd = j->ranks[i].err.fd = -1;
     }
+    j->nlocal = j->nprocs;
+    if (j->nnodes > 1 || j->node_addrs != NULL) {
+        status = nodes_run(j);
+        goto out;
+    }
+    j->nnodes = 1;
     if (files_make_topdir(j) != 0 || job_bindings(j) != 0 || job_server_start(j) != 0 ||
         job_register(j) != 0)
         goto out;

@@ -105,6 +105,23 @@ typedef struct job {
     bool bind_core;
     char **argv; /* program and arguments (borrowed from main) */
 
+    /* The map. pmixrun alone: one node, every rank local (rank_node and
+     * node_names NULL, nlocal = nprocs, ranks[i].rank = i). pmixd and
+     * pmixrun --nodes: nnodes nodes, rank_node[r] the node of rank r, and
+     * in pmixd ranks[0..nlocal) are this node's ranks in rank order. */
+    int nnodes;
+    int node; /* this node's id */
+    int nlocal;
+    int *rank_node;
+    char **node_names;
+    char **node_addrs; /* pmixrun --hostfile: the address each daemon listens on */
+    char **node_netns; /* and the network namespace it runs in (NULL entries: none) */
+    bool map_by_node;  /* --map-by node (round robin) rather than slot */
+    /* Module upcalls that replace pmixrun's own (pmixd: cross-node fences
+     * and direct modex); NULL keeps the single-node ones. */
+    pmix_server_fencenb_fn_t fence_fn;
+    pmix_server_dmodex_req_fn_t dmodex_fn;
+
     char *prog; /* resolved path of argv[0] */
     char hostname[256];
     pmix_nspace_t nspace;
@@ -140,9 +157,26 @@ typedef struct job {
     cleanup_item *cleanups;
 } job;
 
-/* pmixrun.c */
+/* pmixrun.c: the rules of how a job ends, shared by both ways to run it */
 double now_s(void);
 void job_wake(job *j); /* from upcalls: poke the main loop */
+int live_ranks(job *j);
+void end_job(job *j, end_reason reason, int code); /* the first reason sticks */
+int final_status(job *j);
+/* A rank ended (r->reaped, code, signaled set): print why it ends the job,
+ * if it does, and end it. */
+void rank_judge(job *j, rank_proc *r, int pid, bool connected, bool finalized);
+void check_abort(job *j);    /* report a PMIx_Abort recorded in the job */
+void handle_signals(job *j); /* read the signalfd */
+void handle_time(job *j);    /* --timeout and the phases of stopping */
+int poll_timeout_ms(job *j);
+
+/* pmixrun_nodes.c: pmixrun --nodes K (K > 1) or --hostfile */
+int nodes_run(job *j); /* the job's exit status */
+/* Read --hostfile into node_names/node_addrs and nnodes (at most
+ * `limit` nodes when limit > 0). 0, or -1 with a message in err. */
+int nodes_read_hostfile(job *j, const char *path, int limit, char *err, size_t errlen);
+void nodes_free_names(job *j); /* node_names and node_addrs */
 
 /* pmixrun_job.c */
 int job_bindings(job *j);                 /* cpusets per rank; 0 or -1 (message printed) */
@@ -151,6 +185,8 @@ int job_register(job *j);                 /* register_nspace + register_client f
 void job_rank_lost(job *j, rank_proc *r); /* tell the library a rank died unfinalized */
 void job_server_stop(job *j);
 rank_proc *job_rank_of(job *j, const pmix_proc_t *proc);
+const char *job_node_name(const job *j, int node);
+int job_node_of(const job *j, int rank);
 
 /* pmixrun_launch.c */
 int launch_resolve(job *j);            /* exit status on failure (message printed), 0 if found */

@@ -3,9 +3,13 @@
  * rank runs (bindings), the job's data (PMIx_server_register_nspace), its
  * clients, and the server module whose upcalls the library makes.
  *
- * The job is one application on one node, so every rank is local: local
- * rank = node rank = rank, the node id is 0, the node list is this host.
- * Types follow what Open MPI 4.1 checks (shared/abi/openmpi-4.1.md).
+ * The job is one application. Under pmixrun alone it runs on one node, so
+ * every rank is local: local rank = node rank = rank, the node id is 0, the
+ * node list is this host. Under pmixd the job spans the nodes of the map
+ * (job.rank_node): the data describes every node (node list, proc map, a
+ * PMIX_NODE_INFO_ARRAY per node, PMIX_NODEID and PMIX_HOSTNAME of every
+ * rank), and only this node's ranks are clients. Types follow what Open MPI
+ * 4.1 checks (shared/abi/openmpi-4.1.md).
  *
  * Upcalls run on the library's progress thread. They record what happened
  * in the job under `mu` and poke the main loop; they never block, never
@@ -57,13 +61,13 @@ int job_bindings(job *j)
             hwloc_bitmap_free(mine);
             return -1;
         }
-        if (j->nprocs > ntargets)
+        if (j->nlocal > ntargets)
             fprintf(stderr,
                     "pmixrun: warning: %d processes on %d cores: several processes share a "
                     "core (use --bind-to none to let the system place them)\n",
-                    j->nprocs, ntargets);
+                    j->nlocal, ntargets);
     }
-    for (int i = 0; i < j->nprocs; i++) {
+    for (int i = 0; i < j->nlocal; i++) {
         rank_proc *r = &j->ranks[i];
         if (j->bind_core) {
             hwloc_obj_t obj =
@@ -93,9 +97,22 @@ rank_proc *job_rank_of(job *j, const pmix_proc_t *proc)
 {
     if (j == NULL || proc == NULL || strncmp(proc->nspace, j->nspace, PMIX_MAX_NSLEN) != 0)
         return NULL;
-    if (proc->rank >= (pmix_rank_t)j->nprocs)
-        return NULL;
-    return &j->ranks[proc->rank];
+    if (proc->rank < (pmix_rank_t)j->nlocal && j->ranks[proc->rank].rank == (int)proc->rank)
+        return &j->ranks[proc->rank];
+    for (int i = 0; i < j->nlocal; i++)
+        if (j->ranks[i].rank == (int)proc->rank)
+            return &j->ranks[i];
+    return NULL;
+}
+
+const char *job_node_name(const job *j, int node)
+{
+    return j->node_names != NULL ? j->node_names[node] : j->hostname;
+}
+
+int job_node_of(const job *j, int rank)
+{
+    return j->rank_node != NULL ? j->rank_node[rank] : 0;
 }
 
 static pmix_status_t up_connected(const pmix_proc_t *proc, void *server_object,
@@ -250,7 +267,13 @@ int job_server_start(job *j)
         return -1;
     PMIx_Info_load(&info[0], PMIX_SERVER_TMPDIR, j->topdir, PMIX_STRING);
     g_job = j;
-    pmix_status_t rc = PMIx_server_init(&module, info, 1);
+    static pmix_server_module_t mod; /* the library may keep the pointer */
+    mod = module;
+    if (j->fence_fn != NULL)
+        mod.fence_nb = j->fence_fn;
+    if (j->dmodex_fn != NULL)
+        mod.direct_modex = j->dmodex_fn;
+    pmix_status_t rc = PMIx_server_init(&mod, info, 1);
     PMIx_Info_free(info, 1);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmixrun: cannot start the PMIx server: %s\n", PMIx_Error_string(rc));
@@ -276,9 +299,9 @@ void job_server_stop(job *j)
         pa = next;
     }
     if (j->nspace_registered) {
-        for (int i = 0; i < j->nprocs; i++) {
+        for (int i = 0; i < j->nlocal; i++) {
             pmix_proc_t p;
-            PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)i);
+            PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)j->ranks[i].rank);
             PMIx_server_deregister_client(&p, NULL, NULL);
         }
         PMIx_server_deregister_nspace(j->nspace, NULL, NULL);
@@ -318,15 +341,44 @@ static pmix_status_t add_array(void *parent, const char *key, void *list)
     return rc;
 }
 
-static char *rank_list(int n)
+/* The ranks on `node`, "0,1,2"; with node < 0, every node's list joined
+ * by ';' (the input of PMIx_generate_ppn). */
+static char *rank_list(const job *j, int node)
 {
-    size_t cap = (size_t)n * 8 + 16, len = 0;
+    size_t cap = (size_t)j->nprocs * 12 + (size_t)j->nnodes + 16, len = 0;
     char *s = malloc(cap);
     if (s == NULL)
         return NULL;
     s[0] = '\0';
-    for (int i = 0; i < n; i++)
-        len += (size_t)snprintf(s + len, cap - len, "%s%d", i > 0 ? "," : "", i);
+    int first = node < 0 ? 0 : node, last = node < 0 ? j->nnodes - 1 : node;
+    for (int n = first; n <= last; n++) {
+        if (n > first)
+            len += (size_t)snprintf(s + len, cap - len, ";");
+        bool any = false;
+        for (int i = 0; i < j->nprocs; i++) {
+            if (job_node_of(j, i) != n)
+                continue;
+            len += (size_t)snprintf(s + len, cap - len, "%s%d", any ? "," : "", i);
+            any = true;
+        }
+    }
+    return s;
+}
+
+static char *node_list(const job *j)
+{
+    size_t len = 1;
+    for (int n = 0; n < j->nnodes; n++)
+        len += strlen(job_node_name(j, n)) + 1;
+    char *s = malloc(len);
+    if (s == NULL)
+        return NULL;
+    s[0] = '\0';
+    for (int n = 0; n < j->nnodes; n++) {
+        if (n > 0)
+            strcat(s, ",");
+        strcat(s, job_node_name(j, n));
+    }
     return s;
 }
 
@@ -347,13 +399,15 @@ static char *join_argv(char **argv)
     return s;
 }
 
-static void *proc_data(job *j, rank_proc *r, const char *procdir, pmix_status_t *rcp)
+/* The data of rank `rank` (its rank_proc `r` if it is local, else NULL). */
+static void *proc_data(job *j, int rankno, int lrankno, rank_proc *r, const char *procdir,
+                       pmix_status_t *rcp)
 {
     void *l = PMIx_Info_list_start();
     char *locality = NULL, *cpus = NULL;
-    pmix_rank_t rank = (pmix_rank_t)r->rank;
-    uint16_t lrank = (uint16_t)r->rank;
-    uint32_t appnum = 0, nodeid = 0;
+    pmix_rank_t rank = (pmix_rank_t)rankno;
+    uint16_t lrank = (uint16_t)lrankno;
+    uint32_t appnum = 0, nodeid = (uint32_t)job_node_of(j, rankno);
     *rcp = PMIX_ERR_NOMEM;
     if (l == NULL)
         return NULL;
@@ -364,7 +418,11 @@ static void *proc_data(job *j, rank_proc *r, const char *procdir, pmix_status_t 
     ADD(l, PMIX_APPNUM, &appnum, PMIX_UINT32);
     ADD(l, PMIX_APP_RANK, &rank, PMIX_PROC_RANK);
     ADD(l, PMIX_NODEID, &nodeid, PMIX_UINT32);
-    ADD(l, PMIX_HOSTNAME, j->hostname, PMIX_STRING);
+    ADD(l, PMIX_HOSTNAME, job_node_name(j, (int)nodeid), PMIX_STRING);
+    if (r == NULL) {
+        *rcp = PMIX_SUCCESS;
+        return l;
+    }
     ADD(l, PMIX_PROCDIR, procdir, PMIX_STRING);
 
     char source[] = "hwloc";
@@ -385,51 +443,81 @@ nomem:
     return NULL;
 }
 
+/* The per-node data of `node` as a PMIX_NODE_INFO_ARRAY entry of `top`. */
+static pmix_status_t add_node(job *j, void *top, int node, const uint32_t *nsize,
+                              const pmix_rank_t *leader)
+{
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+    uint32_t id = (uint32_t)node;
+    char *peers = rank_list(j, node);
+    void *l = PMIx_Info_list_start();
+    if (peers == NULL || l == NULL)
+        goto nomem;
+    ADD(l, PMIX_HOSTNAME, job_node_name(j, node), PMIX_STRING);
+    ADD(l, PMIX_NODEID, &id, PMIX_UINT32);
+    ADD(l, PMIX_NODE_SIZE, &nsize[node], PMIX_UINT32);
+    ADD(l, PMIX_LOCAL_SIZE, &nsize[node], PMIX_UINT32);
+    ADD(l, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
+    ADD(l, PMIX_LOCALLDR, &leader[node], PMIX_PROC_RANK);
+    rc = add_array(top, PMIX_NODE_INFO_ARRAY, l);
+nomem:
+    if (l != NULL)
+        PMIx_Info_list_release(l);
+    free(peers);
+    return rc;
+}
+
 int job_register(job *j)
 {
     pmix_status_t rc = PMIX_ERR_NOMEM;
-    void *top = PMIx_Info_list_start(), *node = NULL, *app = NULL;
-    char *peers = rank_list(j->nprocs), *ppn = NULL, *regex = NULL, *argvs = NULL;
+    void *top = PMIx_Info_list_start(), *app = NULL;
+    char *peers = rank_list(j, j->node), *all = rank_list(j, -1), *nodes = node_list(j);
+    char *ppn = NULL, *regex = NULL, *argvs = NULL;
     char cwd[4096];
-    uint32_t n = (uint32_t)j->nprocs, one = 1, zero = 0;
+    uint32_t n = (uint32_t)j->nprocs, one = 1, zero = 0, nnodes = (uint32_t)j->nnodes;
+    uint32_t mynode = (uint32_t)j->node, nlocal = (uint32_t)j->nlocal;
     pmix_rank_t leader = 0;
     bool yes = true;
     pmix_data_array_t da = {0};
+    uint32_t *nsize = calloc((size_t)j->nnodes, sizeof *nsize);
+    pmix_rank_t *ldr = calloc((size_t)j->nnodes, sizeof *ldr);
+    int *lrank = calloc((size_t)j->nprocs, sizeof *lrank);
 
-    if (top == NULL || peers == NULL)
+    if (top == NULL || peers == NULL || all == NULL || nodes == NULL || nsize == NULL ||
+        ldr == NULL || lrank == NULL)
         goto nomem;
+    for (int i = j->nprocs - 1; i >= 0; i--)
+        ldr[job_node_of(j, i)] = (pmix_rank_t)i;
+    for (int i = 0; i < j->nprocs; i++)
+        lrank[i] = (int)nsize[job_node_of(j, i)]++;
     ADD(top, PMIX_JOBID, j->nspace, PMIX_STRING);
     ADD(top, PMIX_JOB_SIZE, &n, PMIX_UINT32);
     ADD(top, PMIX_UNIV_SIZE, &n, PMIX_UINT32);
     ADD(top, PMIX_MAX_PROCS, &n, PMIX_UINT32);
     ADD(top, PMIX_JOB_NUM_APPS, &one, PMIX_UINT32);
-    ADD(top, PMIX_NUM_NODES, &one, PMIX_UINT32);
-    ADD(top, PMIX_NODE_LIST, j->hostname, PMIX_STRING);
+    ADD(top, PMIX_NUM_NODES, &nnodes, PMIX_UINT32);
+    ADD(top, PMIX_NODE_LIST, nodes, PMIX_STRING);
     ADD(top, PMIX_TMPDIR, j->topdir, PMIX_STRING);
     ADD(top, PMIX_NSDIR, j->nsdir, PMIX_STRING);
     ADD(top, PMIX_TDIR_RMCLEAN, &yes, PMIX_BOOL);
-    ADD(top, PMIX_LOCAL_SIZE, &n, PMIX_UINT32);
+    ADD(top, PMIX_LOCAL_SIZE, &nlocal, PMIX_UINT32);
     ADD(top, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
-    ADD(top, PMIX_HOSTNAME, j->hostname, PMIX_STRING);
-    ADD(top, PMIX_NODEID, &zero, PMIX_UINT32);
-    ADD(top, PMIX_MAPBY, j->bind_core ? "BYCORE" : "BYSLOT", PMIX_STRING);
+    ADD(top, PMIX_HOSTNAME, job_node_name(j, j->node), PMIX_STRING);
+    ADD(top, PMIX_NODEID, &mynode, PMIX_UINT32);
+    ADD(top, PMIX_MAPBY,
+        j->bind_core     ? "BYCORE"
+        : j->map_by_node ? "BYNODE"
+                         : "BYSLOT",
+        PMIX_STRING);
     ADD(top, PMIX_BINDTO, j->bind_core ? "CORE" : "NONE", PMIX_STRING);
-    if (PMIx_generate_ppn(peers, &ppn) == PMIX_SUCCESS && ppn != NULL)
+    if (PMIx_generate_ppn(all, &ppn) == PMIX_SUCCESS && ppn != NULL)
         ADD(top, PMIX_PROC_MAP, ppn, PMIX_STRING);
-    if (PMIx_generate_regex(j->hostname, &regex) == PMIX_SUCCESS && regex != NULL)
+    if (PMIx_generate_regex(nodes, &regex) == PMIX_SUCCESS && regex != NULL)
         ADD(top, PMIX_NODE_MAP, regex, PMIX_STRING);
 
-    node = PMIx_Info_list_start();
-    if (node == NULL)
-        goto nomem;
-    ADD(node, PMIX_HOSTNAME, j->hostname, PMIX_STRING);
-    ADD(node, PMIX_NODEID, &zero, PMIX_UINT32);
-    ADD(node, PMIX_NODE_SIZE, &n, PMIX_UINT32);
-    ADD(node, PMIX_LOCAL_SIZE, &n, PMIX_UINT32);
-    ADD(node, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
-    ADD(node, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
-    if (add_array(top, PMIX_NODE_INFO_ARRAY, node) != PMIX_SUCCESS)
-        goto nomem;
+    for (int nd = 0; nd < j->nnodes; nd++)
+        if (add_node(j, top, nd, nsize, ldr) != PMIX_SUCCESS)
+            goto nomem;
 
     app = PMIx_Info_list_start();
     if (app == NULL)
@@ -445,15 +533,18 @@ int job_register(job *j)
     if (add_array(top, PMIX_APP_INFO_ARRAY, app) != PMIX_SUCCESS)
         goto nomem;
 
-    for (int i = 0; i < j->nprocs; i++) {
+    for (int i = 0, k = 0; i < j->nprocs; i++) {
         char procdir[4200];
+        rank_proc *r = NULL;
+        if (k < j->nlocal && j->ranks[k].rank == i)
+            r = &j->ranks[k++];
         snprintf(procdir, sizeof procdir, "%s/%d", j->nsdir, i);
-        if (files_make_dir(procdir) != 0) {
+        if (r != NULL && files_make_dir(procdir) != 0) {
             fprintf(stderr, "pmixrun: cannot create %s: %s\n", procdir, strerror(errno));
             rc = PMIX_ERROR;
             goto fail;
         }
-        void *pd = proc_data(j, &j->ranks[i], procdir, &rc);
+        void *pd = proc_data(j, i, lrank[i], r, procdir, &rc);
         if (pd == NULL)
             goto nomem;
         rc = add_array(top, PMIX_PROC_DATA, pd);
@@ -465,7 +556,7 @@ int job_register(job *j)
     rc = PMIx_Info_list_convert(top, &da);
     if (rc != PMIX_SUCCESS)
         goto nomem;
-    rc = PMIx_server_register_nspace(j->nspace, j->nprocs, (pmix_info_t *)da.array, da.size, NULL,
+    rc = PMIx_server_register_nspace(j->nspace, j->nlocal, (pmix_info_t *)da.array, da.size, NULL,
                                      NULL);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmixrun: the PMIx server refused the job's data: %s\n",
@@ -473,12 +564,12 @@ int job_register(job *j)
         goto fail;
     }
     j->nspace_registered = true;
-    for (int i = 0; i < j->nprocs; i++) {
+    for (int i = 0; i < j->nlocal; i++) {
         pmix_proc_t p;
-        PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)i);
+        PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)j->ranks[i].rank);
         rc = PMIx_server_register_client(&p, getuid(), getgid(), &j->ranks[i], NULL, NULL);
         if (rc != PMIX_SUCCESS) {
-            fprintf(stderr, "pmixrun: the PMIx server refused rank %d: %s\n", i,
+            fprintf(stderr, "pmixrun: the PMIx server refused rank %d: %s\n", j->ranks[i].rank,
                     PMIx_Error_string(rc));
             goto fail;
         }
@@ -495,11 +586,14 @@ done:
         PMIx_Data_array_destruct(&da);
     if (top != NULL)
         PMIx_Info_list_release(top);
-    if (node != NULL)
-        PMIx_Info_list_release(node);
     if (app != NULL)
         PMIx_Info_list_release(app);
     free(peers);
+    free(all);
+    free(nodes);
+    free(nsize);
+    free(ldr);
+    free(lrank);
     free(ppn);
     free(regex);
     free(argvs);

@@ -20,6 +20,11 @@
  *   missing  a reserved key nobody provides is PMIX_ERR_NOT_FOUND, promptly,
  *            for the job (wildcard) and for a process; so is a key of a rank
  *            outside the job.
+ *   nodes [K] (run with `pmixrun --nodes K`) the job spans nodes: PMIX_NUM_NODES
+ *            is K, PMIX_NODE_LIST names that many nodes, every rank's
+ *            PMIX_NODEID and PMIX_HOSTNAME agree with it, PMIX_LOCAL_PEERS and
+ *            PMIX_LOCAL_SIZE name exactly the ranks on our node, and so does
+ *            PMIx_Resolve_peers for our hostname.
  *   binding  (run with `pmixrun --bind-to core`) the process is bound: its
  *            affinity is a strict subset of the machine's CPUs when there
  *            are several, and the local peers' PMIX_CPUSET strings differ
@@ -255,7 +260,9 @@ static void mode_keys(void)
     char host[HOST_NAME_MAX + 1] = "";
     gethostname(host, sizeof host);
     char *hname = get_str(&pt.me, PMIX_HOSTNAME);
-    if (hname != NULL && !same_host(hname, host))
+    uint32_t num_nodes = 1;
+    get_u32(&pt.wild, PMIX_NUM_NODES, &num_nodes);
+    if (hname != NULL && num_nodes == 1 && !same_host(hname, host)) /* else virtual nodes */
         pt_fail("PMIX_HOSTNAME \"%s\" is not this host (gethostname: \"%s\")", hname, host);
     char *nlist = get_str(&pt.wild, PMIX_NODE_LIST);
     if (nlist != NULL && hname != NULL && !in_list(nlist, hname))
@@ -410,6 +417,71 @@ static void mode_node(void)
     pt_info_free(q, 2);
     free(host);
     free(nlist);
+}
+
+static void mode_nodes(int want)
+{
+    uint32_t size = 0, nnodes = 0, myid = 0, lsize = 0, nlocal = 0;
+    get_u32(&pt.wild, PMIX_JOB_SIZE, &size);
+    get_u32(&pt.wild, PMIX_NUM_NODES, &nnodes);
+    get_u32(&pt.me, PMIX_NODEID, &myid);
+    get_u32(&pt.wild, PMIX_LOCAL_SIZE, &lsize);
+    char *nlist = get_str(&pt.wild, PMIX_NODE_LIST), *peers = get_str(&pt.wild, PMIX_LOCAL_PEERS);
+    char *me = get_str(&pt.me, PMIX_HOSTNAME);
+    char *names[256] = {0};
+    uint32_t count = 0;
+    if (nlist == NULL || peers == NULL || me == NULL || size == 0) {
+        pt_fail("PMIX_NODE_LIST, PMIX_LOCAL_PEERS, PMIX_HOSTNAME and PMIX_JOB_SIZE are needed");
+        goto out;
+    }
+    if (want > 0 && nnodes != (uint32_t)want)
+        pt_fail("PMIX_NUM_NODES is %u, the job was started on %d nodes", nnodes, want);
+    for (char *save = NULL, *tok = strtok_r(nlist, ",", &save); tok != NULL && count < 256;
+         tok = strtok_r(NULL, ",", &save))
+        names[count++] = tok;
+    if (count != nnodes)
+        pt_fail("PMIX_NODE_LIST names %u nodes, PMIX_NUM_NODES is %u", count, nnodes);
+    if (myid >= count || strcmp(names[myid], me) != 0)
+        pt_fail("our PMIX_NODEID %u and PMIX_HOSTNAME \"%s\" disagree with PMIX_NODE_LIST", myid,
+                me);
+    for (uint32_t r = 0; r < size; r++) {
+        pmix_proc_t p;
+        uint32_t id = UINT32_MAX;
+        char rs[16];
+        pt_proc(&p, pt.me.nspace, r);
+        if (!get_u32(&p, PMIX_NODEID, &id) || id >= count) {
+            pt_fail("rank %u: no valid PMIX_NODEID (%u)", r, id);
+            continue;
+        }
+        char *h = get_str(&p, PMIX_HOSTNAME);
+        if (h == NULL || strcmp(h, names[id]) != 0)
+            pt_fail("rank %u: PMIX_HOSTNAME \"%s\" is not node %u \"%s\"", r, h ? h : "(none)", id,
+                    names[id]);
+        free(h);
+        snprintf(rs, sizeof rs, "%u", r);
+        bool listed = in_list(peers, rs);
+        if (id == myid)
+            nlocal++;
+        if (listed != (id == myid))
+            pt_fail("rank %u on node %u is %sin our PMIX_LOCAL_PEERS \"%s\"", r, id,
+                    listed ? "" : "not ", peers);
+    }
+    if (nlocal != lsize)
+        pt_fail("PMIX_LOCAL_SIZE is %u, %u ranks are on our node", lsize, nlocal);
+    pmix_proc_t *procs = NULL;
+    size_t np = 0;
+    pmix_status_t rc = PMIx_Resolve_peers(me, pt.me.nspace, &procs, &np);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Resolve_peers(\"%s\"): %s", me, pt_err(rc));
+    else if (np != nlocal)
+        pt_fail("PMIx_Resolve_peers(\"%s\") gave %zu processes, %u are there", me, np, nlocal);
+    if (procs != NULL)
+        PMIx_Proc_free(procs, np);
+    pt_note("node %u of %u (%s) with %u of %u processes", myid, nnodes, me, nlocal, size);
+out:
+    free(nlist);
+    free(peers);
+    free(me);
 }
 
 static void mode_app(void)
@@ -567,7 +639,7 @@ static void mode_binding(void)
 
 int main(int argc, char **argv)
 {
-    const char *modes = "keys node app missing binding";
+    const char *modes = "keys node app missing nodes [K] binding";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(40);
@@ -580,6 +652,8 @@ int main(int argc, char **argv)
         mode_app();
     else if (strcmp(argv[1], "missing") == 0)
         mode_missing();
+    else if (strcmp(argv[1], "nodes") == 0)
+        mode_nodes(argc > 2 ? atoi(argv[2]) : 0);
     else if (strcmp(argv[1], "binding") == 0)
         mode_binding();
     else

@@ -15,6 +15,15 @@
  *                    in a fence: their fence must fail within 10 s, not hang.
  *                    They print "fence failed as expected" and exit 0.
  *   exit_nofinalize  the same with a last rank that exits(0) without finalizing.
+ *   kill_daemon      (pmixrun --nodes only) the last rank kills its parent, its
+ *                    node's daemon pmixd, with SIGKILL while the others are in
+ *                    a fence: that node's processes die with it, and the
+ *                    others' fence must fail within 10 s.
+ *   fence_loop       (pmixrun --nodes only; bench/pmixd_kill_trials.sh) collecting
+ *                    fences back to back, each checking a peer's value of the
+ *                    round, until one fails (a test kills a daemon meanwhile):
+ *                    it must fail within 1 s of its start; no failure within
+ *                    30 s is a failure.
  *   exitcode         after Finalize, rank 1 exits 3 at once and rank 2 exits 5
  *                    a little later: pmixrun's status is the highest, 5 (3 with
  *                    two processes).
@@ -94,6 +103,64 @@ static int mode_die(bool kill_self)
     return pt_result();
 }
 
+static int mode_kill_daemon(void)
+{
+    pt_start("job_rules", "kill_daemon", NULL, 0);
+    pt_barrier("fence before the failure");
+    if (pt.me.rank == pt.size - 1) {
+        pt_sleep(0.5);
+        pt_note("killing my node's daemon (pid %d) with SIGKILL", (int)getppid());
+        kill(getppid(), SIGKILL);
+        pt_sleep(30.0); /* dies with its daemon */
+        return 1;
+    }
+    survivors_fence("killed its node's daemon");
+    pt_watchdog(15);
+    return pt_result();
+}
+
+static int mode_fence_loop(void)
+{
+    pt_start("job_rules", "fence_loop", NULL, 0);
+    alarm(0);
+    pmix_info_t c;
+    pt_info_bool(&c, PMIX_COLLECT_DATA, true);
+    pmix_proc_t peer;
+    pt_proc(&peer, pt.me.nspace, (pt.me.rank + 1) % pt.size);
+    double start = pt_now();
+    for (uint32_t round = 0;; round++) {
+        if (pt_now() - start > 30.0) {
+            pt_fail("no fence failed within 30 s (%u rounds)", round);
+            break;
+        }
+        pmix_status_t rc = pt_put_u32(PMIX_GLOBAL, "jr.round", round);
+        if (rc == PMIX_SUCCESS)
+            rc = PMIx_Commit();
+        if (rc != PMIX_SUCCESS) {
+            pt_fail("put/commit of round %u failed: %s", round, pt_err(rc));
+            break;
+        }
+        double t0 = pt_now();
+        rc = PMIx_Fence(NULL, 0, &c, 1);
+        double dt = pt_now() - t0;
+        if (rc != PMIX_SUCCESS) {
+            pt_note("fence failed as expected after %.3f s (round %u): %s", dt, round, pt_err(rc));
+            if (dt > 1.0)
+                pt_fail("the failed fence took %.3f s (bound 1 s)", dt);
+            break;
+        }
+        pmix_value_t *v = pt_get_typed(&peer, "jr.round", NULL, 0, PMIX_UINT32);
+        if (v != NULL && v->data.uint32 != round)
+            pt_fail("round %u: the peer's value is of round %u", round, v->data.uint32);
+        pt_value_free(v);
+        if (v == NULL)
+            break;
+    }
+    pt_info_free(&c, 1);
+    pt_watchdog(15);
+    return pt_result();
+}
+
 static int mode_exitcode(void)
 {
     pt_start("job_rules", "exitcode", NULL, 0);
@@ -150,8 +217,8 @@ static int mode_output(void)
 
 int main(int argc, char **argv)
 {
-    const char *modes = "abort STATUS [RANK] | kill | exit_nofinalize | exitcode | sleep MARKER | "
-                        "output";
+    const char *modes = "abort STATUS [RANK] | kill | exit_nofinalize | kill_daemon | fence_loop | "
+                        "exitcode | sleep MARKER | output";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(40);
@@ -164,6 +231,10 @@ int main(int argc, char **argv)
         return mode_die(true);
     if (strcmp(m, "exit_nofinalize") == 0)
         return mode_die(false);
+    if (strcmp(m, "kill_daemon") == 0)
+        return mode_kill_daemon();
+    if (strcmp(m, "fence_loop") == 0)
+        return mode_fence_loop();
     if (strcmp(m, "exitcode") == 0)
         return mode_exitcode();
     if (strcmp(m, "sleep") == 0)

@@ -1,0 +1,649 @@
+/*
+ * pmixd.c - the node daemon: one per node of a pmixrun --nodes job.
+ *
+ *     pmixd --parent-fd FD --node ID [--listen ADDR]     (started by pmixrun)
+ *
+ * How it works. pmixd talks to pmixrun over FD (a socketpair pmixrun made:
+ * it works from inside another network namespace too), listens on a TCP
+ * port of its address (--listen, default 127.0.0.1) for the other daemons
+ * and says so (PD_HELLO). pmixrun
+ * answers with the job (PD_JOB): namespace, the map of ranks to nodes, the
+ * node names, every daemon's address, program and arguments. pmixd then
+ *
+ *   1. starts its own PMIx server through the Standard's server API
+ *      (PMIx_server_init with a pmix_server_module_t, in pmixrun_job.c) in
+ *      a private directory, and registers the namespace with data that
+ *      spans every node, and its own ranks as clients;
+ *   2. joins the mesh: it connects to every daemon with a lower node id
+ *      (sending PD_PEER with its id) and accepts a connection from every
+ *      higher one: a full mesh of K(K-1)/2 connections;
+ *   3. once the mesh is complete, starts its ranks (pmixrun_launch.c) and
+ *      forwards their output line by line to its stdout and stderr, which
+ *      are pmixrun's (pmixrun_iof.c);
+ *   4. serves them: cross-node fences and direct modex go to the other
+ *      daemons (pmixd_coll.c);
+ *   5. reports every rank's end (PD_EXIT) and PMIx_Abort (PD_ABORT) to
+ *      pmixrun, which decides when the job ends;
+ *   6. on PD_STOP (or when pmixrun goes away, or on SIGTERM/SIGINT/SIGHUP)
+ *      stops its ranks (SIGTERM, SIGKILL PMIXRUN_GRACE_S later), reports
+ *      them, answers pending PMIx_Abort calls, removes its directory and
+ *      exits 0.
+ *
+ * A rank that dies (signal, or exit without PMIx_Finalize after it
+ * connected, or a non-zero exit before it connected) breaks the job's
+ * fences on every node (coll_break); a daemon whose connection drops is a
+ * lost node (coll_peer_lost). docs/pmixd.md states the rules.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pmixd.h"
+#include "pmixd_proto.h"
+
+/* pmixrun.c's helpers that pmixd needs too. */
+double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void job_wake(job *j)
+{
+    char c = 1;
+    ssize_t w = write(j->wake[1], &c, 1); /* full pipe: already awake */
+    (void)w;
+}
+
+int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b)
+{
+    if (n < 0 || n >= d->j.nnodes || n == d->node || d->peers[n].fd < 0)
+        return -1;
+    return tl_send(&d->peers[n], type, b);
+}
+
+/* ---- the job ---- */
+
+static int read_job(pmixd_ctx *d, tl_reader *r)
+{
+    job *j = &d->j;
+    char *ns = tl_get_str(r);
+    uint32_t nprocs = tl_get_u32(r), nnodes = tl_get_u32(r);
+    j->tag_output = tl_get_u8(r) != 0;
+    j->map_by_node = tl_get_u8(r) != 0;
+    if (ns == NULL || r->bad || nprocs == 0 || nprocs > 65535 || nnodes == 0 || nnodes > 65535 ||
+        (uint32_t)d->node >= nnodes) {
+        free(ns);
+        return -1;
+    }
+    snprintf(j->nspace, sizeof j->nspace, "%s", ns);
+    free(ns);
+    j->nprocs = (int)nprocs;
+    j->nnodes = (int)nnodes;
+    j->rank_node = calloc(nprocs, sizeof *j->rank_node);
+    j->node_names = calloc(nnodes, sizeof *j->node_names);
+    d->addrs = calloc(nnodes, sizeof *d->addrs);
+    d->ports = calloc(nnodes, sizeof *d->ports);
+    d->peers = calloc(nnodes, sizeof *d->peers);
+    d->pend = calloc(nnodes, sizeof *d->pend);
+    d->peer_lost = calloc(nnodes, sizeof *d->peer_lost);
+    if (j->rank_node == NULL || j->node_names == NULL || d->addrs == NULL || d->ports == NULL ||
+        d->peers == NULL || d->pend == NULL || d->peer_lost == NULL)
+        return -1;
+    for (uint32_t n = 0; n < nnodes; n++)
+        d->peers[n].fd = d->pend[n].fd = -1;
+    for (uint32_t i = 0; i < nprocs; i++) {
+        uint32_t n = tl_get_u32(r);
+        if (n >= nnodes)
+            return -1;
+        j->rank_node[i] = (int)n;
+        if ((int)n == d->node)
+            j->nlocal++;
+    }
+    for (uint32_t n = 0; n < nnodes; n++) {
+        j->node_names[n] = tl_get_str(r);
+        d->addrs[n] = tl_get_str(r);
+        uint32_t port = tl_get_u32(r);
+        if (r->bad || port == 0 || port > 65535)
+            return -1;
+        d->ports[n] = (uint16_t)port;
+    }
+    j->prog = tl_get_str(r);
+    uint32_t argc = tl_get_u32(r);
+    if (r->bad || argc == 0 || argc > r->left)
+        return -1;
+    j->argv = calloc(argc + 1, sizeof *j->argv);
+    if (j->argv == NULL)
+        return -1;
+    for (uint32_t i = 0; i < argc; i++)
+        if ((j->argv[i] = tl_get_str(r)) == NULL)
+            return -1;
+    j->ranks = calloc((size_t)(j->nlocal > 0 ? j->nlocal : 1), sizeof *j->ranks);
+    if (j->ranks == NULL || r->bad)
+        return -1;
+    for (int i = 0, k = 0; i < j->nprocs; i++) {
+        if (j->rank_node[i] != d->node)
+            continue;
+        j->ranks[k].rank = i;
+        j->ranks[k].out.fd = j->ranks[k].err.fd = -1;
+        k++;
+    }
+    snprintf(j->hostname, sizeof j->hostname, "%s", j->node_names[d->node]);
+    return 0;
+}
+
+static int start_job(pmixd_ctx *d)
+{
+    job *j = &d->j;
+    char err[256];
+    if (px_coll_choose(PX_COLL_ALLGATHER, NULL, getenv(PX_COLL_ENV_FENCE), &d->fence_choice, err,
+                       sizeof err) != PMIX_SUCCESS ||
+        px_coll_choose(PX_COLL_BARRIER, NULL, getenv(PX_COLL_ENV_BARRIER), &d->barrier_choice, err,
+                       sizeof err) != PMIX_SUCCESS) {
+        fprintf(stderr, "pmixd %s: %s\n", j->hostname, err);
+        return -1;
+    }
+    coll_init(d);
+    if (files_make_topdir(j) != 0 || job_bindings(j) != 0 || job_server_start(j) != 0 ||
+        job_register(j) != 0)
+        return -1;
+    /* Connect to the lower node ids; the higher ones connect to us. */
+    for (int n = 0; n < d->node; n++) {
+        int fd = tl_connect(d->addrs[n], d->ports[n], 10.0);
+        if (fd < 0) {
+            fprintf(stderr, "pmixd %s: cannot connect to the daemon of %s at %s:%u: %s\n",
+                    j->hostname, j->node_names[n], d->addrs[n], (unsigned)d->ports[n],
+                    strerror(errno));
+            return -1;
+        }
+        tl_link_init(&d->peers[n], fd);
+        tl_buf b = {0};
+        tl_put_u32(&b, (uint32_t)d->node);
+        tl_send(&d->peers[n], PD_PEER, &b);
+        tl_buf_free(&b);
+        d->npeers++;
+    }
+    return 0;
+}
+
+static void send_exit(pmixd_ctx *d, rank_proc *r, uint8_t flags)
+{
+    tl_buf b = {0};
+    tl_put_u32(&b, (uint32_t)r->rank);
+    tl_put_u32(&b, (uint32_t)r->pid);
+    tl_put_u32(&b, (uint32_t)r->code);
+    tl_put_u8(&b, flags);
+    tl_send(&d->parent, PD_EXIT, &b);
+    tl_buf_free(&b);
+}
+
+static void launch(pmixd_ctx *d)
+{
+    job *j = &d->j;
+    d->launched = true;
+    for (int i = 0; i < j->nlocal && !d->stopping; i++) {
+        rank_proc *r = &j->ranks[i];
+        int rc = launch_rank(j, r);
+        if (rc != 0) {
+            if (r->pid == 0) { /* not started: report it as such */
+                r->code = rc;
+                r->reaped = true;
+                send_exit(d, r, PD_EXIT_NOLAUNCH);
+            } else { /* started but exec failed: its exit comes */
+                r->code = rc;
+            }
+            break;
+        }
+    }
+}
+
+/* ---- ranks ending ---- */
+
+static void rank_ended(pmixd_ctx *d, rank_proc *r, int wstatus)
+{
+    job *j = &d->j;
+    bool launch_failed = r->code != 0; /* set by launch(): its exec failed */
+    r->reaped = true;
+    j->nreaped++;
+    if (launch_failed) {
+        /* keep launch_rank's exit status (126 or 127) */
+    } else if (WIFSIGNALED(wstatus)) {
+        r->signaled = true;
+        r->code = 128 + WTERMSIG(wstatus);
+    } else {
+        r->code = WEXITSTATUS(wstatus);
+    }
+    pthread_mutex_lock(&j->mu);
+    bool connected = r->connected, finalized = r->finalized;
+    pthread_mutex_unlock(&j->mu);
+    if (connected && !finalized)
+        job_rank_lost(j, r);
+    uint8_t flags = (r->signaled ? PD_EXIT_SIGNALED : 0) | (connected ? PD_EXIT_CONNECTED : 0) |
+                    (finalized ? PD_EXIT_FINALIZED : 0) | (r->stopped_by_us ? PD_EXIT_STOPPED : 0) |
+                    (launch_failed ? PD_EXIT_NOLAUNCH : 0);
+    send_exit(d, r, flags);
+    bool died = r->signaled || (connected && !finalized) || (!connected && r->code != 0);
+    if (died && !d->stopping)
+        coll_break(d, r->rank, true);
+}
+
+static void reap(pmixd_ctx *d)
+{
+    job *j = &d->j;
+    for (;;) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid <= 0)
+            return;
+        for (int i = 0; i < j->nstarted; i++) {
+            if (j->ranks[i].pid == pid && !j->ranks[i].reaped) {
+                rank_ended(d, &j->ranks[i], st);
+                break;
+            }
+        }
+    }
+}
+
+static void signal_ranks(pmixd_ctx *d, int sig)
+{
+    job *j = &d->j;
+    for (int i = 0; i < j->nstarted; i++) {
+        rank_proc *r = &j->ranks[i];
+        if (r->pid <= 0)
+            continue;
+        if (!r->reaped && sig == SIGTERM)
+            r->stopped_by_us = true;
+        if (kill(-r->pid, sig) != 0 && !r->reaped)
+            kill(r->pid, sig);
+    }
+}
+
+static void stop(pmixd_ctx *d, bool now)
+{
+    if (d->stopping && (d->stop_now || !now))
+        return;
+    d->stopping = true;
+    d->stop_now = now;
+    signal_ranks(d, now ? SIGKILL : SIGTERM);
+    d->kill_at = now ? now_s() + 5.0 : now_s() + PMIXRUN_GRACE_S;
+}
+
+static void check_abort_d(pmixd_ctx *d)
+{
+    job *j = &d->j;
+    pthread_mutex_lock(&j->mu);
+    bool seen = j->abort_seen && !j->abort_reported;
+    if (seen)
+        j->abort_reported = true;
+    tl_buf b = {0};
+    if (seen) {
+        tl_put_u32(&b, (uint32_t)j->abort_rank);
+        tl_put_u32(&b, (uint32_t)j->abort_status);
+        tl_put_str(&b, j->abort_msg);
+    }
+    pthread_mutex_unlock(&j->mu);
+    if (seen)
+        tl_send(&d->parent, PD_ABORT, &b);
+    tl_buf_free(&b);
+}
+
+/* ---- frames ---- */
+
+typedef struct rctx {
+    pmixd_ctx *d;
+    int kind; /* 0 parent, 1 identified peer, 2 unidentified peer */
+    int idx;
+} rctx;
+
+static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_t len)
+{
+    rctx *c = ctx;
+    pmixd_ctx *d = c->d;
+    tl_reader r = {.p = p, .left = len};
+    if (c->kind == 0) {
+        if (type == PD_JOB && !d->have_job) {
+            d->have_job = true;
+            if (read_job(d, &r) != 0) {
+                fprintf(stderr, "pmixd node%d: malformed job description\n", d->node);
+                d->failed = true;
+                stop(d, true);
+                return 1;
+            }
+            if (start_job(d) != 0) {
+                d->failed = true;
+                stop(d, true);
+            }
+        } else if (type == PD_STOP) {
+            stop(d, tl_get_u8(&r) != 0);
+        }
+        return 0;
+    }
+    if (c->kind == 2) {
+        uint32_t n = tl_get_u32(&r);
+        if (type != PD_PEER || r.bad || n >= (uint32_t)d->j.nnodes || (int)n <= d->node ||
+            d->peers[n].fd >= 0) {
+            tl_link_close(l);
+            return 1;
+        }
+        d->peers[n] = *l; /* moves the link (and what it buffered) */
+        *l = (tl_link){.fd = -1};
+        d->npeers++;
+        return 1;
+    }
+    if (type == PD_PEER)
+        return 0; /* the identifying frame, seen again after the move */
+    coll_frame(d, c->idx, type, p, len);
+    return 0;
+}
+
+/* Read what peer `n` sent; a connection that ends is a lost node. */
+static void read_peer(pmixd_ctx *d, int n)
+{
+    rctx c = {d, 1, n};
+    if (d->peers[n].fd < 0 || tl_read(&d->peers[n], on_frame, &c) == 0)
+        return;
+    tl_link_close(&d->peers[n]);
+    d->peer_lost[n] = true;
+    if (!d->stopping)
+        coll_peer_lost(d, n);
+}
+
+/* ---- the loop ---- */
+
+static bool all_output_closed(job *j)
+{
+    for (int i = 0; i < j->nstarted; i++)
+        if (j->ranks[i].out.fd >= 0 || j->ranks[i].err.fd >= 0)
+            return false;
+    return true;
+}
+
+static void run(pmixd_ctx *d)
+{
+    job *j = &d->j;
+    double drain_until = 0;
+    for (;;) {
+        reap(d);
+        check_abort_d(d);
+        coll_inbox(d);
+        coll_timers(d);
+        if (d->have_job && !d->launched && !d->stopping && d->npeers == j->nnodes - 1)
+            launch(d);
+        if (d->stopping) {
+            if (now_s() >= d->kill_at && j->nreaped < j->nstarted) {
+                signal_ranks(d, SIGKILL);
+                d->kill_at = now_s() + 5.0;
+            }
+            if (j->nreaped == j->nstarted) {
+                if (drain_until == 0)
+                    drain_until = now_s() + 1.0;
+                if (all_output_closed(j) || now_s() >= drain_until)
+                    break;
+            }
+        }
+        size_t cap = 4 + 2 * (size_t)j->nstarted + 2 * (size_t)j->nnodes;
+        struct pollfd *pfd = calloc(cap, sizeof *pfd);
+        int *who = calloc(cap, sizeof *who);
+        if (pfd == NULL || who == NULL) {
+            free(pfd);
+            free(who);
+            fprintf(stderr, "pmixd %s: out of memory\n", j->hostname);
+            break;
+        }
+        nfds_t n = 0;
+        pfd[n] = (struct pollfd){.fd = j->sigfd, .events = POLLIN};
+        who[n++] = -1;
+        pfd[n] = (struct pollfd){.fd = j->wake[0], .events = POLLIN};
+        who[n++] = -2;
+        if (d->parent.fd >= 0) {
+            pfd[n] = (struct pollfd){.fd = d->parent.fd, .events = POLLIN};
+            if (tl_want_write(&d->parent))
+                pfd[n].events |= POLLOUT;
+            who[n++] = -3;
+        }
+        if (d->have_job && d->peers != NULL && d->npeers < j->nnodes - 1) {
+            pfd[n] = (struct pollfd){.fd = d->lfd, .events = POLLIN};
+            who[n++] = -4;
+        }
+        for (int i = 0; d->peers != NULL && i < j->nnodes; i++) {
+            if (d->peers[i].fd >= 0) {
+                pfd[n] = (struct pollfd){.fd = d->peers[i].fd, .events = POLLIN};
+                if (tl_want_write(&d->peers[i]))
+                    pfd[n].events |= POLLOUT;
+                who[n++] = i;
+            }
+            if (d->pend[i].fd >= 0) {
+                pfd[n] = (struct pollfd){.fd = d->pend[i].fd, .events = POLLIN};
+                who[n++] = 100000 + i;
+            }
+        }
+        for (int i = 0; i < j->nstarted; i++) {
+            if (j->ranks[i].out.fd >= 0) {
+                pfd[n] = (struct pollfd){.fd = j->ranks[i].out.fd, .events = POLLIN};
+                who[n++] = 200000 + 2 * i;
+            }
+            if (j->ranks[i].err.fd >= 0) {
+                pfd[n] = (struct pollfd){.fd = j->ranks[i].err.fd, .events = POLLIN};
+                who[n++] = 200000 + 2 * i + 1;
+            }
+        }
+        int tmo = coll_timeout_ms(d);
+        if (d->stopping && (tmo < 0 || tmo > 100))
+            tmo = 100;
+        int rc = poll(pfd, n, tmo);
+        if (rc < 0 && errno != EINTR) {
+            fprintf(stderr, "pmixd %s: poll failed: %s\n", j->hostname, strerror(errno));
+            free(pfd);
+            free(who);
+            break;
+        }
+        for (nfds_t i = 0; rc > 0 && i < n; i++) {
+            if (pfd[i].revents == 0)
+                continue;
+            int w = who[i];
+            if (w == -1) {
+                struct signalfd_siginfo si;
+                while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si)
+                    if (si.ssi_signo != SIGCHLD)
+                        stop(d, d->stopping); /* a second signal: at once */
+            } else if (w == -2) {
+                char buf[64];
+                while (read(j->wake[0], buf, sizeof buf) > 0)
+                    ;
+            } else if (w == -3) {
+                rctx c = {d, 0, -1};
+                if (pfd[i].revents & POLLOUT)
+                    tl_flush(&d->parent);
+                if ((pfd[i].revents & ~POLLOUT) != 0 && tl_read(&d->parent, on_frame, &c) != 0) {
+                    tl_link_close(&d->parent); /* pmixrun is gone: so are we */
+                    stop(d, true);
+                }
+            } else if (w == -4) {
+                int fd = tl_accept(d->lfd);
+                for (int s = 0; fd >= 0 && s < j->nnodes; s++) {
+                    if (d->pend[s].fd < 0) {
+                        tl_link_init(&d->pend[s], fd);
+                        fd = -1;
+                    }
+                }
+                if (fd >= 0)
+                    close(fd);
+            } else if (w >= 200000) {
+                rank_proc *r = &j->ranks[(w - 200000) / 2];
+                iof_stream_read((w & 1) ? &r->err : &r->out, r->rank, j->tag_output);
+            } else if (w >= 100000) {
+                rctx c = {d, 2, w - 100000};
+                int before = d->npeers;
+                if (tl_read(&d->pend[c.idx], on_frame, &c) != 0)
+                    tl_link_close(&d->pend[c.idx]);
+                for (int p = 0; d->npeers > before && p < j->nnodes; p++)
+                    read_peer(d, p); /* what came with its PD_PEER frame */
+            } else if (d->peers[w].fd >= 0) {
+                if (pfd[i].revents & POLLOUT)
+                    tl_flush(&d->peers[w]);
+                if ((pfd[i].revents & ~POLLOUT) != 0)
+                    read_peer(d, w);
+            }
+        }
+        free(pfd);
+        free(who);
+    }
+}
+
+/* ---- setup ---- */
+
+static int setup(pmixd_ctx *d, int parent, const char *listen)
+{
+    job *j = &d->j;
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0 ||
+        (j->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
+        pipe2(j->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||
+        (j->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+        fprintf(stderr, "pmixd: cannot set up: %s\n", strerror(errno));
+        return -1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    if (fcntl(parent, F_SETFD, FD_CLOEXEC) != 0) {
+        fprintf(stderr, "pmixd: --parent-fd %d is not open: %s\n", parent, strerror(errno));
+        return -1;
+    }
+    tl_link_init(&d->parent, parent);
+    d->port = 0;
+    d->lfd = tl_listen(listen, &d->port);
+    if (d->lfd < 0) {
+        fprintf(stderr, "pmixd: cannot listen on %s: %s\n", listen, strerror(errno));
+        return -1;
+    }
+    tl_buf b = {0};
+    tl_put_u32(&b, (uint32_t)d->node);
+    tl_put_u32(&b, d->port);
+    int rc = tl_send(&d->parent, PD_HELLO, &b);
+    tl_buf_free(&b);
+    return rc;
+}
+
+static void teardown(pmixd_ctx *d)
+{
+    job *j = &d->j;
+    job_server_stop(j); /* answers pending PMIx_Abort calls */
+    coll_fini(d);
+    files_run_cleanups(j);
+    files_remove_topdir(j);
+    tl_drain(&d->parent, 2.0);
+    tl_link_close(&d->parent);
+    for (int n = 0; d->peers != NULL && n < j->nnodes; n++) {
+        tl_link_close(&d->peers[n]);
+        tl_link_close(&d->pend[n]);
+    }
+    if (d->lfd >= 0)
+        close(d->lfd);
+    for (int i = 0; j->ranks != NULL && i < j->nlocal; i++) {
+        iof_stream_close(&j->ranks[i].out, j->ranks[i].rank, j->tag_output);
+        iof_stream_close(&j->ranks[i].err, j->ranks[i].rank, j->tag_output);
+        hwloc_bitmap_free(j->ranks[i].cpuset);
+    }
+    free(j->ranks);
+    if (j->topo != NULL)
+        hwloc_topology_destroy(j->topo);
+    for (int n = 0; j->node_names != NULL && n < j->nnodes; n++) {
+        free(j->node_names[n]);
+        free(d->addrs[n]);
+    }
+    for (int i = 0; j->argv != NULL && j->argv[i] != NULL; i++)
+        free(j->argv[i]);
+    free(j->argv);
+    free(j->node_names);
+    free(j->rank_node);
+    free(d->addrs);
+    free(d->ports);
+    free(d->peers);
+    free(d->pend);
+    free(d->peer_lost);
+    free(j->prog);
+    free(j->abort_msg);
+    if (j->sigfd >= 0)
+        close(j->sigfd);
+    if (j->wake[0] >= 0)
+        close(j->wake[0]);
+    if (j->wake[1] >= 0)
+        close(j->wake[1]);
+    if (j->devnull >= 0)
+        close(j->devnull);
+    pthread_mutex_destroy(&j->mu);
+    pthread_mutex_destroy(&d->qmu);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: pmixd --parent-fd FD --node ID [--listen ADDR]\n"
+               "\n"
+               "The node daemon of a pmixrun --nodes job; pmixrun starts it.\n");
+}
+
+int main(int argc, char **argv)
+{
+    pmixd_ctx dm = {0}, *d = &dm;
+    int parent = -1;
+    const char *listen = "127.0.0.1";
+    d->node = -1;
+    d->lfd = -1;
+    d->parent.fd = -1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--parent-fd") == 0 && i + 1 < argc) {
+            parent = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
+            listen = argv[++i];
+        } else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || n < 0 || n > 65535) {
+                usage(stderr);
+                return PMIXRUN_EXIT_USAGE;
+            }
+            d->node = (int)n;
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            usage(stderr);
+            return PMIXRUN_EXIT_USAGE;
+        }
+    }
+    if (parent < 0 || d->node < 0) {
+        usage(stderr);
+        return PMIXRUN_EXIT_USAGE;
+    }
+    job *j = &d->j;
+    j->sigfd = j->wake[0] = j->wake[1] = j->devnull = -1;
+    j->node = d->node;
+    j->outs[1] = (iof_out){.fd = STDOUT_FILENO};
+    j->outs[2] = (iof_out){.fd = STDERR_FILENO};
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_mutex_init(&d->qmu, NULL);
+    snprintf(j->hostname, sizeof j->hostname, "node%d", d->node);
+    int status = 0;
+    if (setup(d, parent, listen) != 0)
+        status = 1;
+    else
+        run(d);
+    if (d->failed)
+        status = 1;
+    teardown(d);
+    return status;
+}

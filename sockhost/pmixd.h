@@ -1,0 +1,93 @@
+/*
+ * pmixd.h - what the parts of pmixd, the node daemon, share.
+ *
+ *   pmixd.c        options, the control connection to pmixrun, the mesh of
+ *                  daemon connections, the ranks of this node, the loop
+ *   pmixd_coll.c   the cross-node half of the PMIx server module: fences
+ *                  (px_coll among the daemons), direct modex, failures
+ *
+ * The node's job is a pmixrun `job` (pmixrun.h) whose map spans nodes: the
+ * job data, the server module's other upcalls, process launch and output
+ * forwarding are pmixrun's (pmixrun_job.c, pmixrun_launch.c,
+ * pmixrun_iof.c).
+ *
+ * Threads. All daemon state belongs to the main thread, which owns every
+ * socket and every px_coll. The PMIx server library calls the module's
+ * upcalls on its progress thread; the cross-node ones (fence_nb,
+ * direct_modex, and the answers of PMIx_server_dmodex_request) only queue
+ * an item under `qmu` and poke the main loop (job_wake), which does the
+ * work. The main thread never holds `qmu` while it calls the library.
+ */
+#ifndef PMIXD_H
+#define PMIXD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <px_coll.h>
+
+#include "pmixrun.h"
+#include "tcplink.h"
+
+typedef struct fence_set fence_set;
+typedef struct dmdx_wait dmdx_wait;
+typedef struct inbox_item inbox_item;
+
+struct px_coll_timer {
+    struct px_coll_timer *next;
+    double at;
+    void (*cb)(void *arg);
+    void *arg;
+};
+
+typedef struct pmixd_ctx {
+    job j;
+    int node;
+    tl_link parent;
+    int lfd;
+    uint16_t port;
+
+    /* The mesh: peers[n] is the link to node n (fd -1: not yet, or lost). */
+    tl_link *peers;
+    bool *peer_lost;
+    tl_link *pend; /* accepted, not yet identified (nnodes slots) */
+    int npeers;    /* identified links */
+    char **addrs;
+    uint16_t *ports;
+
+    bool have_job;
+    bool launched;
+    bool stopping;
+    bool stop_now;
+    bool failed; /* the job could not be set up here: exit 1 */
+    double kill_at;
+    bool broken; /* a rank or a daemon died: every fence fails */
+
+    px_coll_choice fence_choice, barrier_choice;
+    fence_set *sets;
+    dmdx_wait *dmdx;
+    uint32_t next_reqid;
+    struct px_coll_timer *timers;
+
+    pthread_mutex_t qmu;
+    inbox_item *qhead, *qtail;
+} pmixd_ctx;
+
+/* pmixd.c */
+/* Queue one frame to node `n`: 0, or -1 if it is unreachable. */
+int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b);
+
+/* pmixd_coll.c */
+void coll_init(pmixd_ctx *d);  /* before job_server_start: installs the upcalls */
+void coll_fini(pmixd_ctx *d);  /* after the server stopped: frees, calls nothing */
+void coll_inbox(pmixd_ctx *d); /* do what the upcalls queued */
+void coll_frame(pmixd_ctx *d, int from, uint8_t type, const uint8_t *p, size_t len);
+void coll_peer_lost(pmixd_ctx *d, int node);
+/* A rank of this node died (rank >= 0) or something else broke the job:
+ * fail every pending and later fence, and tell the other daemons. */
+void coll_break(pmixd_ctx *d, int rank, bool tell);
+int coll_timeout_ms(pmixd_ctx *d); /* until the next timer; -1 if none */
+void coll_timers(pmixd_ctx *d);
+
+#endif /* PMIXD_H */

@@ -1,0 +1,748 @@
+/*
+ * pmixd_coll.c - the cross-node half of pmixd's PMIx server module: fences
+ * over px_coll among the daemons, direct modex between daemons, and what
+ * a failure does to them.
+ *
+ * Fences. The library makes one fence_nb upcall per fence per node, with
+ * the node's records. The participants (sorted, so order does not matter;
+ * a wildcard stays a wildcard) name a *fence set*: its id is a hash of
+ * them, the same on every node, and its members are the nodes that host a
+ * participant, in node order. Each set has one px_coll; successive fences
+ * of the set are its epochs, run one at a time in the order the upcalls
+ * come (a later one waits in the set's queue), which is the same order on
+ * every node because every process fences a given set in program order. A
+ * collecting fence is an allgather of the nodes' records (the result is
+ * their concatenation, what the library wants back), any other fence a
+ * barrier. The algorithm comes from PMIXLAB_FENCE_ALGO (collecting) or
+ * PMIXLAB_BARRIER_ALGO (others), read when the job starts; PMIX_TIMEOUT
+ * of the fence becomes px_coll's timeout. A PD_COLL frame carries the
+ * set's member list, so a daemon that has not had the upcall yet can make
+ * the set when the first message of its peers arrives.
+ *
+ * Direct modex. A Get of a rank of another node becomes a PD_DMDX_REQ to
+ * that rank's daemon, which asks its server (PMIx_server_dmodex_request:
+ * answered when the rank has committed) and sends the record back.
+ *
+ * Failures (docs/pmixd.md). A rank of this node that dies, or a peer
+ * daemon whose connection drops, *breaks* the job here: every fence that is
+ * running or queued fails with PMIX_ERR_PROC_TERM_WO_SYNC, and so does
+ * every later one. A dead rank is also announced to every other daemon
+ * (PD_BROKEN), which breaks the job there; a lost daemon is also reported
+ * to the px_coll of every set it was a member of (px_coll_peer_failed),
+ * and its pending direct modex requests fail with PMIX_ERR_UNREACH.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmixd.h"
+#include "pmixd_proto.h"
+
+typedef struct fence_req {
+    struct fence_req *next;
+    bool collect;
+    double timeout;
+    char *data;
+    size_t ndata;
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+    bool answered;
+} fence_req;
+
+struct fence_set {
+    fence_set *next;
+    pmixd_ctx *d;
+    uint64_t id;
+    uint32_t n;
+    uint32_t *members; /* node ids, ascending */
+    px_coll *coll;
+    fence_req *running;
+    fence_req *qhead, *qtail;
+};
+
+struct dmdx_wait {
+    dmdx_wait *next;
+    uint32_t reqid;
+    int node;
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+};
+
+enum {
+    IT_FENCE,
+    IT_DMDX,
+    IT_DMDX_REP
+};
+
+struct inbox_item {
+    inbox_item *next;
+    int kind;
+    /* IT_FENCE */
+    uint64_t id;
+    uint32_t n;
+    uint32_t *members;
+    fence_req *req;
+    /* IT_DMDX, IT_DMDX_REP */
+    int node;
+    pmix_rank_t rank;
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+    uint32_t reqid;
+    pmix_status_t status;
+    char *data;
+    size_t ndata;
+};
+
+/* The Standard's module carries no context: the one daemon of this process. */
+static pmixd_ctx *g_d;
+
+static void free_release(void *p)
+{
+    free(p);
+}
+
+static void push(pmixd_ctx *d, inbox_item *it)
+{
+    pthread_mutex_lock(&d->qmu);
+    if (d->qtail != NULL)
+        d->qtail->next = it;
+    else
+        d->qhead = it;
+    d->qtail = it;
+    pthread_mutex_unlock(&d->qmu);
+    job_wake(&d->j);
+}
+
+static void free_item(inbox_item *it)
+{
+    if (it->req != NULL) {
+        free(it->req->data);
+        free(it->req);
+    }
+    free(it->members);
+    free(it->data);
+    free(it);
+}
+
+/* ---- upcalls (progress thread) ---- */
+
+static int cmp_rank(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                              size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
+                              void *cbdata)
+{
+    pmixd_ctx *d = g_d;
+    job *j = &d->j;
+    bool collect = false;
+    double timeout = 0;
+    for (size_t i = 0; i < ninfo; i++) {
+        const pmix_info_t *in = &info[i];
+        if (strncmp(in->key, PMIX_LOCAL_COLLECTIVE_STATUS, PMIX_MAX_KEYLEN) == 0 &&
+            in->value.type == PMIX_STATUS && in->value.data.status != PMIX_SUCCESS) {
+            /* A local participant failed (or timed out): the other nodes
+             * learn it from the rank's death (PD_BROKEN) or time out too. */
+            cbfunc(in->value.data.status, NULL, 0, cbdata, NULL, NULL);
+            return PMIX_SUCCESS;
+        }
+        if (strncmp(in->key, PMIX_COLLECT_DATA, PMIX_MAX_KEYLEN) == 0)
+            collect = in->value.type != PMIX_BOOL || in->value.data.flag;
+        else if (strncmp(in->key, PMIX_TIMEOUT, PMIX_MAX_KEYLEN) == 0 &&
+                 in->value.type == PMIX_INT && in->value.data.integer > 0)
+            timeout = in->value.data.integer;
+    }
+    size_t n = nprocs > 0 ? nprocs : 1;
+    uint32_t *ranks = calloc(n, sizeof *ranks);
+    bool *on = calloc((size_t)j->nnodes, sizeof *on);
+    inbox_item *it = calloc(1, sizeof *it);
+    fence_req *q = calloc(1, sizeof *q);
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+    if (ranks == NULL || on == NULL || it == NULL || q == NULL)
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        pmix_rank_t r = nprocs > 0 ? procs[i].rank : PMIX_RANK_WILDCARD;
+        if (nprocs > 0 && strncmp(procs[i].nspace, j->nspace, PMIX_MAX_NSLEN) != 0) {
+            rc = PMIX_ERR_NOT_SUPPORTED; /* fences across namespaces: not yet */
+            goto fail;
+        }
+        if (r == PMIX_RANK_WILDCARD) {
+            for (int k = 0; k < j->nprocs; k++)
+                on[j->rank_node[k]] = true;
+        } else if (r < (pmix_rank_t)j->nprocs) {
+            on[j->rank_node[r]] = true;
+        } else {
+            rc = PMIX_ERR_BAD_PARAM;
+            goto fail;
+        }
+        ranks[i] = r;
+    }
+    qsort(ranks, n, sizeof *ranks, cmp_rank);
+    uint64_t id = fnv(14695981039346656037ull, j->nspace, strlen(j->nspace));
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || ranks[i] != ranks[i - 1])
+            id = fnv(id, &ranks[i], sizeof ranks[i]);
+    it->members = calloc((size_t)j->nnodes, sizeof *it->members);
+    if (it->members == NULL)
+        goto fail;
+    for (int k = 0; k < j->nnodes; k++)
+        if (on[k])
+            it->members[it->n++] = (uint32_t)k;
+    if (ndata > 0 && collect) {
+        q->data = malloc(ndata);
+        if (q->data == NULL)
+            goto fail;
+        memcpy(q->data, data, ndata);
+        q->ndata = ndata;
+    }
+    q->collect = collect;
+    q->timeout = timeout;
+    q->cbfunc = cbfunc;
+    q->cbdata = cbdata;
+    it->kind = IT_FENCE;
+    it->id = id;
+    it->req = q;
+    free(ranks);
+    free(on);
+    push(d, it);
+    return PMIX_SUCCESS;
+fail:
+    free(ranks);
+    free(on);
+    if (it != NULL)
+        free(it->members);
+    free(it);
+    if (q != NULL)
+        free(q->data);
+    free(q);
+    return rc;
+}
+
+static pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                               pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    pmixd_ctx *d = g_d;
+    job *j = &d->j;
+    if (strncmp(proc->nspace, j->nspace, PMIX_MAX_NSLEN) != 0 ||
+        proc->rank >= (pmix_rank_t)j->nprocs || j->rank_node[proc->rank] == d->node)
+        return PMIX_ERR_NOT_FOUND;
+    inbox_item *it = calloc(1, sizeof *it);
+    if (it == NULL)
+        return PMIX_ERR_NOMEM;
+    it->kind = IT_DMDX;
+    it->node = j->rank_node[proc->rank];
+    it->rank = proc->rank;
+    it->cbfunc = cbfunc;
+    it->cbdata = cbdata;
+    push(d, it);
+    return PMIX_SUCCESS;
+}
+
+typedef struct dmdx_ctx {
+    pmixd_ctx *d;
+    int node;
+    uint32_t reqid;
+} dmdx_ctx;
+
+/* PMIx_server_dmodex_request's answer: any thread, maybe inside the call. */
+static void dmdx_answer(pmix_status_t status, char *data, size_t sz, void *cbdata)
+{
+    dmdx_ctx *c = cbdata;
+    inbox_item *it = calloc(1, sizeof *it);
+    if (it != NULL) {
+        it->kind = IT_DMDX_REP;
+        it->node = c->node;
+        it->reqid = c->reqid;
+        it->status = status;
+        if (status == PMIX_SUCCESS && sz > 0) {
+            it->data = malloc(sz);
+            if (it->data != NULL) {
+                memcpy(it->data, data, sz);
+                it->ndata = sz;
+            } else {
+                it->status = PMIX_ERR_NOMEM;
+            }
+        }
+        push(c->d, it);
+    }
+    free(c);
+}
+
+/* ---- fence sets (main thread) ---- */
+
+static void answer(fence_req *q, pmix_status_t st, px_coll_result *res)
+{
+    if (q->answered)
+        return;
+    q->answered = true;
+    if (st == PMIX_SUCCESS && res != NULL && res->size > 0 && res->data != NULL) {
+        char *data = (char *)res->data;
+        res->data = NULL;
+        q->cbfunc(PMIX_SUCCESS, data, res->size, q->cbdata, free_release, data);
+    } else {
+        q->cbfunc(st, NULL, 0, q->cbdata, NULL, NULL);
+    }
+}
+
+static void free_req(fence_req *q)
+{
+    free(q->data);
+    free(q);
+}
+
+static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
+{
+    fence_set *s = cbdata;
+    fence_req *q = s->running;
+    s->running = NULL;
+    if (q != NULL) {
+        answer(q, status, res);
+        free_req(q);
+    }
+}
+
+static void pump(fence_set *s)
+{
+    pmixd_ctx *d = s->d;
+    while (s->qhead != NULL && (s->running == NULL || d->broken || s->coll == NULL)) {
+        fence_req *q = s->qhead;
+        s->qhead = q->next;
+        if (s->qhead == NULL)
+            s->qtail = NULL;
+        if (d->broken || s->coll == NULL) { /* at once, even behind a running one */
+            answer(q, PMIX_ERR_PROC_TERM_WO_SYNC, NULL);
+            free_req(q);
+            continue;
+        }
+        px_coll_args a = {
+            .kind = q->collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER,
+            .choice = q->collect ? d->fence_choice : d->barrier_choice,
+            .timeout = q->timeout,
+        };
+        s->running = q;
+        pmix_status_t rc = px_coll_start(s->coll, &a, q->data, q->ndata, fence_done, s);
+        if (rc != PMIX_SUCCESS) {
+            s->running = NULL;
+            fprintf(stderr, "pmixd %s: cannot start a cross-node fence: %s\n", d->j.hostname,
+                    PMIx_Error_string(rc));
+            answer(q, rc, NULL);
+            free_req(q);
+        }
+    }
+}
+
+static pmix_status_t c_send(void *ctx, uint32_t to, void *msg, size_t len)
+{
+    fence_set *s = ctx;
+    tl_buf b = {0};
+    tl_put_u32(&b, s->n);
+    for (uint32_t i = 0; i < s->n; i++)
+        tl_put_u32(&b, s->members[i]);
+    tl_put_bytes(&b, msg, len);
+    free(msg);
+    int rc = to < s->n ? pmixd_peer_send(s->d, (int)s->members[to], PD_COLL, &b) : -1;
+    tl_buf_free(&b);
+    return rc == 0 ? PMIX_SUCCESS : PMIX_ERR_UNREACH;
+}
+
+static px_coll_timer *c_timer_start(void *ctx, double seconds, void (*cb)(void *arg), void *arg)
+{
+    pmixd_ctx *d = ((fence_set *)ctx)->d;
+    px_coll_timer *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    t->at = now_s() + seconds;
+    t->cb = cb;
+    t->arg = arg;
+    t->next = d->timers;
+    d->timers = t;
+    return t;
+}
+
+static void c_timer_cancel(void *ctx, px_coll_timer *timer)
+{
+    pmixd_ctx *d = ((fence_set *)ctx)->d;
+    for (px_coll_timer **pp = &d->timers; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == timer) {
+            *pp = timer->next;
+            free(timer);
+            return;
+        }
+    }
+}
+
+static double c_now(void *ctx)
+{
+    return now_s();
+}
+
+static const px_coll_ops coll_ops = {
+    .version = PX_COLL_OPS_VERSION,
+    .send = c_send,
+    .timer_start = c_timer_start,
+    .timer_cancel = c_timer_cancel,
+    .now = c_now,
+};
+
+static fence_set *set_find(pmixd_ctx *d, uint64_t id)
+{
+    for (fence_set *s = d->sets; s != NULL; s = s->next)
+        if (s->id == id)
+            return s;
+    return NULL;
+}
+
+/* A new set; NULL if the member list is not valid for this node. */
+static fence_set *set_make(pmixd_ctx *d, uint64_t id, uint32_t n, const uint32_t *members)
+{
+    int me = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (members[i] >= (uint32_t)d->j.nnodes || (i > 0 && members[i] <= members[i - 1]))
+            return NULL;
+        if ((int)members[i] == d->node)
+            me = (int)i;
+    }
+    if (me < 0)
+        return NULL;
+    fence_set *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->members = malloc(n * sizeof *s->members);
+    if (s->members == NULL) {
+        free(s);
+        return NULL;
+    }
+    memcpy(s->members, members, n * sizeof *s->members);
+    s->d = d;
+    s->id = id;
+    s->n = n;
+    px_coll_config cfg = {.id = id, .nmembers = n, .me = (uint32_t)me};
+    s->coll = px_coll_create(&coll_ops, s, &cfg);
+    for (uint32_t i = 0; s->coll != NULL && i < n; i++)
+        if (d->peer_lost[members[i]])
+            px_coll_peer_failed(s->coll, i);
+    s->next = d->sets;
+    d->sets = s;
+    return s;
+}
+
+/* ---- failures ---- */
+
+static void fail_all(pmixd_ctx *d)
+{
+    for (fence_set *s = d->sets; s != NULL; s = s->next) {
+        if (s->running != NULL)
+            answer(s->running, PMIX_ERR_PROC_TERM_WO_SYNC, NULL); /* kept until px_coll ends */
+        pump(s);
+    }
+}
+
+void coll_break(pmixd_ctx *d, int rank, bool tell)
+{
+    if (!d->broken) {
+        d->broken = true;
+        fail_all(d);
+    }
+    if (!tell)
+        return;
+    tl_buf b = {0};
+    tl_put_u32(&b, (uint32_t)rank);
+    tl_put_u32(&b, (uint32_t)d->node);
+    for (int n = 0; n < d->j.nnodes; n++)
+        pmixd_peer_send(d, n, PD_BROKEN, &b);
+    tl_buf_free(&b);
+}
+
+void coll_peer_lost(pmixd_ctx *d, int node)
+{
+    coll_break(d, -1, false);
+    for (fence_set *s = d->sets; s != NULL; s = s->next) {
+        for (uint32_t i = 0; s->coll != NULL && i < s->n; i++)
+            if ((int)s->members[i] == node)
+                px_coll_peer_failed(s->coll, i);
+        pump(s);
+    }
+    for (dmdx_wait **pp = &d->dmdx; *pp != NULL;) {
+        dmdx_wait *w = *pp;
+        if (w->node != node) {
+            pp = &w->next;
+            continue;
+        }
+        *pp = w->next;
+        w->cbfunc(PMIX_ERR_UNREACH, NULL, 0, w->cbdata, NULL, NULL);
+        free(w);
+    }
+}
+
+/* ---- the main thread's side ---- */
+
+static void do_fence(pmixd_ctx *d, inbox_item *it)
+{
+    fence_req *q = it->req;
+    it->req = NULL;
+    fence_set *s = set_find(d, it->id);
+    if (s == NULL)
+        s = set_make(d, it->id, it->n, it->members);
+    if (s == NULL) {
+        answer(q, PMIX_ERR_NOMEM, NULL);
+        free_req(q);
+        return;
+    }
+    if (s->qtail != NULL)
+        s->qtail->next = q;
+    else
+        s->qhead = q;
+    s->qtail = q;
+    pump(s);
+}
+
+static void do_dmdx(pmixd_ctx *d, inbox_item *it)
+{
+    dmdx_wait *w = calloc(1, sizeof *w);
+    if (w == NULL || d->peer_lost[it->node]) {
+        free(w);
+        it->cbfunc(w == NULL ? PMIX_ERR_NOMEM : PMIX_ERR_UNREACH, NULL, 0, it->cbdata, NULL, NULL);
+        return;
+    }
+    w->reqid = ++d->next_reqid;
+    w->node = it->node;
+    w->cbfunc = it->cbfunc;
+    w->cbdata = it->cbdata;
+    tl_buf b = {0};
+    tl_put_u32(&b, w->reqid);
+    tl_put_u32(&b, it->rank);
+    int rc = pmixd_peer_send(d, it->node, PD_DMDX_REQ, &b);
+    tl_buf_free(&b);
+    if (rc != 0) {
+        w->cbfunc(PMIX_ERR_UNREACH, NULL, 0, w->cbdata, NULL, NULL);
+        free(w);
+        return;
+    }
+    w->next = d->dmdx;
+    d->dmdx = w;
+}
+
+static void send_dmdx_reply(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_t status,
+                            const char *data, size_t ndata)
+{
+    tl_buf b = {0};
+    tl_put_u32(&b, reqid);
+    tl_put_u32(&b, (uint32_t)status);
+    tl_put_bytes(&b, data, ndata);
+    pmixd_peer_send(d, node, PD_DMDX_REP, &b);
+    tl_buf_free(&b);
+}
+
+void coll_inbox(pmixd_ctx *d)
+{
+    pthread_mutex_lock(&d->qmu);
+    inbox_item *it = d->qhead;
+    d->qhead = d->qtail = NULL;
+    pthread_mutex_unlock(&d->qmu);
+    while (it != NULL) {
+        inbox_item *next = it->next;
+        switch (it->kind) {
+        case IT_FENCE:
+            if (d->stopping) {
+                answer(it->req, PMIX_ERR_PROC_TERM_WO_SYNC, NULL);
+                break;
+            }
+            do_fence(d, it);
+            break;
+        case IT_DMDX: do_dmdx(d, it); break;
+        case IT_DMDX_REP:
+            send_dmdx_reply(d, it->node, it->reqid, it->status, it->data, it->ndata);
+            break;
+        default: break;
+        }
+        free_item(it);
+        it = next;
+    }
+}
+
+static void got_coll(pmixd_ctx *d, int from, tl_reader *r)
+{
+    uint32_t n = tl_get_u32(r);
+    if (r->bad || n == 0 || n > (uint32_t)d->j.nnodes)
+        return;
+    uint32_t *members = calloc(n, sizeof *members);
+    if (members == NULL)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        members[i] = tl_get_u32(r);
+    size_t len;
+    const void *msg = tl_get_bytes(r, &len);
+    px_coll_msg_info mi;
+    if (r->bad || px_coll_msg_peek(msg, len, &mi) != PMIX_SUCCESS) {
+        free(members);
+        return;
+    }
+    fence_set *s = set_find(d, mi.id);
+    if (s == NULL)
+        s = set_make(d, mi.id, n, members);
+    free(members);
+    if (s == NULL || s->coll == NULL)
+        return;
+    for (uint32_t i = 0; i < s->n; i++) {
+        if ((int)s->members[i] == from) {
+            px_coll_deliver(s->coll, i, msg, len);
+            break;
+        }
+    }
+    pump(s);
+}
+
+static void got_dmdx_req(pmixd_ctx *d, int from, tl_reader *r)
+{
+    uint32_t reqid = tl_get_u32(r), rank = tl_get_u32(r);
+    if (r->bad)
+        return;
+    dmdx_ctx *c = calloc(1, sizeof *c);
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+    if (c != NULL) {
+        *c = (dmdx_ctx){d, from, reqid};
+        pmix_proc_t p;
+        PMIx_Load_procid(&p, d->j.nspace, rank);
+        rc = PMIx_server_dmodex_request(&p, dmdx_answer, c);
+    }
+    if (rc != PMIX_SUCCESS) {
+        free(c);
+        send_dmdx_reply(d, from, reqid, rc, NULL, 0);
+    }
+}
+
+static void got_dmdx_rep(pmixd_ctx *d, tl_reader *r)
+{
+    uint32_t reqid = tl_get_u32(r);
+    pmix_status_t status = (pmix_status_t)tl_get_u32(r);
+    size_t len;
+    const void *data = tl_get_bytes(r, &len);
+    if (r->bad)
+        return;
+    for (dmdx_wait **pp = &d->dmdx; *pp != NULL; pp = &(*pp)->next) {
+        dmdx_wait *w = *pp;
+        if (w->reqid != reqid)
+            continue;
+        *pp = w->next;
+        char *copy = len > 0 ? malloc(len) : NULL;
+        if (len > 0 && copy == NULL)
+            status = PMIX_ERR_NOMEM;
+        if (copy != NULL)
+            memcpy(copy, data, len);
+        if (status == PMIX_SUCCESS)
+            w->cbfunc(status, copy, len, w->cbdata, copy != NULL ? free_release : NULL, copy);
+        else
+            w->cbfunc(status, NULL, 0, w->cbdata, NULL, NULL);
+        if (status != PMIX_SUCCESS)
+            free(copy);
+        free(w);
+        return;
+    }
+}
+
+void coll_frame(pmixd_ctx *d, int from, uint8_t type, const uint8_t *p, size_t len)
+{
+    tl_reader r = {.p = p, .left = len};
+    switch (type) {
+    case PD_COLL: got_coll(d, from, &r); break;
+    case PD_BROKEN: coll_break(d, (int)tl_get_u32(&r), false); break;
+    case PD_DMDX_REQ: got_dmdx_req(d, from, &r); break;
+    case PD_DMDX_REP: got_dmdx_rep(d, &r); break;
+    default: break;
+    }
+}
+
+/* ---- timers ---- */
+
+int coll_timeout_ms(pmixd_ctx *d)
+{
+    if (d->timers == NULL)
+        return -1;
+    double first = d->timers->at;
+    for (px_coll_timer *t = d->timers; t != NULL; t = t->next)
+        if (t->at < first)
+            first = t->at;
+    double ms = (first - now_s()) * 1000.0;
+    return ms <= 0 ? 0 : (int)ms + 1;
+}
+
+void coll_timers(pmixd_ctx *d)
+{
+    bool fired = false;
+    for (;;) {
+        double t0 = now_s();
+        px_coll_timer **pp = &d->timers;
+        while (*pp != NULL && (*pp)->at > t0)
+            pp = &(*pp)->next;
+        if (*pp == NULL)
+            break;
+        px_coll_timer *t = *pp;
+        *pp = t->next;
+        t->cb(t->arg);
+        free(t);
+        fired = true;
+    }
+    if (fired)
+        for (fence_set *s = d->sets; s != NULL; s = s->next)
+            pump(s);
+}
+
+/* ---- life ---- */
+
+void coll_init(pmixd_ctx *d)
+{
+    g_d = d;
+    d->j.fence_fn = up_fence;
+    d->j.dmodex_fn = up_dmodex;
+}
+
+void coll_fini(pmixd_ctx *d)
+{
+    while (d->sets != NULL) {
+        fence_set *s = d->sets;
+        d->sets = s->next;
+        px_coll_destroy(s->coll);
+        if (s->running != NULL)
+            free_req(s->running);
+        while (s->qhead != NULL) {
+            fence_req *q = s->qhead;
+            s->qhead = q->next;
+            free_req(q);
+        }
+        free(s->members);
+        free(s);
+    }
+    while (d->timers != NULL) {
+        px_coll_timer *t = d->timers;
+        d->timers = t->next;
+        free(t);
+    }
+    while (d->dmdx != NULL) {
+        dmdx_wait *w = d->dmdx;
+        d->dmdx = w->next;
+        free(w);
+    }
+    pthread_mutex_lock(&d->qmu);
+    inbox_item *it = d->qhead;
+    d->qhead = d->qtail = NULL;
+    pthread_mutex_unlock(&d->qmu);
+    while (it != NULL) {
+        inbox_item *next = it->next;
+        free_item(it);
+        it = next;
+    }
+}
