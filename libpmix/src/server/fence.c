@@ -84,6 +84,8 @@ static void unlink_tracker(px_server *s, px_tracker *t)
 
 static void free_tracker(px_server *s, px_tracker *t)
 {
+    for (size_t i = 0; i < t->nhost; i++)
+        PMIx_Info_destruct(&t->host[i]);
     if (t->timer != NULL)
         s->pops->timer_cancel(s->pctx, t->timer);
     free(t->procs);
@@ -265,7 +267,7 @@ static void host_done(pmix_status_t status, const char *data, size_t ndata, void
  * keep it (the tracker must then be finished by the caller). */
 static bool upcall(px_server *s, px_tracker *t, pmix_status_t local_status, pmix_status_t *rcp)
 {
-    pmix_info_t info[3];
+    pmix_info_t info[3 + PX_HOST_KEYS];
     size_t ninfo = 0;
     px_buf b;
     pmix_status_t rc;
@@ -274,6 +276,9 @@ static bool upcall(px_server *s, px_tracker *t, pmix_status_t local_status, pmix
     if (s->hops->fence_nb == NULL)
         return false;
     memset(info, 0, sizeof(info));
+    /* the host's own directives ("pmixlab." keys: the algorithm) */
+    for (size_t i = 0; i < t->nhost; i++)
+        PMIx_Info_xfer(&info[ninfo++], &t->host[i]);
     if (t->collect)
         PMIx_Info_load(&info[ninfo++], PMIX_COLLECT_DATA, &t->collect, PMIX_BOOL);
     if (t->timeout > 0) {
@@ -481,7 +486,6 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
     pmix_status_t rc;
     px_tracker *t;
     const pmix_info_t *ti;
-    bool collect;
     double timeout = 0;
 
     if ((rc = px_unpack_procs(b, &procs, &n)) != PMIX_SUCCESS)
@@ -490,20 +494,18 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
         free(procs);
         return rc;
     }
-    collect = px_info_flag(info, ninfo, PMIX_COLLECT_DATA);
     ti = px_info_find(info, ninfo, PMIX_TIMEOUT);
     if (ti != NULL) {
         uint64_t v;
         if (px_value_get_number(&ti->value, &v) == PMIX_SUCCESS)
             timeout = (double)v;
     }
-    PMIx_Info_free(info, ninfo);
     if (n == 0) {
         free(procs);
         procs = calloc(1, sizeof(*procs));
         if (procs == NULL) {
-            px_srv_reply_status(s, c, PX_MSG_FENCE_DONE, tag, PMIX_ERR_NOMEM);
-            return PMIX_SUCCESS;
+            rc = PMIX_ERR_NOMEM;
+            goto refuse;
         }
         memcpy(procs[0].nspace, c->proc.nspace, sizeof(procs[0].nspace));
         procs[0].rank = PMIX_RANK_WILDCARD;
@@ -528,28 +530,18 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
         else if (px_srv_is_dead(s, &procs[i]))
             rc = PMIX_ERR_PROC_TERM_WO_SYNC;
     }
-    if (rc != PMIX_SUCCESS) {
-        free(procs);
-        px_srv_reply_status(s, c, PX_MSG_FENCE_DONE, tag, rc);
-        return PMIX_SUCCESS;
-    }
-
-    if (pay_tomb(s, c, tag, procs, n)) {
-        free(procs);
-        return PMIX_SUCCESS;
-    }
+    if (rc != PMIX_SUCCESS)
+        goto refuse;
+    if (pay_tomb(s, c, tag, procs, n))
+        goto done;
     for (t = s->trackers; t != NULL; t = t->next)
         if (t->state == PX_TRK_GATHERING && same_set(t, procs, n) && !has_contributed(t, c))
             break;
-    if (t != NULL) {
-        free(procs);
-    } else {
+    if (t == NULL) {
         t = new_tracker(s, procs, n, &rc);
-        if (t == NULL) {
-            free(procs);
-            px_srv_reply_status(s, c, PX_MSG_FENCE_DONE, tag, rc);
-            return PMIX_SUCCESS;
-        }
+        if (t == NULL)
+            goto refuse;
+        procs = NULL; /* the tracker's now */
     }
     if (t->ncontrib >= t->nexpected) {
         /* more local participants than registered: the host's counts are wrong */
@@ -557,13 +549,19 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
                     "fence #%llu: %s:%u joins but %zu local participants were"
                     " expected",
                     (unsigned long long)t->id, c->proc.nspace, c->proc.rank, t->nexpected);
-        px_srv_reply_status(s, c, PX_MSG_FENCE_DONE, tag, PMIX_ERR_BAD_PARAM);
-        return PMIX_SUCCESS;
+        rc = PMIX_ERR_BAD_PARAM;
+        goto refuse;
     }
     t->contrib[t->ncontrib].client = c;
     t->contrib[t->ncontrib].tag = tag;
     t->ncontrib++;
-    t->collect = t->collect || collect;
+    /* the host's own directives ("pmixlab." keys, e.g. the algorithm),
+     * from the first participant that gives any */
+    for (size_t i = 0; i < ninfo && t->nhost < PX_HOST_KEYS; i++)
+        if (strncmp(info[i].key, "pmixlab.", 8) == 0 &&
+            px_info_find(t->host, t->nhost, info[i].key) == NULL)
+            PMIx_Info_xfer(&t->host[t->nhost++], &info[i]);
+    t->collect = t->collect || px_info_flag(info, ninfo, PMIX_COLLECT_DATA);
     if (timeout > 0 && (t->timeout == 0 || timeout < t->timeout)) {
         t->timeout = timeout;
         if (t->timer != NULL)
@@ -572,6 +570,12 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
     }
     if (t->ncontrib == t->nexpected)
         all_joined(s, t);
+    goto done;
+refuse:
+    px_srv_reply_status(s, c, PX_MSG_FENCE_DONE, tag, rc);
+done:
+    free(procs);
+    PMIx_Info_free(info, ninfo);
     return PMIX_SUCCESS;
 }
 

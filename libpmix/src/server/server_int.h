@@ -66,6 +66,9 @@ typedef enum {
     PX_TRK_ABANDONED, /* failed locally; freed when the host calls back */
 } px_trk_state;
 
+/* At most this many host directives ("pmixlab." info keys) per fence. */
+#define PX_HOST_KEYS 4
+
 typedef struct px_contrib {
     px_sclient *client;
     uint32_t tag;
@@ -83,7 +86,9 @@ typedef struct px_tracker {
     px_trk_state state;
     px_timer *timer;
     double timeout;
-    uint64_t id; /* for messages: "fence #id" */
+    uint64_t id;                    /* for messages: "fence #id" */
+    pmix_info_t host[PX_HOST_KEYS]; /* "pmixlab." directives, passed to the host */
+    size_t nhost;
 } px_tracker;
 
 /* A failed collective's debt: the local participants that had not joined
