@@ -104,8 +104,10 @@ static void reply_all(px_server *s, px_tracker *t, pmix_status_t status, const v
         s->pops->region_release(s->pctx, region);
         region = NULL;
     }
-    if (region == NULL && status == PMIX_SUCCESS && ndata >= PX_REGION_MIN && t->ncontrib > 1 &&
-        s->pops->region_create != NULL)
+    /* one reader gains nothing from a region, unless the data would not
+     * fit in a frame */
+    if (region == NULL && status == PMIX_SUCCESS && ndata >= PX_REGION_MIN &&
+        (t->ncontrib > 1 || ndata > PX_FRAME_MAX_DEFAULT / 2) && s->pops->region_create != NULL)
         region = s->pops->region_create(s->pctx, data, ndata);
     for (size_t i = 0; i < t->ncontrib; i++) {
         px_sclient *c = t->contrib[i].client;
