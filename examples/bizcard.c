@@ -42,8 +42,6 @@
 
 #define GET_TIMEOUT 30 /* seconds; the Standard advises a timeout on such Gets */
 
-static pmix_proc_t myproc;
-
 static double now(void)
 {
     struct timespec ts;
@@ -51,9 +49,9 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void fail(const char *call, pmix_status_t rc)
+static void fail(const pmix_proc_t *me, const char *call, pmix_status_t rc)
 {
-    fprintf(stderr, "bizcard: rank %u: %s failed: %s\n", myproc.rank, call, PMIx_Error_string(rc));
+    fprintf(stderr, "bizcard: rank %u: %s failed: %s\n", me->rank, call, PMIx_Error_string(rc));
 }
 
 /* The card of `rank`: a readable header naming the writer, then a pattern
@@ -95,7 +93,8 @@ static bool is_local(const char *peers, pmix_rank_t rank)
 
 /* Get a key of `peer` (with a timeout) and compare a string value. Returns
  * true if it matches; prints why not otherwise. */
-static bool check_string(const pmix_proc_t *peer, const char *key, const char *want)
+static bool check_string(const pmix_proc_t *me, const pmix_proc_t *peer, const char *key,
+                         const char *want)
 {
     pmix_info_t info;
     int timeout = GET_TIMEOUT;
@@ -104,13 +103,13 @@ static bool check_string(const pmix_proc_t *peer, const char *key, const char *w
     pmix_status_t rc = PMIx_Get(peer, key, &info, 1, &val);
     PMIX_INFO_DESTRUCT(&info);
     if (rc != PMIX_SUCCESS) {
-        fprintf(stderr, "bizcard: rank %u: PMIx_Get(%s of rank %u) failed: %s\n", myproc.rank, key,
+        fprintf(stderr, "bizcard: rank %u: PMIx_Get(%s of rank %u) failed: %s\n", me->rank, key,
                 peer->rank, PMIx_Error_string(rc));
         return false;
     }
     bool ok = val->type == PMIX_STRING && strcmp(val->data.string, want) == 0;
     if (!ok)
-        fprintf(stderr, "bizcard: rank %u: %s of rank %u is wrong (expected \"%s\")\n", myproc.rank,
+        fprintf(stderr, "bizcard: rank %u: %s of rank %u is wrong (expected \"%s\")\n", me->rank,
                 key, peer->rank, want);
     PMIX_VALUE_RELEASE(val);
     return ok;
@@ -134,6 +133,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+    pmix_proc_t myproc; /* no globals: pmixsim runs many copies in one process */
     bool full;
     size_t size = 256;
     pmix_status_t rc;
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
     pmix_value_t *val = NULL;
     rc = PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &val);
     if (rc != PMIX_SUCCESS || val->type != PMIX_UINT32) {
-        fail("PMIx_Get(PMIX_JOB_SIZE)", rc);
+        fail(&myproc, "PMIx_Get(PMIX_JOB_SIZE)", rc);
         PMIx_Finalize(NULL, 0);
         return 1;
     }
@@ -175,7 +175,7 @@ int main(int argc, char **argv)
     PMIX_VALUE_RELEASE(val);
     rc = PMIx_Get(&job, PMIX_LOCAL_PEERS, NULL, 0, &val);
     if (rc != PMIX_SUCCESS || val->type != PMIX_STRING) {
-        fail("PMIx_Get(PMIX_LOCAL_PEERS)", rc);
+        fail(&myproc, "PMIx_Get(PMIX_LOCAL_PEERS)", rc);
         PMIx_Finalize(NULL, 0);
         return 1;
     }
@@ -197,25 +197,25 @@ int main(int argc, char **argv)
     v.data.bo.bytes = card;
     v.data.bo.size = size;
     if ((rc = PMIx_Put(PMIX_GLOBAL, "bizcard.card", &v)) != PMIX_SUCCESS) {
-        fail("PMIx_Put(PMIX_GLOBAL, bizcard.card)", rc);
+        fail(&myproc, "PMIx_Put(PMIX_GLOBAL, bizcard.card)", rc);
         return 1;
     }
     shm_name(text, sizeof text, myproc.nspace, myproc.rank);
     v.type = PMIX_STRING;
     v.data.string = text;
     if ((rc = PMIx_Put(PMIX_LOCAL, "bizcard.shm", &v)) != PMIX_SUCCESS) {
-        fail("PMIx_Put(PMIX_LOCAL, bizcard.shm)", rc);
+        fail(&myproc, "PMIx_Put(PMIX_LOCAL, bizcard.shm)", rc);
         return 1;
     }
     net_addr(text, sizeof text, myproc.rank);
     if ((rc = PMIx_Put(PMIX_REMOTE, "bizcard.net", &v)) != PMIX_SUCCESS) {
-        fail("PMIx_Put(PMIX_REMOTE, bizcard.net)", rc);
+        fail(&myproc, "PMIx_Put(PMIX_REMOTE, bizcard.net)", rc);
         return 1;
     }
 
     /* 3. Hand everything we put to the local server. */
     if ((rc = PMIx_Commit()) != PMIX_SUCCESS) {
-        fail("PMIx_Commit", rc);
+        fail(&myproc, "PMIx_Commit", rc);
         return 1;
     }
 
@@ -233,7 +233,7 @@ int main(int argc, char **argv)
         rc = PMIx_Fence(NULL, 0, NULL, 0);
     }
     if (rc != PMIX_SUCCESS) {
-        fail(full ? "PMIx_Fence(PMIX_COLLECT_DATA)" : "PMIx_Fence", rc);
+        fail(&myproc, full ? "PMIx_Fence(PMIX_COLLECT_DATA)" : "PMIx_Fence", rc);
         return 1;
     }
     double t1 = now();
@@ -270,11 +270,11 @@ int main(int argc, char **argv)
 
         if (is_local(local_peers, r)) {
             shm_name(text, sizeof text, myproc.nspace, r);
-            errors += !check_string(&peer, "bizcard.shm", text);
+            errors += !check_string(&myproc, &peer, "bizcard.shm", text);
             nlocal++;
         } else {
             net_addr(text, sizeof text, r);
-            errors += !check_string(&peer, "bizcard.net", text);
+            errors += !check_string(&myproc, &peer, "bizcard.net", text);
             nremote++;
         }
     }
@@ -289,7 +289,7 @@ int main(int argc, char **argv)
     if ((rc = PMIx_Put(PMIX_GLOBAL, "bizcard.errors", &v)) != PMIX_SUCCESS ||
         (rc = PMIx_Commit()) != PMIX_SUCCESS ||
         (rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) {
-        fail("posting the error count", rc);
+        fail(&myproc, "posting the error count", rc);
         return 1;
     }
     if (myproc.rank == 0) {
@@ -300,7 +300,7 @@ int main(int argc, char **argv)
             val = NULL;
             rc = PMIx_Get(&peer, "bizcard.errors", NULL, 0, &val);
             if (rc != PMIX_SUCCESS || val->type != PMIX_UINT32) {
-                fail("PMIx_Get(bizcard.errors)", rc);
+                fail(&myproc, "PMIx_Get(bizcard.errors)", rc);
                 total++;
                 bad++;
             } else {
@@ -322,12 +322,12 @@ int main(int argc, char **argv)
     }
     /* Rank 0 must finish reading before anyone leaves. */
     if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
-        fail("final PMIx_Fence", rc);
+        fail(&myproc, "final PMIx_Fence", rc);
 
     free(card);
     free(local_peers);
     if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS) {
-        fail("PMIx_Finalize", rc);
+        fail(&myproc, "PMIx_Finalize", rc);
         return 1;
     }
     return errors == 0 && job_errors == 0 ? 0 : 1;

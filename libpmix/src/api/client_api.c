@@ -27,8 +27,8 @@
 
 /* ---- process-wide state: the binding and the real process's client ---- */
 
-static px_api_client default_client = {.external_progress = -1};
-static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static px_api_client default_client = {.init_lock = PTHREAD_MUTEX_INITIALIZER,
+                                       .external_progress = -1};
 
 static px_api_client *default_current(void *arg)
 {
@@ -268,18 +268,18 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     char err[256] = "";
     sync_op s;
 
-    pthread_mutex_lock(&init_lock);
     ac = current();
+    pthread_mutex_lock(&ac->init_lock);
     ep = px_info_find(info, ninfo, PMIX_EXTERNAL_PROGRESS);
     if (ep != NULL)
         want_ext = px_info_flag(info, ninfo, PMIX_EXTERNAL_PROGRESS);
     if (ac->refcount > 0) {
         if (want_ext >= 0 && ac->external_progress >= 0 && want_ext != ac->external_progress) {
-            pthread_mutex_unlock(&init_lock);
+            pthread_mutex_unlock(&ac->init_lock);
             return PMIX_ERR_BAD_PARAM; /* conflicts with the first PMIx_Init */
         }
         if (want_ext >= 0 && ac->external_progress < 0 && want_ext == 1) {
-            pthread_mutex_unlock(&init_lock);
+            pthread_mutex_unlock(&ac->init_lock);
             return PMIX_ERR_BAD_PARAM; /* progress is already running in a thread */
         }
         ac->refcount++;
@@ -287,7 +287,7 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     }
     rc = binding->open(binding->arg, ac, info, ninfo, err, sizeof(err));
     if (rc != PMIX_SUCCESS) {
-        pthread_mutex_unlock(&init_lock);
+        pthread_mutex_unlock(&ac->init_lock);
         fprintf(stderr, "pmix: PMIx_Init failed: %s (%s)\n", err[0] ? err : "cannot connect",
                 PMIx_Error_string(rc));
         return rc;
@@ -297,7 +297,7 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     rc = finish(&s, ENGINE(ac, px_client_connect(ac->client, info, ninfo, sync_op_cb, &s)));
     if (rc != PMIX_SUCCESS) {
         ac->teardown(ac);
-        pthread_mutex_unlock(&init_lock);
+        pthread_mutex_unlock(&ac->init_lock);
         fprintf(stderr,
                 "pmix: PMIx_Init failed: the server refused or dropped the connection"
                 " (%s)\n",
@@ -309,7 +309,7 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
 done:
     if (proc != NULL)
         *proc = *px_client_self(ac->client);
-    pthread_mutex_unlock(&init_lock);
+    pthread_mutex_unlock(&ac->init_lock);
     declare_model(ac, info, ninfo);
     return PMIX_SUCCESS;
 }
@@ -333,14 +333,13 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo)
     ac = current();
     if (ac->refcount > 0 && ac->client != NULL && in_callback(ac))
         return PMIX_ERR_WOULD_BLOCK; /* it would wait for the loop it runs in */
-    pthread_mutex_lock(&init_lock);
-    ac = ready();
-    if (ac == NULL) {
-        pthread_mutex_unlock(&init_lock);
+    pthread_mutex_lock(&ac->init_lock);
+    if (ready() == NULL) {
+        pthread_mutex_unlock(&ac->init_lock);
         return PMIX_ERR_INIT;
     }
     if (--ac->refcount > 0) {
-        pthread_mutex_unlock(&init_lock);
+        pthread_mutex_unlock(&ac->init_lock);
         return PMIX_SUCCESS;
     }
     ac->refcount = 1; /* still usable for the embedded barrier */
@@ -362,7 +361,7 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo)
     ac->refcount = 0;
     ac->external_progress = -1;
     ac->teardown(ac);
-    pthread_mutex_unlock(&init_lock);
+    pthread_mutex_unlock(&ac->init_lock);
     return rc == PMIX_ERR_UNREACH ? PMIX_SUCCESS : rc;
 }
 

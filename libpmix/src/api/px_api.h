@@ -14,6 +14,8 @@
 #ifndef PX_API_H
 #define PX_API_H
 
+#include <pthread.h>
+
 #include <pmix.h>
 
 #include "client/px_client.h"
@@ -22,6 +24,11 @@
 typedef struct px_api_client px_api_client;
 
 struct px_api_client {
+    /* Serializes PMIx_Init and PMIx_Finalize of this client. One per client,
+     * not per process: in pmixsim every simulated process has its own, and
+     * one process blocked in PMIx_Init must not stop the others. A zeroed
+     * mutex is a valid one (glibc), so calloc'd clients need no setup. */
+    pthread_mutex_t init_lock;
     px_client *client;
     const px_platform_ops *pops;
     void *pctx;

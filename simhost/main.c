@@ -1,0 +1,519 @@
+/*
+ * main.c - pmixsim's command line.
+ *
+ *   pmixsim [OPTIONS] WORKLOAD [ARGS...]
+ *   pmixsim --list
+ *
+ * One run builds the platform, creates one node actor per simulated node
+ * (its server engine registered with the job) and one process actor per
+ * simulated process (running WORKLOAD), runs the simulation to its end and
+ * reports every fence (report.c). With --algo all, the run is repeated in a
+ * child process per algorithm of the catalog (SimGrid runs one simulation
+ * per process), and the reports follow each other.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pmixsim.h"
+
+#define MAX_NODES 65536u
+
+#ifdef __SANITIZE_ADDRESS__
+#define SANITIZED 1 /* sanitized frames are larger: stacks of 1 MiB at least */
+#else
+#define SANITIZED 0
+#endif
+#define MAX_SG_ARGS 64
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: pmixsim [OPTIONS] WORKLOAD [ARGS...]\n"
+            "       pmixsim --list\n"
+            "\n"
+            "Runs WORKLOAD (a PMIx program built into pmixsim) on every simulated process\n"
+            "of a job, with a real PMIx server per simulated node, inside SimGrid.\n"
+            "\n"
+            "  --nodes N             simulated nodes (1..%u; default 4)\n"
+            "  --ppn P               processes per node (default 1)\n"
+            "  --topology T          crossbar (default), fattree, torus, dragonfly\n"
+            "  --topo-params S       SimGrid's topo_parameters for that topology\n"
+            "  --radix R --taper T   fat tree switches (default radix 32, taper 1)\n"
+            "  --platform FILE       a SimGrid platform instead (its first N hosts;\n"
+            "                        without --nodes, all of them)\n"
+            "  --planes 1            network planes (only 1 so far)\n"
+            "  --lat TIME            latency of every node link (default 1us)\n"
+            "  --bw RATE             bandwidth of every node link (default 12.5GBps)\n"
+            "  --loopback-lat TIME   the node's loopback link (default 100ns)\n"
+            "  --loopback-bw RATE    (default 50GBps)\n"
+            "  --model cm02|lv08     network model (default cm02, without cross-traffic)\n"
+            "  --algo NAME|all       collective algorithm (default: PMIXLAB_FENCE_ALGO and\n"
+            "                        PMIXLAB_BARRIER_ALGO, else auto); all: one run each\n"
+            "  --seed S              seed of the run (default 1)\n"
+            "  --stack-kib K         stack of every actor (default 128; 64 past 30,000\n"
+            "                        actors, which run without guard pages; 32 past\n"
+            "                        100,000)\n"
+            "  --json FILE           write the report as JSON too\n"
+            "  --quiet               no progress line\n"
+            "  --cfg=ITEM:VALUE      passed to SimGrid (also --log=...)\n"
+            "  --list                list the workloads and the algorithms\n",
+            MAX_NODES);
+}
+
+static int bad(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "pmixsim: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\n(pmixsim --help for the options)\n");
+    return 2;
+}
+
+static bool parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (*s == '\0' || *s == '-' || *end != '\0' || errno != 0 || v < min || v > max)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* "1us", "2e-6", "100ns", "0.5ms", "1s". */
+static bool parse_time(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+
+    if (end == s || !isfinite(v) || v < 0)
+        return false;
+    if (*end == '\0' || strcmp(end, "s") == 0)
+        *out = v;
+    else if (strcmp(end, "ms") == 0)
+        *out = v * 1e-3;
+    else if (strcmp(end, "us") == 0)
+        *out = v * 1e-6;
+    else if (strcmp(end, "ns") == 0)
+        *out = v * 1e-9;
+    else
+        return false;
+    return true;
+}
+
+/* Bytes per second: "12.5GBps", "12.5e9", "100MBps", "1G". */
+static bool parse_rate(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end), mult = 1;
+
+    if (end == s || !isfinite(v) || v <= 0)
+        return false;
+    if (*end == 'k' || *end == 'K')
+        mult = 1e3, end++;
+    else if (*end == 'M')
+        mult = 1e6, end++;
+    else if (*end == 'G')
+        mult = 1e9, end++;
+    else if (*end == 'T')
+        mult = 1e12, end++;
+    if (*end != '\0' && strcmp(end, "Bps") != 0 && strcmp(end, "B/s") != 0)
+        return false;
+    *out = v * mult;
+    return true;
+}
+
+static void list(void)
+{
+    printf("workloads:\n");
+    sim_workload_list(stdout);
+    printf("\nalgorithms (--algo):");
+    for (size_t i = 0; px_coll_algo_at(i) != NULL; i++) {
+        const px_coll_algo *a = px_coll_algo_at(i);
+        printf(" %s%s", px_coll_algo_name(a),
+               px_coll_algo_supports(a, PX_COLL_BARRIER)
+                   ? (px_coll_algo_supports(a, PX_COLL_ALLGATHER) ? "" : "(barrier)")
+                   : "(allgather)");
+    }
+    printf(" all\n");
+}
+
+/* Parse; returns -1 to go on, else an exit status. */
+static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
+{
+    int i;
+
+    memset(o, 0, sizeof(*o));
+    o->nodes = 4;
+    o->ppn = 1;
+    o->topology = TOPO_CROSSBAR;
+    o->fattree_radix = 32;
+    o->fattree_taper = 1;
+    o->lat = 1e-6;
+    o->bw = 12.5e9;
+    o->lo_lat = 1e-7;
+    o->lo_bw = 50e9;
+    o->seed = 1;
+    o->stack_kib = 0; /* auto: see run_one */
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool has = v != NULL;
+        if (strncmp(a, "--cfg=", 6) == 0 || strncmp(a, "--log=", 6) == 0) {
+            if (*sgargc < MAX_SG_ARGS - 1)
+                sgargv[(*sgargc)++] = argv[i];
+            continue;
+        }
+        if (a[0] != '-')
+            break;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strcmp(a, "--list") == 0) {
+            list();
+            return 0;
+        }
+        if (strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+            continue;
+        }
+        if (!has)
+            return bad("%s needs a value%s", a, "");
+        i++;
+        if (strcmp(a, "--nodes") == 0) {
+            if (!parse_u32(v, 1, MAX_NODES, &o->nodes))
+                return bad("--nodes %s: expected 1 to 65536%s", v, "");
+            o->nodes_given = true;
+        } else if (strcmp(a, "--ppn") == 0) {
+            if (!parse_u32(v, 1, 4096, &o->ppn))
+                return bad("--ppn %s: expected 1 to 4096%s", v, "");
+        } else if (strcmp(a, "--topology") == 0) {
+            if (strcmp(v, "crossbar") == 0)
+                o->topology = TOPO_CROSSBAR;
+            else if (strcmp(v, "fattree") == 0)
+                o->topology = TOPO_FATTREE;
+            else if (strcmp(v, "torus") == 0)
+                o->topology = TOPO_TORUS;
+            else if (strcmp(v, "dragonfly") == 0)
+                o->topology = TOPO_DRAGONFLY;
+            else
+                return bad("--topology %s: expected crossbar, fattree, torus or dragonfly%s", v,
+                           "");
+        } else if (strcmp(a, "--topo-params") == 0) {
+            o->topo_params = v;
+        } else if (strcmp(a, "--radix") == 0) {
+            if (!parse_u32(v, 2, 1024, &o->fattree_radix))
+                return bad("--radix %s: expected 2 to 1024%s", v, "");
+        } else if (strcmp(a, "--taper") == 0) {
+            if (!parse_u32(v, 1, 1024, &o->fattree_taper))
+                return bad("--taper %s: expected 1 to 1024%s", v, "");
+        } else if (strcmp(a, "--platform") == 0) {
+            o->platform = v;
+            o->topology = TOPO_FILE;
+        } else if (strcmp(a, "--planes") == 0) {
+            if (strcmp(v, "1") != 0)
+                return bad("--planes %s: only one network plane is simulated so far%s", v, "");
+        } else if (strcmp(a, "--lat") == 0) {
+            if (!parse_time(v, &o->lat))
+                return bad("--lat %s: expected a time such as 1us, 500ns or 2e-6%s", v, "");
+        } else if (strcmp(a, "--bw") == 0) {
+            if (!parse_rate(v, &o->bw))
+                return bad("--bw %s: expected a rate such as 12.5GBps or 1e10%s", v, "");
+        } else if (strcmp(a, "--loopback-lat") == 0) {
+            if (!parse_time(v, &o->lo_lat))
+                return bad("--loopback-lat %s: expected a time such as 100ns%s", v, "");
+        } else if (strcmp(a, "--loopback-bw") == 0) {
+            if (!parse_rate(v, &o->lo_bw))
+                return bad("--loopback-bw %s: expected a rate such as 50GBps%s", v, "");
+        } else if (strcmp(a, "--model") == 0) {
+            if (strcmp(v, "cm02") == 0)
+                o->lv08 = false;
+            else if (strcmp(v, "lv08") == 0)
+                o->lv08 = true;
+            else
+                return bad("--model %s: expected cm02 or lv08%s", v, "");
+        } else if (strcmp(a, "--algo") == 0) {
+            o->algo = v;
+        } else if (strcmp(a, "--seed") == 0) {
+            char *end;
+            errno = 0;
+            o->seed = strtoull(v, &end, 0);
+            if (*v == '\0' || *end != '\0' || errno != 0)
+                return bad("--seed %s: expected a number%s", v, "");
+        } else if (strcmp(a, "--stack-kib") == 0) {
+            if (!parse_u32(v, 16, 65536, &o->stack_kib))
+                return bad("--stack-kib %s: expected 16 to 65536%s", v, "");
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = v;
+        } else {
+            return bad("unknown option %s%s", a, "");
+        }
+    }
+    if (i >= argc)
+        return bad("no WORKLOAD given (pmixsim --list shows them)%s%s", "", "");
+    o->workload = argv[i];
+    o->wl_argc = argc - i - 1;
+    o->wl_argv = argv + i + 1;
+    if (sim_workload_find(o->workload) == NULL)
+        return bad("unknown workload %s (pmixsim --list shows them)%s", o->workload, "");
+    if (o->algo != NULL && strcmp(o->algo, "all") != 0) {
+        px_coll_choice ch;
+        char err[512];
+        if (px_coll_parse(PX_COLL_BARRIER, o->algo, &ch, NULL, 0) != PMIX_SUCCESS &&
+            px_coll_parse(PX_COLL_ALLGATHER, o->algo, &ch, err, sizeof(err)) != PMIX_SUCCESS)
+            return bad("--algo %s: %s", o->algo, err);
+    }
+    return -1;
+}
+
+/* The algorithm strings for both kinds: NAME where it applies, else the
+ * environment's or auto. */
+static void choose_algos(sim_run *run)
+{
+    const char *ef = getenv(PX_COLL_ENV_FENCE), *eb = getenv(PX_COLL_ENV_BARRIER);
+    const char *a = run->opt.algo;
+    px_coll_choice ch;
+
+    snprintf(run->fence_algo, sizeof(run->fence_algo), "%s", ef != NULL ? ef : "");
+    snprintf(run->barrier_algo, sizeof(run->barrier_algo), "%s", eb != NULL ? eb : "");
+    if (a == NULL)
+        return;
+    if (px_coll_parse(PX_COLL_ALLGATHER, a, &ch, NULL, 0) == PMIX_SUCCESS)
+        snprintf(run->fence_algo, sizeof(run->fence_algo), "%s", a);
+    if (px_coll_parse(PX_COLL_BARRIER, a, &ch, NULL, 0) == PMIX_SUCCESS)
+        snprintf(run->barrier_algo, sizeof(run->barrier_algo), "%s", a);
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int build_platform(sim_run *run, char *err, size_t errlen)
+{
+    const sim_opts *o = &run->opt;
+    char path[4096];
+    const char *tmp = getenv("TMPDIR");
+    int fd, rc;
+
+    if (o->topology == TOPO_FILE)
+        return sgw_load_platform(o->platform, err, errlen);
+    snprintf(path, sizeof(path), "%s/pmixsim-XXXXXX.xml", tmp != NULL && *tmp ? tmp : "/tmp");
+    fd = mkstemps(path, 4);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create a temporary platform file: %s", strerror(errno));
+        return -1;
+    }
+    close(fd);
+    rc = sim_topo_write(o, path, err, errlen);
+    if (rc == 0)
+        rc = sgw_load_platform(path, err, errlen);
+    unlink(path);
+    return rc;
+}
+
+static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FILE *json)
+{
+    sim_run *run = calloc(1, sizeof(*run));
+    char *argv[MAX_SG_ARGS + 8], item[64], err[1024] = "";
+    int argc = 0, status;
+    unsigned stack;
+    uint64_t actors;
+    bool big;
+    sim_proc *procs;
+    struct rusage ru;
+    double wall;
+
+    if (run == NULL)
+        return 1;
+    run->opt = *opt;
+    run->wall_start = wall_now();
+    run->wl = sim_workload_find(opt->workload);
+    run->tty = !opt->quiet && isatty(2);
+    snprintf(run->nspace, sizeof(run->nspace), "pmixsim");
+    choose_algos(run);
+
+    argv[argc++] = "pmixsim";
+    argv[argc++] = "--log=xbt_cfg.thres:warning";
+#ifdef __SANITIZE_ADDRESS__
+    /* AddressSanitizer does not follow SimGrid's own stack switching (it
+     * reports overflows on the actors' stacks); with one thread per actor
+     * it works. */
+    argv[argc++] = "--cfg=contexts/factory:thread";
+#endif
+    for (int i = 0; i < sgargc; i++)
+        argv[argc++] = sgargv[i];
+    argv[argc] = NULL;
+    sgw_init(&argc, argv);
+    if (!opt->lv08) {
+        sgw_config("network/model:CM02");
+        sgw_config("network/crosstraffic:0");
+    } else {
+        sgw_config("network/model:LV08");
+    }
+    /* Past about 30,000 actors, the stacks' guard pages exhaust
+     * vm.max_map_count: no guard pages then, and smaller stacks, which
+     * are then resident in full. */
+    actors = (uint64_t)opt->nodes * (opt->ppn + 1);
+    big = actors > 30000;
+    stack = opt->stack_kib ? opt->stack_kib : actors > 100000 ? 32 : big ? 64 : 128;
+    if (SANITIZED && stack < 1024)
+        stack = 1024;
+    snprintf(item, sizeof(item), "contexts/stack-size:%u", stack);
+    sgw_config(item);
+    if (big)
+        sgw_config("contexts/guard-size:0");
+    procs = NULL;
+    status = 2;
+    if (build_platform(run, err, sizeof(err)) != 0) {
+        fprintf(stderr, "pmixsim: cannot build the platform: %s\n", err);
+        goto out;
+    }
+    run->nnodes = opt->nodes;
+    if (opt->topology == TOPO_FILE && !opt->nodes_given)
+        run->nnodes = sgw_host_count() < MAX_NODES ? (uint32_t)sgw_host_count() : MAX_NODES;
+    if (opt->topology == TOPO_FILE && sgw_host_count() < run->nnodes) {
+        fprintf(stderr, "pmixsim: %s has %zu hosts, fewer than --nodes %u\n", opt->platform,
+                sgw_host_count(), run->nnodes);
+        goto out;
+    }
+    status = 1;
+    run->nprocs = run->nnodes * opt->ppn;
+    run->nodes = calloc(run->nnodes, sizeof(*run->nodes));
+    procs = calloc(run->nprocs, sizeof(*procs));
+    if (run->nodes == NULL || procs == NULL) {
+        fprintf(stderr, "pmixsim: out of memory\n");
+        goto out;
+    }
+    for (uint32_t i = 0; i < run->nnodes; i++) {
+        sim_node *n = &run->nodes[i];
+        n->id = i;
+        if (opt->topology == TOPO_FILE)
+            snprintf(n->host, sizeof(n->host), "%s", sgw_host_name(i));
+        else
+            snprintf(n->host, sizeof(n->host), "node-%u", i);
+        n->procs = &procs[(size_t)i * opt->ppn];
+        n->nprocs = opt->ppn;
+        for (uint32_t j = 0; j < opt->ppn; j++) {
+            PMIx_Load_procid(&n->procs[j].proc, run->nspace, i * opt->ppn + j);
+        }
+    }
+    if (run->nnodes >= 2) {
+        run->alpha = sgw_route_latency(run->nodes[0].host, run->nodes[1].host);
+        run->beta = 1.0 / sgw_route_bandwidth(run->nodes[0].host, run->nodes[1].host);
+    }
+    sim_bind(run);
+    for (uint32_t i = 0; i < run->nnodes; i++) {
+        if (sim_node_setup(run, &run->nodes[i]) != 0) {
+            fprintf(stderr, "pmixsim: node %u: cannot set up its server\n", i);
+            px_api_set_binding(NULL);
+            for (uint32_t k = 0; k <= i; k++)
+                sim_node_fini(&run->nodes[k]);
+            goto out;
+        }
+    }
+    for (uint32_t i = 0; i < run->nnodes; i++)
+        sgw_actor(run->nodes[i].host, run->nodes[i].host, sim_node_main, &run->nodes[i], 1);
+    for (uint32_t i = 0; i < run->nnodes; i++) {
+        for (uint32_t j = 0; j < opt->ppn; j++) {
+            char name[32];
+            snprintf(name, sizeof(name), "rank-%u", i * opt->ppn + j);
+            sgw_actor(name, run->nodes[i].host, sim_proc_main, &run->nodes[i].procs[j], 0);
+        }
+    }
+    sgw_run();
+    if (run->tty && run->nfstats > 0)
+        fputc('\n', stderr);
+    fflush(stdout);
+    px_api_set_binding(NULL);
+    for (uint32_t i = 0; i < run->nnodes; i++)
+        sim_node_fini(&run->nodes[i]);
+    wall = wall_now() - run->wall_start;
+    getrusage(RUSAGE_SELF, &ru);
+    sim_report(run, stdout, json, index, wall, ru.ru_maxrss);
+    status = run->procs_failed != 0 || run->procs_done != run->nprocs ? 1 : 0;
+    for (size_t i = 0; i < run->nfstats; i++)
+        if (run->fstats[i].nfail != 0)
+            status = 1;
+    if (run->procs_done != run->nprocs)
+        fprintf(stderr, "pmixsim: %u of %u processes did not finish (a deadlock?)\n",
+                run->nprocs - run->procs_done, run->nprocs);
+out:
+    free(procs);
+    free(run->nodes);
+    free(run->fstats);
+    free(run);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    sim_opts o;
+    char *sgargv[MAX_SG_ARGS];
+    int sgargc = 0, rc;
+    FILE *json = NULL, *parts = NULL;
+
+    rc = parse(argc, argv, &o, sgargv, &sgargc);
+    if (rc >= 0)
+        return rc;
+    if (o.json != NULL) {
+        json = fopen(o.json, "w");
+        parts = tmpfile();
+        if (json == NULL || parts == NULL) {
+            fprintf(stderr, "pmixsim: cannot write %s: %s\n", o.json, strerror(errno));
+            return 2;
+        }
+    }
+    if (o.algo == NULL || strcmp(o.algo, "all") != 0) {
+        rc = run_one(&o, sgargv, sgargc, 0, parts);
+    } else {
+        rc = 0;
+        for (size_t i = 0; px_coll_algo_at(i) != NULL; i++) {
+            sim_opts one = o;
+            pid_t pid;
+            int st;
+            one.algo = px_coll_algo_name(px_coll_algo_at(i));
+            fflush(stdout);
+            fflush(stderr);
+            pid = fork();
+            if (pid < 0) {
+                fprintf(stderr, "pmixsim: fork: %s\n", strerror(errno));
+                return 1;
+            }
+            if (pid == 0) {
+                int code = run_one(&one, sgargv, sgargc, (int)i, parts);
+                fflush(NULL);
+                _exit(code);
+            }
+            if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+                fprintf(stderr, "pmixsim: the run with --algo %s failed\n", one.algo);
+                rc = 1;
+            }
+        }
+    }
+    if (json != NULL) {
+        char buf[65536];
+        size_t n;
+        fprintf(json, "{\"runs\":[\n");
+        fflush(parts);
+        rewind(parts);
+        while ((n = fread(buf, 1, sizeof(buf), parts)) > 0)
+            fwrite(buf, 1, n, json);
+        fprintf(json, "\n]}\n");
+        fclose(parts);
+        if (fclose(json) != 0)
+            rc = rc ? rc : 1;
+    }
+    return rc;
+}

@@ -1,0 +1,253 @@
+/*
+ * pmixsim.h - the simulator's internal interface (docs/simulation.md).
+ *
+ * pmixsim runs a PMIx job inside SimGrid. Every simulated node is an actor
+ * that runs a real px_server (the library's server engine) and, as its
+ * host, the cross-node collectives of coll/ over SimGrid mailboxes. Every
+ * simulated process is an actor that runs a workload program (a `main`
+ * written against the Standard's PMIx_* API) whose calls reach the actor's
+ * own px_client through the api/ shim's binding.
+ *
+ *   simplat.c   the platform ops over SimGrid (endpoints, messages, timers,
+ *               blocking), the api/ binding, the process actors
+ *   simnode.c   the node actors: the server engine's host (fence_nb over
+ *               px_coll, direct modex between nodes), job registration
+ *   topo.c      platforms generated from parameters (SimGrid cluster XML)
+ *   report.c    per-fence measurements, formulas, TSV and JSON
+ *   workloads.c the programs built into pmixsim, and the `fence` workload
+ *   sgw.cpp     SimGrid's C++ interface behind a few C functions (sgw.h)
+ *   main.c      the command line, one run per algorithm
+ *
+ * There is no global state: everything hangs off one sim_run, which the
+ * actors reach through their endpoint. SimGrid runs every actor in one OS
+ * thread, one at a time, so the engine lock ops do nothing.
+ */
+#ifndef PMIXSIM_H
+#define PMIXSIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <pmix_server.h>
+
+#include "api/px_api.h"
+#include "client/px_client.h"
+#include "px_coll.h"
+#include "px_platform.h"
+#include "server/px_server.h"
+#include "sgw.h"
+
+typedef struct sim_run sim_run;
+typedef struct sim_node sim_node;
+typedef struct sim_proc sim_proc;
+typedef struct sim_msg sim_msg;
+typedef struct sim_coll sim_coll;
+typedef struct sim_ep sim_ep;
+
+/* ---- options ---- */
+
+typedef enum {
+    TOPO_CROSSBAR,
+    TOPO_FATTREE,
+    TOPO_TORUS,
+    TOPO_DRAGONFLY,
+    TOPO_FILE,
+} sim_topology;
+
+typedef struct sim_opts {
+    uint32_t nodes, ppn;
+    bool nodes_given;
+    sim_topology topology;
+    const char *topo_params; /* SimGrid's topo_parameters, or NULL: derived */
+    const char *platform;    /* --platform FILE */
+    unsigned fattree_radix;  /* ports per switch (fat tree) */
+    unsigned fattree_taper;  /* oversubscription of the leaf switches */
+    double lat, bw;          /* per link: seconds, bytes/s */
+    double lo_lat, lo_bw;    /* the loopback link of every node */
+    bool lv08;               /* --model lv08 (default cm02) */
+    const char *algo;        /* NULL: auto */
+    uint64_t seed;
+    unsigned stack_kib;
+    const char *json;
+    bool quiet; /* no workload-independent chatter */
+    const char *workload;
+    int wl_argc;
+    char **wl_argv;
+} sim_opts;
+
+/* ---- endpoints: one per actor ---- */
+
+struct px_timer {
+    struct px_timer *next;
+    double at;
+    unsigned long long seq;
+    void (*cb)(void *arg);
+    void *arg;
+};
+
+struct sim_ep {
+    sim_run *run;
+    bool is_server;
+    sgw_box *box;
+    struct px_timer *timers; /* sorted by (at, seq) */
+    unsigned long long tseq;
+    char name[48];
+};
+
+/* ---- messages between actors (the payload of a SimGrid communication) ---- */
+
+enum {
+    MSG_C2S = 1,  /* a frame from a client to its server (conn) */
+    MSG_S2C,      /* a frame from a server to a client (maybe with a region) */
+    MSG_CLOSE,    /* the client side closed its connection (conn) */
+    MSG_HANGUP,   /* the server side closed the connection */
+    MSG_COLL,     /* a px_coll message between nodes (from) */
+    MSG_DMX_REQ,  /* direct modex request (from, tag, proc) */
+    MSG_DMX_RESP, /* direct modex answer (tag, status, data) */
+    MSG_WAKE,     /* nothing: a timer was added from another actor */
+};
+
+struct sim_msg {
+    struct sim_msg *next; /* in-memory queues (handshakes, early collectives) */
+    int kind;
+    uint64_t conn;
+    uint32_t from;
+    uint64_t tag;
+    pmix_status_t status;
+    pmix_proc_t proc;
+    void *data;
+    size_t len;
+    px_region *region;
+    sim_ep *dest; /* deferred sends (see simplat.c) */
+    double bytes;
+};
+
+sim_msg *sim_msg_new(int kind, void *data, size_t len); /* aborts on no memory */
+void sim_msg_free(void *m);                             /* also the `lost` hook */
+void sim_send(sim_ep *to, sim_msg *m, double bytes);
+
+/* ---- regions: one shared copy ---- */
+
+struct px_region {
+    int refs;
+    size_t len;
+    unsigned char data[];
+};
+void sim_region_unref(void *region);
+
+/* ---- timers ---- */
+
+struct px_timer *sim_timer_add(sim_ep *ep, double seconds, void (*cb)(void *), void *arg);
+void sim_timer_cancel(sim_ep *ep, struct px_timer *t);
+/* Fire the timers that are due; returns the seconds until the next one,
+ * or -1 if none is left. */
+double sim_timers_run(sim_ep *ep);
+
+/* ---- processes ---- */
+
+typedef struct sim_workload {
+    const char *name;
+    int (*main)(int argc, char **argv);
+    const char *usage;
+} sim_workload;
+
+const sim_workload *sim_workload_find(const char *name);
+void sim_workload_list(FILE *f);
+
+struct sim_proc {
+    sim_ep ep;
+    sim_node *node;
+    pmix_proc_t proc;
+    uint64_t conn;
+    bool closed;         /* the connection is gone */
+    bool sync;           /* handshake or finalize in progress (see simplat.c) */
+    bool defer;          /* maybe inside the shim's init lock: hold sends */
+    sim_msg *deferred;   /* sends held back, in order */
+    sim_msg *sync_out;   /* frames to the server, in order */
+    sim_msg *sync_in;    /* frames from the server, in order */
+    px_api_client ac;    /* what the api/ shim finds for this actor */
+    pmix_proc_t wl_proc; /* the workload's `myproc` (see wl_prelude.h) */
+    int exit_code;
+};
+
+/* ---- nodes ---- */
+
+typedef struct sim_dmx sim_dmx;
+
+struct sim_node {
+    sim_ep ep;
+    uint32_t id;
+    char host[64];
+    px_server *srv;
+    sim_proc *procs; /* ppn entries */
+    uint32_t nprocs;
+    uint64_t next_conn;
+    sim_coll *colls;
+    sim_msg *early; /* px_coll messages for a collective not created yet */
+    sim_dmx *dmx;   /* direct modex requests waiting for an answer */
+    uint64_t next_tag;
+};
+
+/* ---- measurements ---- */
+
+typedef struct sim_fstat {
+    uint64_t coll_id;
+    uint32_t epoch;
+    uint32_t seq; /* 1, 2...: in order of first start */
+    px_coll_kind kind;
+    char algo[80];
+    px_coll_choice resolved;
+    uint32_t nnodes;
+    uint32_t nstart, nend, nfail;
+    uint64_t contrib; /* bytes contributed by all nodes */
+    double t_first_start, t_last_start, t_last_end;
+    uint64_t msgs, bytes;
+    pmix_status_t status;
+} sim_fstat;
+
+struct sim_run {
+    sim_opts opt;
+    uint32_t nnodes, nprocs;
+    sim_node *nodes;
+    const sim_workload *wl;
+    char nspace[PMIX_MAX_NSLEN + 1];
+    char fence_algo[64], barrier_algo[64]; /* what PMIXLAB_*_ALGO would say */
+    double alpha, beta;                    /* route latency and 1/bandwidth, node to node */
+    uint32_t procs_done, procs_failed;
+    sim_fstat *fstats;
+    size_t nfstats, capfstats;
+    uint32_t fence_seq;
+    bool tty;
+    double wall_start;
+    px_api_client none; /* what the binding answers outside a process actor */
+    px_api_binding binding;
+};
+
+/* simplat.c */
+extern const px_platform_ops sim_platform_ops;
+void sim_bind(sim_run *run);
+void sim_proc_main(void *arg); /* the process actor */
+void sim_deliver_s2c(sim_proc *p, sim_msg *m);
+void sim_deliver_close(sim_proc *p);
+void sim_logf(sim_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* simnode.c */
+extern const px_server_host sim_server_host;
+int sim_node_setup(sim_run *run, sim_node *n);
+void sim_node_main(void *arg); /* the node actor */
+void sim_node_fini(sim_node *n);
+
+/* topo.c: write the platform for the options into `path`; returns 0 or -1
+ * with a reason. */
+int sim_topo_write(const sim_opts *o, const char *path, char *err, size_t errlen);
+const char *sim_topo_name(sim_topology t);
+
+/* report.c */
+sim_fstat *sim_fstat_get(sim_run *run, uint64_t id, uint32_t epoch, bool create);
+double sim_formula(const sim_run *run, const sim_fstat *f);
+void sim_progress(sim_run *run, const sim_fstat *f);
+void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, long rss_kb);
+
+#endif /* PMIXSIM_H */

@@ -1,0 +1,185 @@
+/*
+ * report.c - what pmixsim measures and how it reports it.
+ *
+ * One record per collective instance (collective id, epoch), filled by
+ * the node actors: when each node starts it (its fence_nb upcall) and ends
+ * it (px_coll's completion), and every data message and byte that px_coll
+ * sends for it. The fence's simulated time is its span at the hosts: from
+ * the moment the last node joined to the moment the last node finished.
+ * It leaves out what a process sees besides the cross-node collective (the
+ * FENCE and FENCE_DONE frames over the node's loopback link; library CPU
+ * time is not simulated at all), so it can be held against the formula.
+ *
+ * The formulas are Hockney's alpha + k*beta costs (Thakur, Rabenseifner
+ * and Gropp, 2005) for P nodes and n bytes in all, applied to what goes on
+ * the wire: alpha is the route latency between two nodes plus the transfer
+ * time of the header every message carries (32 bytes, 40 in an allgather),
+ * n counts the 4-byte length that travels with each contribution, and beta
+ * is the inverse of the route's bandwidth. They hold for a contention-free network (the crossbar
+ * under CM02 without cross-traffic); elsewhere the ratio shows what contention, routing and the
+ * model add.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmixsim.h"
+
+sim_fstat *sim_fstat_get(sim_run *run, uint64_t id, uint32_t epoch, bool create)
+{
+    sim_fstat *f;
+
+    for (size_t i = run->nfstats; i-- > 0;)
+        if (run->fstats[i].coll_id == id && run->fstats[i].epoch == epoch)
+            return &run->fstats[i];
+    if (!create)
+        return NULL;
+    if (run->nfstats == run->capfstats) {
+        size_t cap = run->capfstats ? 2 * run->capfstats : 16;
+        sim_fstat *n = realloc(run->fstats, cap * sizeof(*n));
+        if (n == NULL)
+            return NULL;
+        run->fstats = n;
+        run->capfstats = cap;
+    }
+    f = &run->fstats[run->nfstats++];
+    memset(f, 0, sizeof(*f));
+    f->coll_id = id;
+    f->epoch = epoch;
+    f->seq = ++run->fence_seq;
+    return f;
+}
+
+/* What px_coll's allgather messages carry besides the header and the
+ * contributions (docs/collectives.md): a range (u32 first, u32 count) per
+ * message and a u32 length per block. */
+#define RANGE_HDR 8
+#define BLOCK_HDR 4
+
+static double lg_ceil(uint32_t p)
+{
+    unsigned k = 0;
+
+    while (k < 32 && (1ull << k) < p)
+        k++;
+    return (double)k;
+}
+
+/* NAN when there is no formula for the algorithm. */
+double sim_formula(const sim_run *run, const sim_fstat *f)
+{
+    bool ag = f->kind == PX_COLL_ALLGATHER;
+    double p = f->nnodes, lg = lg_ceil(f->nnodes);
+    double a = run->alpha + (PX_COLL_HDR_SIZE + (ag ? RANGE_HDR : 0)) * run->beta;
+    double n = (double)f->contrib + (ag ? BLOCK_HDR * p : 0);
+    double spread = p > 0 ? (p - 1) / p * n * run->beta : 0;
+    const char *name = f->resolved.algo != NULL ? px_coll_algo_name(f->resolved.algo) : "";
+
+    if (f->nnodes <= 1)
+        return 0;
+    if (strcmp(name, "dissemination") == 0)
+        return lg * a;
+    if (strcmp(name, "recdbl") == 0)
+        return lg * a + spread;
+    if (strcmp(name, "bruck") == 0)
+        return lg * a + spread;
+    if (strcmp(name, "ring") == 0)
+        return (p - 1) * a + spread;
+    if (strcmp(name, "tree") == 0 && (f->resolved.radix == 0 || f->resolved.radix == 2))
+        return 2 * lg * a + (ag ? spread + lg * n * run->beta : 0);
+    return NAN;
+}
+
+static double span(const sim_fstat *f)
+{
+    return f->t_last_end - f->t_last_start;
+}
+
+void sim_progress(sim_run *run, const sim_fstat *f)
+{
+    if (!run->tty)
+        return;
+    fprintf(stderr, "\rpmixsim: fence %u (%s, %u nodes) done at %.6f s simulated   ", f->seq,
+            f->algo, f->nnodes, f->t_last_end);
+    fflush(stderr);
+}
+
+static const char *kind_name(px_coll_kind k)
+{
+    return k == PX_COLL_ALLGATHER ? "allgather" : "barrier";
+}
+
+static void json_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.9g", v);
+    else
+        fprintf(f, "null");
+}
+
+void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, long rss_kb)
+{
+    const sim_opts *o = &run->opt;
+
+    if (tsv != NULL) {
+        if (index == 0)
+            fprintf(tsv, "fence\tkind\talgo\tnodes\tppn\tbytes_in\tsim_us\tmsgs\tbytes\t"
+                         "formula_us\tratio\tstatus\n");
+        for (size_t i = 0; i < run->nfstats; i++) {
+            const sim_fstat *f = &run->fstats[i];
+            double t = span(f) * 1e6, pred = sim_formula(run, f) * 1e6;
+            fprintf(tsv, "%u\t%s\t%s\t%u\t%u\t%llu\t%.4f\t%llu\t%llu\t", f->seq, kind_name(f->kind),
+                    f->algo, f->nnodes, o->ppn, (unsigned long long)f->contrib, t,
+                    (unsigned long long)f->msgs, (unsigned long long)f->bytes);
+            if (isfinite(pred))
+                fprintf(tsv, "%.4f\t%.4f\t", pred, pred > 0 ? t / pred : 1.0);
+            else
+                fprintf(tsv, "-\t-\t");
+            fprintf(tsv, "%s\n", f->nfail ? PMIx_Error_string(f->status) : "ok");
+        }
+        fprintf(tsv,
+                "# run: algo=%s nodes=%u ppn=%u topology=%s model=%s seed=%llu workload=%s "
+                "procs_failed=%u sim_s=%.9f\n",
+                o->algo != NULL ? o->algo : "auto", run->nnodes, o->ppn, sim_topo_name(o->topology),
+                o->lv08 ? "lv08" : "cm02", (unsigned long long)o->seed, run->wl->name,
+                run->procs_failed, sgw_now());
+        fprintf(tsv, "# wall: wall_s=%.3f peak_rss_mb=%.1f\n", wall, rss_kb / 1024.0);
+        fflush(tsv);
+    }
+    if (json != NULL) {
+        fprintf(json,
+                "%s{\"algo\":\"%s\",\"nodes\":%u,\"ppn\":%u,\"topology\":\"%s\",\"model\":\"%s\","
+                "\"seed\":%llu,\"workload\":\"%s\",\"alpha_s\":",
+                index > 0 ? ",\n" : "", o->algo != NULL ? o->algo : "auto", run->nnodes, o->ppn,
+                sim_topo_name(o->topology), o->lv08 ? "lv08" : "cm02", (unsigned long long)o->seed,
+                run->wl->name);
+        json_num(json, run->alpha);
+        fprintf(json, ",\"beta_s_per_byte\":");
+        json_num(json, run->beta);
+        fprintf(json,
+                ",\"procs_failed\":%u,\"sim_s\":%.9g,\"wall_s\":%.3f,\"peak_rss_kb\":%ld,"
+                "\"fences\":[",
+                run->procs_failed, sgw_now(), wall, rss_kb);
+        for (size_t i = 0; i < run->nfstats; i++) {
+            const sim_fstat *f = &run->fstats[i];
+            double pred = sim_formula(run, f);
+            fprintf(json,
+                    "%s\n  {\"fence\":%u,\"kind\":\"%s\",\"algo\":\"%s\",\"nodes\":%u,"
+                    "\"bytes_in\":%llu,\"sim_s\":",
+                    i ? "," : "", f->seq, kind_name(f->kind), f->algo, f->nnodes,
+                    (unsigned long long)f->contrib);
+            json_num(json, span(f));
+            fprintf(json, ",\"first_start_s\":");
+            json_num(json, f->t_first_start);
+            fprintf(json,
+                    ",\"msgs\":%llu,\"bytes\":%llu,\"formula_s\":", (unsigned long long)f->msgs,
+                    (unsigned long long)f->bytes);
+            json_num(json, pred);
+            fprintf(json, ",\"ratio\":");
+            json_num(json, isfinite(pred) && pred > 0 ? span(f) / pred : NAN);
+            fprintf(json, ",\"status\":\"%s\"}", f->nfail ? PMIx_Error_string(f->status) : "ok");
+        }
+        fprintf(json, "]}");
+        fflush(json);
+    }
+}

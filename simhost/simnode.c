@@ -1,0 +1,765 @@
+/*
+ * simnode.c - the simulated nodes: one actor per node runs the node's
+ * px_server and is its host.
+ *
+ * The node actor's loop fires its due timers and receives from its
+ * mailbox: frames from its clients go to the server engine, px_coll
+ * messages from other nodes to the collective they belong to, direct
+ * modex requests and answers to the server engine and to the waiting
+ * upcall.
+ *
+ * Fences. The server engine aggregates the node's participants and makes
+ * one fence_nb upcall per fence. The host runs a px_coll collective among
+ * the nodes that host participants: a barrier, or an allgather of the
+ * nodes' records when the fence collects data. Each distinct set of nodes
+ * is one px_coll (its id is 1 for "every node of the job", a hash of the
+ * node list otherwise), created on first use; messages for a collective a
+ * node has not created yet wait in `early`. Fences on one px_coll run one
+ * after the other, in the order of their upcalls (the same order on every
+ * node, as the Standard requires of back-to-back fences). The algorithm is
+ * chosen with px_coll_choose: the fence's own pmixlab.*.algo key when the
+ * server passes it on, else pmixsim's --algo (or the environment's
+ * PMIXLAB_FENCE_ALGO / PMIXLAB_BARRIER_ALGO), else auto.
+ *
+ * Direct modex. The node that hosts rank r is r / ppn. A request travels
+ * there, the server engine there answers it (px_server_dmodex_request:
+ * at once, or when the process commits) and the answer travels back.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmixsim.h"
+
+#define COLL_ALL_NODES 1 /* the id of the collective among every node */
+#define DMX_REQ_BYTES 64 /* simulated size of a direct modex request */
+#define DMX_RESP_HDR 32  /* and of an answer's header */
+
+typedef struct sim_fence {
+    struct sim_fence *next;
+    px_coll_kind kind;
+    void *data;
+    size_t ndata;
+    double timeout;
+    char algo[64]; /* the fence's own choice (PX_COLL_KEY_*), "" if none */
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+} sim_fence;
+
+struct sim_coll {
+    sim_coll *next;
+    sim_node *node;
+    uint64_t id;
+    uint32_t n, me;
+    uint32_t *members; /* node ids, sorted; NULL: every node, member i is node i */
+    px_coll *c;
+    sim_fence *queue; /* waiting to start, FIFO */
+    sim_fence *running;
+};
+
+struct sim_dmx {
+    sim_dmx *next;
+    uint64_t tag;
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+};
+
+static uint32_t node_of_member(const sim_coll *sc, uint32_t m)
+{
+    return sc->members != NULL ? sc->members[m] : m;
+}
+
+static bool member_of_node(const sim_coll *sc, uint32_t node, uint32_t *m)
+{
+    uint32_t lo = 0, hi = sc->n;
+
+    if (sc->members == NULL) {
+        *m = node;
+        return node < sc->n;
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sc->members[mid] == node) {
+            *m = mid;
+            return true;
+        }
+        if (sc->members[mid] < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* ---- px_coll ops ---- */
+
+struct px_coll_timer {
+    struct px_timer *t;
+};
+
+static pmix_status_t coll_send(void *ctx, uint32_t to, void *msg, size_t len)
+{
+    sim_coll *sc = ctx;
+    sim_run *run = sc->node->ep.run;
+    px_coll_msg_info h;
+    sim_msg *m;
+
+    if (to >= sc->n) {
+        free(msg);
+        return PMIX_ERR_BAD_PARAM;
+    }
+    if (px_coll_msg_peek(msg, len, &h) == PMIX_SUCCESS && h.type == 1) {
+        sim_fstat *f = sim_fstat_get(run, sc->id, h.epoch, false);
+        if (f != NULL) {
+            f->msgs++;
+            f->bytes += len;
+        }
+    }
+    m = sim_msg_new(MSG_COLL, msg, len);
+    m->from = sc->node->id;
+    sim_send(&run->nodes[node_of_member(sc, to)].ep, m, (double)len);
+    return PMIX_SUCCESS;
+}
+
+typedef struct coll_tmr {
+    struct px_coll_timer handle;
+    void (*cb)(void *);
+    void *arg;
+} coll_tmr;
+
+static void coll_timer_fire(void *arg)
+{
+    coll_tmr *ct = arg;
+    void (*cb)(void *) = ct->cb;
+    void *cbarg = ct->arg;
+
+    free(ct);
+    cb(cbarg);
+}
+
+static px_coll_timer *coll_timer_start(void *ctx, double seconds, void (*cb)(void *), void *arg)
+{
+    sim_coll *sc = ctx;
+    coll_tmr *ct = calloc(1, sizeof(*ct));
+
+    if (ct == NULL)
+        return NULL;
+    ct->cb = cb;
+    ct->arg = arg;
+    ct->handle.t = sim_timer_add(&sc->node->ep, seconds, coll_timer_fire, ct);
+    if (ct->handle.t == NULL) {
+        free(ct);
+        return NULL;
+    }
+    return &ct->handle;
+}
+
+static void coll_timer_cancel(void *ctx, px_coll_timer *timer)
+{
+    sim_coll *sc = ctx;
+    coll_tmr *ct = (coll_tmr *)timer;
+
+    sim_timer_cancel(&sc->node->ep, ct->handle.t);
+    free(ct);
+}
+
+static double coll_now(void *ctx)
+{
+    return sgw_now();
+}
+
+static const px_coll_ops coll_ops = {
+    .version = PX_COLL_OPS_VERSION,
+    .send = coll_send,
+    .timer_start = coll_timer_start,
+    .timer_cancel = coll_timer_cancel,
+    .now = coll_now,
+};
+
+/* ---- collectives ---- */
+
+static void deliver_coll(sim_coll *sc, sim_msg *m)
+{
+    uint32_t from;
+
+    if (member_of_node(sc, m->from, &from))
+        (void)px_coll_deliver(sc->c, from, m->data, m->len);
+    sim_msg_free(m);
+}
+
+static sim_coll *coll_create(sim_node *n, uint64_t id, uint32_t *members, uint32_t count)
+{
+    sim_coll *sc = calloc(1, sizeof(*sc));
+    px_coll_config cfg;
+
+    if (sc == NULL)
+        return NULL;
+    sc->node = n;
+    sc->id = id;
+    sc->n = count;
+    sc->members = members;
+    if (!member_of_node(sc, n->id, &sc->me)) {
+        free(sc);
+        return NULL;
+    }
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.id = id;
+    cfg.nmembers = count;
+    cfg.me = sc->me;
+    sc->c = px_coll_create(&coll_ops, sc, &cfg);
+    if (sc->c == NULL) {
+        free(sc);
+        return NULL;
+    }
+    sc->next = n->colls;
+    n->colls = sc;
+    /* Messages that came before we knew of this collective. */
+    for (sim_msg **pp = &n->early; *pp != NULL;) {
+        sim_msg *m = *pp;
+        px_coll_msg_info h;
+        if (px_coll_msg_peek(m->data, m->len, &h) == PMIX_SUCCESS && h.id == id) {
+            *pp = m->next;
+            deliver_coll(sc, m);
+        } else {
+            pp = &m->next;
+        }
+    }
+    return sc;
+}
+
+static void start_next(sim_coll *sc);
+
+static void release_free(void *arg)
+{
+    free(arg);
+}
+
+static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
+{
+    sim_coll *sc = cbdata;
+    sim_run *run = sc->node->ep.run;
+    sim_fence *f = sc->running;
+    sim_fstat *st = sim_fstat_get(run, sc->id, px_coll_epoch(sc->c), false);
+    void *data = NULL;
+    size_t size = 0;
+
+    sc->running = NULL;
+    if (st != NULL) {
+        st->nend++;
+        if (status != PMIX_SUCCESS) {
+            st->nfail++;
+            st->status = status;
+        }
+        st->t_last_end = sgw_now();
+        if (st->nend == st->nnodes)
+            sim_progress(run, st);
+    }
+    if (status != PMIX_SUCCESS)
+        sim_logf(run, "node %u: fence on %u nodes failed: %s", sc->node->id, sc->n,
+                 PMIx_Error_string(status));
+    if (status == PMIX_SUCCESS && res != NULL && res->size > 0) {
+        data = res->data;
+        size = res->size;
+        res->data = NULL; /* ours now */
+    }
+    if (f != NULL) {
+        f->cbfunc(status, data, size, f->cbdata, release_free, data);
+        free(f->data);
+        free(f);
+    } else {
+        free(data);
+    }
+    start_next(sc);
+}
+
+static void start_next(sim_coll *sc)
+{
+    sim_run *run = sc->node->ep.run;
+
+    while (sc->running == NULL && sc->queue != NULL) {
+        sim_fence *f = sc->queue;
+        px_coll_args args;
+        char err[256];
+        const char *want = f->kind == PX_COLL_ALLGATHER ? run->fence_algo : run->barrier_algo;
+        pmix_status_t rc;
+        sim_fstat *st;
+        uint32_t epoch = px_coll_epoch(sc->c) + 1;
+
+        sc->queue = f->next;
+        memset(&args, 0, sizeof(args));
+        args.kind = f->kind;
+        args.timeout = f->timeout;
+        err[0] = '\0';
+        rc = px_coll_choose(f->kind, f->algo[0] ? f->algo : NULL, want[0] ? want : NULL,
+                            &args.choice, err, sizeof(err));
+        st = sim_fstat_get(run, sc->id, epoch, true);
+        if (st != NULL) {
+            if (st->nstart == 0) {
+                st->kind = f->kind;
+                st->nnodes = sc->n;
+                st->t_first_start = sgw_now();
+                if (rc == PMIX_SUCCESS && px_coll_resolve(&args.choice, f->kind, sc->n, 0, NULL,
+                                                          &st->resolved) == PMIX_SUCCESS)
+                    px_coll_choice_format(&st->resolved, st->algo, sizeof(st->algo));
+                else
+                    snprintf(st->algo, sizeof(st->algo), "%s", want[0] ? want : "auto");
+            }
+            st->nstart++;
+            st->contrib += f->ndata;
+            st->t_last_start = sgw_now();
+        }
+        if (rc == PMIX_SUCCESS) {
+            sc->running = f;
+            rc = px_coll_start(sc->c, &args, f->data, f->ndata, fence_done, sc);
+            if (rc == PMIX_SUCCESS)
+                continue; /* fence_done may already have run */
+            sc->running = NULL;
+        }
+        if (rc != PMIX_SUCCESS) {
+            sim_logf(run, "node %u: cannot start a fence: %s%s%s", sc->node->id,
+                     PMIx_Error_string(rc), err[0] ? ": " : "", err);
+            if (st != NULL) {
+                st->nend++;
+                st->nfail++;
+                st->status = rc;
+            }
+            f->cbfunc(rc, NULL, 0, f->cbdata, NULL, NULL);
+            free(f->data);
+            free(f);
+        }
+    }
+}
+
+/* The node set of `procs`, sorted; *all is set when it is every node. */
+static uint32_t *node_set(sim_run *run, const pmix_proc_t procs[], size_t nprocs, uint32_t *count,
+                          bool *all)
+{
+    uint8_t *mark = calloc(run->nnodes, 1);
+    uint32_t *set, k = 0;
+
+    *all = false;
+    if (mark == NULL)
+        return NULL;
+    for (size_t i = 0; i < nprocs; i++) {
+        if (procs[i].rank == PMIX_RANK_WILDCARD) {
+            *all = true;
+            break;
+        }
+        if (procs[i].rank < run->nprocs)
+            mark[procs[i].rank / run->opt.ppn] = 1;
+    }
+    if (!*all) {
+        for (uint32_t i = 0; i < run->nnodes; i++)
+            k += mark[i];
+        *all = k == run->nnodes;
+    }
+    if (*all) {
+        free(mark);
+        *count = run->nnodes;
+        return NULL;
+    }
+    set = malloc((k ? k : 1) * sizeof(*set));
+    if (set != NULL) {
+        k = 0;
+        for (uint32_t i = 0; i < run->nnodes; i++)
+            if (mark[i])
+                set[k++] = i;
+    }
+    free(mark);
+    *count = k;
+    return set;
+}
+
+static uint64_t set_id(const uint32_t *set, uint32_t n)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+    for (uint32_t i = 0; i < n; i++) {
+        for (int b = 0; b < 4; b++) {
+            h ^= (set[i] >> (8 * b)) & 0xff;
+            h *= 1099511628211ULL;
+        }
+    }
+    return h <= COLL_ALL_NODES ? h + 2 : h;
+}
+
+static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t nprocs,
+                                const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
+                                pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    sim_node *n = hctx;
+    sim_run *run = n->ep.run;
+    bool collect = false, all;
+    double timeout = 0;
+    const char *algo_key[2] = {NULL, NULL}; /* barrier, allgather */
+    uint32_t count;
+    uint32_t *set;
+    uint64_t id;
+    sim_coll *sc;
+    sim_fence *f, **pp;
+
+    for (size_t i = 0; i < ninfo; i++) {
+        if (strcmp(info[i].key, PMIX_COLLECT_DATA) == 0)
+            collect = info[i].value.type != PMIX_BOOL || info[i].value.data.flag;
+        else if (strcmp(info[i].key, PMIX_TIMEOUT) == 0 && info[i].value.type == PMIX_INT)
+            timeout = info[i].value.data.integer;
+        else if (strcmp(info[i].key, PX_COLL_KEY_BARRIER) == 0 && info[i].value.type == PMIX_STRING)
+            algo_key[0] = info[i].value.data.string;
+        else if (strcmp(info[i].key, PX_COLL_KEY_FENCE) == 0 && info[i].value.type == PMIX_STRING)
+            algo_key[1] = info[i].value.data.string;
+        else if (strcmp(info[i].key, PMIX_LOCAL_COLLECTIVE_STATUS) == 0 &&
+                 info[i].value.data.status != PMIX_SUCCESS) {
+            /* A local participant failed. Telling the other nodes is the
+             * fault layer's job (not there yet): the fence fails here. */
+            sim_logf(run, "node %u: a local participant failed a fence: %s", n->id,
+                     PMIx_Error_string(info[i].value.data.status));
+            return PMIX_ERR_NOT_SUPPORTED;
+        }
+    }
+    set = node_set(run, procs, nprocs, &count, &all);
+    if (!all && set == NULL)
+        return PMIX_ERR_NOMEM;
+    id = all ? COLL_ALL_NODES : set_id(set, count);
+    for (sc = n->colls; sc != NULL; sc = sc->next)
+        if (sc->id == id)
+            break;
+    if (sc != NULL) {
+        free(set);
+    } else if ((sc = coll_create(n, id, set, count)) == NULL) {
+        free(set);
+        return PMIX_ERR_NOMEM;
+    }
+    f = calloc(1, sizeof(*f));
+    if (f == NULL || (ndata > 0 && (f->data = malloc(ndata)) == NULL)) {
+        free(f);
+        return PMIX_ERR_NOMEM;
+    }
+    if (ndata > 0)
+        memcpy(f->data, data, ndata);
+    f->ndata = ndata;
+    f->kind = collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER;
+    f->timeout = timeout;
+    if (algo_key[collect] != NULL)
+        snprintf(f->algo, sizeof(f->algo), "%s", algo_key[collect]);
+    f->cbfunc = cbfunc;
+    f->cbdata = cbdata;
+    for (pp = &sc->queue; *pp != NULL; pp = &(*pp)->next)
+        ;
+    *pp = f;
+    start_next(sc);
+    return PMIX_SUCCESS;
+}
+
+/* ---- direct modex ---- */
+
+typedef struct dmx_answer {
+    sim_run *run;
+    uint32_t to;
+    uint64_t tag;
+} dmx_answer;
+
+static void dmx_resp(pmix_status_t status, char *data, size_t sz, void *cbdata)
+{
+    dmx_answer *a = cbdata;
+    void *copy = sz > 0 ? malloc(sz) : NULL;
+    sim_msg *m;
+
+    if (sz > 0 && copy == NULL) {
+        status = PMIX_ERR_NOMEM;
+        sz = 0;
+    }
+    if (sz > 0)
+        memcpy(copy, data, sz);
+    m = sim_msg_new(MSG_DMX_RESP, copy, sz);
+    m->tag = a->tag;
+    m->status = status;
+    sim_send(&a->run->nodes[a->to].ep, m, (double)(DMX_RESP_HDR + sz));
+    free(a);
+}
+
+static pmix_status_t host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                                 size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    sim_node *n = hctx;
+    sim_run *run = n->ep.run;
+    sim_dmx *d;
+    sim_msg *m;
+
+    if (strcmp(proc->nspace, run->nspace) != 0 || proc->rank >= run->nprocs)
+        return PMIX_ERR_NOT_FOUND;
+    d = calloc(1, sizeof(*d));
+    if (d == NULL)
+        return PMIX_ERR_NOMEM;
+    d->tag = n->next_tag++;
+    d->cbfunc = cbfunc;
+    d->cbdata = cbdata;
+    d->next = n->dmx;
+    n->dmx = d;
+    m = sim_msg_new(MSG_DMX_REQ, NULL, 0);
+    m->from = n->id;
+    m->tag = d->tag;
+    m->proc = *proc;
+    sim_send(&run->nodes[proc->rank / run->opt.ppn].ep, m, DMX_REQ_BYTES);
+    return PMIX_SUCCESS;
+}
+
+static void dmx_request(sim_node *n, sim_msg *m)
+{
+    dmx_answer *a = calloc(1, sizeof(*a));
+    pmix_status_t rc;
+
+    if (a == NULL) {
+        fprintf(stderr, "pmixsim: out of memory\n");
+        abort();
+    }
+    a->run = n->ep.run;
+    a->to = m->from;
+    a->tag = m->tag;
+    rc = px_server_dmodex_request(n->srv, &m->proc, dmx_resp, a);
+    if (rc != PMIX_SUCCESS)
+        dmx_resp(rc, NULL, 0, a);
+}
+
+static void dmx_answered(sim_node *n, sim_msg *m)
+{
+    for (sim_dmx **pp = &n->dmx; *pp != NULL; pp = &(*pp)->next) {
+        sim_dmx *d = *pp;
+        if (d->tag != m->tag)
+            continue;
+        *pp = d->next;
+        d->cbfunc(m->status, m->data, m->len, d->cbdata, release_free, m->data);
+        m->data = NULL; /* released through release_free */
+        free(d);
+        return;
+    }
+}
+
+static pmix_status_t host_abort(void *hctx, const pmix_proc_t *proc, void *obj, int status,
+                                const char msg[], pmix_proc_t procs[], size_t nprocs,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    sim_node *n = hctx;
+
+    sim_logf(n->ep.run, "rank %u called PMIx_Abort(%d): %s", proc->rank, status,
+             msg != NULL ? msg : "");
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
+const px_server_host sim_server_host = {
+    .version = PX_SERVER_HOST_VERSION,
+    .abort = host_abort,
+    .fence_nb = host_fence,
+    .direct_modex = host_dmodex,
+};
+
+/* ---- the node ---- */
+
+#define ADD(list, key, val, type)                                             \
+    do {                                                                      \
+        if (PMIx_Info_list_add((list), (key), (val), (type)) != PMIX_SUCCESS) \
+            goto nomem;                                                       \
+    } while (0)
+
+static pmix_status_t add_array(void *parent, const char *key, void *list)
+{
+    pmix_data_array_t da;
+    pmix_status_t rc = PMIx_Info_list_convert(list, &da);
+
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    rc = PMIx_Info_list_add(parent, key, &da, PMIX_DATA_ARRAY);
+    PMIx_Data_array_destruct(&da);
+    return rc;
+}
+
+/* Register the job with the node's server: job-wide keys, this node's
+ * keys, and the data of its own processes (not of every process: that
+ * would be O(job) per node). */
+static pmix_status_t register_job(sim_run *run, sim_node *n)
+{
+    void *top = PMIx_Info_list_start(), *pd = NULL;
+    uint32_t jsize = run->nprocs, nnodes = run->nnodes, lsize = n->nprocs, one = 1;
+    size_t cap = (size_t)n->nprocs * 12 + 1, len = 0;
+    char *peers = malloc(cap);
+    pmix_data_array_t da = {0};
+    pmix_rank_t leader = n->procs[0].proc.rank;
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+
+    if (top == NULL || peers == NULL)
+        goto nomem;
+    peers[0] = '\0';
+    for (uint32_t i = 0; i < n->nprocs; i++)
+        len +=
+            (size_t)snprintf(peers + len, cap - len, "%s%u", i ? "," : "", n->procs[i].proc.rank);
+    ADD(top, PMIX_JOBID, run->nspace, PMIX_STRING);
+    ADD(top, PMIX_JOB_SIZE, &jsize, PMIX_UINT32);
+    ADD(top, PMIX_UNIV_SIZE, &jsize, PMIX_UINT32);
+    ADD(top, PMIX_MAX_PROCS, &jsize, PMIX_UINT32);
+    ADD(top, PMIX_JOB_NUM_APPS, &one, PMIX_UINT32);
+    ADD(top, PMIX_NUM_NODES, &nnodes, PMIX_UINT32);
+    ADD(top, PMIX_LOCAL_SIZE, &lsize, PMIX_UINT32);
+    ADD(top, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
+    ADD(top, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
+    ADD(top, PMIX_HOSTNAME, n->host, PMIX_STRING);
+    ADD(top, PMIX_NODEID, &n->id, PMIX_UINT32);
+    for (uint32_t i = 0; i < n->nprocs; i++) {
+        pmix_rank_t rank = n->procs[i].proc.rank;
+        uint16_t lrank = (uint16_t)i;
+        uint32_t appnum = 0;
+        pd = PMIx_Info_list_start();
+        if (pd == NULL)
+            goto nomem;
+        ADD(pd, PMIX_RANK, &rank, PMIX_PROC_RANK);
+        ADD(pd, PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
+        ADD(pd, PMIX_NODE_RANK, &lrank, PMIX_UINT16);
+        ADD(pd, PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
+        ADD(pd, PMIX_APPNUM, &appnum, PMIX_UINT32);
+        ADD(pd, PMIX_APP_RANK, &rank, PMIX_PROC_RANK);
+        ADD(pd, PMIX_NODEID, &n->id, PMIX_UINT32);
+        ADD(pd, PMIX_HOSTNAME, n->host, PMIX_STRING);
+        if (add_array(top, PMIX_PROC_DATA, pd) != PMIX_SUCCESS)
+            goto nomem;
+        PMIx_Info_list_release(pd);
+        pd = NULL;
+    }
+    rc = PMIx_Info_list_convert(top, &da);
+    if (rc == PMIX_SUCCESS)
+        rc = px_server_register_nspace(n->srv, run->nspace, (int)n->nprocs, (pmix_info_t *)da.array,
+                                       da.size);
+    for (uint32_t i = 0; rc == PMIX_SUCCESS && i < n->nprocs; i++)
+        rc = px_server_register_client(n->srv, &n->procs[i].proc, 1000, 1000, &n->procs[i]);
+nomem:
+    if (da.array != NULL)
+        PMIx_Data_array_destruct(&da);
+    if (pd != NULL)
+        PMIx_Info_list_release(pd);
+    if (top != NULL)
+        PMIx_Info_list_release(top);
+    free(peers);
+    return rc;
+}
+
+int sim_node_setup(sim_run *run, sim_node *n)
+{
+    char box[32];
+
+    n->ep.run = run;
+    n->ep.is_server = true;
+    snprintf(n->ep.name, sizeof(n->ep.name), "node %u", n->id);
+    snprintf(box, sizeof(box), "s%u", n->id);
+    n->ep.box = sgw_box_create(box);
+    n->next_conn = 1;
+    n->next_tag = 1;
+    n->srv = px_server_create(&sim_server_host, n, &sim_platform_ops, n);
+    if (n->srv == NULL)
+        return -1;
+    for (uint32_t i = 0; i < n->nprocs; i++) {
+        sim_proc *p = &n->procs[i];
+        p->ep.run = run;
+        p->node = n;
+        p->ac.external_progress = -1;
+        snprintf(p->ep.name, sizeof(p->ep.name), "rank %u", p->proc.rank);
+        snprintf(box, sizeof(box), "c%u", p->proc.rank);
+        p->ep.box = sgw_box_create(box);
+    }
+    return register_job(run, n) == PMIX_SUCCESS ? 0 : -1;
+}
+
+static void node_dispatch(sim_node *n, sim_msg *m)
+{
+    sim_proc *p;
+    px_coll_msg_info h;
+
+    switch (m->kind) {
+    case MSG_C2S:
+        p = NULL;
+        for (uint32_t i = 0; i < n->nprocs; i++)
+            if (n->procs[i].conn == m->conn)
+                p = &n->procs[i];
+        if (p != NULL && !p->closed &&
+            px_server_sink()->deliver(n->srv, m->conn, m->data, m->len) != PMIX_SUCCESS) {
+            p->closed = true;
+            sim_send(&p->ep, sim_msg_new(MSG_HANGUP, NULL, 0), 0);
+        }
+        break;
+    case MSG_CLOSE: px_server_sink()->closed(n->srv, m->conn, PMIX_ERR_LOST_CONNECTION); break;
+    case MSG_COLL:
+        if (px_coll_msg_peek(m->data, m->len, &h) != PMIX_SUCCESS)
+            break;
+        for (sim_coll *sc = n->colls; sc != NULL; sc = sc->next) {
+            if (sc->id == h.id) {
+                deliver_coll(sc, m);
+                return;
+            }
+        }
+        if (h.id == COLL_ALL_NODES && coll_create(n, COLL_ALL_NODES, NULL, n->ep.run->nnodes)) {
+            deliver_coll(n->colls, m);
+            return;
+        }
+        m->next = n->early; /* kept until this node joins that collective */
+        n->early = m;
+        return;
+    case MSG_DMX_REQ: dmx_request(n, m); break;
+    case MSG_DMX_RESP: dmx_answered(n, m); break;
+    default: break;
+    }
+    sim_msg_free(m);
+}
+
+void sim_node_main(void *arg)
+{
+    sim_node *n = arg;
+
+    sgw_set_self_data(&n->ep);
+    sgw_box_listen(n->ep.box);
+    for (;;) { /* a daemon: SimGrid ends it after the last process */
+        double next = sim_timers_run(&n->ep);
+        void *payload = NULL;
+
+        if (sgw_recv(n->ep.box, next, &payload) == 0)
+            node_dispatch(n, payload);
+    }
+}
+
+void sim_node_fini(sim_node *n)
+{
+    px_server_destroy(n->srv);
+    n->srv = NULL;
+    while (n->colls != NULL) {
+        sim_coll *sc = n->colls;
+        n->colls = sc->next;
+        px_coll_destroy(sc->c);
+        while (sc->queue != NULL) {
+            sim_fence *f = sc->queue;
+            sc->queue = f->next;
+            free(f->data);
+            free(f);
+        }
+        if (sc->running != NULL) {
+            free(sc->running->data);
+            free(sc->running);
+        }
+        free(sc->members);
+        free(sc);
+    }
+    while (n->early != NULL) {
+        sim_msg *m = n->early;
+        n->early = m->next;
+        sim_msg_free(m);
+    }
+    while (n->dmx != NULL) {
+        sim_dmx *d = n->dmx;
+        n->dmx = d->next;
+        free(d);
+    }
+    while (n->ep.timers != NULL) {
+        struct px_timer *t = n->ep.timers;
+        n->ep.timers = t->next;
+        free(t);
+    }
+    sgw_box_destroy(n->ep.box);
+    n->ep.box = NULL;
+    for (uint32_t i = 0; i < n->nprocs; i++) {
+        sgw_box_destroy(n->procs[i].ep.box);
+        n->procs[i].ep.box = NULL;
+    }
+}

@@ -1,0 +1,571 @@
+/*
+ * simplat.c - the platform ops of px_platform.h over SimGrid, the api/
+ * binding, and the process actors.
+ *
+ * Endpoints. Each actor has one endpoint (sim_ep): a mailbox and a list of
+ * timers. A client's platform context is its sim_proc, a server's its
+ * sim_node; both start with a sim_ep. Sending a frame is a put (sgw.h) of
+ * a sim_msg to the peer's mailbox, whose simulated size is the frame's
+ * length; client and server of a node sit on the same SimGrid host, so
+ * their traffic crosses the node's loopback link. A frame sent with a
+ * region carries a reference to one shared copy of the data (the memory
+ * itself, as a real node maps one read-only segment), and only the frame's
+ * bytes are simulated.
+ *
+ * Blocking. `wait` runs the calling process's event loop: it fires the
+ * client's due timers and receives from the actor's mailbox (with a timeout
+ * when a timer is pending) until `wake` has set the flag. A process that is
+ * not inside a blocking call does not receive: messages wait in its mailbox
+ * until the next call, and timers fire then too.
+ *
+ * Handshake and finalize. The api/ shim holds a process-wide mutex across
+ * the whole of PMIx_Init and PMIx_Finalize, including the wait for the
+ * server's answer. All actors share one OS thread, so a second actor
+ * reaching PMIx_Init while the first one is suspended inside it would lock
+ * that mutex again and hang the simulation. pmixsim therefore runs these
+ * two exchanges without suspending the actor: a HELLO or FINALIZE frame
+ * puts the client in `sync` mode, in which its frames go straight to the
+ * server engine (called from the client's actor) and the server's answers
+ * straight back, in zero simulated time. Everything else goes through the
+ * simulated network.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmixsim.h"
+#include "px_proto.h"
+#include "wire/px_wire.h"
+
+/* ---- messages ---- */
+
+sim_msg *sim_msg_new(int kind, void *data, size_t len)
+{
+    sim_msg *m = calloc(1, sizeof(*m));
+
+    if (m == NULL) {
+        fprintf(stderr, "pmixsim: out of memory\n");
+        abort();
+    }
+    m->kind = kind;
+    m->data = data;
+    m->len = len;
+    return m;
+}
+
+void sim_region_unref(void *arg)
+{
+    px_region *r = arg;
+
+    if (r != NULL && --r->refs == 0)
+        free(r);
+}
+
+void sim_msg_free(void *arg)
+{
+    sim_msg *m = arg;
+
+    if (m == NULL)
+        return;
+    sim_region_unref(m->region);
+    free(m->data);
+    free(m);
+}
+
+static void queue_push(sim_msg **head, sim_msg *m)
+{
+    sim_msg **pp = head;
+
+    while (*pp != NULL)
+        pp = &(*pp)->next;
+    m->next = NULL;
+    *pp = m;
+}
+
+/* Every SimGrid call suspends the calling actor and may run the others
+ * first. A process actor that may hold the api/ shim's init lock (inside
+ * PMIx_Init or PMIx_Finalize, see the top) must not make one: its sends
+ * wait in `deferred` until flush_deferred, at the next point where the
+ * process is surely outside the lock. */
+void sim_send(sim_ep *to, sim_msg *m, double bytes)
+{
+    sim_ep *self = sgw_self_data();
+
+    if (self != NULL && !self->is_server && ((sim_proc *)self)->defer) {
+        m->dest = to;
+        m->bytes = bytes;
+        queue_push(&((sim_proc *)self)->deferred, m);
+        return;
+    }
+    sgw_send(to->box, m, bytes, sim_msg_free);
+}
+
+static void flush_deferred(sim_proc *p)
+{
+    sim_msg *m;
+
+    p->defer = false;
+    while ((m = p->deferred) != NULL) {
+        p->deferred = m->next;
+        m->next = NULL;
+        sgw_send(m->dest->box, m, m->bytes, sim_msg_free);
+    }
+}
+
+static sim_msg *queue_pop(sim_msg **head)
+{
+    sim_msg *m = *head;
+
+    if (m != NULL)
+        *head = m->next;
+    return m;
+}
+
+void sim_logf(sim_run *run, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "pmixsim [%.9f]: ", sgw_now());
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* ---- timers ---- */
+
+struct px_timer *sim_timer_add(sim_ep *ep, double seconds, void (*cb)(void *), void *arg)
+{
+    struct px_timer *t = calloc(1, sizeof(*t)), **pp;
+
+    if (t == NULL)
+        return NULL;
+    t->at = sgw_now() + (seconds > 0 ? seconds : 0);
+    t->seq = ep->tseq++;
+    t->cb = cb;
+    t->arg = arg;
+    for (pp = &ep->timers; *pp != NULL && (*pp)->at <= t->at; pp = &(*pp)->next)
+        ;
+    t->next = *pp;
+    *pp = t;
+    /* An actor blocked in a receive with a later deadline must look again. */
+    if (ep->timers == t && sgw_self_data() != (void *)ep)
+        sim_send(ep, sim_msg_new(MSG_WAKE, NULL, 0), 0);
+    return t;
+}
+
+void sim_timer_cancel(sim_ep *ep, struct px_timer *t)
+{
+    for (struct px_timer **pp = &ep->timers; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            free(t);
+            return;
+        }
+    }
+}
+
+double sim_timers_run(sim_ep *ep)
+{
+    while (ep->timers != NULL) {
+        struct px_timer *t = ep->timers;
+        double now = sgw_now();
+        if (t->at > now)
+            return t->at - now;
+        ep->timers = t->next;
+        t->cb(t->arg);
+        free(t);
+    }
+    return -1;
+}
+
+/* ---- platform ops ---- */
+
+static sim_proc *proc_of(void *pctx)
+{
+    return (sim_proc *)pctx; /* only called with a client's context */
+}
+
+static sim_proc *client_by_conn(sim_node *n, uint64_t conn)
+{
+    for (uint32_t i = 0; i < n->nprocs; i++)
+        if (n->procs[i].conn == conn)
+            return &n->procs[i];
+    return NULL;
+}
+
+static unsigned frame_type(const void *frame, size_t len)
+{
+    const unsigned char *b = frame;
+
+    return len >= PX_FRAME_HDR ? (unsigned)(b[6] | (b[7] << 8)) : 0;
+}
+
+static pmix_status_t to_client(sim_node *n, uint64_t conn, void *frame, size_t len,
+                               px_region *region)
+{
+    sim_proc *p = client_by_conn(n, conn);
+    sim_msg *m;
+
+    if (p == NULL || p->closed) {
+        free(frame);
+        return PMIX_ERR_UNREACH;
+    }
+    m = sim_msg_new(MSG_S2C, frame, len);
+    if (region != NULL) {
+        region->refs++;
+        m->region = region;
+    }
+    if (p->sync)
+        queue_push(&p->sync_in, m);
+    else
+        sim_send(&p->ep, m, (double)len);
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t op_send(void *pctx, uint64_t conn, void *frame, size_t len)
+{
+    sim_ep *ep = pctx;
+    sim_proc *p;
+    sim_msg *m;
+    unsigned type;
+
+    if (ep->is_server)
+        return to_client((sim_node *)ep, conn, frame, len, NULL);
+    p = proc_of(pctx);
+    if (p->closed) {
+        free(frame);
+        return PMIX_ERR_UNREACH;
+    }
+    type = frame_type(frame, len);
+    if (type == PX_MSG_HELLO || type == PX_MSG_FINALIZE) {
+        p->sync = true;
+        p->defer = true;
+    } else if (!p->sync) {
+        flush_deferred(p); /* a regular request: outside the init lock */
+    }
+    m = sim_msg_new(MSG_C2S, frame, len);
+    m->conn = p->conn;
+    if (p->sync)
+        queue_push(&p->sync_out, m);
+    else
+        sim_send(&p->node->ep, m, (double)len);
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t op_send_region(void *pctx, uint64_t conn, void *frame, size_t len,
+                                    px_region *region)
+{
+    sim_ep *ep = pctx;
+
+    if (!ep->is_server) {
+        free(frame);
+        return PMIX_ERR_NOT_SUPPORTED;
+    }
+    return to_client((sim_node *)ep, conn, frame, len, region);
+}
+
+static px_region *op_region_create(void *pctx, const void *data, size_t len)
+{
+    px_region *r = malloc(sizeof(*r) + len);
+
+    if (r == NULL)
+        return NULL;
+    r->refs = 1;
+    r->len = len;
+    memcpy(r->data, data, len);
+    return r;
+}
+
+static void op_region_release(void *pctx, px_region *region)
+{
+    sim_region_unref(region);
+}
+
+static void op_close(void *pctx, uint64_t conn)
+{
+    sim_ep *ep = pctx;
+
+    if (ep->is_server) {
+        sim_proc *p = client_by_conn((sim_node *)ep, conn);
+        if (p == NULL || p->closed)
+            return;
+        p->closed = true; /* the client hears of it when it next looks */
+        if (!p->sync)
+            sim_send(&p->ep, sim_msg_new(MSG_HANGUP, NULL, 0), 0);
+    } else {
+        sim_proc *p = proc_of(pctx);
+        sim_msg *m;
+        if (p->closed)
+            return;
+        p->closed = true;
+        m = sim_msg_new(MSG_CLOSE, NULL, 0);
+        m->conn = p->conn;
+        sim_send(&p->node->ep, m, 0);
+    }
+}
+
+static px_timer *op_timer_start(void *pctx, double seconds, px_timer_cb cb, void *arg)
+{
+    return sim_timer_add((sim_ep *)pctx, seconds, cb, arg);
+}
+
+static void op_timer_cancel(void *pctx, px_timer *t)
+{
+    sim_timer_cancel((sim_ep *)pctx, t);
+}
+
+static double op_now(void *pctx)
+{
+    return sgw_now();
+}
+
+static void op_nolock(void *pctx)
+{
+}
+
+/* Run the handshake or finalize exchange in memory (see the top). Returns
+ * true if it completed. */
+static bool run_sync(sim_proc *p, px_wait *w)
+{
+    sim_node *n = p->node;
+    sim_msg *m;
+
+    while (!w->done) {
+        if ((m = queue_pop(&p->sync_out)) != NULL) {
+            if (px_server_sink()->deliver(n->srv, m->conn, m->data, m->len) != PMIX_SUCCESS)
+                p->closed = true;
+        } else if ((m = queue_pop(&p->sync_in)) != NULL) {
+            sim_deliver_s2c(p, m);
+            m = NULL;
+        } else if (p->ep.timers != NULL && p->ep.timers->at <= sgw_now()) {
+            (void)sim_timers_run(&p->ep);
+        } else {
+            break;
+        }
+        sim_msg_free(m);
+    }
+    p->sync = false;
+    return w->done != 0;
+}
+
+void sim_deliver_s2c(sim_proc *p, sim_msg *m)
+{
+    if (p->ac.client == NULL) {
+        sim_msg_free(m);
+        return;
+    }
+    if (m->region != NULL) {
+        px_region *r = m->region;
+        m->region = NULL; /* the sink releases this reference */
+        (void)px_client_sink()->deliver_region(p->ac.client, PX_CONN_SERVER, m->data, m->len,
+                                               r->data, r->len, sim_region_unref, r);
+    } else {
+        (void)px_client_sink()->deliver(p->ac.client, PX_CONN_SERVER, m->data, m->len);
+    }
+    sim_msg_free(m);
+}
+
+void sim_deliver_close(sim_proc *p)
+{
+    p->closed = true;
+    if (p->ac.client != NULL)
+        px_client_sink()->closed(p->ac.client, PX_CONN_SERVER, PMIX_ERR_LOST_CONNECTION);
+}
+
+static void op_wait(void *pctx, px_wait *w)
+{
+    sim_proc *p = proc_of(pctx);
+
+    if (p->sync) {
+        if (run_sync(p, w))
+            return;
+        sim_logf(p->ep.run,
+                 "rank %u: a handshake or finalize waits for the network: other processes "
+                 "entering PMIx_Init or PMIx_Finalize meanwhile would hang",
+                 p->proc.rank);
+    }
+    flush_deferred(p);
+    while (!w->done) {
+        double next = sim_timers_run(&p->ep);
+        void *payload = NULL;
+        sim_msg *m;
+        int rc;
+
+        if (w->done)
+            break;
+        rc = sgw_recv(p->ep.box, next, &payload);
+        if (rc != 0)
+            continue; /* a timer is due, or a failed communication */
+        m = payload;
+        switch (m->kind) {
+        case MSG_S2C:
+            if (p->closed)
+                sim_msg_free(m);
+            else
+                sim_deliver_s2c(p, m);
+            break;
+        case MSG_HANGUP:
+            sim_msg_free(m);
+            sim_deliver_close(p);
+            break;
+        default: sim_msg_free(m); break;
+        }
+    }
+}
+
+static void op_wake(void *pctx, px_wait *w)
+{
+    w->done = 1;
+}
+
+static void op_log(void *pctx, px_log_level level, const char *msg)
+{
+    sim_ep *ep = pctx;
+
+    if (level <= PX_LOG_WARN || getenv("PMIXSIM_VERBOSE") != NULL)
+        sim_logf(ep->run, "%s: %s", ep->name, msg);
+}
+
+const px_platform_ops sim_platform_ops = {
+    .version = PX_PLATFORM_OPS_VERSION,
+    .send = op_send,
+    .close = op_close,
+    .timer_start = op_timer_start,
+    .timer_cancel = op_timer_cancel,
+    .now = op_now,
+    .lock = op_nolock,
+    .unlock = op_nolock,
+    .wait = op_wait,
+    .wake = op_wake,
+    .log = op_log,
+    .region_create = op_region_create,
+    .send_region = op_send_region,
+    .region_release = op_region_release,
+};
+
+/* ---- the api/ binding: the calling actor's client ---- */
+
+static px_api_client *bind_current(void *arg)
+{
+    sim_run *run = arg;
+    sim_ep *ep = sgw_self_data();
+
+    if (ep == NULL || ep->is_server)
+        return &run->none;
+    return &((sim_proc *)ep)->ac;
+}
+
+static sim_proc *proc_of_ac(px_api_client *ac)
+{
+    return (sim_proc *)((char *)ac - offsetof(sim_proc, ac));
+}
+
+static void bind_teardown(px_api_client *ac)
+{
+    sim_proc *p = proc_of_ac(ac);
+
+    p->defer = true; /* inside PMIx_Finalize */
+    if (!p->closed)
+        op_close(p, PX_CONN_SERVER);
+    px_client_destroy(ac->client);
+    ac->client = NULL;
+    while (p->sync_out != NULL)
+        sim_msg_free(queue_pop(&p->sync_out));
+    while (p->sync_in != NULL)
+        sim_msg_free(queue_pop(&p->sync_in));
+    while (p->ep.timers != NULL) {
+        struct px_timer *t = p->ep.timers;
+        p->ep.timers = t->next;
+        free(t);
+    }
+}
+
+static pmix_status_t bind_open(void *arg, px_api_client *ac, const pmix_info_t info[], size_t ninfo,
+                               char *errbuf, size_t errlen)
+{
+    sim_run *run = arg;
+    sim_proc *p;
+    px_client *c;
+
+    if (ac == &run->none) {
+        snprintf(errbuf, errlen, "PMIx_Init called outside a simulated process");
+        return PMIX_ERR_INIT;
+    }
+    p = proc_of_ac(ac);
+    c = px_client_create(&sim_platform_ops, p, &p->proc);
+    if (c == NULL) {
+        snprintf(errbuf, errlen, "out of memory");
+        return PMIX_ERR_NOMEM;
+    }
+    p->conn = p->node->next_conn++;
+    p->closed = false;
+    p->sync = false;
+    p->defer = true; /* inside PMIx_Init */
+    if (px_server_sink()->opened(p->node->srv, p->conn, 1000, 1000) != PMIX_SUCCESS) {
+        px_client_destroy(c);
+        p->closed = true;
+        snprintf(errbuf, errlen, "the node's server refused the connection");
+        return PMIX_ERR_UNREACH;
+    }
+    ac->client = c;
+    ac->pops = &sim_platform_ops;
+    ac->pctx = p;
+    ac->priv = p;
+    ac->progress = NULL;
+    ac->teardown = bind_teardown;
+    return PMIX_SUCCESS;
+}
+
+void sim_bind(sim_run *run)
+{
+    run->none.external_progress = -1;
+    run->binding.current = bind_current;
+    run->binding.open = bind_open;
+    run->binding.arg = run;
+    px_api_set_binding(&run->binding);
+}
+
+/* The workload's `myproc` (wl_prelude.h): one per process actor. */
+pmix_proc_t *pmixsim_wl_myproc_slot(void);
+pmix_proc_t *pmixsim_wl_myproc_slot(void)
+{
+    sim_ep *ep = sgw_self_data();
+
+    if (ep == NULL || ep->is_server) {
+        fprintf(stderr, "pmixsim: a workload global used outside a process actor\n");
+        abort();
+    }
+    return &((sim_proc *)ep)->wl_proc;
+}
+
+/* ---- the process actor ---- */
+
+void sim_proc_main(void *arg)
+{
+    sim_proc *p = arg;
+    sim_run *run = p->ep.run;
+    char **argv = calloc((size_t)run->opt.wl_argc + 2, sizeof(char *));
+    int argc = 0;
+
+    sgw_set_self_data(&p->ep);
+    sgw_box_listen(p->ep.box);
+    if (argv == NULL)
+        abort();
+    /* The workload may modify its argv (getopt does): a private copy. */
+    argv[argc++] = (char *)run->wl->name;
+    for (int i = 0; i < run->opt.wl_argc; i++)
+        argv[argc++] = run->opt.wl_argv[i];
+    argv[argc] = NULL;
+    p->exit_code = run->wl->main(argc, argv);
+    free(argv);
+    if (p->ac.client != NULL) {
+        /* It returned without PMIx_Finalize: the connection just ends. */
+        p->ac.refcount = 0;
+        bind_teardown(&p->ac);
+    }
+    flush_deferred(p);
+    if (p->exit_code != 0)
+        run->procs_failed++;
+    run->procs_done++; /* the node actors are daemons: they end with the last process */
+}

@@ -1,0 +1,143 @@
+/*
+ * topo.c - SimGrid platforms generated from pmixsim's parameters.
+ *
+ * Every generated platform is one SimGrid <cluster> whose hosts are
+ * node-0 .. node-(N-1), each with its private link (SPLITDUPLEX: an up and
+ * a down direction, latency --lat, bandwidth --bw) and a loopback link
+ * (--loopback-lat, --loopback-bw) that carries the traffic between the
+ * node's processes and its server. The topology decides how private links
+ * are connected:
+ *
+ *   crossbar   FLAT: every pair of nodes through their two private links
+ *              and nothing else (no backbone), so the network itself never
+ *              contends: alpha = 2 x lat between any two nodes;
+ *   fattree    FAT_TREE, two levels: leaf switches of radix/2 nodes, each
+ *              with (radix/2)/taper uplinks (taper 1 = full bisection);
+ *   torus      TORUS, three dimensions as close to a cube as N allows;
+ *   dragonfly  DRAGONFLY: 4 nodes per router, 4 routers per chassis,
+ *              2 chassis per group, N/32 groups.
+ *
+ * --topo-params gives SimGrid's topo_parameters string directly instead.
+ * A cluster is described in one XML element whatever its size, so writing
+ * and parsing it costs nothing next to building the routing.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "pmixsim.h"
+
+const char *sim_topo_name(sim_topology t)
+{
+    switch (t) {
+    case TOPO_CROSSBAR: return "crossbar";
+    case TOPO_FATTREE: return "fattree";
+    case TOPO_TORUS: return "torus";
+    case TOPO_DRAGONFLY: return "dragonfly";
+    case TOPO_FILE: return "file";
+    }
+    return "?";
+}
+
+static int fattree_params(const sim_opts *o, char *buf, size_t len, char *err, size_t errlen)
+{
+    unsigned down = o->fattree_radix / 2, up;
+
+    if (down < 1 || o->nodes % down != 0) {
+        snprintf(err, errlen,
+                 "fat tree: --nodes (%u) must be a multiple of radix/2 (%u); "
+                 "change --radix or give --topo-params",
+                 o->nodes, down);
+        return -1;
+    }
+    up = down / (o->fattree_taper ? o->fattree_taper : 1);
+    if (up < 1)
+        up = 1;
+    if (o->nodes / down == 1) {
+        snprintf(buf, len, "1;%u;1;1", down);
+        return 0;
+    }
+    snprintf(buf, len, "2;%u,%u;1,%u;1,1", down, o->nodes / down, up);
+    return 0;
+}
+
+static void torus_params(uint32_t n, char *buf, size_t len)
+{
+    uint32_t best[3] = {n, 1, 1};
+    uint32_t spread = n;
+
+    for (uint32_t x = 1; x * x * x <= n; x++) {
+        if (n % x != 0)
+            continue;
+        for (uint32_t y = x; x * y * y <= n; y++) {
+            if ((n / x) % y != 0)
+                continue;
+            uint32_t z = n / x / y;
+            if (z - x < spread) {
+                spread = z - x;
+                best[0] = x;
+                best[1] = y;
+                best[2] = z;
+            }
+        }
+    }
+    snprintf(buf, len, "%u,%u,%u", best[2], best[1], best[0]);
+}
+
+static int dragonfly_params(uint32_t n, char *buf, size_t len, char *err, size_t errlen)
+{
+    if (n % 32 != 0) {
+        snprintf(err, errlen,
+                 "dragonfly: --nodes (%u) must be a multiple of 32 "
+                 "(4 nodes x 4 routers x 2 chassis per group); or give --topo-params",
+                 n);
+        return -1;
+    }
+    snprintf(buf, len, "%u,1;2,1;4,1;4", n / 32);
+    return 0;
+}
+
+int sim_topo_write(const sim_opts *o, const char *path, char *err, size_t errlen)
+{
+    char params[256] = "";
+    const char *topo;
+    FILE *f;
+
+    switch (o->topology) {
+    case TOPO_CROSSBAR: topo = "FLAT"; break;
+    case TOPO_FATTREE: topo = "FAT_TREE"; break;
+    case TOPO_TORUS: topo = "TORUS"; break;
+    case TOPO_DRAGONFLY: topo = "DRAGONFLY"; break;
+    default: snprintf(err, errlen, "no generated platform for this topology"); return -1;
+    }
+    if (o->topo_params != NULL)
+        snprintf(params, sizeof(params), "%s", o->topo_params);
+    else if (o->topology == TOPO_FATTREE &&
+             fattree_params(o, params, sizeof(params), err, errlen) != 0)
+        return -1;
+    else if (o->topology == TOPO_TORUS)
+        torus_params(o->nodes, params, sizeof(params));
+    else if (o->topology == TOPO_DRAGONFLY &&
+             dragonfly_params(o->nodes, params, sizeof(params), err, errlen) != 0)
+        return -1;
+    f = fopen(path, "w");
+    if (f == NULL) {
+        snprintf(err, errlen, "cannot write %s", path);
+        return -1;
+    }
+    fprintf(f, "<?xml version='1.0'?>\n"
+               "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+               "<platform version=\"4.1\">\n");
+    fprintf(f,
+            "  <cluster id=\"pmixsim\" prefix=\"node-\" suffix=\"\" radical=\"0-%u\" "
+            "speed=\"1Gf\" bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\" "
+            "loopback_bw=\"%.17gBps\" loopback_lat=\"%.17gs\" topology=\"%s\"",
+            o->nodes - 1, o->bw, o->lat, o->lo_bw, o->lo_lat, topo);
+    if (params[0] != '\0')
+        fprintf(f, " topo_parameters=\"%s\"", params);
+    fprintf(f, "/>\n</platform>\n");
+    if (fclose(f) != 0) {
+        snprintf(err, errlen, "cannot write %s", path);
+        return -1;
+    }
+    return 0;
+}

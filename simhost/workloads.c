@@ -1,0 +1,46 @@
+/*
+ * workloads.c - the programs built into pmixsim.
+ *
+ * A workload is an unchanged PMIx program whose `main` was renamed at
+ * compile time (-Dmain=pmixsim_wl_NAME_main, see CMakeLists.txt); each
+ * simulated process runs it in its own actor with argv = NAME ARGS... Its
+ * PMIx_* calls reach that actor's client. To add one, add its source to
+ * PMIXSIM_WORKLOADS in CMakeLists.txt and a line below.
+ */
+#include <string.h>
+
+#include "pmixsim.h"
+
+int pmixsim_wl_hello_main(void);
+int pmixsim_wl_bizcard_main(int argc, char **argv);
+int pmixsim_wl_fence_bench_main(int argc, char **argv);
+int pmixsim_wl_fence_main(int argc, char **argv);
+
+static int hello(int argc, char **argv)
+{
+    return pmixsim_wl_hello_main();
+}
+
+static const sim_workload workloads[] = {
+    {"fence", pmixsim_wl_fence_main,
+     "[--iters N] [--size BYTES] [--check]  N barriers, or fences collecting BYTES"},
+    {"hello", hello, "  examples/hello.c: Init, job size, a fence, one line per process"},
+    {"bizcard", pmixsim_wl_bizcard_main,
+     "full|sparse [--size BYTES]  examples/bizcard.c: business card exchange"},
+    {"fence_bench", pmixsim_wl_fence_bench_main,
+     "[--iters N] [--warmup N] [--collect-iters N] [--sizes LIST]  bench/fence_bench.c"},
+};
+
+const sim_workload *sim_workload_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+        if (strcmp(workloads[i].name, name) == 0)
+            return &workloads[i];
+    return NULL;
+}
+
+void sim_workload_list(FILE *f)
+{
+    for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+        fprintf(f, "%-12s %s\n", workloads[i].name, workloads[i].usage);
+}
