@@ -50,21 +50,6 @@
 #include "pmixd.h"
 #include "pmixd_proto.h"
 
-/* pmixrun.c's helpers that pmixd needs too. */
-double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void job_wake(job *j)
-{
-    char c = 1;
-    ssize_t w = write(j->wake[1], &c, 1); /* full pipe: already awake */
-    (void)w;
-}
-
 int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b)
 {
     if (n < 0 || n >= d->j.nnodes || n == d->node || d->peers[n].fd < 0)

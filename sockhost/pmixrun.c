@@ -230,20 +230,6 @@ static int parse_args(job *j, int argc, char **argv)
     return -1;
 }
 
-double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void job_wake(job *j)
-{
-    char c = 1;
-    ssize_t w = write(j->wake[1], &c, 1); /* full pipe: already awake */
-    (void)w;
-}
-
 /* ---- ending the job ---- */
 
 int live_ranks(job *j)

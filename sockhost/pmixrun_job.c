@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -598,4 +599,20 @@ done:
     free(regex);
     free(argvs);
     return rc == PMIX_SUCCESS ? 0 : -1;
+}
+
+/* ---- shared by pmixrun and pmixd ---- */
+
+double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void job_wake(job *j)
+{
+    char c = 1;
+    ssize_t w = write(j->wake[1], &c, 1); /* full pipe: already awake */
+    (void)w;
 }
