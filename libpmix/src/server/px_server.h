@@ -67,8 +67,9 @@ typedef struct px_server_host {
     /* The data of a process that is not local: cbfunc with one record. */
     pmix_status_t (*direct_modex)(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
                                   size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata);
-    /* Job control (PMIX_REGISTER_CLEANUP...). If NULL the engine accepts
-     * cleanup registrations itself and refuses the rest. */
+    /* Job control (PMIX_REGISTER_CLEANUP...): the engine does no I/O, so
+     * only a host can act on it. If NULL, requests get
+     * PMIX_ERR_NOT_SUPPORTED. */
     pmix_status_t (*job_control)(void *hctx, const pmix_proc_t *requestor,
                                  const pmix_proc_t targets[], size_t ntargets,
                                  const pmix_info_t directives[], size_t ndirs,
