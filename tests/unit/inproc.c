@@ -59,6 +59,7 @@ struct inproc_ep {
     uint64_t conn;        /* client: its connection id on the server */
     pmix_proc_t proc;     /* client: who it is */
     bool closed;          /* client: connection gone */
+    bool refuse_sends;    /* client: the server's sends to it fail (no memory) */
 };
 
 /* A collective the world runs as host: one contribution per server. */
@@ -194,6 +195,10 @@ static pmix_status_t op_send(void *pctx, uint64_t conn, void *frame, size_t len)
         if (to == NULL || to->closed) {
             free(frame);
             return PMIX_ERR_UNREACH;
+        }
+        if (to->refuse_sends) {
+            free(frame);
+            return PMIX_ERR_NOMEM;
         }
         conn = PX_CONN_SERVER;
     } else {
@@ -700,6 +705,11 @@ void inproc_kill_client(inproc_world *w, px_client *c)
     d->victim = e;
     break_conn(e, e->server_ep);
     push_call(w, tell_servers, d);
+}
+
+void inproc_refuse_sends(inproc_world *w, px_client *c)
+{
+    client_ep(w, c)->refuse_sends = true;
 }
 
 void inproc_send_raw(inproc_world *w, px_client *c, const void *bytes, size_t len)

@@ -43,6 +43,8 @@ px_client *inproc_client_as(inproc_world *w, px_server *srv, const pmix_proc_t *
 /* Break a client's connection as if the process died; then, as a host's
  * failure detector would, tell every other server that it died. */
 void inproc_kill_client(inproc_world *w, px_client *c);
+/* From now on the server's sends to this client fail as if out of memory. */
+void inproc_refuse_sends(inproc_world *w, px_client *c);
 /* Hand a client raw bytes from "the wire" to its server (garbage tests). */
 void inproc_send_raw(inproc_world *w, px_client *c, const void *bytes, size_t len);
 

@@ -396,6 +396,29 @@ static void test_late_joiner_after_timeout(void **state)
     job_end(j);
 }
 
+/* A reply the server cannot send must not leave its client waiting: the
+ * client is dropped, sees the connection close, and counts as dead. */
+static void test_failed_send_drops_client(void **state)
+{
+    job *j = job_start(1, 2);
+
+    inproc_refuse_sends(j->w, j->p[1].c);
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, op_cb, &j->p[r]),
+                         PMIX_SUCCESS);
+    for (int r = 0; r < 2; r++)
+        assert_true(inproc_run_until(j->w, &j->p[r].done));
+    assert_int_equal(j->p[0].status, PMIX_SUCCESS);
+    assert_int_equal(j->p[1].status, PMIX_ERR_LOST_CONNECTION);
+    assert_non_null(strstr(inproc_last_log(j->w), "cannot send a message to job:1"));
+    /* rank 1 is dead to the server: a fence with it fails at once */
+    j->p[0].done = 0;
+    assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, NULL, 0, op_cb, &j->p[0]), PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[0].done));
+    assert_int_equal(j->p[0].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    job_end(j);
+}
+
 static void test_garbage_drops_only_sender(void **state)
 {
     job *j = job_start(1, 4);
@@ -465,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_deregistered_participant),
         cmocka_unit_test(test_fence_timeout),
         cmocka_unit_test(test_late_joiner_after_timeout),
+        cmocka_unit_test(test_failed_send_drops_client),
         cmocka_unit_test(test_garbage_drops_only_sender),
         cmocka_unit_test(test_foreign_credentials_refused),
         cmocka_unit_test(test_fence_of_unknown_rank_refused),

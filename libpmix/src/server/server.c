@@ -244,6 +244,7 @@ static void forget_conn(px_server *s, uint64_t id)
 
 static void client_died(px_server *s, px_sclient *c, pmix_status_t why);
 static void finalized(px_sclient *c);
+static void drop_later(px_server *s, px_sclient *c);
 
 void px_server_deregister_client(px_server *s, const pmix_proc_t *proc)
 {
@@ -345,19 +346,27 @@ void px_srv_send_region(px_server *s, px_sclient *c, px_buf *b, px_region *regio
     size_t len;
     void *frame = px_buf_finish_frame(b, &len);
 
-    if (frame == NULL) {
-        px_srv_logf(s, PX_LOG_ERROR, "out of memory building a message for %s:%u", c->proc.nspace,
-                    c->proc.rank);
-        return;
-    }
+    pmix_status_t rc;
+
     if (!c->has_conn) {
         free(frame);
         return;
     }
-    if (region != NULL)
-        (void)s->pops->send_region(s->pctx, c->conn, frame, len, region);
-    else
-        (void)s->pops->send(s->pctx, c->conn, frame, len);
+    if (frame == NULL) {
+        rc = PMIX_ERR_NOMEM;
+    } else if (region != NULL) {
+        rc = s->pops->send_region(s->pctx, c->conn, frame, len, region);
+    } else {
+        rc = s->pops->send(s->pctx, c->conn, frame, len);
+    }
+    /* A reply that could not go out while the connection stays up would
+     * leave its client waiting forever: drop the client instead (it sees
+     * the connection close). UNREACH needs nothing: a close report follows. */
+    if (rc != PMIX_SUCCESS && rc != PMIX_ERR_UNREACH) {
+        px_srv_logf(s, PX_LOG_ERROR, "cannot send a message to %s:%u (%s); dropping it",
+                    c->proc.nspace, c->proc.rank, PMIx_Error_string(rc));
+        drop_later(s, c);
+    }
 }
 
 void px_srv_reply_status(px_server *s, px_sclient *c, uint16_t type, uint32_t tag,
@@ -432,6 +441,35 @@ static px_cref *cref_new(px_server *s, const px_sclient *c)
         r->proc = c->proc;
     }
     return r;
+}
+
+/* Drop a client from a timer, not from inside the operation that found
+ * it broken (which may be walking lists the drop changes). Timers run with
+ * the engine lock held. */
+static void drop_now(void *arg)
+{
+    px_cref *r = arg;
+    px_server *s = r->srv;
+    px_sclient *c = px_srv_client(s, &r->proc);
+
+    free(r);
+    if (c == NULL || !c->has_conn)
+        return;
+    s->pops->close(s->pctx, c->conn);
+    forget_conn(s, c->conn);
+    c->has_conn = false;
+    if (c->state == PX_SC_FINALIZING)
+        finalized(c);
+    else if (c->state != PX_SC_FINALIZED)
+        client_died(s, c, PMIX_ERR_LOST_CONNECTION);
+}
+
+static void drop_later(px_server *s, px_sclient *c)
+{
+    px_cref *r = cref_new(s, c);
+
+    if (r != NULL && s->pops->timer_start(s->pctx, 0, drop_now, r) == NULL)
+        free(r); /* nothing more can be done: the client may wait in vain */
 }
 
 static void connected(px_sclient *c, pmix_status_t status)
