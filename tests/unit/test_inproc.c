@@ -419,6 +419,58 @@ static void test_failed_send_drops_client(void **state)
     job_end(j);
 }
 
+/* Event chains: each handler sees the results of the ones before it. */
+static int chain_step;
+static size_t chain_seen;
+
+static void h_first(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                    size_t ninfo, pmix_info_t results[], size_t nresults,
+                    pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    pmix_info_t mine;
+    int v = 42;
+
+    PMIx_Info_load(&mine, "test.result", &v, PMIX_INT);
+    chain_step = 1;
+    cbfunc(PMIX_SUCCESS, &mine, 1, NULL, NULL, cbdata); /* results are copied */
+    PMIx_Info_destruct(&mine);
+}
+
+static void h_second(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                     size_t ninfo, pmix_info_t results[], size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    chain_seen = nresults;
+    if (nresults == 1 && strcmp(results[0].key, "test.result") == 0 &&
+        results[0].value.data.integer == 42)
+        chain_step = 2;
+    cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void test_event_results_accumulate(void **state)
+{
+    job *j = job_start(1, 1);
+    pmix_status_t code = -12345;
+    size_t id1, id2;
+    pmix_info_t first;
+    bool t = true;
+
+    chain_step = 0;
+    PMIx_Info_load(&first, PMIX_EVENT_HDLR_FIRST, &t, PMIX_BOOL);
+    assert_int_equal(px_client_register_event(j->p[0].c, &code, 1, NULL, 0, h_second, &id2),
+                     PMIX_SUCCESS);
+    assert_int_equal(px_client_register_event(j->p[0].c, &code, 1, &first, 1, h_first, &id1),
+                     PMIX_SUCCESS);
+    PMIx_Info_destruct(&first);
+    assert_int_equal(
+        px_client_notify(j->p[0].c, code, NULL, PMIX_RANGE_PROC_LOCAL, NULL, 0, NULL, NULL),
+        PMIX_OPERATION_SUCCEEDED);
+    inproc_run_until(j->w, NULL);
+    assert_int_equal(chain_seen, 1);
+    assert_int_equal(chain_step, 2);
+    job_end(j);
+}
+
 static void test_garbage_drops_only_sender(void **state)
 {
     job *j = job_start(1, 4);
@@ -489,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_fence_timeout),
         cmocka_unit_test(test_late_joiner_after_timeout),
         cmocka_unit_test(test_failed_send_drops_client),
+        cmocka_unit_test(test_event_results_accumulate),
         cmocka_unit_test(test_garbage_drops_only_sender),
         cmocka_unit_test(test_foreign_credentials_refused),
         cmocka_unit_test(test_fence_of_unknown_rank_refused),

@@ -61,7 +61,9 @@ typedef struct px_evrun {
     size_t *ids; /* matching handlers, in order, when the event arrived */
     size_t nids, next_handler;
     px_timer *timer;
-    bool running; /* a handler holds it */
+    bool running;         /* a handler holds it */
+    pmix_info_t *results; /* what the handlers so far returned, in order */
+    size_t nresults;
 } px_evrun;
 
 struct px_client {

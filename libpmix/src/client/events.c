@@ -17,8 +17,9 @@
  * zero-delay timer, never inside the call that raised it. An event raised
  * with PMIX_EVENT_NON_DEFAULT skips the default handlers. Each handler
  * passes the chain on by calling the completion function it was given;
- * PMIX_EVENT_ACTION_COMPLETE stops the chain. A handler deregistered while
- * an event is under way is skipped.
+ * PMIX_EVENT_ACTION_COMPLETE stops the chain; the results each handler
+ * returns are handed, accumulated, to the handlers after it. A handler
+ * deregistered while an event is under way is skipped.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,7 @@ static void run_free(px_client *c, px_evrun *run)
     if (run->timer != NULL)
         c->pops->timer_cancel(c->pctx, run->timer);
     PMIx_Info_free(run->info, run->ninfo);
+    PMIx_Info_free(run->results, run->nresults);
     free(run->ids);
     free(run);
 }
@@ -188,6 +190,7 @@ static void handler_done(pmix_status_t status, pmix_info_t *results, size_t nres
     if (c == NULL) {
         /* the client was destroyed while this handler held the run */
         PMIx_Info_free(run->info, run->ninfo);
+        PMIx_Info_free(run->results, run->nresults);
         free(run->ids);
         free(run);
         if (cbfunc != NULL)
@@ -196,6 +199,20 @@ static void handler_done(pmix_status_t status, pmix_info_t *results, size_t nres
     }
     c->pops->lock(c->pctx);
     run->running = false;
+    /* the next handlers see what this one returned, after what earlier
+     * ones did (results are copied: the handler may release its own) */
+    if (nresults > 0 && results != NULL) {
+        pmix_info_t *all = PMIx_Info_create(run->nresults + nresults);
+        if (all != NULL) {
+            for (size_t i = 0; i < run->nresults; i++)
+                PMIx_Info_xfer(&all[i], &run->results[i]);
+            for (size_t i = 0; i < nresults; i++)
+                PMIx_Info_xfer(&all[run->nresults + i], &results[i]);
+            PMIx_Info_free(run->results, run->nresults);
+            run->results = all;
+            run->nresults += nresults;
+        }
+    }
     if (status == PMIX_EVENT_ACTION_COMPLETE)
         run->next_handler = run->nids;
     run_next(run);
@@ -213,7 +230,8 @@ static void run_next(px_evrun *run)
         if (h == NULL)
             continue;
         run->running = true;
-        h->fn(h->id, run->status, &run->source, run->info, run->ninfo, NULL, 0, handler_done, run);
+        h->fn(h->id, run->status, &run->source, run->info, run->ninfo, run->results, run->nresults,
+              handler_done, run);
         return;
     }
     run_free(c, run);
