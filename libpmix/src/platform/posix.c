@@ -178,6 +178,10 @@ static px_timer *op_timer_start(void *pctx, double seconds, px_timer_cb cb, void
         tv.tv_usec = 999999;
 
     pthread_mutex_lock(&p->lock);
+    /* libevent measures a timeout from the time it cached at its last loop
+     * iteration, which may be long past when another thread adds one: the
+     * timer would fire early. Measure from now. */
+    event_base_update_cache_time(p->base);
     t->ev = evtimer_new(p->base, timer_fire, t);
     if (t->ev == NULL || evtimer_add(t->ev, &tv) != 0) {
         if (t->ev != NULL)
@@ -414,7 +418,16 @@ px_posix *px_posix_create(bool external_progress, char *errbuf, size_t errlen)
     if (!cond_ok)
         goto nomem;
 
-    p->base = event_base_new();
+    /* A precise clock for timers: with the default coarse one, a timeout
+     * may expire a few milliseconds early. */
+    struct event_config *cfg = event_config_new();
+    if (cfg != NULL) {
+        event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+        p->base = event_base_new_with_config(cfg);
+        event_config_free(cfg);
+    }
+    if (p->base == NULL)
+        p->base = event_base_new();
     if (p->base == NULL) {
         snprintf(errbuf, errlen, "cannot create a libevent event base");
         goto fail;
