@@ -560,17 +560,7 @@ static void teardown(pmixd_ctx *d)
     free(d->peers);
     free(d->pend);
     free(d->peer_lost);
-    free(j->prog);
-    free(j->abort_msg);
-    if (j->sigfd >= 0)
-        close(j->sigfd);
-    if (j->wake[0] >= 0)
-        close(j->wake[0]);
-    if (j->wake[1] >= 0)
-        close(j->wake[1]);
-    if (j->devnull >= 0)
-        close(j->devnull);
-    pthread_mutex_destroy(&j->mu);
+    job_release(j);
     pthread_mutex_destroy(&d->qmu);
 }
 

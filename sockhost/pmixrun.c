@@ -587,17 +587,7 @@ static void teardown(job *j)
     free(j->ranks);
     if (j->topo != NULL)
         hwloc_topology_destroy(j->topo);
-    free(j->prog);
-    free(j->abort_msg);
-    if (j->sigfd >= 0)
-        close(j->sigfd);
-    if (j->wake[0] >= 0)
-        close(j->wake[0]);
-    if (j->wake[1] >= 0)
-        close(j->wake[1]);
-    if (j->devnull >= 0)
-        close(j->devnull);
-    pthread_mutex_destroy(&j->mu);
+    job_release(j);
 }
 
 int main(int argc, char **argv)

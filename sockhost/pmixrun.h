@@ -159,7 +159,8 @@ typedef struct job {
 
 /* pmixrun.c: the rules of how a job ends, shared by both ways to run it */
 double now_s(void);
-void job_wake(job *j); /* from upcalls: poke the main loop */
+void job_wake(job *j);    /* from upcalls: poke the main loop */
+void job_release(job *j); /* free what any job holds (pmixrun and pmixd) */
 int live_ranks(job *j);
 void end_job(job *j, end_reason reason, int code); /* the first reason sticks */
 int final_status(job *j);

@@ -616,3 +616,20 @@ void job_wake(job *j)
     ssize_t w = write(j->wake[1], &c, 1); /* full pipe: already awake */
     (void)w;
 }
+
+/* What every job holds whoever ran it (pmixrun or pmixd): its program
+ * name, abort message, descriptors and lock. */
+void job_release(job *j)
+{
+    free(j->prog);
+    free(j->abort_msg);
+    if (j->sigfd >= 0)
+        close(j->sigfd);
+    if (j->wake[0] >= 0)
+        close(j->wake[0]);
+    if (j->wake[1] >= 0)
+        close(j->wake[1]);
+    if (j->devnull >= 0)
+        close(j->devnull);
+    pthread_mutex_destroy(&j->mu);
+}

@@ -126,4 +126,29 @@ enum {
 };
 px_coll_groups *collnet_make_groups(int how, uint32_t n, uint64_t seed);
 
+/* A cmocka teardown for the coll tests: under LeakSanitizer, nothing the
+ * test allocated may be left (the check runs after each test, not only at
+ * exit). Include <cmocka.h> before this header to use it. */
+#ifdef cmocka_unit_test
+#if defined(__SANITIZE_ADDRESS__)
+#define COLLNET_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COLLNET_LSAN 1
+#endif
+#endif
+#ifdef COLLNET_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
+static inline int teardown_leaks(void **state)
+{
+    (void)state;
+#ifdef COLLNET_LSAN
+    assert_int_equal(__lsan_do_recoverable_leak_check(), 0);
+#endif
+    return 0;
+}
+#endif
+
 #endif /* COLLNET_H */

@@ -23,26 +23,6 @@
 
 #include "collnet.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HAVE_LSAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HAVE_LSAN 1
-#endif
-#endif
-#ifdef HAVE_LSAN
-#include <sanitizer/lsan_interface.h>
-#endif
-
-static int teardown_leaks(void **state)
-{
-    (void)state;
-#ifdef HAVE_LSAN
-    assert_int_equal(__lsan_do_recoverable_leak_check(), 0);
-#endif
-    return 0;
-}
-
 static const px_coll_algo *A(const char *name)
 {
     const px_coll_algo *a = px_coll_algo_by_name(name);
