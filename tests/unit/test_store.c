@@ -340,6 +340,86 @@ static void test_job_load_and_lookup(void **state)
     expect_proc_none(f->s, NS, 0, PMIX_LOCAL_RANK, true);
 }
 
+/* Qualified values (PMIX_QUALIFIED_VALUE): a key registered per network
+ * plane and view is found only with exactly those qualifiers; the plain
+ * value without any; the Standard's PMIX_FABRIC_* spellings too; and they
+ * survive packing to another store. */
+static void qualify(pmix_info_t *dst, const char *key, uint32_t v, const char *plane, int view)
+{
+    pmix_info_t e[3];
+    size_t n = 0;
+    info_u32(&e[n++], key, v);
+    if (plane != NULL) {
+        info_str(&e[n++], PMIX_NETWORK_PLANE, plane);
+    }
+    if (view >= 0) {
+        uint8_t vw = (uint8_t)view;
+        assert_int_equal(PMIx_Info_load(&e[n++], PMIX_NETWORK_VIEW, &vw, PMIX_UINT8), PMIX_SUCCESS);
+    }
+    info_array(dst, PMIX_QUALIFIED_VALUE, e, n);
+}
+
+static void check_qualified(const px_store *s)
+{
+    pmix_info_t q[3];
+    uint8_t phys = PMIX_COORD_PHYSICAL_VIEW;
+
+    expect_job_u32(s, NS, PMIX_RANK_WILDCARD, PMIX_NETWORK_DIMS, NULL, 0, 100);
+    info_str(&q[0], PMIX_NETWORK_PLANE, "p1");
+    expect_job_u32(s, NS, PMIX_RANK_WILDCARD, PMIX_NETWORK_DIMS, q, 1, 101);
+    assert_int_equal(PMIx_Info_load(&q[1], PMIX_NETWORK_VIEW, &phys, PMIX_UINT8), PMIX_SUCCESS);
+    expect_job_u32(s, NS, PMIX_RANK_WILDCARD, PMIX_NETWORK_DIMS, q, 2, 121);
+    /* The order of the qualifiers does not matter; unrelated ones are ignored. */
+    info_u32(&q[2], "test.unrelated", 7);
+    expect_job_u32(s, NS, PMIX_RANK_WILDCARD, PMIX_NETWORK_DIMS, q + 1, 2, 120);
+    expect_job_u32(s, NS, PMIX_RANK_WILDCARD, PMIX_NETWORK_DIMS, q, 3, 121);
+    /* A rank falls back to the job's qualified value. */
+    expect_job_u32(s, NS, 0, PMIX_NETWORK_DIMS, q, 2, 121);
+    /* The other spelling of the key, and of the plane qualifier. */
+    expect_job_u32(s, NS, PMIX_RANK_WILDCARD, PMIX_FABRIC_DIMS, q, 2, 121);
+    PMIx_Info_destruct(&q[0]);
+    info_str(&q[0], PMIX_FABRIC_PLANE, "p1");
+    expect_job_u32(s, NS, PMIX_RANK_WILDCARD, PMIX_NETWORK_DIMS, q, 1, 101);
+    PMIx_Info_destruct(&q[0]);
+    /* No value under a plane that was not registered. */
+    info_str(&q[0], PMIX_NETWORK_PLANE, "p9");
+    expect_job_none(s, NS, PMIX_RANK_WILDCARD, PMIX_NETWORK_DIMS, q, 1);
+    free_infos(q, 3);
+}
+
+static void test_job_qualified_values(void **state)
+{
+    fixture *f = *state;
+    pmix_info_t info[6], e[2];
+    size_t n = 0;
+    px_buf b, view;
+
+    info_u32(&info[n++], PMIX_NETWORK_DIMS, 100);
+    qualify(&info[n++], PMIX_NETWORK_DIMS, 101, "p1", -1);
+    qualify(&info[n++], PMIX_NETWORK_DIMS, 120, NULL, PMIX_COORD_PHYSICAL_VIEW);
+    qualify(&info[n++], PMIX_NETWORK_DIMS, 121, "p1", PMIX_COORD_PHYSICAL_VIEW);
+    info_rank(&e[0], 0);
+    info_u32(&e[1], PMIX_NODEID, 0);
+    info_array(&info[n++], PMIX_PROC_DATA, e, 2);
+    assert_int_equal(px_store_load_job(f->s, NS, info, n), PMIX_SUCCESS);
+    free_infos(info, n);
+    check_qualified(f->s);
+
+    px_buf_init(&b);
+    px_store_pack_job(f->s, NS, &b);
+    px_buf_view(&view, b.data, b.size);
+    assert_int_equal(px_store_unpack_job(f->t, &view), PMIX_SUCCESS);
+    check_qualified(f->t);
+    px_buf_fini(&b);
+
+    /* A qualifier the store does not know is refused at load time. */
+    info_u32(&e[0], PMIX_NETWORK_DIMS, 1);
+    info_u32(&e[1], "test.unknown", 1);
+    info_array(&info[0], PMIX_QUALIFIED_VALUE, e, 2);
+    assert_int_equal(px_store_load_job(f->s, NS2, info, 1), PMIX_ERR_BAD_PARAM);
+    free_infos(info, 1);
+}
+
 static void test_job_identifiers(void **state)
 {
     fixture *f = *state;
@@ -1266,6 +1346,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_job_load_and_lookup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_identifiers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_qualified_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_arrays_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_reload_replaces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_load_keeps_process_data, setup, teardown),

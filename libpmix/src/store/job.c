@@ -280,7 +280,7 @@ static pmix_status_t load_one(px_job *j, const pmix_info_t *info)
         if (!px_store_valid_key(info->key)) {
             return PMIX_ERR_BAD_PARAM;
         }
-        return px_kvs_set(&j->keys, info->key, &info->value);
+        return px_kvs_set_infos(&j->keys, info, 1, NULL); /* also qualified values */
     }
     if ((a = value_infos(&info->value, &n)) == NULL) {
         return PMIX_ERR_BAD_PARAM;
@@ -378,9 +378,38 @@ static pmix_status_t qualified_group(const px_job *j, const pmix_info_t qual[], 
     return PMIX_SUCCESS;
 }
 
+static pmix_status_t get_job(const px_store *s, const char *nspace, pmix_rank_t rank,
+                             const char *key, const pmix_info_t qual[], size_t nqual,
+                             pmix_value_t **out);
+
 pmix_status_t px_store_get_job(const px_store *s, const char *nspace, pmix_rank_t rank,
                                const char *key, const pmix_info_t qual[], size_t nqual,
                                pmix_value_t **out)
+{
+    char qkey[PMIX_MAX_KEYLEN + 1];
+    const char *alias;
+    pmix_status_t rc;
+
+    if (s == NULL || key == NULL || out == NULL || (qual == NULL && nqual != 0)) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    if (px_store_qualified_key(key, qual, nqual, qkey, sizeof(qkey)) < 0) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    rc = get_job(s, nspace, rank, qkey, qual, nqual, out);
+    alias = px_key_alias(key);
+    if (rc == PMIX_ERR_NOT_FOUND && alias != NULL) {
+        if (px_store_qualified_key(alias, qual, nqual, qkey, sizeof(qkey)) < 0) {
+            return PMIX_ERR_BAD_PARAM;
+        }
+        rc = get_job(s, nspace, rank, qkey, qual, nqual, out);
+    }
+    return rc;
+}
+
+static pmix_status_t get_job(const px_store *s, const char *nspace, pmix_rank_t rank,
+                             const char *key, const pmix_info_t qual[], size_t nqual,
+                             pmix_value_t **out)
 {
     if (s == NULL || key == NULL || out == NULL || (qual == NULL && nqual != 0)) {
         return PMIX_ERR_BAD_PARAM;

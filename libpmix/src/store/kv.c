@@ -14,6 +14,7 @@
 #include "common/px_common.h"
 #include "store/px_store_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +93,97 @@ pmix_status_t px_kvs_set(px_kvs *s, const char *key, const pmix_value_t *v)
     return rc;
 }
 
+/* ---- qualified values ---- */
+
+/* The qualifiers that select among a key's values, in the order in which
+ * they appear in a qualified key. The Standard's later spellings
+ * (PMIX_FABRIC_*) are read as these. */
+#define NQUAL_KEYS 3
+static const char *const qual_keys[NQUAL_KEYS] = {PMIX_NETWORK_PLANE, PMIX_NETWORK_NIC,
+                                                  PMIX_NETWORK_VIEW};
+
+/* The value of qualifier `name` in text: a string as is, a number in
+ * decimal. False when the type is neither. */
+static bool qual_text(const pmix_value_t *v, char *buf, size_t len)
+{
+    uint64_t u;
+
+    if (v->type == PMIX_STRING) {
+        if (v->data.string == NULL) {
+            return false;
+        }
+        snprintf(buf, len, "%s", v->data.string);
+        return true;
+    }
+    if (px_value_get_number(v, &u) != PMIX_SUCCESS) {
+        return false;
+    }
+    snprintf(buf, len, "%llu", (unsigned long long)u);
+    return true;
+}
+
+static const pmix_info_t *qual_find(const pmix_info_t *qual, size_t nqual, const char *name)
+{
+    const char *alias = px_key_alias(name);
+
+    for (size_t i = 0; i < nqual; i++) {
+        if (strcmp(qual[i].key, name) == 0 || (alias != NULL && strcmp(qual[i].key, alias) == 0)) {
+            return &qual[i];
+        }
+    }
+    return NULL;
+}
+
+int px_store_qualified_key(const char *key, const pmix_info_t *qual, size_t nqual, char *out,
+                           size_t outlen)
+{
+    size_t at;
+    int used = 0;
+
+    if (key == NULL || (qual == NULL && nqual != 0)) {
+        return -1;
+    }
+    at = (size_t)snprintf(out, outlen, "%s", key);
+    for (size_t k = 0; k < NQUAL_KEYS; k++) {
+        const pmix_info_t *q = qual_find(qual, nqual, qual_keys[k]);
+        char text[PMIX_MAX_KEYLEN + 1];
+        if (q == NULL) {
+            continue;
+        }
+        if (!qual_text(&q->value, text, sizeof(text))) {
+            return -1;
+        }
+        at += (size_t)snprintf(out + (at < outlen ? at : outlen), at < outlen ? outlen - at : 0,
+                               "%c%s=%s", used ? '&' : '?', qual_keys[k], text);
+        used++;
+    }
+    if (at >= outlen || at > PMIX_MAX_KEYLEN) {
+        return -1;
+    }
+    return used;
+}
+
+/* A PMIX_QUALIFIED_VALUE entry: a data array of infos, the first the key
+ * and its value, the others its qualifiers. It is kept under its
+ * qualified key. */
+static pmix_status_t set_qualified(px_kvs *s, const pmix_value_t *v)
+{
+    const pmix_data_array_t *da = v->type == PMIX_DATA_ARRAY ? v->data.darray : NULL;
+    const pmix_info_t *a;
+    char key[PMIX_MAX_KEYLEN + 1];
+
+    if (da == NULL || da->type != PMIX_INFO || da->size < 2 || da->array == NULL) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    a = da->array;
+    if (!px_store_valid_key(a[0].key) ||
+        px_store_qualified_key(a[0].key, a + 1, da->size - 1, key, sizeof(key)) !=
+            (int)(da->size - 1)) {
+        return PMIX_ERR_BAD_PARAM; /* a qualifier we do not know, or a bad value */
+    }
+    return px_kvs_set(s, key, &a[0].value);
+}
+
 pmix_status_t px_kvs_set_infos(px_kvs *s, const pmix_info_t *info, size_t n, const char *skip)
 {
     for (size_t i = 0; i < n; i++) {
@@ -99,6 +191,13 @@ pmix_status_t px_kvs_set_infos(px_kvs *s, const pmix_info_t *info, size_t n, con
             return PMIX_ERR_BAD_PARAM;
         }
         if (skip != NULL && strcmp(info[i].key, skip) == 0) {
+            continue;
+        }
+        if (strcmp(info[i].key, PMIX_QUALIFIED_VALUE) == 0) {
+            pmix_status_t rc = set_qualified(s, &info[i].value);
+            if (rc != PMIX_SUCCESS) {
+                return rc;
+            }
             continue;
         }
         pmix_status_t rc = px_kvs_set(s, info[i].key, &info[i].value);

@@ -122,7 +122,16 @@ pmix_status_t px_store_unpack_job(px_store *s, px_buf *b);
  *   keys. A rank without PMIX_PROC_DATA sees the job keys.
  * A node or app qualifier wins over the rank: only that node's (or app's)
  * keys are searched. PMIX_NODEID is used before PMIX_HOSTNAME, both before
- * PMIX_APPNUM; other infos in `qual` are ignored.
+ * PMIX_APPNUM.
+ * Qualified values: a host may register a value for a key under
+ * qualifiers, as a PMIX_QUALIFIED_VALUE info (a data array of infos: the
+ * key and value first, then the qualifiers); the qualifiers known are
+ * PMIX_NETWORK_PLANE, PMIX_NETWORK_NIC and PMIX_NETWORK_VIEW (and their
+ * PMIX_FABRIC_* spellings). A lookup whose `qual` holds some of these
+ * finds only the value registered under exactly those qualifiers with
+ * equal values (px_store_qualified_key); without any, the plain value.
+ * Other infos in `qual` are ignored. A network-coordinate key missing
+ * under its own spelling is looked up under the other (px_key_alias).
  * Returns PMIX_SUCCESS with *out a new copy; PMIX_ERR_NOT_FOUND (also for an
  * unknown namespace, node or app); PMIX_ERR_BAD_PARAM for a NULL key or a
  * qualifier of the wrong type; PMIX_ERR_NOMEM. Each step is a hash lookup,
@@ -130,6 +139,14 @@ pmix_status_t px_store_unpack_job(px_store *s, px_buf *b);
 pmix_status_t px_store_get_job(const px_store *s, const char *nspace, pmix_rank_t rank,
                                const char *key, const pmix_info_t qual[], size_t nqual,
                                pmix_value_t **out);
+/* The key under which a value qualified by the network qualifiers found in
+ * `qual` is kept: `key` itself when there are none, else
+ * "key?pmix.net.plane=P&pmix.net.nic=N&pmix.net.view=V" with those present
+ * in that order (numbers in decimal). Returns how many qualifiers it used,
+ * or -1 if a qualifier's value is neither a string nor a number or the
+ * result does not fit `outlen` or PMIX_MAX_KEYLEN. */
+int px_store_qualified_key(const char *key, const pmix_info_t *qual, size_t nqual, char *out,
+                           size_t outlen);
 
 /* ---- process data ---- */
 

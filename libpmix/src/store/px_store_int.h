@@ -55,6 +55,10 @@ pmix_status_t px_kvs_set(px_kvs *s, const char *key, const pmix_value_t *v);
  * the entries added so far stay: use it on sets that are thrown away on
  * failure. */
 pmix_status_t px_kvs_set_infos(px_kvs *s, const pmix_info_t *info, size_t n, const char *skip);
+/* An entry with key PMIX_QUALIFIED_VALUE (a data array of infos: the key
+ * and value, then its qualifiers) is kept under its qualified key (see
+ * px_store_qualified_key); qualifiers other than the network ones fail
+ * with PMIX_ERR_BAD_PARAM. */
 void px_kvs_remove(px_kvs *s, const char *key);
 
 /* kv-list: u32 count, then count x (str key, value). */
