@@ -48,7 +48,8 @@ static void usage(FILE *f)
             "  --radix R --taper T   fat tree switches (default radix 32, taper 1)\n"
             "  --platform FILE       a SimGrid platform instead (its first N hosts;\n"
             "                        without --nodes, all of them)\n"
-            "  --planes 1            network planes (only 1 so far)\n"
+            "  --planes 1|2          network planes, each with its own links and switches\n"
+            "                        (generated topologies only; default 1)\n"
             "  --lat TIME            latency of every node link (default 1us)\n"
             "  --bw RATE             bandwidth of every node link (default 12.5GBps)\n"
             "  --loopback-lat TIME   the node's loopback link (default 100ns)\n"
@@ -162,6 +163,7 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
     o->lo_lat = 1e-7;
     o->lo_bw = 50e9;
     o->seed = 1;
+    o->planes = 1;
     o->stack_kib = 0; /* auto: see run_one */
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -219,8 +221,11 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
             o->platform = v;
             o->topology = TOPO_FILE;
         } else if (strcmp(a, "--planes") == 0) {
-            if (strcmp(v, "1") != 0)
-                return bad("--planes %s: only one network plane is simulated so far%s", v, "");
+            if (strcmp(v, "1") != 0 && strcmp(v, "2") != 0)
+                return bad("--planes %s: expected 1 or 2%s", v, "");
+            o->planes = (unsigned)(v[0] - '0');
+        } else if (strcmp(a, "--test-plane-down") == 0) {
+            o->test_down = v; /* checked once the nodes are known (planes.c) */
         } else if (strcmp(a, "--lat") == 0) {
             if (!parse_time(v, &o->lat))
                 return bad("--lat %s: expected a time such as 1us, 500ns or 2e-6%s", v, "");
@@ -264,6 +269,10 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
     o->wl_argv = argv + i + 1;
     if (sim_workload_find(o->workload) == NULL)
         return bad("unknown workload %s (pmixsim --list shows them)%s", o->workload, "");
+    if (o->planes > 1 && o->topology == TOPO_FILE)
+        return bad("--planes %s with --platform: a platform file describes its own network; "
+                   "give one plane, or a generated --topology%s",
+                   "2", "");
     if (o->algo != NULL && strcmp(o->algo, "all") != 0) {
         px_coll_choice ch;
         char err[512];
@@ -413,6 +422,11 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         run->alpha = sgw_route_latency(run->nodes[0].host, run->nodes[1].host);
         run->beta = 1.0 / sgw_route_bandwidth(run->nodes[0].host, run->nodes[1].host);
     }
+    if (sim_net_setup(run, err, sizeof(err)) != 0) {
+        fprintf(stderr, "pmixsim: network planes and coordinates: %s\n", err);
+        status = 2;
+        goto out;
+    }
     sim_bind(run);
     for (uint32_t i = 0; i < run->nnodes; i++) {
         if (sim_node_setup(run, &run->nodes[i]) != 0) {
@@ -422,6 +436,15 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
                 sim_node_fini(&run->nodes[k]);
             goto out;
         }
+    }
+    sim_net_start(run);
+    if (opt->test_down != NULL && sim_net_schedule_down(run, opt->test_down, err, sizeof(err))) {
+        fprintf(stderr, "pmixsim: %s\n", err);
+        px_api_set_binding(NULL);
+        for (uint32_t k = 0; k < run->nnodes; k++)
+            sim_node_fini(&run->nodes[k]);
+        status = 2;
+        goto out;
     }
     for (uint32_t i = 0; i < run->nnodes; i++)
         sgw_actor(run->nodes[i].host, run->nodes[i].host, sim_node_main, &run->nodes[i], 1);
@@ -437,11 +460,13 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         fputc('\n', stderr);
     fflush(stdout);
     px_api_set_binding(NULL);
+    sim_net_drain(run);
     for (uint32_t i = 0; i < run->nnodes; i++)
         sim_node_fini(&run->nodes[i]);
     wall = wall_now() - run->wall_start;
     getrusage(RUSAGE_SELF, &ru);
     sim_report(run, stdout, json, index, wall, ru.ru_maxrss);
+    sim_net_report(run, stdout);
     status = run->procs_failed != 0 || run->procs_done != run->nprocs ? 1 : 0;
     for (size_t i = 0; i < run->nfstats; i++)
         if (run->fstats[i].nfail != 0)
@@ -450,6 +475,7 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         fprintf(stderr, "pmixsim: %u of %u processes did not finish (a deadlock?)\n",
                 run->nprocs - run->procs_done, run->nprocs);
 out:
+    sim_net_fini(run);
     free(procs);
     free(run->nodes);
     free(run->fstats);

@@ -13,6 +13,8 @@
  *   simnode.c   the node actors: the server engine's host (fence_nb over
  *               px_coll, direct modex between nodes), job registration
  *   topo.c      platforms generated from parameters (SimGrid cluster XML)
+ *   coords.c    network coordinates, their registration, hier groups
+ *   planes.c    messages over one or two network planes, planes going down
  *   report.c    per-fence measurements, formulas, TSV and JSON
  *   workloads.c the programs built into pmixsim, and the `fence` workload
  *   sgw.cpp     SimGrid's C++ interface behind a few C functions (sgw.h)
@@ -38,6 +40,7 @@
 #include "px_platform.h"
 #include "server/px_server.h"
 #include "sgw.h"
+#include "simnet.h"
 
 typedef struct sim_run sim_run;
 typedef struct sim_node sim_node;
@@ -62,6 +65,8 @@ typedef struct sim_opts {
     sim_topology topology;
     const char *topo_params; /* SimGrid's topo_parameters, or NULL: derived */
     const char *platform;    /* --platform FILE */
+    unsigned planes;         /* --planes 1|2 (simnet.h) */
+    const char *test_down;   /* --test-plane-down P[.NODE]@T (planes.c) */
     unsigned fattree_radix;  /* ports per switch (fat tree) */
     unsigned fattree_taper;  /* oversubscription of the leaf switches */
     double lat, bw;          /* per link: seconds, bytes/s */
@@ -221,6 +226,7 @@ struct sim_run {
     uint32_t fence_seq;
     bool tty;
     double wall_start;
+    sim_net *net;       /* planes and coordinates (simnet.h) */
     px_api_client none; /* what the binding answers outside a process actor */
     px_api_binding binding;
 };
@@ -242,6 +248,8 @@ void sim_node_fini(sim_node *n);
 /* topo.c: write the platform for the options into `path`; returns 0 or -1
  * with a reason. */
 int sim_topo_write(const sim_opts *o, const char *path, char *err, size_t errlen);
+/* The SimGrid topo_parameters of a generated topology ("" for a crossbar). */
+int sim_topo_params(const sim_opts *o, char *params, size_t len, char *err, size_t errlen);
 const char *sim_topo_name(sim_topology t);
 
 /* report.c */

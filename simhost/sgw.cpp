@@ -16,7 +16,9 @@
 #include "sgw.h"
 
 #include <cstdio>
+#include <deque>
 #include <exception>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,13 @@ struct sgw_box {
     sg4::Mailbox *mb;
     sg4::CommPtr pending;
     void *payload;
+    bool queued; /* network planes: payloads come through `q` */
+    std::deque<void *> q;
+    sg4::SemaphorePtr sem; /* one token per queued payload */
+};
+
+struct sgw_net {
+    std::vector<std::vector<sg4::Host *>> hosts; /* [plane][node] */
 };
 
 extern "C" {
@@ -113,6 +122,11 @@ void sgw_actor(const char *name, const char *host, void (*fn)(void *arg), void *
         a->daemonize();
 }
 
+void sgw_sleep_until(double t)
+{
+    sg4::this_actor::sleep_until(t);
+}
+
 void *sgw_self_data(void)
 {
     sg4::Actor *a = sg4::Actor::self();
@@ -129,6 +143,7 @@ sgw_box *sgw_box_create(const char *name)
     sgw_box *b = new sgw_box;
     b->mb = sg4::Mailbox::by_name(name);
     b->payload = nullptr;
+    b->queued = false;
     return b;
 }
 
@@ -148,6 +163,17 @@ void sgw_box_destroy(sgw_box *b)
 
 int sgw_recv(sgw_box *b, double timeout, void **payload)
 {
+    if (b->queued) {
+        /* A semaphore, not a condition variable: an actor killed while it
+         * waits must not have a lock to release on the way out. */
+        if (timeout < 0)
+            b->sem->acquire();
+        else if (b->sem->acquire_timeout(timeout))
+            return 1; /* timed out: a timer is due */
+        *payload = b->q.front();
+        b->q.pop_front();
+        return 0;
+    }
     if (b->pending == nullptr)
         b->pending = b->mb->get_async<void>(&b->payload);
     try {
@@ -180,6 +206,120 @@ void sgw_send(sgw_box *to, void *payload, double bytes, void (*lost)(void *paylo
         if (lost != nullptr)
             lost(payload);
     }
+}
+
+/* ---- network planes ---- */
+
+void sgw_box_set_queued(sgw_box *b)
+{
+    b->queued = true;
+    b->sem = sg4::Semaphore::create(0);
+}
+
+void sgw_box_push(sgw_box *b, void *payload)
+{
+    b->q.push_back(payload);
+    b->sem->release();
+}
+
+void sgw_box_drain(sgw_box *b, void (*drop)(void *payload))
+{
+    if (b == nullptr)
+        return;
+    while (!b->q.empty()) {
+        void *p = b->q.front();
+        b->q.pop_front();
+        if (drop != nullptr)
+            drop(p);
+    }
+}
+
+sgw_net *sgw_net_create(unsigned nplanes, size_t nnodes,
+                        const char *(*name)(void *ctx, unsigned plane, size_t node), void *ctx,
+                        char *err, size_t errlen)
+{
+    sgw_net *n = new sgw_net;
+    n->hosts.resize(nplanes);
+    for (unsigned p = 0; p < nplanes; p++) {
+        n->hosts[p].resize(nnodes);
+        for (size_t i = 0; i < nnodes; i++) {
+            const char *hn = name(ctx, p, i);
+            n->hosts[p][i] = sg4::Host::by_name_or_null(hn);
+            if (n->hosts[p][i] == nullptr) {
+                std::snprintf(err, errlen, "no host %s for plane %u in the platform", hn, p);
+                delete n;
+                return nullptr;
+            }
+        }
+    }
+    return n;
+}
+
+void sgw_net_destroy(sgw_net *n)
+{
+    delete n;
+}
+
+int sgw_sendto(sgw_net *n, unsigned plane, size_t from, size_t to, double bytes)
+{
+    try {
+        sg4::Comm::sendto(n->hosts[plane][from], n->hosts[plane][to], (uint64_t)bytes);
+    } catch (const std::exception &) {
+        return -1;
+    }
+    return 0;
+}
+
+/* The links of node i's NIC: the first links of its routes to the nodes
+ * `strides` away on either side (a torus's neighbours along every
+ * dimension, so that every direction out is covered), and the last links
+ * of their routes to it. */
+static void nic_links(sgw_net *n, unsigned plane, size_t i, const size_t *strides, size_t nstrides,
+                      std::set<sg4::Link *> &out)
+{
+    const std::vector<sg4::Host *> &h = n->hosts[plane];
+    size_t nn = h.size();
+    std::set<size_t> peers;
+
+    for (size_t k = 0; k < nstrides; k++) {
+        peers.insert((i + strides[k]) % nn);
+        peers.insert((i + nn - strides[k] % nn) % nn);
+    }
+    peers.erase(i);
+    for (size_t j : peers) {
+        std::vector<sg4::Link *> links;
+        double lat = 0;
+        h[i]->route_to(h[j], links, &lat);
+        if (!links.empty())
+            out.insert(links.front());
+        links.clear();
+        h[j]->route_to(h[i], links, &lat);
+        if (!links.empty())
+            out.insert(links.back());
+    }
+}
+
+size_t sgw_net_off(sgw_net *n, unsigned plane, size_t node, const size_t *strides,
+                   size_t nstrides)
+{
+    std::set<sg4::Link *> links;
+    size_t count = 0;
+
+    if (plane >= n->hosts.size())
+        return 0;
+    if (node == (size_t)-1) {
+        for (size_t i = 0; i < n->hosts[plane].size(); i++)
+            nic_links(n, plane, i, strides, nstrides, links);
+    } else if (node < n->hosts[plane].size()) {
+        nic_links(n, plane, node, strides, nstrides, links);
+    }
+    for (sg4::Link *l : links) {
+        if (l->is_on()) {
+            l->turn_off();
+            count++;
+        }
+    }
+    return count;
 }
 
 } /* extern "C" */

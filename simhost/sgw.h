@@ -49,6 +49,8 @@ double sgw_route_bandwidth(const char *from, const char *to);
 /* Start an actor running fn(arg) on `host`. A daemon actor is killed when
  * the last non-daemon actor ends. */
 void sgw_actor(const char *name, const char *host, void (*fn)(void *arg), void *arg, int daemon);
+/* Suspend the calling actor until simulated time `t`. */
+void sgw_sleep_until(double t);
 /* The calling actor's data slot (NULL outside actors). */
 void *sgw_self_data(void);
 void sgw_set_self_data(void *data);
@@ -70,6 +72,42 @@ void sgw_box_listen(sgw_box *b);
  * then). If it fails (the receiver is gone), `lost(payload)` runs (may be
  * NULL). */
 void sgw_send(sgw_box *to, void *payload, double bytes, void (*lost)(void *payload));
+
+/* ---- network planes (docs/simulation.md, "Network planes") ----
+ *
+ * With more than one plane, each plane is its own SimGrid cluster whose
+ * hosts stand for the nodes' NICs on that plane, and mailboxes are not
+ * used: a message is a transfer between the two NIC hosts of the chosen
+ * plane (Comm::sendto), then the payload is queued in the receiver's box
+ * and the receiver woken. Routes are static in SimGrid, so this is how a
+ * node reaches another over the plane of its choice. */
+typedef struct sgw_net sgw_net;
+
+/* Look up the NIC host of every node on every plane: name(ctx, plane,
+ * node). Returns NULL with a reason if a host is missing. */
+sgw_net *sgw_net_create(unsigned nplanes, size_t nnodes,
+                        const char *(*name)(void *ctx, unsigned plane, size_t node), void *ctx,
+                        char *err, size_t errlen);
+void sgw_net_destroy(sgw_net *n);
+/* Simulate the transfer of `bytes` from node `from` to node `to` over
+ * `plane`, blocking the calling actor until it is over. Returns 0, or -1
+ * if a link on the way is off or goes off meanwhile. */
+int sgw_sendto(sgw_net *n, unsigned plane, size_t from, size_t to, double bytes);
+/* Turn off the links of node `node`'s NIC on `plane`: the first link of
+ * its routes to the nodes `strides[k]` away on either side, and the last
+ * link of theirs to it (stride 1 finds the single uplink of a crossbar,
+ * fat tree or dragonfly node; a torus needs one stride per dimension).
+ * node (size_t)-1: every node's NIC, which cuts the whole plane. Transfers
+ * through these links fail. Returns how many links went off. */
+size_t sgw_net_off(sgw_net *n, unsigned plane, size_t node, const size_t *strides, size_t nstrides);
+
+/* Queued boxes: sgw_recv takes the payloads given by sgw_box_push, in
+ * order, instead of the mailbox's. Set right after creation. */
+void sgw_box_set_queued(sgw_box *b);
+/* Queue `payload` in a queued box and wake its receiver. */
+void sgw_box_push(sgw_box *b, void *payload);
+/* Hand every payload still queued to drop() (at the end of a run). */
+void sgw_box_drain(sgw_box *b, void (*drop)(void *payload));
 
 #ifdef __cplusplus
 }

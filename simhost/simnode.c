@@ -52,7 +52,8 @@ struct sim_coll {
     uint32_t n, me;
     uint32_t *members; /* node ids, sorted; NULL: every node, member i is node i */
     px_coll *c;
-    sim_fence *queue; /* waiting to start, FIFO */
+    px_coll_groups *groups; /* hier groups of a subset of nodes (coords.c), or NULL */
+    sim_fence *queue;       /* waiting to start, FIFO */
     sim_fence *running;
 };
 
@@ -205,8 +206,10 @@ static sim_coll *coll_create(sim_node *n, uint64_t id, uint32_t *members, uint32
     cfg.id = id;
     cfg.nmembers = count;
     cfg.me = sc->me;
+    cfg.groups = sim_net_groups(n->ep.run, members, count, &sc->groups);
     sc->c = px_coll_create(&coll_ops, sc, &cfg);
     if (sc->c == NULL) {
+        px_coll_groups_destroy(sc->groups);
         free(sc);
         return NULL;
     }
@@ -601,6 +604,8 @@ static pmix_status_t register_job(sim_run *run, sim_node *n)
     ADD(top, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
     ADD(top, PMIX_HOSTNAME, n->host, PMIX_STRING);
     ADD(top, PMIX_NODEID, &n->id, PMIX_UINT32);
+    if (sim_net_register(run, n->id, top) != PMIX_SUCCESS) /* network coordinates */
+        goto nomem;
     for (uint32_t i = 0; i < n->nprocs; i++) {
         pmix_rank_t rank = n->procs[i].proc.rank;
         uint16_t lrank = (uint16_t)i;
@@ -728,6 +733,7 @@ void sim_node_fini(sim_node *n)
         sim_coll *sc = n->colls;
         n->colls = sc->next;
         px_coll_destroy(sc->c);
+        px_coll_groups_destroy(sc->groups);
         while (sc->queue != NULL) {
             sim_fence *f = sc->queue;
             sc->queue = f->next;

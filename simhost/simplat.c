@@ -97,7 +97,7 @@ void sim_send(sim_ep *to, sim_msg *m, double bytes)
         queue_push(&((sim_proc *)self)->deferred, m);
         return;
     }
-    sgw_send(to->box, m, bytes, sim_msg_free);
+    sim_net_send(to->run, to, m, bytes);
 }
 
 static void flush_deferred(sim_proc *p)
@@ -108,7 +108,7 @@ static void flush_deferred(sim_proc *p)
     while ((m = p->deferred) != NULL) {
         p->deferred = m->next;
         m->next = NULL;
-        sgw_send(m->dest->box, m, m->bytes, sim_msg_free);
+        sim_net_send(p->ep.run, m->dest, m, m->bytes);
     }
 }
 

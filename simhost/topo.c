@@ -18,6 +18,10 @@
  *              2 chassis per group, N/32 groups.
  *
  * --topo-params gives SimGrid's topo_parameters string directly instead.
+ *
+ * With --planes 2 the platform holds one such cluster per plane (plane0,
+ * plane1) inside a zone that never routes between them; node i's NIC on
+ * plane p is host node-i (p = 0) or node-i.pP. See planes.c.
  * A cluster is described in one XML element whatever its size, so writing
  * and parsing it costs nothing next to building the routing.
  */
@@ -96,6 +100,35 @@ static int dragonfly_params(uint32_t n, char *buf, size_t len, char *err, size_t
     return 0;
 }
 
+int sim_topo_params(const sim_opts *o, char *params, size_t len, char *err, size_t errlen)
+{
+    params[0] = '\0';
+    if (o->topo_params != NULL)
+        snprintf(params, len, "%s", o->topo_params);
+    else if (o->topology == TOPO_FATTREE && fattree_params(o, params, len, err, errlen) != 0)
+        return -1;
+    else if (o->topology == TOPO_TORUS)
+        torus_params(o->nodes, params, len);
+    else if (o->topology == TOPO_DRAGONFLY &&
+             dragonfly_params(o->nodes, params, len, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* One plane: a cluster named `id` whose hosts are node-0<suffix> ... */
+static void write_cluster(FILE *f, const sim_opts *o, const char *id, const char *suffix,
+                          const char *topo, const char *params, const char *indent)
+{
+    fprintf(f,
+            "%s<cluster id=\"%s\" prefix=\"node-\" suffix=\"%s\" radical=\"0-%u\" "
+            "speed=\"1Gf\" bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\" "
+            "loopback_bw=\"%.17gBps\" loopback_lat=\"%.17gs\" topology=\"%s\"",
+            indent, id, suffix, o->nodes - 1, o->bw, o->lat, o->lo_bw, o->lo_lat, topo);
+    if (params[0] != '\0')
+        fprintf(f, " topo_parameters=\"%s\"", params);
+    fprintf(f, "/>\n");
+}
+
 int sim_topo_write(const sim_opts *o, const char *path, char *err, size_t errlen)
 {
     char params[256] = "";
@@ -109,15 +142,7 @@ int sim_topo_write(const sim_opts *o, const char *path, char *err, size_t errlen
     case TOPO_DRAGONFLY: topo = "DRAGONFLY"; break;
     default: snprintf(err, errlen, "no generated platform for this topology"); return -1;
     }
-    if (o->topo_params != NULL)
-        snprintf(params, sizeof(params), "%s", o->topo_params);
-    else if (o->topology == TOPO_FATTREE &&
-             fattree_params(o, params, sizeof(params), err, errlen) != 0)
-        return -1;
-    else if (o->topology == TOPO_TORUS)
-        torus_params(o->nodes, params, sizeof(params));
-    else if (o->topology == TOPO_DRAGONFLY &&
-             dragonfly_params(o->nodes, params, sizeof(params), err, errlen) != 0)
+    if (sim_topo_params(o, params, sizeof(params), err, errlen) != 0)
         return -1;
     f = fopen(path, "w");
     if (f == NULL) {
@@ -127,14 +152,22 @@ int sim_topo_write(const sim_opts *o, const char *path, char *err, size_t errlen
     fprintf(f, "<?xml version='1.0'?>\n"
                "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                "<platform version=\"4.1\">\n");
-    fprintf(f,
-            "  <cluster id=\"pmixsim\" prefix=\"node-\" suffix=\"\" radical=\"0-%u\" "
-            "speed=\"1Gf\" bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\" "
-            "loopback_bw=\"%.17gBps\" loopback_lat=\"%.17gs\" topology=\"%s\"",
-            o->nodes - 1, o->bw, o->lat, o->lo_bw, o->lo_lat, topo);
-    if (params[0] != '\0')
-        fprintf(f, " topo_parameters=\"%s\"", params);
-    fprintf(f, "/>\n</platform>\n");
+    if (o->planes < 2) {
+        write_cluster(f, o, "pmixsim", "", topo, params, "  ");
+    } else {
+        /* One cluster per plane under a zone that never routes between
+         * them: plane p's hosts are node-i (p = 0) and node-i.pP. */
+        fprintf(f, "  <zone id=\"pmixsim\" routing=\"Full\">\n");
+        for (unsigned p = 0; p < o->planes; p++) {
+            char id[32], suffix[16] = "";
+            snprintf(id, sizeof(id), "plane%u", p);
+            if (p > 0)
+                snprintf(suffix, sizeof(suffix), ".p%u", p);
+            write_cluster(f, o, id, suffix, topo, params, "    ");
+        }
+        fprintf(f, "  </zone>\n");
+    }
+    fprintf(f, "</platform>\n");
     if (fclose(f) != 0) {
         snprintf(err, errlen, "cannot write %s", path);
         return -1;

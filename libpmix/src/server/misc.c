@@ -109,6 +109,12 @@ void px_srv_event_to_clients(px_server *s, pmix_status_t status, const pmix_proc
     }
 }
 
+void px_server_notify(px_server *s, pmix_status_t status, const pmix_proc_t *source,
+                      pmix_data_range_t range, const pmix_info_t info[], size_t ninfo)
+{
+    px_srv_event_to_clients(s, status, source, range, info, ninfo, NULL);
+}
+
 pmix_status_t px_srv_notify(px_server *s, px_sclient *c, px_buf *b)
 {
     int32_t status;

@@ -110,6 +110,12 @@ pmix_status_t px_server_dmodex_request(px_server *s, const pmix_proc_t *proc,
  * collectives it is part of fail on every local participant. */
 void px_server_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why);
 
+/* Raise event `status` from the host to this server's connected clients
+ * (all of them, or with PMIX_RANGE_NAMESPACE those of source's namespace),
+ * with `info`; each client runs the handlers registered for it. */
+void px_server_notify(px_server *s, pmix_status_t status, const pmix_proc_t *source,
+                      pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
+
 /* Number of clients connected and in the handshake-completed state. */
 size_t px_server_nclients(const px_server *s);
 

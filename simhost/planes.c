@@ -1,0 +1,310 @@
+/*
+ * planes.c - messages over one or two network planes, and planes going
+ * down.
+ *
+ * One plane: every message is a mailbox put (sgw_send), as before planes
+ * existed, so single-plane runs and their formulas are unchanged.
+ *
+ * Two planes (--planes 2): the platform has one cluster per plane (topo.c)
+ * and every message is a transfer between two NIC hosts of one plane
+ * (sgw_sendto), then a push into the receiver's queued box. Which plane:
+ *   - between two nodes, a collective's messages take plane
+ *     (epoch - 1) mod 2, where epoch numbers the collectives of one node
+ *     set (px_coll_epoch): back-to-back fences alternate planes, and every
+ *     message of one fence crosses the same plane, so the fence's time is
+ *     the one-plane formula (docs/simulation.md);
+ *   - everything else between nodes (direct modex) takes plane 0;
+ *   - between a node's server and its processes, the node's loopback on
+ *     plane 0 (memory, not the network).
+ * If the plane a message would take is down (the whole plane, or the NIC
+ * of either node on it), the message takes the next plane that is up
+ * (a failover). A transfer that fails on the way (its plane went down
+ * meanwhile) is sent again, from its start, on the next plane (a retry):
+ * collectives under way when a plane goes down complete, later. With no
+ * plane up between two nodes the message is lost: a fence then ends only
+ * by its timeout.
+ *
+ * Taking a plane down (sim_net_down) turns off its links in SimGrid (so
+ * transfers on it fail at once), records it here (so no new message picks
+ * it) and, through a zero-delay timer on every node actor, has each
+ * node's server raise PMIX_NETWORK_COORDS_UPDATED (with PMIX_NETWORK_PLANE,
+ * and PMIX_NETWORK_NIC for one NIC) to its processes; the client library
+ * hands it to the handlers registered for that code. Coordinates do not
+ * change: the event says which plane or NIC is gone.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmixsim.h"
+
+static uint32_t node_of(const sim_ep *ep)
+{
+    if (ep == NULL)
+        return 0; /* helper actors (--test-plane-down) run on node 0 */
+    return ep->is_server ? ((const sim_node *)ep)->id : ((const sim_proc *)ep)->node->id;
+}
+
+static bool usable(const sim_net *net, unsigned plane, uint32_t a, uint32_t b)
+{
+    if (net->plane_down[plane])
+        return false;
+    if (net->nic_down[plane] != NULL && (net->nic_down[plane][a] || net->nic_down[plane][b]))
+        return false;
+    return true;
+}
+
+static unsigned preferred_plane(const sim_net *net, const sim_msg *m)
+{
+    px_coll_msg_info h;
+
+    if (m->kind == MSG_COLL && px_coll_msg_peek(m->data, m->len, &h) == PMIX_SUCCESS && h.epoch > 0)
+        return (h.epoch - 1) % net->nplanes;
+    return 0;
+}
+
+void sim_net_send(sim_run *run, sim_ep *to, sim_msg *m, double bytes)
+{
+    sim_net *net = run->net;
+    uint32_t src, dst;
+    unsigned first;
+
+    if (net == NULL || net->sg == NULL) {
+        sgw_send(to->box, m, bytes, sim_msg_free);
+        return;
+    }
+    src = node_of(sgw_self_data());
+    dst = node_of(to);
+    if (src == dst) {
+        if (sgw_sendto(net->sg, 0, src, dst, bytes) == 0)
+            sgw_box_push(to->box, m);
+        else
+            sim_msg_free(m);
+        return;
+    }
+    first = preferred_plane(net, m);
+    for (unsigned k = 0; k < net->nplanes; k++) {
+        unsigned p = (first + k) % net->nplanes;
+        if (!usable(net, p, src, dst))
+            continue;
+        if (p != first)
+            net->failovers++;
+        if (sgw_sendto(net->sg, p, src, dst, bytes) == 0) {
+            net->sent[p]++;
+            sgw_box_push(to->box, m);
+            return;
+        }
+        net->retries++; /* the plane went down under the transfer */
+    }
+    net->lost++;
+    sim_msg_free(m);
+}
+
+static const char *host_name(void *ctx, unsigned plane, size_t node)
+{
+    char *buf = ctx;
+
+    sim_nic_host((uint32_t)node, plane, buf, 64);
+    return buf;
+}
+
+int sim_net_setup(sim_run *run, char *err, size_t errlen)
+{
+    sim_net *net = calloc(1, sizeof(*net));
+    char params[256], buf[64];
+
+    if (net == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    run->net = net;
+    net->nplanes = run->opt.planes ? run->opt.planes : 1;
+    if (run->opt.topology != TOPO_FILE) {
+        if (sim_topo_params(&run->opt, params, sizeof(params), err, errlen) != 0 ||
+            sim_shape_make(&run->opt, run->nnodes, params, &net->shape, err, errlen) != 0)
+            return -1;
+        net->have_coords = true;
+    }
+    if (net->nplanes > 1) {
+        net->sg = sgw_net_create(net->nplanes, run->nnodes, host_name, buf, err, errlen);
+        if (net->sg == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+void sim_net_start(sim_run *run)
+{
+    if (run->net == NULL || run->net->sg == NULL)
+        return;
+    for (uint32_t i = 0; i < run->nnodes; i++) {
+        sim_node *n = &run->nodes[i];
+        sgw_box_set_queued(n->ep.box);
+        for (uint32_t j = 0; j < n->nprocs; j++)
+            sgw_box_set_queued(n->procs[j].ep.box);
+    }
+}
+
+void sim_net_drain(sim_run *run)
+{
+    if (run->net == NULL || run->net->sg == NULL || run->nodes == NULL)
+        return;
+    for (uint32_t i = 0; i < run->nnodes; i++) {
+        sim_node *n = &run->nodes[i];
+        sgw_box_drain(n->ep.box, sim_msg_free);
+        for (uint32_t j = 0; j < n->nprocs; j++)
+            sgw_box_drain(n->procs[j].ep.box, sim_msg_free);
+    }
+}
+
+void sim_net_fini(sim_run *run)
+{
+    sim_net *net = run->net;
+
+    if (net == NULL)
+        return;
+    sgw_net_destroy(net->sg);
+    px_coll_groups_destroy(net->all_groups);
+    for (unsigned p = 0; p < SIM_MAX_PLANES; p++)
+        free(net->nic_down[p]);
+    free(net);
+    run->net = NULL;
+}
+
+/* ---- planes going down ---- */
+
+typedef struct down_note {
+    sim_node *node;
+    unsigned plane;
+    int64_t nic; /* the node whose NIC went down, or -1: the whole plane */
+} down_note;
+
+static void raise_updated(void *arg)
+{
+    down_note *d = arg;
+    sim_node *n = d->node;
+    sim_run *run = n->ep.run;
+    pmix_info_t info[2];
+    size_t ninfo = 0;
+    pmix_proc_t source;
+    char name[64];
+
+    sim_plane_name(d->plane, name, sizeof(name));
+    PMIx_Info_load(&info[ninfo++], PMIX_NETWORK_PLANE, name, PMIX_STRING);
+    if (d->nic >= 0) {
+        sim_nic_name((uint32_t)d->nic, d->plane, name, sizeof(name));
+        PMIx_Info_load(&info[ninfo++], PMIX_NETWORK_NIC, name, PMIX_STRING);
+    }
+    PMIx_Load_procid(&source, run->nspace, PMIX_RANK_WILDCARD);
+    px_server_notify(n->srv, PMIX_NETWORK_COORDS_UPDATED, &source, PMIX_RANGE_NAMESPACE, info,
+                     ninfo);
+    for (size_t i = 0; i < ninfo; i++)
+        PMIx_Info_destruct(&info[i]);
+    if (run->net != NULL)
+        run->net->events++;
+    free(d);
+}
+
+int sim_net_down(sim_run *run, int plane, int64_t node)
+{
+    sim_net *net = run->net;
+    size_t off;
+
+    if (net == NULL || net->sg == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if (plane < 0 || (unsigned)plane >= net->nplanes || node >= (int64_t)run->nnodes || node < -1)
+        return PMIX_ERR_BAD_PARAM;
+    if (node < 0) {
+        net->plane_down[plane] = true;
+    } else {
+        if (net->nic_down[plane] == NULL && (net->nic_down[plane] = calloc(run->nnodes, 1)) == NULL)
+            return PMIX_ERR_NOMEM;
+        net->nic_down[plane][node] = 1;
+    }
+    off = sgw_net_off(net->sg, (unsigned)plane, node < 0 ? (size_t)-1 : (size_t)node,
+                      net->shape.nstrides ? net->shape.strides : (const size_t[]){1},
+                      net->shape.nstrides ? net->shape.nstrides : 1);
+    if (node < 0)
+        sim_logf(run, "plane %d down (%zu links off)", plane, off);
+    else
+        sim_logf(run, "node %lld's NIC on plane %d down (%zu links off)", (long long)node, plane,
+                 off);
+    for (uint32_t i = 0; i < run->nnodes; i++) {
+        down_note *d = calloc(1, sizeof(*d));
+        if (d == NULL)
+            return PMIX_ERR_NOMEM;
+        d->node = &run->nodes[i];
+        d->plane = (unsigned)plane;
+        d->nic = node;
+        if (sim_timer_add(&run->nodes[i].ep, 0, raise_updated, d) == NULL) {
+            free(d);
+            return PMIX_ERR_NOMEM;
+        }
+    }
+    return PMIX_SUCCESS;
+}
+
+static void down_actor(void *arg)
+{
+    sim_run *run = arg;
+    sim_net *net = run->net;
+    int rc;
+
+    sgw_sleep_until(net->test_at);
+    rc = sim_net_down(run, net->test_plane, net->test_node);
+    if (rc != PMIX_SUCCESS)
+        sim_logf(run, "taking plane %d down failed: %s", net->test_plane, PMIx_Error_string(rc));
+}
+
+int sim_net_schedule_down(sim_run *run, const char *spec, char *err, size_t errlen)
+{
+    sim_net *net = run->net;
+    char *end;
+    long plane = strtol(spec, &end, 10);
+    long long node = -1;
+    double at;
+
+    if (end == spec || plane < 0 || plane >= (long)run->opt.planes) {
+        snprintf(err, errlen,
+                 "--test-plane-down %s: expected PLANE[.NODE]@SECONDS with PLANE "
+                 "below --planes (%u)",
+                 spec, run->opt.planes);
+        return -1;
+    }
+    if (*end == '.') {
+        const char *p = end + 1;
+        node = strtoll(p, &end, 10);
+        if (end == p || node < 0 || node >= (long long)run->nnodes) {
+            snprintf(err, errlen, "--test-plane-down %s: NODE must be below %u", spec, run->nnodes);
+            return -1;
+        }
+    }
+    if (*end != '@' || (at = strtod(end + 1, &end)) < 0 || *end != '\0') {
+        snprintf(err, errlen, "--test-plane-down %s: expected PLANE[.NODE]@SECONDS", spec);
+        return -1;
+    }
+    if (net == NULL || net->sg == NULL) {
+        snprintf(err, errlen,
+                 "--test-plane-down needs --planes 2: with one plane there is "
+                 "nothing to fail over to");
+        return -1;
+    }
+    net->test_plane = (int)plane;
+    net->test_node = node;
+    net->test_at = at;
+    sgw_actor("plane-down", run->nodes[0].host, down_actor, run, 1);
+    return 0;
+}
+
+void sim_net_report(const sim_run *run, FILE *f)
+{
+    const sim_net *net = run->net;
+
+    if (net == NULL || net->nplanes < 2)
+        return;
+    fprintf(f, "# planes: %u; messages between nodes per plane:", net->nplanes);
+    for (unsigned p = 0; p < net->nplanes; p++)
+        fprintf(f, " %llu", (unsigned long long)net->sent[p]);
+    fprintf(f, "; failovers %llu; retries %llu; lost %llu; coords-updated raised on %u nodes\n",
+            (unsigned long long)net->failovers, (unsigned long long)net->retries,
+            (unsigned long long)net->lost, net->events);
+}

@@ -1,0 +1,120 @@
+/*
+ * simnet.h - network planes and network coordinates in pmixsim
+ * (docs/simulation.md, "Network planes" and "Network coordinates").
+ *
+ *   coords.c  the shape and coordinates of every generated topology, their
+ *             registration with each node's server (the PMIX_NETWORK_*
+ *             keys of the coordinates chapter), and the hierarchical
+ *             algorithm's groups built from them
+ *   planes.c  messages between nodes over the planes (which plane a message
+ *             takes, failover), and taking a plane or a NIC down
+ */
+#ifndef PMIXSIM_SIMNET_H
+#define PMIXSIM_SIMNET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <pmix_common.h>
+
+#include "px_coll.h"
+#include "sgw.h"
+
+#define SIM_MAX_PLANES 2
+#define SIM_MAX_DIMS 4
+/* Every node registers the coordinates of every process (not only of its
+ * own) up to this many nodes and processes: beyond, the tables would cost
+ * O(nodes x processes) in the simulator. */
+#define SIM_NET_PEERS_MAX_NODES 64
+#define SIM_NET_PEERS_MAX_PROCS 1024
+
+typedef struct sim_run sim_run;
+typedef struct sim_opts sim_opts;
+typedef struct sim_ep sim_ep;
+typedef struct sim_msg sim_msg;
+
+/* The coordinates of a generated topology, the same on every plane. */
+typedef struct sim_shape {
+    unsigned ldims, pdims;        /* logical and physical dimensions */
+    uint32_t lsize[SIM_MAX_DIMS]; /* logical shape */
+    uint32_t psize[SIM_MAX_DIMS]; /* physical shape */
+    unsigned gdims;               /* dimensions of the group key (hier) */
+    bool torus;                   /* x fastest; groups share all but x */
+    size_t strides[SIM_MAX_DIMS]; /* node-id distances to a node's neighbours */
+    unsigned nstrides;
+} sim_shape;
+
+typedef struct sim_net {
+    unsigned nplanes;
+    bool have_coords; /* a generated topology: coordinates are known */
+    sim_shape shape;
+    sgw_net *sg;                       /* NULL with one plane */
+    bool plane_down[SIM_MAX_PLANES];   /* the whole plane is off */
+    uint8_t *nic_down[SIM_MAX_PLANES]; /* per node, NULL until one goes down */
+    px_coll_groups *all_groups;        /* hier groups of every node; NULL: flat */
+    uint64_t sent[SIM_MAX_PLANES];     /* messages between nodes, per plane */
+    uint64_t failovers;                /* sent on another plane than their own */
+    uint64_t retries;                  /* failed on the way, sent again elsewhere */
+    uint64_t lost;                     /* no plane left between the two nodes */
+    uint32_t events;                   /* PMIX_NETWORK_COORDS_UPDATED raised (nodes) */
+    int test_plane;                    /* --test-plane-down */
+    int64_t test_node;
+    double test_at;
+} sim_net;
+
+/* coords.c */
+
+/* The shape of topology `o->topology` with SimGrid parameters `params`
+ * (sim_topo_params) on `nnodes` nodes. Returns 0, or -1 with a reason. */
+int sim_shape_make(const sim_opts *o, uint32_t nnodes, const char *params, sim_shape *out,
+                   char *err, size_t errlen);
+/* Node `node`'s coordinate in `view` (PMIX_COORD_LOGICAL_VIEW or
+ * PMIX_COORD_PHYSICAL_VIEW) into out[0..dims-1]; returns dims. */
+unsigned sim_coord_of(const sim_shape *s, uint32_t node, pmix_coord_view_t view,
+                      uint32_t out[SIM_MAX_DIMS]);
+/* The hier group key of a node: the coordinates its group shares. */
+unsigned sim_group_key(const sim_shape *s, uint32_t node, uint32_t out[SIM_MAX_DIMS]);
+/* Names: "plane0"; "node-3.nic1"; the NIC's host ("node-3", "node-3.p1"). */
+void sim_plane_name(unsigned plane, char *buf, size_t len);
+void sim_nic_name(uint32_t node, unsigned plane, char *buf, size_t len);
+void sim_nic_host(uint32_t node, unsigned plane, char *buf, size_t len);
+/* Add the network keys for node `node` to the info list `top` being
+ * registered with that node's server (simnode.c register_job). */
+pmix_status_t sim_net_register(const sim_run *run, uint32_t node, void *top);
+/* Groups among `count` nodes (`members`: sorted node ids, NULL = every
+ * node) from their coordinates; NULL (one flat group) without coordinates
+ * or on failure. The groups of every node are built once and shared;
+ * those of a subset go to *owned, which the caller destroys. */
+const px_coll_groups *sim_net_groups(sim_run *run, const uint32_t *members, uint32_t count,
+                                     px_coll_groups **owned);
+
+/* planes.c */
+
+/* After the platform is loaded and the nodes named: the shape, and the
+ * planes' NIC hosts. Returns 0, or -1 with a reason. */
+int sim_net_setup(sim_run *run, char *err, size_t errlen);
+/* After the nodes are set up: with two planes, make their boxes queued. */
+void sim_net_start(sim_run *run);
+/* Before the nodes are finalized: free the messages still queued. */
+void sim_net_drain(sim_run *run);
+/* After the nodes are finalized (their collectives borrow the groups). */
+void sim_net_fini(sim_run *run);
+/* Send a message to endpoint `to` from the calling actor (see planes.c for
+ * the plane it takes). */
+void sim_net_send(sim_run *run, sim_ep *to, sim_msg *m, double bytes);
+/* Take `plane` down at the current simulated time: the whole plane
+ * (node < 0) or node `node`'s NIC on it. Messages stop using it; transfers
+ * under way on it fail and are sent again on another plane; every node
+ * raises PMIX_NETWORK_COORDS_UPDATED to its processes that registered for
+ * it. Returns 0, PMIX_ERR_BAD_PARAM (no such plane or node), or
+ * PMIX_ERR_NOT_SUPPORTED (one plane: nothing to fail over to). */
+int sim_net_down(sim_run *run, int plane, int64_t node);
+/* Parse "P@T" or "P.NODE@T" (--test-plane-down) and arrange for
+ * sim_net_down at simulated time T. Returns 0, or -1 with a reason. */
+int sim_net_schedule_down(sim_run *run, const char *spec, char *err, size_t errlen);
+/* One line about the planes for the report, or nothing with one plane. */
+void sim_net_report(const sim_run *run, FILE *f);
+
+#endif /* PMIXSIM_SIMNET_H */
