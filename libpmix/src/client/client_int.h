@@ -48,6 +48,8 @@ typedef struct px_evh {
     int category; /* the group: 0 one code, 1 several, 2 default (none) */
     int in_group; /* -1 first in its group, 1 last in it, 0 neither */
     bool prepend; /* PMIX_EVENT_HDLR_PREPEND */
+    bool has_obj; /* PMIX_EVENT_RETURN_OBJECT given: `obj` goes to each call */
+    void *obj;
 } px_evh;
 
 typedef struct px_evrun {
@@ -64,6 +66,8 @@ typedef struct px_evrun {
     bool running;         /* a handler holds it */
     pmix_info_t *results; /* what the handlers so far returned, in order */
     size_t nresults;
+    pmix_info_t *hinfo; /* info + PMIX_EVENT_RETURN_OBJECT for the running handler */
+    size_t nhinfo;
 } px_evrun;
 
 struct px_client {

@@ -103,6 +103,13 @@ pmix_status_t px_client_register_event(px_client *c, const pmix_status_t codes[]
                   : px_info_flag(info, ninfo, PMIX_EVENT_HDLR_LAST_IN_CATEGORY) ? 1
                                                                                 : 0;
     h->prepend = px_info_flag(info, ninfo, PMIX_EVENT_HDLR_PREPEND);
+    {
+        const pmix_info_t *o = px_info_find(info, ninfo, PMIX_EVENT_RETURN_OBJECT);
+        if (o != NULL && o->value.type == PMIX_POINTER) {
+            h->has_obj = true;
+            h->obj = o->value.data.ptr;
+        }
+    }
     /* only one handler can be first or last, overall or in its group */
     for (px_evh *o = c->handlers; o != NULL; o = o->next) {
         if ((h->position != 1 && o->position == h->position) ||
@@ -173,6 +180,7 @@ static void run_free(px_client *c, px_evrun *run)
         c->pops->timer_cancel(c->pctx, run->timer);
     PMIx_Info_free(run->info, run->ninfo);
     PMIx_Info_free(run->results, run->nresults);
+    PMIx_Info_free(run->hinfo, run->nhinfo);
     free(run->ids);
     free(run);
 }
@@ -191,6 +199,7 @@ static void handler_done(pmix_status_t status, pmix_info_t *results, size_t nres
         /* the client was destroyed while this handler held the run */
         PMIx_Info_free(run->info, run->ninfo);
         PMIx_Info_free(run->results, run->nresults);
+        PMIx_Info_free(run->hinfo, run->nhinfo);
         free(run->ids);
         free(run);
         if (cbfunc != NULL)
@@ -199,6 +208,9 @@ static void handler_done(pmix_status_t status, pmix_info_t *results, size_t nres
     }
     c->pops->lock(c->pctx);
     run->running = false;
+    PMIx_Info_free(run->hinfo, run->nhinfo);
+    run->hinfo = NULL;
+    run->nhinfo = 0;
     /* the next handlers see what this one returned, after what earlier
      * ones did (results are copied: the handler may release its own) */
     if (nresults > 0 && results != NULL) {
@@ -230,7 +242,19 @@ static void run_next(px_evrun *run)
         if (h == NULL)
             continue;
         run->running = true;
-        h->fn(h->id, run->status, &run->source, run->info, run->ninfo, run->results, run->nresults,
+        if (h->has_obj) {
+            /* the event's info, then the object the handler registered with */
+            run->hinfo = PMIx_Info_create(run->ninfo + 1);
+            if (run->hinfo != NULL) {
+                for (size_t i = 0; i < run->ninfo; i++)
+                    PMIx_Info_xfer(&run->hinfo[i], &run->info[i]);
+                PMIx_Info_load(&run->hinfo[run->ninfo], PMIX_EVENT_RETURN_OBJECT, h->obj,
+                               PMIX_POINTER);
+                run->nhinfo = run->ninfo + 1;
+            }
+        }
+        h->fn(h->id, run->status, &run->source, run->hinfo != NULL ? run->hinfo : run->info,
+              run->hinfo != NULL ? run->nhinfo : run->ninfo, run->results, run->nresults,
               handler_done, run);
         return;
     }
