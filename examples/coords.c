@@ -101,11 +101,15 @@ static void format_u32s(const pmix_value_t *v, const char *sep, char *buf, size_
         append(buf, len, "%lu%s", ((uint32_t *)da->array)[i], i + 1 < da->size ? sep : "");
 }
 
-typedef enum { AS_COORDS, AS_STRINGS, AS_U32 } shape_kind;
+typedef enum {
+    AS_COORDS,
+    AS_STRINGS,
+    AS_U32
+} shape_kind;
 
 /* Get `key` of `who` with up to two qualifiers and print it. */
-static int show(const pmix_proc_t *me, const pmix_proc_t *who, const char *key,
-                const char *plane, pmix_coord_view_t view, shape_kind kind, const char *label)
+static int show(const pmix_proc_t *me, const pmix_proc_t *who, const char *key, const char *plane,
+                pmix_coord_view_t view, shape_kind kind, const char *label)
 {
     pmix_info_t q[2];
     size_t nq = 0;
@@ -145,8 +149,8 @@ static int show_proc(const pmix_proc_t *me, pmix_rank_t rank, const char *last_p
     snprintf(label, sizeof(label), "rank %u coord logical", rank);
     bad += show(me, &who, PMIX_NETWORK_COORDINATE, NULL, PMIX_COORD_VIEW_UNDEF, AS_COORDS, label);
     snprintf(label, sizeof(label), "rank %u coord physical", rank);
-    bad += show(me, &who, PMIX_NETWORK_COORDINATE, NULL, PMIX_COORD_PHYSICAL_VIEW, AS_COORDS,
-                label);
+    bad +=
+        show(me, &who, PMIX_NETWORK_COORDINATE, NULL, PMIX_COORD_PHYSICAL_VIEW, AS_COORDS, label);
     snprintf(label, sizeof(label), "rank %u coord %s", rank, last_plane);
     bad += show(me, &who, PMIX_NETWORK_COORDINATE, last_plane, PMIX_COORD_VIEW_UNDEF, AS_COORDS,
                 label);
@@ -246,8 +250,7 @@ int main(int argc, char **argv)
         snprintf(label, sizeof(label), "shape %s logical", plane);
         bad += show(&me, &wild, PMIX_NETWORK_SHAPE, plane, PMIX_COORD_VIEW_UNDEF, AS_U32, label);
         snprintf(label, sizeof(label), "shape %s physical", plane);
-        bad += show(&me, &wild, PMIX_NETWORK_SHAPE, plane, PMIX_COORD_PHYSICAL_VIEW, AS_U32,
-                    label);
+        bad += show(&me, &wild, PMIX_NETWORK_SHAPE, plane, PMIX_COORD_PHYSICAL_VIEW, AS_U32, label);
     }
     if (peer < 0)
         peer = (long)((me.rank + lsize) % size);

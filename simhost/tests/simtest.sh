@@ -12,6 +12,22 @@
 #   simtest.sh repeat PMIXSIM ARGS...
 #       Two runs with the same arguments print the same thing (all but the
 #       wall time and memory line).
+#   simtest.sh coords PMIXSIM TOPOLOGY
+#       The coords workload on 8 nodes x 2 processes, 2 planes, prints the
+#       coordinates, NICs, endpoints, dims and shapes docs/simulation.md
+#       gives for that topology (torus 2x2x2, fattree radix 8).
+#   simtest.sh coords-pmixrun PMIXRUN COORDS
+#       Under pmixrun (no coordinates) coords says so and succeeds.
+#   simtest.sh plane-down PMIXSIM
+#       Plane 0 goes down in the middle of a ring fence: every fence still
+#       succeeds (the cut transfers are retried on plane 1, later ones
+#       fail over); a NIC going down raises PMIX_NETWORK_COORDS_UPDATED to
+#       every process that registered for it.
+#   simtest.sh hier-groups PMIXSIM
+#       The hierarchical algorithm's groups follow the coordinates: its
+#       message count on 64 nodes is that of 8 leaf switches of 8 (fat
+#       tree radix 16), 16 x-lines of 4 (torus 4x4x4), 2 dragonfly groups
+#       of 32.
 #   simtest.sh bad-args PMIXSIM
 #       Bad arguments end with status 2 and a message naming the problem.
 set -u
@@ -28,7 +44,8 @@ fail() {
 case $cmd in
 formula)
     sim=$1 nodes=$2 algo=$3 size=$4
-    "$sim" --quiet --nodes "$nodes" --topology crossbar --model cm02 --algo "$algo" \
+    shift 4 # the rest: more pmixsim options (--planes 2)
+    "$sim" --quiet --nodes "$nodes" --topology crossbar --model cm02 --algo "$algo" "$@" \
         fence --iters 3 --size "$size" >"$tmp/out" 2>"$tmp/err" ||
         fail "pmixsim exited with $?: $(cat "$tmp/err")"
     cat "$tmp/out"
@@ -74,6 +91,92 @@ repeat)
     cat "$tmp/1"
     diff "$tmp/1f" "$tmp/2f" || fail "two runs with the same seed differ"
     ;;
+coords)
+    sim=$1 topo=$2
+    "$sim" --quiet --nodes 8 --ppn 2 --planes 2 --topology "$topo" --radix 8 coords \
+        >"$tmp/out" 2>"$tmp/err" || fail "pmixsim coords: $(cat "$tmp/err")"
+    cat "$tmp/out"
+    case $topo in
+    torus)
+        want="rank 0: dims 3 3
+rank 0: dims physical 3 3
+rank 0: shape plane0 logical 2x2x2
+rank 0: shape plane1 physical 2x2x2
+rank 0: rank 0 coord logical plane0:(0,0,0) plane1:(0,0,0)
+rank 0: rank 2 coord logical plane0:(1,0,0) plane1:(1,0,0)
+rank 0: rank 2 coord physical plane0:p(1,0,0) plane1:p(1,0,0)
+rank 0: rank 2 coord plane1 plane1:(1,0,0)
+rank 13: rank 13 coord logical plane0:(0,1,1) plane1:(0,1,1)
+rank 13: rank 15 coord logical plane0:(1,1,1) plane1:(1,1,1)
+rank 13: rank 15 nic plane0=node-7.nic0 plane1=node-7.nic1
+rank 13: rank 15 endpt node-7 node-7.p1"
+        ;;
+    fattree)
+        want="rank 0: dims 2 2
+rank 0: shape plane0 logical 2x4
+rank 0: shape plane1 physical 2x4
+rank 7: rank 7 coord logical plane0:(0,3) plane1:(0,3)
+rank 7: rank 9 coord logical plane0:(1,0) plane1:(1,0)
+rank 7: rank 9 coord plane1 plane1:(1,0)
+rank 7: rank 9 nic plane0=node-4.nic0 plane1=node-4.nic1
+rank 15: rank 15 coord physical plane0:p(1,3) plane1:p(1,3)
+rank 15: rank 1 coord logical plane0:(0,0) plane1:(0,0)"
+        ;;
+    *) fail "no expected values for $topo" ;;
+    esac
+    while IFS= read -r line; do
+        grep -qxF -- "$line" "$tmp/out" || fail "missing: $line"
+    done <<<"$want"
+    grep -q "planes plane0 plane1" "$tmp/out" || fail "no plane list"
+    [[ $(grep -c ': rank [0-9]* coord logical' "$tmp/out") -eq 32 ]] ||
+        fail "expected 32 coordinate lines (16 processes x self and peer)"
+    ;;
+coords-pmixrun)
+    run=$1 prog=$2
+    "$run" -n 2 "$prog" >"$tmp/out" 2>"$tmp/err" || fail "pmixrun coords: $(cat "$tmp/err")"
+    cat "$tmp/out"
+    [[ $(grep -c 'no network coordinates' "$tmp/out") -eq 2 ]] ||
+        fail "coords should say twice that there are no coordinates"
+    ;;
+plane-down)
+    sim=$1
+    "$sim" --quiet --nodes 8 --ppn 2 --planes 2 --test-plane-down 0@0.000008 --algo ring \
+        fence --iters 6 --size 10000 >"$tmp/out" 2>"$tmp/err" ||
+        fail "fences with plane 0 going down: $(cat "$tmp/out" "$tmp/err")"
+    cat "$tmp/out" "$tmp/err"
+    grep -q 'plane 0 down' "$tmp/err" || fail "plane 0 did not go down"
+    [[ $(grep -c '	ok$' "$tmp/out") -eq 6 ]] || fail "not every fence succeeded"
+    awk '/^# planes:/ { for (i = 1; i <= NF; i++) { if ($i == "failovers") f = $(i + 1) + 0
+                                                    if ($i == "retries") r = $(i + 1) + 0
+                                                    if ($i == "lost") l = $(i + 1) + 0 }
+                        found = 1 }
+         END { exit !(found && f > 0 && r > 0 && l == 0) }' "$tmp/out" ||
+        fail "expected failovers and retries, and no message lost"
+    "$sim" --quiet --nodes 4 --ppn 2 --planes 2 --test-plane-down 1.2@0.00002 \
+        coords --wait-update 20 >"$tmp/out2" 2>"$tmp/err2" ||
+        fail "coords with a NIC going down: $(cat "$tmp/err2")"
+    grep -e UPDATED -e '^#' "$tmp/out2"
+    [[ $(grep -c 'PMIX_NETWORK_COORDS_UPDATED plane=plane1 nic=node-2.nic1' "$tmp/out2") -eq 8 ]] ||
+        fail "every process should have seen PMIX_NETWORK_COORDS_UPDATED for node-2.nic1"
+    ;;
+hier-groups)
+    sim=$1
+    check_msgs() { # WANT ARGS...
+        local want=$1
+        shift
+        "$sim" --quiet --nodes 64 --algo hier "$@" fence --iters 1 --size 100 >"$tmp/out" \
+            2>"$tmp/err" || fail "pmixsim $*: $(cat "$tmp/err")"
+        local got
+        got=$(awk -F'\t' '/^1\t/ { print $8 }' "$tmp/out")
+        echo "$* -> $got messages (want $want)"
+        [[ $got == "$want" ]] || fail "hier on $*: $got messages, expected $want"
+    }
+    # sum over groups of 2(c-1), plus recdbl among the G leaders (G lg G)
+    check_msgs 136 --topology fattree --radix 16  # 8 x 2*7 + 8*3
+    check_msgs 160 --topology torus               # 16 x 2*3 + 16*4
+    check_msgs 126 --topology dragonfly           # 2 x 2*31 + 2*1
+    check_msgs 136 --topology fattree --radix 16 --planes 2
+    ;;
 bad-args)
     sim=$1
     check() { # EXPECTED-WORDS ARGS...
@@ -92,7 +195,10 @@ bad-args)
     check "--algo nosuch" --algo nosuch fence
     check "unknown workload" nosuch
     check "no WORKLOAD" --nodes 4
-    check "--planes 2" --planes 2 fence
+    check "--planes 3" --planes 3 fence
+    check "--planes 2 with --platform" --planes 2 --platform /dev/null fence
+    check "needs --planes 2" --test-plane-down 0@1 fence
+    check "expected PLANE" --planes 2 --test-plane-down 5@1 fence
     check "--lat" --lat fast fence
     check "unknown option" --frobnicate fence
     check "multiple of 32" --nodes 33 --topology dragonfly fence
