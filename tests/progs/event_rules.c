@@ -29,6 +29,9 @@
  *              with the id the handler is later called with.
  *   range      PMIX_RANGE_PROC_LOCAL stays in the process; PMIX_RANGE_NAMESPACE
  *              reaches the other processes of the job.
+ *   retobj     a handler registered with PMIX_EVENT_RETURN_OBJECT finds that
+ *              pointer in the info of every call (after the event's own
+ *              info); one registered without it does not.
  *   model      handler for PMIX_MODEL_DECLARED registered after a first Init; a
  *              second Init with PMIX_PROGRAMMING_MODEL etc. raises the event
  *              locally, carrying the model; the inner Finalize keeps the
@@ -193,6 +196,55 @@ static void mode_order(void)
                 seen.bad_id);
     if (seen.bad_source != 0)
         pt_fail("%d handler invocations carried a source other than the notifier", seen.bad_source);
+}
+
+static struct {
+    int calls, with_obj, wrong_obj, text;
+} retobj;
+
+static void h_retobj(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                     size_t ninfo, pmix_info_t results[], size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    pthread_mutex_lock(&log_lock);
+    retobj.calls++;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (strcmp(info[i].key, PMIX_EVENT_RETURN_OBJECT) == 0) {
+            if (info[i].value.type == PMIX_POINTER && info[i].value.data.ptr == &retobj)
+                retobj.with_obj++;
+            else
+                retobj.wrong_obj++;
+        }
+        if (strcmp(info[i].key, PMIX_EVENT_TEXT_MESSAGE) == 0)
+            retobj.text++;
+    }
+    pthread_mutex_unlock(&log_lock);
+    record("O", id, status, source, info, ninfo);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_NO_ACTION_TAKEN, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void mode_retobj(void)
+{
+    pmix_status_t x = CODE_X;
+    pmix_info_t obj, text;
+    PMIx_Info_load(&obj, PMIX_EVENT_RETURN_OBJECT, &retobj, PMIX_POINTER);
+    reg("O", h_retobj, &x, 1, &obj, 1);
+    reg("D", h_D, NULL, 0, NULL, 0);
+    pt_info_str(&text, PMIX_EVENT_TEXT_MESSAGE, "event_rules says hello");
+    expect_chain("notify X", CODE_X, &text, 1, "O,D");
+    expect_chain("notify X again", CODE_X, &text, 1, "O,D");
+    pthread_mutex_lock(&log_lock);
+    if (retobj.calls != 2 || retobj.with_obj != 2 || retobj.wrong_obj != 0 || retobj.text != 2)
+        pt_fail("PMIX_EVENT_RETURN_OBJECT: %d calls, %d with the object, %d with another, %d "
+                "with the event's own info; expected 2, 2, 0, 2",
+                retobj.calls, retobj.with_obj, retobj.wrong_obj, retobj.text);
+    /* The default handler (no object) saw the text but no object. */
+    if (seen.text_seen != 4)
+        pt_fail("the event's info reached %d of 4 handler calls", seen.text_seen);
+    pthread_mutex_unlock(&log_lock);
+    pt_info_free(&text, 1);
+    PMIx_Info_destruct(&obj);
 }
 
 static void mode_prepend(void)
@@ -493,7 +545,7 @@ static void mode_blockcb(void)
 
 int main(int argc, char **argv)
 {
-    const char *modes = "order prepend names firstlast stop dereg regcb range model blockcb";
+    const char *modes = "order prepend names firstlast stop dereg regcb range model blockcb retobj";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(45);
@@ -522,6 +574,8 @@ int main(int argc, char **argv)
         mode_regcb();
     else if (strcmp(m, "range") == 0)
         mode_range();
+    else if (strcmp(m, "retobj") == 0)
+        mode_retobj();
     else
         pt_usage(argv[0], modes);
     pt_barrier("final fence");
