@@ -13,6 +13,8 @@
  *   rank T coord logical|physical   PMIX_NETWORK_COORDINATE in that view
  *   rank T coord PLANE              ... of the last plane only
  *   rank T nic, rank T endpt        PMIX_NETWORK_NIC, PMIX_NETWORK_ENDPT
+ *   rank T coord nic NIC physical   the coordinate of its last NIC, asked
+ *                                   for with PMIX_NETWORK_NIC
  * With --wait-update N it registers for PMIX_NETWORK_COORDS_UPDATED, runs
  * N barriers (the event arrives while it waits in one), then prints what
  * the event said, or that none came.
@@ -108,10 +110,10 @@ typedef enum {
 } shape_kind;
 
 /* Get `key` of `who` with up to two qualifiers and print it. */
-static int show(const pmix_proc_t *me, const pmix_proc_t *who, const char *key, const char *plane,
-                pmix_coord_view_t view, shape_kind kind, const char *label)
+static int show_q(const pmix_proc_t *me, const pmix_proc_t *who, const char *key, const char *plane,
+                  const char *nic, pmix_coord_view_t view, shape_kind kind, const char *label)
 {
-    pmix_info_t q[2];
+    pmix_info_t q[3];
     size_t nq = 0;
     pmix_value_t *v = NULL;
     char buf[1024];
@@ -119,6 +121,8 @@ static int show(const pmix_proc_t *me, const pmix_proc_t *who, const char *key, 
 
     if (plane != NULL)
         PMIx_Info_load(&q[nq++], PMIX_NETWORK_PLANE, plane, PMIX_STRING);
+    if (nic != NULL)
+        PMIx_Info_load(&q[nq++], PMIX_NETWORK_NIC, nic, PMIX_STRING);
     if (view != PMIX_COORD_VIEW_UNDEF)
         PMIx_Info_load(&q[nq++], PMIX_NETWORK_VIEW, &view, PMIX_UINT8);
     rc = PMIx_Get(who, key, nq ? q : NULL, nq, &v);
@@ -139,6 +143,12 @@ static int show(const pmix_proc_t *me, const pmix_proc_t *who, const char *key, 
     return 0;
 }
 
+static int show(const pmix_proc_t *me, const pmix_proc_t *who, const char *key, const char *plane,
+                pmix_coord_view_t view, shape_kind kind, const char *label)
+{
+    return show_q(me, who, key, plane, NULL, view, kind, label);
+}
+
 static int show_proc(const pmix_proc_t *me, pmix_rank_t rank, const char *last_plane)
 {
     pmix_proc_t who;
@@ -156,6 +166,23 @@ static int show_proc(const pmix_proc_t *me, pmix_rank_t rank, const char *last_p
                 label);
     snprintf(label, sizeof(label), "rank %u nic", rank);
     bad += show(me, &who, PMIX_NETWORK_NIC, NULL, PMIX_COORD_VIEW_UNDEF, AS_STRINGS, label);
+    {
+        /* the coordinate of the process's NIC on the last plane, by NIC id */
+        pmix_value_t *v = NULL;
+        if (PMIx_Get(&who, PMIX_NETWORK_NIC, NULL, 0, &v) == PMIX_SUCCESS) {
+            const pmix_data_array_t *da = v->type == PMIX_DATA_ARRAY ? v->data.darray : NULL;
+            if (da != NULL && da->type == PMIX_DATA_ARRAY && da->size > 0) {
+                const pmix_data_array_t *last = &((pmix_data_array_t *)da->array)[da->size - 1];
+                if (last->type == PMIX_STRING && last->size == 2) {
+                    const char *nic = ((char **)last->array)[1];
+                    snprintf(label, sizeof(label), "rank %u coord nic %s physical", rank, nic);
+                    bad += show_q(me, &who, PMIX_NETWORK_COORDINATE, NULL, nic,
+                                  PMIX_COORD_PHYSICAL_VIEW, AS_COORDS, label);
+                }
+            }
+            PMIx_Value_free(v, 1);
+        }
+    }
     snprintf(label, sizeof(label), "rank %u endpt", rank);
     bad += show(me, &who, PMIX_NETWORK_ENDPT, NULL, PMIX_COORD_VIEW_UNDEF, AS_STRINGS, label);
     return bad;

@@ -211,17 +211,18 @@ void sim_nic_host(uint32_t node, unsigned plane, char *buf, size_t len)
 
 /* ---- registration ---- */
 
-/* Add (key, value) to `list`, qualified by `plane` (< 0: none) and `view`
- * (0: none) as a PMIX_QUALIFIED_VALUE when either is given. */
-static pmix_status_t add_q(void *list, const char *key, const void *val, pmix_data_type_t type,
-                           int plane, pmix_coord_view_t view)
+/* Add (key, value) to `list`, qualified by `plane` (< 0: none), `nic`
+ * (NULL: none) and `view` (0: none) as a PMIX_QUALIFIED_VALUE when any is
+ * given. */
+static pmix_status_t add_qn(void *list, const char *key, const void *val, pmix_data_type_t type,
+                            int plane, const char *nic, pmix_coord_view_t view)
 {
     void *q;
     pmix_data_array_t da;
     pmix_status_t rc;
     char name[32];
 
-    if (plane < 0 && view == PMIX_COORD_VIEW_UNDEF)
+    if (plane < 0 && nic == NULL && view == PMIX_COORD_VIEW_UNDEF)
         return PMIx_Info_list_add(list, key, val, type);
     if ((q = PMIx_Info_list_start()) == NULL)
         return PMIX_ERR_NOMEM;
@@ -230,6 +231,8 @@ static pmix_status_t add_q(void *list, const char *key, const void *val, pmix_da
         sim_plane_name((unsigned)plane, name, sizeof(name));
         rc = PMIx_Info_list_add(q, PMIX_NETWORK_PLANE, name, PMIX_STRING);
     }
+    if (rc == PMIX_SUCCESS && nic != NULL)
+        rc = PMIx_Info_list_add(q, PMIX_NETWORK_NIC, nic, PMIX_STRING);
     if (rc == PMIX_SUCCESS && view != PMIX_COORD_VIEW_UNDEF)
         rc = PMIx_Info_list_add(q, PMIX_NETWORK_VIEW, &view, PMIX_UINT8);
     if (rc == PMIX_SUCCESS)
@@ -240,6 +243,12 @@ static pmix_status_t add_q(void *list, const char *key, const void *val, pmix_da
     rc = PMIx_Info_list_add(list, PMIX_QUALIFIED_VALUE, &da, PMIX_DATA_ARRAY);
     PMIx_Data_array_destruct(&da);
     return rc;
+}
+
+static pmix_status_t add_q(void *list, const char *key, const void *val, pmix_data_type_t type,
+                           int plane, pmix_coord_view_t view)
+{
+    return add_qn(list, key, val, type, plane, NULL, view);
 }
 
 /* The variants of a value: no qualifier (logical, every plane), each view
@@ -489,6 +498,22 @@ static pmix_status_t add_node(const sim_run *run, uint32_t node, void *top)
         rc = PMIx_Info_list_add(nd, PMIX_HOSTNAME, host, PMIX_STRING);
     if (rc == PMIX_SUCCESS)
         rc = add_variants(run, node, nd, PMIX_NETWORK_COORDINATE, make_coord, true);
+    /* one NIC's coordinate, asked for with PMIX_NETWORK_NIC (and a view) */
+    for (unsigned p = 0; rc == PMIX_SUCCESS && p < run->opt.planes; p++) {
+        static const pmix_coord_view_t views[] = {PMIX_COORD_VIEW_UNDEF, PMIX_COORD_LOGICAL_VIEW,
+                                                  PMIX_COORD_PHYSICAL_VIEW};
+        char nic[64];
+        sim_nic_name(node, p, nic, sizeof(nic));
+        for (size_t v = 0; rc == PMIX_SUCCESS && v < 3; v++) {
+            pmix_value_t val;
+            PMIx_Value_construct(&val);
+            rc = make_coord(run, node, (int)p, views[v], &val);
+            if (rc == PMIX_SUCCESS)
+                rc = add_qn(nd, PMIX_NETWORK_COORDINATE, val.data.darray, PMIX_DATA_ARRAY, -1, nic,
+                            views[v]);
+            PMIx_Value_destruct(&val);
+        }
+    }
     if (rc == PMIX_SUCCESS)
         rc = add_variants(run, node, nd, PMIX_NETWORK_NIC, make_node_nic, false);
     if (rc == PMIX_SUCCESS)

@@ -109,7 +109,8 @@ rank 0: rank 2 coord plane1 plane1:(1,0,0)
 rank 13: rank 13 coord logical plane0:(0,1,1) plane1:(0,1,1)
 rank 13: rank 15 coord logical plane0:(1,1,1) plane1:(1,1,1)
 rank 13: rank 15 nic plane0=node-7.nic0 plane1=node-7.nic1
-rank 13: rank 15 endpt node-7 node-7.p1"
+rank 13: rank 15 endpt node-7 node-7.p1
+rank 13: rank 15 coord nic node-7.nic1 physical plane1:p(1,1,1)"
         ;;
     fattree)
         want="rank 0: dims 2 2
