@@ -15,7 +15,8 @@
 #   simtest.sh coords PMIXSIM TOPOLOGY
 #       The coords workload on 8 nodes x 2 processes, 2 planes, prints the
 #       coordinates, NICs, endpoints, dims and shapes docs/simulation.md
-#       gives for that topology (torus 2x2x2, fattree radix 8).
+#       gives for that topology (torus 2x2x2, fattree radix 8; dragonfly
+#       on 32 nodes x 1 process).
 #   simtest.sh coords-pmixrun PMIXRUN COORDS
 #       Under pmixrun (no coordinates) coords says so and succeeds.
 #   simtest.sh plane-down PMIXSIM
@@ -93,7 +94,9 @@ repeat)
     ;;
 coords)
     sim=$1 topo=$2
-    "$sim" --quiet --nodes 8 --ppn 2 --planes 2 --topology "$topo" --radix 8 coords \
+    shape=(--nodes 8 --ppn 2)
+    [[ $topo == dragonfly ]] && shape=(--nodes 32 --ppn 1) # 32 nodes at least
+    "$sim" --quiet "${shape[@]}" --planes 2 --topology "$topo" --radix 8 coords \
         >"$tmp/out" 2>"$tmp/err" || fail "pmixsim coords: $(cat "$tmp/err")"
     cat "$tmp/out"
     case $topo in
@@ -123,14 +126,24 @@ rank 7: rank 9 nic plane0=node-4.nic0 plane1=node-4.nic1
 rank 15: rank 15 coord physical plane0:p(1,3) plane1:p(1,3)
 rank 15: rank 1 coord logical plane0:(0,0) plane1:(0,0)"
         ;;
+    dragonfly) # 1 group, 2 chassis, 4 routers each, 4 nodes per router
+        want="rank 0: dims 3 3
+rank 0: dims physical 4 4
+rank 0: shape plane0 logical 1x8x4
+rank 0: shape plane0 physical 1x2x4x4
+rank 13: rank 13 coord logical plane0:(0,3,1) plane1:(0,3,1)
+rank 13: rank 13 coord physical plane0:p(0,0,3,1) plane1:p(0,0,3,1)
+rank 20: rank 21 coord logical plane0:(0,5,1) plane1:(0,5,1)
+rank 20: rank 21 coord physical plane0:p(0,1,1,1) plane1:p(0,1,1,1)"
+        ;;
     *) fail "no expected values for $topo" ;;
     esac
     while IFS= read -r line; do
         grep -qxF -- "$line" "$tmp/out" || fail "missing: $line"
     done <<<"$want"
     grep -q "planes plane0 plane1" "$tmp/out" || fail "no plane list"
-    [[ $(grep -c ': rank [0-9]* coord logical' "$tmp/out") -eq 32 ]] ||
-        fail "expected 32 coordinate lines (16 processes x self and peer)"
+    [[ $(grep -c ': rank [0-9]* coord logical' "$tmp/out") -eq $((2 * shape[1] * shape[3])) ]] ||
+        fail "expected a coordinate line per process for itself and for its peer"
     ;;
 coords-pmixrun)
     run=$1 prog=$2
