@@ -140,6 +140,43 @@ int scn_write_json(FILE *f, const scn_outcome *o, size_t n)
     return ferror(f) ? -1 : 0;
 }
 
+/* ------------------------------------------------------------------- TSV -- */
+
+/* One line per scenario x algorithm; the first failed expectation or the
+ * reason of an error in the last column. */
+static int write_tsv(FILE *f, const scn_outcome *o, size_t n)
+{
+    fprintf(f, "scenario\talgo\tverdict\twall_s\tpeak_rss_mb\tfence_mean_us\tformula_mean_us"
+               "\tfile\tdetail\n");
+    for (size_t i = 0; i < n; i++) {
+        const char *name = o[i].s != NULL ? o[i].s->name : o[i].path;
+        if (o[i].error != NULL)
+            fprintf(f, "%s\t-\tERROR\t-\t-\t-\t-\t%s\t%s\n", name, o[i].path, o[i].error);
+        for (size_t k = 0; k < o[i].nruns; k++) {
+            const scn_result *r = &o[i].runs[k];
+            const char *detail = r->why;
+            for (size_t c = 0; c < r->nchecks && detail == NULL; c++)
+                if (r->checks[c].verdict == SCN_FAIL)
+                    detail = r->checks[c].got;
+            fprintf(f, "%s\t%s\t%s\t%.3f\t%.1f\t", name, r->algo, scn_verdict_name(r->verdict),
+                    r->wall_s, r->rss_kb / 1024.0);
+            if (isfinite(r->fence_mean_s))
+                fprintf(f, "%.4f\t", r->fence_mean_s * 1e6);
+            else
+                fprintf(f, "-\t");
+            if (isfinite(r->formula_mean_s))
+                fprintf(f, "%.4f\t", r->formula_mean_s * 1e6);
+            else
+                fprintf(f, "-\t");
+            fprintf(f, "%s\t", o[i].path);
+            for (const char *p = detail != NULL ? detail : "-"; *p != '\0'; p++)
+                fputc(*p == '\t' || *p == '\n' ? ' ' : *p, f);
+            fputc('\n', f);
+        }
+    }
+    return ferror(f) ? -1 : 0;
+}
+
 /* ----------------------------------------------------------------- JUnit -- */
 
 static void xml_str(FILE *f, const char *s)
@@ -407,18 +444,22 @@ int scn_write_plots(const char *dir, const scn_outcome *o, size_t n, FILE *log)
 
 static int usage(FILE *f, int rc)
 {
-    fprintf(
-        f, "usage: pmixsim run FILE [--json F] [--junit F] [--also-pmixrun PMIXRUN [--program P]]\n"
-           "       pmixsim suite DIR [--json F] [--junit F] [--plot DIR] [--filter GLOB]\n"
-           "\n"
-           "run: runs the scenario FILE once per algorithm it lists, each in a child pmixsim,\n"
-           "and checks its expectations (a PASS/FAIL line each). --also-pmixrun runs its\n"
-           "program under the socket host too (pmixrun --nodes K -n N) and compares what both\n"
-           "print. suite: every *.scn file of DIR (--filter: those whose file name matches\n"
-           "GLOB); --plot DIR: gnuplot plots of the scenarios that share a plot group.\n"
-           "Exit status: 0 all passed (or were skipped), 1 an expectation failed or a run\n"
-           "crashed, 2 a bad scenario file or command line; run: 77 skipped.\n"
-           "The file format is in docs/scenarios.md.\n");
+    fprintf(f, "%s",
+            "usage: pmixsim run FILE [--json F] [--junit F] [--tsv F] [--pmixsim PATH]\n"
+            "                        [--also-pmixrun PMIXRUN [--program P]]\n"
+            "       pmixsim suite DIR [--json F] [--junit F] [--tsv F] [--pmixsim PATH]\n"
+            "                         [--plot DIR] [--filter GLOB]\n"
+            "\n"
+            "run: runs the scenario FILE once per algorithm it lists, each in a child pmixsim,\n"
+            "and checks its expectations (a PASS/FAIL line each). --also-pmixrun runs its\n"
+            "program under the socket host too (pmixrun --nodes K -n N) and compares what both\n"
+            "print. suite: every *.scn file of DIR (--filter: those whose file name matches\n"
+            "GLOB); --plot DIR: gnuplot plots of the scenarios that share a plot group.\n"
+            "--json, --junit, --tsv: the results in these formats. --pmixsim PATH: run the\n"
+            "simulations with that pmixsim (default: this one).\n"
+            "Exit status: 0 all passed (or were skipped), 1 an expectation failed or a run\n"
+            "crashed, 2 a bad scenario file or command line; run: 77 skipped.\n"
+            "The file format is in docs/scenarios.md.\n");
     return rc;
 }
 
@@ -430,12 +471,18 @@ static FILE *open_out(const char *path)
     return f;
 }
 
-static int write_outputs(const char *json, const char *junit, const char *plots, const char *suite,
-                         const scn_outcome *o, size_t n)
+static int write_outputs(const char *json, const char *junit, const char *tsv, const char *plots,
+                         const char *suite, const scn_outcome *o, size_t n)
 {
     int rc = 0;
     FILE *f;
 
+    if (tsv != NULL) {
+        if ((f = open_out(tsv)) == NULL || write_tsv(f, o, n) != 0 || fclose(f) != 0)
+            rc = -1;
+        else
+            printf("tsv: %s\n", tsv);
+    }
     if (json != NULL) {
         if ((f = open_out(json)) == NULL || scn_write_json(f, o, n) != 0 || fclose(f) != 0)
             rc = -1;
@@ -474,6 +521,7 @@ int sim_scenario_main(int argc, char **argv)
 {
     bool suite = strcmp(argv[1], "suite") == 0;
     const char *target = NULL, *json = NULL, *junit = NULL, *plots = NULL, *filter = NULL;
+    const char *other = NULL, *tsv = NULL;
     scn_env env = {0};
     scn_outcome *o = NULL;
     size_t n = 0;
@@ -501,10 +549,14 @@ int sim_scenario_main(int argc, char **argv)
             json = argv[++i];
         else if (strcmp(a, "--junit") == 0)
             junit = argv[++i];
+        else if (strcmp(a, "--tsv") == 0)
+            tsv = argv[++i];
         else if (suite && strcmp(a, "--plot") == 0)
             plots = argv[++i];
         else if (suite && strcmp(a, "--filter") == 0)
             filter = argv[++i];
+        else if (strcmp(a, "--pmixsim") == 0)
+            other = argv[++i];
         else if (!suite && strcmp(a, "--also-pmixrun") == 0)
             env.pmixrun = argv[++i];
         else if (!suite && strcmp(a, "--program") == 0)
@@ -518,9 +570,10 @@ int sim_scenario_main(int argc, char **argv)
         fprintf(stderr, "pmixsim %s: no %s given\n", argv[1], suite ? "DIR" : "FILE");
         return usage(stderr, 2);
     }
-    env.self = self_exe(argv[0]);
+    env.self = other != NULL ? realpath(other, NULL) : self_exe(argv[0]);
     if (env.self == NULL) {
-        fprintf(stderr, "pmixsim: cannot find its own executable to run the scenarios\n");
+        fprintf(stderr, "pmixsim: cannot find %s to run the scenarios\n",
+                other != NULL ? other : "its own executable");
         return 2;
     }
     env.tty = isatty(2);
@@ -563,6 +616,8 @@ int sim_scenario_main(int argc, char **argv)
         o[n].path = files[i];
         if (s == NULL) {
             o[n].error = strdup(err);
+            if (suite)
+                printf("ERROR  %s\n  %s\n", files[i], err);
             fprintf(stderr, "pmixsim: %s\n", err);
             n++;
             nerr++;
@@ -585,7 +640,7 @@ int sim_scenario_main(int argc, char **argv)
     if (suite || nfiles > 0)
         printf("%s %s: %zu passed, %zu failed, %zu errors, %zu skipped\n",
                suite ? "suite" : "scenario", target, npass, nfail, nerr, nskip);
-    if (write_outputs(json, junit, plots, target, o, n) != 0)
+    if (write_outputs(json, junit, tsv, plots, target, o, n) != 0)
         rc = 1;
     if (nfail || nerr)
         rc = 1;
