@@ -5,12 +5,13 @@
  *   pmixsim run FILE [--json F] [--junit F] [--also-pmixrun PMIXRUN [--program P]]
  *   pmixsim suite DIR [--json F] [--junit F] [--plot DIR] [--filter GLOB]
  *
- * scenario.c reads a scenario file (sections of `key = value` lines) and
- * runs it: the platform, job and fault keys become pmixsim options
- * (`key = value` -> `--key value`), and every algorithm to compare is one
+ * scenario.c reads a scenario file (sections of `key = value` lines); the
+ * platform, job and fault keys become pmixsim options (`key = value` ->
+ * `--key value`). scenario_run.c runs every algorithm to compare as one
  * pmixsim child process with --json, whose report is read back (jread.c)
- * and checked against the file's expectations. suite.c runs the scenarios
- * of a directory and writes JSON, JUnit XML and gnuplot plots. Nothing of
+ * and checked against the file's expectations (scenario_check.c). suite.c
+ * is the command line, runs the scenarios of a directory and writes JSON,
+ * TSV, JUnit XML and gnuplot plots. Nothing of
  * this runs a simulation in its own process: a crash in a simulation is a
  * failed test case, not the end of the suite.
  */
@@ -134,6 +135,29 @@ typedef struct scn_env {
     const char *pmixrun, *program; /* --also-pmixrun, --program */
     FILE *log;                     /* the PASS/FAIL lines */
 } scn_env;
+
+/* Helpers of scenario*.c. The first three abort when memory runs out. */
+char *scn_strdup(const char *s); /* NULL gives "" */
+void *scn_realloc(void *p, size_t n);
+char *scn_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A number with an optional unit (time: s; size: bytes; %: fraction). */
+bool scn_quantity(const char *s, double *out);
+bool scn_compare(const char *op, double got, double want); /* = != < <= > >= */
+/* A report's status against the file's (alternatives with '|'). */
+bool scn_status_is(const char *got, const char *want);
+
+/* ---- scenario_check.c ---- */
+
+/* Append a check; `expect` and `got` become the result's. */
+void scn_add_check(scn_result *r, int line, int verdict, char *expect, char *got);
+/* Check every expectation of `s` against one run: `run` is the report's
+ * run object (NULL when there is none), `out` and `err` what it printed. */
+void scn_check_run(const scn *s, scn_result *r, const jv *run, const char *out, const char *err);
+/* The mean simulated time of the run's fences and of their formula (NAN:
+ * none), for plots and the TSV. */
+void scn_fence_means(const jv *run, scn_result *r);
+
+/* ---- scenario_run.c ---- */
 
 /* Run every algorithm of `s`; fills `out` (runs, their checks). Returns
  * the worst verdict. */

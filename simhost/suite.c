@@ -339,6 +339,7 @@ static bool seen(char **list, size_t n, const char *s)
 static int plot_group(const char *dir, const char *group, const scn_outcome *o, size_t n, FILE *log)
 {
     char *tsv = NULL, *png = NULL, *algos[64];
+    bool formula[64] = {false};
     size_t nalgos = 0, points = 0;
     double xs[2] = {NAN, NAN};
     const char *xkey = "nodes";
@@ -380,6 +381,9 @@ static int plot_group(const char *dir, const char *group, const scn_outcome *o, 
                 fprintf(f, "NaN\n");
             if (!seen(algos, nalgos, r->algo) && nalgos < 64)
                 algos[nalgos++] = r->algo;
+            for (size_t a = 0; a < nalgos; a++)
+                if (strcmp(algos[a], r->algo) == 0 && isfinite(r->formula_mean_s))
+                    formula[a] = true;
         }
     }
     fclose(f);
@@ -403,9 +407,12 @@ static int plot_group(const char *dir, const char *group, const scn_outcome *o, 
     fprintf(gp, "set datafile missing 'NaN'\nplot ");
     for (size_t a = 0; a < nalgos; a++) {
         fprintf(gp,
-                "%s'%s' using (strcol(2) eq '%s' ? $1 : 1/0):3 with linespoints lt %zu title '%s', "
-                "'%s' using (strcol(2) eq '%s' ? $1 : 1/0):4 with lines lt %zu dt 2 notitle",
-                a ? ", " : "", tsv, algos[a], a + 1, algos[a], tsv, algos[a], a + 1);
+                "%s'%s' using (strcol(2) eq '%s' ? $1 : 1/0):3 with linespoints lt %zu title '%s'",
+                a ? ", " : "", tsv, algos[a], a + 1, algos[a]);
+        if (formula[a])
+            fprintf(gp,
+                    ", '%s' using (strcol(2) eq '%s' ? $1 : 1/0):4 with lines lt %zu dt 2 notitle",
+                    tsv, algos[a], a + 1);
     }
     fprintf(gp, "\n");
     if (pclose(gp) != 0) {

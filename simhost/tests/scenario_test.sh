@@ -60,6 +60,8 @@ expect 1 "FAIL  survivors = PMIX_ERR_TIMEOUT (line 4)" "$W[expect]\nsurvivors = 
 # ... and ones that do, with options passed through and the algorithm named.
 expect 0 "PASS  formula <= 1% (line 9)" \
     "[platform]\nlat = 2us\n[job]\nnodes = 8\nalgo = recdbl\n$W[expect]\nformula <= 1%\nfence.algo = recdbl\nrun.nodes = 8\nsim_time < 1ms\n"
+# SimGrid's options keep their one-word form.
+expect 0 "--cfg=network/TCP-gamma:4194304 fence" "[platform]\ncfg = network/TCP-gamma:4194304\n$W"
 # A requirement this pmixsim lacks: skipped.
 expect 77 "SKIP" "requires = --no-such-option\n$W"
 expect 77 "SKIP" "requires = --planes 7\n$W"
