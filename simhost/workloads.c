@@ -15,6 +15,7 @@ int pmixsim_wl_hello_main(void);
 int pmixsim_wl_bizcard_main(int argc, char **argv);
 int pmixsim_wl_fence_bench_main(int argc, char **argv);
 int pmixsim_wl_fence_main(int argc, char **argv);
+int pmixsim_wl_seq_main(int argc, char **argv);
 
 static int hello(int argc, char **argv)
 {
@@ -29,6 +30,8 @@ static const sim_workload workloads[] = {
      "full|sparse [--size BYTES]  examples/bizcard.c: business card exchange"},
     {"fence_bench", pmixsim_wl_fence_bench_main,
      "[--iters N] [--warmup N] [--collect-iters N] [--sizes LIST]  bench/fence_bench.c"},
+    {"seq", pmixsim_wl_seq_main,
+     "STEP...  put:SIZE, fence[:collect,timeout=S,algo=NAME], get:next|prev|RANK[:N]"},
 };
 
 const sim_workload *sim_workload_find(const char *name)

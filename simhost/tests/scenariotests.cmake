@@ -23,7 +23,11 @@ if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
   add_test(NAME sim_scenario_bizcard_full_sockhost
            COMMAND $<TARGET_FILE:pmixsim> run ${SCENARIO_DIR}/bizcard-full.scn
                    --also-pmixrun $<TARGET_FILE:pmixrun> --program $<TARGET_FILE:bizcard>)
-  list(APPEND SCENARIO_TESTS sim_scenario_hello_sockhost sim_scenario_bizcard_full_sockhost)
+  add_test(NAME sim_scenario_seq_sockhost
+           COMMAND $<TARGET_FILE:pmixsim> run ${SCENARIO_DIR}/seq-steps.scn
+                   --also-pmixrun $<TARGET_FILE:pmixrun> --program $<TARGET_FILE:pmixsim_seq>)
+  list(APPEND SCENARIO_TESTS sim_scenario_hello_sockhost sim_scenario_bizcard_full_sockhost
+       sim_scenario_seq_sockhost)
 endif()
 
 add_test(NAME sim_scenario_runner
