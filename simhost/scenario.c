@@ -3,7 +3,7 @@
  *
  * A scenario file is `key = value` lines in sections:
  *
- *   name, description, plot, plot_x, requires, timeout   (before any section)
+ *   name, description, plot, plot_x, requires, timeout, max_rss   (first)
  *   [platform] [job] [faults]   any pmixsim option: `key = value` is passed
  *                               as `--key value` (`_` in a key becomes `-`;
  *                               cfg and log as --cfg=VALUE, SimGrid's form),
@@ -375,6 +375,12 @@ static int parse_kv(scn *s, section sec, char *key, char *value, int lineno, cha
         } else if (strcmp(key, "requires") == 0) {
             s->requires = scn_realloc(s->requires, (s->nrequires + 1) * sizeof(*s->requires));
             s->requires[s->nrequires++] = scn_strdup(value);
+        } else if (strcmp(key, "max_rss") == 0) {
+            if (!scn_quantity(value, &t) || t <= 0) {
+                snprintf(why, len, "max_rss: '%s' is not a size such as 16GB or 512MiB", value);
+                return -1;
+            }
+            s->max_rss = t;
         } else if (strcmp(key, "timeout") == 0) {
             if (!scn_quantity(value, &t) || t <= 0) {
                 snprintf(why, len, "timeout: '%s' is not a time such as 30s or 20min", value);
@@ -382,11 +388,12 @@ static int parse_kv(scn *s, section sec, char *key, char *value, int lineno, cha
             }
             s->timeout = t;
         } else {
-            snprintf(why, len,
-                     "unknown key '%s' before the first section: expected name, description, "
-                     "plot, plot_x, requires or timeout (options go in [platform], [job] or "
-                     "[faults])",
-                     key);
+            snprintf(
+                why, len,
+                "unknown key '%s' before the first section: expected name, description, "
+                "plot, plot_x, requires, timeout or max_rss (options go in [platform], [job] or "
+                "[faults])",
+                key);
             return -1;
         }
         return 0;

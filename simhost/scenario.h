@@ -82,6 +82,7 @@ typedef struct scn {
     scn_expect *expects;
     size_t nexpects;
     double timeout; /* wall seconds per run, 0: none */
+    double max_rss; /* bytes resident per run, 0: none */
 } scn;
 
 enum {

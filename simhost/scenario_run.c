@@ -78,15 +78,33 @@ static double now_s(void)
 
 typedef struct {
     int status, signal;
-    bool timed_out, started;
+    bool timed_out, too_big, started;
     double wall;
     long rss_kb;
 } child_result;
 
+/* The resident size of a running process in bytes, 0 if unknown. */
+static double resident(pid_t pid)
+{
+    char path[64];
+    unsigned long size = 0, res = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    if (fscanf(f, "%lu %lu", &size, &res) != 2)
+        res = 0;
+    fclose(f);
+    return (double)res * (double)sysconf(_SC_PAGESIZE);
+}
+
 /* Run argv with stdout and stderr into files, at most `timeout` seconds
- * (0: no limit), showing `label` and the elapsed time on a terminal. */
+ * and `max_rss` bytes resident (0: no limit; SIGKILL past them), showing
+ * `label` and the elapsed time on a terminal. */
 static void run_child(const scn_env *env, char **argv, const char *out, const char *err,
-                      double timeout, const char *label, child_result *r)
+                      double timeout, double max_rss, const char *label, child_result *r)
 {
     double start = now_s(), shown = -1;
     struct rusage ru;
@@ -122,6 +140,10 @@ static void run_child(const scn_env *env, char **argv, const char *out, const ch
         }
         if (timeout > 0 && el > timeout && !r->timed_out) {
             r->timed_out = true;
+            kill(pid, SIGKILL);
+        }
+        if (max_rss > 0 && !r->too_big && resident(pid) > max_rss) {
+            r->too_big = true;
             kill(pid, SIGKILL);
         }
         if (env->tty && el - shown >= 1) {
@@ -302,7 +324,7 @@ static void also_pmixrun(const scn_env *env, const scn *s, scn_result *r, const 
         fprintf(env->log, "  $ %s\n", cmd);
         free(cmd);
     }
-    run_child(env, argv, out, err, 180, "pmixrun", &cr);
+    run_child(env, argv, out, err, 180, 0, "pmixrun", &cr);
     free(argv);
     {
         char *a = read_all(out, MAX_OUTPUT, NULL), *e = read_all(err, 1 << 16, NULL);
@@ -378,14 +400,14 @@ static bool has_required(const scn_env *env, const char *tmp, const scn *s, cons
             argv[argc++] = w;
         if (argc == 2) {
             if (text == NULL) {
-                run_child(&quiet, help, out, err, 60, "help", &cr);
+                run_child(&quiet, help, out, err, 60, 0, "help", &cr);
                 text = read_all(out, 1 << 20, NULL);
             }
             ok = text != NULL && strstr(text, argv[1]) != NULL;
         } else {
             argv[argc++] = "--list";
             argv[argc] = NULL;
-            run_child(&quiet, argv, out, err, 60, "probe", &cr);
+            run_child(&quiet, argv, out, err, 60, 0, "probe", &cr);
             ok = cr.signal == 0 && cr.status == 0;
         }
         if (!ok)
@@ -507,7 +529,7 @@ int scn_run(const scn_env *env, scn *s, scn_outcome *o)
         r->command = join_argv(argv);
         label = scn_printf("%s [%s]", s->name, r->algo);
         unlink(json);
-        run_child(env, argv, out, err, s->timeout, label, &cr);
+        run_child(env, argv, out, err, s->timeout, s->max_rss, label, &cr);
         r->exit_status = cr.status;
         r->signal = cr.signal;
         r->timed_out = cr.timed_out;
@@ -520,8 +542,11 @@ int scn_run(const scn_env *env, scn *s, scn_outcome *o)
         if (r->report != NULL && jlen > 0) {
             char jerr[128];
             report = jv_parse(r->report, jlen, jerr, sizeof(jerr));
-            if (report == NULL)
+            if (report == NULL) { /* e.g. cut short by a crash: not embedded in ours */
                 r->why = scn_printf("pmixsim's JSON report cannot be read: %s", jerr);
+                free(r->report);
+                r->report = NULL;
+            }
         } else {
             free(r->report);
             r->report = NULL;
@@ -543,7 +568,13 @@ int scn_run(const scn_env *env, scn *s, scn_outcome *o)
             for (size_t i = 0; i < r->nchecks; i++)
                 if (r->checks[i].verdict == SCN_FAIL)
                     r->verdict = SCN_FAIL;
-            if (cr.timed_out || cr.signal != 0) {
+            if (cr.too_big) {
+                r->verdict = SCN_ERROR;
+                free(r->why);
+                r->why = scn_printf("stopped when it passed the scenario's max_rss (%.0f MB "
+                                    "resident): it needs more memory than allowed",
+                                    s->max_rss / 1e6);
+            } else if (cr.timed_out || cr.signal != 0) {
                 r->verdict = SCN_ERROR;
                 free(r->why);
                 r->why = cr.timed_out ? scn_printf("stopped after the scenario's timeout (%.0f s "

@@ -62,6 +62,9 @@ expect 0 "PASS  formula <= 1% (line 9)" \
     "[platform]\nlat = 2us\n[job]\nnodes = 8\nalgo = recdbl\n$W[expect]\nformula <= 1%\nfence.algo = recdbl\nrun.nodes = 8\nsim_time < 1ms\n"
 # SimGrid's options keep their one-word form.
 expect 0 "--cfg=network/TCP-gamma:4194304 fence" "[platform]\ncfg = network/TCP-gamma:4194304\n$W"
+# A run that outgrows max_rss is stopped.
+expect 1 "stopped when it passed the scenario's max_rss (40 MB" \
+    "max_rss = 40MB\n[job]\nnodes = 2048\n$W"
 # A requirement this pmixsim lacks: skipped.
 expect 77 "SKIP" "requires = --no-such-option\n$W"
 expect 77 "SKIP" "requires = --planes 7\n$W"
