@@ -343,7 +343,9 @@ static void also_pmixrun(const scn_env *env, const scn *s, scn_result *r, const 
             free(simtext);
             goto out;
         }
-        la = output_lines(a != NULL ? a : scn_strdup(""), false, &na);
+        if (a == NULL)
+            a = scn_strdup("");
+        la = output_lines(a, false, &na);
         lb = output_lines(simtext, true, &nb);
         size_t i = 0;
         while (i < na && i < nb && strcmp(la[i], lb[i]) == 0)
