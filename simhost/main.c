@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "pmixsim.h"
+#include "scenario.h"
 
 #define MAX_NODES 65536u
 
@@ -37,6 +38,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: pmixsim [OPTIONS] WORKLOAD [ARGS...]\n"
             "       pmixsim --list\n"
+            "       pmixsim run FILE | suite DIR ...   scenarios (pmixsim run --help)\n"
             "\n"
             "Runs WORKLOAD (a PMIx program built into pmixsim) on every simulated process\n"
             "of a job, with a real PMIx server per simulated node, inside SimGrid.\n"
@@ -490,6 +492,8 @@ int main(int argc, char **argv)
     int sgargc = 0, rc;
     FILE *json = NULL, *parts = NULL;
 
+    if (argc >= 2 && (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "suite") == 0))
+        return sim_scenario_main(argc, argv); /* scenario files: suite.c */
     rc = parse(argc, argv, &o, sgargv, &sgargc);
     if (rc >= 0)
         return rc;

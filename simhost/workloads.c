@@ -16,6 +16,7 @@ int pmixsim_wl_bizcard_main(int argc, char **argv);
 int pmixsim_wl_fence_bench_main(int argc, char **argv);
 int pmixsim_wl_fence_main(int argc, char **argv);
 int pmixsim_wl_coords_main(int argc, char **argv);
+int pmixsim_wl_seq_main(int argc, char **argv);
 
 static int hello(int argc, char **argv)
 {
@@ -32,6 +33,8 @@ static const sim_workload workloads[] = {
      "[--iters N] [--warmup N] [--collect-iters N] [--sizes LIST]  bench/fence_bench.c"},
     {"coords", pmixsim_wl_coords_main,
      "[--peer RANK] [--wait-update FENCES]  examples/coords.c: network coordinates"},
+    {"seq", pmixsim_wl_seq_main,
+     "STEP...  put:SIZE, fence[:collect,timeout=S,algo=NAME], get:next|prev|RANK[:N]"},
 };
 
 const sim_workload *sim_workload_find(const char *name)

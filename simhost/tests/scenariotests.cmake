@@ -1,0 +1,38 @@
+# The scenario files of scenarios/ as tests (label `sim`, seconds each), and
+# the tests of `pmixsim run` / `pmixsim suite` themselves
+# (scenario_test.sh). Included from simhost/CMakeLists.txt. The at-scale
+# scenarios of scenarios/nightly/ are not tests: `./run nightly` runs them.
+# A scenario that needs what pmixsim does not offer yet (`requires = ...`,
+# e.g. --fault) exits 77 and shows as skipped, with the reason in its output.
+set(SCENARIO_DIR ${CMAKE_SOURCE_DIR}/scenarios)
+set(SCENARIO_TESTS)
+file(GLOB SCENARIO_FILES CONFIGURE_DEPENDS ${SCENARIO_DIR}/*.scn)
+foreach(file ${SCENARIO_FILES})
+  get_filename_component(name ${file} NAME_WE)
+  string(REPLACE "-" "_" tname ${name})
+  add_test(NAME sim_scenario_${tname} COMMAND $<TARGET_FILE:pmixsim> run ${file})
+  list(APPEND SCENARIO_TESTS sim_scenario_${tname})
+endforeach()
+
+# Small scenarios on the socket host too: the same program under
+# pmixrun --nodes K -n N prints the same lines.
+if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
+  add_test(NAME sim_scenario_hello_sockhost
+           COMMAND $<TARGET_FILE:pmixsim> run ${SCENARIO_DIR}/hello.scn
+                   --also-pmixrun $<TARGET_FILE:pmixrun> --program $<TARGET_FILE:hello>)
+  add_test(NAME sim_scenario_bizcard_full_sockhost
+           COMMAND $<TARGET_FILE:pmixsim> run ${SCENARIO_DIR}/bizcard-full.scn
+                   --also-pmixrun $<TARGET_FILE:pmixrun> --program $<TARGET_FILE:bizcard>)
+  add_test(NAME sim_scenario_seq_sockhost
+           COMMAND $<TARGET_FILE:pmixsim> run ${SCENARIO_DIR}/seq-steps.scn
+                   --also-pmixrun $<TARGET_FILE:pmixrun> --program $<TARGET_FILE:pmixsim_seq>)
+  list(APPEND SCENARIO_TESTS sim_scenario_hello_sockhost sim_scenario_bizcard_full_sockhost
+       sim_scenario_seq_sockhost)
+endif()
+
+add_test(NAME sim_scenario_runner
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/scenario_test.sh $<TARGET_FILE:pmixsim>
+                 ${SCENARIO_DIR})
+list(APPEND SCENARIO_TESTS sim_scenario_runner)
+
+set_tests_properties(${SCENARIO_TESTS} PROPERTIES LABELS sim TIMEOUT 180 SKIP_RETURN_CODE 77)
