@@ -484,6 +484,7 @@ void px_posix_destroy(px_posix *p)
     }
     pthread_mutex_lock(&p->lock);
     px_posix_conns_destroy(p);
+    px_posix_regions_destroy(p);
     while (p->timers != NULL) {
         px_timer *t = p->timers;
         timer_unlink(p, t);
