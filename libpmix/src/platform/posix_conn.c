@@ -4,7 +4,8 @@
  * client makes.
  *
  * Reading. Each connection has one receive buffer. The read callback reads
- * what the socket has (a bounded number of times, for fairness), then walks
+ * what the socket has (a bounded number of times, for fairness; a read
+ * shorter than the room it had means the socket is empty), then walks
  * the complete frames at the front of the buffer, checking each header with
  * px_frame_parse() and handing each frame to the sink's `deliver` in place
  * (borrowed for the call). Once a header is known the buffer is grown to
@@ -737,9 +738,17 @@ static void conn_read(px_conn *c)
             conn_fail(c, PMIX_ERR_LOST_CONNECTION);
             return;
         }
+        bool drained = (size_t)n < iov.iov_len;
         c->rlen += (size_t)n;
         if (!deliver_frames(c))
             return;
+        if (drained) {
+            /* A short read emptied the socket: no recvmsg just to hear
+             * EAGAIN. Anything that arrives later wakes the (level-
+             * triggered) read event again. */
+            (void)rbuf_reserve(c);
+            return;
+        }
     }
 }
 

@@ -154,6 +154,7 @@ struct px_timer {
     struct event *ev;
     px_timer_cb cb;
     void *arg;
+    double due; /* on CLOCK_MONOTONIC: it never fires before */
     bool cancelled;
     struct px_timer *prev, *next; /* armed timers, for destroy */
 };
