@@ -220,13 +220,12 @@ static void conn_fail(px_conn *c, pmix_status_t why)
 
 /* ---- writing ---- */
 
-/* Write what the queue holds. Returns 0 when it is empty or the socket is
- * full (then the write event is armed), or an errno. */
-static int flush_queue(px_conn *c)
+/* Write as much of `o` as the socket takes now. Returns 0 when all of it
+ * went, EAGAIN when the socket is full, or another errno. */
+static int write_out(px_conn *c, px_out *o)
 {
-    while (c->wq_head != NULL) {
-        px_out *o = c->wq_head;
-        size_t total = o->hlen + o->len;
+    size_t total = o->hlen + o->len;
+    while (o->off < total) {
         struct iovec iov[2];
         struct msghdr msg = {0};
         union {
@@ -258,23 +257,34 @@ static int flush_queue(px_conn *c)
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                if (!c->closed)
-                    event_add(c->wev, NULL);
-                return 0;
-            }
-            return errno;
+            return errno == EWOULDBLOCK ? EAGAIN : errno;
         }
         if (n > 0)
             o->pass_fd = -1; /* passed: the kernel holds the file for the peer */
         o->off += (size_t)n;
-        if (o->off == total) {
-            c->wq_head = o->next;
-            if (c->wq_head == NULL)
-                c->wq_tail = NULL;
-            free(o->data);
-            free(o);
+    }
+    return 0;
+}
+
+/* Write what the queue holds. Returns 0 when it is empty or the socket is
+ * full (then the write event is armed), or an errno. */
+static int flush_queue(px_conn *c)
+{
+    while (c->wq_head != NULL) {
+        px_out *o = c->wq_head;
+        int err = write_out(c, o);
+        if (err == EAGAIN) {
+            if (!c->closed)
+                event_add(c->wev, NULL);
+            return 0;
         }
+        if (err != 0)
+            return err;
+        c->wq_head = o->next;
+        if (c->wq_head == NULL)
+            c->wq_tail = NULL;
+        free(o->data);
+        free(o);
     }
     return 0;
 }
@@ -421,43 +431,51 @@ static pmix_status_t enqueue(px_posix *p, uint64_t id, void *frame, size_t len,
         free(frame);
         goto out;
     }
-    /* The queue node comes first, so that a failed allocation never leaves
-     * half a frame on the stream. */
-    px_out *o = malloc(sizeof *o);
-    if (o == NULL) {
-        free(frame);
-        rc = PMIX_ERR_NOMEM;
-        goto out;
-    }
-    o->next = NULL;
-    o->data = frame;
-    o->len = len;
-    o->off = 0;
-    o->hlen = 0;
-    o->pass_fd = -1;
+    /* The common case: nothing queued and the socket takes the whole
+     * frame; it goes from here, with no queue node. Otherwise the rest is
+     * queued, and a queue node that cannot be had after part of the frame
+     * went fails the connection: half a frame must never be followed by
+     * another one. */
+    px_out now = {.data = frame, .len = len, .pass_fd = -1};
     if (region != NULL) {
-        if (!region_head(c, o, region)) {
+        if (!region_head(c, &now, region)) {
             free(frame);
-            free(o);
             rc = PMIX_ERR_NOMEM;
             goto out;
         }
     } else if (c->nrel > 0) {
-        release_head(c, o);
+        release_head(c, &now);
     }
-    bool was_empty = c->wq_head == NULL;
-    if (was_empty)
-        c->wq_head = o;
-    else
-        c->wq_tail->next = o;
-    c->wq_tail = o;
-    if (was_empty) {
-        int err = flush_queue(c);
-        if (err != 0) {
-            conn_write_failed(c, err);
-            rc = PMIX_ERR_UNREACH;
+    int err = 0;
+    if (c->wq_head == NULL) {
+        err = write_out(c, &now);
+        if (err == 0) {
+            free(frame);
+            goto out;
         }
     }
+    px_out *o = err == 0 || err == EAGAIN ? malloc(sizeof *o) : NULL;
+    if (o == NULL) {
+        free(frame);
+        if (err == 0 || err == EAGAIN)
+            err = ENOMEM;
+        if (now.off == 0 && now.hlen == 0 && err == ENOMEM) {
+            rc = PMIX_ERR_NOMEM; /* nothing went, nothing noted: all intact */
+            goto out;
+        }
+        conn_write_failed(c, err);
+        rc = PMIX_ERR_UNREACH;
+        goto out;
+    }
+    *o = now;
+    o->next = NULL;
+    if (c->wq_head == NULL) {
+        c->wq_head = o;
+        event_add(c->wev, NULL); /* the socket was full */
+    } else {
+        c->wq_tail->next = o;
+    }
+    c->wq_tail = o;
 out:
     pthread_mutex_unlock(&p->lock);
     return rc;
