@@ -447,6 +447,82 @@ static void test_regions(void **state)
     free(data);
 }
 
+/* Fill `n` bytes as rec_deliver_region expects for frames of `tag`. */
+static uint8_t *region_bytes(uint32_t tag, size_t n)
+{
+    uint8_t *d = malloc(n);
+    assert_non_null(d);
+    for (size_t i = 0; i < n; i++)
+        d[i] = (uint8_t)(tag * 3 + i);
+    return d;
+}
+
+/* A region's slab is written again once the client has released it (its
+ * release rides on its next frame), and the client reads the new bytes;
+ * while a delivery is not released, a new region takes another slab. */
+static void test_region_reuse(void **state)
+{
+    fixture *fx = *state;
+    size_t len, n1 = 300000, n2 = 200000;
+    uint8_t *d1 = region_bytes(4, n1), *d2 = region_bytes(5, n2), *d3 = region_bytes(6, n2);
+
+    fx_listen_connect(fx);
+    ops->lock(fx->srv);
+    px_region *r1 = ops->region_create(fx->srv, d1, n1);
+    assert_non_null(r1);
+    void *f = make_frame(4, 32, &len);
+    assert_int_equal(ops->send_region(fx->srv, fx->rs.conn, f, len, r1), PMIX_SUCCESS);
+    ops->region_release(fx->srv, r1);
+    /* the client has not released it yet: a new region needs a new slab */
+    px_region *busy = ops->region_create(fx->srv, d3, n2);
+    assert_non_null(busy);
+    assert_ptr_not_equal(busy, r1);
+    ops->region_release(fx->srv, busy);
+    ops->unlock(fx->srv);
+    assert_true(wait_count(fx->cli, false, &fx->rc.regions, 1));
+
+    /* the client's next frame carries its release */
+    ops->lock(fx->cli);
+    f = make_frame(7, 10, &len);
+    assert_int_equal(ops->send(fx->cli, PX_CONN_SERVER, f, len), PMIX_SUCCESS);
+    ops->unlock(fx->cli);
+    assert_true(wait_count(fx->srv, false, &fx->rs.frames, 1));
+
+    ops->lock(fx->srv);
+    px_region *r2 = ops->region_create(fx->srv, d2, n2);
+    assert_ptr_equal(r2, r1); /* its slab, written again (busy, never sent, is gone) */
+    f = make_frame(5, 32, &len);
+    assert_int_equal(ops->send_region(fx->srv, fx->rs.conn, f, len, r2), PMIX_SUCCESS);
+    ops->region_release(fx->srv, r2);
+    ops->unlock(fx->srv);
+    assert_true(wait_count(fx->cli, false, &fx->rc.regions, 2));
+    ops->lock(fx->cli);
+    assert_int_equal(fx->rc.region_bytes, n1 + n2);
+    assert_int_equal(fx->rc.bad_regions, 0);
+    assert_int_equal(fx->rc.bad_frames, 0);
+    ops->unlock(fx->cli);
+    free(d1);
+    free(d2);
+    free(d3);
+}
+
+/* A release of a region the peer does not hold breaks the protocol. */
+static void test_region_bad_release(void **state)
+{
+    fixture *fx = *state;
+    fx_listen_connect(fx);
+    int fd = raw_connect(fx->uri);
+    uint8_t f[24] = {0x50, 0x4d, 0x58, 0x31, 1, 0, 0x02, 0x7f, 0, 0, 0, 0,
+                     8,    0,    0,    0,    1, 0, 0,    0,    9, 0, 0, 0};
+    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 2));
+    assert_int_equal(write(fd, f, sizeof(f)), (ssize_t)sizeof(f));
+    assert_true(wait_count(fx->srv, false, &fx->rs.closed, 1));
+    ops->lock(fx->srv);
+    assert_int_equal(fx->rs.why, PMIX_ERR_UNPACK_FAILURE);
+    ops->unlock(fx->srv);
+    close(fd);
+}
+
 /* A frame that announces a region without a descriptor breaks the
  * protocol: the connection is closed, with a clear log line. */
 static void test_region_without_fd(void **state)
@@ -893,6 +969,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_oversized_frame, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_regions, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_without_fd, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_region_reuse, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_region_bad_release, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_refused_by_opened, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_engine_close, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_close_in_deliver, fx_setup, fx_teardown),

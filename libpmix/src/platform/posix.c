@@ -22,7 +22,10 @@
  * inside a callback (on the progress thread, or by the driver) can never
  * complete: it is reported with an error message.
  *
- * Timers are one-shot libevent timers. A timer callback takes the lock and
+ * Timers are one-shot libevent timers that know their own deadline on
+ * CLOCK_MONOTONIC and wait again if libevent's clock fires them early (the
+ * event base is not made precise: that costs a timerfd_settime before
+ * every epoll_wait). A timer callback takes the lock and
  * runs the engine's callback unless the timer was cancelled meanwhile;
  * cancel marks it and frees it through event_free_finalize(), which runs
  * once libevent guarantees that the callback is not running.
@@ -130,6 +133,21 @@ static void timer_unlink(px_posix *p, px_timer *t)
     t->prev = t->next = NULL;
 }
 
+/* `seconds` as a timeval for libevent, at most 1e9 s. */
+static struct timeval seconds_tv(double seconds)
+{
+    struct timeval tv;
+    if (!(seconds > 0.0)) /* also catches NaN */
+        seconds = 0.0;
+    if (seconds > 1e9)
+        seconds = 1e9;
+    tv.tv_sec = (time_t)seconds;
+    tv.tv_usec = (suseconds_t)((seconds - (double)tv.tv_sec) * 1e6);
+    if (tv.tv_usec >= 1000000)
+        tv.tv_usec = 999999;
+    return tv;
+}
+
 static void timer_fire(evutil_socket_t fd, short what, void *arg)
 {
     px_timer *t = arg;
@@ -139,6 +157,18 @@ static void timer_fire(evutil_socket_t fd, short what, void *arg)
         /* Cancelled while we waited for the lock: the finalizer frees it. */
         pthread_mutex_unlock(&p->lock);
         return;
+    }
+    double left = t->due - op_now(p);
+    if (left > 0.0) {
+        /* libevent's coarse clock let it fire early: wait for the rest
+         * (rounded up to a microsecond, so that it never comes back early
+         * by less than that) */
+        struct timeval tv = seconds_tv(left + 1e-6);
+        event_base_update_cache_time(p->base);
+        if (evtimer_add(t->ev, &tv) == 0) {
+            pthread_mutex_unlock(&p->lock);
+            return;
+        }
     }
     timer_unlink(p, t);
     px_timer_cb cb = t->cb;
@@ -167,15 +197,8 @@ static px_timer *op_timer_start(void *pctx, double seconds, px_timer_cb cb, void
     t->p = p;
     t->cb = cb;
     t->arg = arg;
-    if (!(seconds > 0.0)) /* also catches NaN */
-        seconds = 0.0;
-    if (seconds > 1e9)
-        seconds = 1e9;
-    struct timeval tv;
-    tv.tv_sec = (time_t)seconds;
-    tv.tv_usec = (suseconds_t)((seconds - (double)tv.tv_sec) * 1e6);
-    if (tv.tv_usec >= 1000000)
-        tv.tv_usec = 999999;
+    struct timeval tv = seconds_tv(seconds);
+    t->due = op_now(p) + (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
 
     pthread_mutex_lock(&p->lock);
     /* libevent measures a timeout from the time it cached at its last loop
@@ -418,16 +441,12 @@ px_posix *px_posix_create(bool external_progress, char *errbuf, size_t errlen)
     if (!cond_ok)
         goto nomem;
 
-    /* A precise clock for timers: with the default coarse one, a timeout
-     * may expire a few milliseconds early. */
-    struct event_config *cfg = event_config_new();
-    if (cfg != NULL) {
-        event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
-        p->base = event_base_new_with_config(cfg);
-        event_config_free(cfg);
-    }
-    if (p->base == NULL)
-        p->base = event_base_new();
+    /* Not EVENT_BASE_FLAG_PRECISE_TIMER: with it libevent's epoll backend
+     * re-arms a timerfd before every epoll_wait (a system call per loop
+     * iteration, per message). Timers check their deadline themselves
+     * instead (timer_fire), so that the coarse clock never makes one fire
+     * early. */
+    p->base = event_base_new();
     if (p->base == NULL) {
         snprintf(errbuf, errlen, "cannot create a libevent event base");
         goto fail;
@@ -484,6 +503,7 @@ void px_posix_destroy(px_posix *p)
     }
     pthread_mutex_lock(&p->lock);
     px_posix_conns_destroy(p);
+    px_posix_regions_destroy(p);
     while (p->timers != NULL) {
         px_timer *t = p->timers;
         timer_unlink(p, t);

@@ -4,7 +4,8 @@
  * client makes.
  *
  * Reading. Each connection has one receive buffer. The read callback reads
- * what the socket has (a bounded number of times, for fairness), then walks
+ * what the socket has (a bounded number of times, for fairness; a read
+ * shorter than the room it had means the socket is empty), then walks
  * the complete frames at the front of the buffer, checking each header with
  * px_frame_parse() and handing each frame to the sink's `deliver` in place
  * (borrowed for the call). Once a header is known the buffer is grown to
@@ -18,7 +19,10 @@
  * Writing. `send` writes at once from the calling thread (under the engine
  * lock) when nothing is queued; what the socket does not take is queued and
  * a one-shot EV_WRITE event is armed, whose callback writes more and re-arms
- * itself until the queue is empty. A write error marks the connection
+ * itself until the queue is empty. Each frame goes out with one sendmsg,
+ * together with a platform frame in front of it when there is one (a
+ * region's announcement, or a reader's releases: posix_region.c). A write
+ * error marks the connection
  * (`werr`) and activates its read event, so that the sink hears about it
  * from the loop, never from inside `send`. MSG_NOSIGNAL: no SIGPIPE.
  *
@@ -123,7 +127,6 @@ static void wq_free(px_conn *c)
     px_out *o = c->wq_head;
     while (o != NULL) {
         px_out *next = o->next;
-        px_posix_region_unref(o->region);
         free(o->data);
         free(o);
         o = next;
@@ -153,6 +156,7 @@ static px_conn *conn_new(px_posix *p, int fd, uint64_t id, const px_sink *sink, 
     c->fd = fd;
     c->sink = sink;
     c->sctx = sctx;
+    c->pend_fd = -1;
     atomic_init(&c->refs, 2);
     c->rev = event_new(p->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
     c->wev = event_new(p->base, fd, EV_WRITE, conn_write_cb, c);
@@ -192,6 +196,7 @@ static void conn_release(px_conn *c)
         (void)flush_queue(c); /* best effort: a last reply may fit */
     wq_free(c);
     fds_close(c);
+    px_posix_region_conn_gone(c);
     int fd = c->fd;
     struct event *rev = c->rev, *wev = c->wev;
     c->fd = -1;
@@ -215,57 +220,71 @@ static void conn_fail(px_conn *c, pmix_status_t why)
 
 /* ---- writing ---- */
 
-/* Write what the queue holds. Returns 0 when it is empty or the socket is
- * full (then the write event is armed), or an errno. */
-static int flush_queue(px_conn *c)
+/* Write as much of `o` as the socket takes now. Returns 0 when all of it
+ * went, EAGAIN when the socket is full, or another errno. */
+static int write_out(px_conn *c, px_out *o)
 {
-    while (c->wq_head != NULL) {
-        px_out *o = c->wq_head;
+    size_t total = o->hlen + o->len;
+    while (o->off < total) {
+        struct iovec iov[2];
+        struct msghdr msg = {0};
+        union {
+            struct cmsghdr hdr;
+            char buf[CMSG_SPACE(sizeof(int))];
+        } ctl;
         ssize_t n;
-        if (o->region != NULL) {
-            /* the region's fd rides on the frame's first bytes */
-            struct iovec iov = {o->data + o->off, o->len - o->off};
-            union {
-                struct cmsghdr hdr;
-                char buf[CMSG_SPACE(sizeof(int))];
-            } ctl;
-            struct msghdr msg = {0};
-            memset(&ctl, 0, sizeof(ctl));
-            msg.msg_iov = &iov;
+        msg.msg_iov = iov;
+        if (o->off < o->hlen) {
+            iov[0] = (struct iovec){o->head + o->off, o->hlen - o->off};
+            iov[1] = (struct iovec){o->data, o->len};
+            msg.msg_iovlen = 2;
+        } else {
+            iov[0] = (struct iovec){o->data + (o->off - o->hlen), total - o->off};
             msg.msg_iovlen = 1;
+        }
+        if (o->pass_fd >= 0) {
+            /* the fd rides on the first bytes */
+            memset(&ctl, 0, sizeof(ctl));
             msg.msg_control = ctl.buf;
             msg.msg_controllen = sizeof(ctl.buf);
             struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
             cm->cmsg_level = SOL_SOCKET;
             cm->cmsg_type = SCM_RIGHTS;
             cm->cmsg_len = CMSG_LEN(sizeof(int));
-            memcpy(CMSG_DATA(cm), &o->region->fd, sizeof(int));
-            n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
-            if (n > 0) {
-                px_posix_region_unref(o->region); /* passed: the kernel holds it */
-                o->region = NULL;
-            }
-        } else {
-            n = send(c->fd, o->data + o->off, o->len - o->off, MSG_NOSIGNAL);
+            memcpy(CMSG_DATA(cm), &o->pass_fd, sizeof(int));
         }
+        n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                if (!c->closed)
-                    event_add(c->wev, NULL);
-                return 0;
-            }
-            return errno;
+            return errno == EWOULDBLOCK ? EAGAIN : errno;
         }
+        if (n > 0)
+            o->pass_fd = -1; /* passed: the kernel holds the file for the peer */
         o->off += (size_t)n;
-        if (o->off == o->len) {
-            c->wq_head = o->next;
-            if (c->wq_head == NULL)
-                c->wq_tail = NULL;
-            free(o->data);
-            free(o);
+    }
+    return 0;
+}
+
+/* Write what the queue holds. Returns 0 when it is empty or the socket is
+ * full (then the write event is armed), or an errno. */
+static int flush_queue(px_conn *c)
+{
+    while (c->wq_head != NULL) {
+        px_out *o = c->wq_head;
+        int err = write_out(c, o);
+        if (err == EAGAIN) {
+            if (!c->closed)
+                event_add(c->wev, NULL);
+            return 0;
         }
+        if (err != 0)
+            return err;
+        c->wq_head = o->next;
+        if (c->wq_head == NULL)
+            c->wq_tail = NULL;
+        free(o->data);
+        free(o);
     }
     return 0;
 }
@@ -295,15 +314,105 @@ pmix_status_t px_posix_conn_send_region(void *pctx, uint64_t id, void *frame, si
         free(frame);
         return PMIX_ERR_BAD_PARAM;
     }
-    pthread_mutex_lock(&((px_posix *)pctx)->lock);
-    bool sealed = px_posix_region_seal(region);
-    pthread_mutex_unlock(&((px_posix *)pctx)->lock);
-    if (!sealed) {
-        free(frame);
-        return PMIX_ERR_OUT_OF_RESOURCE;
-    }
     ((uint8_t *)frame)[7] |= PX_FRAME_REGION >> 8; /* the type's high byte */
     return enqueue(pctx, id, frame, len, region);
+}
+
+static void put16(uint8_t *b, uint16_t v)
+{
+    b[0] = (uint8_t)v;
+    b[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *b, uint32_t v)
+{
+    put16(b, (uint16_t)v);
+    put16(b + 2, (uint16_t)(v >> 16));
+}
+
+/* A platform frame's header at `b` for `payload` bytes. */
+static void put_plat_hdr(uint8_t *b, uint16_t type, uint32_t payload)
+{
+    put32(b, PX_WIRE_MAGIC);
+    put16(b + 4, PX_WIRE_VERSION);
+    put16(b + 6, type);
+    put32(b + 8, 0);
+    put32(b + 12, payload);
+}
+
+static bool ptr_push(struct px_region ***arr, size_t *n, size_t *cap, struct px_region *r)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 4;
+        struct px_region **na = realloc(*arr, nc * sizeof(*na));
+        if (na == NULL)
+            return false;
+        *arr = na;
+        *cap = nc;
+    }
+    (*arr)[(*n)++] = r;
+    return true;
+}
+
+/* Account a delivery of `r` to `c` and write its PX_PLAT_REGION frame into
+ * `o`'s head (lock held). False if out of memory: nothing changed. */
+static bool region_head(px_conn *c, px_out *o, struct px_region *r)
+{
+    bool known = false;
+    for (size_t i = 0; i < c->nknown && !known; i++)
+        known = c->known[i] == r;
+    if (!known && !ptr_push(&c->known, &c->nknown, &c->capknown, r))
+        return false;
+    if (!ptr_push(&c->held, &c->nheld, &c->capheld, r)) {
+        if (!known)
+            c->nknown--;
+        return false;
+    }
+    if (!known)
+        r->known_by++;
+    r->refs++;
+    r->sealed = true; /* readers may map it from now on */
+    put_plat_hdr(o->head, PX_PLAT_REGION, 16);
+    put32(o->head + 16, r->id);
+    put32(o->head + 20, known ? 0 : 1);
+    put32(o->head + 24, (uint32_t)r->len);
+    put32(o->head + 28, (uint32_t)((uint64_t)r->len >> 32));
+    o->hlen = 32;
+    o->pass_fd = known ? -1 : r->rofd;
+    return true;
+}
+
+/* Releases waiting to go to the server, in front of its next frame. */
+static void release_head(px_conn *c, px_out *o)
+{
+    size_t n = c->nrel < PX_RELEASE_PER_FRAME ? c->nrel : PX_RELEASE_PER_FRAME;
+    put_plat_hdr(o->head, PX_PLAT_RELEASE, (uint32_t)(4 + 4 * n));
+    put32(o->head + 16, (uint32_t)n);
+    for (size_t i = 0; i < n; i++)
+        put32(o->head + 20 + 4 * i, c->rel[i]);
+    memmove(c->rel, c->rel + n, (c->nrel - n) * sizeof(*c->rel));
+    c->nrel -= n;
+    o->hlen = 20 + 4 * n;
+}
+
+void px_posix_conn_note_release(px_posix *p, uint64_t conn, uint32_t id)
+{
+    px_conn *c = conn_find(p, conn);
+    if (c == NULL || c->closed)
+        return;
+    if (c->nrel == c->caprel) {
+        size_t nc = c->caprel ? c->caprel * 2 : 8;
+        uint32_t *na = realloc(c->rel, nc * sizeof(*na));
+        if (na == NULL) {
+            px_posix_logf(p, PX_LOG_WARN,
+                          "out of memory noting a released region: the server keeps it until "
+                          "this process disconnects");
+            return;
+        }
+        c->rel = na;
+        c->caprel = nc;
+    }
+    c->rel[c->nrel++] = id;
 }
 
 static pmix_status_t enqueue(px_posix *p, uint64_t id, void *frame, size_t len,
@@ -322,34 +431,51 @@ static pmix_status_t enqueue(px_posix *p, uint64_t id, void *frame, size_t len,
         free(frame);
         goto out;
     }
-    /* The queue node comes first, so that a failed allocation never leaves
-     * half a frame on the stream. */
-    px_out *o = malloc(sizeof *o);
-    if (o == NULL) {
-        free(frame);
-        rc = PMIX_ERR_NOMEM;
-        goto out;
+    /* The common case: nothing queued and the socket takes the whole
+     * frame; it goes from here, with no queue node. Otherwise the rest is
+     * queued, and a queue node that cannot be had after part of the frame
+     * went fails the connection: half a frame must never be followed by
+     * another one. */
+    px_out now = {.data = frame, .len = len, .pass_fd = -1};
+    if (region != NULL) {
+        if (!region_head(c, &now, region)) {
+            free(frame);
+            rc = PMIX_ERR_NOMEM;
+            goto out;
+        }
+    } else if (c->nrel > 0) {
+        release_head(c, &now);
     }
-    o->next = NULL;
-    o->data = frame;
-    o->len = len;
-    o->off = 0;
-    o->region = region;
-    if (region != NULL)
-        region->refs++;
-    bool was_empty = c->wq_head == NULL;
-    if (was_empty)
-        c->wq_head = o;
-    else
-        c->wq_tail->next = o;
-    c->wq_tail = o;
-    if (was_empty) {
-        int err = flush_queue(c);
-        if (err != 0) {
-            conn_write_failed(c, err);
-            rc = PMIX_ERR_UNREACH;
+    int err = 0;
+    if (c->wq_head == NULL) {
+        err = write_out(c, &now);
+        if (err == 0) {
+            free(frame);
+            goto out;
         }
     }
+    px_out *o = err == 0 || err == EAGAIN ? malloc(sizeof *o) : NULL;
+    if (o == NULL) {
+        free(frame);
+        if (err == 0 || err == EAGAIN)
+            err = ENOMEM;
+        if (now.off == 0 && now.hlen == 0 && err == ENOMEM) {
+            rc = PMIX_ERR_NOMEM; /* nothing went, nothing noted: all intact */
+            goto out;
+        }
+        conn_write_failed(c, err);
+        rc = PMIX_ERR_UNREACH;
+        goto out;
+    }
+    *o = now;
+    o->next = NULL;
+    if (c->wq_head == NULL) {
+        c->wq_head = o;
+        event_add(c->wev, NULL); /* the socket was full */
+    } else {
+        c->wq_tail->next = o;
+    }
+    c->wq_tail = o;
 out:
     pthread_mutex_unlock(&p->lock);
     return rc;
@@ -385,6 +511,58 @@ static uint32_t le32(const uint8_t *b)
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
+/* A platform frame (posix_int.h), consumed here. Returns false if it
+ * broke the protocol: the connection is then gone. */
+static bool platform_frame(px_conn *c, const px_frame_hdr *h, const uint8_t *b)
+{
+    px_posix *p = c->p;
+    const char *what = NULL;
+
+    if (h->type == PX_PLAT_REGION) {
+        if (h->len != 16 || c->pend)
+            what = "a malformed region frame";
+        else {
+            uint32_t flags = le32(b + 4);
+            c->pend = true;
+            c->pend_id = le32(b);
+            c->pend_len = (uint64_t)le32(b + 8) | (uint64_t)le32(b + 12) << 32;
+            c->pend_fd = -1;
+            if (flags & 1) {
+                /* the slab's fd came with this frame's first bytes */
+                if (c->nfds == 0)
+                    what = "a region frame without its file descriptor";
+                else {
+                    c->pend_fd = c->fds[0];
+                    memmove(c->fds, c->fds + 1, (size_t)(--c->nfds) * sizeof(int));
+                }
+            }
+        }
+    } else {
+        uint32_t n = h->len >= 4 ? le32(b) : 0;
+        if (h->len < 4 || (uint64_t)n * 4 != h->len - 4)
+            what = "a malformed release frame";
+        for (uint32_t k = 0; k < n && what == NULL; k++) {
+            uint32_t id = le32(b + 4 + 4 * k);
+            size_t i = 0;
+            while (i < c->nheld && c->held[i]->id != id)
+                i++;
+            if (i == c->nheld) {
+                what = "the release of a region it does not hold";
+                break;
+            }
+            struct px_region *r = c->held[i];
+            c->held[i] = c->held[--c->nheld];
+            px_posix_region_unref(p, r);
+        }
+    }
+    if (what == NULL)
+        return true;
+    px_posix_logf(p, PX_LOG_ERROR, "connection %llu: peer sent %s; closing the connection",
+                  (unsigned long long)c->id, what);
+    conn_fail(c, PMIX_ERR_UNPACK_FAILURE);
+    return false;
+}
+
 /* Deliver the complete frames at the front of the buffer. Returns false if
  * the connection is gone afterwards. */
 static bool deliver_frames(px_conn *c)
@@ -415,26 +593,37 @@ static bool deliver_frames(px_conn *c)
             c->rneed = total;
             break;
         }
+        if (h.type == PX_PLAT_REGION || h.type == PX_PLAT_RELEASE) {
+            if (!platform_frame(c, &h, c->rbuf + off + PX_FRAME_HDR))
+                return false;
+            off += total;
+            continue;
+        }
+        if (c->pend && !(h.type & PX_FRAME_REGION)) {
+            px_posix_logf(p, PX_LOG_ERROR,
+                          "connection %llu: a region frame is followed by a frame without a "
+                          "region; closing the connection",
+                          (unsigned long long)c->id);
+            conn_fail(c, PMIX_ERR_UNPACK_FAILURE);
+            return false;
+        }
         if (h.type & PX_FRAME_REGION) {
-            /* its region's fd came with its first bytes */
-            if (c->nfds == 0) {
+            if (!c->pend) {
                 px_posix_logf(p, PX_LOG_ERROR,
-                              "connection %llu: a frame announces a shared region but no file "
-                              "descriptor came with it; closing the connection",
+                              "connection %llu: a frame announces a shared region but no "
+                              "region frame came before it; closing the connection",
                               (unsigned long long)c->id);
                 conn_fail(c, PMIX_ERR_UNPACK_FAILURE);
                 return false;
             }
-            int fd = c->fds[0];
-            memmove(c->fds, c->fds + 1, (size_t)(--c->nfds) * sizeof(int));
             c->rbuf[off + 7] &= (uint8_t) ~(PX_FRAME_REGION >> 8);
             bool reached;
-            rc = px_posix_deliver_region(c->sink, c->sctx, c->id, c->rbuf + off, total, fd,
-                                         &reached);
+            rc = px_posix_deliver_region(c, c->rbuf + off, total, &reached);
             if (rc != PMIX_SUCCESS && !reached) {
                 px_posix_logf(p, PX_LOG_ERROR,
                               "connection %llu: cannot map the shared region that came with a "
-                              "frame (not a sealed memfd, or no memory); closing the connection",
+                              "frame (not a memfd sealed against shrinking, shorter than "
+                              "announced, an unknown slab, or no memory); closing the connection",
                               (unsigned long long)c->id);
                 conn_fail(c, rc); /* the engine must hear of it */
                 return false;
@@ -464,9 +653,21 @@ static bool deliver_frames(px_conn *c)
 static bool rbuf_reserve(px_conn *c)
 {
     size_t want = c->rneed > RBUF_MIN ? c->rneed : RBUF_MIN;
-    if (c->rcap > RBUF_SHRINK && c->rlen <= RBUF_MIN && c->rneed <= RBUF_MIN)
-        want = RBUF_MIN; /* shrink after a large frame */
-    else if (c->rcap >= want)
+    if (c->rcap > RBUF_SHRINK && c->rlen <= RBUF_MIN && c->rneed <= RBUF_MIN) {
+        /* Shrink after a large frame, into a new block: a realloc in place
+         * would free only the tail, a hole too small for the next large
+         * frame, and 64 clients' commits of 64 KiB left 3 MB of such holes
+         * resident in the server. A whole freed block is reused. */
+        uint8_t *nb = malloc(RBUF_MIN);
+        if (nb == NULL)
+            return true; /* keep the large one */
+        memcpy(nb, c->rbuf, c->rlen);
+        free(c->rbuf);
+        c->rbuf = nb;
+        c->rcap = RBUF_MIN;
+        return true;
+    }
+    if (c->rcap >= want)
         return true;
     uint8_t *nb = realloc(c->rbuf, want);
     if (nb == NULL)
@@ -555,9 +756,17 @@ static void conn_read(px_conn *c)
             conn_fail(c, PMIX_ERR_LOST_CONNECTION);
             return;
         }
+        bool drained = (size_t)n < iov.iov_len;
         c->rlen += (size_t)n;
         if (!deliver_frames(c))
             return;
+        if (drained) {
+            /* A short read emptied the socket: no recvmsg just to hear
+             * EAGAIN. Anything that arrives later wakes the (level-
+             * triggered) read event again. */
+            (void)rbuf_reserve(c);
+            return;
+        }
     }
 }
 
@@ -931,6 +1140,8 @@ void px_posix_conns_destroy(px_posix *p)
             p->buckets[b] = c->hnext;
             /* The loop is stopped: nothing runs, plain frees are safe. */
             wq_free(c);
+            fds_close(c);
+            px_posix_region_conn_gone(c);
             event_free(c->rev);
             event_free(c->wev);
             close(c->fd);

@@ -27,25 +27,65 @@
 #include <event2/event.h>
 
 #include "px_posix.h"
+#include "wire/px_wire.h"
 
-/* A shared region: a sealed memfd (posix_region.c). `refs` counts the
- * engine's hold and every queued frame that still has to pass the fd;
- * protected by the engine lock. */
+/* A shared region is one slab of the server's pool (posix_region.c): a
+ * memfd that can grow but never shrink, written only while no reader
+ * holds it. `refs` counts the engine's hold and every delivery to a
+ * connection whose release has not come back yet; a slab with no refs is
+ * free and is written again by the next region_create. Protected by the
+ * engine lock. */
 struct px_region {
+    struct px_region *next; /* px_posix.slabs */
+    uint32_t id;            /* names the slab on the wire; never reused */
     int refs;
-    int fd;
-    size_t len;
-    bool sealed; /* no more appends: it has been sent */
+    int known_by; /* connections its fd has been passed to */
+    int fd;       /* read-write: the server's */
+    int rofd;     /* read-only: what readers get (fd if it cannot be reopened) */
+    size_t len;   /* bytes of the current region */
+    size_t cap;   /* the file's size */
+    bool sealed;  /* sent: no appends until it is free again */
 };
 
-/* One queued outgoing frame, partly written when `off` > 0. A frame with a
- * region passes the region's fd with its first bytes. */
+/* A reader's mapping of a slab (posix_region.c). A slab has one current
+ * mapping per connection; an older, smaller one stays until its last
+ * holder lets go. */
+typedef struct px_rmap {
+    struct px_rmap *next; /* px_posix.rmaps */
+    struct px_posix *p;   /* NULL once the platform is destroyed */
+    uint64_t conn;
+    uint32_t id;
+    int fd; /* the slab, kept to map it again when it grows; -1 if not current */
+    void *addr;
+    size_t maplen;
+    size_t size;  /* the file's size when last looked at */
+    int holders;  /* deliveries not yet released */
+    bool current; /* the mapping new deliveries of `id` use */
+} px_rmap;
+
+/* Platform frames: a frame type engines never use (px_proto.h numbers
+ * from 1 up), read and consumed by the platform itself.
+ *   PX_PLAT_REGION  server to reader, right before a frame with the
+ *                   PX_FRAME_REGION bit: u32 slab id, u32 flags (bit 0: the
+ *                   slab's fd comes with this frame), u64 region length.
+ *   PX_PLAT_RELEASE reader to server: u32 count, count x u32 slab id; one
+ *                   entry per delivery the reader no longer holds. */
+#define PX_PLAT_REGION 0x7f01u
+#define PX_PLAT_RELEASE 0x7f02u
+#define PX_OUT_HEAD 64 /* room for one platform frame in front of a frame */
+#define PX_RELEASE_PER_FRAME ((PX_OUT_HEAD - PX_FRAME_HDR - 4) / 4)
+
+/* One queued outgoing frame, partly written when `off` > 0. `head` holds
+ * a platform frame written before it, in the same sendmsg; `pass_fd`
+ * (borrowed, -1 if none) rides on the first byte. `off` counts both. */
 typedef struct px_out {
     struct px_out *next;
     uint8_t *data;
     size_t len;
     size_t off;
-    struct px_region *region; /* still to pass, or NULL */
+    size_t hlen;
+    int pass_fd;
+    uint8_t head[PX_OUT_HEAD];
 } px_out;
 
 /* File descriptors received on a connection, waiting for their frames. */
@@ -75,6 +115,21 @@ typedef struct px_conn {
     int fds[PX_MAX_PENDING_FDS]; /* received with SCM_RIGHTS, oldest first */
     int nfds;
 
+    /* Sender of regions: slabs delivered and not released (one entry per
+     * delivery), and slabs whose fd this peer has. */
+    struct px_region **held;
+    size_t nheld, capheld;
+    struct px_region **known;
+    size_t nknown, capknown;
+    /* Reader of regions: the PX_PLAT_REGION frame read, waiting for its
+     * frame (`pend_fd` -1 if no fd came), and the releases to send. */
+    bool pend;
+    uint32_t pend_id;
+    uint64_t pend_len;
+    int pend_fd;
+    uint32_t *rel;
+    size_t nrel, caprel;
+
     bool closed;        /* released: no more sink calls, fd closed */
     pmix_status_t werr; /* a write failed; the read callback reports it */
     atomic_int refs;    /* finalizers still to run before free (2) */
@@ -99,6 +154,7 @@ struct px_timer {
     struct event *ev;
     px_timer_cb cb;
     void *arg;
+    double due; /* on CLOCK_MONOTONIC: it never fires before */
     bool cancelled;
     struct px_timer *prev, *next; /* armed timers, for destroy */
 };
@@ -129,6 +185,10 @@ struct px_posix {
 
     px_listener *listeners;
     struct px_timer *timers;
+
+    struct px_region *slabs; /* the region pool of a server */
+    uint32_t next_slab;
+    px_rmap *rmaps; /* a reader's mappings */
 };
 
 /* posix.c */
@@ -141,20 +201,28 @@ void px_posix_conn_close(void *pctx, uint64_t conn);
 pmix_status_t px_posix_conn_send_region(void *pctx, uint64_t conn, void *frame, size_t len,
                                         struct px_region *region);
 
+/* posix_conn.c, for posix_region.c: queue the release of one delivery
+ * of slab `id` on connection `conn` (sent with its next frame). */
+void px_posix_conn_note_release(px_posix *p, uint64_t conn, uint32_t id);
+
 /* posix_region.c */
 struct px_region *px_posix_region_create(void *pctx, const void *data, size_t len);
 void px_posix_region_release(void *pctx, struct px_region *region);
 pmix_status_t px_posix_region_append(void *pctx, struct px_region *region, const void *data,
                                      size_t len);
-/* Seal before the first send (lock held); false if the kernel refuses. */
-bool px_posix_region_seal(struct px_region *region);
-void px_posix_region_unref(struct px_region *region);
-/* Map a received region fd read-only (the fd is closed in every case) and
- * deliver `frame` with it to the connection's sink. *reached says whether
- * the sink was called: if not (no deliver_region, not a sealed memfd, no
- * memory), the engine knows nothing and the caller must report the close. */
-pmix_status_t px_posix_deliver_region(const px_sink *sink, void *sctx, uint64_t conn,
-                                      const void *frame, size_t flen, int fd, bool *reached);
+/* Drop one hold (lock held); a slab nobody holds is free again. */
+void px_posix_region_unref(px_posix *p, struct px_region *region);
+/* Map the region announced by the connection's PX_PLAT_REGION frame and
+ * deliver `frame` with it to the sink (lock held). *reached says whether
+ * the sink was called: if not (no deliver_region, not a memfd sealed
+ * against shrinking, shorter than announced, an unknown slab, no memory),
+ * the engine knows nothing and the caller must report the close. */
+pmix_status_t px_posix_deliver_region(px_conn *c, const void *frame, size_t flen, bool *reached);
+/* A connection goes away (lock held): its holds and known slabs on the
+ * sending side, its mappings on the reading side (kept while held). */
+void px_posix_region_conn_gone(px_conn *c);
+/* The platform goes away: free slabs and unheld mappings. */
+void px_posix_regions_destroy(px_posix *p);
 
 /* destroy: release every connection and listener without sink calls. The
  * loop must no longer run. */
