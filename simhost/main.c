@@ -33,6 +33,16 @@
 #endif
 #define MAX_SG_ARGS 64
 
+#if SANITIZED
+/* LeakSanitizer: an actor killed by a fault loses what its frames held, as
+ * a crashed process does (simplat.c, sim_run_doomed). */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:sim_run_doomed\n";
+}
+#endif
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -59,7 +69,16 @@ static void usage(FILE *f)
             "  --model cm02|lv08     network model (default cm02, without cross-traffic)\n"
             "  --algo NAME|all       collective algorithm (default: PMIXLAB_FENCE_ALGO and\n"
             "                        PMIXLAB_BARRIER_ALGO, else auto); all: one run each\n"
-            "  --seed S              seed of the run (default 1)\n"
+            "  --seed S              seed of the run (default 1): faults draw from it\n"
+            "  --fault SPEC          repeatable: node:ID@T (crash), proc:RANK@T,\n"
+            "                        proc:RANK@fence:K (killed as it enters fence K),\n"
+            "                        link:ID[.P]@T (a node's links cut), plane:P@T;\n"
+            "                        ID and RANK may be rand, T a range T1..T2\n"
+            "  --coll-timeout TIME   timeout of fences that set no PMIX_TIMEOUT (default:\n"
+            "                        none; 1s with --fault)\n"
+            "  --detect TIME         a crashed node is known to the others after TIME\n"
+            "                        (their failure detector; default 1ms)\n"
+            "  --events FILE         append the event log of the run to FILE\n"
             "  --stack-kib K         stack of every actor (default 128; 64 past 30,000\n"
             "                        actors, which run without guard pages; 32 past\n"
             "                        100,000)\n"
@@ -167,6 +186,7 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
     o->seed = 1;
     o->planes = 1;
     o->stack_kib = 0; /* auto: see run_one */
+    o->detect = 1e-3;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool has = v != NULL;
@@ -260,6 +280,19 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
                 return bad("--stack-kib %s: expected 16 to 65536%s", v, "");
         } else if (strcmp(a, "--json") == 0) {
             o->json = v;
+        } else if (strcmp(a, "--fault") == 0) {
+            if (o->nfaults == SIM_MAX_FAULTS)
+                return bad("--fault %s: at most %s faults", v, "64");
+            o->faults[o->nfaults++] = v; /* checked once the nodes are known (faults.c) */
+        } else if (strcmp(a, "--coll-timeout") == 0) {
+            if (!parse_time(v, &o->coll_timeout))
+                return bad("--coll-timeout %s: expected a time such as 1s or 500ms%s", v, "");
+            o->coll_timeout_given = true;
+        } else if (strcmp(a, "--detect") == 0) {
+            if (!parse_time(v, &o->detect))
+                return bad("--detect %s: expected a time such as 1ms or 10us%s", v, "");
+        } else if (strcmp(a, "--events") == 0) {
+            o->events = v;
         } else {
             return bad("unknown option %s%s", a, "");
         }
@@ -275,6 +308,8 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
         return bad("--planes %s with --platform: a platform file describes its own network; "
                    "give one plane, or a generated --topology%s",
                    "2", "");
+    if (o->nfaults > 0 && !o->coll_timeout_given)
+        o->coll_timeout = 1.0; /* a fence never hangs on a fault */
     if (o->algo != NULL && strcmp(o->algo, "all") != 0) {
         px_coll_choice ch;
         char err[512];
@@ -352,6 +387,12 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
     run->wall_start = wall_now();
     run->wl = sim_workload_find(opt->workload);
     run->tty = !opt->quiet && isatty(2);
+    if (opt->events != NULL && (run->events = fopen(opt->events, "a")) == NULL) {
+        fprintf(stderr, "pmixsim: cannot write the event log %s: %s\n", opt->events,
+                strerror(errno));
+        free(run);
+        return 2;
+    }
     snprintf(run->nspace, sizeof(run->nspace), "pmixsim");
     choose_algos(run);
 
@@ -448,19 +489,36 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         status = 2;
         goto out;
     }
+    if (sim_faults_setup(run, err, sizeof(err)) != 0) {
+        fprintf(stderr, "pmixsim: %s\n", err);
+        px_api_set_binding(NULL);
+        for (uint32_t k = 0; k < run->nnodes; k++)
+            sim_node_fini(&run->nodes[k]);
+        status = 2;
+        goto out;
+    }
+    if (run->events != NULL)
+        fprintf(run->events, "# pmixsim events: algo=%s nodes=%u ppn=%u topology=%s seed=%llu\n",
+                opt->algo != NULL ? opt->algo : "auto", run->nnodes, opt->ppn,
+                sim_topo_name(opt->topology), (unsigned long long)opt->seed);
     for (uint32_t i = 0; i < run->nnodes; i++)
-        sgw_actor(run->nodes[i].host, run->nodes[i].host, sim_node_main, &run->nodes[i], 1);
+        run->nodes[i].actor =
+            sgw_actor(run->nodes[i].host, run->nodes[i].host, sim_node_main, &run->nodes[i], 1);
     for (uint32_t i = 0; i < run->nnodes; i++) {
         for (uint32_t j = 0; j < opt->ppn; j++) {
             char name[32];
             snprintf(name, sizeof(name), "rank-%u", i * opt->ppn + j);
-            sgw_actor(name, run->nodes[i].host, sim_proc_main, &run->nodes[i].procs[j], 0);
+            run->nodes[i].procs[j].actor =
+                sgw_actor(name, run->nodes[i].host, sim_proc_main, &run->nodes[i].procs[j], 0);
         }
     }
     sgw_run();
     if (run->tty && run->nfstats > 0)
         fputc('\n', stderr);
     fflush(stdout);
+    for (uint32_t i = 0; i < run->nprocs; i++)
+        if (procs[i].killed)
+            sim_proc_reap(&procs[i]);
     px_api_set_binding(NULL);
     sim_net_drain(run);
     for (uint32_t i = 0; i < run->nnodes; i++)
@@ -469,14 +527,18 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
     getrusage(RUSAGE_SELF, &ru);
     sim_report(run, stdout, json, index, wall, ru.ru_maxrss);
     sim_net_report(run, stdout);
-    status = run->procs_failed != 0 || run->procs_done != run->nprocs ? 1 : 0;
+    sim_faults_report(run, stdout);
+    status = run->procs_failed != 0 || run->procs_done + run->procs_killed != run->nprocs ? 1 : 0;
     for (size_t i = 0; i < run->nfstats; i++)
         if (run->fstats[i].nfail != 0)
             status = 1;
-    if (run->procs_done != run->nprocs)
+    if (run->procs_done + run->procs_killed != run->nprocs)
         fprintf(stderr, "pmixsim: %u of %u processes did not finish (a deadlock?)\n",
-                run->nprocs - run->procs_done, run->nprocs);
+                run->nprocs - run->procs_done - run->procs_killed, run->nprocs);
 out:
+    sim_faults_fini(run);
+    if (run->events != NULL)
+        fclose(run->events);
     sim_net_fini(run);
     free(procs);
     free(run->nodes);
@@ -497,6 +559,14 @@ int main(int argc, char **argv)
     rc = parse(argc, argv, &o, sgargv, &sgargc);
     if (rc >= 0)
         return rc;
+    if (o.events != NULL) {
+        FILE *ev = fopen(o.events, "w"); /* each run appends its log */
+        if (ev == NULL) {
+            fprintf(stderr, "pmixsim: cannot write %s: %s\n", o.events, strerror(errno));
+            return 2;
+        }
+        fclose(ev);
+    }
     if (o.json != NULL) {
         json = fopen(o.json, "w");
         parts = tmpfile();

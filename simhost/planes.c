@@ -3,7 +3,8 @@
  * down.
  *
  * One plane: every message is a mailbox put (sgw_send), as before planes
- * existed, so single-plane runs and their formulas are unchanged.
+ * existed, so single-plane runs and their formulas are unchanged; with
+ * --fault, one plane is carried as two are (below), with the same times.
  *
  * Two planes (--planes 2): the platform has one cluster per plane (topo.c)
  * and every message is a transfer between two NIC hosts of one plane
@@ -62,24 +63,29 @@ static unsigned preferred_plane(const sim_net *net, const sim_msg *m)
     return 0;
 }
 
-void sim_net_send(sim_run *run, sim_ep *to, sim_msg *m, double bytes)
+int sim_net_send(sim_run *run, sim_ep *to, sim_msg *m, double bytes)
 {
     sim_net *net = run->net;
     uint32_t src, dst;
     unsigned first;
 
-    if (net == NULL || net->sg == NULL) {
-        sgw_send(to->box, m, bytes, sim_msg_free);
-        return;
-    }
-    src = node_of(sgw_self_data());
     dst = node_of(to);
+    src = node_of(sgw_self_data());
+    if (run->nodes[dst].dead || run->nodes[src].dead) {
+        /* Its hosts are off, or going off (a crash turns off one NIC host
+         * after the other): SimGrid refuses a transfer from or to them. */
+        sim_msg_free(m);
+        return -1;
+    }
+    if (net == NULL || net->sg == NULL)
+        return sgw_send(to->box, m, bytes, sim_msg_free);
     if (src == dst) {
-        if (sgw_sendto(net->sg, 0, src, dst, bytes) == 0)
+        if (sgw_sendto(net->sg, 0, src, dst, bytes, m, sim_msg_free) == 0) {
             sgw_box_push(to->box, m);
-        else
-            sim_msg_free(m);
-        return;
+            return 0;
+        }
+        sim_msg_free(m);
+        return -1;
     }
     first = preferred_plane(net, m);
     for (unsigned k = 0; k < net->nplanes; k++) {
@@ -88,15 +94,16 @@ void sim_net_send(sim_run *run, sim_ep *to, sim_msg *m, double bytes)
             continue;
         if (p != first)
             net->failovers++;
-        if (sgw_sendto(net->sg, p, src, dst, bytes) == 0) {
+        if (sgw_sendto(net->sg, p, src, dst, bytes, m, sim_msg_free) == 0) {
             net->sent[p]++;
             sgw_box_push(to->box, m);
-            return;
+            return 0;
         }
         net->retries++; /* the plane went down under the transfer */
     }
     net->lost++;
     sim_msg_free(m);
+    return -1;
 }
 
 static const char *host_name(void *ctx, unsigned plane, size_t node)
@@ -124,7 +131,11 @@ int sim_net_setup(sim_run *run, char *err, size_t errlen)
             return -1;
         net->have_coords = true;
     }
-    if (net->nplanes > 1) {
+    /* With faults, one plane is carried as planes are: a transfer that
+     * fails (a host crashed, a link was cut) then fails at its sender
+     * only, while a mailbox would keep the failed communication and hand
+     * it to every later receive. The times are the same. */
+    if (net->nplanes > 1 || run->opt.nfaults > 0) {
         net->sg = sgw_net_create(net->nplanes, run->nnodes, host_name, buf, err, errlen);
         if (net->sg == NULL)
             return -1;
@@ -204,25 +215,49 @@ static void raise_updated(void *arg)
     free(d);
 }
 
+/* Mark `plane` (node < 0) or node's NIC on it down and turn its links off;
+ * returns how many links went off, or 0 with an error in *rc. */
+static size_t net_off(sim_run *run, int plane, int64_t node, int *rc)
+{
+    sim_net *net = run->net;
+
+    *rc = PMIX_SUCCESS;
+    if (node < 0) {
+        net->plane_down[plane] = true;
+    } else {
+        if (net->nic_down[plane] == NULL &&
+            (net->nic_down[plane] = calloc(run->nnodes, 1)) == NULL) {
+            *rc = PMIX_ERR_NOMEM;
+            return 0;
+        }
+        net->nic_down[plane][node] = 1;
+    }
+    return sgw_net_off(net->sg, (unsigned)plane, node < 0 ? (size_t)-1 : (size_t)node,
+                       net->shape.nstrides ? net->shape.strides : (const size_t[]){1},
+                       net->shape.nstrides ? net->shape.nstrides : 1);
+}
+
+void sim_net_node_off(sim_run *run, uint32_t node)
+{
+    int rc;
+
+    for (unsigned p = 0; run->net != NULL && run->net->sg != NULL && p < run->net->nplanes; p++)
+        (void)net_off(run, (int)p, node, &rc);
+}
+
 int sim_net_down(sim_run *run, int plane, int64_t node)
 {
     sim_net *net = run->net;
     size_t off;
+    int rc;
 
     if (net == NULL || net->sg == NULL)
         return PMIX_ERR_NOT_SUPPORTED;
     if (plane < 0 || (unsigned)plane >= net->nplanes || node >= (int64_t)run->nnodes || node < -1)
         return PMIX_ERR_BAD_PARAM;
-    if (node < 0) {
-        net->plane_down[plane] = true;
-    } else {
-        if (net->nic_down[plane] == NULL && (net->nic_down[plane] = calloc(run->nnodes, 1)) == NULL)
-            return PMIX_ERR_NOMEM;
-        net->nic_down[plane][node] = 1;
-    }
-    off = sgw_net_off(net->sg, (unsigned)plane, node < 0 ? (size_t)-1 : (size_t)node,
-                      net->shape.nstrides ? net->shape.strides : (const size_t[]){1},
-                      net->shape.nstrides ? net->shape.nstrides : 1);
+    off = net_off(run, plane, node, &rc);
+    if (rc != PMIX_SUCCESS)
+        return rc;
     if (node < 0)
         sim_logf(run, "plane %d down (%zu links off)", plane, off);
     else

@@ -15,6 +15,9 @@
  *   topo.c      platforms generated from parameters (SimGrid cluster XML)
  *   coords.c    network coordinates, their registration, hier groups
  *   planes.c    messages over one or two network planes, planes going down
+ *   faults.c    the fault layer: --fault specs drawn from the seed, node
+ *               crashes, process kills, links and planes cut, failure
+ *               detection, the event log and per-process fence results
  *   report.c    per-fence measurements, formulas, TSV and JSON
  *   workloads.c the programs built into pmixsim, and the `fence` workload
  *   sgw.cpp     SimGrid's C++ interface behind a few C functions (sgw.h)
@@ -48,6 +51,10 @@ typedef struct sim_proc sim_proc;
 typedef struct sim_msg sim_msg;
 typedef struct sim_coll sim_coll;
 typedef struct sim_ep sim_ep;
+typedef struct sim_fault sim_fault;
+typedef struct sim_pfence sim_pfence;
+
+#define SIM_MAX_FAULTS 64
 
 /* ---- options ---- */
 
@@ -76,7 +83,13 @@ typedef struct sim_opts {
     uint64_t seed;
     unsigned stack_kib;
     const char *json;
-    bool quiet; /* no workload-independent chatter */
+    const char *faults[SIM_MAX_FAULTS]; /* --fault SPEC, as given (faults.c) */
+    unsigned nfaults;
+    double coll_timeout; /* --coll-timeout: fences that set no PMIX_TIMEOUT; 0 none */
+    bool coll_timeout_given;
+    double detect;      /* --detect: a node crash is known to the others after it */
+    const char *events; /* --events FILE: the event log */
+    bool quiet;         /* no workload-independent chatter */
     const char *workload;
     int wl_argc;
     char **wl_argv;
@@ -112,6 +125,7 @@ enum {
     MSG_DMX_REQ,  /* direct modex request (from, tag, proc) */
     MSG_DMX_RESP, /* direct modex answer (tag, status, data) */
     MSG_WAKE,     /* nothing: a timer was added from another actor */
+    MSG_BROKEN,   /* a process of the job died (from: the node it died on) */
 };
 
 struct sim_msg {
@@ -131,7 +145,9 @@ struct sim_msg {
 
 sim_msg *sim_msg_new(int kind, void *data, size_t len); /* aborts on no memory */
 void sim_msg_free(void *m);                             /* also the `lost` hook */
-void sim_send(sim_ep *to, sim_msg *m, double bytes);
+/* Returns 0 once `m` arrived (or was held back: see simplat.c), -1 if it
+ * was lost and freed (the receiver's host is off, a link is cut). */
+int sim_send(sim_ep *to, sim_msg *m, double bytes);
 
 /* ---- regions: one shared copy ---- */
 
@@ -175,6 +191,14 @@ struct sim_proc {
     px_api_client ac;    /* what the api/ shim finds for this actor */
     pmix_proc_t wl_proc; /* the workload's `myproc` (see wl_prelude.h) */
     int exit_code;
+    long actor;            /* SimGrid's id of the process actor */
+    bool exited;           /* its workload returned */
+    bool killed;           /* by a fault */
+    uint32_t fences_sent;  /* FENCE requests it sent */
+    uint32_t fences_done;  /* FENCE_DONE answers its server sent it */
+    uint32_t fences_seen;  /* FENCE requests its server received */
+    sim_fault *kill_fence; /* proc:R@fence:K aimed at it, or NULL */
+    bool doomed;           /* a fault may kill it (faults.c) */
 };
 
 /* ---- nodes ---- */
@@ -193,6 +217,10 @@ struct sim_node {
     sim_msg *early; /* px_coll messages for a collective not created yet */
     sim_dmx *dmx;   /* direct modex requests waiting for an answer */
     uint64_t next_tag;
+    long actor;  /* SimGrid's id of the node actor */
+    bool broken; /* a process of the job died: every fence fails (faults.c) */
+    bool dead;   /* crashed (node fault) */
+    bool doomed; /* a fault crashes it (faults.c) */
 };
 
 /* ---- measurements ---- */
@@ -226,7 +254,13 @@ struct sim_run {
     uint32_t fence_seq;
     bool tty;
     double wall_start;
-    sim_net *net;       /* planes and coordinates (simnet.h) */
+    sim_net *net;      /* planes and coordinates (simnet.h) */
+    sim_fault *faults; /* --fault, drawn (faults.c) */
+    unsigned nfaults;
+    uint32_t procs_killed;
+    sim_pfence *pf; /* per-process fence results, by the process's fence number */
+    size_t npf;
+    FILE *events;       /* --events, or NULL */
     px_api_client none; /* what the binding answers outside a process actor */
     px_api_binding binding;
 };
@@ -235,8 +269,13 @@ struct sim_run {
 extern const px_platform_ops sim_platform_ops;
 void sim_bind(sim_run *run);
 void sim_proc_main(void *arg); /* the process actor */
+/* Run fn(arg) for an actor that a fault may kill (see faults.c). */
+void sim_run_doomed(void (*fn)(void *), void *arg);
+/* After the run: free what a process killed by a fault left behind. */
+void sim_proc_reap(sim_proc *p);
 void sim_deliver_s2c(sim_proc *p, sim_msg *m);
 void sim_deliver_close(sim_proc *p);
+unsigned sim_frame_type(const void *frame, size_t len); /* px_proto.h's PX_MSG_* */
 void sim_logf(sim_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* simnode.c */
@@ -251,6 +290,35 @@ int sim_topo_write(const sim_opts *o, const char *path, char *err, size_t errlen
 /* The SimGrid topo_parameters of a generated topology ("" for a crossbar). */
 int sim_topo_params(const sim_opts *o, char *params, size_t len, char *err, size_t errlen);
 const char *sim_topo_name(sim_topology t);
+
+/* simnode.c: the job breaks on this node (a process of the job died, or a
+ * node was lost): the running and queued fences fail with
+ * PMIX_ERR_PROC_TERM_WO_SYNC, and so does every later one. */
+void sim_node_break(sim_node *n, const char *why);
+/* Node `n` learned that node `dead` is gone: its collectives count it
+ * failed, direct modex requests to it fail, the job breaks here. */
+void sim_node_lost(sim_node *n, uint32_t dead);
+
+/* faults.c */
+/* Parse and draw the faults of the options (after the nodes are set up,
+ * before the actors start) and arm their timers. Returns 0, or -1 with a
+ * reason (bad spec). */
+int sim_faults_setup(sim_run *run, char *err, size_t errlen);
+void sim_faults_fini(sim_run *run);
+/* The server of `n` received process p's next FENCE request: returns true
+ * if a proc:R@fence:K fault killed p there (drop the request). */
+bool sim_fault_at_fence(sim_node *n, sim_proc *p);
+/* A FENCE_DONE with `status` goes to p (its fences_done-th fence). */
+void sim_fault_fence_result(sim_run *run, sim_proc *p, pmix_status_t status);
+/* Tell the other nodes that a process of node `origin` died: a binomial
+ * tree from `origin`; `n` forwards to its children in that tree. */
+void sim_fault_broadcast_broken(sim_node *n, uint32_t origin);
+/* Append a line to the event log (if any): "TIME\tWHAT...". */
+void sim_event(sim_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The faults and per-process fence results as JSON members (",\"faults\":..."). */
+void sim_faults_json(const sim_run *run, FILE *json);
+/* One comment line for the TSV report, or nothing without faults. */
+void sim_faults_report(const sim_run *run, FILE *tsv);
 
 /* report.c */
 sim_fstat *sim_fstat_get(sim_run *run, uint64_t id, uint32_t epoch, bool create);

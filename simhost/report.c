@@ -179,7 +179,9 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
             json_num(json, isfinite(pred) && pred > 0 ? span(f) / pred : NAN);
             fprintf(json, ",\"status\":\"%s\"}", f->nfail ? PMIx_Error_string(f->status) : "ok");
         }
-        fprintf(json, "]}");
+        fprintf(json, "]");
+        sim_faults_json(run, json);
+        fprintf(json, "}");
         fflush(json);
     }
 }

@@ -115,16 +115,33 @@ double sgw_route_bandwidth(const char *from, const char *to)
     return bw;
 }
 
-void sgw_actor(const char *name, const char *host, void (*fn)(void *arg), void *arg, int daemon)
+long sgw_actor(const char *name, const char *host, void (*fn)(void *arg), void *arg, int daemon)
 {
     sg4::ActorPtr a = sg4::Actor::create(name, sg4::Host::by_name(host), [fn, arg]() { fn(arg); });
     if (daemon)
         a->daemonize();
+    return a->get_pid();
 }
+
+int sgw_kill(long pid)
+{
+    sg4::ActorPtr a = sg4::Actor::by_pid(pid);
+
+    if (a == nullptr)
+        return 0;
+    a->kill();
+    return 1;
+}
+
 
 void sgw_sleep_until(double t)
 {
     sg4::this_actor::sleep_until(t);
+}
+
+int sgw_in_actor(void)
+{
+    return !sg4::Actor::is_maestro();
 }
 
 void *sgw_self_data(void)
@@ -198,14 +215,21 @@ void sgw_box_listen(sgw_box *b)
     b->mb->set_receiver(sg4::Actor::self());
 }
 
-void sgw_send(sgw_box *to, void *payload, double bytes, void (*lost)(void *payload))
+int sgw_send(sgw_box *to, void *payload, double bytes, void (*lost)(void *payload))
 {
     try {
         to->mb->put(payload, (uint64_t)bytes);
     } catch (const std::exception &) {
         if (lost != nullptr)
             lost(payload);
+        return -1;
+    } catch (...) {
+        /* The sender is being killed (a fault): its stack unwinds. */
+        if (lost != nullptr)
+            lost(payload);
+        throw;
     }
+    return 0;
 }
 
 /* ---- network planes ---- */
@@ -214,6 +238,11 @@ void sgw_box_set_queued(sgw_box *b)
 {
     b->queued = true;
     b->sem = sg4::Semaphore::create(0);
+}
+
+int sgw_box_is_queued(const sgw_box *b)
+{
+    return b->queued;
 }
 
 void sgw_box_push(sgw_box *b, void *payload)
@@ -260,12 +289,18 @@ void sgw_net_destroy(sgw_net *n)
     delete n;
 }
 
-int sgw_sendto(sgw_net *n, unsigned plane, size_t from, size_t to, double bytes)
+int sgw_sendto(sgw_net *n, unsigned plane, size_t from, size_t to, double bytes, void *payload,
+               void (*unwind)(void *payload))
 {
     try {
         sg4::Comm::sendto(n->hosts[plane][from], n->hosts[plane][to], (uint64_t)bytes);
     } catch (const std::exception &) {
         return -1;
+    } catch (...) {
+        /* The sender is being killed (a fault): its stack unwinds. */
+        if (unwind != nullptr)
+            unwind(payload);
+        throw;
     }
     return 0;
 }

@@ -47,10 +47,17 @@ double sgw_route_latency(const char *from, const char *to);
 double sgw_route_bandwidth(const char *from, const char *to);
 
 /* Start an actor running fn(arg) on `host`. A daemon actor is killed when
- * the last non-daemon actor ends. */
-void sgw_actor(const char *name, const char *host, void (*fn)(void *arg), void *arg, int daemon);
+ * the last non-daemon actor ends. Returns the actor's id (for sgw_kill). */
+long sgw_actor(const char *name, const char *host, void (*fn)(void *arg), void *arg, int daemon);
+/* Kill actor `pid` if it still runs: it stops at the SimGrid call it is
+ * blocked in and never returns from it (its pending communications
+ * fail). Returns 1 if it was alive. Never the calling actor. */
+int sgw_kill(long pid);
+
 /* Suspend the calling actor until simulated time `t`. */
 void sgw_sleep_until(double t);
+/* 1 when called from an actor, 0 before the simulation runs. */
+int sgw_in_actor(void);
 /* The calling actor's data slot (NULL outside actors). */
 void *sgw_self_data(void);
 void sgw_set_self_data(void *data);
@@ -68,10 +75,11 @@ int sgw_recv(sgw_box *b, double timeout, void **payload);
  * that owns the mailbox. */
 void sgw_box_listen(sgw_box *b);
 /* Send `payload` to `to`: `bytes` simulated bytes from the calling actor's
- * host. Returns once the transfer is over (the receiver owns the payload
- * then). If it fails (the receiver is gone), `lost(payload)` runs (may be
- * NULL). */
-void sgw_send(sgw_box *to, void *payload, double bytes, void (*lost)(void *payload));
+ * host. Returns 0 once the transfer is over (the receiver owns the payload
+ * then). If it fails (the receiver's host is off, a link on the way is
+ * off), `lost(payload)` runs (may be NULL) and it returns -1; if the
+ * calling actor is killed meanwhile, `lost(payload)` runs too. */
+int sgw_send(sgw_box *to, void *payload, double bytes, void (*lost)(void *payload));
 
 /* ---- network planes (docs/simulation.md, "Network planes") ----
  *
@@ -91,8 +99,11 @@ sgw_net *sgw_net_create(unsigned nplanes, size_t nnodes,
 void sgw_net_destroy(sgw_net *n);
 /* Simulate the transfer of `bytes` from node `from` to node `to` over
  * `plane`, blocking the calling actor until it is over. Returns 0, or -1
- * if a link on the way is off or goes off meanwhile. */
-int sgw_sendto(sgw_net *n, unsigned plane, size_t from, size_t to, double bytes);
+ * if a link on the way is off or goes off meanwhile. If the calling actor
+ * is killed meanwhile, `unwind(payload)` runs (may be NULL) before its
+ * stack unwinds: the message it was sending must not leak. */
+int sgw_sendto(sgw_net *n, unsigned plane, size_t from, size_t to, double bytes, void *payload,
+               void (*unwind)(void *payload));
 /* Turn off the links of node `node`'s NIC on `plane`: the first link of
  * its routes to the nodes `strides[k]` away on either side, and the last
  * link of theirs to it (stride 1 finds the single uplink of a crossbar,
@@ -104,7 +115,9 @@ size_t sgw_net_off(sgw_net *n, unsigned plane, size_t node, const size_t *stride
 /* Queued boxes: sgw_recv takes the payloads given by sgw_box_push, in
  * order, instead of the mailbox's. Set right after creation. */
 void sgw_box_set_queued(sgw_box *b);
-/* Queue `payload` in a queued box and wake its receiver. */
+int sgw_box_is_queued(const sgw_box *b);
+/* Queue `payload` in a queued box and wake its receiver (at once: no
+ * transfer is simulated). */
 void sgw_box_push(sgw_box *b, void *payload);
 /* Hand every payload still queued to drop() (at the end of a run). */
 void sgw_box_drain(sgw_box *b, void (*drop)(void *payload));

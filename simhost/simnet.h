@@ -102,15 +102,20 @@ void sim_net_drain(sim_run *run);
 /* After the nodes are finalized (their collectives borrow the groups). */
 void sim_net_fini(sim_run *run);
 /* Send a message to endpoint `to` from the calling actor (see planes.c for
- * the plane it takes). */
-void sim_net_send(sim_run *run, sim_ep *to, sim_msg *m, double bytes);
+ * the plane it takes). Returns 0 once it arrived, or -1 if it was lost
+ * (freed): the receiver's host is off, or no plane is up between them. */
+int sim_net_send(sim_run *run, sim_ep *to, sim_msg *m, double bytes);
 /* Take `plane` down at the current simulated time: the whole plane
  * (node < 0) or node `node`'s NIC on it. Messages stop using it; transfers
  * under way on it fail and are sent again on another plane; every node
  * raises PMIX_NETWORK_COORDS_UPDATED to its processes that registered for
  * it. Returns 0, PMIX_ERR_BAD_PARAM (no such plane or node), or
- * PMIX_ERR_NOT_SUPPORTED (one plane: nothing to fail over to). */
+ * PMIX_ERR_NOT_SUPPORTED (one plane without --fault, whose messages are
+ * mailbox puts). With one plane there is nothing to fail over to: the
+ * messages that need the NIC or plane are lost. */
 int sim_net_down(sim_run *run, int plane, int64_t node);
+/* A node crashes: its NICs on every plane go off, silently (no event). */
+void sim_net_node_off(sim_run *run, uint32_t node);
 /* Parse "P@T" or "P.NODE@T" (--test-plane-down) and arrange for
  * sim_net_down at simulated time T. Returns 0, or -1 with a reason. */
 int sim_net_schedule_down(sim_run *run, const char *spec, char *err, size_t errlen);

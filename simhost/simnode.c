@@ -24,11 +24,24 @@
  * Direct modex. The node that hosts rank r is r / ppn. A request travels
  * there, the server engine there answers it (px_server_dmodex_request:
  * at once, or when the process commits) and the answer travels back.
+ *
+ * Failures (docs/simulation.md, "Faults"), the rule of pmixd: once a
+ * process of the job has died, every cross-node fence of the job fails.
+ * A node whose process died, or that learns of a dead node, *breaks*
+ * (sim_node_break): its running fence is answered at once with
+ * PMIX_ERR_PROC_TERM_WO_SYNC (the px_coll goes on until it ends, so that
+ * it still answers its peers), its queued fences fail, and so does every
+ * later one. A process's death also travels to the other nodes as
+ * MSG_BROKEN notices; a dead node is reported to the px_coll of every set
+ * it belongs to (px_coll_peer_failed), which fails the running collective
+ * there and floods an ABORT notice to its members. A send that fails (the
+ * peer's host is off, a link is cut) counts as that peer failing.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "pmixsim.h"
+#include "px_proto.h"
 
 #define COLL_ALL_NODES 1 /* the id of the collective among every node */
 #define DMX_REQ_BYTES 64 /* simulated size of a direct modex request */
@@ -43,6 +56,7 @@ typedef struct sim_fence {
     char algo[64]; /* the fence's own choice (PX_COLL_KEY_*), "" if none */
     pmix_modex_cbfunc_t cbfunc;
     void *cbdata;
+    bool answered; /* the node broke while it ran: the server has its answer */
 } sim_fence;
 
 struct sim_coll {
@@ -60,6 +74,7 @@ struct sim_coll {
 struct sim_dmx {
     sim_dmx *next;
     uint64_t tag;
+    uint32_t node; /* asked of this node */
     pmix_modex_cbfunc_t cbfunc;
     void *cbdata;
 };
@@ -117,7 +132,8 @@ static pmix_status_t coll_send(void *ctx, uint32_t to, void *msg, size_t len)
     }
     m = sim_msg_new(MSG_COLL, msg, len);
     m->from = sc->node->id;
-    sim_send(&run->nodes[node_of_member(sc, to)].ep, m, (double)len);
+    if (sim_send(&run->nodes[node_of_member(sc, to)].ep, m, (double)len) != 0)
+        return PMIX_ERR_UNREACH; /* px_coll counts `to` failed */
     return PMIX_SUCCESS;
 }
 
@@ -236,16 +252,13 @@ static void release_free(void *arg)
     free(arg);
 }
 
-static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
+/* This node's part of the running collective ended with `status`: count
+ * it in the fence's measurements and the event log. */
+static void count_end(sim_coll *sc, pmix_status_t status)
 {
-    sim_coll *sc = cbdata;
     sim_run *run = sc->node->ep.run;
-    sim_fence *f = sc->running;
     sim_fstat *st = sim_fstat_get(run, sc->id, px_coll_epoch(sc->c), false);
-    void *data = NULL;
-    size_t size = 0;
 
-    sc->running = NULL;
     if (st != NULL) {
         st->nend++;
         if (status != PMIX_SUCCESS) {
@@ -256,9 +269,30 @@ static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
         if (st->nend == st->nnodes)
             sim_progress(run, st);
     }
-    if (status != PMIX_SUCCESS)
+    if (status != PMIX_SUCCESS && run->nfaults == 0)
         sim_logf(run, "node %u: fence on %u nodes failed: %s", sc->node->id, sc->n,
                  PMIx_Error_string(status));
+    sim_event(run, "fence-end\tnode %u\tset %llx epoch %u\t%s", sc->node->id,
+              (unsigned long long)sc->id, px_coll_epoch(sc->c),
+              status == PMIX_SUCCESS ? "ok" : PMIx_Error_string(status));
+}
+
+static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
+{
+    sim_coll *sc = cbdata;
+    sim_fence *f = sc->running;
+    void *data = NULL;
+    size_t size = 0;
+
+    sc->running = NULL;
+    if (f != NULL && f->answered) {
+        /* sim_node_break answered it and counted it: only free it. */
+        free(f->data);
+        free(f);
+        start_next(sc);
+        return;
+    }
+    count_end(sc, status);
     if (status == PMIX_SUCCESS && res != NULL && res->size > 0) {
         data = res->data;
         size = res->size;
@@ -290,7 +324,7 @@ static void start_next(sim_coll *sc)
         sc->queue = f->next;
         memset(&args, 0, sizeof(args));
         args.kind = f->kind;
-        args.timeout = f->timeout;
+        args.timeout = f->timeout > 0 ? f->timeout : run->opt.coll_timeout;
         err[0] = '\0';
         rc = px_coll_choose(f->kind, f->algo[0] ? f->algo : NULL, want[0] ? want : NULL,
                             &args.choice, err, sizeof(err));
@@ -312,6 +346,8 @@ static void start_next(sim_coll *sc)
         }
         if (rc == PMIX_SUCCESS) {
             sc->running = f;
+            sim_event(run, "fence-start\tnode %u\tset %llx epoch %u", sc->node->id,
+                      (unsigned long long)sc->id, epoch);
             rc = px_coll_start(sc->c, &args, f->data, f->ndata, fence_done, sc);
             if (rc == PMIX_SUCCESS)
                 continue; /* fence_done may already have run */
@@ -410,13 +446,16 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
         else if (strcmp(info[i].key, PX_COLL_KEY_FENCE) == 0 && info[i].value.type == PMIX_STRING)
             algo_key[1] = info[i].value.data.string;
         else if (strcmp(info[i].key, PMIX_LOCAL_COLLECTIVE_STATUS) == 0 &&
-                 info[i].value.data.status != PMIX_SUCCESS) {
-            /* A local participant failed. Telling the other nodes is the
-             * fault layer's job (not there yet): the fence fails here. */
-            sim_logf(run, "node %u: a local participant failed a fence: %s", n->id,
-                     PMIx_Error_string(info[i].value.data.status));
-            return PMIX_ERR_NOT_SUPPORTED;
+                 info[i].value.type == PMIX_STATUS && info[i].value.data.status != PMIX_SUCCESS) {
+            /* A local participant failed or was late. The other nodes
+             * learn of a death from MSG_BROKEN (or their own timeout). */
+            cbfunc(info[i].value.data.status, NULL, 0, cbdata, NULL, NULL);
+            return PMIX_SUCCESS;
         }
+    }
+    if (n->broken) {
+        cbfunc(PMIX_ERR_PROC_TERM_WO_SYNC, NULL, 0, cbdata, NULL, NULL);
+        return PMIX_SUCCESS;
     }
     set = node_set(run, procs, nprocs, &count, &all);
     if (!all && set == NULL)
@@ -450,6 +489,56 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
     *pp = f;
     start_next(sc);
     return PMIX_SUCCESS;
+}
+
+/* ---- failures ---- */
+
+void sim_node_break(sim_node *n, const char *why)
+{
+    sim_run *run = n->ep.run;
+
+    if (n->broken)
+        return;
+    n->broken = true;
+    sim_event(run, "broken\tnode %u\t%s", n->id, why);
+    for (sim_coll *sc = n->colls; sc != NULL; sc = sc->next) {
+        sim_fence *f = sc->running;
+        if (f != NULL && !f->answered) {
+            f->answered = true;
+            count_end(sc, PMIX_ERR_PROC_TERM_WO_SYNC);
+            f->cbfunc(PMIX_ERR_PROC_TERM_WO_SYNC, NULL, 0, f->cbdata, NULL, NULL);
+        }
+        while (sc->queue != NULL) {
+            f = sc->queue;
+            sc->queue = f->next;
+            f->cbfunc(PMIX_ERR_PROC_TERM_WO_SYNC, NULL, 0, f->cbdata, NULL, NULL);
+            free(f->data);
+            free(f);
+        }
+    }
+}
+
+void sim_node_lost(sim_node *n, uint32_t dead)
+{
+    sim_run *run = n->ep.run;
+
+    sim_event(run, "detect\tnode %u\tnode %u is gone", n->id, dead);
+    sim_node_break(n, "a node was lost");
+    for (sim_coll *sc = n->colls; sc != NULL; sc = sc->next) {
+        uint32_t m;
+        if (member_of_node(sc, dead, &m))
+            px_coll_peer_failed(sc->c, m);
+    }
+    for (sim_dmx **pp = &n->dmx; *pp != NULL;) {
+        sim_dmx *d = *pp;
+        if (d->node != dead) {
+            pp = &d->next;
+            continue;
+        }
+        *pp = d->next;
+        d->cbfunc(PMIX_ERR_UNREACH, NULL, 0, d->cbdata, NULL, NULL);
+        free(d);
+    }
 }
 
 /* ---- direct modex ---- */
@@ -493,6 +582,7 @@ static pmix_status_t host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix
     if (d == NULL)
         return PMIX_ERR_NOMEM;
     d->tag = n->next_tag++;
+    d->node = proc->rank / run->opt.ppn;
     d->cbfunc = cbfunc;
     d->cbdata = cbdata;
     d->next = n->dmx;
@@ -501,7 +591,16 @@ static pmix_status_t host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix
     m->from = n->id;
     m->tag = d->tag;
     m->proc = *proc;
-    sim_send(&run->nodes[proc->rank / run->opt.ppn].ep, m, DMX_REQ_BYTES);
+    if (sim_send(&run->nodes[proc->rank / run->opt.ppn].ep, m, DMX_REQ_BYTES) != 0) {
+        for (sim_dmx **pp = &n->dmx; *pp != NULL; pp = &(*pp)->next) {
+            if (*pp == d) {
+                *pp = d->next;
+                break;
+            }
+        }
+        free(d);
+        return PMIX_ERR_UNREACH; /* that node is gone, or cut off */
+    }
     return PMIX_SUCCESS;
 }
 
@@ -680,6 +779,9 @@ static void node_dispatch(sim_node *n, sim_msg *m)
         for (uint32_t i = 0; i < n->nprocs; i++)
             if (n->procs[i].conn == m->conn)
                 p = &n->procs[i];
+        if (p != NULL && !p->closed && sim_frame_type(m->data, m->len) == PX_MSG_FENCE &&
+            sim_fault_at_fence(n, p))
+            break; /* killed as it entered this fence: the request dies with it */
         if (p != NULL && !p->closed &&
             px_server_sink()->deliver(n->srv, m->conn, m->data, m->len) != PMIX_SUCCESS) {
             p->closed = true;
@@ -703,6 +805,10 @@ static void node_dispatch(sim_node *n, sim_msg *m)
         m->next = n->early; /* kept until this node joins that collective */
         n->early = m;
         return;
+    case MSG_BROKEN:
+        sim_node_break(n, "a process of the job died");
+        sim_fault_broadcast_broken(n, m->from);
+        break;
     case MSG_DMX_REQ: dmx_request(n, m); break;
     case MSG_DMX_RESP: dmx_answered(n, m); break;
     default: break;
@@ -710,7 +816,19 @@ static void node_dispatch(sim_node *n, sim_msg *m)
     sim_msg_free(m);
 }
 
+static void node_body(void *arg);
+
 void sim_node_main(void *arg)
+{
+    sim_node *n = arg;
+
+    if (n->doomed)
+        sim_run_doomed(node_body, n);
+    else
+        node_body(n);
+}
+
+static void node_body(void *arg)
 {
     sim_node *n = arg;
 

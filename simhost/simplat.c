@@ -87,7 +87,7 @@ static void queue_push(sim_msg **head, sim_msg *m)
  * PMIx_Init or PMIx_Finalize, see the top) must not make one: its sends
  * wait in `deferred` until flush_deferred, at the next point where the
  * process is surely outside the lock. */
-void sim_send(sim_ep *to, sim_msg *m, double bytes)
+int sim_send(sim_ep *to, sim_msg *m, double bytes)
 {
     sim_ep *self = sgw_self_data();
 
@@ -95,9 +95,9 @@ void sim_send(sim_ep *to, sim_msg *m, double bytes)
         m->dest = to;
         m->bytes = bytes;
         queue_push(&((sim_proc *)self)->deferred, m);
-        return;
+        return 0;
     }
-    sim_net_send(to->run, to, m, bytes);
+    return sim_net_send(to->run, to, m, bytes);
 }
 
 static void flush_deferred(sim_proc *p)
@@ -108,7 +108,7 @@ static void flush_deferred(sim_proc *p)
     while ((m = p->deferred) != NULL) {
         p->deferred = m->next;
         m->next = NULL;
-        sim_net_send(p->ep.run, m->dest, m, m->bytes);
+        (void)sim_net_send(p->ep.run, m->dest, m, m->bytes);
     }
 }
 
@@ -148,9 +148,14 @@ struct px_timer *sim_timer_add(sim_ep *ep, double seconds, void (*cb)(void *), v
         ;
     t->next = *pp;
     *pp = t;
-    /* An actor blocked in a receive with a later deadline must look again. */
-    if (ep->timers == t && sgw_self_data() != (void *)ep)
-        sim_send(ep, sim_msg_new(MSG_WAKE, NULL, 0), 0);
+    /* An actor blocked in a receive with a later deadline must look again
+     * (before the simulation runs, nobody is blocked yet). */
+    if (ep->timers == t && sgw_self_data() != (void *)ep && sgw_in_actor()) {
+        if (sgw_box_is_queued(ep->box))
+            sgw_box_push(ep->box, sim_msg_new(MSG_WAKE, NULL, 0)); /* a signal, not a message */
+        else
+            (void)sim_send(ep, sim_msg_new(MSG_WAKE, NULL, 0), 0);
+    }
     return t;
 }
 
@@ -194,11 +199,23 @@ static sim_proc *client_by_conn(sim_node *n, uint64_t conn)
     return NULL;
 }
 
-static unsigned frame_type(const void *frame, size_t len)
+unsigned sim_frame_type(const void *frame, size_t len)
 {
     const unsigned char *b = frame;
 
-    return len >= PX_FRAME_HDR ? (unsigned)(b[6] | (b[7] << 8)) : 0;
+    /* Bit 15 only says that a region travels with the frame. */
+    return len >= PX_FRAME_HDR ? (unsigned)(b[6] | (b[7] << 8)) & 0x7fffu : 0;
+}
+
+/* The i32 status that starts the payload of a reply. */
+static pmix_status_t frame_status(const void *frame, size_t len)
+{
+    const unsigned char *b = (const unsigned char *)frame + PX_FRAME_HDR;
+
+    if (len < PX_FRAME_HDR + 4)
+        return PMIX_ERR_BAD_PARAM;
+    return (pmix_status_t)(int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                                    (uint32_t)b[3] << 24);
 }
 
 static pmix_status_t to_client(sim_node *n, uint64_t conn, void *frame, size_t len,
@@ -211,6 +228,8 @@ static pmix_status_t to_client(sim_node *n, uint64_t conn, void *frame, size_t l
         free(frame);
         return PMIX_ERR_UNREACH;
     }
+    if (sim_frame_type(frame, len) == PX_MSG_FENCE_DONE)
+        sim_fault_fence_result(n->ep.run, p, frame_status(frame, len));
     m = sim_msg_new(MSG_S2C, frame, len);
     if (region != NULL) {
         region->refs++;
@@ -237,13 +256,15 @@ static pmix_status_t op_send(void *pctx, uint64_t conn, void *frame, size_t len)
         free(frame);
         return PMIX_ERR_UNREACH;
     }
-    type = frame_type(frame, len);
+    type = sim_frame_type(frame, len);
     if (type == PX_MSG_HELLO || type == PX_MSG_FINALIZE) {
         p->sync = true;
         p->defer = true;
     } else if (!p->sync) {
         flush_deferred(p); /* a regular request: outside the init lock */
     }
+    if (type == PX_MSG_FENCE)
+        p->fences_sent++;
     m = sim_msg_new(MSG_C2S, frame, len);
     m->conn = p->conn;
     if (p->sync)
@@ -481,6 +502,14 @@ static void bind_teardown(px_api_client *ac)
     }
 }
 
+void sim_proc_reap(sim_proc *p)
+{
+    if (p->ac.client != NULL)
+        bind_teardown(&p->ac);
+    while (p->deferred != NULL)
+        sim_msg_free(queue_pop(&p->deferred));
+}
+
 static pmix_status_t bind_open(void *arg, px_api_client *ac, const pmix_info_t info[], size_t ninfo,
                                char *errbuf, size_t errlen)
 {
@@ -541,7 +570,31 @@ pmix_proc_t *pmixsim_wl_myproc_slot(void)
 
 /* ---- the process actor ---- */
 
+/* The body of an actor that a fault may kill. When it is killed, what its
+ * frames held is lost with it; the sanitizer build's leak check ignores
+ * allocations made under this function (main.c). It must stay a frame of
+ * its own: no inlining, no tail call. */
+__attribute__((noinline)) void sim_run_doomed(void (*fn)(void *), void *arg)
+{
+    volatile int keep = 0;
+
+    fn(arg);
+    keep++;
+}
+
+static void proc_body(void *arg);
+
 void sim_proc_main(void *arg)
+{
+    sim_proc *p = arg;
+
+    if (p->doomed)
+        sim_run_doomed(proc_body, p);
+    else
+        proc_body(p);
+}
+
+static void proc_body(void *arg)
 {
     sim_proc *p = arg;
     sim_run *run = p->ep.run;
@@ -565,6 +618,7 @@ void sim_proc_main(void *arg)
         bind_teardown(&p->ac);
     }
     flush_deferred(p);
+    p->exited = true;
     if (p->exit_code != 0)
         run->procs_failed++;
     run->procs_done++; /* the node actors are daemons: they end with the last process */

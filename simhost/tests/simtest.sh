@@ -29,6 +29,12 @@
 #       message count on 64 nodes is that of 8 leaf switches of 8 (fat
 #       tree radix 16), 16 x-lines of 4 (torus 4x4x4), 2 dragonfly groups
 #       of 32.
+#   simtest.sh replay PMIXSIM
+#       A run with faults drawn from a seed (a random node crashing at a
+#       random time, a random process killed as it enters a fence) gives
+#       the same event log and the same report twice; another seed gives
+#       another log. The log shows the crash, the kill, the detection and
+#       the survivors' failed fences.
 #   simtest.sh bad-args PMIXSIM
 #       Bad arguments end with status 2 and a message naming the problem.
 set -u
@@ -191,6 +197,27 @@ hier-groups)
     check_msgs 126 --topology dragonfly           # 2 x 2*31 + 2*1
     check_msgs 136 --topology fattree --radix 16 --planes 2
     ;;
+replay)
+    sim=$1
+    faults=(--nodes 32 --ppn 2 --detect 2us --fault 'node:rand@5us..40us' --fault 'proc:rand@fence:3'
+        fence --iters 8 --size 64)
+    for i in 1 2; do
+        "$sim" --quiet --seed 11 --events "$tmp/ev$i" --json "$tmp/j$i" "${faults[@]}" \
+            >"$tmp/o$i" 2>"$tmp/e$i"
+        [[ $? -le 1 ]] || fail "run $i: $(tail -5 "$tmp/e$i")"
+        sed -E 's/"(wall_s|peak_rss_kb)":[0-9.e+-]+//g' "$tmp/j$i" >"$tmp/jf$i"
+    done
+    "$sim" --quiet --seed 12 --events "$tmp/ev3" "${faults[@]}" >"$tmp/o3" 2>&1
+    cmp -s "$tmp/ev1" "$tmp/ev2" || fail "the same seed gave two event logs: $(diff "$tmp/ev1" "$tmp/ev2" | head)"
+    cmp -s "$tmp/jf1" "$tmp/jf2" || fail "the same seed gave two reports: $(diff "$tmp/jf1" "$tmp/jf2" | head)"
+    cmp -s "$tmp/ev1" "$tmp/ev3" && fail "seeds 11 and 12 gave the same event log"
+    for what in $'\tcrash\tnode ' $'\tkill\trank ' $'\tdetect\tnode ' $'\tbroken\tnode ' \
+        $'PMIX_ERR_PROC_TERM_WO_SYNC'; do
+        grep -qF -- "$what" "$tmp/ev1" || fail "no '$what' in the event log"
+    done
+    grep -q '"injected":true' "$tmp/j1" || fail "no fault was injected: $(cat "$tmp/j1")"
+    echo "ok: $(grep -c . "$tmp/ev1") events, identical twice; $(grep -E $'\t(crash|kill)\t' "$tmp/ev1" | tr '\t' ' ' | tr '\n' ';')"
+    ;;
 bad-args)
     sim=$1
     check() { # EXPECTED-WORDS ARGS...
@@ -216,6 +243,15 @@ bad-args)
     check "--lat" --lat fast fence
     check "unknown option" --frobnicate fence
     check "multiple of 32" --nodes 33 --topology dragonfly fence
+    check "a node below 16" --nodes 16 --fault node:16@1us fence
+    check "expected node:ID@T" --fault bogus fence
+    check "unknown kind" --fault disk:1@1us fence
+    check "needs --planes 2" --fault plane:0@1us fence
+    check "@fence:K must be 1 or more" --fault proc:1@fence:0 fence
+    check "a rank below 8" --nodes 4 --ppn 2 --fault proc:8@fence:1 fence
+    check "expected @T or @T1..T2" --fault node:1@40us..10us fence
+    check "P must be a plane" --planes 2 --fault link:1.2@1us fence
+    check "--coll-timeout soon" --coll-timeout soon fence
     "$sim" --list >"$tmp/o" || fail "pmixsim --list failed"
     grep -q '^fence ' "$tmp/o" || fail "--list does not list the fence workload"
     ;;

@@ -57,6 +57,7 @@ add_test(NAME sim_repeat_seeded
          COMMAND ${SIMTEST} repeat $<TARGET_FILE:pmixsim> --seed 7 --nodes 16 --ppn 2 --algo all
                  fence --iters 2 --size 100 --check)
 add_test(NAME sim_bad_args COMMAND ${SIMTEST} bad-args $<TARGET_FILE:pmixsim>)
-list(APPEND PMIXSIM_TESTS sim_repeat_seeded sim_bad_args)
+add_test(NAME sim_fault_replay COMMAND ${SIMTEST} replay $<TARGET_FILE:pmixsim>)
+list(APPEND PMIXSIM_TESTS sim_repeat_seeded sim_bad_args sim_fault_replay)
 
 set_tests_properties(${PMIXSIM_TESTS} PROPERTIES LABELS sim TIMEOUT 120)
