@@ -79,6 +79,10 @@ static void usage(FILE *f)
             "  --detect TIME         a crashed node is known to the others after TIME\n"
             "                        (their failure detector; default 1ms)\n"
             "  --events FILE         append the event log of the run to FILE\n"
+            "  --cpu none|measured|model:A[,B]\n"
+            "                        charge the library's CPU time to simulated time:\n"
+            "                        as measured per message, or A s per message plus\n"
+            "                        B s per byte (default none)\n"
             "  --stack-kib K         stack of every actor (default 128; 64 past 30,000\n"
             "                        actors, which run without guard pages; 32 past\n"
             "                        100,000)\n"
@@ -150,6 +154,34 @@ static bool parse_rate(const char *s, double *out)
     if (*end != '\0' && strcmp(end, "Bps") != 0 && strcmp(end, "B/s") != 0)
         return false;
     *out = v * mult;
+    return true;
+}
+
+/* none | measured | model:A[,B] */
+static bool parse_cpu(const char *v, sim_opts *o)
+{
+    char a[64];
+    const char *comma;
+
+    o->cpu_msg = o->cpu_byte = 0;
+    if (strcmp(v, "none") == 0) {
+        o->cpu = SIM_CPU_NONE;
+        return true;
+    }
+    if (strcmp(v, "measured") == 0) {
+        o->cpu = SIM_CPU_MEASURED;
+        return true;
+    }
+    if (strncmp(v, "model:", 6) != 0)
+        return false;
+    v += 6;
+    comma = strchr(v, ',');
+    if ((size_t)(comma != NULL ? comma - v : (ptrdiff_t)strlen(v)) >= sizeof(a))
+        return false;
+    snprintf(a, sizeof(a), "%.*s", (int)(comma != NULL ? comma - v : (ptrdiff_t)strlen(v)), v);
+    if (!parse_time(a, &o->cpu_msg) || (comma != NULL && !parse_time(comma + 1, &o->cpu_byte)))
+        return false;
+    o->cpu = SIM_CPU_MODEL;
     return true;
 }
 
@@ -293,6 +325,11 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
                 return bad("--detect %s: expected a time such as 1ms or 10us%s", v, "");
         } else if (strcmp(a, "--events") == 0) {
             o->events = v;
+        } else if (strcmp(a, "--cpu") == 0) {
+            if (!parse_cpu(v, o))
+                return bad("--cpu %s: expected none, measured or model:A[,B] (seconds per message "
+                           "and per byte, e.g. model:2us,0.1ns)%s",
+                           v, "");
         } else {
             return bad("unknown option %s%s", a, "");
         }

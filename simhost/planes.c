@@ -63,7 +63,7 @@ static unsigned preferred_plane(const sim_net *net, const sim_msg *m)
     return 0;
 }
 
-int sim_net_send(sim_run *run, sim_ep *to, sim_msg *m, double bytes)
+static int net_send(sim_run *run, sim_ep *to, sim_msg *m, double bytes)
 {
     sim_net *net = run->net;
     uint32_t src, dst;
@@ -104,6 +104,22 @@ int sim_net_send(sim_run *run, sim_ep *to, sim_msg *m, double bytes)
     net->lost++;
     sim_msg_free(m);
     return -1;
+}
+
+int sim_net_send(sim_run *run, sim_ep *to, sim_msg *m, double bytes)
+{
+    sim_ep *self;
+    double t0;
+    int rc;
+
+    if (run->opt.cpu != SIM_CPU_MEASURED || (self = sgw_self_data()) == NULL)
+        return net_send(run, to, m, bytes);
+    /* The sender is suspended meanwhile and other actors run in this
+     * thread: their CPU time is not the sender's (sim_handle). */
+    t0 = sim_thread_cpu();
+    rc = net_send(run, to, m, bytes);
+    self->cpu_suspended += sim_thread_cpu() - t0;
+    return rc;
 }
 
 static const char *host_name(void *ctx, unsigned plane, size_t node)

@@ -89,11 +89,21 @@ typedef struct sim_opts {
     bool coll_timeout_given;
     double detect;      /* --detect: a node crash is known to the others after it */
     const char *events; /* --events FILE: the event log */
+    int cpu;            /* --cpu: SIM_CPU_* */
+    double cpu_msg;     /* --cpu model:A[,B]: seconds per message handled */
+    double cpu_byte;    /* and per byte of it */
     bool quiet;         /* no workload-independent chatter */
     const char *workload;
     int wl_argc;
     char **wl_argv;
 } sim_opts;
+
+/* --cpu: how the library's CPU time is charged to simulated time. */
+enum {
+    SIM_CPU_NONE,
+    SIM_CPU_MEASURED,
+    SIM_CPU_MODEL
+};
 
 /* ---- endpoints: one per actor ---- */
 
@@ -111,6 +121,7 @@ struct sim_ep {
     sgw_box *box;
     struct px_timer *timers; /* sorted by (at, seq) */
     unsigned long long tseq;
+    double cpu_suspended; /* thread CPU time spent while suspended in sends (--cpu) */
     char name[48];
 };
 
@@ -258,7 +269,8 @@ struct sim_run {
     sim_fault *faults; /* --fault, drawn (faults.c) */
     unsigned nfaults;
     uint32_t procs_killed;
-    sim_pfence *pf; /* per-process fence results, by the process's fence number */
+    double cpu_charged; /* simulated seconds of library CPU time (--cpu) */
+    sim_pfence *pf;     /* per-process fence results, by the process's fence number */
     size_t npf;
     FILE *events;       /* --events, or NULL */
     px_api_client none; /* what the binding answers outside a process actor */
@@ -290,6 +302,12 @@ int sim_topo_write(const sim_opts *o, const char *path, char *err, size_t errlen
 /* The SimGrid topo_parameters of a generated topology ("" for a crossbar). */
 int sim_topo_params(const sim_opts *o, char *params, size_t len, char *err, size_t errlen);
 const char *sim_topo_name(sim_topology t);
+
+/* Run deliver(ep, m) for the calling actor (endpoint ep), then charge the
+ * library's CPU time of it to simulated time as --cpu says: the actor is
+ * busy that long (simplat.c). */
+void sim_handle(sim_ep *ep, void (*deliver)(void *ep, sim_msg *m), sim_msg *m);
+double sim_thread_cpu(void); /* the OS thread's CPU time, seconds */
 
 /* simnode.c: the job breaks on this node (a process of the job died, or a
  * node was lost): the running and queued fences fail with

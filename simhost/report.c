@@ -104,6 +104,11 @@ void sim_progress(sim_run *run, const sim_fstat *f)
     fflush(stderr);
 }
 
+static const char *cpu_name(int cpu)
+{
+    return cpu == SIM_CPU_MEASURED ? "measured" : cpu == SIM_CPU_MODEL ? "model" : "none";
+}
+
 static const char *kind_name(px_coll_kind k)
 {
     return k == PX_COLL_ALLGATHER ? "allgather" : "barrier";
@@ -139,10 +144,10 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
         }
         fprintf(tsv,
                 "# run: algo=%s nodes=%u ppn=%u topology=%s model=%s seed=%llu workload=%s "
-                "procs_failed=%u sim_s=%.9f\n",
+                "procs_failed=%u sim_s=%.9f cpu=%s cpu_charged_s=%.9f\n",
                 o->algo != NULL ? o->algo : "auto", run->nnodes, o->ppn, sim_topo_name(o->topology),
                 o->lv08 ? "lv08" : "cm02", (unsigned long long)o->seed, run->wl->name,
-                run->procs_failed, sgw_now());
+                run->procs_failed, sgw_now(), cpu_name(o->cpu), run->cpu_charged);
         fprintf(tsv, "# wall: wall_s=%.3f peak_rss_mb=%.1f\n", wall, rss_kb / 1024.0);
         fflush(tsv);
     }
@@ -157,9 +162,9 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
         fprintf(json, ",\"beta_s_per_byte\":");
         json_num(json, run->beta);
         fprintf(json,
-                ",\"procs_failed\":%u,\"sim_s\":%.9g,\"wall_s\":%.3f,\"peak_rss_kb\":%ld,"
-                "\"fences\":[",
-                run->procs_failed, sgw_now(), wall, rss_kb);
+                ",\"procs_failed\":%u,\"sim_s\":%.9g,\"cpu\":\"%s\",\"cpu_charged_s\":%.9g,"
+                "\"wall_s\":%.3f,\"peak_rss_kb\":%ld,\"fences\":[",
+                run->procs_failed, sgw_now(), cpu_name(o->cpu), run->cpu_charged, wall, rss_kb);
         for (size_t i = 0; i < run->nfstats; i++) {
             const sim_fstat *f = &run->fstats[i];
             double pred = sim_formula(run, f);

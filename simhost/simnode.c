@@ -816,6 +816,11 @@ static void node_dispatch(sim_node *n, sim_msg *m)
     sim_msg_free(m);
 }
 
+static void dispatch(void *ep, sim_msg *m)
+{
+    node_dispatch((sim_node *)ep, m);
+}
+
 static void node_body(void *arg);
 
 void sim_node_main(void *arg)
@@ -839,7 +844,7 @@ static void node_body(void *arg)
         void *payload = NULL;
 
         if (sgw_recv(n->ep.box, next, &payload) == 0)
-            node_dispatch(n, payload);
+            sim_handle(&n->ep, dispatch, payload);
     }
 }
 

@@ -35,6 +35,11 @@
 #       the same event log and the same report twice; another seed gives
 #       another log. The log shows the crash, the kill, the detection and
 #       the survivors' failed fences.
+#   simtest.sh cpu-model PMIXSIM
+#       --cpu model:1us charges 1 us per message handled: a dissemination
+#       barrier takes its formula plus lg P us (one message handled per
+#       round on the critical path), on 16 and 64 nodes; without --cpu it
+#       takes the formula.
 #   simtest.sh bad-args PMIXSIM
 #       Bad arguments end with status 2 and a message naming the problem.
 set -u
@@ -218,6 +223,23 @@ replay)
     grep -q '"injected":true' "$tmp/j1" || fail "no fault was injected: $(cat "$tmp/j1")"
     echo "ok: $(grep -c . "$tmp/ev1") events, identical twice; $(grep -E $'\t(crash|kill)\t' "$tmp/ev1" | tr '\t' ' ' | tr '\n' ';')"
     ;;
+cpu-model)
+    sim=$1
+    for n in 16 64; do
+        rounds=$(awk -v n=$n 'BEGIN { r = 0; while (2 ^ r < n) r++; print r }')
+        for cpu in none model:1us; do
+            line=$("$sim" --quiet --nodes $n --cpu $cpu fence --iters 1 | awk -F'\t' '$1 == "1"')
+            [[ -n $line ]] || fail "$n nodes, --cpu $cpu: no fence line"
+            want=0
+            [[ $cpu == none ]] || want=$rounds
+            awk -F'\t' -v want=$want '{ d = $7 - $10 - want; exit !(d < 0.001 && d > -0.001) }' \
+                <<<"$line" || fail "$n nodes, --cpu $cpu: $line (expected the formula + $want us)"
+            echo "ok: $n nodes, --cpu $cpu: $(cut -f7,10 <<<"$line" | tr '\t' ' ') (+$want us)"
+        done
+    done
+    "$sim" --quiet --nodes 8 --cpu measured fence --iters 2 | grep -q 'cpu=measured cpu_charged_s=0\.0*[1-9]' ||
+        fail "--cpu measured charged nothing"
+    ;;
 bad-args)
     sim=$1
     check() { # EXPECTED-WORDS ARGS...
@@ -252,6 +274,8 @@ bad-args)
     check "expected @T or @T1..T2" --fault node:1@40us..10us fence
     check "P must be a plane" --planes 2 --fault link:1.2@1us fence
     check "--coll-timeout soon" --coll-timeout soon fence
+    check "--cpu fast" --cpu fast fence
+    check "--cpu model:x" --cpu model:x fence
     "$sim" --list >"$tmp/o" || fail "pmixsim --list failed"
     grep -q '^fence ' "$tmp/o" || fail "--list does not list the fence workload"
     ;;

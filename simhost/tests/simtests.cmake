@@ -58,6 +58,7 @@ add_test(NAME sim_repeat_seeded
                  fence --iters 2 --size 100 --check)
 add_test(NAME sim_bad_args COMMAND ${SIMTEST} bad-args $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_fault_replay COMMAND ${SIMTEST} replay $<TARGET_FILE:pmixsim>)
-list(APPEND PMIXSIM_TESTS sim_repeat_seeded sim_bad_args sim_fault_replay)
+add_test(NAME sim_cpu_model COMMAND ${SIMTEST} cpu-model $<TARGET_FILE:pmixsim>)
+list(APPEND PMIXSIM_TESTS sim_repeat_seeded sim_bad_args sim_fault_replay sim_cpu_model)
 
 set_tests_properties(${PMIXSIM_TESTS} PROPERTIES LABELS sim TIMEOUT 120)
