@@ -12,6 +12,10 @@
  *                           timeout=S       PMIX_TIMEOUT, in seconds
  *                           algo=NAME       pmixlab.fence.algo and
  *                                           pmixlab.barrier.algo (coll/)
+ *                           expect=STATUS   the fence must return STATUS
+ *                                           (a name: PMIX_ERR_BAD_PARAM or
+ *                                           err_bad_param), and the
+ *                                           sequence goes on
  *   get:PEER[:N]          get put N (default: the latest) of PEER and check
  *                         every byte; PEER is next, prev or a rank
  *
@@ -26,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <pmix.h>
 
@@ -42,14 +47,33 @@ static int usage(const char *step)
 {
     fprintf(stderr,
             "seq: bad step '%s'\n"
-            "usage: seq STEP...  with STEP put:SIZE | fence[:collect,timeout=S,algo=NAME] |\n"
+            "usage: seq STEP...  with STEP put:SIZE |\n"
+            "                    fence[:collect,timeout=S,algo=NAME,expect=STATUS] |\n"
             "                    get:next|prev|RANK[:N]\n",
             step);
     return 2;
 }
 
-/* fence[:OPT,...]: the info array; returns the count, or -1. */
-static int fence_info(const char *opts, pmix_info_t info[MAX_INFO])
+/* The status named `name` (PMIX_ERR_TIMEOUT, err_timeout, SUCCESS...), or
+ * PMIX_SUCCESS with *ok false if there is none. */
+static pmix_status_t status_named(const char *name, bool *ok)
+{
+    size_t skip = strncasecmp(name, "PMIX_", 5) == 0 ? 5 : 0;
+
+    for (pmix_status_t st = 0; st >= -1000; st--) {
+        const char *s = PMIx_Error_string(st);
+        if (s != NULL && strncasecmp(s, "PMIX_", 5) == 0 && strcasecmp(s + 5, name + skip) == 0) {
+            *ok = true;
+            return st;
+        }
+    }
+    *ok = false;
+    return PMIX_SUCCESS;
+}
+
+/* fence[:OPT,...]: the info array and the expected status; returns the
+ * count, or -1. */
+static int fence_info(const char *opts, pmix_info_t info[MAX_INFO], pmix_status_t *expect)
 {
     char copy[256], *save = NULL;
     int n = 0;
@@ -71,6 +95,11 @@ static int fence_info(const char *opts, pmix_info_t info[MAX_INFO])
         } else if (strncmp(o, "algo=", 5) == 0 && o[5] != '\0') {
             PMIX_INFO_LOAD(&info[n++], "pmixlab.fence.algo", o + 5, PMIX_STRING);
             PMIX_INFO_LOAD(&info[n++], "pmixlab.barrier.algo", o + 5, PMIX_STRING);
+        } else if (strncmp(o, "expect=", 7) == 0) {
+            bool ok;
+            *expect = status_named(o + 7, &ok);
+            if (!ok)
+                return -1;
         } else {
             return -1;
         }
@@ -109,13 +138,19 @@ static pmix_status_t step(const char *s, const pmix_proc_t *me, uint32_t nprocs,
     }
     if (strcmp(s, "fence") == 0 || strncmp(s, "fence:", 6) == 0) {
         pmix_info_t info[MAX_INFO];
-        int n = s[5] == ':' ? fence_info(s + 6, info) : 0;
+        pmix_status_t expect = PMIX_SUCCESS;
+        int n = s[5] == ':' ? fence_info(s + 6, info, &expect) : 0;
         if (n < 0)
             return BAD_STEP;
         rc = PMIx_Fence(NULL, 0, n ? info : NULL, (size_t)n);
         for (int i = 0; i < n; i++)
             PMIX_INFO_DESTRUCT(&info[i]);
-        return rc;
+        if (rc != expect && expect != PMIX_SUCCESS) {
+            fprintf(stderr, "seq: rank %u: the fence returned %s, expected %s\n", me->rank,
+                    PMIx_Error_string(rc), PMIx_Error_string(expect));
+            return rc != PMIX_SUCCESS ? rc : PMIX_ERROR;
+        }
+        return rc == expect ? PMIX_SUCCESS : rc;
     }
     if (strncmp(s, "get:", 4) == 0) {
         char peer_s[32], key[PMIX_MAX_KEYLEN + 1], *colon, *end;

@@ -138,6 +138,7 @@ static int start_job(pmixd_ctx *d)
         fprintf(stderr, "pmixd %s: %s\n", j->hostname, err);
         return -1;
     }
+    d->trace = getenv("PMIXLAB_PMIXD_TRACE") != NULL && strcmp(getenv("PMIXLAB_PMIXD_TRACE"), "0");
     coll_init(d);
     if (files_make_topdir(j) != 0 || job_bindings(j) != 0 || job_server_start(j) != 0 ||
         job_register(j) != 0)

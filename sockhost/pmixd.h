@@ -64,7 +64,8 @@ typedef struct pmixd_ctx {
     double kill_at;
     bool broken; /* a rank or a daemon died: every fence fails */
 
-    px_coll_choice fence_choice, barrier_choice;
+    px_coll_choice fence_choice, barrier_choice; /* the environment's, else auto */
+    bool trace; /* PMIXLAB_PMIXD_TRACE: a line per cross-node fence on stderr */
     fence_set *sets;
     dmdx_wait *dmdx;
     uint32_t next_reqid;

@@ -13,9 +13,13 @@
  * every node because every process fences a given set in program order. A
  * collecting fence is an allgather of the nodes' records (the result is
  * their concatenation, what the library wants back), any other fence a
- * barrier. The algorithm comes from PMIXLAB_FENCE_ALGO (collecting) or
- * PMIXLAB_BARRIER_ALGO (others), read when the job starts; PMIX_TIMEOUT
- * of the fence becomes px_coll's timeout. A PD_COLL frame carries the
+ * barrier. The algorithm is the fence's own (its pmixlab.fence.algo or
+ * pmixlab.barrier.algo info, which the library passes to the host), else
+ * PMIXLAB_FENCE_ALGO (collecting) or PMIXLAB_BARRIER_ALGO (others), read
+ * when the job starts, else auto; a name px_coll does not know fails that
+ * fence with PMIX_ERR_BAD_PARAM at once. PMIX_TIMEOUT of the fence becomes
+ * px_coll's timeout. With PMIXLAB_PMIXD_TRACE=1 every daemon writes a line
+ * per cross-node fence to stderr: set, epoch, algorithm, status, time. A PD_COLL frame carries the
  * set's member list, so a daemon that has not had the upcall yet can make
  * the set when the first message of its peers arrives.
  *
@@ -42,7 +46,9 @@
 typedef struct fence_req {
     struct fence_req *next;
     bool collect;
+    px_coll_choice choice;
     double timeout;
+    double started; /* for the trace */
     char *data;
     size_t ndata;
     pmix_modex_cbfunc_t cbfunc;
@@ -151,6 +157,9 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
     job *j = &d->j;
     bool collect = false;
     double timeout = 0;
+    const char *algo[2] = {NULL, NULL}; /* the fence's own: barrier, allgather */
+    px_coll_choice choice;
+    char err[512];
     for (size_t i = 0; i < ninfo; i++) {
         const pmix_info_t *in = &info[i];
         if (strncmp(in->key, PMIX_LOCAL_COLLECTIVE_STATUS, PMIX_MAX_KEYLEN) == 0 &&
@@ -165,6 +174,23 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
         else if (strncmp(in->key, PMIX_TIMEOUT, PMIX_MAX_KEYLEN) == 0 &&
                  in->value.type == PMIX_INT && in->value.data.integer > 0)
             timeout = in->value.data.integer;
+        else if (strncmp(in->key, PX_COLL_KEY_BARRIER, PMIX_MAX_KEYLEN) == 0 &&
+                 in->value.type == PMIX_STRING)
+            algo[0] = in->value.data.string;
+        else if (strncmp(in->key, PX_COLL_KEY_FENCE, PMIX_MAX_KEYLEN) == 0 &&
+                 in->value.type == PMIX_STRING)
+            algo[1] = in->value.data.string;
+    }
+    choice = collect ? d->fence_choice : d->barrier_choice;
+    if (algo[collect] != NULL &&
+        px_coll_parse(collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER, algo[collect], &choice, err,
+                      sizeof err) != PMIX_SUCCESS) {
+        /* Every member has the same key in a correct program: each fails
+         * this fence here, and no px_coll epoch is used. */
+        fprintf(stderr, "pmixd %s: a fence's %s: %s\n", j->hostname,
+                collect ? PX_COLL_KEY_FENCE : PX_COLL_KEY_BARRIER, err);
+        cbfunc(PMIX_ERR_BAD_PARAM, NULL, 0, cbdata, NULL, NULL);
+        return PMIX_SUCCESS;
     }
     size_t n = nprocs > 0 ? nprocs : 1;
     uint32_t *ranks = calloc(n, sizeof *ranks);
@@ -210,6 +236,7 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
         q->ndata = ndata;
     }
     q->collect = collect;
+    q->choice = choice;
     q->timeout = timeout;
     q->cbfunc = cbfunc;
     q->cbdata = cbdata;
@@ -304,11 +331,29 @@ static void free_req(fence_req *q)
     free(q);
 }
 
+/* PMIXLAB_PMIXD_TRACE: the fence that just ended on set s. */
+static void trace_fence(const fence_set *s, const fence_req *q, pmix_status_t status)
+{
+    px_coll_kind kind = q->collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER;
+    px_coll_choice resolved;
+    char name[64] = "?";
+
+    if (px_coll_resolve(&q->choice, kind, s->n, 0, NULL, &resolved) == PMIX_SUCCESS)
+        px_coll_choice_format(&resolved, name, sizeof name);
+    fprintf(stderr, "pmixd %s: fence set %016llx epoch %u: %s %s on %u nodes: %s in %.1f us\n",
+            s->d->j.hostname, (unsigned long long)s->id, px_coll_epoch(s->coll),
+            q->collect ? "allgather" : "barrier", name, s->n,
+            status == PMIX_SUCCESS ? "ok" : PMIx_Error_string(status),
+            (now_s() - q->started) * 1e6);
+}
+
 static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
 {
     fence_set *s = cbdata;
     fence_req *q = s->running;
     s->running = NULL;
+    if (q != NULL && s->d->trace)
+        trace_fence(s, q, status);
     if (q != NULL) {
         answer(q, status, res);
         free_req(q);
@@ -330,10 +375,11 @@ static void pump(fence_set *s)
         }
         px_coll_args a = {
             .kind = q->collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER,
-            .choice = q->collect ? d->fence_choice : d->barrier_choice,
+            .choice = q->choice,
             .timeout = q->timeout,
         };
         s->running = q;
+        q->started = now_s();
         pmix_status_t rc = px_coll_start(s->coll, &a, q->data, q->ndata, fence_done, s);
         if (rc != PMIX_SUCCESS) {
             s->running = NULL;
