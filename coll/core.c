@@ -425,6 +425,32 @@ pmix_status_t px_coll_start(px_coll *c, const px_coll_args *args, const void *co
     return PMIX_SUCCESS;
 }
 
+pmix_status_t px_coll_start_failed(px_coll *c, pmix_status_t status, px_coll_cb cb, void *cbdata)
+{
+    uint32_t epoch;
+
+    if (c == NULL || cb == NULL || status >= 0) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    if (c->run != NULL) {
+        return PMIX_ERR_RESOURCE_BUSY;
+    }
+    epoch = c->next_epoch++;
+    c->last_epoch = epoch;
+    for (int i = 0; i <= PX_COLL_WINDOW; i++) {
+        if (c->pending[i].valid && px_coll_epoch_diff(c->pending[i].epoch, epoch) <= 0) {
+            c->pending[i].valid = false;
+        }
+    }
+    purge(c, epoch);
+    /* Members already running this epoch end with `status`; the others
+     * record it and fail the epoch as they start it. */
+    px_coll_maybe_flood(c, epoch, status, c->me, false);
+    c->stats.failed++;
+    cb(status, NULL, cbdata);
+    return PMIX_SUCCESS;
+}
+
 pmix_status_t px_coll_deliver(px_coll *c, uint32_t from, const void *msg, size_t len)
 {
     px_coll_msg_info h;

@@ -199,6 +199,17 @@ void px_coll_destroy(px_coll *c);
 pmix_status_t px_coll_start(px_coll *c, const px_coll_args *args, const void *contrib, size_t len,
                             px_coll_cb cb, void *cbdata);
 
+/* Join the next collective only to fail it, with `status` (an error): this
+ * member cannot take part (e.g. a local participant of the fence failed or
+ * timed out). The epoch is consumed as by px_coll_start, so that the
+ * members stay in step, and an ABORT notice with `status` is flooded: a
+ * member running this epoch ends it with `status`, a member that has not
+ * started it yet fails it at once when it does (if it is at most 4
+ * epochs behind; otherwise its timeout ends it). `cb`
+ * runs with `status` and no result before this returns. Errors, with
+ * nothing done and `cb` not called: PMIX_ERR_RESOURCE_BUSY (a collective
+ * is running here), PMIX_ERR_BAD_PARAM (status is not an error). */
+pmix_status_t px_coll_start_failed(px_coll *c, pmix_status_t status, px_coll_cb cb, void *cbdata);
 /* A message from member `from` (the sender as the transport knows it).
  * `msg` is borrowed for the call. Completion callbacks may run inside.
  * Returns PMIX_SUCCESS when the message was used, queued, or dropped as a

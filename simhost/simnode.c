@@ -16,7 +16,9 @@
  * node list otherwise), created on first use; messages for a collective a
  * node has not created yet wait in `early`. Fences on one px_coll run one
  * after the other, in the order of their upcalls (the same order on every
- * node, as the Standard requires of back-to-back fences). The algorithm is
+ * node, as the Standard requires of back-to-back fences); a fence whose
+ * local participants failed or timed out here still takes its epoch, only
+ * to fail it on every node (px_coll_start_failed). The algorithm is
  * chosen with px_coll_choose: the fence's own pmixlab.*.algo key when the
  * server passes it on, else pmixsim's --algo (or the environment's
  * PMIXLAB_FENCE_ALGO / PMIXLAB_BARRIER_ALGO), else auto.
@@ -56,7 +58,8 @@ typedef struct sim_fence {
     char algo[64]; /* the fence's own choice (PX_COLL_KEY_*), "" if none */
     pmix_modex_cbfunc_t cbfunc;
     void *cbdata;
-    bool answered; /* the node broke while it ran: the server has its answer */
+    bool answered;            /* the node broke while it ran: the server has its answer */
+    pmix_status_t local_fail; /* a local participant failed: fail this epoch */
 } sim_fence;
 
 struct sim_coll {
@@ -348,7 +351,9 @@ static void start_next(sim_coll *sc)
             sc->running = f;
             sim_event(run, "fence-start\tnode %u\tset %llx epoch %u", sc->node->id,
                       (unsigned long long)sc->id, epoch);
-            rc = px_coll_start(sc->c, &args, f->data, f->ndata, fence_done, sc);
+            rc = f->local_fail != PMIX_SUCCESS
+                     ? px_coll_start_failed(sc->c, f->local_fail, fence_done, sc)
+                     : px_coll_start(sc->c, &args, f->data, f->ndata, fence_done, sc);
             if (rc == PMIX_SUCCESS)
                 continue; /* fence_done may already have run */
             sc->running = NULL;
@@ -430,6 +435,7 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
     bool collect = false, all;
     double timeout = 0;
     const char *algo_key[2] = {NULL, NULL}; /* barrier, allgather */
+    pmix_status_t local_fail = PMIX_SUCCESS;
     uint32_t count;
     uint32_t *set;
     uint64_t id;
@@ -446,12 +452,11 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
         else if (strcmp(info[i].key, PX_COLL_KEY_FENCE) == 0 && info[i].value.type == PMIX_STRING)
             algo_key[1] = info[i].value.data.string;
         else if (strcmp(info[i].key, PMIX_LOCAL_COLLECTIVE_STATUS) == 0 &&
-                 info[i].value.type == PMIX_STATUS && info[i].value.data.status != PMIX_SUCCESS) {
-            /* A local participant failed or was late. The other nodes
-             * learn of a death from MSG_BROKEN (or their own timeout). */
-            cbfunc(info[i].value.data.status, NULL, 0, cbdata, NULL, NULL);
-            return PMIX_SUCCESS;
-        }
+                 info[i].value.type == PMIX_STATUS && info[i].value.data.status != PMIX_SUCCESS)
+            /* A local participant failed or was late: this node fails its
+             * epoch of the set (px_coll_start_failed), which ends it on the
+             * other nodes too and keeps the set in step. */
+            local_fail = info[i].value.data.status;
     }
     if (n->broken) {
         cbfunc(PMIX_ERR_PROC_TERM_WO_SYNC, NULL, 0, cbdata, NULL, NULL);
@@ -478,6 +483,7 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
     if (ndata > 0)
         memcpy(f->data, data, ndata);
     f->ndata = ndata;
+    f->local_fail = local_fail;
     f->kind = collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER;
     f->timeout = timeout;
     if (algo_key[collect] != NULL)

@@ -46,6 +46,7 @@
 typedef struct fence_req {
     struct fence_req *next;
     bool collect;
+    pmix_status_t local_fail; /* a local participant failed: fail this epoch */
     px_coll_choice choice;
     double timeout;
     double started; /* for the trace */
@@ -159,17 +160,17 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
     double timeout = 0;
     const char *algo[2] = {NULL, NULL}; /* the fence's own: barrier, allgather */
     px_coll_choice choice;
+    pmix_status_t local_fail = PMIX_SUCCESS;
     char err[512];
     for (size_t i = 0; i < ninfo; i++) {
         const pmix_info_t *in = &info[i];
         if (strncmp(in->key, PMIX_LOCAL_COLLECTIVE_STATUS, PMIX_MAX_KEYLEN) == 0 &&
-            in->value.type == PMIX_STATUS && in->value.data.status != PMIX_SUCCESS) {
-            /* A local participant failed (or timed out): the other nodes
-             * learn it from the rank's death (PD_BROKEN) or time out too. */
-            cbfunc(in->value.data.status, NULL, 0, cbdata, NULL, NULL);
-            return PMIX_SUCCESS;
-        }
-        if (strncmp(in->key, PMIX_COLLECT_DATA, PMIX_MAX_KEYLEN) == 0)
+            in->value.type == PMIX_STATUS && in->value.data.status != PMIX_SUCCESS)
+            /* A local participant failed (or timed out): this node fails
+             * its epoch of the set (px_coll_start_failed), which ends it on
+             * the other nodes too and keeps the set in step. */
+            local_fail = in->value.data.status;
+        else if (strncmp(in->key, PMIX_COLLECT_DATA, PMIX_MAX_KEYLEN) == 0)
             collect = in->value.type != PMIX_BOOL || in->value.data.flag;
         else if (strncmp(in->key, PMIX_TIMEOUT, PMIX_MAX_KEYLEN) == 0 &&
                  in->value.type == PMIX_INT && in->value.data.integer > 0)
@@ -182,7 +183,7 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
             algo[1] = in->value.data.string;
     }
     choice = collect ? d->fence_choice : d->barrier_choice;
-    if (algo[collect] != NULL &&
+    if (local_fail == PMIX_SUCCESS && algo[collect] != NULL &&
         px_coll_parse(collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER, algo[collect], &choice, err,
                       sizeof err) != PMIX_SUCCESS) {
         /* Every member has the same key in a correct program: each fails
@@ -236,6 +237,7 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
         q->ndata = ndata;
     }
     q->collect = collect;
+    q->local_fail = local_fail;
     q->choice = choice;
     q->timeout = timeout;
     q->cbfunc = cbfunc;
@@ -380,7 +382,9 @@ static void pump(fence_set *s)
         };
         s->running = q;
         q->started = now_s();
-        pmix_status_t rc = px_coll_start(s->coll, &a, q->data, q->ndata, fence_done, s);
+        pmix_status_t rc = q->local_fail != PMIX_SUCCESS
+                               ? px_coll_start_failed(s->coll, q->local_fail, fence_done, s)
+                               : px_coll_start(s->coll, &a, q->data, q->ndata, fence_done, s);
         if (rc != PMIX_SUCCESS) {
             s->running = NULL;
             fprintf(stderr, "pmixd %s: cannot start a cross-node fence: %s\n", d->j.hostname,

@@ -1125,6 +1125,74 @@ static void test_timeouts(void **state)
     collnet_destroy(w);
 }
 
+/* A member whose local participants failed joins only to fail the epoch
+ * (px_coll_start_failed): members that run it end with its status, one
+ * that starts it later fails at once, and the next epoch runs in step on
+ * every member. Without it that member would stay an epoch behind. */
+static void test_start_failed(void **state)
+{
+    collnet_cfg nc = {0};
+    collnet *w;
+    done d[5];
+    px_coll_args args;
+    uint8_t x[5] = {10, 11, 12, 13, 14};
+
+    nc.n = 5;
+    nc.seed = 9;
+    nc.dmin = 0.001;
+    nc.dmax = 0.01;
+    w = collnet_create(&nc);
+    memset(&args, 0, sizeof(args));
+    args.kind = PX_COLL_ALLGATHER;
+    args.choice.algo = A("bruck");
+    args.timeout = 0; /* no timeout: only the notice can end epoch 1 */
+    memset(d, 0, sizeof(d));
+    assert_int_equal(px_coll_start_failed(collnet_coll(w, 2), PMIX_SUCCESS, on_done, &d[2]),
+                     PMIX_ERR_BAD_PARAM);
+    assert_int_equal(d[2].calls, 0);
+    /* Members 0, 1 and 3 run epoch 1; 2 fails it; 4 starts it afterwards. */
+    for (uint32_t m = 0; m < 4; m++)
+        if (m != 2)
+            assert_int_equal(px_coll_start(collnet_coll(w, m), &args, &x[m], 1, on_done, &d[m]),
+                             PMIX_SUCCESS);
+    assert_int_equal(px_coll_start_failed(collnet_coll(w, 2), PMIX_ERR_TIMEOUT, on_done, &d[2]),
+                     PMIX_SUCCESS);
+    assert_int_equal(d[2].calls, 1); /* before it returned */
+    assert_int_equal(d[2].status, PMIX_ERR_TIMEOUT);
+    assert_int_equal(px_coll_epoch(collnet_coll(w, 2)), 1);
+    collnet_run(w, 10000);
+    for (uint32_t m = 0; m < 4; m++) {
+        assert_int_equal(d[m].calls, 1);
+        assert_int_equal(d[m].status, PMIX_ERR_TIMEOUT);
+    }
+    assert_int_equal(px_coll_start(collnet_coll(w, 4), &args, &x[4], 1, on_done, &d[4]),
+                     PMIX_SUCCESS);
+    assert_int_equal(d[4].calls, 1);
+    assert_int_equal(d[4].status, PMIX_ERR_TIMEOUT);
+    /* Epoch 2 on everybody: in step, with everybody's data. */
+    memset(d, 0, sizeof(d));
+    for (uint32_t m = 0; m < 5; m++)
+        assert_int_equal(px_coll_start(collnet_coll(w, m), &args, &x[m], 1, on_done, &d[m]),
+                         PMIX_SUCCESS);
+    collnet_run(w, 10000);
+    assert_int_equal(collnet_pending(w), 0);
+    for (uint32_t m = 0; m < 5; m++) {
+        assert_int_equal(d[m].calls, 1);
+        assert_int_equal(d[m].status, PMIX_SUCCESS);
+        assert_int_equal(d[m].size, 5);
+        assert_memory_equal(d[m].data, x, 5);
+        assert_int_equal(px_coll_epoch(collnet_coll(w, m)), 2);
+    }
+    /* Busy: nothing happens. */
+    memset(d, 0, sizeof(d));
+    assert_int_equal(px_coll_start(collnet_coll(w, 0), &args, &x[0], 1, on_done, &d[0]),
+                     PMIX_SUCCESS);
+    assert_int_equal(px_coll_start_failed(collnet_coll(w, 0), PMIX_ERR_TIMEOUT, on_done, &d[1]),
+                     PMIX_ERR_RESOURCE_BUSY);
+    assert_int_equal(d[1].calls, 0);
+    collnet_destroy(w);
+}
+
 static void test_send_refused(void **state)
 {
     collnet_cfg nc = {0};
@@ -1234,6 +1302,7 @@ int main(void)
         cmocka_unit_test_teardown(test_early_queue_bounds, teardown_leaks),
         cmocka_unit_test_teardown(test_peer_failed_while_idle, teardown_leaks),
         cmocka_unit_test_teardown(test_timeouts, teardown_leaks),
+        cmocka_unit_test_teardown(test_start_failed, teardown_leaks),
         cmocka_unit_test_teardown(test_send_refused, teardown_leaks),
         cmocka_unit_test_teardown(test_notice_naming_me, teardown_leaks),
         cmocka_unit_test_teardown(test_result_ownership, teardown_leaks),
