@@ -518,15 +518,8 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         }
     }
     sim_net_start(run);
-    if (opt->test_down != NULL && sim_net_schedule_down(run, opt->test_down, err, sizeof(err))) {
-        fprintf(stderr, "pmixsim: %s\n", err);
-        px_api_set_binding(NULL);
-        for (uint32_t k = 0; k < run->nnodes; k++)
-            sim_node_fini(&run->nodes[k]);
-        status = 2;
-        goto out;
-    }
-    if (sim_faults_setup(run, err, sizeof(err)) != 0) {
+    if ((opt->test_down != NULL && sim_net_schedule_down(run, opt->test_down, err, sizeof(err))) ||
+        sim_faults_setup(run, err, sizeof(err)) != 0) {
         fprintf(stderr, "pmixsim: %s\n", err);
         px_api_set_binding(NULL);
         for (uint32_t k = 0; k < run->nnodes; k++)
