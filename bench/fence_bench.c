@@ -96,8 +96,6 @@ typedef struct figures {
     double us[MAX_METRICS];
 } figures;
 
-static pmix_proc_t myproc;
-
 static double now_us(void)
 {
     struct timespec ts;
@@ -139,24 +137,24 @@ static int add_metric(figures *f, const char *name, const char *label, double us
 }
 
 /* End the whole job: a phase failed in a way its peers cannot get past. */
-static void die(const char *call, pmix_status_t rc)
+static void die(const pmix_proc_t *me, const char *call, pmix_status_t rc)
 {
     char msg[256];
-    snprintf(msg, sizeof msg, "fence_bench: rank %u: %s failed: %s", myproc.rank, call,
+    snprintf(msg, sizeof msg, "fence_bench: rank %u: %s failed: %s", me->rank, call,
              PMIx_Error_string(rc));
     fprintf(stderr, "%s\n", msg);
     PMIx_Abort(1, msg, NULL, 0);
     exit(1);
 }
 
-static void barrier(void)
+static void barrier(const pmix_proc_t *me)
 {
     pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
     if (rc != PMIX_SUCCESS)
-        die("PMIx_Fence", rc);
+        die(me, "PMIx_Fence", rc);
 }
 
-static void fence_collect(void)
+static void fence_collect(const pmix_proc_t *me)
 {
     pmix_info_t info;
     bool yes = true;
@@ -164,10 +162,10 @@ static void fence_collect(void)
     pmix_status_t rc = PMIx_Fence(NULL, 0, &info, 1);
     PMIX_INFO_DESTRUCT(&info);
     if (rc != PMIX_SUCCESS)
-        die("PMIx_Fence(PMIX_COLLECT_DATA)", rc);
+        die(me, "PMIx_Fence(PMIX_COLLECT_DATA)", rc);
 }
 
-static void put_bytes(const char *key, void *bytes, size_t size)
+static void put_bytes(const pmix_proc_t *me, const char *key, void *bytes, size_t size)
 {
     pmix_value_t v;
     memset(&v, 0, sizeof v);
@@ -176,7 +174,7 @@ static void put_bytes(const char *key, void *bytes, size_t size)
     v.data.bo.size = size;
     pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key, &v);
     if (rc != PMIX_SUCCESS)
-        die("PMIx_Put", rc);
+        die(me, "PMIx_Put", rc);
 }
 
 /* The value `rank` puts in iteration `tag`: every 8-byte word depends on
@@ -341,7 +339,8 @@ static int parse_args(int argc, char **argv, options *o)
 /* One size: warm-up round (tag 0), then the timed rounds. Adds the
  * putcommit, collect and getall figures; returns the number of wrong or
  * missing values this process read. */
-static unsigned bench_size(const options *o, size_t size, uint32_t nprocs, figures *f)
+static unsigned bench_size(const options *o, const pmix_proc_t *me, size_t size, uint32_t nprocs,
+                           figures *f)
 {
     char label[24], key[48];
     size_label(label, sizeof label, size);
@@ -352,35 +351,35 @@ static unsigned bench_size(const options *o, size_t size, uint32_t nprocs, figur
     double *co = calloc((size_t)o->collect_iters, sizeof(double));
     double *ga = calloc((size_t)o->collect_iters, sizeof(double));
     if (buf == NULL || want == NULL || vals == NULL || pc == NULL || co == NULL || ga == NULL) {
-        fprintf(stderr, "fence_bench: rank %u: out of memory\n", myproc.rank);
+        fprintf(stderr, "fence_bench: rank %u: out of memory\n", me->rank);
         PMIx_Abort(1, "fence_bench: out of memory", NULL, 0);
         exit(1);
     }
     unsigned errors = 0;
     for (int it = -1; it < o->collect_iters; it++) {
         unsigned tag = (unsigned)(it + 1);
-        fill(buf, size, myproc.rank, tag);
+        fill(buf, size, me->rank, tag);
 
         double t0 = now_us();
-        put_bytes(key, buf, size);
+        put_bytes(me, key, buf, size);
         pmix_status_t rc = PMIx_Commit();
         double t1 = now_us();
         if (rc != PMIX_SUCCESS)
-            die("PMIx_Commit", rc);
+            die(me, "PMIx_Commit", rc);
 
-        barrier(); /* everyone enters the collect together */
+        barrier(me); /* everyone enters the collect together */
         double t2 = now_us();
-        fence_collect();
+        fence_collect(me);
         double t3 = now_us();
 
         pmix_status_t get_rc = PMIX_SUCCESS;
         pmix_rank_t bad_rank = 0;
         double t4 = now_us();
         for (uint32_t r = 0; r < nprocs; r++) {
-            if (r == myproc.rank)
+            if (r == me->rank)
                 continue;
             pmix_proc_t peer;
-            PMIX_PROC_LOAD(&peer, myproc.nspace, r);
+            PMIX_PROC_LOAD(&peer, me->nspace, r);
             vals[r] = NULL;
             rc = PMIx_Get(&peer, key, NULL, 0, &vals[r]);
             if (rc != PMIX_SUCCESS) {
@@ -394,10 +393,10 @@ static unsigned bench_size(const options *o, size_t size, uint32_t nprocs, figur
         double t5 = now_us();
 
         if (get_rc != PMIX_SUCCESS)
-            fprintf(stderr, "fence_bench: rank %u: PMIx_Get(%s of rank %u) failed: %s\n",
-                    myproc.rank, key, bad_rank, PMIx_Error_string(get_rc));
+            fprintf(stderr, "fence_bench: rank %u: PMIx_Get(%s of rank %u) failed: %s\n", me->rank,
+                    key, bad_rank, PMIx_Error_string(get_rc));
         for (uint32_t r = 0; r < nprocs; r++) {
-            if (r == myproc.rank)
+            if (r == me->rank)
                 continue;
             if (vals[r] == NULL) {
                 errors++;
@@ -408,7 +407,7 @@ static unsigned bench_size(const options *o, size_t size, uint32_t nprocs, figur
                     fprintf(stderr,
                             "fence_bench: rank %u: %s of rank %u in round %u is wrong "
                             "(type %d, %zu bytes; expected %zu bytes of that round; %s)\n",
-                            myproc.rank, key, r, tag, (int)vals[r]->type,
+                            me->rank, key, r, tag, (int)vals[r]->type,
                             vals[r]->type == PMIX_BYTE_OBJECT ? vals[r]->data.bo.size : 0, size,
                             which_round(vals[r], size, r, tag, want));
                 errors++;
@@ -419,7 +418,7 @@ static unsigned bench_size(const options *o, size_t size, uint32_t nprocs, figur
         /* Nobody posts the next round's value while a peer still reads
          * this one: a server may hand out a local peer's newest committed
          * value at once (OpenPMIx does), which the check would call wrong. */
-        barrier();
+        barrier(me);
         if (it >= 0) {
             pc[it] = t1 - t0;
             co[it] = t3 - t2;
@@ -440,19 +439,19 @@ static unsigned bench_size(const options *o, size_t size, uint32_t nprocs, figur
 
 /* Everyone's figures to rank 0, which prints the line. Returns the job's
  * error count on rank 0 (0 elsewhere). */
-static unsigned report(const options *o, uint32_t nprocs, const figures *f, unsigned errors,
-                       const char *server, long srv[3], long cli_hwm)
+static unsigned report(const options *o, const pmix_proc_t *me, uint32_t nprocs, const figures *f,
+                       unsigned errors, const char *server, long srv[3], long cli_hwm)
 {
     /* The figures and then the error count, as doubles. */
     double mine[MAX_METRICS + 1];
     memcpy(mine, f->us, (size_t)f->n * sizeof(double));
     mine[f->n] = (double)errors;
-    put_bytes("fence_bench.results", mine, (size_t)(f->n + 1) * sizeof(double));
+    put_bytes(me, "fence_bench.results", mine, (size_t)(f->n + 1) * sizeof(double));
     pmix_status_t rc = PMIx_Commit();
     if (rc != PMIX_SUCCESS)
-        die("PMIx_Commit", rc);
-    fence_collect();
-    if (myproc.rank != 0)
+        die(me, "PMIx_Commit", rc);
+    fence_collect(me);
+    if (me->rank != 0)
         return 0;
 
     double *all = calloc((size_t)nprocs * (size_t)(f->n + 1), sizeof(double));
@@ -472,7 +471,7 @@ static unsigned report(const options *o, uint32_t nprocs, const figures *f, unsi
         }
         pmix_proc_t peer;
         pmix_value_t *v = NULL;
-        PMIX_PROC_LOAD(&peer, myproc.nspace, r);
+        PMIX_PROC_LOAD(&peer, me->nspace, r);
         rc = PMIx_Get(&peer, "fence_bench.results", NULL, 0, &v);
         if (rc != PMIX_SUCCESS || v->type != PMIX_BYTE_OBJECT ||
             v->data.bo.size != (size_t)(f->n + 1) * sizeof(double)) {
@@ -517,6 +516,8 @@ int main(int argc, char **argv)
     if (st >= 0)
         return st;
 
+    pmix_proc_t myproc; /* in main's frame: pmixsim runs many copies in one process */
+    const pmix_proc_t *me = &myproc;
     double t0 = now_us();
     pmix_status_t rc = PMIx_Init(&myproc, NULL, 0);
     double t1 = now_us();
@@ -540,10 +541,10 @@ int main(int argc, char **argv)
 
     pmix_proc_t job;
     pmix_value_t *val = NULL;
-    PMIX_PROC_LOAD(&job, myproc.nspace, PMIX_RANK_WILDCARD);
+    PMIX_PROC_LOAD(&job, me->nspace, PMIX_RANK_WILDCARD);
     rc = PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &val);
     if (rc != PMIX_SUCCESS || val->type != PMIX_UINT32)
-        die("PMIx_Get(PMIX_JOB_SIZE)", rc);
+        die(me, "PMIx_Get(PMIX_JOB_SIZE)", rc);
     uint32_t nprocs = val->data.uint32;
     PMIX_VALUE_RELEASE(val);
 
@@ -552,19 +553,19 @@ int main(int argc, char **argv)
 
     /* Barrier: the first fence also means every process has initialized. */
     for (int i = 0; i < o.warmup; i++)
-        barrier();
+        barrier(me);
     long ppid = (long)getppid(), srv[3] = {-1, -1, -1};
     char server[64] = "-";
-    if (myproc.rank == 0) {
+    if (me->rank == 0) {
         proc_comm(ppid, server, sizeof server);
         srv[0] = proc_status_kb(ppid, "VmRSS");
     }
     double *samples = calloc((size_t)o.iters, sizeof(double));
     if (samples == NULL)
-        die("calloc", PMIX_ERR_NOMEM);
+        die(me, "calloc", PMIX_ERR_NOMEM);
     for (int i = 0; i < o.iters; i++) {
         double a = now_us();
-        barrier();
+        barrier(me);
         samples[i] = now_us() - a;
     }
     add_metric(&f, "barrier", "", median(samples, o.iters));
@@ -572,20 +573,20 @@ int main(int argc, char **argv)
 
     unsigned errors = 0;
     for (int s = 0; s < o.nsizes; s++)
-        errors += bench_size(&o, o.sizes[s], nprocs, &f);
+        errors += bench_size(&o, me, o.sizes[s], nprocs, &f);
 
     long cli_hwm = -1;
-    if (myproc.rank == 0) {
+    if (me->rank == 0) {
         srv[1] = proc_status_kb(ppid, "VmHWM");
         srv[2] = proc_status_kb(ppid, "VmRSS");
         cli_hwm = proc_status_kb((long)getpid(), "VmHWM");
     }
-    unsigned job_errors = report(&o, nprocs, &f, errors, server, srv, cli_hwm);
+    unsigned job_errors = report(&o, me, nprocs, &f, errors, server, srv, cli_hwm);
 
-    barrier(); /* rank 0 has read everyone's figures */
+    barrier(me); /* rank 0 has read everyone's figures */
     rc = PMIx_Finalize(NULL, 0);
     if (rc != PMIX_SUCCESS) {
-        fprintf(stderr, "fence_bench: rank %u: PMIx_Finalize failed: %s\n", myproc.rank,
+        fprintf(stderr, "fence_bench: rank %u: PMIx_Finalize failed: %s\n", me->rank,
                 PMIx_Error_string(rc));
         return 1;
     }

@@ -193,14 +193,13 @@ struct sim_proc {
     sim_node *node;
     pmix_proc_t proc;
     uint64_t conn;
-    bool closed;         /* the connection is gone */
-    bool sync;           /* handshake or finalize in progress (see simplat.c) */
-    bool defer;          /* maybe inside the shim's init lock: hold sends */
-    sim_msg *deferred;   /* sends held back, in order */
-    sim_msg *sync_out;   /* frames to the server, in order */
-    sim_msg *sync_in;    /* frames from the server, in order */
-    px_api_client ac;    /* what the api/ shim finds for this actor */
-    pmix_proc_t wl_proc; /* the workload's `myproc` (see wl_prelude.h) */
+    bool closed;       /* the connection is gone */
+    bool sync;         /* handshake or finalize in progress (see simplat.c) */
+    bool defer;        /* maybe inside the shim's init lock: hold sends */
+    sim_msg *deferred; /* sends held back, in order */
+    sim_msg *sync_out; /* frames to the server, in order */
+    sim_msg *sync_in;  /* frames from the server, in order */
+    px_api_client ac;  /* what the api/ shim finds for this actor */
     int exit_code;
     long actor;            /* SimGrid's id of the process actor */
     bool exited;           /* its workload returned */

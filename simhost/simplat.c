@@ -600,19 +600,6 @@ void sim_bind(sim_run *run)
     px_api_set_binding(&run->binding);
 }
 
-/* The workload's `myproc` (wl_prelude.h): one per process actor. */
-pmix_proc_t *pmixsim_wl_myproc_slot(void);
-pmix_proc_t *pmixsim_wl_myproc_slot(void)
-{
-    sim_ep *ep = sgw_self_data();
-
-    if (ep == NULL || ep->is_server) {
-        fprintf(stderr, "pmixsim: a workload global used outside a process actor\n");
-        abort();
-    }
-    return &((sim_proc *)ep)->wl_proc;
-}
-
 /* ---- the process actor ---- */
 
 /* The body of an actor that a fault may kill. When it is killed, what its
