@@ -2,13 +2,14 @@
  * fence - the measurement workload of pmixsim: N fences, barriers or
  * fences that collect S bytes from every process.
  *
- *     fence [--iters N] [--size BYTES] [--check]
+ *     fence [--iters N] [--size BYTES] [--check] [--embed-barrier]
  *
  * Every process initializes, then runs N iterations. With --size 0 (the
  * default) an iteration is a plain PMIx_Fence (a barrier). With a size, an
  * iteration puts a fresh value of that many bytes (PMIX_GLOBAL), commits it
  * and runs a fence with PMIX_COLLECT_DATA; --check then reads the next
  * rank's value and verifies every byte. Rank 0 prints one line at the end.
+ * --embed-barrier finalizes with PMIX_EMBED_BARRIER (one more fence).
  *
  * Like every workload, it is a plain PMIx program (it also runs under
  * pmixrun) and keeps no state outside main's frame: pmixsim runs thousands
@@ -29,7 +30,7 @@ static void fill(unsigned char *buf, size_t size, pmix_rank_t rank, int iter)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: fence [--iters N] [--size BYTES] [--check]\n");
+    fprintf(stderr, "usage: fence [--iters N] [--size BYTES] [--check] [--embed-barrier]\n");
     return 2;
 }
 
@@ -37,7 +38,8 @@ int main(int argc, char **argv)
 {
     int iters = 1, errors = 0;
     size_t size = 0;
-    bool check = false;
+    bool check = false, embed = false;
+    pmix_info_t fin;
     pmix_proc_t me, job;
     pmix_value_t *val = NULL;
     pmix_status_t rc;
@@ -51,6 +53,8 @@ int main(int argc, char **argv)
             size = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--check") == 0)
             check = true;
+        else if (strcmp(argv[i], "--embed-barrier") == 0)
+            embed = true;
         else
             return usage();
     }
@@ -121,6 +125,11 @@ int main(int argc, char **argv)
     if (me.rank == 0 && errors == 0)
         printf("fence: %u processes, %d %s of %zu bytes: ok\n", nprocs, iters,
                size ? "collecting fences" : "barriers", size);
-    rc = PMIx_Finalize(NULL, 0);
+    PMIX_INFO_LOAD(&fin, PMIX_EMBED_BARRIER, &embed, PMIX_BOOL);
+    rc = PMIx_Finalize(&fin, 1);
+    PMIX_INFO_DESTRUCT(&fin);
+    if (rc != PMIX_SUCCESS)
+        fprintf(stderr, "fence: rank %u: PMIx_Finalize failed: %s\n", me.rank,
+                PMIx_Error_string(rc));
     return errors == 0 && rc == PMIX_SUCCESS ? 0 : 1;
 }
