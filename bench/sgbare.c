@@ -81,7 +81,8 @@ static double wall(void)
 int main(int argc, char **argv)
 {
     bare b = {0};
-    char path[] = "/tmp/sgbare-XXXXXX.xml";
+    char path[4096];
+    const char *tmp = getenv("TMPDIR");
     char *sgargv[] = {argv[0], "--log=xbt_cfg.thres:warning", NULL};
     int sgargc = 2, fd;
     unsigned stack;
@@ -105,6 +106,8 @@ int main(int argc, char **argv)
     sg_cfg_set_int("contexts/stack-size", (int)stack);
     if (b.nodes > 30000)
         sg_cfg_set_int("contexts/guard-size", 0);
+    snprintf(path, sizeof(path), "%s/sgbare-%s.xml", tmp != NULL && *tmp ? tmp : "/tmp",
+             "XXXXXX"); /* mkstemps' template */
     fd = mkstemps(path, 4);
     if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
         perror("sgbare: platform file");
