@@ -137,6 +137,17 @@ typedef struct px_platform_ops {
      * platform's loop, i.e. the caller is inside a callback: a blocking
      * call there could never complete, and the api/ shim refuses it. */
     bool (*in_callback)(void *pctx);
+
+    /* Optional (NULL: the engine uses region_create, a copy). A region
+     * over `len` bytes at `data` that stay the caller's, without a copy:
+     * the platform calls `release(arg)` once it is done with them (after
+     * region_release and every send carrying the region). For platforms
+     * whose receivers share the sender's memory (pmixsim), so that data
+     * a host hands every node (a fence's collected data) exists once in
+     * the process. region_append is never used on such a region. NULL on
+     * failure, and then `release` has not run. */
+    px_region *(*region_wrap)(void *pctx, const void *data, size_t len, void (*release)(void *arg),
+                              void *arg);
 } px_platform_ops;
 
 /*

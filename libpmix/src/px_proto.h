@@ -13,7 +13,13 @@
  *   FENCE     c->s  procs, info                       reply: FENCE_DONE
  *   FENCE_DONE s->c i32 status; on success u8 how, then with how INLINE
  *                   bytes records (empty unless collected), with how
- *                   REGION nothing: the records are the frame's region
+ *                   REGION nothing: the records are the frame's region;
+ *                   with how GROUPS (data from the host: every node's
+ *                   records, as groups) u64 glen, bytes groups, bytes
+ *                   records: a region, if attached, holds glen bytes of
+ *                   groups then records; the frame's groups are empty
+ *                   then, and its records (the node's own, cut for local
+ *                   readers) come after the region's
  *   GET       c->s  proc, str key, info               reply: GET_DONE
  *   GET_DONE  s->c  i32 status, u8 kind, bytes        kind 0: records,
  *                                                     kind 1: job data
@@ -52,6 +58,7 @@ enum px_msg_type {
 /* How FENCE_DONE carries the collected records. */
 #define PX_DATA_INLINE 0
 #define PX_DATA_REGION 1
+#define PX_DATA_GROUPS 2
 
 #define PX_GET_KIND_RECORDS 0
 #define PX_GET_KIND_JOB 1

@@ -1325,6 +1325,161 @@ static void test_htab_random(void **state)
     assert_null(px_htab_remove(&t, NULL, 1));
 }
 
+/* ---- groups ---- */
+
+/* Node `node` of a job of `nodes` x `ppn` ranks (by node, or round-robin
+ * with `rr`): each puts "k" = rank + 1000 * `gen` (REMOTE) and "l" =
+ * rank (LOCAL), commits into the writer store `w`, and packs its groups
+ * for remote readers into `out`. */
+static void node_groups(px_store *w, uint32_t node, uint32_t nodes, uint32_t ppn, bool rr,
+                        uint32_t gen, px_buf *out)
+{
+    pmix_proc_t procs[8];
+    const pmix_proc_t *ptrs[8];
+    assert_true(ppn <= 8);
+    for (uint32_t i = 0; i < ppn; i++) {
+        /* in descending order: packing sorts */
+        pmix_rank_t r = rr ? (ppn - 1 - i) * nodes + node : node * ppn + (ppn - 1 - i);
+        put_u32(w, NS, r, PMIX_REMOTE, "k", r + 1000 * gen);
+        put_u32(w, NS, r, PMIX_LOCAL, "l", r);
+        procs[i] = proc(NS, r);
+        ptrs[i] = &procs[i];
+    }
+    px_store_pack_groups(w, ptrs, ppn, false, out);
+    assert_int_equal(px_buf_status(out), PMIX_SUCCESS);
+}
+
+static void test_groups_lookup(void **state)
+{
+    fixture *f = *state;
+    for (int rr = 0; rr < 2; rr++) {
+        px_store *t = px_store_create();
+        px_buf all;
+        counter c = {0};
+        size_t ngroups = 0;
+        px_buf_init(&all);
+        for (uint32_t node = 0; node < 5; node++)
+            node_groups(f->s, node, 5, 3, rr, 1, &all);
+        px_blob *blob = blob_from(&all, &c);
+        assert_int_equal(px_store_check_groups(blob->data, blob->len, &ngroups), PMIX_SUCCESS);
+        assert_int_equal(ngroups, 5);
+        assert_int_equal(px_store_add_groups(t, blob), PMIX_SUCCESS);
+        px_blob_unref(blob);
+        assert_int_equal(c.released, 0); /* the store holds it */
+        for (pmix_rank_t r = 0; r < 15; r++) {
+            pmix_proc_t p = proc(NS, r);
+            expect_proc_u32(t, NS, r, "k", false, r + 1000);
+            expect_proc_none(t, NS, r, "l", false); /* cut for remote readers */
+            assert_true(px_store_has_proc(t, &p));
+        }
+        expect_proc_none(t, NS, 15, "k", false);
+        expect_proc_none(t, NS2, 0, "k", false);
+        pmix_value_t *v = NULL;
+        assert_int_equal(px_store_get_any(t, NS, "k", &v), PMIX_SUCCESS);
+        PMIX_VALUE_RELEASE(v);
+        px_store_destroy(t);
+        assert_int_equal(c.released, 1);
+    }
+}
+
+static void test_groups_newest_wins(void **state)
+{
+    fixture *f = *state;
+    counter c1 = {0}, c2 = {0}, c3 = {0};
+    px_buf b;
+
+    /* a fence: two nodes' groups */
+    px_buf_init(&b);
+    node_groups(f->s, 0, 2, 2, false, 1, &b);
+    node_groups(f->s, 1, 2, 2, false, 1, &b);
+    px_blob *g1 = blob_from(&b, &c1);
+    assert_int_equal(px_store_add_groups(f->t, g1), PMIX_SUCCESS);
+    px_blob_unref(g1);
+    /* then the reader's own node's records, cut for local readers */
+    px_buf_init(&b);
+    pmix_proc_t p0 = proc(NS, 0);
+    px_store_pack_record(f->s, &p0, true, &b);
+    px_blob *local = blob_from(&b, &c2);
+    assert_int_equal(px_store_add_blob(f->t, local), PMIX_SUCCESS);
+    px_blob_unref(local);
+    expect_proc_u32(f->t, NS, 0, "l", true, 0); /* the local cut wins */
+    expect_proc_none(f->t, NS, 1, "l", true);   /* rank 1: only the remote cut */
+    expect_proc_u32(f->t, NS, 3, "k", false, 1003);
+
+    /* the same fence again, newer values: replaces the older group blob
+     * (released at once) and wins over the older local record */
+    px_buf_init(&b);
+    node_groups(f->s, 0, 2, 2, false, 2, &b);
+    node_groups(f->s, 1, 2, 2, false, 2, &b);
+    px_blob *g2 = blob_from(&b, &c3);
+    assert_int_equal(px_store_add_groups(f->t, g2), PMIX_SUCCESS);
+    px_blob_unref(g2);
+    assert_int_equal(c1.released, 1);
+    expect_proc_u32(f->t, NS, 0, "k", false, 2000);
+    expect_proc_none(f->t, NS, 0, "l", true);
+    expect_proc_u32(f->t, NS, 3, "k", false, 2003);
+
+    /* a namespace dropped after its group blob came: not seen again */
+    px_store_drop_job(f->t, NS);
+    expect_proc_none(f->t, NS, 3, "k", false);
+    assert_int_equal(c3.released, 0); /* still held: dropped lazily */
+}
+
+static void test_groups_malformed(void **state)
+{
+    fixture *f = *state;
+    px_buf b;
+    counter c = {0};
+    size_t len;
+
+    px_buf_init(&b);
+    node_groups(f->s, 0, 1, 2, false, 1, &b);
+    assert_int_equal(px_buf_status(&b), PMIX_SUCCESS);
+    uint8_t *good = px_buf_steal(&b, &len);
+
+    /* every truncation and a bad magic: refused, nothing changes */
+    for (size_t cut = 1; cut < len; cut++) {
+        px_blob *bl = blob_copy(good, cut, &c);
+        assert_int_equal(px_store_add_groups(f->t, bl), PMIX_ERR_UNPACK_FAILURE);
+        px_blob_unref(bl);
+    }
+    uint8_t *bad = malloc(len);
+    assert_non_null(bad);
+    memcpy(bad, good, len);
+    bad[0] ^= 0xff;
+    px_blob *bl = blob_copy(bad, len, &c);
+    assert_int_equal(px_store_add_groups(f->t, bl), PMIX_ERR_UNPACK_FAILURE);
+    px_blob_unref(bl);
+    expect_proc_none(f->t, NS, 0, "k", false);
+
+    /* an index pointing at the wrong record: the lookup fails, reads
+     * nothing outside, and the other rank is still found. The header is
+     * magic, nspace (u32 len + bytes), nrec, nbytes, ranks, offsets. */
+    memcpy(bad, good, len);
+    size_t offs = 4 + 4 + strlen(NS) + 4 + 4 + 2 * 4;
+    uint8_t o1[4];
+    memcpy(o1, bad + offs + 4, 4); /* rank 1's offset */
+    memcpy(bad + offs, o1, 4);     /* rank 0 points at rank 1's record */
+    bl = blob_copy(bad, len, &c);
+    assert_int_equal(px_store_add_groups(f->t, bl), PMIX_SUCCESS);
+    px_blob_unref(bl);
+    pmix_proc_t p0 = proc(NS, 0);
+    pmix_value_t *v = NULL;
+    assert_int_equal(px_store_get_proc(f->t, &p0, "k", false, &v), PMIX_ERR_UNPACK_FAILURE);
+    assert_null(v);
+    expect_proc_u32(f->t, NS, 1, "k", false, 1001);
+    /* an offset past the records */
+    memcpy(bad, good, len);
+    memset(bad + offs, 0xff, 4);
+    bl = blob_copy(bad, len, &c);
+    assert_int_equal(px_store_add_groups(f->t, bl), PMIX_SUCCESS);
+    px_blob_unref(bl);
+    assert_int_equal(px_store_get_proc(f->t, &p0, "k", false, &v), PMIX_ERR_UNPACK_FAILURE);
+    free(bad);
+    free(good);
+    assert_int_equal(px_store_add_groups(f->t, NULL), PMIX_ERR_BAD_PARAM);
+}
+
 static void test_null_and_bad_args(void **state)
 {
     fixture *f = *state;
@@ -1363,6 +1518,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blob_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_has_proc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scale, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_groups_lookup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_groups_newest_wins, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_groups_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_null_and_bad_args, setup, teardown),
         cmocka_unit_test(test_htab_random),
     };

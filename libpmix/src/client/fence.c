@@ -5,10 +5,10 @@
  * server normalizes it) and waits for FENCE_DONE. A fence whose only
  * participant is the caller completes at once (PMIX_OPERATION_SUCCEEDED).
  * Collected records in the reply go into the store as one blob, shared by
- * all later Gets. PMIX_TIMEOUT is the server's to enforce, so that every
- * local participant gets the same verdict; the client's own timer, a
- * little later (PX_FENCE_GRACE), only ends a wait on a server that never
- * answers.
+ * all later Gets; data from the host comes as groups (store/groups.c),
+ * indexed per group, with this node's own records beside them. PMIX_TIMEOUT is the server's to
+ * enforce, so that every local participant gets the same verdict; the client's own timer, a little
+ * later (PX_FENCE_GRACE), only ends a wait on a server that never answers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +81,92 @@ static void blob_release_region(void *arg, const uint8_t *data, size_t len)
     free(region);
 }
 
+/* The region as a blob (no copy); the blob owns the region then. */
+static px_blob *region_blob(px_cli_region *region)
+{
+    px_cli_region *keep = malloc(sizeof(*keep));
+
+    if (keep == NULL)
+        return NULL;
+    *keep = *region;
+    region->release = NULL; /* the blob owns it now */
+    return px_blob_create(keep->data, keep->len, blob_release_region, keep);
+}
+
+/* A copy of `n` bytes as a blob (NULL for n == 0 or no memory: *rc says). */
+static px_blob *copy_blob(const void *data, size_t n, pmix_status_t *rc)
+{
+    void *copy;
+
+    *rc = PMIX_SUCCESS;
+    if (n == 0)
+        return NULL;
+    copy = malloc(n);
+    if (copy == NULL) {
+        *rc = PMIX_ERR_NOMEM;
+        return NULL;
+    }
+    memcpy(copy, data, n);
+    return px_blob_create(copy, n, NULL, NULL);
+}
+
+/* Add a blob's records, or its groups, and drop the caller's reference. */
+static pmix_status_t add(px_client *c, px_blob *blob, bool groups)
+{
+    pmix_status_t rc;
+
+    if (blob == NULL)
+        return PMIX_SUCCESS;
+    rc = groups ? px_store_add_groups(c->store, blob) : px_store_add_blob(c->store, blob);
+    px_blob_unref(blob); /* the store holds what it needs */
+    return rc;
+}
+
+/* PX_DATA_GROUPS: every node's groups (in the region's first glen bytes,
+ * or in the frame) and this node's records cut for local readers (after
+ * them in the region, and in the frame). The groups go in first, so that
+ * the local records, newer, win. */
+static pmix_status_t take_groups(px_client *c, px_buf *b, px_cli_region *region)
+{
+    uint64_t glen;
+    const void *groups, *recs;
+    size_t ngroups, nrecs;
+    px_blob *whole = NULL, *part;
+    pmix_status_t rc;
+
+    if (px_unpack_u64(b, &glen) != PMIX_SUCCESS ||
+        px_unpack_bytes_view(b, &groups, &ngroups) != PMIX_SUCCESS ||
+        px_unpack_bytes_view(b, &recs, &nrecs) != PMIX_SUCCESS)
+        return PMIX_ERR_UNPACK_FAILURE;
+    if (region == NULL ? glen != 0 : glen > region->len || ngroups != 0)
+        return PMIX_ERR_UNPACK_FAILURE;
+    if (region == NULL) {
+        part = copy_blob(groups, ngroups, &rc);
+        if (rc == PMIX_SUCCESS && ngroups > 0 && part == NULL)
+            rc = PMIX_ERR_NOMEM;
+        if (rc == PMIX_SUCCESS)
+            rc = add(c, part, true);
+    } else {
+        if ((whole = region_blob(region)) == NULL)
+            return PMIX_ERR_NOMEM;
+        part = px_blob_slice(whole, 0, (size_t)glen);
+        rc = part != NULL ? add(c, part, true) : PMIX_ERR_NOMEM;
+        if (rc == PMIX_SUCCESS && whole->len > glen) {
+            part = px_blob_slice(whole, (size_t)glen, whole->len - (size_t)glen);
+            rc = part != NULL ? add(c, part, false) : PMIX_ERR_NOMEM;
+        }
+        px_blob_unref(whole);
+    }
+    if (rc == PMIX_SUCCESS) {
+        part = copy_blob(recs, nrecs, &rc);
+        if (rc == PMIX_SUCCESS && nrecs > 0 && part == NULL)
+            rc = PMIX_ERR_NOMEM;
+        if (rc == PMIX_SUCCESS)
+            rc = add(c, part, false);
+    }
+    return rc;
+}
+
 /* The collected records as a blob: the region itself when one came (no
  * copy), else a copy of the bytes in the frame. */
 static pmix_status_t take_records(px_client *c, px_buf *b, px_cli_region *region)
@@ -93,18 +179,14 @@ static pmix_status_t take_records(px_client *c, px_buf *b, px_cli_region *region
 
     if (px_unpack_u8(b, &how) != PMIX_SUCCESS)
         return PMIX_ERR_UNPACK_FAILURE;
+    if (how == PX_DATA_GROUPS)
+        return take_groups(c, b, region);
     if (how == PX_DATA_REGION) {
-        px_cli_region *keep;
         if (region == NULL)
             return PMIX_ERR_UNPACK_FAILURE; /* announced, not attached */
         if (region->len == 0)
             return PMIX_SUCCESS;
-        keep = malloc(sizeof(*keep));
-        if (keep == NULL)
-            return PMIX_ERR_NOMEM;
-        *keep = *region;
-        region->release = NULL; /* the blob owns it now */
-        blob = px_blob_create(keep->data, keep->len, blob_release_region, keep);
+        blob = region_blob(region);
     } else {
         void *copy;
         if (how != PX_DATA_INLINE || region != NULL ||

@@ -16,9 +16,11 @@
  *   - all local: the fence completes here, without any host upcall; with
  *     PMIX_COLLECT_DATA every participant receives every participant's data;
  *   - otherwise: one fence_nb upcall hands the host this node's records
- *     (cut for remote readers); the host's callback brings every node's
- *     records, and each local participant receives them, with the records
- *     of local processes replaced by their local cut.
+ *     (cut for remote readers) as groups (store/groups.c); the host's
+ *     callback brings every node's groups, and each local participant
+ *     receives them as they are, shared, not rewritten (reply_groups),
+ *     with this node's records cut for local readers beside them, which
+ *     take precedence.
  *
  * Failure. A participant that dies first (its connection closes without
  * finalize, or the host says so) fails the tracker on every local
@@ -167,12 +169,33 @@ static pmix_status_t stream_local_records(px_server *s, px_tracker *t, px_buf *b
     return rc;
 }
 
-/* Records of the local participants, cut for local or remote readers. */
-static void pack_local_records(px_server *s, px_tracker *t, bool for_local, px_buf *b)
+/* Records of the local participants, cut for local readers. */
+static void pack_local_records(px_server *s, px_tracker *t, px_buf *b)
 {
     for (size_t i = 0; i < t->ncontrib; i++)
         if (t->contrib[i].client != NULL)
-            px_store_pack_record(s->store, &t->contrib[i].client->proc, for_local, b);
+            px_store_pack_record(s->store, &t->contrib[i].client->proc, true, b);
+}
+
+/* The local participants' records cut for remote readers, as groups: what
+ * this node hands the host. */
+static void pack_local_groups(px_server *s, px_tracker *t, px_buf *b)
+{
+    const pmix_proc_t **procs;
+    size_t n = 0;
+
+    if (t->ncontrib == 0)
+        return;
+    procs = malloc(t->ncontrib * sizeof(*procs));
+    if (procs == NULL) {
+        b->err = PMIX_ERR_NOMEM;
+        return;
+    }
+    for (size_t i = 0; i < t->ncontrib; i++)
+        if (t->contrib[i].client != NULL)
+            procs[n++] = &t->contrib[i].client->proc;
+    px_store_pack_groups(s->store, procs, n, false, b);
+    free(procs);
 }
 
 static void complete_local(px_server *s, px_tracker *t, pmix_status_t status)
@@ -189,43 +212,81 @@ static void complete_local(px_server *s, px_tracker *t, pmix_status_t status)
     free_tracker(s, t);
 }
 
-static bool is_local_contributor(const px_tracker *t, const pmix_proc_t *p)
+typedef struct {
+    pmix_release_cbfunc_t fn;
+    void *arg;
+} host_release;
+
+static void release_host_data(void *arg)
 {
-    for (size_t i = 0; i < t->ncontrib; i++) {
-        const px_sclient *c = t->contrib[i].client;
-        if (c != NULL && c->proc.rank == p->rank &&
-            strncmp(c->proc.nspace, p->nspace, PMIX_MAX_NSLEN) == 0)
-            return true;
-    }
-    return false;
+    host_release *r = arg;
+
+    if (r->fn != NULL)
+        r->fn(r->arg);
+    free(r);
 }
 
-/* The host's records of every node, with the local participants' records
- * replaced by their local cut. */
-static pmix_status_t merge_records(px_server *s, px_tracker *t, const char *data, size_t ndata,
-                                   px_buf *out)
+/* FENCE_DONE with the host's data: every node's records as groups, which
+ * the clients index per group, plus this node's records cut for local
+ * readers, which they find first. The host's data goes to the clients
+ * without being rewritten: by reference where the platform can wrap it
+ * (then the platform releases it; *kept is set), else as one copy in a
+ * region (with the local records appended), else in each frame. */
+static void reply_groups(px_server *s, px_tracker *t, const char *data, size_t ndata,
+                         pmix_release_cbfunc_t release_fn, void *release_cbdata, bool *kept)
 {
-    px_buf in;
+    px_region *region = NULL;
+    px_buf local;
+    uint64_t glen = 0;
+    pmix_status_t rc;
 
-    px_buf_view(&in, data, ndata);
-    while (px_buf_left(&in) > 0) {
-        size_t start = in.pos;
-        pmix_proc_t p;
-        uint32_t nbytes;
-        const void *kv;
-        pmix_status_t rc;
-
-        memset(&p, 0, sizeof(p));
-        if ((rc = px_unpack_strbuf(&in, p.nspace, sizeof(p.nspace))) != PMIX_SUCCESS ||
-            (rc = px_unpack_u32(&in, &p.rank)) != PMIX_SUCCESS ||
-            (rc = px_unpack_u32(&in, &nbytes)) != PMIX_SUCCESS ||
-            (rc = px_unpack_raw_view(&in, &kv, nbytes)) != PMIX_SUCCESS)
-            return PMIX_ERR_UNPACK_FAILURE;
-        if (!is_local_contributor(t, &p))
-            px_pack_raw(out, (const uint8_t *)data + start, in.pos - start);
+    *kept = false;
+    px_buf_init(&local);
+    pack_local_records(s, t, &local);
+    if ((rc = px_buf_status(&local)) != PMIX_SUCCESS) {
+        px_buf_fini(&local);
+        reply_all(s, t, rc, NULL, 0, NULL);
+        return;
     }
-    pack_local_records(s, t, true, out);
-    return px_buf_status(out);
+    if (ndata > 0 && s->pops->region_wrap != NULL) {
+        host_release *r = malloc(sizeof(*r));
+        if (r != NULL) {
+            r->fn = release_fn;
+            r->arg = release_cbdata;
+            region = s->pops->region_wrap(s->pctx, data, ndata, release_host_data, r);
+            if (region == NULL)
+                free(r);
+            *kept = region != NULL;
+        }
+    } else if (ndata >= PX_REGION_MIN && (t->ncontrib > 1 || ndata > PX_FRAME_MAX_DEFAULT / 2) &&
+               s->pops->region_create != NULL) {
+        region = s->pops->region_create(s->pctx, data, ndata);
+        if (region != NULL && local.size > 0 && s->pops->region_append != NULL &&
+            s->pops->region_append(s->pctx, region, local.data, local.size) == PMIX_SUCCESS)
+            local.size = 0; /* in the region now */
+    }
+    if (region != NULL)
+        glen = ndata;
+    for (size_t i = 0; i < t->ncontrib; i++) {
+        px_sclient *c = t->contrib[i].client;
+        px_buf b;
+
+        if (c == NULL || !c->has_conn)
+            continue;
+        px_buf_init_frame(&b, PX_MSG_FENCE_DONE, t->contrib[i].tag);
+        px_pack_i32(&b, PMIX_SUCCESS);
+        px_pack_u8(&b, PX_DATA_GROUPS);
+        px_pack_u64(&b, glen);
+        px_pack_bytes(&b, region != NULL ? NULL : data, region != NULL ? 0 : ndata);
+        px_pack_bytes(&b, local.data, local.size);
+        if (region != NULL)
+            px_srv_send_region(s, c, &b, region);
+        else
+            px_srv_send(s, c, &b);
+    }
+    if (region != NULL)
+        s->pops->region_release(s->pctx, region);
+    px_buf_fini(&local);
 }
 
 static void host_done_locked(pmix_status_t status, const char *data, size_t ndata, void *cbdata,
@@ -233,24 +294,24 @@ static void host_done_locked(pmix_status_t status, const char *data, size_t ndat
 {
     px_tracker *t = cbdata;
     px_server *s = t->srv;
+    bool kept = false;
 
     if (t->state == PX_TRK_HOST) {
-        px_buf b;
-
-        px_buf_init(&b);
-        if (status == PMIX_SUCCESS && t->collect) {
-            status = merge_records(s, t, data, ndata, &b);
-            if (status != PMIX_SUCCESS)
-                px_srv_logf(s, PX_LOG_ERROR,
-                            "fence #%llu: the host returned malformed collected data (%zu bytes)",
-                            (unsigned long long)t->id, ndata);
+        if (status == PMIX_SUCCESS && t->collect &&
+            px_store_check_groups(data, ndata, NULL) != PMIX_SUCCESS) {
+            px_srv_logf(s, PX_LOG_ERROR,
+                        "fence #%llu: the host returned malformed collected data (%zu bytes)",
+                        (unsigned long long)t->id, ndata);
+            status = PMIX_ERR_UNPACK_FAILURE;
         }
-        reply_all(s, t, status, b.data, b.size, NULL);
-        px_buf_fini(&b);
+        if (status == PMIX_SUCCESS && t->collect)
+            reply_groups(s, t, data, ndata, release_fn, release_cbdata, &kept);
+        else
+            reply_all(s, t, status, NULL, 0, NULL);
     }
     unlink_tracker(s, t);
     free_tracker(s, t);
-    if (release_fn != NULL)
+    if (release_fn != NULL && !kept)
         release_fn(release_cbdata);
 }
 
@@ -291,7 +352,7 @@ static bool upcall(px_server *s, px_tracker *t, pmix_status_t local_status, pmix
         PMIx_Info_load(&info[ninfo++], PMIX_LOCAL_COLLECTIVE_STATUS, &local_status, PMIX_STATUS);
     px_buf_init(&b);
     if (local_status == PMIX_SUCCESS && t->collect)
-        pack_local_records(s, t, false, &b);
+        pack_local_groups(s, t, &b);
     if (px_buf_status(&b) != PMIX_SUCCESS) {
         *rcp = px_buf_status(&b);
         px_buf_fini(&b);

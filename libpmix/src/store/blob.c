@@ -65,6 +65,30 @@ void px_blob_unref(px_blob *b)
     free(b);
 }
 
+static void release_parent(void *arg, const uint8_t *data, size_t len)
+{
+    px_blob_unref(arg);
+}
+
+px_blob *px_blob_slice(px_blob *parent, size_t off, size_t len)
+{
+    px_blob *b;
+
+    if (parent == NULL || off > parent->len || len > parent->len - off) {
+        return NULL;
+    }
+    b = malloc(sizeof(*b));
+    if (b == NULL) {
+        return NULL;
+    }
+    b->refs = 1;
+    b->len = len;
+    b->data = parent->data + off;
+    b->release = release_parent;
+    b->release_arg = px_blob_ref(parent);
+    return b;
+}
+
 typedef struct record {
     char nspace[PMIX_MAX_NSLEN + 1];
     pmix_rank_t rank;
@@ -130,10 +154,12 @@ pmix_status_t px_store_add_blob(px_store *s, px_blob *blob)
             return PMIX_ERR_NOMEM;
         }
     }
+    s->seq++;
     px_buf_view(&b, blob->data, blob->len);
     for (size_t i = 0; i < n; i++) {
         (void)next_record(&b, &r);
         px_pdata *d = px_store_pdata(s, r.nspace, r.rank);
+        d->seq = s->seq;
         px_blob *old = d->blob;
         d->blob = px_blob_ref(blob);
         d->off = r.off;

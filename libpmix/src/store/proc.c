@@ -18,7 +18,8 @@
  *
  * A lookup reads the process's own sets first (INTERNAL, then LOCAL or
  * REMOTE depending on where the reader lives, then GLOBAL), then the
- * newest record received for it, decoding only the value it returns.
+ * newest record received for it (from a blob, or from a group blob:
+ * groups.c), decoding only the value it returns.
  */
 #include "store/px_store_int.h"
 
@@ -197,9 +198,15 @@ pmix_status_t px_store_get_proc(const px_store *s, const pmix_proc_t *p, const c
     if (s == NULL || !valid_proc(p) || key == NULL || out == NULL) {
         return PMIX_ERR_BAD_PARAM;
     }
-    const px_pdata *d = px_store_pdata(s, p->nspace, p->rank);
+    const px_ns *ns = px_store_ns(s, p->nspace);
+    const px_pdata *d = ns != NULL ? px_htab_get(&ns->procs, NULL, p->rank) : NULL;
+    const uint8_t *kv;
+    size_t kvlen;
+    pmix_status_t rc;
     if (d == NULL) {
-        return PMIX_ERR_NOT_FOUND;
+        /* nothing of its own here: only group blobs can hold it */
+        rc = px_store_groups_find(s, ns, p->rank, 0, &kv, &kvlen);
+        return rc == PMIX_SUCCESS ? px_kvlist_find(kv, kvlen, key, out) : rc;
     }
     for (int i = 0; i < 3; i++) {
         const pmix_value_t *v = px_kvs_find(&d->scope[order[reader_local][i]], key);
@@ -210,12 +217,19 @@ pmix_status_t px_store_get_proc(const px_store *s, const pmix_proc_t *p, const c
     if (d->commit != NULL) {
         int lists[2] = {reader_local ? 0 : 1, 2};
         for (int i = 0; i < 2; i++) {
-            pmix_status_t rc =
-                px_kvlist_find(d->commit->data + d->coff[lists[i]], d->clen[lists[i]], key, out);
+            rc = px_kvlist_find(d->commit->data + d->coff[lists[i]], d->clen[lists[i]], key, out);
             if (rc != PMIX_ERR_NOT_FOUND) {
                 return rc;
             }
         }
+    }
+    /* the newest record: a group blob's if newer than the process's own */
+    rc = px_store_groups_find(s, ns, p->rank, d->blob != NULL ? d->seq : 0, &kv, &kvlen);
+    if (rc == PMIX_SUCCESS) {
+        return px_kvlist_find(kv, kvlen, key, out);
+    }
+    if (rc != PMIX_ERR_NOT_FOUND) {
+        return rc;
     }
     if (d->blob != NULL) {
         return px_kvlist_find(d->blob->data + d->off, d->len, key, out);
@@ -248,11 +262,20 @@ pmix_status_t px_store_get_any(const px_store *s, const char *nspace, const char
             return rc;
         }
     }
-    return PMIX_ERR_NOT_FOUND;
+    return px_store_groups_any(s, ns, key, out);
 }
 
 bool px_store_has_proc(const px_store *s, const pmix_proc_t *p)
 {
-    const px_pdata *d = s != NULL && valid_proc(p) ? px_store_pdata(s, p->nspace, p->rank) : NULL;
-    return d != NULL && (d->committed || d->blob != NULL);
+    const px_ns *ns = s != NULL && valid_proc(p) ? px_store_ns(s, p->nspace) : NULL;
+    const px_pdata *d = ns != NULL ? px_htab_get(&ns->procs, NULL, p->rank) : NULL;
+    const uint8_t *kv;
+    size_t kvlen;
+    if (ns == NULL) {
+        return false;
+    }
+    if (d != NULL && (d->committed || d->blob != NULL)) {
+        return true;
+    }
+    return px_store_groups_find(s, ns, p->rank, 0, &kv, &kvlen) != PMIX_ERR_NOT_FOUND;
 }

@@ -75,6 +75,9 @@ typedef struct px_blob {
 px_blob *px_blob_create(const void *data, size_t len,
                         void (*release)(void *arg, const uint8_t *data, size_t len),
                         void *release_arg);
+/* `len` bytes of `parent` from `off`, holding a reference to it; NULL if
+ * out of range or out of memory (parent unchanged). */
+px_blob *px_blob_slice(px_blob *parent, size_t off, size_t len);
 px_blob *px_blob_ref(px_blob *b); /* returns b; NULL gives NULL */
 void px_blob_unref(px_blob *b);   /* NULL is a no-op */
 
@@ -185,9 +188,35 @@ void px_store_pack_record(const px_store *s, const pmix_proc_t *p, bool for_loca
  * empty blob is valid (and not referenced). */
 pmix_status_t px_store_add_blob(px_store *s, px_blob *blob);
 
+/* ---- collected data in groups (groups.c) ---- */
+
+/* "PXG1": the first word of a group. */
+#define PX_GROUP_MAGIC 0x31475850u
+
+/* Pack the records of procs[0..n) (as px_store_pack_record, cut for
+ * `for_local` readers) as groups: one per namespace, ranks ascending, each
+ * with an index of its records (format in groups.c). What a server hands
+ * its host at a collecting fence; the host concatenates the groups of
+ * every node. Errors are kept in the buffer (px_buf_status). */
+void px_store_pack_groups(const px_store *s, const pmix_proc_t *const procs[], size_t n,
+                          bool for_local, px_buf *b);
+/* Check the headers of a concatenation of groups: PMIX_SUCCESS (and the
+ * number of groups in *ngroups, may be NULL), PMIX_ERR_UNPACK_FAILURE,
+ * PMIX_ERR_BAD_PARAM. Reads O(groups) bytes, never a record. */
+pmix_status_t px_store_check_groups(const void *data, size_t len, size_t *ngroups);
+/* Add collected data in groups. Checks every group header (a malformed
+ * blob changes nothing: PMIX_ERR_UNPACK_FAILURE) and keeps a directory of
+ * the groups (4 bytes a group) and one reference to `blob`; records are
+ * read only by lookups, which check what they read. Its records are newer
+ * than every record added before; an older group blob holding exactly the
+ * same processes is dropped. PMIX_ERR_OUT_OF_RESOURCE for a blob of 4 GiB
+ * or more; PMIX_ERR_NOMEM; PMIX_ERR_BAD_PARAM. An empty blob is valid. */
+pmix_status_t px_store_add_groups(px_store *s, px_blob *blob);
+
 /* Look up `key` of process `p`: its own puts (all scopes visible to
  * `reader_local`: LOCAL+GLOBAL+INTERNAL for a reader on p's node,
- * REMOTE+GLOBAL+INTERNAL otherwise), then the newest record from blobs.
+ * REMOTE+GLOBAL+INTERNAL otherwise), then the newest record from blobs
+ * and group blobs.
  * Returns PMIX_SUCCESS with a new copy in *out; PMIX_ERR_NOT_FOUND;
  * PMIX_ERR_BAD_PARAM; PMIX_ERR_NOMEM; or the codec's error if the record's
  * kv-list turns out to be malformed. */

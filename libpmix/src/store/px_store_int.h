@@ -20,7 +20,8 @@
  * Files: htab.c (hash table), kv.c (key/value sets and kv-lists),
  * store.c (the store and its namespaces), job.c (loading and looking up
  * job-level data), jobpack.c (packing it), proc.c (puts, commits,
- * records, lookups of process data), blob.c (blobs and their indexing).
+ * records, lookups of process data), blob.c (blobs and their indexing),
+ * groups.c (collected data in groups, indexed per group).
  */
 #ifndef PX_STORE_INT_H
 #define PX_STORE_INT_H
@@ -146,19 +147,45 @@ typedef struct px_pdata {
     px_blob *blob; /* the newest record (one reference held), or NULL */
     size_t off;    /* its kv-list: blob->data + off, len bytes */
     size_t len;
+    uint64_t seq; /* when that record came (px_store.seq) */
     pmix_rank_t rank;
     bool committed; /* unpack_commit was given its data */
 } px_pdata;
 
 typedef struct px_ns {
-    px_job *job;   /* NULL until job-level data is loaded */
-    px_htab procs; /* (NULL, rank) -> px_pdata */
+    px_job *job;    /* NULL until job-level data is loaded */
+    px_htab procs;  /* (NULL, rank) -> px_pdata */
+    uint64_t born;  /* px_store.seq when created: older group blobs are not its */
+    bool in_groups; /* named by a group blob: kept while the store lives */
     char name[];
 } px_ns;
 
+/* Collected data in groups (groups.c), newest first: the blob and a
+ * directory of its non-empty groups (header offsets). */
+typedef struct px_gblob {
+    struct px_gblob *next;
+    px_blob *blob; /* one reference held */
+    uint64_t seq;
+    uint32_t ngroups;
+    uint32_t *goff;
+    bool sorted; /* groups ascend by (namespace, rank) without overlap */
+} px_gblob;
+
 struct px_store {
-    px_htab nss; /* (nspace, 0) -> px_ns */
+    px_htab nss;      /* (nspace, 0) -> px_ns */
+    px_gblob *gblobs; /* newest first */
+    uint64_t seq;     /* numbers every blob and group blob added */
 };
+
+void px_gblob_destroy(px_gblob *g); /* NULL is a no-op */
+/* The kv-list of `rank` of namespace `ns` in the newest group blob newer
+ * than `newer_than` that holds it: PMIX_SUCCESS, PMIX_ERR_NOT_FOUND, or
+ * PMIX_ERR_UNPACK_FAILURE for a group whose index points at another record. */
+pmix_status_t px_store_groups_find(const px_store *s, const px_ns *ns, pmix_rank_t rank,
+                                   uint64_t newer_than, const uint8_t **kv, size_t *kvlen);
+/* `key` in any record of `ns` in the group blobs (px_store_get_any). */
+pmix_status_t px_store_groups_any(const px_store *s, const px_ns *ns, const char *key,
+                                  pmix_value_t **out);
 
 px_ns *px_store_ns(const px_store *s, const char *nspace);
 /* Find or create (NULL on allocation failure). */

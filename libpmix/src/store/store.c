@@ -19,6 +19,8 @@ px_store *px_store_create(void)
         return NULL;
     }
     px_htab_init(&s->nss);
+    s->gblobs = NULL;
+    s->seq = 0;
     return s;
 }
 
@@ -56,6 +58,11 @@ void px_store_destroy(px_store *s)
         ns_destroy(ns);
     }
     px_htab_fini(&s->nss);
+    while (s->gblobs != NULL) {
+        px_gblob *g = s->gblobs;
+        s->gblobs = g->next;
+        px_gblob_destroy(g);
+    }
     free(s);
 }
 
@@ -79,6 +86,8 @@ px_ns *px_store_ns_get(px_store *s, const char *nspace)
         return NULL;
     }
     ns->job = NULL;
+    ns->born = s->seq;
+    ns->in_groups = false;
     px_htab_init(&ns->procs);
     memcpy(ns->name, nspace, len + 1);
     if (!px_htab_put(&s->nss, ns->name, 0, ns, NULL)) {
@@ -138,7 +147,7 @@ void px_store_prune(px_store *s, const char *nspace, pmix_rank_t rank)
         px_htab_remove(&ns->procs, NULL, rank);
         px_pdata_destroy(d);
     }
-    if (ns->job == NULL && ns->procs.n == 0) {
+    if (ns->job == NULL && ns->procs.n == 0 && !ns->in_groups) {
         px_htab_remove(&s->nss, ns->name, 0);
         ns_destroy(ns);
     }
