@@ -20,6 +20,11 @@
  * first and count against what the algorithm expects from that sender in
  * that round, and that the lengths add up to exactly the bytes that
  * follow, before it stores anything.
+ *
+ * A phantom store (sizes_only) keeps each block's length and only its
+ * first kept(i) bytes (none, except hier's group blobs, whose length
+ * tables it keeps); its ranges carry the lengths and the kept bytes, and
+ * px_coll_range_wire_size says how big they would have been.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +67,17 @@ bool px_coll_blocks_has(const px_coll_blocks *b, uint32_t i)
     return i < b->n && b->off[i] != PX_COLL_NOBLOCK;
 }
 
+size_t px_coll_blocks_kept(const px_coll_blocks *b, uint32_t i, size_t len)
+{
+    size_t k;
+
+    if (!b->phantom) {
+        return len;
+    }
+    k = b->kept != NULL ? b->kept(b->check_arg, i) : 0;
+    return k < len ? k : len;
+}
+
 static bool reserve(px_coll_blocks *b, size_t more)
 {
     size_t cap;
@@ -89,17 +105,19 @@ static bool reserve(px_coll_blocks *b, size_t more)
 uint8_t *px_coll_blocks_put_space(px_coll_blocks *b, uint32_t i, size_t len)
 {
     uint8_t *p;
+    size_t keep;
 
     if (i >= b->n || b->off[i] != PX_COLL_NOBLOCK || len > UINT32_MAX) {
         return NULL;
     }
-    if (!reserve(b, len ? len : 1)) {
+    keep = px_coll_blocks_kept(b, i, len);
+    if (!reserve(b, keep ? keep : 1)) {
         return NULL;
     }
     p = b->data + b->used;
     b->off[i] = b->used;
     b->len[i] = (uint32_t)len;
-    b->used += len;
+    b->used += keep;
     b->have++;
     return p;
 }
@@ -107,12 +125,14 @@ uint8_t *px_coll_blocks_put_space(px_coll_blocks *b, uint32_t i, size_t len)
 pmix_status_t px_coll_blocks_put(px_coll_blocks *b, uint32_t i, const void *p, size_t len)
 {
     uint8_t *dst = px_coll_blocks_put_space(b, i, len);
+    size_t keep;
 
     if (dst == NULL) {
         return PMIX_ERR_NOMEM;
     }
-    if (len > 0) {
-        memcpy(dst, p, len);
+    keep = px_coll_blocks_kept(b, i, len);
+    if (keep > 0) {
+        memcpy(dst, p, keep);
     }
     return PMIX_SUCCESS;
 }
@@ -133,6 +153,18 @@ size_t px_coll_range_size(const px_coll_blocks *b, uint32_t first, uint32_t coun
     uint32_t i = first;
 
     for (uint32_t k = 0; k < count; k++) {
+        sz += px_coll_blocks_kept(b, i, b->len[i]);
+        i = (i + 1 == b->n) ? 0 : i + 1;
+    }
+    return sz;
+}
+
+size_t px_coll_range_wire_size(const px_coll_blocks *b, uint32_t first, uint32_t count)
+{
+    size_t sz = 8 + 4 * (size_t)count;
+    uint32_t i = first;
+
+    for (uint32_t k = 0; k < count; k++) {
         sz += b->len[i];
         i = (i + 1 == b->n) ? 0 : i + 1;
     }
@@ -147,11 +179,12 @@ void px_coll_range_write(const px_coll_blocks *b, uint32_t first, uint32_t count
     px_coll_put32(out, first);
     px_coll_put32(out + 4, count);
     for (uint32_t k = 0; k < count; k++) {
+        size_t keep = px_coll_blocks_kept(b, i, b->len[i]);
         px_coll_put32(lens + 4 * (size_t)k, b->len[i]);
-        if (b->len[i] > 0) {
-            memcpy(data, b->data + b->off[i], b->len[i]);
+        if (keep > 0) {
+            memcpy(data, b->data + b->off[i], keep);
         }
-        data += b->len[i];
+        data += keep;
         i = (i + 1 == b->n) ? 0 : i + 1;
     }
 }
@@ -174,8 +207,10 @@ pmix_status_t px_coll_range_read(px_coll_blocks *b, const uint8_t *p, size_t len
     }
     lens = p + 8;
     data = lens + 4 * (size_t)count;
+    i = first;
     for (uint32_t k = 0; k < count; k++) {
-        total += px_coll_get32(lens + 4 * (size_t)k);
+        total += px_coll_blocks_kept(b, i, px_coll_get32(lens + 4 * (size_t)k));
+        i = (i + 1 == b->n) ? 0 : i + 1;
     }
     if (total != (uint64_t)(len - 8 - 4 * (size_t)count)) {
         return PMIX_ERR_BAD_PARAM;
@@ -185,10 +220,11 @@ pmix_status_t px_coll_range_read(px_coll_blocks *b, const uint8_t *p, size_t len
         i = first;
         for (uint32_t k = 0; k < count; k++) {
             uint32_t l = px_coll_get32(lens + 4 * (size_t)k);
-            if (!b->check(b->check_arg, i, q, l)) {
+            size_t keep = px_coll_blocks_kept(b, i, l);
+            if (!b->check(b->check_arg, i, q, keep, l)) {
                 return PMIX_ERR_BAD_PARAM;
             }
-            q += l;
+            q += keep;
             i = (i + 1 == b->n) ? 0 : i + 1;
         }
     }
@@ -209,7 +245,7 @@ pmix_status_t px_coll_range_read(px_coll_blocks *b, const uint8_t *p, size_t len
         if (!px_coll_blocks_has(b, i) && px_coll_blocks_put(b, i, data, l) != PMIX_SUCCESS) {
             return PMIX_ERR_NOMEM;
         }
-        data += l;
+        data += px_coll_blocks_kept(b, i, l);
         i = (i + 1 == b->n) ? 0 : i + 1;
     }
     return PMIX_SUCCESS;
@@ -225,13 +261,19 @@ pmix_status_t px_coll_blocks_take(px_coll_blocks *b, px_coll_result *res)
     if (b->have != b->n) {
         return PMIX_ERR_BAD_PARAM;
     }
+    if (b->phantom) {
+        /* lengths only: no data to hand over */
+        free(b->data);
+        b->data = NULL;
+        in_order = false;
+    }
     for (uint32_t i = 0; i < b->n; i++) {
         if (b->off[i] != total) {
             in_order = false;
         }
         total += b->len[i];
     }
-    if (total == 0) {
+    if (total == 0 || b->phantom) {
         data = NULL;
     } else if (in_order) {
         data = b->data;

@@ -89,9 +89,16 @@ typedef struct px_coll_blocks {
     uint8_t *data;
     size_t used, cap;
     /* Optional check of an incoming block before it is stored (hier uses it
-     * to validate group blobs): false makes the message malformed. */
-    bool (*check)(void *arg, uint32_t i, const uint8_t *p, size_t len);
+     * to validate group blobs): false makes the message malformed. `p`
+     * holds the block's kept bytes (`kept`; all `len` of them unless the
+     * store is a phantom). */
+    bool (*check)(void *arg, uint32_t i, const uint8_t *p, size_t kept, size_t len);
     void *check_arg;
+    /* Phantom store (px_coll_config.sizes_only): block i keeps only its
+     * first kept(i) bytes (none without `kept`; hier keeps its group
+     * blobs' length tables), the rest exists only as a length. */
+    bool phantom;
+    uint32_t (*kept)(void *arg, uint32_t i); /* arg: check_arg */
 } px_coll_blocks;
 
 #define PX_COLL_NOBLOCK UINT64_MAX
@@ -99,16 +106,24 @@ typedef struct px_coll_blocks {
 pmix_status_t px_coll_blocks_init(px_coll_blocks *b, uint32_t n);
 void px_coll_blocks_fini(px_coll_blocks *b);
 bool px_coll_blocks_has(const px_coll_blocks *b, uint32_t i);
-/* Store a copy of `len` bytes as block i (which must be absent). */
+/* The bytes block i of `len` bytes keeps: len, or in a phantom store
+ * min(len, kept(i)). */
+size_t px_coll_blocks_kept(const px_coll_blocks *b, uint32_t i, size_t len);
+/* Store a copy of block i (which must be absent) of `len` bytes: its
+ * kept bytes, read from `p` (may be NULL when it keeps none). */
 pmix_status_t px_coll_blocks_put(px_coll_blocks *b, uint32_t i, const void *p, size_t len);
-/* Make block i (absent) of `len` bytes and return where to write it; NULL
- * when out of memory. The pointer is valid until the next store. */
+/* Make block i (absent) of `len` bytes and return where to write its kept
+ * bytes; NULL when out of memory. The pointer is valid until the next
+ * store. */
 uint8_t *px_coll_blocks_put_space(px_coll_blocks *b, uint32_t i, size_t len);
 const uint8_t *px_coll_blocks_get(const px_coll_blocks *b, uint32_t i, size_t *len);
 
 /* A range: `count` blocks first, first+1, ... (mod n), all present. On the
- * wire: u32 first, u32 count, count x u32 length, the data in that order. */
+ * wire: u32 first, u32 count, count x u32 length, the data in that order
+ * (of a phantom store, only the kept bytes). px_coll_range_size is its
+ * size, px_coll_range_wire_size the size with every block's bytes. */
 size_t px_coll_range_size(const px_coll_blocks *b, uint32_t first, uint32_t count);
+size_t px_coll_range_wire_size(const px_coll_blocks *b, uint32_t first, uint32_t count);
 void px_coll_range_write(const px_coll_blocks *b, uint32_t first, uint32_t count, uint8_t *out);
 /* Check a received range against the expected (first, count) and store
  * the blocks that are absent. With `replace`, the store is emptied first
@@ -161,8 +176,10 @@ struct px_coll_mach {
 
 /* Send `msg` (from px_coll_msg_alloc; NULL means the allocation failed)
  * to virtual rank `vto`; the header is written here. Never fails: a
- * problem becomes the run's deferred failure. */
-void px_coll_mach_send(px_coll_mach *m, uint32_t vto, uint32_t round, uint8_t *msg, size_t len);
+ * problem becomes the run's deferred failure. `wire_len`: the size with
+ * the bytes a phantom store left out (sizes_only), else len. */
+void px_coll_mach_send(px_coll_mach *m, uint32_t vto, uint32_t round, uint8_t *msg, size_t len,
+                       size_t wire_len);
 /* A message with room for the header and `payload` bytes (NULL on no
  * memory); the payload starts at msg + PX_COLL_HDR_SIZE. */
 uint8_t *px_coll_msg_alloc(size_t payload);
@@ -272,6 +289,7 @@ struct px_coll {
     uint64_t id;
     uint32_t n, me;
     const px_coll_groups *groups;
+    bool sizes_only;     /* px_coll_config.sizes_only */
     uint32_t next_epoch; /* the epoch the next start uses */
     uint32_t last_epoch; /* the last started, 0 before the first */
     px_coll_run *run;    /* the running collective, or NULL */

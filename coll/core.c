@@ -58,7 +58,8 @@ px_coll *px_coll_create(const px_coll_ops *ops, void *ctx, const px_coll_config 
     px_coll *c;
 
     if (ops == NULL || ops->version != PX_COLL_OPS_VERSION || ops->send == NULL || cfg == NULL ||
-        cfg->nmembers == 0 || cfg->nmembers == UINT32_MAX || cfg->me >= cfg->nmembers) {
+        cfg->nmembers == 0 || cfg->nmembers == UINT32_MAX || cfg->me >= cfg->nmembers ||
+        (cfg->sizes_only && ops->send_sized == NULL)) {
         return NULL;
     }
     if (cfg->groups != NULL && cfg->groups->n != cfg->nmembers) {
@@ -74,6 +75,7 @@ px_coll *px_coll_create(const px_coll_ops *ops, void *ctx, const px_coll_config 
     c->n = cfg->nmembers;
     c->me = cfg->me;
     c->groups = cfg->groups;
+    c->sizes_only = cfg->sizes_only;
     c->next_epoch = 1;
     c->early_max = 4 * (size_t)c->n + 16;
     c->early_bytes_max = cfg->early_bytes_max;
@@ -358,7 +360,8 @@ pmix_status_t px_coll_start(px_coll *c, const px_coll_args *args, const void *co
     if (args->kind != PX_COLL_BARRIER && args->kind != PX_COLL_ALLGATHER) {
         return PMIX_ERR_BAD_PARAM;
     }
-    if (args->kind == PX_COLL_ALLGATHER && (len > UINT32_MAX || (len > 0 && contrib == NULL))) {
+    if (args->kind == PX_COLL_ALLGATHER &&
+        (len > UINT32_MAX || (len > 0 && contrib == NULL && !c->sizes_only))) {
         return PMIX_ERR_BAD_PARAM;
     }
     if (!(args->timeout >= 0) || isinf(args->timeout)) {
@@ -389,6 +392,7 @@ pmix_status_t px_coll_start(px_coll *c, const px_coll_args *args, const void *co
         free(r);
         return PMIX_ERR_NOMEM;
     }
+    r->result.phantom = c->sizes_only;
     if (r->timeout > 0) {
         r->last_progress = c->ops->now(c->ctx);
         r->timer = c->ops->timer_start(c->ctx, r->timeout, on_timer, r);

@@ -51,20 +51,27 @@ static uint32_t group_member(const hier *h, uint32_t grp, uint32_t i)
     return h->g != NULL ? h->g->members[h->g->start[grp] + i] : i;
 }
 
-/* A group blob: u32 length per member of the group, then their bytes. */
-static bool check_blob(void *arg, uint32_t grp, const uint8_t *p, size_t len)
+/* A group blob: u32 length per member of the group, then their bytes (a
+ * phantom store keeps the lengths only: `kept` < `len`). */
+static bool check_blob(void *arg, uint32_t grp, const uint8_t *p, size_t kept, size_t len)
 {
     hier *h = arg;
     uint32_t c = group_size(h, grp);
     uint64_t total = 0;
 
-    if (len / 4 < c) {
+    if (kept / 4 < c || len / 4 < c) {
         return false;
     }
     for (uint32_t i = 0; i < c; i++) {
         total += px_coll_get32(p + 4 * (size_t)i);
     }
     return total == (uint64_t)(len - 4 * (size_t)c);
+}
+
+/* What a phantom leaders' store keeps of a group blob: its lengths. */
+static uint32_t blob_kept(void *arg, uint32_t grp)
+{
+    return 4 * group_size(arg, grp);
 }
 
 static void setup_mach(px_coll_run *r, px_coll_mach *m, uint8_t phase, const px_coll_mach_ops *ops)
@@ -95,10 +102,10 @@ static pmix_status_t make_blob(hier *h)
         size_t l;
         const uint8_t *b = px_coll_blocks_get(&h->gstore, i, &l);
         px_coll_put32(p + 4 * (size_t)i, (uint32_t)l);
-        if (l > 0) {
+        if (l > 0 && !h->lstore.phantom) {
             memcpy(data, b, l);
+            data += l;
         }
-        data += l;
     }
     return PMIX_SUCCESS;
 }
@@ -118,7 +125,7 @@ static pmix_status_t unpack_blobs(px_coll_run *r, hier *h)
             if (rc != PMIX_SUCCESS) {
                 return rc;
             }
-            data += l;
+            data += px_coll_blocks_kept(&r->result, group_member(h, grp, i), l);
         }
     }
     return PMIX_SUCCESS;
@@ -190,6 +197,7 @@ static pmix_status_t hier_start(px_coll_run *r, const void *contrib, size_t len)
     r->mach[2].tree_mode = PX_COLL_TREE_BCAST;
     if (data) {
         rc = px_coll_blocks_init(&h->gstore, h->gsize);
+        h->gstore.phantom = c->sizes_only;
         if (rc == PMIX_SUCCESS) {
             rc = px_coll_blocks_put(&h->gstore, gpos, contrib, len);
         }
@@ -212,6 +220,8 @@ static pmix_status_t hier_start(px_coll_run *r, const void *contrib, size_t len)
             }
             h->lstore.check = check_blob;
             h->lstore.check_arg = h;
+            h->lstore.phantom = c->sizes_only;
+            h->lstore.kept = blob_kept;
             m->bs = m->down = &h->lstore;
         }
         if ((rc = px_coll_mach_init(m)) != PMIX_SUCCESS) {

@@ -29,7 +29,8 @@ uint8_t *px_coll_msg_alloc(size_t payload)
     return malloc(PX_COLL_HDR_SIZE + payload);
 }
 
-void px_coll_mach_send(px_coll_mach *m, uint32_t vto, uint32_t round, uint8_t *msg, size_t len)
+void px_coll_mach_send(px_coll_mach *m, uint32_t vto, uint32_t round, uint8_t *msg, size_t len,
+                       size_t wire_len)
 {
     px_coll_run *r = m->run;
     px_coll *c = r->c;
@@ -62,8 +63,9 @@ void px_coll_mach_send(px_coll_mach *m, uint32_t vto, uint32_t round, uint8_t *m
     h.nmembers = c->n;
     px_coll_hdr_write(msg, &h);
     c->stats.sent++;
-    c->stats.sent_bytes += len;
-    rc = c->ops->send(c->ctx, to, msg, len);
+    c->stats.sent_bytes += wire_len;
+    rc = c->sizes_only ? c->ops->send_sized(c->ctx, to, msg, len, wire_len)
+                       : c->ops->send(c->ctx, to, msg, len);
     if (rc != PMIX_SUCCESS) {
         px_coll_run_fail(r, PMIX_ERR_PROC_TERM_WO_SYNC, to);
     }
@@ -73,12 +75,13 @@ void px_coll_mach_send_range(px_coll_mach *m, uint32_t vto, uint32_t round, cons
                              uint32_t first, uint32_t count)
 {
     size_t payload = b != NULL ? px_coll_range_size(b, first, count) : 0;
+    size_t wire = b != NULL && b->phantom ? px_coll_range_wire_size(b, first, count) : payload;
     uint8_t *msg = px_coll_msg_alloc(payload);
 
     if (msg != NULL && b != NULL) {
         px_coll_range_write(b, first, count, msg + PX_COLL_HDR_SIZE);
     }
-    px_coll_mach_send(m, vto, round, msg, PX_COLL_HDR_SIZE + payload);
+    px_coll_mach_send(m, vto, round, msg, PX_COLL_HDR_SIZE + payload, PX_COLL_HDR_SIZE + wire);
 }
 
 int px_coll_mach_read_range(px_coll_mach *m, px_coll_blocks *b, const uint8_t *p, size_t len,

@@ -95,6 +95,11 @@ typedef struct px_coll_ops {
     void (*timer_cancel)(void *ctx, px_coll_timer *timer);
     /* Seconds on a monotonic clock (simulated time in pmixsim). */
     double (*now)(void *ctx);
+
+    /* Required with px_coll_config.sizes_only, else unused: `send`, plus
+     * `wire_len`, the size the message would have with the contributions'
+     * bytes in it (what a simulator charges the network for). */
+    pmix_status_t (*send_sized)(void *ctx, uint32_t to, void *msg, size_t len, size_t wire_len);
 } px_coll_ops;
 
 typedef struct px_coll_config {
@@ -108,13 +113,22 @@ typedef struct px_coll_config {
     /* Cap on the bytes of messages queued for a later epoch; 0 = no cap
      * beyond the count cap (4n + 16 messages). */
     size_t early_bytes_max;
+    /* Allgathers move sizes, not bytes: px_coll_start's contribution is
+     * only a length (contrib may be NULL), messages carry the blocks'
+     * lengths without their bytes and go out through ops->send_sized with
+     * the size they would have had, and the result has offsets but no data
+     * (NULL). The same algorithms, message counts, rounds and (simulated)
+     * sizes: for a simulator that keeps the bytes aside, shared, instead
+     * of copying them through every member. Every member must set it
+     * alike (a mix fails as malformed messages). */
+    bool sizes_only;
 } px_coll_config;
 
 /* The result of an allgather: the contributions of members 0..n-1,
  * concatenated in member order; member i's is data[offsets[i] ..
- * offsets[i+1]). The callback may take `data` and/or `offsets` (copy the
- * pointer, set the field to NULL, later free() it); whatever it leaves is
- * freed when it returns. */
+ * offsets[i+1]) (with sizes_only, data is NULL: offsets and size only). The callback may take
+ * `data` and/or `offsets` (copy the pointer, set the field to NULL, later free() it); whatever it
+ * leaves is freed when it returns. */
 typedef struct px_coll_result {
     uint32_t nmembers;
     uint64_t *offsets; /* nmembers + 1 entries */
