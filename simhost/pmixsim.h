@@ -162,10 +162,16 @@ int sim_send(sim_ep *to, sim_msg *m, double bytes);
 
 /* ---- regions: one shared copy ---- */
 
+/* A region holds its own copy (region_create: data == own) or wraps
+ * memory that stays its owner's (region_wrap: `release` runs when the last
+ * reference goes). */
 struct px_region {
     int refs;
     size_t len;
-    unsigned char data[];
+    const unsigned char *data;
+    void (*release)(void *arg);
+    void *arg;
+    unsigned char own[];
 };
 void sim_region_unref(void *region);
 
@@ -271,10 +277,15 @@ struct sim_run {
     double cpu_charged; /* simulated seconds of library CPU time (--cpu) */
     sim_pfence *pf;     /* per-process fence results, by the process's fence number */
     size_t npf;
-    FILE *events;       /* --events, or NULL */
-    px_api_client none; /* what the binding answers outside a process actor */
+    struct sim_share *shares; /* collecting fences' data, once per run (simnode.c) */
+    FILE *events;             /* --events, or NULL */
+    px_api_client none;       /* what the binding answers outside a process actor */
     px_api_binding binding;
 };
+
+/* simnode.c: drop the run's hold on the collected data still kept (at the
+ * end of a run). */
+void sim_shares_fini(sim_run *run);
 
 /* simplat.c */
 extern const px_platform_ops sim_platform_ops;

@@ -23,6 +23,17 @@
  * server passes it on, else pmixsim's --algo (or the environment's
  * PMIXLAB_FENCE_ALGO / PMIXLAB_BARRIER_ALGO), else auto.
  *
+ * Collected data exists once per run. Every node's allgather result is
+ * the same bytes (the nodes' contributions in member order), so the
+ * px_coll run with sizes_only: its messages carry the blocks' lengths and
+ * are charged to the network at their full size (coll_send_sized), and
+ * the bytes wait aside in a sim_share, keyed by (set, epoch): each node
+ * puts its contribution there as it starts, the first node to complete
+ * concatenates them, and every node hands the host's callback that one
+ * buffer, which the server passes on to its clients by reference
+ * (region_wrap). 4,096 nodes x 16 processes collecting 256 B each is
+ * then 20 MB in all, not 20 MB per node.
+ *
  * Direct modex. The node that hosts rank r is r / ppn. A request travels
  * there, the server engine there answers it (px_server_dmodex_request:
  * at once, or when the process commits) and the answer travels back.
@@ -115,7 +126,9 @@ struct px_coll_timer {
     struct px_timer *t;
 };
 
-static pmix_status_t coll_send(void *ctx, uint32_t to, void *msg, size_t len)
+/* A px_coll message of `len` bytes that stands for `wire` bytes (the
+ * contributions' bytes are in the sim_share): the network carries `wire`. */
+static pmix_status_t coll_send_sized(void *ctx, uint32_t to, void *msg, size_t len, size_t wire)
 {
     sim_coll *sc = ctx;
     sim_run *run = sc->node->ep.run;
@@ -130,14 +143,19 @@ static pmix_status_t coll_send(void *ctx, uint32_t to, void *msg, size_t len)
         sim_fstat *f = sim_fstat_get(run, sc->id, h.epoch, false);
         if (f != NULL) {
             f->msgs++;
-            f->bytes += len;
+            f->bytes += wire;
         }
     }
     m = sim_msg_new(MSG_COLL, msg, len);
     m->from = sc->node->id;
-    if (sim_send(&run->nodes[node_of_member(sc, to)].ep, m, (double)len) != 0)
+    if (sim_send(&run->nodes[node_of_member(sc, to)].ep, m, (double)wire) != 0)
         return PMIX_ERR_UNREACH; /* px_coll counts `to` failed */
     return PMIX_SUCCESS;
+}
+
+static pmix_status_t coll_send(void *ctx, uint32_t to, void *msg, size_t len)
+{
+    return coll_send_sized(ctx, to, msg, len, len);
 }
 
 typedef struct coll_tmr {
@@ -193,7 +211,110 @@ static const px_coll_ops coll_ops = {
     .timer_start = coll_timer_start,
     .timer_cancel = coll_timer_cancel,
     .now = coll_now,
+    .send_sized = coll_send_sized,
 };
+
+/* ---- collected data, once per run ---- */
+
+typedef struct sim_share {
+    struct sim_share *next;
+    uint64_t id;
+    uint32_t epoch, n;
+    uint32_t ended; /* members whose epoch ended (the run's hold goes at n) */
+    void **data;    /* contributions by member, until the result is built */
+    size_t *len;
+    uint8_t *result;
+    size_t size;
+    bool built;
+    int refs; /* the run's table, and each host callback given the result */
+} sim_share;
+
+static sim_share *share_get(sim_run *run, uint64_t id, uint32_t epoch, uint32_t n)
+{
+    sim_share *sh;
+
+    for (sh = run->shares; sh != NULL; sh = sh->next)
+        if (sh->id == id && sh->epoch == epoch)
+            return sh;
+    sh = calloc(1, sizeof(*sh));
+    if (sh == NULL || (sh->data = calloc(n, sizeof(*sh->data))) == NULL ||
+        (sh->len = calloc(n, sizeof(*sh->len))) == NULL) {
+        fprintf(stderr, "pmixsim: out of memory\n");
+        abort();
+    }
+    sh->id = id;
+    sh->epoch = epoch;
+    sh->n = n;
+    sh->refs = 1;
+    sh->next = run->shares;
+    run->shares = sh;
+    return sh;
+}
+
+static void share_unref(void *arg)
+{
+    sim_share *sh = arg;
+
+    if (--sh->refs > 0)
+        return;
+    for (uint32_t i = 0; i < sh->n; i++)
+        free(sh->data[i]);
+    free(sh->data);
+    free(sh->len);
+    free(sh->result);
+    free(sh);
+}
+
+/* Member `me` of the share's set ended its epoch: once all have, the
+ * run's table lets go (callbacks still holding the result keep it). */
+static void share_ended(sim_run *run, sim_share *sh)
+{
+    if (++sh->ended < sh->n)
+        return;
+    for (sim_share **pp = &run->shares; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == sh) {
+            *pp = sh->next;
+            break;
+        }
+    }
+    share_unref(sh);
+}
+
+/* The result, built by the first member to complete: the contributions in
+ * member order, which must match px_coll's offsets. */
+static pmix_status_t share_build(sim_share *sh, const px_coll_result *res)
+{
+    size_t at = 0;
+
+    if (sh->built)
+        return sh->size == res->size ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM;
+    if (res->nmembers != sh->n)
+        return PMIX_ERR_BAD_PARAM;
+    for (uint32_t i = 0; i < sh->n; i++)
+        if (res->offsets[i + 1] - res->offsets[i] != sh->len[i])
+            return PMIX_ERR_BAD_PARAM;
+    if (res->size > 0 && (sh->result = malloc(res->size)) == NULL)
+        return PMIX_ERR_NOMEM;
+    for (uint32_t i = 0; i < sh->n; i++) {
+        if (sh->len[i] > 0)
+            memcpy(sh->result + at, sh->data[i], sh->len[i]);
+        at += sh->len[i];
+        free(sh->data[i]);
+        sh->data[i] = NULL;
+    }
+    sh->size = res->size;
+    sh->built = true;
+    return PMIX_SUCCESS;
+}
+
+void sim_shares_fini(sim_run *run)
+{
+    while (run->shares != NULL) {
+        sim_share *sh = run->shares;
+        run->shares = sh->next;
+        share_unref(sh);
+    }
+}
 
 /* ---- collectives ---- */
 
@@ -226,6 +347,7 @@ static sim_coll *coll_create(sim_node *n, uint64_t id, uint32_t *members, uint32
     cfg.nmembers = count;
     cfg.me = sc->me;
     cfg.groups = sim_net_groups(n->ep.run, members, count, &sc->groups);
+    cfg.sizes_only = true; /* the bytes go through a sim_share */
     sc->c = px_coll_create(&coll_ops, sc, &cfg);
     if (sc->c == NULL) {
         px_coll_groups_destroy(sc->groups);
@@ -283,31 +405,45 @@ static void count_end(sim_coll *sc, pmix_status_t status)
 static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
 {
     sim_coll *sc = cbdata;
+    sim_run *run = sc->node->ep.run;
     sim_fence *f = sc->running;
-    void *data = NULL;
-    size_t size = 0;
+    sim_share *sh = NULL;
 
     sc->running = NULL;
+    if (f != NULL && f->kind == PX_COLL_ALLGATHER)
+        sh = share_get(run, sc->id, px_coll_epoch(sc->c), sc->n);
     if (f != NULL && f->answered) {
         /* sim_node_break answered it and counted it: only free it. */
+        if (sh != NULL)
+            share_ended(run, sh);
         free(f->data);
         free(f);
         start_next(sc);
         return;
     }
-    count_end(sc, status);
-    if (status == PMIX_SUCCESS && res != NULL && res->size > 0) {
-        data = res->data;
-        size = res->size;
-        res->data = NULL; /* ours now */
+    if (status == PMIX_SUCCESS && sh != NULL && res != NULL) {
+        pmix_status_t rc = share_build(sh, res);
+        if (rc != PMIX_SUCCESS) {
+            sim_logf(run,
+                     "node %u: collected data of %zu bytes does not match the"
+                     " contributions: %s",
+                     sc->node->id, res->size, PMIx_Error_string(rc));
+            status = rc;
+        }
     }
+    count_end(sc, status);
     if (f != NULL) {
-        f->cbfunc(status, data, size, f->cbdata, release_free, data);
+        if (status == PMIX_SUCCESS && sh != NULL && sh->size > 0) {
+            sh->refs++; /* the host callback's, until the server releases it */
+            f->cbfunc(status, (char *)sh->result, sh->size, f->cbdata, share_unref, sh);
+        } else {
+            f->cbfunc(status, NULL, 0, f->cbdata, NULL, NULL);
+        }
         free(f->data);
         free(f);
-    } else {
-        free(data);
     }
+    if (sh != NULL)
+        share_ended(run, sh);
     start_next(sc);
 }
 
@@ -351,9 +487,17 @@ static void start_next(sim_coll *sc)
             sc->running = f;
             sim_event(run, "fence-start\tnode %u\tset %llx epoch %u", sc->node->id,
                       (unsigned long long)sc->id, epoch);
+            if (f->kind == PX_COLL_ALLGATHER && f->local_fail == PMIX_SUCCESS) {
+                /* the bytes wait in the share; px_coll moves their size */
+                sim_share *sh = share_get(run, sc->id, epoch, sc->n);
+                free(sh->data[sc->me]);
+                sh->data[sc->me] = f->data;
+                sh->len[sc->me] = f->ndata;
+                f->data = NULL;
+            }
             rc = f->local_fail != PMIX_SUCCESS
                      ? px_coll_start_failed(sc->c, f->local_fail, fence_done, sc)
-                     : px_coll_start(sc->c, &args, f->data, f->ndata, fence_done, sc);
+                     : px_coll_start(sc->c, &args, NULL, f->ndata, fence_done, sc);
             if (rc == PMIX_SUCCESS)
                 continue; /* fence_done may already have run */
             sc->running = NULL;

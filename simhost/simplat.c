@@ -65,8 +65,11 @@ void sim_region_unref(void *arg)
 {
     px_region *r = arg;
 
-    if (r != NULL && --r->refs == 0)
+    if (r != NULL && --r->refs == 0) {
+        if (r->release != NULL)
+            r->release(r->arg);
         free(r);
+    }
 }
 
 void sim_msg_free(void *arg)
@@ -302,7 +305,27 @@ static px_region *op_region_create(void *pctx, const void *data, size_t len)
         return NULL;
     r->refs = 1;
     r->len = len;
-    memcpy(r->data, data, len);
+    r->data = r->own;
+    r->release = NULL;
+    r->arg = NULL;
+    memcpy(r->own, data, len);
+    return r;
+}
+
+/* No copy: every simulated node's clients read the one buffer the host
+ * handed every node (a fence's collected data, built once per run). */
+static px_region *op_region_wrap(void *pctx, const void *data, size_t len,
+                                 void (*release)(void *arg), void *arg)
+{
+    px_region *r = malloc(sizeof(*r));
+
+    if (r == NULL)
+        return NULL;
+    r->refs = 1;
+    r->len = len;
+    r->data = data;
+    r->release = release;
+    r->arg = arg;
     return r;
 }
 
@@ -508,6 +531,7 @@ const px_platform_ops sim_platform_ops = {
     .region_create = op_region_create,
     .send_region = op_send_region,
     .region_release = op_region_release,
+    .region_wrap = op_region_wrap,
 };
 
 /* ---- the api/ binding: the calling actor's client ---- */
