@@ -21,7 +21,11 @@
  * to fail it on every node (px_coll_start_failed). The algorithm is
  * chosen with px_coll_choose: the fence's own pmixlab.*.algo key when the
  * server passes it on, else pmixsim's --algo (or the environment's
- * PMIXLAB_FENCE_ALGO / PMIXLAB_BARRIER_ALGO), else auto.
+ * PMIXLAB_FENCE_ALGO / PMIXLAB_BARRIER_ALGO), else auto. A choice this
+ * node cannot run (a key naming no usable algorithm, which the other
+ * nodes may not share) fails the fence the same way, with
+ * PMIX_ERR_BAD_PARAM: the epoch is taken and failed, never skipped, so
+ * the nodes stay in step.
  *
  * Collected data exists once per run. Every node's allgather result is
  * the same bytes (the nodes' contributions in member order), so the
@@ -483,11 +487,11 @@ static void start_next(sim_coll *sc)
             st->contrib += f->ndata;
             st->t_last_start = sgw_now();
         }
-        if (rc == PMIX_SUCCESS) {
-            sc->running = f;
-            sim_event(run, "fence-start\tnode %u\tset %llx epoch %u", sc->node->id,
-                      (unsigned long long)sc->id, epoch);
-            if (f->kind == PX_COLL_ALLGATHER && f->local_fail == PMIX_SUCCESS) {
+        sc->running = f;
+        sim_event(run, "fence-start\tnode %u\tset %llx epoch %u", sc->node->id,
+                  (unsigned long long)sc->id, epoch);
+        if (f->local_fail == PMIX_SUCCESS && rc == PMIX_SUCCESS) {
+            if (f->kind == PX_COLL_ALLGATHER) {
                 /* the bytes wait in the share; px_coll moves their size */
                 sim_share *sh = share_get(run, sc->id, epoch, sc->n);
                 free(sh->data[sc->me]);
@@ -495,16 +499,24 @@ static void start_next(sim_coll *sc)
                 sh->len[sc->me] = f->ndata;
                 f->data = NULL;
             }
-            rc = f->local_fail != PMIX_SUCCESS
-                     ? px_coll_start_failed(sc->c, f->local_fail, fence_done, sc)
-                     : px_coll_start(sc->c, &args, NULL, f->ndata, fence_done, sc);
+            rc = px_coll_start(sc->c, &args, NULL, f->ndata, fence_done, sc);
             if (rc == PMIX_SUCCESS)
                 continue; /* fence_done may already have run */
-            sc->running = NULL;
         }
+        if (f->local_fail == PMIX_SUCCESS) {
+            /* A choice this node cannot run (the fence's own key names no
+             * usable algorithm, while other nodes may run theirs), or one
+             * px_coll_start refused: the epoch is still taken, only to be
+             * failed, so that it ends on every node and the next fence of
+             * the set pairs the same epoch everywhere. */
+            sim_logf(run, "node %u: cannot start a fence: %s%s%s; failing it on every node",
+                     sc->node->id, PMIx_Error_string(rc), err[0] ? ": " : "", err);
+            f->local_fail = rc;
+        }
+        rc = px_coll_start_failed(sc->c, f->local_fail, fence_done, sc);
         if (rc != PMIX_SUCCESS) {
-            sim_logf(run, "node %u: cannot start a fence: %s%s%s", sc->node->id,
-                     PMIx_Error_string(rc), err[0] ? ": " : "", err);
+            sc->running = NULL;
+            sim_logf(run, "node %u: cannot fail a fence: %s", sc->node->id, PMIx_Error_string(rc));
             if (st != NULL) {
                 st->nend++;
                 st->nfail++;

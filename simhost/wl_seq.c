@@ -12,6 +12,8 @@
  *                           timeout=S       PMIX_TIMEOUT, in seconds
  *                           algo=NAME       pmixlab.fence.algo and
  *                                           pmixlab.barrier.algo (coll/)
+ *                           algo@R=NAME     rank R passes NAME instead (a
+ *                                           fence whose processes disagree)
  *                           expect=STATUS   the fence must return STATUS
  *                                           (a name: PMIX_ERR_BAD_PARAM or
  *                                           err_bad_param), and the
@@ -48,7 +50,8 @@ static int usage(const char *step)
     fprintf(stderr,
             "seq: bad step '%s'\n"
             "usage: seq STEP...  with STEP put:SIZE |\n"
-            "                    fence[:collect,timeout=S,algo=NAME,expect=STATUS] |\n"
+            "                    fence[:collect,timeout=S,algo=NAME,algo@RANK=NAME,\n"
+            "                          expect=STATUS] |\n"
             "                    get:next|prev|RANK[:N]\n",
             step);
     return 2;
@@ -71,11 +74,13 @@ static pmix_status_t status_named(const char *name, bool *ok)
     return PMIX_SUCCESS;
 }
 
-/* fence[:OPT,...]: the info array and the expected status; returns the
- * count, or -1. */
-static int fence_info(const char *opts, pmix_info_t info[MAX_INFO], pmix_status_t *expect)
+/* fence[:OPT,...] for rank `me`: the info array and the expected status;
+ * returns the count, or -1. */
+static int fence_info(const char *opts, pmix_rank_t me, pmix_info_t info[MAX_INFO],
+                      pmix_status_t *expect)
 {
     char copy[256], *save = NULL;
+    const char *algo = NULL, *mine = NULL;
     int n = 0;
 
     if (strlen(opts) >= sizeof(copy))
@@ -93,8 +98,14 @@ static int fence_info(const char *opts, pmix_info_t info[MAX_INFO], pmix_status_
                 return -1;
             PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &t, PMIX_INT);
         } else if (strncmp(o, "algo=", 5) == 0 && o[5] != '\0') {
-            PMIX_INFO_LOAD(&info[n++], "pmixlab.fence.algo", o + 5, PMIX_STRING);
-            PMIX_INFO_LOAD(&info[n++], "pmixlab.barrier.algo", o + 5, PMIX_STRING);
+            algo = o + 5;
+        } else if (strncmp(o, "algo@", 5) == 0) {
+            char *end;
+            unsigned long r = strtoul(o + 5, &end, 10);
+            if (end == o + 5 || *end != '=' || end[1] == '\0')
+                return -1;
+            if (r == me)
+                mine = end + 1;
         } else if (strncmp(o, "expect=", 7) == 0) {
             bool ok;
             *expect = status_named(o + 7, &ok);
@@ -103,6 +114,14 @@ static int fence_info(const char *opts, pmix_info_t info[MAX_INFO], pmix_status_
         } else {
             return -1;
         }
+    }
+    if (mine != NULL)
+        algo = mine;
+    if (algo != NULL) {
+        if (n + 2 > MAX_INFO)
+            return -1;
+        PMIX_INFO_LOAD(&info[n++], "pmixlab.fence.algo", algo, PMIX_STRING);
+        PMIX_INFO_LOAD(&info[n++], "pmixlab.barrier.algo", algo, PMIX_STRING);
     }
     return n;
 }
@@ -139,7 +158,7 @@ static pmix_status_t step(const char *s, const pmix_proc_t *me, uint32_t nprocs,
     if (strcmp(s, "fence") == 0 || strncmp(s, "fence:", 6) == 0) {
         pmix_info_t info[MAX_INFO];
         pmix_status_t expect = PMIX_SUCCESS;
-        int n = s[5] == ':' ? fence_info(s + 6, info, &expect) : 0;
+        int n = s[5] == ':' ? fence_info(s + 6, me->rank, info, &expect) : 0;
         if (n < 0)
             return BAD_STEP;
         rc = PMIx_Fence(NULL, 0, n ? info : NULL, (size_t)n);

@@ -16,12 +16,20 @@
  * barrier. The algorithm is the fence's own (its pmixlab.fence.algo or
  * pmixlab.barrier.algo info, which the library passes to the host), else
  * PMIXLAB_FENCE_ALGO (collecting) or PMIXLAB_BARRIER_ALGO (others), read
- * when the job starts, else auto; a name px_coll does not know fails that
- * fence with PMIX_ERR_BAD_PARAM at once. PMIX_TIMEOUT of the fence becomes
- * px_coll's timeout. With PMIXLAB_PMIXD_TRACE=1 every daemon writes a line
- * per cross-node fence to stderr: set, epoch, algorithm, status, time. A PD_COLL frame carries the
- * set's member list, so a daemon that has not had the upcall yet can make
- * the set when the first message of its peers arrives.
+ * when the job starts, else auto. A fence's own key that names no usable
+ * algorithm fails that fence with PMIX_ERR_BAD_PARAM, but the node still
+ * takes the set's epoch for it, only to fail it (px_coll_start_failed, as
+ * for a failed local participant): the members may disagree (one node's
+ * participants pass a bad key, the others a good one or none), and a node
+ * that skipped the epoch would pair its next fence with the others'
+ * current one. The ABORT notice ends that epoch on the other members with
+ * the same status, so the set stays in step; a fence that px_coll_start
+ * refuses is failed the same way. PMIX_TIMEOUT of the fence becomes
+ * px_coll's timeout. With PMIXLAB_PMIXD_TRACE=1 every daemon writes a
+ * line per cross-node fence to stderr: set, epoch, algorithm ("aborted"
+ * for an epoch this node failed itself), status, time. A PD_COLL frame
+ * carries the set's member list, so a daemon that has not had the upcall
+ * yet can make the set when the first message of its peers arrives.
  *
  * Direct modex. A Get of a rank of another node becomes a PD_DMDX_REQ to
  * that rank's daemon, which asks its server (PMIx_server_dmodex_request:
@@ -186,12 +194,12 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
     if (local_fail == PMIX_SUCCESS && algo[collect] != NULL &&
         px_coll_parse(collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER, algo[collect], &choice, err,
                       sizeof err) != PMIX_SUCCESS) {
-        /* Every member has the same key in a correct program: each fails
-         * this fence here, and no px_coll epoch is used. */
+        /* The other members may have a good key (or none) and run this
+         * fence: take the set's epoch anyway, only to fail it, so that it
+         * ends everywhere and the next fence of the set pairs right. */
         fprintf(stderr, "pmixd %s: a fence's %s: %s\n", j->hostname,
                 collect ? PX_COLL_KEY_FENCE : PX_COLL_KEY_BARRIER, err);
-        cbfunc(PMIX_ERR_BAD_PARAM, NULL, 0, cbdata, NULL, NULL);
-        return PMIX_SUCCESS;
+        local_fail = PMIX_ERR_BAD_PARAM;
     }
     size_t n = nprocs > 0 ? nprocs : 1;
     uint32_t *ranks = calloc(n, sizeof *ranks);
@@ -229,7 +237,7 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
     for (int k = 0; k < j->nnodes; k++)
         if (on[k])
             it->members[it->n++] = (uint32_t)k;
-    if (ndata > 0 && collect) {
+    if (ndata > 0 && collect && local_fail == PMIX_SUCCESS) {
         q->data = malloc(ndata);
         if (q->data == NULL)
             goto fail;
@@ -342,6 +350,8 @@ static void trace_fence(const fence_set *s, const fence_req *q, pmix_status_t st
 
     if (px_coll_resolve(&q->choice, kind, s->n, 0, NULL, &resolved) == PMIX_SUCCESS)
         px_coll_choice_format(&resolved, name, sizeof name);
+    if (q->local_fail != PMIX_SUCCESS)
+        snprintf(name, sizeof name, "aborted"); /* this node failed the epoch itself */
     fprintf(stderr, "pmixd %s: fence set %016llx epoch %u: %s %s on %u nodes: %s in %.1f us\n",
             s->d->j.hostname, (unsigned long long)s->id, px_coll_epoch(s->coll),
             q->collect ? "allgather" : "barrier", name, s->n,
@@ -382,12 +392,22 @@ static void pump(fence_set *s)
         };
         s->running = q;
         q->started = now_s();
-        pmix_status_t rc = q->local_fail != PMIX_SUCCESS
-                               ? px_coll_start_failed(s->coll, q->local_fail, fence_done, s)
-                               : px_coll_start(s->coll, &a, q->data, q->ndata, fence_done, s);
+        pmix_status_t rc;
+        if (q->local_fail == PMIX_SUCCESS) {
+            rc = px_coll_start(s->coll, &a, q->data, q->ndata, fence_done, s);
+            if (rc == PMIX_SUCCESS)
+                continue; /* fence_done may have run (and freed q) already */
+            /* Refused (a choice that cannot serve this set, no memory): the
+             * epoch is not taken yet; fail it, as for a bad key, so that
+             * the set stays in step on every member. */
+            fprintf(stderr, "pmixd %s: cannot start a cross-node fence: %s\n", d->j.hostname,
+                    PMIx_Error_string(rc));
+            q->local_fail = rc;
+        }
+        rc = px_coll_start_failed(s->coll, q->local_fail, fence_done, s);
         if (rc != PMIX_SUCCESS) {
             s->running = NULL;
-            fprintf(stderr, "pmixd %s: cannot start a cross-node fence: %s\n", d->j.hostname,
+            fprintf(stderr, "pmixd %s: cannot fail a cross-node fence: %s\n", d->j.hostname,
                     PMIx_Error_string(rc));
             answer(q, rc, NULL);
             free_req(q);

@@ -26,8 +26,11 @@ if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
   add_test(NAME sim_scenario_seq_sockhost
            COMMAND $<TARGET_FILE:pmixsim> run ${SCENARIO_DIR}/seq-steps.scn
                    --also-pmixrun $<TARGET_FILE:pmixrun> --program $<TARGET_FILE:pmixsim_seq>)
+  add_test(NAME sim_scenario_fence_algo_disagree_sockhost
+           COMMAND $<TARGET_FILE:pmixsim> run ${SCENARIO_DIR}/fence-algo-disagree.scn
+                   --also-pmixrun $<TARGET_FILE:pmixrun> --program $<TARGET_FILE:pmixsim_seq>)
   list(APPEND SCENARIO_TESTS sim_scenario_hello_sockhost sim_scenario_bizcard_full_sockhost
-       sim_scenario_seq_sockhost)
+       sim_scenario_seq_sockhost sim_scenario_fence_algo_disagree_sockhost)
 endif()
 
 add_test(NAME sim_scenario_runner

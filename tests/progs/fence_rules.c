@@ -38,6 +38,16 @@
  *              does not exist in our namespace fails within 5 s without any
  *              PMIX_TIMEOUT; one naming an unknown namespace, with
  *              PMIX_TIMEOUT=3, fails within 5 s; the job still fences after.
+ *   disagree   (several nodes: pmixrun --nodes) the processes disagree on a
+ *              fence's own algorithm (pmixlab.barrier.algo,
+ *              pmixlab.fence.algo): the node of the last rank names one that
+ *              does not exist or cannot serve, the others a good one or
+ *              none. Every process gets PMIX_ERR_BAD_PARAM from that fence,
+ *              within 10 s and without PMIX_TIMEOUT, and the next fences of
+ *              the same set work everywhere, each collected value from its
+ *              own round. Every rank of that node passes the bad name, since
+ *              the server hands the host the keys of a node's first
+ *              participant to join.
  */
 #include "ptest.h"
 
@@ -542,10 +552,102 @@ static void mode_badproc(void)
     pt_barrier("fence of everybody after the impossible ones");
 }
 
+/* The node of rank `r` (PMIX_NODEID), or UINT32_MAX after a failure. */
+static uint32_t node_of(pmix_rank_t r)
+{
+    pmix_proc_t p;
+    pt_proc(&p, pt.me.nspace, r);
+    pmix_value_t *v = pt_get_typed(&p, PMIX_NODEID, NULL, 0, PMIX_UINT32);
+    uint32_t node = v != NULL ? v->data.uint32 : UINT32_MAX;
+    pt_value_free(v);
+    return node;
+}
+
+/* A fence over everybody with `info` that must fail with
+ * PMIX_ERR_BAD_PARAM, promptly. */
+static void disagreeing_fence(const char *what, const pmix_info_t *info, size_t ninfo)
+{
+    pt_phase(what);
+    double t0 = pt_now();
+    pmix_status_t rc = PMIx_Fence(NULL, 0, info, ninfo);
+    double dt = pt_now() - t0;
+    if (rc != PMIX_ERR_BAD_PARAM)
+        pt_fail("%s returned %s, expected PMIX_ERR_BAD_PARAM on every process", what, pt_err(rc));
+    else if (dt > 10.0)
+        pt_fail("%s took %.2f s to fail", what, dt);
+    else
+        pt_note("%s: %s after %.3f s", what, pt_err(rc), dt);
+}
+
+/* Put a value tagged with `round`, fence collecting data, and check the
+ * next rank's value is from the same round. */
+static void collect_round(uint32_t round)
+{
+    pmix_proc_t peer;
+    pt_proc(&peer, pt.me.nspace, (pt.me.rank + 1) % pt.size);
+    pmix_status_t rc = pt_put_u32(PMIX_GLOBAL, "fr.disagree", round * 1000 + pt.me.rank);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Commit();
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("round %u: put/commit failed: %s", round, pt_err(rc));
+        return;
+    }
+    pmix_info_t c;
+    pt_info_bool(&c, PMIX_COLLECT_DATA, true);
+    pt_phase("collecting fence after a disagreement");
+    rc = PMIx_Fence(NULL, 0, &c, 1);
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("round %u: the collecting fence after a disagreement failed: %s", round,
+                pt_err(rc));
+        return;
+    }
+    pmix_info_t opt;
+    pt_info_bool(&opt, PMIX_OPTIONAL, true); /* it must be local: collected */
+    pmix_value_t *v = pt_get_typed(&peer, "fr.disagree", &opt, 1, PMIX_UINT32);
+    if (v != NULL && v->data.uint32 != round * 1000 + peer.rank)
+        pt_fail("round %u: rank %u's value is %u, expected %u: fences of different rounds were "
+                "matched",
+                round, (unsigned)peer.rank, v->data.uint32, round * 1000 + peer.rank);
+    pt_value_free(v);
+}
+
+static void mode_disagree(void)
+{
+    uint32_t bad_node = node_of(pt.size - 1), my_node = node_of(pt.me.rank);
+    if (bad_node == UINT32_MAX || my_node == UINT32_MAX)
+        return;
+    if (node_of(0) == bad_node) {
+        pt_note("every rank is on one node: the algorithm keys are never used; nothing to check");
+        return;
+    }
+    bool bad = my_node == bad_node;
+    pmix_info_t info[2];
+
+    pt_barrier("aligning fence");
+    /* A barrier: an unknown name there, a known one elsewhere. */
+    pt_info_str(&info[0], "pmixlab.barrier.algo", bad ? "no-such-algo" : "tree");
+    disagreeing_fence(bad ? "barrier with an unknown algorithm" : "barrier with algorithm tree",
+                      info, 1);
+    pt_info_free(info, 1);
+    pt_barrier("plain fence after the disagreeing barrier");
+    collect_round(1);
+
+    /* A collecting fence: an algorithm that only does barriers there, no
+     * key (the environment's choice, or auto) elsewhere. */
+    pt_info_bool(&info[0], PMIX_COLLECT_DATA, true);
+    pt_info_str(&info[1], "pmixlab.fence.algo", "dissemination");
+    disagreeing_fence(bad ? "collecting fence with algorithm dissemination (barrier only)"
+                          : "collecting fence with the default algorithm",
+                      info, bad ? 2 : 1);
+    pt_info_free(info, 2);
+    collect_round(2);
+    pt_barrier("final fence");
+}
+
 int main(int argc, char **argv)
 {
     const char *modes = "null shuffled wildcard subsets many self collect nocollect gen timeout nb "
-                        "badproc";
+                        "badproc disagree";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(50);
@@ -575,6 +677,8 @@ int main(int argc, char **argv)
         mode_nb();
     else if (strcmp(m, "badproc") == 0)
         mode_badproc();
+    else if (strcmp(m, "disagree") == 0)
+        mode_disagree();
     else
         pt_usage(argv[0], modes);
     return pt_result();

@@ -17,6 +17,7 @@
 
 struct px_timer {
     struct px_timer *next;
+    struct inproc_ep *ep; /* the engine that started it */
     double at;
     unsigned long long seq;
     px_timer_cb cb;
@@ -87,9 +88,11 @@ struct inproc_world {
     uint64_t next_conn;
     hcoll *colls;
     size_t host_fences;
-    size_t regions;        /* shared regions created */
-    size_t local_failures; /* fence_nb upcalls carrying PMIX_LOCAL_COLLECTIVE_STATUS */
-    char log[16384];       /* recent log lines, one per line */
+    size_t regions;             /* shared regions created */
+    size_t local_failures;      /* fence_nb upcalls carrying PMIX_LOCAL_COLLECTIVE_STATUS */
+    size_t orphan_timers;       /* left pending by destroyed servers */
+    size_t orphan_timers_fired; /* ... and fired afterwards */
+    char log[16384];            /* recent log lines, one per line */
 };
 
 static void push(inproc_world *w, ev *e)
@@ -260,6 +263,7 @@ static px_timer *op_timer_start(void *pctx, double seconds, px_timer_cb cb, void
 
     if (t == NULL)
         return NULL;
+    t->ep = pctx;
     t->at = w->now + (seconds > 0 ? seconds : 0);
     t->seq = w->timer_seq++;
     t->cb = cb;
@@ -540,7 +544,9 @@ static pmix_status_t host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix
             r->w = w;
             r->cbfunc = cbfunc;
             r->cbdata = cbdata;
-            rc = px_server_dmodex_request(e->server_ep->srv, proc, dmx_resp, r);
+            rc = e->server_ep->srv != NULL
+                     ? px_server_dmodex_request(e->server_ep->srv, proc, dmx_resp, r)
+                     : PMIX_ERR_UNREACH; /* its server was destroyed */
             if (rc != PMIX_SUCCESS)
                 free(r);
             return rc;
@@ -689,7 +695,7 @@ static void tell_servers(void *arg)
     death *d = arg;
 
     for (inproc_ep *e = d->w->eps; e != NULL; e = e->next)
-        if (e->is_server && e != d->victim->server_ep)
+        if (e->is_server && e != d->victim->server_ep && e->srv != NULL)
             px_server_proc_died(e->srv, &d->victim->proc, PMIX_ERR_PROC_TERM_WO_SYNC);
     free(d);
 }
@@ -705,6 +711,30 @@ void inproc_kill_client(inproc_world *w, px_client *c)
     d->victim = e;
     break_conn(e, e->server_ep);
     push_call(w, tell_servers, d);
+}
+
+void inproc_destroy_server(inproc_world *w, px_server *srv)
+{
+    inproc_ep *s = server_ep(w, srv);
+
+    if (s == NULL)
+        abort();
+    for (hcoll *h = w->colls; h != NULL; h = h->next) {
+        for (size_t i = 0; i < h->narrived; i++) {
+            if (h->c[i].server == s && h->c[i].cbfunc != NULL) {
+                fprintf(stderr, "inproc: a server is destroyed with a fence upcall pending\n");
+                abort();
+            }
+        }
+    }
+    px_server_destroy(srv);
+    s->srv = NULL; /* deliveries to it are dropped from now on */
+    for (px_timer *t = w->timers; t != NULL; t = t->next)
+        if (t->ep == s)
+            w->orphan_timers++; /* kept: if it fires, ASan sees where */
+    for (inproc_ep *e = w->eps; e != NULL; e = e->next)
+        if (!e->is_server && e->server_ep == s)
+            break_conn(e, e); /* the client sees its server go */
 }
 
 void inproc_refuse_sends(inproc_world *w, px_client *c)
@@ -731,6 +761,8 @@ static void step_event(inproc_world *w, ev *e)
         e->kind = -1; /* consumed: free_ev must not free the argument */
         break;
     case EV_CLOSED:
+        if (e->to->is_server && e->to->srv == NULL)
+            break; /* destroyed */
         if (e->to->is_server)
             px_server_sink()->closed(e->to->srv, e->conn, PMIX_ERR_LOST_CONNECTION);
         else
@@ -739,8 +771,8 @@ static void step_event(inproc_world *w, ev *e)
     case EV_DELIVER:
         if (e->to->is_server) {
             inproc_ep *c = client_by_conn(w, e->to, e->conn);
-            if (c == NULL || c->closed)
-                break; /* sent before the connection broke */
+            if (c == NULL || c->closed || e->to->srv == NULL)
+                break; /* sent before the connection broke, or the server went */
             if (px_server_sink()->deliver(e->to->srv, e->conn, e->frame, e->len) != PMIX_SUCCESS)
                 break_conn(c, c);
         } else if (!e->to->closed && e->region != NULL) {
@@ -772,6 +804,8 @@ bool inproc_run_until(inproc_world *w, const volatile int *flag)
             w->timers = t->next;
             if (t->at > w->now)
                 w->now = t->at;
+            if (t->ep->is_server && t->ep->srv == NULL)
+                w->orphan_timers_fired++;
             t->cb(t->arg);
             free(t);
         } else {
@@ -798,6 +832,26 @@ size_t inproc_regions(const inproc_world *w)
 size_t inproc_local_failures(const inproc_world *w)
 {
     return w->local_failures;
+}
+
+size_t inproc_server_timers(const inproc_world *w, const px_server *srv)
+{
+    size_t n = 0;
+
+    for (const px_timer *t = w->timers; t != NULL; t = t->next)
+        if (t->ep->is_server && t->ep->srv == srv)
+            n++;
+    return n;
+}
+
+size_t inproc_orphan_timers(const inproc_world *w)
+{
+    return w->orphan_timers;
+}
+
+size_t inproc_orphan_timers_fired(const inproc_world *w)
+{
+    return w->orphan_timers_fired;
 }
 
 const char *inproc_last_log(const inproc_world *w)

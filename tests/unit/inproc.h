@@ -47,6 +47,12 @@ void inproc_kill_client(inproc_world *w, px_client *c);
 void inproc_refuse_sends(inproc_world *w, px_client *c);
 /* Hand a client raw bytes from "the wire" to its server (garbage tests). */
 void inproc_send_raw(inproc_world *w, px_client *c, const void *bytes, size_t len);
+/* The host destroys server `srv` (px_server_destroy) while the world goes
+ * on: what is queued for it is dropped, and its clients see their
+ * connections close. The world must hold no host upcall of that server (a
+ * fence or direct modex it would complete into the server); it aborts if
+ * a fence of the server is still waiting for other servers. */
+void inproc_destroy_server(inproc_world *w, px_server *srv);
 
 /* Run queued deliveries and due timers; return when `*flag` becomes true
  * (or at once if flag is NULL and nothing is queued). Returns false if the
@@ -60,6 +66,13 @@ size_t inproc_regions(const inproc_world *w);
 /* Number of fence_nb upcalls that reported a local failure through
  * PMIX_LOCAL_COLLECTIVE_STATUS. */
 size_t inproc_local_failures(const inproc_world *w);
+/* Timers server `srv` started that have neither fired nor been cancelled. */
+size_t inproc_server_timers(const inproc_world *w, const px_server *srv);
+/* Timers that destroyed servers left pending (px_server_destroy must
+ * cancel every one), and how many of them fired since: each such firing
+ * is a callback into a freed server. */
+size_t inproc_orphan_timers(const inproc_world *w);
+size_t inproc_orphan_timers_fired(const inproc_world *w);
 /* Recent log lines the engines reported, newline-separated, for
  * assertions ("dropping client"). */
 const char *inproc_last_log(const inproc_world *w);

@@ -419,6 +419,38 @@ static void test_failed_send_drops_client(void **state)
     job_end(j);
 }
 
+/* A host may destroy a server that has work pending, here the timer that
+ * drops a client whose reply could not be sent: px_server_destroy cancels
+ * it, so running the world afterwards calls nothing of the freed server
+ * (without that, the timer's callback reads the freed server: ASan
+ * reports a use after free). */
+static void test_destroy_cancels_timers(void **state)
+{
+    job *j = job_start(1, 2);
+
+    inproc_refuse_sends(j->w, j->p[1].c);
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, op_cb, &j->p[r]),
+                         PMIX_SUCCESS);
+    /* Rank 0's answer arrives; rank 1's could not be sent, and a timer
+     * will drop rank 1. */
+    assert_true(inproc_run_until(j->w, &j->p[0].done));
+    assert_int_equal(j->p[0].status, PMIX_SUCCESS);
+    assert_int_equal(j->p[1].done, 0);
+    assert_int_equal(inproc_server_timers(j->w, j->srv[0]), 1);
+
+    inproc_destroy_server(j->w, j->srv[0]);
+    j->srv[0] = NULL;
+    assert_true(inproc_run_until(j->w, NULL));
+    assert_int_equal(inproc_orphan_timers_fired(j->w), 0);
+    assert_int_equal(inproc_orphan_timers(j->w), 0);
+    /* The clients saw their server go. */
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(j->p[r].done, 1);
+    assert_int_not_equal(j->p[1].status, PMIX_SUCCESS);
+    job_end(j);
+}
+
 /* Event chains: each handler sees the results of the ones before it. */
 static int chain_step;
 static size_t chain_seen;
@@ -541,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_fence_timeout),
         cmocka_unit_test(test_late_joiner_after_timeout),
         cmocka_unit_test(test_failed_send_drops_client),
+        cmocka_unit_test(test_destroy_cancels_timers),
         cmocka_unit_test(test_event_results_accumulate),
         cmocka_unit_test(test_garbage_drops_only_sender),
         cmocka_unit_test(test_foreign_credentials_refused),

@@ -835,6 +835,31 @@ static void test_timer_cancel_race(void **state)
     px_posix_destroy(p);
 }
 
+static void test_stop_then_cancel(void **state)
+{
+    /* After px_posix_stop nothing fires, and an engine being destroyed can
+     * still cancel its timers: the platform is freed only afterwards. */
+    char err[64];
+    px_posix *p = px_posix_create(false, err, sizeof err);
+    int count = 0;
+    assert_non_null(p);
+    ops->lock(p);
+    px_timer *soon = ops->timer_start(p, 0.02, noop_cb, &count);
+    px_timer *late = ops->timer_start(p, 30.0, noop_cb, &count);
+    ops->unlock(p);
+    assert_non_null(soon);
+    assert_non_null(late);
+    assert_true(px_posix_stop(p));
+    sleep_ms(50); /* `soon` is due: with the thread stopped it stays put */
+    ops->lock(p);
+    ops->timer_cancel(p, soon);
+    ops->timer_cancel(p, late);
+    ops->unlock(p);
+    assert_int_equal(count, 0);
+    assert_true(px_posix_stop(p)); /* again: nothing to do */
+    px_posix_destroy(p);
+}
+
 /* ---- wait / wake ---- */
 
 typedef struct waker {
@@ -981,6 +1006,7 @@ int main(void)
         cmocka_unit_test(test_timers),
         cmocka_unit_test(test_timers_external),
         cmocka_unit_test(test_timer_cancel_race),
+        cmocka_unit_test(test_stop_then_cancel),
         cmocka_unit_test(test_wait_wake),
         cmocka_unit_test(test_wait_wake_external),
         cmocka_unit_test(test_external_two_waiters),

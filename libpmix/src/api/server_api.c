@@ -154,8 +154,9 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
     rc = px_posix_listen(S.posix, S.dir, px_server_sink(), S.srv, &S.uri, err, sizeof(err));
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmix: PMIx_server_init: cannot listen in %s: %s\n", S.dir, err);
-        px_posix_destroy(S.posix);
+        px_posix_stop(S.posix);
         px_server_destroy(S.srv);
+        px_posix_destroy(S.posix);
         return rc;
     }
     S.active = true;
@@ -171,8 +172,11 @@ PMIX_EXPORT pmix_status_t PMIx_server_finalize(void)
         return PMIX_ERR_INIT;
     if (--S.refcount > 0)
         return PMIX_SUCCESS;
-    px_posix_destroy(S.posix); /* nothing is delivered after this */
+    /* Nothing is delivered after px_posix_stop; the server's pending timers
+     * are cancelled through the platform, which must still be there. */
+    px_posix_stop(S.posix);
     px_server_destroy(S.srv);
+    px_posix_destroy(S.posix);
     snprintf(sock, sizeof(sock), "%s/pmix.sock", S.dir);
     (void)unlink(sock);
     if (S.made_dir)

@@ -9,7 +9,8 @@
  * engines see one thread at a time whichever thread runs the loop.
  *
  * Progress. By default a progress thread runs event_base_loop() until
- * px_posix_destroy() activates `stop_ev`, whose callback breaks the loop
+ * px_posix_stop() (or px_posix_destroy(), which calls it first) activates
+ * `stop_ev`, whose callback breaks the loop
  * (an activated event cannot be lost, unlike a loopbreak issued before the
  * loop starts). Under external progress there is no thread: the loop runs
  * inside px_posix_progress() and inside `wait`. Only one thread runs it at a
@@ -485,22 +486,27 @@ fail:
     return NULL;
 }
 
-void px_posix_destroy(px_posix *p)
+bool px_posix_stop(px_posix *p)
 {
-    if (p == NULL)
-        return;
     if (p->has_thread && pthread_equal(pthread_self(), p->thread)) {
         /* Joining ourselves would hang forever: refuse (and leak). */
         px_posix_logf(p, PX_LOG_ERROR,
-                      "px_posix_destroy called from the progress thread (from inside a PMIx "
-                      "callback); the platform is left running");
-        return;
+                      "the platform was asked to stop from its progress thread (from inside a "
+                      "PMIx callback); it is left running");
+        return false;
     }
     if (p->has_thread) {
         event_active(p->stop_ev, EV_READ, 0);
         pthread_join(p->thread, NULL);
         p->has_thread = false;
     }
+    return true;
+}
+
+void px_posix_destroy(px_posix *p)
+{
+    if (p == NULL || !px_posix_stop(p))
+        return;
     pthread_mutex_lock(&p->lock);
     px_posix_conns_destroy(p);
     px_posix_regions_destroy(p);

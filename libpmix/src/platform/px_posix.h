@@ -28,7 +28,14 @@ typedef struct px_posix px_posix;
  * the event loop runs only inside px_posix_progress() and `wait`.
  * Returns NULL (and a reason in errbuf) on failure. */
 px_posix *px_posix_create(bool external_progress, char *errbuf, size_t errlen);
-/* Stop the progress thread, close every connection and listener (without
+/* Stop the progress thread (joined before this returns): from then on no
+ * sink is called and no timer fires, unless a caller drives the loop
+ * (px_posix_progress, `wait`), while timers can still be cancelled, so
+ * that an engine can be destroyed (cancelling its timers) before the
+ * platform it runs on. No-op without a thread. Returns false, and leaves
+ * the thread running, when called from the progress thread. */
+bool px_posix_stop(px_posix *p);
+/* px_posix_stop, then close every connection and listener (without
  * calling sinks), free everything. NULL is a no-op. Must not be called
  * from the progress thread. */
 void px_posix_destroy(px_posix *p);

@@ -80,8 +80,16 @@ typedef struct px_server_host {
  * both are borrowed and must outlive the server. Returns NULL on failure. */
 px_server *px_server_create(const px_server_host *hops, void *hctx, const px_platform_ops *pops,
                             void *pctx);
-/* Release everything without calling any callback; call it after the
- * platform has stopped delivering. NULL is a no-op. */
+/* Release everything without calling any callback. Call it after the
+ * platform has stopped delivering but before the platform is freed: every
+ * timer the server started that has not fired yet (a fence's PMIX_TIMEOUT,
+ * a parked Get's timeout, the deferred drop of a client whose reply could
+ * not be sent) is cancelled through the platform's timer_cancel before
+ * this returns, so a host that destroys a server with work pending never
+ * gets a timer callback into it afterwards. Callbacks the host still
+ * holds (the cbfunc of a fence_nb or direct_modex upcall, the answer to
+ * client_connected or client_finalized) point into the server: the host
+ * must not call them once the server is destroyed. NULL is a no-op. */
 void px_server_destroy(px_server *s);
 
 /* The sink the platform delivers client connections to (sctx = server). */

@@ -65,6 +65,14 @@ void px_server_destroy(px_server *s)
 {
     if (s == NULL)
         return;
+    /* Every timer the server started goes with it: the drops here, the
+     * fences' and the parked Gets' in their destroy_all. */
+    while (s->drops != NULL) {
+        px_drop *d = s->drops;
+        s->drops = d->next;
+        s->pops->timer_cancel(s->pctx, d->timer);
+        free(d);
+    }
     px_srv_fence_destroy_all(s);
     px_srv_get_destroy_all(s);
     while (s->conns != NULL) {
@@ -445,14 +453,21 @@ static px_cref *cref_new(px_server *s, const px_sclient *c)
 
 /* Drop a client from a timer, not from inside the operation that found
  * it broken (which may be walking lists the drop changes). Timers run with
- * the engine lock held. */
+ * the engine lock held. The pending drops are on the server's list, so
+ * that px_server_destroy cancels their timers. */
 static void drop_now(void *arg)
 {
-    px_cref *r = arg;
-    px_server *s = r->srv;
-    px_sclient *c = px_srv_client(s, &r->proc);
+    px_drop *d = arg;
+    px_server *s = d->srv;
+    px_sclient *c = px_srv_client(s, &d->proc);
 
-    free(r);
+    for (px_drop **pp = &s->drops; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == d) {
+            *pp = d->next;
+            break;
+        }
+    }
+    free(d);
     if (c == NULL || !c->has_conn)
         return;
     s->pops->close(s->pctx, c->conn);
@@ -466,10 +481,24 @@ static void drop_now(void *arg)
 
 static void drop_later(px_server *s, px_sclient *c)
 {
-    px_cref *r = cref_new(s, c);
+    px_drop *d;
 
-    if (r != NULL && s->pops->timer_start(s->pctx, 0, drop_now, r) == NULL)
-        free(r); /* nothing more can be done: the client may wait in vain */
+    for (d = s->drops; d != NULL; d = d->next)
+        if (d->proc.rank == c->proc.rank &&
+            strncmp(d->proc.nspace, c->proc.nspace, PMIX_MAX_NSLEN) == 0)
+            return; /* already on its way out */
+    d = calloc(1, sizeof(*d));
+    if (d == NULL)
+        return; /* nothing more can be done: the client may wait in vain */
+    d->srv = s;
+    d->proc = c->proc;
+    d->timer = s->pops->timer_start(s->pctx, 0, drop_now, d);
+    if (d->timer == NULL) {
+        free(d);
+        return;
+    }
+    d->next = s->drops;
+    s->drops = d;
 }
 
 static void connected(px_sclient *c, pmix_status_t status)

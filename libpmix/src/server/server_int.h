@@ -118,6 +118,16 @@ typedef struct px_pget {
     void *host_cbdata;
 } px_pget;
 
+/* A client to drop from a timer (server.c, drop_later): a send to it
+ * failed. Kept on the server's list until the timer fires, so that
+ * px_server_destroy can cancel it. */
+typedef struct px_drop {
+    struct px_drop *next;
+    px_server *srv;
+    pmix_proc_t proc; /* looked up again when the timer fires */
+    px_timer *timer;
+} px_drop;
+
 /* One direct-modex upcall in flight for a remote process. */
 typedef struct px_dmx {
     struct px_dmx *next;
@@ -139,6 +149,7 @@ struct px_server {
     px_tomb *tombs;
     px_pget *pgets;
     px_dmx *dmxs;
+    px_drop *drops; /* timers that will drop a client */
     uint64_t next_fence_id;
 };
 
