@@ -149,6 +149,44 @@ static void test_handshake_and_job_data(void **state)
     job_end(j);
 }
 
+/* The job data is packed once per namespace for the handshakes; a new
+ * registration of the namespace must reach the clients that connect after
+ * it, never the old pack. */
+static void test_reregistered_job_data(void **state)
+{
+    inproc_world *w = inproc_world_create();
+    px_server *srv = inproc_server(w, 0);
+    proc p[2];
+    pmix_proc_t wild;
+
+    memset(p, 0, sizeof(p));
+    PMIx_Load_procid(&wild, "job", PMIX_RANK_WILDCARD);
+    register_job(srv, 0, 1, 2); /* PMIX_JOB_SIZE 2 */
+    for (int r = 0; r < 2; r++) {
+        pmix_proc_t self;
+        pmix_value_t *v = NULL;
+        uint32_t size = 7;
+        pmix_info_t info;
+
+        if (r == 1) {
+            /* the same namespace again, another job size */
+            PMIx_Info_load(&info, PMIX_JOB_SIZE, &size, PMIX_UINT32);
+            assert_int_equal(px_server_register_nspace(srv, "job", 2, &info, 1), PMIX_SUCCESS);
+            PMIx_Info_destruct(&info);
+        }
+        PMIx_Load_procid(&self, "job", (pmix_rank_t)r);
+        p[r].c = inproc_client(w, srv, &self);
+        assert_int_equal(px_client_connect(p[r].c, NULL, 0, op_cb, &p[r]), PMIX_SUCCESS);
+        assert_true(inproc_run_until(w, &p[r].done));
+        assert_int_equal(p[r].status, PMIX_SUCCESS);
+        assert_int_equal(px_client_get(p[r].c, &wild, PMIX_JOB_SIZE, NULL, 0, &v, NULL, NULL),
+                         PMIX_OPERATION_SUCCEEDED);
+        assert_int_equal(v->data.uint32, r == 0 ? 2 : 7);
+        PMIx_Value_free(v, 1);
+    }
+    inproc_world_destroy(w);
+}
+
 static void test_fence_collect(void **state)
 {
     job *j = job_start(NODES, PPN);
@@ -563,6 +601,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handshake_and_job_data),
+        cmocka_unit_test(test_reregistered_job_data),
         cmocka_unit_test(test_fence_collect),
         cmocka_unit_test(test_fence_collect_region),
         cmocka_unit_test(test_back_to_back_barriers),

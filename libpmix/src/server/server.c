@@ -88,6 +88,7 @@ void px_server_destroy(px_server *s)
     while (s->nspaces != NULL) {
         px_nspace *n = s->nspaces->next;
         free(s->nspaces->dead);
+        free(s->nspaces->jobpack);
         free(s->nspaces);
         s->nspaces = n;
     }
@@ -170,6 +171,9 @@ pmix_status_t px_server_register_nspace(px_server *s, const char nspace[], int n
         rc = px_store_load_job(s->store, nspace, info, ninfo);
         if (rc != PMIX_SUCCESS)
             return rc;
+        free(ns->jobpack); /* the job data changed */
+        ns->jobpack = NULL;
+        ns->njobpack = 0;
     }
     ns->nlocal = nlocalprocs;
     ns->job_size = 0;
@@ -197,6 +201,7 @@ void px_server_deregister_nspace(px_server *s, const char nspace[])
             px_nspace *n = *pp;
             *pp = n->next;
             free(n->dead);
+            free(n->jobpack);
             free(n);
             break;
         }
@@ -425,9 +430,22 @@ static void send_welcome(px_server *s, px_sclient *c, uint32_t tag, pmix_status_
 {
     px_buf b;
 
+    px_nspace *ns = px_srv_nspace(s, c->proc.nspace);
+
     px_buf_init_frame(&b, PX_MSG_WELCOME, tag);
     px_pack_i32(&b, status);
-    if (status == PMIX_SUCCESS)
+    if (status == PMIX_SUCCESS && ns != NULL && ns->jobpack == NULL) {
+        /* packed once per namespace, not once per client */
+        px_buf job;
+        px_buf_init(&job);
+        px_store_pack_job(s->store, c->proc.nspace, &job);
+        if (px_buf_status(&job) == PMIX_SUCCESS)
+            ns->jobpack = px_buf_steal(&job, &ns->njobpack);
+        px_buf_fini(&job);
+    }
+    if (status == PMIX_SUCCESS && ns != NULL && ns->jobpack != NULL)
+        px_pack_raw(&b, ns->jobpack, ns->njobpack);
+    else if (status == PMIX_SUCCESS)
         px_store_pack_job(s->store, c->proc.nspace, &b);
     px_srv_send(s, c, &b);
 }

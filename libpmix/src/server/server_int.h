@@ -29,6 +29,11 @@ typedef struct px_nspace {
     uint32_t job_size; /* PMIX_JOB_SIZE, 0 if the host did not say */
     pmix_rank_t *dead; /* ranks known to have died */
     size_t ndead, capdead;
+    /* The job data as px_store_pack_job packs it, made at the first
+     * handshake and reused for every client of the namespace (registering
+     * the namespace again drops it). NULL until then. */
+    uint8_t *jobpack;
+    size_t njobpack;
 } px_nspace;
 
 typedef enum {
