@@ -817,89 +817,98 @@ const px_server_host sim_server_host = {
 
 /* ---- the node ---- */
 
-#define ADD(list, key, val, type)                                             \
-    do {                                                                      \
-        if (PMIx_Info_list_add((list), (key), (val), (type)) != PMIX_SUCCESS) \
-            goto nomem;                                                       \
-    } while (0)
-
-static pmix_status_t add_array(void *parent, const char *key, void *list)
-{
-    pmix_data_array_t da;
-    pmix_status_t rc = PMIx_Info_list_convert(list, &da);
-
-    if (rc != PMIX_SUCCESS)
-        return rc;
-    rc = PMIx_Info_list_add(parent, key, &da, PMIX_DATA_ARRAY);
-    PMIx_Data_array_destruct(&da);
-    return rc;
-}
+#define PD_KEYS 8 /* PMIX_PROC_DATA keys per process */
 
 /* Register the job with the node's server: job-wide keys, this node's
  * keys, and the data of its own processes (not of every process: that
- * would be O(job) per node). */
+ * would be O(job) per node). The info array is built in place (values
+ * loaded once, arrays pointing at their elements) and copied only by the
+ * server's store: node setup is a good part of a large barrier run. */
 static pmix_status_t register_job(sim_run *run, sim_node *n)
 {
-    void *top = PMIx_Info_list_start(), *pd = NULL;
-    uint32_t jsize = run->nprocs, nnodes = run->nnodes, lsize = n->nprocs, one = 1;
-    size_t cap = (size_t)n->nprocs * 12 + 1, len = 0;
+    uint32_t jsize = run->nprocs, nnodes = run->nnodes, lsize = n->nprocs, one = 1, appnum = 0;
+    size_t cap = (size_t)n->nprocs * 12 + 1, len = 0, nfixed = 0, total;
     char *peers = malloc(cap);
-    pmix_data_array_t da = {0};
     pmix_rank_t leader = n->procs[0].proc.rank;
+    pmix_info_t fixed[11];
+    pmix_info_t *pd = calloc((size_t)n->nprocs * PD_KEYS, sizeof(*pd));
+    pmix_data_array_t *pda = calloc(n->nprocs, sizeof(*pda));
+    pmix_data_array_t coords = {0};
+    pmix_info_t *all = NULL;
+    void *net = PMIx_Info_list_start();
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
-    if (top == NULL || peers == NULL)
-        goto nomem;
+    memset(fixed, 0, sizeof(fixed));
+    if (peers == NULL || pd == NULL || pda == NULL || net == NULL)
+        goto out;
     peers[0] = '\0';
     for (uint32_t i = 0; i < n->nprocs; i++)
         len +=
             (size_t)snprintf(peers + len, cap - len, "%s%u", i ? "," : "", n->procs[i].proc.rank);
-    ADD(top, PMIX_JOBID, run->nspace, PMIX_STRING);
-    ADD(top, PMIX_JOB_SIZE, &jsize, PMIX_UINT32);
-    ADD(top, PMIX_UNIV_SIZE, &jsize, PMIX_UINT32);
-    ADD(top, PMIX_MAX_PROCS, &jsize, PMIX_UINT32);
-    ADD(top, PMIX_JOB_NUM_APPS, &one, PMIX_UINT32);
-    ADD(top, PMIX_NUM_NODES, &nnodes, PMIX_UINT32);
-    ADD(top, PMIX_LOCAL_SIZE, &lsize, PMIX_UINT32);
-    ADD(top, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
-    ADD(top, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
-    ADD(top, PMIX_HOSTNAME, n->host, PMIX_STRING);
-    ADD(top, PMIX_NODEID, &n->id, PMIX_UINT32);
-    if (sim_net_register(run, n->id, top) != PMIX_SUCCESS) /* network coordinates */
-        goto nomem;
+    PMIx_Info_load(&fixed[nfixed++], PMIX_JOBID, run->nspace, PMIX_STRING);
+    PMIx_Info_load(&fixed[nfixed++], PMIX_JOB_SIZE, &jsize, PMIX_UINT32);
+    PMIx_Info_load(&fixed[nfixed++], PMIX_UNIV_SIZE, &jsize, PMIX_UINT32);
+    PMIx_Info_load(&fixed[nfixed++], PMIX_MAX_PROCS, &jsize, PMIX_UINT32);
+    PMIx_Info_load(&fixed[nfixed++], PMIX_JOB_NUM_APPS, &one, PMIX_UINT32);
+    PMIx_Info_load(&fixed[nfixed++], PMIX_NUM_NODES, &nnodes, PMIX_UINT32);
+    PMIx_Info_load(&fixed[nfixed++], PMIX_LOCAL_SIZE, &lsize, PMIX_UINT32);
+    PMIx_Info_load(&fixed[nfixed++], PMIX_LOCAL_PEERS, peers, PMIX_STRING);
+    PMIx_Info_load(&fixed[nfixed++], PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
+    PMIx_Info_load(&fixed[nfixed++], PMIX_HOSTNAME, n->host, PMIX_STRING);
+    PMIx_Info_load(&fixed[nfixed++], PMIX_NODEID, &n->id, PMIX_UINT32);
+    if (sim_net_register(run, n->id, net) != PMIX_SUCCESS) /* network coordinates */
+        goto out;
+    if ((rc = PMIx_Info_list_convert(net, &coords)) != PMIX_SUCCESS && rc != PMIX_ERR_EMPTY)
+        goto out;
     for (uint32_t i = 0; i < n->nprocs; i++) {
+        pmix_info_t *k = pd + (size_t)i * PD_KEYS;
         pmix_rank_t rank = n->procs[i].proc.rank;
         uint16_t lrank = (uint16_t)i;
-        uint32_t appnum = 0;
-        pd = PMIx_Info_list_start();
-        if (pd == NULL)
-            goto nomem;
-        ADD(pd, PMIX_RANK, &rank, PMIX_PROC_RANK);
-        ADD(pd, PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
-        ADD(pd, PMIX_NODE_RANK, &lrank, PMIX_UINT16);
-        ADD(pd, PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
-        ADD(pd, PMIX_APPNUM, &appnum, PMIX_UINT32);
-        ADD(pd, PMIX_APP_RANK, &rank, PMIX_PROC_RANK);
-        ADD(pd, PMIX_NODEID, &n->id, PMIX_UINT32);
-        ADD(pd, PMIX_HOSTNAME, n->host, PMIX_STRING);
-        if (add_array(top, PMIX_PROC_DATA, pd) != PMIX_SUCCESS)
-            goto nomem;
-        PMIx_Info_list_release(pd);
-        pd = NULL;
+        PMIx_Info_load(&k[0], PMIX_RANK, &rank, PMIX_PROC_RANK);
+        PMIx_Info_load(&k[1], PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
+        PMIx_Info_load(&k[2], PMIX_NODE_RANK, &lrank, PMIX_UINT16);
+        PMIx_Info_load(&k[3], PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
+        PMIx_Info_load(&k[4], PMIX_APPNUM, &appnum, PMIX_UINT32);
+        PMIx_Info_load(&k[5], PMIX_APP_RANK, &rank, PMIX_PROC_RANK);
+        PMIx_Info_load(&k[6], PMIX_NODEID, &n->id, PMIX_UINT32);
+        PMIx_Info_load(&k[7], PMIX_HOSTNAME, n->host, PMIX_STRING);
+        pda[i].type = PMIX_INFO;
+        pda[i].size = PD_KEYS;
+        pda[i].array = k;
     }
-    rc = PMIx_Info_list_convert(top, &da);
-    if (rc == PMIX_SUCCESS)
-        rc = px_server_register_nspace(n->srv, run->nspace, (int)n->nprocs, (pmix_info_t *)da.array,
-                                       da.size);
+    /* One array: the fixed keys, the coordinates, one PMIX_PROC_DATA per
+     * process. Its entries are shallow: they borrow what fixed, coords and
+     * pd own, and only the array itself is freed. */
+    total = nfixed + coords.size + n->nprocs;
+    all = calloc(total, sizeof(*all));
+    rc = PMIX_ERR_NOMEM;
+    if (all == NULL)
+        goto out;
+    memcpy(all, fixed, nfixed * sizeof(*all));
+    if (coords.size > 0)
+        memcpy(all + nfixed, coords.array, coords.size * sizeof(*all));
+    for (uint32_t i = 0; i < n->nprocs; i++) {
+        pmix_info_t *e = &all[nfixed + coords.size + i];
+        snprintf(e->key, sizeof(e->key), "%s", PMIX_PROC_DATA);
+        e->value.type = PMIX_DATA_ARRAY;
+        e->value.data.darray = &pda[i];
+    }
+    rc = px_server_register_nspace(n->srv, run->nspace, (int)n->nprocs, all, total);
     for (uint32_t i = 0; rc == PMIX_SUCCESS && i < n->nprocs; i++)
         rc = px_server_register_client(n->srv, &n->procs[i].proc, 1000, 1000, &n->procs[i]);
-nomem:
-    if (da.array != NULL)
-        PMIx_Data_array_destruct(&da);
+out:
+    free(all);
+    for (size_t i = 0; i < nfixed; i++)
+        PMIx_Info_destruct(&fixed[i]);
     if (pd != NULL)
-        PMIx_Info_list_release(pd);
-    if (top != NULL)
-        PMIx_Info_list_release(top);
+        for (size_t i = 0; i < (size_t)n->nprocs * PD_KEYS; i++)
+            PMIx_Info_destruct(&pd[i]);
+    free(pd);
+    free(pda);
+    if (coords.array != NULL)
+        PMIx_Data_array_destruct(&coords);
+    if (net != NULL)
+        PMIx_Info_list_release(net);
     free(peers);
     return rc;
 }
