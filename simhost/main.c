@@ -13,6 +13,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +407,20 @@ static int build_platform(sim_run *run, char *err, size_t errlen)
     return rc;
 }
 
+/* vm.max_map_count, or the kernel's default if it cannot be read. */
+static uint64_t max_map_count(void)
+{
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    unsigned long long v = 65530;
+
+    if (f != NULL) {
+        if (fscanf(f, "%llu", &v) != 1)
+            v = 65530;
+        fclose(f);
+    }
+    return v;
+}
+
 static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FILE *json)
 {
     sim_run *run = calloc(1, sizeof(*run));
@@ -461,8 +476,17 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         stack = 1024;
     snprintf(item, sizeof(item), "contexts/stack-size:%u", stack);
     sgw_config(item);
-    if (big)
+    if (big) {
         sgw_config("contexts/guard-size:0");
+        /* Without guard pages SimGrid callocs each stack: from the heap,
+         * zeroed with memset, resident in full. A block of the mmap
+         * threshold or more comes from a mapping of its own instead,
+         * zero and untouched until used (16,384 nodes x 1: 1.7 GB instead
+         * of 2.4 GB, 10% less time). Each is at most one map entry, so
+         * only while they fit in vm.max_map_count with room to spare. */
+        if (actors + 16384 < max_map_count())
+            mallopt(M_MMAP_THRESHOLD, (int)stack * 1024);
+    }
     procs = NULL;
     status = 2;
     if (build_platform(run, err, sizeof(err)) != 0) {
