@@ -34,6 +34,11 @@
  *              work.
  *   nb         Fence_nb calls its callback exactly once, with its cbdata, not
  *              from inside the call; with and without PMIX_COLLECT_DATA.
+ *   pending    every rank but the last starts a Fence_nb with PMIX_TIMEOUT=30
+ *              that the last never joins, and all finalize at once: the
+ *              pending request (and its timer) goes with the library,
+ *              whose callback must not run after PMIx_Finalize returned;
+ *              nobody waits 30 s.
  *   badproc    (robustness: "a fence never hangs") a fence naming a rank that
  *              does not exist in our namespace fails within 5 s without any
  *              PMIX_TIMEOUT; one naming an unknown namespace, with
@@ -520,6 +525,39 @@ static void mode_nb(void)
     pt_barrier("final fence");
 }
 
+static int pending_calls;
+
+static void pending_cb(pmix_status_t status, void *cbdata)
+{
+    __atomic_add_fetch(&pending_calls, 1, __ATOMIC_SEQ_CST);
+}
+
+static void mode_pending(void)
+{
+    if (pt.me.rank + 1 < pt.size) {
+        pmix_info_t to;
+        pt_info_int(&to, PMIX_TIMEOUT, 30);
+        pt_phase("PMIx_Fence_nb that the last rank never joins");
+        pmix_status_t rc = PMIx_Fence_nb(NULL, 0, &to, 1, pending_cb, NULL);
+        if (rc != PMIX_SUCCESS)
+            pt_fail("PMIx_Fence_nb returned %s", pt_err(rc));
+    }
+    double t0 = pt_now();
+    int rc = pt_result(); /* PMIx_Finalize with the fence pending */
+    int calls = __atomic_load_n(&pending_calls, __ATOMIC_SEQ_CST);
+    pt_sleep(0.2);
+    if (__atomic_load_n(&pending_calls, __ATOMIC_SEQ_CST) != calls) {
+        printf("rank %u: FAIL: a callback ran after PMIx_Finalize returned\n", pt.me.rank);
+        rc = 1;
+    }
+    if (pt_now() - t0 > 10.0) {
+        printf("rank %u: FAIL: PMIx_Finalize with a fence pending took %.1f s\n", pt.me.rank,
+               pt_now() - t0);
+        rc = 1;
+    }
+    exit(rc);
+}
+
 static void mode_badproc(void)
 {
     pmix_proc_t procs[2];
@@ -647,7 +685,7 @@ static void mode_disagree(void)
 int main(int argc, char **argv)
 {
     const char *modes = "null shuffled wildcard subsets many self collect nocollect gen timeout nb "
-                        "badproc disagree";
+                        "pending badproc disagree";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(50);
@@ -675,6 +713,8 @@ int main(int argc, char **argv)
         mode_timeout();
     else if (strcmp(m, "nb") == 0)
         mode_nb();
+    else if (strcmp(m, "pending") == 0)
+        mode_pending();
     else if (strcmp(m, "badproc") == 0)
         mode_badproc();
     else if (strcmp(m, "disagree") == 0)

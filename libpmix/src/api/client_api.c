@@ -66,10 +66,14 @@ static void posix_need_progress(px_api_client *ac)
         (void)px_posix_start_thread(ac->priv);
 }
 
+/* The platform stops first (no delivery, no timer after it), then the
+ * engine goes, cancelling the timers of its pending requests on the
+ * platform, which is freed last. */
 static void posix_teardown(px_api_client *ac)
 {
-    px_posix_destroy(ac->priv); /* no delivery after this */
+    px_posix_stop(ac->priv);
     px_client_destroy(ac->client);
+    px_posix_destroy(ac->priv);
     ac->client = NULL;
     ac->priv = NULL;
 }
@@ -117,8 +121,8 @@ pmix_status_t px_api_posix_open(void *arg, px_api_client *ac, const pmix_info_t 
     }
     rc = px_posix_connect(p, uri, 0, px_client_sink(), c, errbuf, errlen);
     if (rc != PMIX_SUCCESS) {
+        px_client_destroy(c); /* the engine before its platform, as in posix_teardown */
         px_posix_destroy(p);
-        px_client_destroy(c);
         return rc;
     }
     ac->client = c;
