@@ -157,7 +157,8 @@ pmix_status_t px_coll_parse(px_coll_kind kind, const char *value, px_coll_choice
         return PMIX_ERR_BAD_PARAM;
     }
     if (!px_coll_algo_supports(ch.algo, kind)) {
-        say(err, errlen, "%s does not do a %s", ch.algo->name, kind_name(kind));
+        say(err, errlen, "%s does not do %s %s", ch.algo->name,
+            kind == PX_COLL_BARRIER ? "a" : "an", kind_name(kind));
         list_valid(kind, err, errlen);
         return PMIX_ERR_BAD_PARAM;
     }

@@ -261,7 +261,7 @@ static void test_parse(void **state)
     parse_ok(PX_COLL_BARRIER, "hier:dissemination", "hier", "dissemination", 0);
 
     parse_bad(PX_COLL_ALLGATHER, "rings", "unknown allgather algorithm \"rings\"");
-    parse_bad(PX_COLL_ALLGATHER, "dissemination", "dissemination does not do a allgather");
+    parse_bad(PX_COLL_ALLGATHER, "dissemination", "dissemination does not do an allgather");
     parse_bad(PX_COLL_BARRIER, "ring", "ring does not do a barrier");
     parse_bad(PX_COLL_BARRIER, "bruck", "bruck");
     parse_bad(PX_COLL_BARRIER, "tree:1", "radix");
