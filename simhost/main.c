@@ -670,5 +670,13 @@ int main(int argc, char **argv)
         if (fclose(json) != 0)
             rc = rc ? rc : 1;
     }
+    if (!SANITIZED) {
+        /* Everything is written: skip SimGrid's teardown at exit, which
+         * frees every actor, stack and mailbox one by one (a tenth of a
+         * 16,384-node barrier's run). Sanitized builds exit normally, so
+         * that LeakSanitizer still checks the run. */
+        fflush(NULL);
+        _exit(rc);
+    }
     return rc;
 }
