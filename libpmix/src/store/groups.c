@@ -66,10 +66,14 @@ static void put_le32(uint8_t *p, uint32_t v)
  * headers: plain reads, no codec calls). */
 static pmix_status_t read_head(const uint8_t *data, size_t len, size_t at, ghead *h)
 {
-    const uint8_t *p = data + at;
-    size_t left = len - at, nslen, nrec, nbytes;
+    const uint8_t *p;
+    size_t left, nslen, nrec, nbytes;
 
-    if (at > len || left < 8 || le32(p) != PX_GROUP_MAGIC)
+    if (at > len || len - at < 8)
+        return PMIX_ERR_UNPACK_FAILURE;
+    p = data + at;
+    left = len - at;
+    if (le32(p) != PX_GROUP_MAGIC)
         return PMIX_ERR_UNPACK_FAILURE;
     nslen = le32(p + 4);
     if (nslen == 0 || nslen > PMIX_MAX_NSLEN || left - 8 < nslen + 8)
