@@ -92,6 +92,7 @@ struct inproc_world {
     size_t local_failures;      /* fence_nb upcalls carrying PMIX_LOCAL_COLLECTIVE_STATUS */
     size_t orphan_timers;       /* left pending by destroyed servers */
     size_t orphan_timers_fired; /* ... and fired afterwards */
+    int corrupt_collects;       /* collecting fences whose data the host garbles */
     char log[16384];            /* recent log lines, one per line */
 };
 
@@ -408,6 +409,8 @@ static void complete(inproc_world *w, hcoll *h)
                 memcpy(all + off, h->c[k].data, h->c[k].ndata);
             off += h->c[k].ndata;
         }
+        if (w->corrupt_collects > 0 && total > 0)
+            all[0] ^= 0x5a; /* the first group's magic */
         d->cbfunc = h->c[i].cbfunc;
         d->cbdata = h->c[i].cbdata;
         d->status = h->status;
@@ -501,6 +504,8 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
     if (h->narrived == h->nexpected) {
         if (h->status == PMIX_SUCCESS)
             complete(w, h);
+        if (w->corrupt_collects > 0)
+            w->corrupt_collects--;
         free_hcoll(w, h);
     }
     return PMIX_SUCCESS;
@@ -852,6 +857,11 @@ size_t inproc_orphan_timers(const inproc_world *w)
 size_t inproc_orphan_timers_fired(const inproc_world *w)
 {
     return w->orphan_timers_fired;
+}
+
+void inproc_corrupt_collects(inproc_world *w, int n)
+{
+    w->corrupt_collects = n;
 }
 
 const char *inproc_last_log(const inproc_world *w)

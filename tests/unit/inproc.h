@@ -76,5 +76,8 @@ size_t inproc_orphan_timers_fired(const inproc_world *w);
 /* Recent log lines the engines reported, newline-separated, for
  * assertions ("dropping client"). */
 const char *inproc_last_log(const inproc_world *w);
+/* The host garbles the data of the next `n` cross-node collectives it
+ * completes (every node gets the same bad bytes). */
+void inproc_corrupt_collects(inproc_world *w, int n);
 
 #endif /* INPROC_H */

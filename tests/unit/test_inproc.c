@@ -187,6 +187,37 @@ static void test_reregistered_job_data(void **state)
     inproc_world_destroy(w);
 }
 
+/* Data from the host that is not groups: every participant's fence fails
+ * with PMIX_ERR_UNPACK_FAILURE, the server says so, nothing is kept, and
+ * the next collecting fence works. */
+static void test_fence_collect_bad_host_data(void **state)
+{
+    job *j = job_start(NODES, PPN);
+    bool t = true;
+    pmix_info_t info;
+    pmix_proc_t peer;
+    pmix_value_t *v = NULL;
+
+    put_cards(j, NPROCS);
+    PMIx_Info_load(&info, PMIX_COLLECT_DATA, &t, PMIX_BOOL);
+    inproc_corrupt_collects(j->w, 1);
+    fence_all(j, NPROCS, &info, 1, PMIX_ERR_UNPACK_FAILURE);
+    assert_non_null(strstr(inproc_last_log(j->w), "malformed collected data"));
+    PMIx_Load_procid(&peer, "job", (pmix_rank_t)(NPROCS - 1));
+    pmix_info_t opt;
+    PMIx_Info_load(&opt, PMIX_OPTIONAL, &t, PMIX_BOOL);
+    assert_int_equal(px_client_get(j->p[0].c, &peer, "card", &opt, 1, &v, NULL, NULL),
+                     PMIX_ERR_NOT_FOUND); /* nothing was kept */
+    fence_all(j, NPROCS, &info, 1, PMIX_SUCCESS);
+    assert_int_equal(px_client_get(j->p[0].c, &peer, "card", &opt, 1, &v, NULL, NULL),
+                     PMIX_OPERATION_SUCCEEDED);
+    assert_int_equal(v->data.integer, NPROCS - 1);
+    PMIx_Value_free(v, 1);
+    PMIx_Info_destruct(&opt);
+    PMIx_Info_destruct(&info);
+    job_end(j);
+}
+
 static void test_fence_collect(void **state)
 {
     job *j = job_start(NODES, PPN);
@@ -602,6 +633,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handshake_and_job_data),
         cmocka_unit_test(test_reregistered_job_data),
+        cmocka_unit_test(test_fence_collect_bad_host_data),
         cmocka_unit_test(test_fence_collect),
         cmocka_unit_test(test_fence_collect_region),
         cmocka_unit_test(test_back_to_back_barriers),
