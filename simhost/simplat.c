@@ -18,16 +18,19 @@
  * not inside a blocking call does not receive: messages wait in its mailbox
  * until the next call, and timers fire then too.
  *
- * Handshake and finalize. The api/ shim holds a process-wide mutex across
- * the whole of PMIx_Init and PMIx_Finalize, including the wait for the
- * server's answer. All actors share one OS thread, so a second actor
- * reaching PMIx_Init while the first one is suspended inside it would lock
- * that mutex again and hang the simulation. pmixsim therefore runs these
- * two exchanges without suspending the actor: a HELLO or FINALIZE frame
- * puts the client in `sync` mode, in which its frames go straight to the
- * server engine (called from the client's actor) and the server's answers
- * straight back, in zero simulated time. Everything else goes through the
- * simulated network.
+ * Handshake and finalize. The api/ shim holds its client's init lock (a
+ * pthread mutex of the px_api_client: one per simulated process here)
+ * across the whole of PMIx_Init and PMIx_Finalize, including the wait for
+ * the server's answer. pmixsim runs these two exchanges without suspending
+ * the actor: a HELLO or FINALIZE frame puts the client in `sync` mode, in
+ * which its frames go straight to the server engine (called from the
+ * client's actor) and the server's answers straight back, in zero
+ * simulated time. (This began when the lock was one for the whole process:
+ * all actors share one OS thread, and a second actor taking it while the
+ * first was suspended inside would have hung the simulation. With a lock
+ * per process that no longer happens; sync mode stays because it keeps
+ * start-up out of the simulated time and out of the event log.)
+ * Everything else goes through the simulated network.
  *
  * CPU time (--cpu). By default the library's work takes no simulated time.
  * With --cpu measured, every message an actor handles (a server's frames,
