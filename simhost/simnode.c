@@ -269,7 +269,7 @@ static void share_unref(void *arg)
     free(sh);
 }
 
-/* Member `me` of the share's set ended its epoch: once all have, the
+/* One member of the share's set ended its epoch: once all have, the
  * run's table lets go (callbacks still holding the result keep it). */
 static void share_ended(sim_run *run, sim_share *sh)
 {

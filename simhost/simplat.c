@@ -29,7 +29,7 @@
  * all actors share one OS thread, and a second actor taking it while the
  * first was suspended inside would have hung the simulation. With a lock
  * per process that no longer happens; sync mode stays because it keeps
- * start-up out of the simulated time and out of the event log.)
+ * start-up out of the simulated time.)
  * Everything else goes through the simulated network.
  *
  * CPU time (--cpu). By default the library's work takes no simulated time.

@@ -93,21 +93,23 @@ static px_blob *region_blob(px_cli_region *region)
     return px_blob_create(keep->data, keep->len, blob_release_region, keep);
 }
 
-/* A copy of `n` bytes as a blob (NULL for n == 0 or no memory: *rc says). */
+/* A copy of `n` bytes as a blob; NULL for n == 0 (*rc PMIX_SUCCESS) or
+ * when out of memory (*rc PMIX_ERR_NOMEM). */
 static px_blob *copy_blob(const void *data, size_t n, pmix_status_t *rc)
 {
     void *copy;
+    px_blob *blob = NULL;
 
     *rc = PMIX_SUCCESS;
     if (n == 0)
         return NULL;
-    copy = malloc(n);
-    if (copy == NULL) {
-        *rc = PMIX_ERR_NOMEM;
-        return NULL;
+    if ((copy = malloc(n)) != NULL) {
+        memcpy(copy, data, n);
+        blob = px_blob_create(copy, n, NULL, NULL); /* frees the copy on failure */
     }
-    memcpy(copy, data, n);
-    return px_blob_create(copy, n, NULL, NULL);
+    if (blob == NULL)
+        *rc = PMIX_ERR_NOMEM;
+    return blob;
 }
 
 /* Add a blob's records, or its groups, and drop the caller's reference. */
@@ -142,8 +144,6 @@ static pmix_status_t take_groups(px_client *c, px_buf *b, px_cli_region *region)
         return PMIX_ERR_UNPACK_FAILURE;
     if (region == NULL) {
         part = copy_blob(groups, ngroups, &rc);
-        if (rc == PMIX_SUCCESS && ngroups > 0 && part == NULL)
-            rc = PMIX_ERR_NOMEM;
         if (rc == PMIX_SUCCESS)
             rc = add(c, part, true);
     } else {
@@ -159,8 +159,6 @@ static pmix_status_t take_groups(px_client *c, px_buf *b, px_cli_region *region)
     }
     if (rc == PMIX_SUCCESS) {
         part = copy_blob(recs, nrecs, &rc);
-        if (rc == PMIX_SUCCESS && nrecs > 0 && part == NULL)
-            rc = PMIX_ERR_NOMEM;
         if (rc == PMIX_SUCCESS)
             rc = add(c, part, false);
     }
@@ -174,8 +172,8 @@ static pmix_status_t take_records(px_client *c, px_buf *b, px_cli_region *region
     uint8_t how;
     const void *data = NULL;
     size_t ndata = 0;
-    px_blob *blob = NULL;
-    pmix_status_t rc;
+    px_blob *blob;
+    pmix_status_t rc = PMIX_SUCCESS;
 
     if (px_unpack_u8(b, &how) != PMIX_SUCCESS)
         return PMIX_ERR_UNPACK_FAILURE;
@@ -186,25 +184,16 @@ static pmix_status_t take_records(px_client *c, px_buf *b, px_cli_region *region
             return PMIX_ERR_UNPACK_FAILURE; /* announced, not attached */
         if (region->len == 0)
             return PMIX_SUCCESS;
-        blob = region_blob(region);
+        if ((blob = region_blob(region)) == NULL)
+            return PMIX_ERR_NOMEM;
     } else {
-        void *copy;
         if (how != PX_DATA_INLINE || region != NULL ||
             px_unpack_bytes_view(b, &data, &ndata) != PMIX_SUCCESS)
             return PMIX_ERR_UNPACK_FAILURE;
-        if (ndata == 0)
-            return PMIX_SUCCESS;
-        copy = malloc(ndata);
-        if (copy == NULL)
-            return PMIX_ERR_NOMEM;
-        memcpy(copy, data, ndata);
-        blob = px_blob_create(copy, ndata, NULL, NULL);
+        if ((blob = copy_blob(data, ndata, &rc)) == NULL)
+            return rc; /* nothing collected, or no memory */
     }
-    if (blob == NULL)
-        return PMIX_ERR_NOMEM;
-    rc = px_store_add_blob(c->store, blob);
-    px_blob_unref(blob); /* the store holds what it needs */
-    return rc;
+    return add(c, blob, false);
 }
 
 void px_cli_fence_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b,

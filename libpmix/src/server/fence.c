@@ -99,6 +99,15 @@ static void free_tracker(px_server *s, px_tracker *t)
  * collected records in `region` if given, else in `data`. Large data goes
  * out once, as a shared region the platform hands to every client (no copy
  * per client), when the platform can. The region, if any, is released. */
+/* Whether `ndata` bytes for `t`'s participants are worth a shared region
+ * the platform copies them into: one reader gains nothing from a region,
+ * unless the data would not fit in a frame. */
+static bool region_pays(const px_server *s, const px_tracker *t, size_t ndata)
+{
+    return ndata >= PX_REGION_MIN && (t->ncontrib > 1 || ndata > PX_FRAME_MAX_DEFAULT / 2) &&
+           s->pops->region_create != NULL;
+}
+
 static void reply_all(px_server *s, px_tracker *t, pmix_status_t status, const void *data,
                       size_t ndata, px_region *region)
 {
@@ -106,10 +115,7 @@ static void reply_all(px_server *s, px_tracker *t, pmix_status_t status, const v
         s->pops->region_release(s->pctx, region);
         region = NULL;
     }
-    /* one reader gains nothing from a region, unless the data would not
-     * fit in a frame */
-    if (region == NULL && status == PMIX_SUCCESS && ndata >= PX_REGION_MIN &&
-        (t->ncontrib > 1 || ndata > PX_FRAME_MAX_DEFAULT / 2) && s->pops->region_create != NULL)
+    if (region == NULL && status == PMIX_SUCCESS && region_pays(s, t, ndata))
         region = s->pops->region_create(s->pctx, data, ndata);
     for (size_t i = 0; i < t->ncontrib; i++) {
         px_sclient *c = t->contrib[i].client;
@@ -258,8 +264,7 @@ static void reply_groups(px_server *s, px_tracker *t, const char *data, size_t n
                 free(r);
             *kept = region != NULL;
         }
-    } else if (ndata >= PX_REGION_MIN && (t->ncontrib > 1 || ndata > PX_FRAME_MAX_DEFAULT / 2) &&
-               s->pops->region_create != NULL) {
+    } else if (region_pays(s, t, ndata)) {
         region = s->pops->region_create(s->pctx, data, ndata);
         if (region != NULL && local.size > 0 && s->pops->region_append != NULL &&
             s->pops->region_append(s->pctx, region, local.data, local.size) == PMIX_SUCCESS)
