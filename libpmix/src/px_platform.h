@@ -54,6 +54,7 @@
 
 typedef struct px_timer px_timer;   /* opaque, defined by each platform */
 typedef struct px_region px_region; /* opaque, defined by each platform */
+typedef struct px_page px_page;     /* opaque, defined by each platform */
 typedef void (*px_timer_cb)(void *arg);
 
 /* A waiter: one blocked caller of the api/ shim. `done` is set by `wake`.
@@ -148,6 +149,27 @@ typedef struct px_platform_ops {
      * failure, and then `release` has not run. */
     px_region *(*region_wrap)(void *pctx, const void *data, size_t len, void (*release)(void *arg),
                               void *arg);
+
+    /* Optional, all or none (NULL on platforms whose engines do not share
+     * memory across processes: pmixsim, the in-process tests). The fence
+     * page (px_page.h): read-write memory a server shares with the local
+     * clients of one namespace.
+     *
+     * page_create (server): `len` zeroed bytes, mapped at *mem; NULL on
+     * failure. page_send (server): as `send`, with the page attached; the
+     * receiving platform maps it before it delivers the frame, and the
+     * client engine finds it with page_get. page_destroy (server): the
+     * server's mapping goes; clients keep theirs. page_get (client): the
+     * page that came from the server, NULL if none or if it could not be
+     * mapped; its length in *len. page_wait: sleep while *word == val, at
+     * most `seconds`; false on timeout; may return early. page_wake: wake
+     * every sleeper on `word`, in every process. */
+    px_page *(*page_create)(void *pctx, size_t len, void **mem);
+    pmix_status_t (*page_send)(void *pctx, uint64_t conn, void *frame, size_t len, px_page *page);
+    void (*page_destroy)(void *pctx, px_page *page);
+    void *(*page_get)(void *pctx, size_t *len);
+    bool (*page_wait)(void *pctx, uint32_t *word, uint32_t val, double seconds);
+    void (*page_wake)(void *pctx, uint32_t *word);
 } px_platform_ops;
 
 /*

@@ -43,6 +43,16 @@
  *              does not exist in our namespace fails within 5 s without any
  *              PMIX_TIMEOUT; one naming an unknown namespace, with
  *              PMIX_TIMEOUT=3, fails within 5 s; the job still fences after.
+ *   page       (the fence page of a one-node job, px_page.h) one fence of the
+ *              whole namespace taken in four forms at once, rotating over
+ *              the ranks each round: a plain PMIx_Fence, PMIx_Fence_nb, a
+ *              collecting PMIx_Fence and the wildcard with
+ *              PMIX_COLLECT_DATA=false; every form completes every round,
+ *              staggered rounds are still barriers, and plain barriers
+ *              afterwards still work. Then 100 rounds of put, commit,
+ *              plain barrier and a refreshed Get of a peer's value: the
+ *              Get must see that round's value, although nothing but the
+ *              page orders the peer's commit before the Get.
  *   disagree   (several nodes: pmixrun --nodes) the processes disagree on a
  *              fence's own algorithm (pmixlab.barrier.algo,
  *              pmixlab.fence.algo): the node of the last rank names one that
@@ -682,10 +692,100 @@ static void mode_disagree(void)
     pt_barrier("final fence");
 }
 
+/* One fence of the whole namespace in the form `form` (0..3, see "page"). */
+static pmix_status_t page_form(int form)
+{
+    pmix_info_t c;
+    pmix_proc_t wild;
+    pmix_status_t rc;
+    pt_waiter w;
+
+    switch (form) {
+    case 0: return PMIx_Fence(NULL, 0, NULL, 0);
+    case 1:
+        pt_waiter_init(&w);
+        rc = PMIx_Fence_nb(NULL, 0, NULL, 0, pt_op_cb, &w);
+        if (rc != PMIX_SUCCESS)
+            return rc;
+        if (!pt_waiter_wait(&w, 20.0))
+            return PMIX_ERR_TIMEOUT;
+        return w.status;
+    case 2:
+        pt_info_bool(&c, PMIX_COLLECT_DATA, true);
+        rc = PMIx_Fence(NULL, 0, &c, 1);
+        pt_info_free(&c, 1);
+        return rc;
+    default:
+        pt_proc(&wild, pt.me.nspace, PMIX_RANK_WILDCARD);
+        pt_info_bool(&c, PMIX_COLLECT_DATA, false);
+        rc = PMIx_Fence(&wild, 1, &c, 1);
+        pt_info_free(&c, 1);
+        return rc;
+    }
+}
+
+static const char *const page_forms[] = {"plain PMIx_Fence", "PMIx_Fence_nb",
+                                         "collecting PMIx_Fence", "wildcard, collect=false"};
+
+static void mode_page(void)
+{
+    pmix_status_t rc;
+
+    for (int k = 0; k < 24; k++) {
+        int form = (int)((pt.me.rank + (unsigned)k) % 4);
+        bool stagger = k % 8 == 7;
+        if (stagger) {
+            pt_barrier("aligning fence");
+            pt_sleep(0.05 * pt.me.rank);
+        }
+        pt_phase(page_forms[form]);
+        double t0 = pt_now();
+        rc = page_form(form);
+        double t1 = pt_now();
+        if (rc != PMIX_SUCCESS) {
+            pt_fail("round %d: %s failed: %s", k, page_forms[form], pt_err(rc));
+            return;
+        }
+        if (stagger)
+            check_barrier(page_forms[form], t0, t1, NULL, 0);
+    }
+    staggered("plain PMIx_Fence after the mixed rounds", fence_null, NULL);
+
+    pmix_proc_t peer;
+    pmix_info_t refresh;
+    pt_proc(&peer, pt.me.nspace, (pt.me.rank + 1) % pt.size);
+    pt_info_bool(&refresh, PMIX_GET_REFRESH_CACHE, true);
+    pt_phase("put, commit, plain barrier, refreshed Get");
+    for (uint32_t round = 1; round <= 100; round++) {
+        rc = pt_put_u32(PMIX_GLOBAL, "fr.round", round);
+        if (rc == PMIX_SUCCESS)
+            rc = PMIx_Commit();
+        if (rc == PMIX_SUCCESS)
+            rc = PMIx_Fence(NULL, 0, NULL, 0);
+        if (rc != PMIX_SUCCESS) {
+            pt_fail("round %u: put/commit/fence failed: %s", round, pt_err(rc));
+            break;
+        }
+        pmix_value_t *v = pt_get_typed(&peer, "fr.round", &refresh, 1, PMIX_UINT32);
+        if (v != NULL && v->data.uint32 != round)
+            pt_fail("round %u: rank %u's value is from round %u: its commit came after the Get",
+                    round, (unsigned)peer.rank, v->data.uint32);
+        pt_value_free(v);
+        /* nobody posts the next value while a peer may still read this one */
+        rc = PMIx_Fence(NULL, 0, NULL, 0);
+        if (rc != PMIX_SUCCESS) {
+            pt_fail("round %u: second fence failed: %s", round, pt_err(rc));
+            break;
+        }
+    }
+    pt_info_free(&refresh, 1);
+    pt_barrier("final fence");
+}
+
 int main(int argc, char **argv)
 {
     const char *modes = "null shuffled wildcard subsets many self collect nocollect gen timeout nb "
-                        "pending badproc disagree";
+                        "pending badproc page disagree";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(50);
@@ -717,6 +817,8 @@ int main(int argc, char **argv)
         mode_pending();
     else if (strcmp(m, "badproc") == 0)
         mode_badproc();
+    else if (strcmp(m, "page") == 0)
+        mode_page();
     else if (strcmp(m, "disagree") == 0)
         mode_disagree();
     else

@@ -47,6 +47,7 @@ typedef struct ev {
     void (*fn)(void *arg);
     void *arg;
     px_region *region; /* EV_DELIVER with a region: one reference */
+    px_page *page;     /* EV_DELIVER with the fence page */
 } ev;
 
 struct inproc_ep {
@@ -61,6 +62,15 @@ struct inproc_ep {
     pmix_proc_t proc;     /* client: who it is */
     bool closed;          /* client: connection gone */
     bool refuse_sends;    /* client: the server's sends to it fail (no memory) */
+    void *page;           /* client: the fence page it received */
+    size_t page_len;
+    bool refuse_page; /* client: cannot "map" the page */
+};
+
+/* A fence page: plain memory, shared by the engines of one world. */
+struct px_page {
+    void *mem;
+    size_t len;
 };
 
 /* A collective the world runs as host: one contribution per server. */
@@ -93,7 +103,12 @@ struct inproc_world {
     size_t orphan_timers;       /* left pending by destroyed servers */
     size_t orphan_timers_fired; /* ... and fired afterwards */
     int corrupt_collects;       /* collecting fences whose data the host garbles */
-    char log[16384];            /* recent log lines, one per line */
+    bool pages;                 /* servers may make fence pages */
+    size_t page_wakes;          /* page_wake calls */
+    size_t frames_to_servers;   /* frames delivered to server sinks */
+    px_page *page_list[64];     /* pages made, freed with the world */
+    size_t npages;
+    char log[16384]; /* recent log lines, one per line */
 };
 
 static void push(inproc_world *w, ev *e)
@@ -313,6 +328,60 @@ static void op_wake(void *pctx, px_wait *wt)
     wt->done = 1;
 }
 
+/* ---- fence pages: opt-in (inproc_enable_pages) ---- */
+
+static px_page *op_page_create(void *pctx, size_t len, void **mem)
+{
+    inproc_world *w = ((inproc_ep *)pctx)->w;
+    px_page *pg;
+
+    if (!w->pages || w->npages == sizeof(w->page_list) / sizeof(w->page_list[0]))
+        return NULL;
+    pg = calloc(1, sizeof(*pg));
+    /* aligned as a mapping would be: the page's words are cache-line aligned */
+    if (pg == NULL || (pg->mem = aligned_alloc(64, (len + 63) / 64 * 64)) == NULL)
+        abort();
+    memset(pg->mem, 0, len);
+    pg->len = len;
+    w->page_list[w->npages++] = pg;
+    *mem = pg->mem;
+    return pg;
+}
+
+static pmix_status_t op_page_send(void *pctx, uint64_t conn, void *frame, size_t len, px_page *page)
+{
+    inproc_world *w = ((inproc_ep *)pctx)->w;
+    pmix_status_t rc = op_send(pctx, conn, frame, len);
+
+    if (rc == PMIX_SUCCESS)
+        w->tail->page = page;
+    return rc;
+}
+
+static void op_page_destroy(void *pctx, px_page *page)
+{
+    (void)pctx;
+    (void)page; /* clients may still hold it: freed with the world */
+}
+
+static void *op_page_get(void *pctx, size_t *len)
+{
+    inproc_ep *ep = pctx;
+
+    *len = ep->page_len;
+    return ep->page;
+}
+
+static bool op_page_wait(void *pctx, uint32_t *word, uint32_t val, double seconds)
+{
+    return false; /* one thread: a sleeper would never be woken */
+}
+
+static void op_page_wake(void *pctx, uint32_t *word)
+{
+    ((inproc_ep *)pctx)->w->page_wakes++;
+}
+
 static void op_log(void *pctx, px_log_level level, const char *msg)
 {
     inproc_world *w = ((inproc_ep *)pctx)->w;
@@ -342,6 +411,12 @@ static const px_platform_ops inproc_ops = {
     .send_region = op_send_region,
     .region_release = op_region_release,
     .region_append = op_region_append,
+    .page_create = op_page_create,
+    .page_send = op_page_send,
+    .page_destroy = op_page_destroy,
+    .page_get = op_page_get,
+    .page_wait = op_page_wait,
+    .page_wake = op_page_wake,
 };
 
 /* ---- the world as a host ---- */
@@ -627,6 +702,10 @@ void inproc_world_destroy(inproc_world *w)
         w->eps = e->next;
         free(e);
     }
+    for (size_t i = 0; i < w->npages; i++) {
+        free(w->page_list[i]->mem);
+        free(w->page_list[i]);
+    }
     free(w);
 }
 
@@ -778,8 +857,13 @@ static void step_event(inproc_world *w, ev *e)
             inproc_ep *c = client_by_conn(w, e->to, e->conn);
             if (c == NULL || c->closed || e->to->srv == NULL)
                 break; /* sent before the connection broke, or the server went */
+            w->frames_to_servers++;
             if (px_server_sink()->deliver(e->to->srv, e->conn, e->frame, e->len) != PMIX_SUCCESS)
                 break_conn(c, c);
+        } else if (!e->to->closed && e->page != NULL && !e->to->refuse_page) {
+            e->to->page = e->page->mem;
+            e->to->page_len = e->page->len;
+            (void)px_client_sink()->deliver(e->to->cli, PX_CONN_SERVER, e->frame, e->len);
         } else if (!e->to->closed && e->region != NULL) {
             px_region *r = e->region;
             e->region = NULL; /* the sink releases this reference */
@@ -867,4 +951,34 @@ void inproc_corrupt_collects(inproc_world *w, int n)
 const char *inproc_last_log(const inproc_world *w)
 {
     return w->log;
+}
+
+void inproc_enable_pages(inproc_world *w)
+{
+    w->pages = true;
+}
+
+void inproc_refuse_page(inproc_world *w, px_client *c)
+{
+    for (inproc_ep *ep = w->eps; ep != NULL; ep = ep->next)
+        if (ep->cli == c)
+            ep->refuse_page = true;
+}
+
+size_t inproc_page_wakes(const inproc_world *w)
+{
+    return w->page_wakes;
+}
+
+size_t inproc_frames_to_servers(const inproc_world *w)
+{
+    return w->frames_to_servers;
+}
+
+void *inproc_client_page(inproc_world *w, px_client *c)
+{
+    for (inproc_ep *ep = w->eps; ep != NULL; ep = ep->next)
+        if (ep->cli == c)
+            return ep->page;
+    return NULL;
 }

@@ -80,4 +80,16 @@ const char *inproc_last_log(const inproc_world *w);
  * completes (every node gets the same bad bytes). */
 void inproc_corrupt_collects(inproc_world *w, int n);
 
+/* Fence pages (px_page.h): off unless enabled, for the servers created
+ * after. Sleeping on a page never happens here (page_wait returns at
+ * once); tests drive px_client_lbar_arrive/check themselves. */
+void inproc_enable_pages(inproc_world *w);
+/* This client "cannot map" the page its WELCOME brings. */
+void inproc_refuse_page(inproc_world *w, px_client *c);
+size_t inproc_page_wakes(const inproc_world *w);
+/* The page a client received (NULL if none). */
+void *inproc_client_page(inproc_world *w, px_client *c);
+/* Frames delivered to any server so far. */
+size_t inproc_frames_to_servers(const inproc_world *w);
+
 #endif /* INPROC_H */

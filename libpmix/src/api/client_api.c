@@ -568,6 +568,36 @@ static pmix_status_t later(px_api_client *ac, pmix_op_cbfunc_t opcb, pmix_hdlr_r
 
 /* ---- fence ---- */
 
+/* How long a barrier on the fence page sleeps before it looks at the
+ * connection (a server that died must not leave it asleep forever). */
+#define PAGE_POLL_SECONDS 0.1
+
+/* A blocking barrier among the processes of a node shares a page with
+ * them and needs no message (px_page.h). Returns PX_LBAR_DONE when the
+ * barrier is complete, PX_LBAR_SERVER or PX_LBAR_NONE when the fence goes
+ * to the server (arrived on the page, or not). */
+static int fence_on_page(px_api_client *ac, const pmix_proc_t procs[], size_t nprocs,
+                         const pmix_info_t info[], size_t ninfo)
+{
+    px_lbar lb;
+    uint32_t *word;
+    int k;
+
+    ac->pops->lock(ac->pctx);
+    k = px_client_lbar_arrive(ac->client, procs, nprocs, info, ninfo, &lb);
+    word = px_client_lbar_word(ac->client);
+    ac->pops->unlock(ac->pctx);
+    while (k == PX_LBAR_WAIT) {
+        if (!ac->pops->page_wait(ac->pctx, word, lb.seen, PAGE_POLL_SECONDS) &&
+            ac->progress != NULL)
+            ac->progress(ac); /* no progress thread: read the connection */
+        ac->pops->lock(ac->pctx);
+        k = px_client_lbar_check(ac->client, &lb);
+        ac->pops->unlock(ac->pctx);
+    }
+    return k;
+}
+
 PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
                                      const pmix_info_t info[], size_t ninfo)
 {
@@ -580,8 +610,15 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
         return PMIX_ERR_WOULD_BLOCK;
     memset(&s, 0, sizeof(s));
     s.ac = ac;
-    return finish(
-        &s, ENGINE(ac, px_client_fence(ac->client, procs, nprocs, info, ninfo, sync_op_cb, &s)));
+    switch (fence_on_page(ac, procs, nprocs, info, ninfo)) {
+    case PX_LBAR_DONE: return PMIX_SUCCESS;
+    case PX_LBAR_SERVER:
+        return finish(&s, ENGINE(ac, px_client_fence_arrived(ac->client, procs, nprocs, info, ninfo,
+                                                             sync_op_cb, &s)));
+    default:
+        return finish(&s, ENGINE(ac, px_client_fence(ac->client, procs, nprocs, info, ninfo,
+                                                     sync_op_cb, &s)));
+    }
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs,

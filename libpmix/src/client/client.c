@@ -105,6 +105,8 @@ void px_cli_req_free(px_client *c, px_req *r)
     }
     if (r->timer != NULL)
         c->pops->timer_cancel(c->pctx, r->timer);
+    if (r->page)
+        c->page_open--;
     PMIx_Info_free(r->qual, r->nqual);
     free(r);
 }
@@ -117,6 +119,8 @@ static void req_fail(px_client *c, px_req *r, pmix_status_t status)
     pmix_info_cbfunc_t infocb = r->infocb;
     void *cbdata = r->cbdata;
 
+    if (r->page && status != PMIX_SUCCESS)
+        px_cli_page_break(c, "a fence on the page failed: the fence page is off");
     px_cli_req_free(c, r);
     if (opcb != NULL)
         opcb(status, cbdata);
@@ -221,15 +225,43 @@ pmix_status_t px_client_connect(px_client *c, const pmix_info_t info[], size_t n
     return px_cli_send(c, &b, r);
 }
 
+/* WELCOME said a fence page came with it: use it if the platform mapped
+ * it and it is what it should be; otherwise the server must stop using it
+ * for everyone, since this process will never arrive on it. */
+static void take_page(px_client *c)
+{
+    size_t len = 0;
+    px_page_hdr *pg = c->pops->page_get != NULL ? c->pops->page_get(c->pctx, &len) : NULL;
+    px_buf b;
+
+    if (pg != NULL && len >= px_page_size(0) && pg->magic == PX_PAGE_MAGIC && pg->nprocs >= 2 &&
+        pg->nprocs <= PX_PAGE_MAX && len >= px_page_size(pg->nprocs) && c->self.rank < pg->nprocs &&
+        c->pops->page_wait != NULL && c->pops->page_wake != NULL) {
+        c->page = pg;
+        return;
+    }
+    if (c->pops->log != NULL)
+        c->pops->log(c->pctx, PX_LOG_DEBUG, "the server's fence page is unusable here");
+    px_buf_init_frame(&b, PX_MSG_NOPAGE, 0);
+    (void)px_cli_send(c, &b, NULL);
+}
+
 static void welcome(px_client *c, px_req *r, pmix_status_t status, px_buf *b)
 {
     pmix_op_cbfunc_t cb = r->opcb;
     void *cbdata = r->cbdata;
 
+    uint8_t page = 0;
+
+    if (status == PMIX_SUCCESS && px_unpack_u8(b, &page) != PMIX_SUCCESS)
+        status = PMIX_ERR_UNPACK_FAILURE;
     if (status == PMIX_SUCCESS)
         status = px_store_unpack_job(c->store, b);
-    if (status == PMIX_SUCCESS)
+    if (status == PMIX_SUCCESS) {
         c->connected = true;
+        if (page)
+            take_page(c);
+    }
     px_cli_req_free(c, r);
     if (cb != NULL)
         cb(status, cbdata);
@@ -355,9 +387,16 @@ pmix_status_t px_client_commit(px_client *c)
 
     if (!px_client_connected(c))
         return c->lost ? PMIX_ERR_UNREACH : PMIX_ERR_INIT;
+    pmix_status_t rc;
+
     px_buf_init_frame(&b, PX_MSG_COMMIT, 0);
     px_store_pack_commit(c->store, &c->self, &b);
-    return px_cli_send(c, &b, NULL);
+    rc = px_cli_send(c, &b, NULL);
+    /* Counted after it is queued: the server holds Gets of our data until
+     * it has read this many (px_page.h). */
+    if (rc == PMIX_SUCCESS && c->page != NULL)
+        atomic_store_explicit(&c->page->commits[c->self.rank], ++c->ncommits, memory_order_release);
+    return rc;
 }
 
 pmix_status_t px_client_store_internal(px_client *c, const pmix_proc_t *proc, const char key[],

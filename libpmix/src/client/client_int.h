@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "client/px_client.h"
+#include "px_page.h"
 #include "px_proto.h"
 #include "store/px_store.h"
 #include "wire/px_wire.h"
@@ -35,6 +36,7 @@ typedef struct px_req {
     char key[PMIX_MAX_KEYLEN + 1];
     pmix_info_t *qual; /* GET: qualifiers for job-level lookups */
     size_t nqual;
+    bool page; /* FENCE: arrived on the fence page (counted in page_open) */
 } px_req;
 
 typedef struct px_evh {
@@ -82,6 +84,10 @@ struct px_client {
     px_evh *handlers;
     size_t next_evid;
     px_evrun *runs;
+    /* The fence page (px_page.h), if the server shared one: */
+    px_page_hdr *page;
+    uint32_t ncommits;  /* commits sent, mirrored in page->commits[rank] */
+    unsigned page_open; /* arrivals on the page whose fence has not ended */
 };
 
 /* client.c */
@@ -105,6 +111,11 @@ typedef struct px_cli_region {
 /* `region`, if not NULL, is consumed: kept (released later) or released. */
 void px_cli_fence_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b,
                         px_cli_region *region);
+
+/* fence.c: the fence page is no longer to be trusted (this client's own
+ * misuse, or it cannot use the page): every participant goes to the server
+ * from now on. */
+void px_cli_page_break(px_client *c, const char *why);
 
 /* events.c */
 void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *source,

@@ -43,14 +43,8 @@ static bool only_self(px_client *c, const pmix_proc_t procs[], size_t nprocs)
     return size == 1;
 }
 
-pmix_status_t px_client_fence(px_client *c, const pmix_proc_t procs[], size_t nprocs,
-                              const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
-                              void *cbdata)
+static pmix_status_t check_args(px_client *c, const pmix_proc_t procs[], size_t nprocs)
 {
-    px_req *r;
-    px_buf b;
-    double timeout;
-
     if (procs == NULL && nprocs > 0)
         return PMIX_ERR_BAD_PARAM;
     for (size_t i = 0; i < nprocs; i++)
@@ -61,16 +55,164 @@ pmix_status_t px_client_fence(px_client *c, const pmix_proc_t procs[], size_t np
         return c->lost ? PMIX_ERR_UNREACH : PMIX_ERR_INIT;
     if (only_self(c, procs, nprocs))
         return PMIX_OPERATION_SUCCEEDED;
+    return PMIX_SUCCESS;
+}
+
+/* ---- the fence page (px_page.h) ---- */
+
+/* True if the fence's set is the page's: the caller's whole namespace. */
+static bool page_set(const px_client *c, const pmix_proc_t procs[], size_t nprocs)
+{
+    return nprocs == 0 || (nprocs == 1 && procs[0].rank == PMIX_RANK_WILDCARD &&
+                           strncmp(procs[0].nspace, c->self.nspace, PMIX_MAX_NSLEN) == 0);
+}
+
+/* True if the page can do this fence by itself: no directive but
+ * PMIX_COLLECT_DATA set to false. */
+static bool plain(const pmix_info_t info[], size_t ninfo)
+{
+    for (size_t i = 0; i < ninfo; i++)
+        if (!PMIX_CHECK_KEY(&info[i], PMIX_COLLECT_DATA) ||
+            px_info_flag(&info[i], 1, PMIX_COLLECT_DATA))
+            return false;
+    return true;
+}
+
+void px_cli_page_break(px_client *c, const char *why)
+{
+    if (c->page == NULL)
+        return;
+    if (c->pops->log != NULL)
+        c->pops->log(c->pctx, PX_LOG_DEBUG, why);
+    atomic_fetch_or_explicit(&c->page->word, PX_PG_BROKEN, memory_order_acq_rel);
+    c->pops->page_wake(c->pctx, (uint32_t *)&c->page->word);
+    c->page = NULL;
+}
+
+/* Arrive on the page for a fence of its set. `server`: this fence needs the
+ * server whatever the others do. Returns PX_LBAR_NONE (not arrived: the
+ * page is broken), PX_LBAR_SERVER, PX_LBAR_WAIT (with lb set) or
+ * PX_LBAR_DONE. */
+static int arrive(px_client *c, bool server, px_lbar *lb)
+{
+    px_page_hdr *pg = c->page;
+    uint32_t old, new, cnt, gen;
+    bool srv;
+
+    if (c->page_open > 0) {
+        /* A fence of this set is still open (non-blocking, or another
+         * thread's): a second arrival would count twice in one generation. */
+        px_cli_page_break(c, "two fences of the namespace at once: the fence page is off");
+        return PX_LBAR_NONE;
+    }
+    old = atomic_load_explicit(&pg->word, memory_order_acquire);
+    do {
+        if (old & PX_PG_BROKEN)
+            return PX_LBAR_NONE;
+        cnt = (old & PX_PG_COUNT) + 1;
+        gen = PX_PG_GEN(old);
+        srv = server || (old & PX_PG_SERVER) != 0;
+        if (cnt >= pg->nprocs) {
+            new = (gen + 1) << PX_PG_GEN_SHIFT;
+            atomic_store_explicit(&pg->mode[gen & 1], srv, memory_order_relaxed);
+        } else {
+            new = (old & ~PX_PG_COUNT) | cnt | (server ? PX_PG_SERVER : 0);
+        }
+    } while (!atomic_compare_exchange_weak_explicit(&pg->word, &old, new, memory_order_acq_rel,
+                                                    memory_order_acquire));
+    /* Sleepers wait for the last arrival, or for whoever turned this
+     * generation into a SERVER one. */
+    if ((cnt >= pg->nprocs || server) && (old & PX_PG_SERVER) == 0 && (old & PX_PG_COUNT) > 0)
+        c->pops->page_wake(c->pctx, (uint32_t *)&pg->word);
+    if (cnt >= pg->nprocs && !srv)
+        return PX_LBAR_DONE;
+    c->page_open++;
+    if (srv)
+        return PX_LBAR_SERVER;
+    lb->gen = gen;
+    lb->seen = new;
+    return PX_LBAR_WAIT;
+}
+
+int px_client_lbar_arrive(px_client *c, const pmix_proc_t procs[], size_t nprocs,
+                          const pmix_info_t info[], size_t ninfo, px_lbar *lb)
+{
+    if (c->page == NULL || !page_set(c, procs, nprocs) || check_args(c, procs, nprocs) != 0)
+        return PX_LBAR_NONE;
+    return arrive(c, !plain(info, ninfo), lb);
+}
+
+int px_client_lbar_check(px_client *c, px_lbar *lb)
+{
+    px_page_hdr *pg = c->page;
+    uint32_t cur;
+
+    if (pg == NULL || !px_client_connected(c))
+        return PX_LBAR_SERVER; /* page broken by us, or no server: it says what happened */
+    cur = atomic_load_explicit(&pg->word, memory_order_acquire);
+    if (PX_PG_GEN(cur) != lb->gen) {
+        if (atomic_load_explicit(&pg->mode[lb->gen & 1], memory_order_relaxed))
+            return PX_LBAR_SERVER;
+        c->page_open--;
+        return PX_LBAR_DONE;
+    }
+    if (cur & (PX_PG_SERVER | PX_PG_BROKEN))
+        return PX_LBAR_SERVER;
+    lb->seen = cur;
+    return PX_LBAR_WAIT;
+}
+
+uint32_t *px_client_lbar_word(px_client *c)
+{
+    return c->page != NULL ? (uint32_t *)&c->page->word : NULL;
+}
+
+/* Send FENCE; `arrived`: the caller is on the page already (SERVER). */
+static pmix_status_t fence_send(px_client *c, const pmix_proc_t procs[], size_t nprocs,
+                                const pmix_info_t info[], size_t ninfo, bool arrived,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    px_req *r;
+    px_buf b;
+    double timeout;
+    pmix_status_t rc;
+    px_lbar lb;
+
+    if ((rc = check_args(c, procs, nprocs)) != PMIX_SUCCESS) {
+        if (arrived)
+            c->page_open--;
+        return rc;
+    }
+    if (!arrived && c->page != NULL && page_set(c, procs, nprocs))
+        arrived = arrive(c, true, &lb) == PX_LBAR_SERVER;
     timeout = px_cli_timeout(info, ninfo);
     r = px_cli_req_new(c, PX_MSG_FENCE_DONE, timeout > 0 ? timeout + PX_FENCE_GRACE : 0);
-    if (r == NULL)
+    if (r == NULL) {
+        if (arrived)
+            c->page_open--;
         return PMIX_ERR_NOMEM;
+    }
+    r->page = arrived;
     r->opcb = cbfunc;
     r->cbdata = cbdata;
     px_buf_init_frame(&b, PX_MSG_FENCE, r->tag);
     px_pack_procs(&b, procs, nprocs);
     px_pack_info(&b, info, ninfo);
     return px_cli_send(c, &b, r);
+}
+
+pmix_status_t px_client_fence(px_client *c, const pmix_proc_t procs[], size_t nprocs,
+                              const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                              void *cbdata)
+{
+    return fence_send(c, procs, nprocs, info, ninfo, false, cbfunc, cbdata);
+}
+
+pmix_status_t px_client_fence_arrived(px_client *c, const pmix_proc_t procs[], size_t nprocs,
+                                      const pmix_info_t info[], size_t ninfo,
+                                      pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return fence_send(c, procs, nprocs, info, ninfo, true, cbfunc, cbdata);
 }
 
 static void blob_release_region(void *arg, const uint8_t *data, size_t len)
@@ -202,6 +344,11 @@ void px_cli_fence_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b
     pmix_op_cbfunc_t cb = r->opcb;
     void *cbdata = r->cbdata;
 
+    /* A fence that arrived on the page and failed (timeout, a death) may
+     * have left its generation short of arrivals: the page is off, the
+     * server's rules (px_tomb) decide from now on. */
+    if (r->page && status != PMIX_SUCCESS)
+        px_cli_page_break(c, "a fence on the page failed: the fence page is off");
     /* an error reply may end right after the status */
     if (status == PMIX_SUCCESS)
         status = take_records(c, b, region);

@@ -81,6 +81,31 @@ pmix_status_t px_client_fence(px_client *c, const pmix_proc_t procs[], size_t np
                               const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
                               void *cbdata);
 
+/* The fence page (px_page.h), for a blocking PMIx_Fence. Arrive first:
+ *   PX_LBAR_NONE    not on the page: use px_client_fence;
+ *   PX_LBAR_DONE    the barrier is complete;
+ *   PX_LBAR_WAIT    sleep (without the lock) while the word at
+ *                   px_client_lbar_word() holds lb->seen, then check again;
+ *   PX_LBAR_SERVER  arrived, and this fence goes to the server:
+ *                   px_client_fence_arrived (never px_client_fence, which
+ *                   would arrive a second time).
+ * px_client_lbar_check returns WAIT, DONE or SERVER. */
+#define PX_LBAR_NONE 0
+#define PX_LBAR_DONE 1
+#define PX_LBAR_WAIT 2
+#define PX_LBAR_SERVER 3
+typedef struct px_lbar {
+    uint32_t gen;  /* the generation arrived in */
+    uint32_t seen; /* the word's value last seen */
+} px_lbar;
+int px_client_lbar_arrive(px_client *c, const pmix_proc_t procs[], size_t nprocs,
+                          const pmix_info_t info[], size_t ninfo, px_lbar *lb);
+int px_client_lbar_check(px_client *c, px_lbar *lb);
+uint32_t *px_client_lbar_word(px_client *c);
+pmix_status_t px_client_fence_arrived(px_client *c, const pmix_proc_t procs[], size_t nprocs,
+                                      const pmix_info_t info[], size_t ninfo,
+                                      pmix_op_cbfunc_t cbfunc, void *cbdata);
+
 /* Events. Registration completes before it returns (*id set); the caller
  * calls the Standard's registration callback. */
 pmix_status_t px_client_register_event(px_client *c, const pmix_status_t codes[], size_t ncodes,

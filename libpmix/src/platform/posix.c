@@ -393,6 +393,12 @@ static const px_platform_ops posix_ops = {
     .region_release = px_posix_region_release,
     .region_append = px_posix_region_append,
     .in_callback = op_in_callback,
+    .page_create = px_posix_page_create,
+    .page_send = px_posix_conn_send_page,
+    .page_destroy = px_posix_page_destroy,
+    .page_get = px_posix_page_get,
+    .page_wait = px_posix_page_wait,
+    .page_wake = px_posix_page_wake,
 };
 
 const px_platform_ops *px_posix_ops(void)
@@ -510,6 +516,7 @@ void px_posix_destroy(px_posix *p)
     pthread_mutex_lock(&p->lock);
     px_posix_conns_destroy(p);
     px_posix_regions_destroy(p);
+    px_posix_page_unmap(p);
     while (p->timers != NULL) {
         px_timer *t = p->timers;
         timer_unlink(p, t);

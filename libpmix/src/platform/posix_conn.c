@@ -21,7 +21,8 @@
  * a one-shot EV_WRITE event is armed, whose callback writes more and re-arms
  * itself until the queue is empty. Each frame goes out with one sendmsg,
  * together with a platform frame in front of it when there is one (a
- * region's announcement, or a reader's releases: posix_region.c). A write
+ * region's announcement, or a reader's releases: posix_region.c; the fence
+ * page: posix_page.c). A write
  * error marks the connection
  * (`werr`) and activates its read event, so that the sink hears about it
  * from the loop, never from inside `send`. MSG_NOSIGNAL: no SIGPIPE.
@@ -300,11 +301,17 @@ static void conn_write_failed(px_conn *c, int err)
 }
 
 static pmix_status_t enqueue(px_posix *p, uint64_t id, void *frame, size_t len,
-                             struct px_region *region);
+                             struct px_region *region, const px_page *page);
 
 pmix_status_t px_posix_conn_send(void *pctx, uint64_t id, void *frame, size_t len)
 {
-    return enqueue(pctx, id, frame, len, NULL);
+    return enqueue(pctx, id, frame, len, NULL, NULL);
+}
+
+pmix_status_t px_posix_conn_send_page(void *pctx, uint64_t id, void *frame, size_t len,
+                                      px_page *page)
+{
+    return enqueue(pctx, id, frame, len, NULL, page);
 }
 
 pmix_status_t px_posix_conn_send_region(void *pctx, uint64_t id, void *frame, size_t len,
@@ -315,7 +322,7 @@ pmix_status_t px_posix_conn_send_region(void *pctx, uint64_t id, void *frame, si
         return PMIX_ERR_BAD_PARAM;
     }
     ((uint8_t *)frame)[7] |= PX_FRAME_REGION >> 8; /* the type's high byte */
-    return enqueue(pctx, id, frame, len, region);
+    return enqueue(pctx, id, frame, len, region, NULL);
 }
 
 static void put16(uint8_t *b, uint16_t v)
@@ -415,8 +422,20 @@ void px_posix_conn_note_release(px_posix *p, uint64_t conn, uint32_t id)
     c->rel[c->nrel++] = id;
 }
 
+/* The fence page's PX_PLAT_PAGE frame into `o`'s head, its fd riding on it. */
+static void page_head(px_out *o, const px_page *page)
+{
+    size_t len;
+
+    o->pass_fd = px_posix_page_fd(page, &len);
+    put_plat_hdr(o->head, PX_PLAT_PAGE, 8);
+    put32(o->head + 16, (uint32_t)len);
+    put32(o->head + 20, (uint32_t)((uint64_t)len >> 32));
+    o->hlen = 24;
+}
+
 static pmix_status_t enqueue(px_posix *p, uint64_t id, void *frame, size_t len,
-                             struct px_region *region)
+                             struct px_region *region, const px_page *page)
 {
     pmix_status_t rc = PMIX_SUCCESS;
 
@@ -443,6 +462,8 @@ static pmix_status_t enqueue(px_posix *p, uint64_t id, void *frame, size_t len,
             rc = PMIX_ERR_NOMEM;
             goto out;
         }
+    } else if (page != NULL) {
+        page_head(&now, page);
     } else if (c->nrel > 0) {
         release_head(c, &now);
     }
@@ -518,7 +539,19 @@ static bool platform_frame(px_conn *c, const px_frame_hdr *h, const uint8_t *b)
     px_posix *p = c->p;
     const char *what = NULL;
 
-    if (h->type == PX_PLAT_REGION) {
+    if (h->type == PX_PLAT_PAGE) {
+        if (h->len != 8)
+            what = "a malformed page frame";
+        else if (c->nfds == 0)
+            what = "a page frame without its file descriptor";
+        else {
+            int fd = c->fds[0];
+            uint64_t len = (uint64_t)le32(b) | (uint64_t)le32(b + 4) << 32;
+            memmove(c->fds, c->fds + 1, (size_t)(--c->nfds) * sizeof(int));
+            if (!px_posix_page_map(p, fd, (size_t)len))
+                what = "a second fence page";
+        }
+    } else if (h->type == PX_PLAT_REGION) {
         if (h->len != 16 || c->pend)
             what = "a malformed region frame";
         else {
@@ -593,7 +626,7 @@ static bool deliver_frames(px_conn *c)
             c->rneed = total;
             break;
         }
-        if (h.type == PX_PLAT_REGION || h.type == PX_PLAT_RELEASE) {
+        if (h.type == PX_PLAT_REGION || h.type == PX_PLAT_RELEASE || h.type == PX_PLAT_PAGE) {
             if (!platform_frame(c, &h, c->rbuf + off + PX_FRAME_HDR))
                 return false;
             off += total;

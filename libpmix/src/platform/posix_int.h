@@ -69,9 +69,12 @@ typedef struct px_rmap {
  *                   PX_FRAME_REGION bit: u32 slab id, u32 flags (bit 0: the
  *                   slab's fd comes with this frame), u64 region length.
  *   PX_PLAT_RELEASE reader to server: u32 count, count x u32 slab id; one
- *                   entry per delivery the reader no longer holds. */
+ *                   entry per delivery the reader no longer holds.
+ *   PX_PLAT_PAGE    server to client, in front of any frame: u64 length;
+ *                   the fence page's memfd comes with it (posix_page.c). */
 #define PX_PLAT_REGION 0x7f01u
 #define PX_PLAT_RELEASE 0x7f02u
+#define PX_PLAT_PAGE 0x7f03u
 #define PX_OUT_HEAD 64 /* room for one platform frame in front of a frame */
 #define PX_RELEASE_PER_FRAME ((PX_OUT_HEAD - PX_FRAME_HDR - 4) / 4)
 
@@ -189,6 +192,9 @@ struct px_posix {
     struct px_region *slabs; /* the region pool of a server */
     uint32_t next_slab;
     px_rmap *rmaps; /* a reader's mappings */
+
+    void *page; /* a client's fence page, mapped read-write (posix_page.c) */
+    size_t page_len;
 };
 
 /* posix.c */
@@ -223,6 +229,23 @@ pmix_status_t px_posix_deliver_region(px_conn *c, const void *frame, size_t flen
 void px_posix_region_conn_gone(px_conn *c);
 /* The platform goes away: free slabs and unheld mappings. */
 void px_posix_regions_destroy(px_posix *p);
+
+/* posix_page.c */
+px_page *px_posix_page_create(void *pctx, size_t len, void **mem);
+void px_posix_page_destroy(void *pctx, px_page *page);
+void *px_posix_page_get(void *pctx, size_t *len);
+bool px_posix_page_wait(void *pctx, uint32_t *word, uint32_t val, double seconds);
+void px_posix_page_wake(void *pctx, uint32_t *word);
+pmix_status_t px_posix_conn_send_page(void *pctx, uint64_t conn, void *frame, size_t len,
+                                      px_page *page);
+/* The page's memfd and length, for the frame that carries it. */
+int px_posix_page_fd(const px_page *page, size_t *len);
+/* A client reads the server's page (lock held; takes `fd`). False only if
+ * it already has one (a protocol error); a page it cannot map is logged
+ * and left out, and true returned. */
+bool px_posix_page_map(px_posix *p, int fd, size_t len);
+/* The platform goes away: unmap a client's page. */
+void px_posix_page_unmap(px_posix *p);
 
 /* destroy: release every connection and listener without sink calls. The
  * loop must no longer run. */

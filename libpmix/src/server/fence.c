@@ -466,6 +466,9 @@ static void fail_tracker(px_server *s, px_tracker *t, pmix_status_t why)
 
     reply_all(s, t, why, NULL, 0, NULL);
     make_tomb(s, t, why);
+    /* its generation on the fence page may stay short of arrivals */
+    if (t->nprocs == 1 && t->procs[0].rank == PMIX_RANK_WILDCARD)
+        px_srv_page_break(s, px_srv_nspace(s, t->procs[0].nspace), "a fence failed");
     if (t->timer != NULL) {
         s->pops->timer_cancel(s->pctx, t->timer);
         t->timer = NULL;
@@ -693,4 +696,62 @@ void px_srv_fence_destroy_all(px_server *s)
         s->trackers = t->next;
         free_tracker(s, t);
     }
+}
+
+/* ---- the fence page (px_page.h) ---- */
+
+px_page *px_srv_page_for(px_server *s, px_nspace *ns)
+{
+    void *mem = NULL;
+    px_page_hdr *pg;
+
+    if (ns->page != NULL || ns->page_off)
+        return ns->page_off ? NULL : ns->page;
+    ns->page_off = true; /* unless made now: a client welcomed without it never arrives on it */
+    if (s->pops->page_create == NULL || s->pops->page_send == NULL || ns->nlocal < 2 ||
+        (uint32_t)ns->nlocal > PX_PAGE_MAX || ns->job_size != (uint32_t)ns->nlocal)
+        return NULL;
+    ns->page = s->pops->page_create(s->pctx, px_page_size((uint32_t)ns->nlocal), &mem);
+    if (ns->page == NULL)
+        return NULL;
+    pg = mem;
+    pg->nprocs = (uint32_t)ns->nlocal;
+    pg->magic = PX_PAGE_MAGIC;
+    ns->pg = pg;
+    ns->page_off = false;
+    return ns->page;
+}
+
+void px_srv_page_break(px_server *s, px_nspace *ns, const char *why)
+{
+    if (ns == NULL)
+        return;
+    if (ns->pg != NULL && !ns->page_off)
+        px_srv_logf(s, PX_LOG_DEBUG, "namespace %s: fence page off (%s)", ns->name, why);
+    ns->page_off = true;
+    if (ns->pg == NULL)
+        return;
+    atomic_fetch_or_explicit(&ns->pg->word, PX_PG_BROKEN, memory_order_acq_rel);
+    s->pops->page_wake(s->pctx, (uint32_t *)&ns->pg->word);
+}
+
+void px_srv_page_free(px_server *s, px_nspace *ns)
+{
+    if (ns->page == NULL)
+        return;
+    px_srv_page_break(s, ns, "namespace gone");
+    s->pops->page_destroy(s->pctx, ns->page);
+    ns->page = NULL;
+    ns->pg = NULL;
+}
+
+bool px_srv_commit_pending(px_server *s, const px_sclient *c)
+{
+    px_nspace *ns = px_srv_nspace(s, c->proc.nspace);
+    uint32_t sent;
+
+    if (ns == NULL || ns->pg == NULL || c->proc.rank >= ns->pg->nprocs)
+        return false;
+    sent = atomic_load_explicit(&ns->pg->commits[c->proc.rank], memory_order_acquire);
+    return (int32_t)(sent - c->ncommits) > 0;
 }

@@ -221,7 +221,7 @@ pmix_status_t px_srv_get(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
     } else if (px_srv_is_dead(s, &target)) {
         reply_get(s, c, tag, PMIX_ERR_PROC_TERM_WO_SYNC, PX_GET_KIND_RECORDS, NULL, 0);
     } else if ((tc = px_srv_client(s, &target)) != NULL) {
-        if (tc->committed)
+        if (tc->committed && !px_srv_commit_pending(s, tc))
             reply_record(s, c, tag, &target);
         else if (park(s, c, tag, &target, timeout) == NULL)
             reply_get(s, c, tag, PMIX_ERR_NOMEM, PX_GET_KIND_RECORDS, NULL, 0);
@@ -252,6 +252,10 @@ void px_srv_get_committed(px_server *s, const pmix_proc_t *proc)
 {
     px_buf rec;
     bool again = true;
+    px_sclient *c = px_srv_client(s, proc);
+
+    if (c != NULL && px_srv_commit_pending(s, c))
+        return; /* more is on its way: answer with the newest */
 
     px_buf_init(&rec);
     while (again) {

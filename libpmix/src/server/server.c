@@ -87,6 +87,7 @@ void px_server_destroy(px_server *s)
     }
     while (s->nspaces != NULL) {
         px_nspace *n = s->nspaces->next;
+        px_srv_page_free(s, s->nspaces);
         free(s->nspaces->dead);
         free(s->nspaces->jobpack);
         free(s->nspaces);
@@ -174,6 +175,8 @@ pmix_status_t px_server_register_nspace(px_server *s, const char nspace[], int n
         free(ns->jobpack); /* the job data changed */
         ns->jobpack = NULL;
         ns->njobpack = 0;
+        /* its clients were counted with the old size */
+        px_srv_page_break(s, ns, "namespace registered again");
     }
     ns->nlocal = nlocalprocs;
     ns->job_size = 0;
@@ -200,6 +203,7 @@ void px_server_deregister_nspace(px_server *s, const char nspace[])
         if (strncmp((*pp)->name, nspace, PMIX_MAX_NSLEN) == 0) {
             px_nspace *n = *pp;
             *pp = n->next;
+            px_srv_page_free(s, n);
             free(n->dead);
             free(n->jobpack);
             free(n);
@@ -354,7 +358,15 @@ void px_srv_send(px_server *s, px_sclient *c, px_buf *b)
     px_srv_send_region(s, c, b, NULL);
 }
 
+static void send_frame(px_server *s, px_sclient *c, px_buf *b, px_region *region, px_page *page);
+
 void px_srv_send_region(px_server *s, px_sclient *c, px_buf *b, px_region *region)
+{
+    send_frame(s, c, b, region, NULL);
+}
+
+/* `b` to `c`, with `region` or `page` attached if not NULL. */
+static void send_frame(px_server *s, px_sclient *c, px_buf *b, px_region *region, px_page *page)
 {
     size_t len;
     void *frame = px_buf_finish_frame(b, &len);
@@ -369,6 +381,8 @@ void px_srv_send_region(px_server *s, px_sclient *c, px_buf *b, px_region *regio
         rc = PMIX_ERR_NOMEM;
     } else if (region != NULL) {
         rc = s->pops->send_region(s->pctx, c->conn, frame, len, region);
+    } else if (page != NULL) {
+        rc = s->pops->page_send(s->pctx, c->conn, frame, len, page);
     } else {
         rc = s->pops->send(s->pctx, c->conn, frame, len);
     }
@@ -401,6 +415,7 @@ static void client_died(px_server *s, px_sclient *c, pmix_status_t why)
         return;
     c->state = PX_SC_DEAD;
     mark_dead(s, &c->proc);
+    px_srv_page_break(s, px_srv_nspace(s, c->proc.nspace), "a process died");
     px_srv_get_client_gone(s, c);
     px_srv_fence_proc_died(s, &c->proc, why);
     px_srv_get_proc_died(s, &c->proc, why);
@@ -420,6 +435,7 @@ void px_server_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t wh
     }
     /* not a local client: still fail local waits on it */
     mark_dead(s, proc);
+    px_srv_page_break(s, px_srv_nspace(s, proc->nspace), "a process died");
     px_srv_fence_proc_died(s, proc, why);
     px_srv_get_proc_died(s, proc, why);
 }
@@ -431,9 +447,12 @@ static void send_welcome(px_server *s, px_sclient *c, uint32_t tag, pmix_status_
     px_buf b;
 
     px_nspace *ns = px_srv_nspace(s, c->proc.nspace);
+    px_page *page = status == PMIX_SUCCESS && ns != NULL ? px_srv_page_for(s, ns) : NULL;
 
     px_buf_init_frame(&b, PX_MSG_WELCOME, tag);
     px_pack_i32(&b, status);
+    if (status == PMIX_SUCCESS)
+        px_pack_u8(&b, page != NULL);
     if (status == PMIX_SUCCESS && ns != NULL && ns->jobpack == NULL) {
         /* packed once per namespace, not once per client */
         px_buf job;
@@ -447,7 +466,7 @@ static void send_welcome(px_server *s, px_sclient *c, uint32_t tag, pmix_status_
         px_pack_raw(&b, ns->jobpack, ns->njobpack);
     else if (status == PMIX_SUCCESS)
         px_store_pack_job(s->store, c->proc.nspace, &b);
-    px_srv_send(s, c, &b);
+    send_frame(s, c, &b, NULL, page);
 }
 
 /* What a host holds while it decides on a handshake or a finalize: the
@@ -650,6 +669,9 @@ static pmix_status_t do_finalize(px_server *s, px_sclient *c, uint32_t tag)
 
     c->state = PX_SC_FINALIZING;
     c->pending_tag = tag;
+    /* it will not arrive on the page again: later fences of its namespace
+     * are the server's (which waits, or fails them, as for any fence) */
+    px_srv_page_break(s, px_srv_nspace(s, c->proc.nspace), "a process finalized");
     if (s->hops->client_finalized != NULL) {
         px_cref *r = cref_new(s, c);
         if (r != NULL) {
@@ -670,6 +692,7 @@ static pmix_status_t do_commit(px_server *s, px_sclient *c, px_buf *b)
     if (rc != PMIX_SUCCESS)
         return rc;
     c->committed = true;
+    c->ncommits++;
     px_srv_get_committed(s, &c->proc);
     return PMIX_SUCCESS;
 }
@@ -712,6 +735,7 @@ static const char *msg_name(uint16_t type)
     case PX_MSG_GET: return "GET";
     case PX_MSG_NOTIFY: return "NOTIFY";
     case PX_MSG_JCTRL: return "JCTRL";
+    case PX_MSG_NOPAGE: return "NOPAGE";
     default: return "unknown";
     }
 }
@@ -767,6 +791,9 @@ static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, 
         case PX_MSG_ABORT: rc = px_srv_abort(s, c, hdr.tag, &b); break;
         case PX_MSG_NOTIFY: rc = px_srv_notify(s, c, &b); break;
         case PX_MSG_JCTRL: rc = px_srv_jctrl(s, c, hdr.tag, &b); break;
+        case PX_MSG_NOPAGE:
+            px_srv_page_break(s, px_srv_nspace(s, c->proc.nspace), "a process cannot map it");
+            break;
         default: rc = PMIX_ERR_BAD_PARAM; break;
         }
     }

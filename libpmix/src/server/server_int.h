@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "px_page.h"
 #include "px_proto.h"
 #include "server/px_server.h"
 #include "store/px_store.h"
@@ -34,6 +35,12 @@ typedef struct px_nspace {
      * the namespace again drops it). NULL until then. */
     uint8_t *jobpack;
     size_t njobpack;
+    /* The fence page (px_page.h), decided at the namespace's first
+     * WELCOME: made then, or never (page_off). Once broken it is off for
+     * good but stays mapped: the commit counts are still read. */
+    px_page *page;
+    px_page_hdr *pg;
+    bool page_off;
 } px_nspace;
 
 typedef enum {
@@ -55,6 +62,7 @@ typedef struct px_sclient {
     bool has_conn;
     px_sc_state state;
     bool committed;
+    uint32_t ncommits;    /* commits received (see px_page.h) */
     uint32_t pending_tag; /* HELLO or FINALIZE tag while the host decides */
 } px_sclient;
 
@@ -180,6 +188,15 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
 void px_srv_fence_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why);
 void px_srv_fence_client_gone(px_server *s, const px_sclient *c);
 void px_srv_fence_destroy_all(px_server *s);
+/* The fence page of `ns` for a client being welcomed: made at the first
+ * WELCOME if the namespace qualifies, else NULL (and never later). */
+px_page *px_srv_page_for(px_server *s, px_nspace *ns);
+/* Stop using the page of `ns` (if any) for good: sleepers go to the server. */
+void px_srv_page_break(px_server *s, px_nspace *ns, const char *why);
+/* Unmap the page of `ns` (deregistration, destroy). */
+void px_srv_page_free(px_server *s, px_nspace *ns);
+/* True if `c` has sent commits the server has not read yet. */
+bool px_srv_commit_pending(px_server *s, const px_sclient *c);
 
 /* get.c */
 pmix_status_t px_srv_get(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);

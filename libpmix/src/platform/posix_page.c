@@ -1,0 +1,144 @@
+/*
+ * posix_page.c - the fence page of the posix platform (px_page.h): a
+ * memfd the server maps read-write and passes, with WELCOME, to each local
+ * client of the namespace, which maps it read-write too; sleeping and
+ * waking on its words with futexes (shared, not private: the sleepers are
+ * in other processes).
+ *
+ * On the wire (posix_int.h): a PX_PLAT_PAGE frame in front of the frame it
+ * comes with, in the same sendmsg, with the memfd riding on its first
+ * bytes. The client's platform maps it when it reads that frame, before
+ * the frame after it reaches the engine, and keeps the mapping until the
+ * platform is destroyed. A client that cannot map it has no page: its
+ * engine tells the server, which then stops using the page for everyone.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "posix_int.h"
+
+struct px_page {
+    int fd;
+    void *mem;
+    size_t len;
+};
+
+px_page *px_posix_page_create(void *pctx, size_t len, void **mem)
+{
+    px_posix *p = pctx;
+    px_page *pg = calloc(1, sizeof(*pg));
+
+    if (pg == NULL)
+        return NULL;
+    pg->fd = memfd_create("pmix-fence-page", MFD_CLOEXEC);
+    if (pg->fd < 0 || ftruncate(pg->fd, (off_t)len) != 0) {
+        px_posix_logf(p, PX_LOG_DEBUG, "no fence page (%s): barriers go through the server",
+                      strerror(errno));
+        goto fail;
+    }
+    pg->mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, pg->fd, 0);
+    if (pg->mem == MAP_FAILED) {
+        px_posix_logf(p, PX_LOG_DEBUG, "cannot map the fence page (%s)", strerror(errno));
+        goto fail;
+    }
+    pg->len = len;
+    *mem = pg->mem;
+    return pg;
+fail:
+    if (pg->fd >= 0)
+        close(pg->fd);
+    free(pg);
+    return NULL;
+}
+
+void px_posix_page_destroy(void *pctx, px_page *pg)
+{
+    if (pg == NULL)
+        return;
+    munmap(pg->mem, pg->len);
+    close(pg->fd);
+    free(pg);
+}
+
+int px_posix_page_fd(const px_page *pg, size_t *len)
+{
+    *len = pg->len;
+    return pg->fd;
+}
+
+bool px_posix_page_map(px_posix *p, int fd, size_t len)
+{
+    struct stat st;
+    void *mem;
+
+    if (p->page != NULL) {
+        close(fd);
+        return false; /* one per connection: the peer broke the protocol */
+    }
+    if (len == 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_size < len) {
+        px_posix_logf(p, PX_LOG_WARN,
+                      "the server's fence page is not what it announced; "
+                      "barriers go through the server");
+        close(fd);
+        return true;
+    }
+    mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (mem == MAP_FAILED) {
+        px_posix_logf(p, PX_LOG_WARN,
+                      "cannot map the server's fence page (%s); barriers go "
+                      "through the server",
+                      strerror(errno));
+        return true;
+    }
+    p->page = mem;
+    p->page_len = len;
+    return true;
+}
+
+void *px_posix_page_get(void *pctx, size_t *len)
+{
+    px_posix *p = pctx;
+    void *mem;
+
+    pthread_mutex_lock(&p->lock);
+    mem = p->page;
+    *len = p->page_len;
+    pthread_mutex_unlock(&p->lock);
+    return mem;
+}
+
+bool px_posix_page_wait(void *pctx, uint32_t *word, uint32_t val, double seconds)
+{
+    struct timespec ts;
+
+    (void)pctx;
+    ts.tv_sec = (time_t)seconds;
+    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+    if (syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0) != 0)
+        return errno != ETIMEDOUT;
+    return true;
+}
+
+void px_posix_page_wake(void *pctx, uint32_t *word)
+{
+    (void)pctx;
+    syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void px_posix_page_unmap(px_posix *p)
+{
+    if (p->page != NULL)
+        munmap(p->page, p->page_len);
+    p->page = NULL;
+    p->page_len = 0;
+}

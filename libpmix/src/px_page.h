@@ -1,0 +1,78 @@
+/*
+ * px_page.h - the fence page: memory a server shares read-write with the
+ * local clients of one namespace, so that a barrier among them needs no
+ * message at all.
+ *
+ * Why. A barrier through the server costs every client a request, a sleep
+ * and a reply, and the server a wake-up and 2N socket calls; on a node
+ * with more processes than cores that is mostly scheduler time. Through a
+ * shared counter it costs each process one atomic operation and one sleep,
+ * and the last to arrive wakes the others (client/fence.c).
+ *
+ * When. The server makes a page for a namespace whose processes are all on
+ * this node (PMIX_JOB_SIZE equals the local count, 2 to PX_PAGE_MAX of
+ * them) when the platform can share memory (posix: a memfd passed with
+ * WELCOME); pmixsim and the in-process tests have none. It covers only
+ * the fence whose participants are the whole namespace, written as NULL or
+ * as the namespace's wildcard: the set of every fence on the page is the
+ * same, so its arrivals can be counted in one word.
+ *
+ * The word: arrivals (low 16 bits), SERVER, BROKEN, and a generation
+ * (the high 14 bits, wrapping). Every fence of that set, by every local
+ * participant, arrives in the word with one compare-and-swap:
+ *   - a plain barrier (PMIx_Fence, no directives) that is not the last
+ *     sleeps until the generation moves; the last one starts the next
+ *     generation and wakes them;
+ *   - anything the page cannot do (collecting data, a timeout, a host
+ *     directive, a non-blocking fence) arrives with SERVER set and goes to
+ *     the server as before; a sleeper woken by the one who set SERVER goes
+ *     too, so that every participant of that fence asks the server and
+ *     the server's tracker sees all of them, whatever each one passed;
+ *   - the completer of a generation records in mode[gen & 1] whether it
+ *     was a SERVER one, for sleepers that look only after it moved on.
+ * BROKEN is set by the server, for good, when the page can no longer be
+ * trusted: a participant died, finalized or could not map the page, or the
+ * namespace was registered again. Sleepers wake and go to the server,
+ * which answers as it always did (a dead participant fails the fence at
+ * once with PMIX_ERR_PROC_TERM_WO_SYNC); later fences go straight there.
+ *
+ * Commits. A barrier through the server kept commits ahead of it on each
+ * client's socket, so a Get answered after the barrier saw them. Without a
+ * message that order is gone, so every client counts the commits it has
+ * sent in commits[rank], and the server holds a Get of a local process's
+ * data until it has received that many commits from it (server/get.c).
+ *
+ * Both sides use C11 atomics on the mapping; 32-bit lock-free atomics do
+ * not depend on the address they are mapped at.
+ */
+#ifndef PX_PAGE_H
+#define PX_PAGE_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PX_PAGE_MAGIC 0x50465850u /* "PXFP" */
+#define PX_PAGE_MAX 0xffffu       /* participants the arrival count can hold */
+
+#define PX_PG_COUNT 0xffffu
+#define PX_PG_SERVER (1u << 16)
+#define PX_PG_BROKEN (1u << 17)
+#define PX_PG_GEN_SHIFT 18
+#define PX_PG_GEN(w) ((w) >> PX_PG_GEN_SHIFT)
+
+typedef struct px_page_hdr {
+    uint32_t magic;  /* PX_PAGE_MAGIC, written before the page is sent */
+    uint32_t nprocs; /* participants: ranks 0 .. nprocs-1 */
+    alignas(64) _Atomic uint32_t word;
+    _Atomic uint32_t mode[2];               /* 1: generation (index gen & 1) went to the server */
+    alignas(64) _Atomic uint32_t commits[]; /* per rank: commits sent to the server */
+} px_page_hdr;
+
+static inline size_t px_page_size(uint32_t nprocs)
+{
+    return offsetof(px_page_hdr, commits) + (size_t)nprocs * sizeof(uint32_t);
+}
+
+#endif /* PX_PAGE_H */

@@ -1,0 +1,349 @@
+/*
+ * test_inproc_page.c - the fence page (px_page.h) through the engines, on
+ * the in-process platform: a barrier of a node's processes without any
+ * message, and every way the page hands a fence back to the server.
+ *
+ * One node, one namespace "job" of N processes, all local. Blocking
+ * barriers are driven by hand here (px_client_lbar_arrive, then
+ * px_client_lbar_check), as the api/ shim does between its sleeps.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/px_common.h"
+#include "inproc.h"
+#include "px_page.h"
+
+#define N 4
+
+typedef struct proc {
+    px_client *c;
+    int done;
+    pmix_status_t status;
+    pmix_value_t *value;
+} proc;
+
+typedef struct node {
+    inproc_world *w;
+    px_server *srv;
+    proc p[N];
+} node;
+
+static void op_cb(pmix_status_t status, void *cbdata)
+{
+    proc *p = cbdata;
+
+    p->status = status;
+    p->done++;
+}
+
+static void value_cb(pmix_status_t status, pmix_value_t *v, void *cbdata)
+{
+    proc *p = cbdata;
+
+    p->status = status;
+    p->done++;
+    if (status == PMIX_SUCCESS)
+        assert_int_equal(px_value_copy(&p->value, v), PMIX_SUCCESS);
+}
+
+/* A node whose job has `job_size` processes, N of them here; `refuse`: the
+ * rank that cannot map the page (-1: none). */
+static node *node_start(uint32_t job_size, int refuse)
+{
+    node *nd = calloc(1, sizeof(*nd));
+    pmix_info_t info;
+
+    assert_non_null(nd);
+    nd->w = inproc_world_create();
+    inproc_enable_pages(nd->w);
+    nd->srv = inproc_server(nd->w, 0);
+    PMIx_Info_load(&info, PMIX_JOB_SIZE, &job_size, PMIX_UINT32);
+    assert_int_equal(px_server_register_nspace(nd->srv, "job", N, &info, 1), PMIX_SUCCESS);
+    PMIx_Info_destruct(&info);
+    for (int r = 0; r < N; r++) {
+        pmix_proc_t self;
+        PMIx_Load_procid(&self, "job", (pmix_rank_t)r);
+        assert_int_equal(px_server_register_client(nd->srv, &self, 1000, 1000, NULL), PMIX_SUCCESS);
+        nd->p[r].c = inproc_client(nd->w, nd->srv, &self);
+        if (r == refuse)
+            inproc_refuse_page(nd->w, nd->p[r].c);
+        assert_int_equal(px_client_connect(nd->p[r].c, NULL, 0, op_cb, &nd->p[r]), PMIX_SUCCESS);
+    }
+    for (int r = 0; r < N; r++) {
+        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
+        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
+        nd->p[r].done = 0;
+    }
+    inproc_run_until(nd->w, NULL); /* a NOPAGE, if any, reaches the server */
+    return nd;
+}
+
+static void node_end(node *nd)
+{
+    for (int r = 0; r < N; r++)
+        if (nd->p[r].value != NULL)
+            PMIx_Value_free(nd->p[r].value, 1);
+    inproc_world_destroy(nd->w);
+    free(nd);
+}
+
+/* Rank r arrives for a plain barrier. */
+static int arrive(node *nd, int r, px_lbar *lb)
+{
+    return px_client_lbar_arrive(nd->p[r].c, NULL, 0, NULL, 0, lb);
+}
+
+/* A barrier of everybody through the page alone: no frame reaches the
+ * server, the last arrival wakes the others, and it works again and again. */
+static void page_barriers_need_no_message(void **state)
+{
+    node *nd = node_start(N, -1);
+    size_t frames = inproc_frames_to_servers(nd->w);
+
+    for (int gen = 0; gen < 3; gen++) {
+        px_lbar lb[N];
+        size_t wakes = inproc_page_wakes(nd->w);
+        for (int r = 0; r < N - 1; r++) {
+            assert_int_equal(arrive(nd, r, &lb[r]), PX_LBAR_WAIT);
+            assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_WAIT);
+        }
+        assert_int_equal(arrive(nd, N - 1, &lb[N - 1]), PX_LBAR_DONE);
+        assert_int_equal(inproc_page_wakes(nd->w), wakes + 1);
+        for (int r = 0; r < N - 1; r++)
+            assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
+    }
+    inproc_run_until(nd->w, NULL);
+    assert_int_equal(inproc_frames_to_servers(nd->w), frames);
+    node_end(nd);
+}
+
+/* One fence, four forms: two plain sleepers, then a collecting
+ * non-blocking fence turns the generation into a server one; the sleepers
+ * and a later plain arrival all go to the server, and everyone completes
+ * together. The next plain barrier is the page's again. */
+static void page_mixed_forms_meet_at_the_server(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_lbar lb[N];
+    pmix_info_t collect;
+    bool yes = true;
+
+    PMIx_Info_load(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    assert_int_equal(arrive(nd, 0, &lb[0]), PX_LBAR_WAIT);
+    assert_int_equal(arrive(nd, 1, &lb[1]), PX_LBAR_WAIT);
+    size_t wakes = inproc_page_wakes(nd->w);
+    assert_int_equal(px_client_fence(nd->p[2].c, NULL, 0, &collect, 1, op_cb, &nd->p[2]),
+                     PMIX_SUCCESS);
+    assert_int_equal(inproc_page_wakes(nd->w), wakes + 1); /* the sleepers must hear it */
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_SERVER);
+        assert_int_equal(px_client_fence_arrived(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
+                         PMIX_SUCCESS);
+    }
+    assert_int_equal(arrive(nd, 3, &lb[3]), PX_LBAR_SERVER);
+    inproc_run_until(nd->w, NULL);
+    for (int r = 0; r < 3; r++)
+        assert_int_equal(nd->p[r].done, 0); /* the server waits for rank 3 */
+    assert_int_equal(px_client_fence_arrived(nd->p[3].c, NULL, 0, NULL, 0, op_cb, &nd->p[3]),
+                     PMIX_SUCCESS);
+    for (int r = 0; r < N; r++) {
+        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
+        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
+        nd->p[r].done = 0;
+    }
+    PMIx_Info_destruct(&collect);
+
+    size_t frames = inproc_frames_to_servers(nd->w);
+    for (int r = 0; r < N - 1; r++)
+        assert_int_equal(arrive(nd, r, &lb[r]), PX_LBAR_WAIT);
+    assert_int_equal(arrive(nd, N - 1, &lb[N - 1]), PX_LBAR_DONE);
+    for (int r = 0; r < N - 1; r++)
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
+    assert_int_equal(inproc_frames_to_servers(nd->w), frames);
+    node_end(nd);
+}
+
+/* A participant dies while the others sleep on the page: the server breaks
+ * the page, the sleepers go to it and get PMIX_ERR_PROC_TERM_WO_SYNC; later
+ * barriers go straight to the server and fail the same way. */
+static void page_death_fails_the_sleepers(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_lbar lb[N];
+
+    for (int r = 0; r < N - 1; r++)
+        assert_int_equal(arrive(nd, r, &lb[r]), PX_LBAR_WAIT);
+    size_t wakes = inproc_page_wakes(nd->w);
+    inproc_kill_client(nd->w, nd->p[N - 1].c);
+    inproc_run_until(nd->w, NULL);
+    assert_true(inproc_page_wakes(nd->w) > wakes);
+    for (int r = 0; r < N - 1; r++) {
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_SERVER);
+        assert_int_equal(px_client_fence_arrived(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
+                         PMIX_SUCCESS);
+    }
+    for (int r = 0; r < N - 1; r++) {
+        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
+        assert_int_equal(nd->p[r].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+        nd->p[r].done = 0;
+    }
+    assert_int_equal(arrive(nd, 0, &lb[0]), PX_LBAR_NONE);
+    assert_int_equal(px_client_fence(nd->p[0].c, NULL, 0, NULL, 0, op_cb, &nd->p[0]), PMIX_SUCCESS);
+    assert_true(inproc_run_until(nd->w, &nd->p[0].done));
+    assert_int_equal(nd->p[0].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    node_end(nd);
+}
+
+static void put_u32(px_client *c, uint32_t x)
+{
+    pmix_value_t v;
+
+    PMIx_Value_load(&v, &x, PMIX_UINT32);
+    assert_int_equal(px_client_put(c, PMIX_GLOBAL, "round", &v), PMIX_SUCCESS);
+}
+
+/* Nothing orders a commit before a peer's Get once the barrier between
+ * them is the page's: the server holds a Get until it has read as many
+ * commits as the page says were sent. Here a commit is "still on its way"
+ * (the count is raised before the frame is sent). */
+static void page_get_waits_for_commits_in_flight(void **state)
+{
+    node *nd = node_start(N, -1);
+    pmix_proc_t one;
+    pmix_value_t *v = NULL;
+    pmix_info_t refresh;
+    bool yes = true;
+
+    put_u32(nd->p[1].c, 1);
+    assert_int_equal(px_client_commit(nd->p[1].c), PMIX_SUCCESS);
+    inproc_run_until(nd->w, NULL);
+
+    /* the page says rank 1 sent a second commit the server has not read */
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[1].c);
+    assert_non_null(pg);
+    atomic_store(&pg->commits[1], 2);
+
+    PMIx_Load_procid(&one, "job", 1);
+    PMIx_Info_load(&refresh, PMIX_GET_REFRESH_CACHE, &yes, PMIX_BOOL);
+    assert_int_equal(px_client_get(nd->p[0].c, &one, "round", &refresh, 1, &v, value_cb, &nd->p[0]),
+                     PMIX_SUCCESS);
+    inproc_run_until(nd->w, NULL);
+    assert_int_equal(nd->p[0].done, 0); /* held: a commit is missing */
+
+    put_u32(nd->p[1].c, 2);
+    assert_int_equal(px_client_commit(nd->p[1].c), PMIX_SUCCESS); /* its second: count 2 */
+    assert_true(inproc_run_until(nd->w, &nd->p[0].done));
+    assert_int_equal(nd->p[0].status, PMIX_SUCCESS);
+    assert_int_equal(nd->p[0].value->type, PMIX_UINT32);
+    assert_int_equal(nd->p[0].value->data.uint32, 2);
+    PMIx_Info_destruct(&refresh);
+    node_end(nd);
+}
+
+/* A process that cannot map the page tells the server, which turns the
+ * page off for everyone: no arrival on it, and the barriers still work. */
+static void page_refused_by_one_is_off_for_all(void **state)
+{
+    node *nd = node_start(N, 2);
+    px_lbar lb;
+
+    assert_int_equal(arrive(nd, 0, &lb), PX_LBAR_NONE);
+    for (int r = 0; r < N; r++)
+        assert_int_equal(px_client_fence(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
+                         PMIX_SUCCESS);
+    for (int r = 0; r < N; r++) {
+        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
+        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
+    }
+    node_end(nd);
+}
+
+/* Two fences of the namespace at once from one process (non-blocking, not
+ * waited for) cannot both count in one generation: the page goes off and
+ * both fences are the server's, matched in order. */
+static void page_two_open_fences_turn_it_off(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_lbar lb;
+
+    for (int round = 0; round < 2; round++)
+        for (int r = 0; r < N; r++)
+            assert_int_equal(px_client_fence(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
+                             PMIX_SUCCESS);
+    inproc_run_until(nd->w, NULL);
+    for (int r = 0; r < N; r++) {
+        assert_int_equal(nd->p[r].done, 2);
+        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
+    }
+    assert_int_equal(arrive(nd, 0, &lb), PX_LBAR_NONE);
+    node_end(nd);
+}
+
+/* A fence on the page that times out at the server leaves its generation
+ * short: the page goes off, and the late process's fence is that same
+ * fence (it fails at once), as without a page. */
+static void page_timeout_turns_it_off(void **state)
+{
+    node *nd = node_start(N, -1);
+    pmix_info_t to;
+    int secs = 2;
+    px_lbar lb;
+
+    PMIx_Info_load(&to, PMIX_TIMEOUT, &secs, PMIX_INT);
+    for (int r = 0; r < N - 1; r++)
+        assert_int_equal(px_client_fence(nd->p[r].c, NULL, 0, &to, 1, op_cb, &nd->p[r]),
+                         PMIX_SUCCESS);
+    for (int r = 0; r < N - 1; r++) {
+        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
+        assert_int_equal(nd->p[r].status, PMIX_ERR_TIMEOUT);
+        nd->p[r].done = 0;
+    }
+    PMIx_Info_destruct(&to);
+    assert_int_equal(arrive(nd, N - 1, &lb), PX_LBAR_NONE);
+    assert_int_equal(px_client_fence(nd->p[N - 1].c, NULL, 0, NULL, 0, op_cb, &nd->p[N - 1]),
+                     PMIX_SUCCESS);
+    assert_true(inproc_run_until(nd->w, &nd->p[N - 1].done));
+    assert_int_equal(nd->p[N - 1].status, PMIX_ERR_TIMEOUT);
+    nd->p[N - 1].done = 0;
+    for (int r = 0; r < N; r++)
+        assert_int_equal(px_client_fence(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
+                         PMIX_SUCCESS);
+    for (int r = 0; r < N; r++) {
+        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
+        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
+    }
+    node_end(nd);
+}
+
+/* A job with processes on other nodes has no page: its fences need the host. */
+static void page_only_for_one_node_jobs(void **state)
+{
+    node *nd = node_start(2 * N, -1);
+    px_lbar lb;
+
+    assert_int_equal(arrive(nd, 0, &lb), PX_LBAR_NONE);
+    node_end(nd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(page_barriers_need_no_message),
+        cmocka_unit_test(page_mixed_forms_meet_at_the_server),
+        cmocka_unit_test(page_death_fails_the_sleepers),
+        cmocka_unit_test(page_get_waits_for_commits_in_flight),
+        cmocka_unit_test(page_refused_by_one_is_off_for_all),
+        cmocka_unit_test(page_two_open_fences_turn_it_off),
+        cmocka_unit_test(page_timeout_turns_it_off),
+        cmocka_unit_test(page_only_for_one_node_jobs),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
