@@ -17,8 +17,8 @@
  * as the namespace's wildcard: the set of every fence on the page is the
  * same, so its arrivals can be counted in one word.
  *
- * The word: arrivals (low 16 bits), SERVER, BROKEN, and a generation
- * (the high 14 bits, wrapping). Every fence of that set, by every local
+ * The word: arrivals (low 16 bits), SERVER, BROKEN, COLLECT, and a
+ * generation (the high 13 bits, wrapping). Every fence of that set, by every local
  * participant, arrives in the word with one compare-and-swap:
  *   - a plain barrier (PMIx_Fence, no directives) that is not the last
  *     sleeps until the generation moves; the last one starts the next
@@ -30,6 +30,20 @@
  *     the server's tracker sees all of them, whatever each one passed;
  *   - the completer of a generation records in mode[gen & 1] whether it
  *     was a SERVER one, for sleepers that look only after it moved on.
+ *   - a blocking fence whose only directive is PMIX_COLLECT_DATA arrives
+ *     with COLLECT; the last arrival of a COLLECT generation (that is not a
+ *     SERVER one) leaves the word full (all arrived) and sends the server
+ *     PCOLLECT. The server, once it has read every participant's commits,
+ *     writes their records into one of the page's two data halves, the
+ *     result into res[gen & 1], mode 2, and moves the generation on; the
+ *     sleepers index the records where they lie (no copy). When it cannot
+ *     (the half is still held, the data does not fit) it moves the
+ *     generation on with mode 1 instead, and everyone asks the server.
+ * The data halves: collect number k (cseq) goes into half k & 1. A client
+ * that no longer holds the records of collect k (its store dropped them:
+ * newer ones replaced every one) writes k into released[rank]; the server
+ * writes collect k only when every released[] is at least k - 2. The file
+ * is sparse: only what was written takes memory.
  * BROKEN is set by the server, for good, when the page can no longer be
  * trusted: a participant died, finalized or could not map the page, or the
  * namespace was registered again. Sleepers wake and go to the server,
@@ -59,20 +73,57 @@
 #define PX_PG_COUNT 0xffffu
 #define PX_PG_SERVER (1u << 16)
 #define PX_PG_BROKEN (1u << 17)
-#define PX_PG_GEN_SHIFT 18
+#define PX_PG_COLLECT (1u << 18)
+#define PX_PG_GEN_SHIFT 19
 #define PX_PG_GEN(w) ((w) >> PX_PG_GEN_SHIFT)
+
+/* mode[gen & 1] of a finished generation */
+#define PX_PG_MODE_DONE 0   /* a barrier, complete */
+#define PX_PG_MODE_SERVER 1 /* everyone asks the server */
+#define PX_PG_MODE_DATA 2   /* collected: res[gen & 1] */
+
+/* Room for one collect's records in each data half (more goes through the server). */
+#define PX_PAGE_HALF ((uint64_t)128 << 20)
+
+typedef struct px_page_res {
+    uint32_t cseq; /* collect number */
+    uint32_t pad;
+    uint64_t off; /* from the start of the page */
+    uint64_t len;
+} px_page_res;
 
 typedef struct px_page_hdr {
     uint32_t magic;  /* PX_PAGE_MAGIC, written before the page is sent */
     uint32_t nprocs; /* participants: ranks 0 .. nprocs-1 */
     alignas(64) _Atomic uint32_t word;
-    _Atomic uint32_t mode[2];               /* 1: generation (index gen & 1) went to the server */
-    alignas(64) _Atomic uint32_t commits[]; /* per rank: commits sent to the server */
+    _Atomic uint32_t mode[2]; /* PX_PG_MODE_*, by generation & 1 */
+    px_page_res res[2];       /* by generation & 1, written before the generation moves */
+    /* per rank: commits sent to the server, then (px_page_released) the
+     * last collect whose records it no longer holds */
+    alignas(64) _Atomic uint32_t commits[];
 } px_page_hdr;
 
+static inline _Atomic uint32_t *px_page_released(px_page_hdr *pg)
+{
+    return pg->commits + pg->nprocs;
+}
+
+/* The header with its per-rank arrays. */
 static inline size_t px_page_size(uint32_t nprocs)
 {
-    return offsetof(px_page_hdr, commits) + (size_t)nprocs * sizeof(uint32_t);
+    return offsetof(px_page_hdr, commits) + 2 * (size_t)nprocs * sizeof(uint32_t);
+}
+
+/* Where data half 0 starts (page-aligned; half 1 is PX_PAGE_HALF later),
+ * and the whole file. */
+static inline uint64_t px_page_data_off(uint32_t nprocs)
+{
+    return ((uint64_t)px_page_size(nprocs) + 4095) & ~(uint64_t)4095;
+}
+
+static inline uint64_t px_page_total(uint32_t nprocs)
+{
+    return px_page_data_off(nprocs) + 2 * PX_PAGE_HALF;
 }
 
 #endif /* PX_PAGE_H */

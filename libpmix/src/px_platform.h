@@ -163,13 +163,18 @@ typedef struct px_platform_ops {
      * page that came from the server, NULL if none or if it could not be
      * mapped; its length in *len. page_wait: sleep while *word == val, at
      * most `seconds`; false on timeout; may return early. page_wake: wake
-     * every sleeper on `word`, in every process. */
+     * every sleeper on `word`, in every process. page_write (server): copy
+     * `len` bytes to offset `off` of the page without touching them through
+     * the server's mapping (collected data: it stays out of the server's
+     * resident size). */
     px_page *(*page_create)(void *pctx, size_t len, void **mem);
     pmix_status_t (*page_send)(void *pctx, uint64_t conn, void *frame, size_t len, px_page *page);
     void (*page_destroy)(void *pctx, px_page *page);
     void *(*page_get)(void *pctx, size_t *len);
     bool (*page_wait)(void *pctx, uint32_t *word, uint32_t val, double seconds);
     void (*page_wake)(void *pctx, uint32_t *word);
+    pmix_status_t (*page_write)(void *pctx, px_page *page, uint64_t off, const void *data,
+                                size_t len);
 } px_platform_ops;
 
 /*

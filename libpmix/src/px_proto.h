@@ -3,12 +3,14 @@
  *
  * Every message is one frame (wire/px_wire.h). A request carries a tag
  * chosen by the client (never 0); its reply carries the same tag. Messages
- * without a reply (COMMIT, NOTIFY, NOPAGE) use tag 0. Payloads, in order:
+ * without a reply (COMMIT, NOTIFY, NOPAGE, PCOLLECT) use tag 0. Payloads, in order:
  *
  *   HELLO     c->s  u32 protocol, proc self, u32 pid, info directives
  *   WELCOME   s->c  i32 status; on success u8 page (1: the fence page,
  *                   px_page.h, came with it), the job data (px_store_pack_job)
  *   NOPAGE    c->s  (empty): the client cannot use the fence page
+ *   PCOLLECT  c->s  u32 generation: everyone arrived on the fence page for
+ *                   a collect; the server answers through the page
  *   FINALIZE  c->s  (empty)                           reply: REPLY
  *   ABORT     c->s  i32 status, str msg, procs        reply: REPLY
  *   COMMIT    c->s  px_store_pack_commit of the sender
@@ -56,6 +58,7 @@ enum px_msg_type {
     PX_MSG_INFO_DONE = 13,
     PX_MSG_REPLY = 14,
     PX_MSG_NOPAGE = 15,
+    PX_MSG_PCOLLECT = 16,
 };
 
 /* How FENCE_DONE carries the collected records. */

@@ -49,10 +49,11 @@
  *              collecting PMIx_Fence and the wildcard with
  *              PMIX_COLLECT_DATA=false; every form completes every round,
  *              staggered rounds are still barriers, and plain barriers
- *              afterwards still work. Then 100 rounds of put, commit,
- *              plain barrier and a refreshed Get of a peer's value: the
- *              Get must see that round's value, although nothing but the
- *              page orders the peer's commit before the Get.
+ *              afterwards still work; a collecting participant finds
+ *              every peer's value of the round locally. Then 100 rounds
+ *              of put, commit, plain barrier and a refreshed Get of a
+ *              peer's value: the Get must see that round's value, although
+ *              nothing but the page orders the peer's commit before it.
  *   disagree   (several nodes: pmixrun --nodes) the processes disagree on a
  *              fence's own algorithm (pmixlab.barrier.algo,
  *              pmixlab.fence.algo): the node of the last rank names one that
@@ -738,13 +739,30 @@ static void mode_page(void)
             pt_barrier("aligning fence");
             pt_sleep(0.05 * pt.me.rank);
         }
+        rc = pt_put_u32(PMIX_GLOBAL, "fr.page", (uint32_t)k * 1000 + pt.me.rank);
+        if (rc == PMIX_SUCCESS)
+            rc = PMIx_Commit();
         pt_phase(page_forms[form]);
         double t0 = pt_now();
-        rc = page_form(form);
+        if (rc == PMIX_SUCCESS)
+            rc = page_form(form);
         double t1 = pt_now();
         if (rc != PMIX_SUCCESS) {
             pt_fail("round %d: %s failed: %s", k, page_forms[form], pt_err(rc));
             return;
+        }
+        /* a collecting participant has every peer's value of this round */
+        for (uint32_t r = 0; form == 2 && r < pt.size; r++) {
+            pmix_proc_t p;
+            pmix_info_t opt;
+            pt_proc(&p, pt.me.nspace, r);
+            pt_info_bool(&opt, PMIX_OPTIONAL, true);
+            pmix_value_t *v = pt_get_typed(&p, "fr.page", &opt, 1, PMIX_UINT32);
+            if (v != NULL && v->data.uint32 != (uint32_t)k * 1000 + r)
+                pt_fail("round %d: rank %u's collected value is %u, expected %u", k, (unsigned)r,
+                        v->data.uint32, (unsigned)k * 1000 + r);
+            pt_value_free(v);
+            pt_info_free(&opt, 1);
         }
         if (stagger)
             check_barrier(page_forms[form], t0, t1, NULL, 0);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "wire/px_wire.h"
 
@@ -338,10 +339,14 @@ static px_page *op_page_create(void *pctx, size_t len, void **mem)
     if (!w->pages || w->npages == sizeof(w->page_list) / sizeof(w->page_list[0]))
         return NULL;
     pg = calloc(1, sizeof(*pg));
-    /* aligned as a mapping would be: the page's words are cache-line aligned */
-    if (pg == NULL || (pg->mem = aligned_alloc(64, (len + 63) / 64 * 64)) == NULL)
+    /* a mapping, as on the posix platform: aligned, zeroed, and its data
+     * halves cost nothing until written */
+    if (pg == NULL)
         abort();
-    memset(pg->mem, 0, len);
+    pg->mem =
+        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (pg->mem == MAP_FAILED)
+        abort();
     pg->len = len;
     w->page_list[w->npages++] = pg;
     *mem = pg->mem;
@@ -375,6 +380,15 @@ static void *op_page_get(void *pctx, size_t *len)
 static bool op_page_wait(void *pctx, uint32_t *word, uint32_t val, double seconds)
 {
     return false; /* one thread: a sleeper would never be woken */
+}
+
+static pmix_status_t op_page_write(void *pctx, px_page *page, uint64_t off, const void *data,
+                                   size_t len)
+{
+    if (off > page->len || len > page->len - off)
+        return PMIX_ERR_BAD_PARAM;
+    memcpy((char *)page->mem + off, data, len);
+    return PMIX_SUCCESS;
 }
 
 static void op_page_wake(void *pctx, uint32_t *word)
@@ -417,6 +431,7 @@ static const px_platform_ops inproc_ops = {
     .page_get = op_page_get,
     .page_wait = op_page_wait,
     .page_wake = op_page_wake,
+    .page_write = op_page_write,
 };
 
 /* ---- the world as a host ---- */
@@ -703,7 +718,7 @@ void inproc_world_destroy(inproc_world *w)
         free(e);
     }
     for (size_t i = 0; i < w->npages; i++) {
-        free(w->page_list[i]->mem);
+        munmap(w->page_list[i]->mem, w->page_list[i]->len);
         free(w->page_list[i]);
     }
     free(w);

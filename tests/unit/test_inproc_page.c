@@ -322,6 +322,136 @@ static void page_timeout_turns_it_off(void **state)
     node_end(nd);
 }
 
+static void collect_info(pmix_info_t *info)
+{
+    bool yes = true;
+
+    PMIx_Info_load(info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+}
+
+/* Every rank puts and commits `round`, then all arrive for a collecting
+ * fence (rank `plain_rank` as a plain barrier, -1: none) and wait. */
+static void page_collect_round(node *nd, uint32_t round, int plain_rank, int expect_mode)
+{
+    px_lbar lb[N];
+    pmix_info_t collect;
+
+    collect_info(&collect);
+    for (int r = 0; r < N; r++) {
+        put_u32(nd->p[r].c, round * 100 + (uint32_t)r);
+        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
+    }
+    for (int r = 0; r < N; r++) {
+        int k = r == plain_rank ? px_client_lbar_arrive(nd->p[r].c, NULL, 0, NULL, 0, &lb[r])
+                                : px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]);
+        assert_int_equal(k, PX_LBAR_WAIT); /* even the last: the server answers */
+    }
+    inproc_run_until(nd->w, NULL); /* commits, then PCOLLECT */
+    for (int r = 0; r < N; r++) {
+        int k = px_client_lbar_check(nd->p[r].c, &lb[r]);
+        assert_int_equal(k, expect_mode);
+        if (k == PX_LBAR_DONE)
+            assert_int_equal(lb[r].status, PMIX_SUCCESS);
+        else
+            assert_int_equal(
+                px_client_fence_arrived(nd->p[r].c, NULL, 0, &collect, 1, op_cb, &nd->p[r]),
+                PMIX_SUCCESS);
+    }
+    if (expect_mode == PX_LBAR_SERVER) {
+        for (int r = 0; r < N; r++) {
+            assert_true(inproc_run_until(nd->w, &nd->p[r].done));
+            assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
+            nd->p[r].done = 0;
+        }
+    }
+    PMIx_Info_destruct(&collect);
+    /* every peer's value of this round is local now (PMIX_OPTIONAL: no asking) */
+    for (int r = 0; r < N; r++) {
+        for (int t = 0; t < N; t++) {
+            pmix_proc_t who;
+            pmix_info_t opt;
+            bool yes = true;
+            pmix_value_t *v = NULL;
+            PMIx_Load_procid(&who, "job", (pmix_rank_t)t);
+            PMIx_Info_load(&opt, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+            assert_int_equal(px_client_get(nd->p[r].c, &who, "round", &opt, 1, &v, NULL, NULL),
+                             PMIX_OPERATION_SUCCEEDED);
+            assert_non_null(v);
+            assert_int_equal(v->data.uint32, round * 100 + (uint32_t)t);
+            PMIx_Value_free(v, 1);
+            PMIx_Info_destruct(&opt);
+        }
+    }
+}
+
+/* A collecting fence on the page: one PCOLLECT reaches the server (besides
+ * the commits), whose answer comes through the page; round after round the
+ * two data halves take turns and the clients let go of the older one. */
+static void page_collect_answered_through_the_page(void **state)
+{
+    node *nd = node_start(N, -1);
+
+    for (uint32_t round = 1; round <= 5; round++) {
+        size_t frames = inproc_frames_to_servers(nd->w);
+        page_collect_round(nd, round, round == 3 ? 1 : -1, PX_LBAR_DONE);
+        assert_int_equal(inproc_frames_to_servers(nd->w), frames + N + 1);
+        px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+        for (int r = 0; r < N; r++)
+            assert_int_equal(atomic_load(&px_page_released(pg)[r]), round - 1);
+    }
+    node_end(nd);
+}
+
+/* The server writes a data half only once every client let go of what it
+ * held there; otherwise this collect goes through the server (and still
+ * brings everyone the data). */
+static void page_collect_held_half_goes_to_the_server(void **state)
+{
+    node *nd = node_start(N, -1);
+
+    page_collect_round(nd, 1, -1, PX_LBAR_DONE);
+    page_collect_round(nd, 2, -1, PX_LBAR_DONE);
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+    atomic_store(&px_page_released(pg)[2], 0); /* rank 2 "still holds" collect 1 */
+    page_collect_round(nd, 3, -1, PX_LBAR_SERVER);
+    page_collect_round(nd, 4, -1, PX_LBAR_DONE); /* collect 3 of the page, in half 1 */
+    node_end(nd);
+}
+
+/* A participant dies while the others wait for the server's answer to a
+ * collect: they go to the server and fail with PMIX_ERR_PROC_TERM_WO_SYNC. */
+static void page_collect_death_while_waiting(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_lbar lb[N];
+    pmix_info_t collect;
+
+    collect_info(&collect);
+    for (int r = 0; r < N; r++)
+        assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
+                         PX_LBAR_WAIT);
+    /* a commit of rank 3 "on its way": the server must wait for it */
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+    atomic_store(&pg->commits[3], 1);
+    inproc_run_until(nd->w, NULL);
+    for (int r = 0; r < N; r++)
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_WAIT);
+    inproc_kill_client(nd->w, nd->p[3].c);
+    inproc_run_until(nd->w, NULL);
+    for (int r = 0; r < N - 1; r++) {
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_SERVER);
+        assert_int_equal(
+            px_client_fence_arrived(nd->p[r].c, NULL, 0, &collect, 1, op_cb, &nd->p[r]),
+            PMIX_SUCCESS);
+    }
+    for (int r = 0; r < N - 1; r++) {
+        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
+        assert_int_equal(nd->p[r].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    }
+    PMIx_Info_destruct(&collect);
+    node_end(nd);
+}
+
 /* A job with processes on other nodes has no page: its fences need the host. */
 static void page_only_for_one_node_jobs(void **state)
 {
@@ -343,6 +473,9 @@ int main(void)
         cmocka_unit_test(page_two_open_fences_turn_it_off),
         cmocka_unit_test(page_timeout_turns_it_off),
         cmocka_unit_test(page_only_for_one_node_jobs),
+        cmocka_unit_test(page_collect_answered_through_the_page),
+        cmocka_unit_test(page_collect_held_half_goes_to_the_server),
+        cmocka_unit_test(page_collect_death_while_waiting),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -574,10 +574,10 @@ static pmix_status_t later(px_api_client *ac, pmix_op_cbfunc_t opcb, pmix_hdlr_r
 
 /* A blocking barrier among the processes of a node shares a page with
  * them and needs no message (px_page.h). Returns PX_LBAR_DONE when the
- * barrier is complete, PX_LBAR_SERVER or PX_LBAR_NONE when the fence goes
- * to the server (arrived on the page, or not). */
+ * fence is complete (*status its result), PX_LBAR_SERVER or PX_LBAR_NONE
+ * when the fence goes to the server (arrived on the page, or not). */
 static int fence_on_page(px_api_client *ac, const pmix_proc_t procs[], size_t nprocs,
-                         const pmix_info_t info[], size_t ninfo)
+                         const pmix_info_t info[], size_t ninfo, pmix_status_t *status)
 {
     px_lbar lb;
     uint32_t *word;
@@ -595,6 +595,8 @@ static int fence_on_page(px_api_client *ac, const pmix_proc_t procs[], size_t np
         k = px_client_lbar_check(ac->client, &lb);
         ac->pops->unlock(ac->pctx);
     }
+    if (k == PX_LBAR_DONE)
+        *status = lb.status;
     return k;
 }
 
@@ -610,8 +612,10 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
         return PMIX_ERR_WOULD_BLOCK;
     memset(&s, 0, sizeof(s));
     s.ac = ac;
-    switch (fence_on_page(ac, procs, nprocs, info, ninfo)) {
-    case PX_LBAR_DONE: return PMIX_SUCCESS;
+    pmix_status_t lb_status = PMIX_SUCCESS;
+
+    switch (fence_on_page(ac, procs, nprocs, info, ninfo, &lb_status)) {
+    case PX_LBAR_DONE: return lb_status;
     case PX_LBAR_SERVER:
         return finish(&s, ENGINE(ac, px_client_fence_arrived(ac->client, procs, nprocs, info, ninfo,
                                                              sync_op_cb, &s)));

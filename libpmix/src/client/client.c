@@ -235,9 +235,10 @@ static void take_page(px_client *c)
     px_buf b;
 
     if (pg != NULL && len >= px_page_size(0) && pg->magic == PX_PAGE_MAGIC && pg->nprocs >= 2 &&
-        pg->nprocs <= PX_PAGE_MAX && len >= px_page_size(pg->nprocs) && c->self.rank < pg->nprocs &&
-        c->pops->page_wait != NULL && c->pops->page_wake != NULL) {
+        pg->nprocs <= PX_PAGE_MAX && len >= px_page_total(pg->nprocs) &&
+        c->self.rank < pg->nprocs && c->pops->page_wait != NULL && c->pops->page_wake != NULL) {
         c->page = pg;
+        c->page_len = len;
         return;
     }
     if (c->pops->log != NULL)

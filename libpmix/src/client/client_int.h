@@ -86,8 +86,14 @@ struct px_client {
     px_evrun *runs;
     /* The fence page (px_page.h), if the server shared one: */
     px_page_hdr *page;
+    size_t page_len;    /* mapped */
     uint32_t ncommits;  /* commits sent, mirrored in page->commits[rank] */
     unsigned page_open; /* arrivals on the page whose fence has not ended */
+    /* collects taken from the page whose records the store still holds,
+     * and the newest one taken (see px_page_released) */
+    uint32_t pheld[8];
+    unsigned npheld;
+    uint32_t plast;
 };
 
 /* client.c */

@@ -60,6 +60,9 @@ static pmix_status_t check_args(px_client *c, const pmix_proc_t procs[], size_t 
 
 /* ---- the fence page (px_page.h) ---- */
 
+static px_blob *copy_blob(const void *data, size_t n, pmix_status_t *rc);
+static pmix_status_t add(px_client *c, px_blob *blob, bool groups);
+
 /* True if the fence's set is the page's: the caller's whole namespace. */
 static bool page_set(const px_client *c, const pmix_proc_t procs[], size_t nprocs)
 {
@@ -67,15 +70,26 @@ static bool page_set(const px_client *c, const pmix_proc_t procs[], size_t nproc
                            strncmp(procs[0].nspace, c->self.nspace, PMIX_MAX_NSLEN) == 0);
 }
 
-/* True if the page can do this fence by itself: no directive but
- * PMIX_COLLECT_DATA set to false. */
-static bool plain(const pmix_info_t info[], size_t ninfo)
+/* What the page can do with this fence by itself: a barrier (no
+ * directive but PMIX_COLLECT_DATA=false), a collect (PMIX_COLLECT_DATA),
+ * or nothing (any other directive: the server's). */
+enum {
+    KIND_BARRIER,
+    KIND_COLLECT,
+    KIND_SERVER
+};
+
+static int kind(const pmix_info_t info[], size_t ninfo)
 {
-    for (size_t i = 0; i < ninfo; i++)
-        if (!PMIX_CHECK_KEY(&info[i], PMIX_COLLECT_DATA) ||
-            px_info_flag(&info[i], 1, PMIX_COLLECT_DATA))
-            return false;
-    return true;
+    int k = KIND_BARRIER;
+
+    for (size_t i = 0; i < ninfo; i++) {
+        if (!PMIX_CHECK_KEY(&info[i], PMIX_COLLECT_DATA))
+            return KIND_SERVER;
+        if (px_info_flag(&info[i], 1, PMIX_COLLECT_DATA))
+            k = KIND_COLLECT;
+    }
+    return k;
 }
 
 void px_cli_page_break(px_client *c, const char *why)
@@ -89,15 +103,15 @@ void px_cli_page_break(px_client *c, const char *why)
     c->page = NULL;
 }
 
-/* Arrive on the page for a fence of its set. `server`: this fence needs the
- * server whatever the others do. Returns PX_LBAR_NONE (not arrived: the
- * page is broken), PX_LBAR_SERVER, PX_LBAR_WAIT (with lb set) or
- * PX_LBAR_DONE. */
-static int arrive(px_client *c, bool server, px_lbar *lb)
+/* Arrive on the page for a fence of its set, of kind `k` (KIND_SERVER:
+ * this fence needs the server whatever the others do). Returns
+ * PX_LBAR_NONE (not arrived: the page is broken), PX_LBAR_SERVER,
+ * PX_LBAR_WAIT (with lb set) or PX_LBAR_DONE. */
+static int arrive(px_client *c, int k, px_lbar *lb)
 {
     px_page_hdr *pg = c->page;
     uint32_t old, new, cnt, gen;
-    bool srv;
+    bool server = k == KIND_SERVER, collect = k == KIND_COLLECT, srv, col, full;
 
     if (c->page_open > 0) {
         /* A fence of this set is still open (non-blocking, or another
@@ -112,26 +126,107 @@ static int arrive(px_client *c, bool server, px_lbar *lb)
         cnt = (old & PX_PG_COUNT) + 1;
         gen = PX_PG_GEN(old);
         srv = server || (old & PX_PG_SERVER) != 0;
-        if (cnt >= pg->nprocs) {
+        col = collect || (old & PX_PG_COLLECT) != 0;
+        full = cnt >= pg->nprocs && !srv && col; /* the server answers it */
+        if (cnt >= pg->nprocs && !full) {
             new = (gen + 1) << PX_PG_GEN_SHIFT;
-            atomic_store_explicit(&pg->mode[gen & 1], srv, memory_order_relaxed);
+            atomic_store_explicit(&pg->mode[gen & 1], srv ? PX_PG_MODE_SERVER : PX_PG_MODE_DONE,
+                                  memory_order_relaxed);
         } else {
-            new = (old & ~PX_PG_COUNT) | cnt | (server ? PX_PG_SERVER : 0);
+            new = (old & ~PX_PG_COUNT) | cnt | (server ? PX_PG_SERVER : 0) |
+                  (collect ? PX_PG_COLLECT : 0);
         }
     } while (!atomic_compare_exchange_weak_explicit(&pg->word, &old, new, memory_order_acq_rel,
                                                     memory_order_acquire));
     /* Sleepers wait for the last arrival, or for whoever turned this
-     * generation into a SERVER one. */
-    if ((cnt >= pg->nprocs || server) && (old & PX_PG_SERVER) == 0 && (old & PX_PG_COUNT) > 0)
+     * generation into a SERVER one; a full collect's wait for the server. */
+    if (((cnt >= pg->nprocs && !full) || server) && (old & PX_PG_SERVER) == 0 &&
+        (old & PX_PG_COUNT) > 0)
         c->pops->page_wake(c->pctx, (uint32_t *)&pg->word);
-    if (cnt >= pg->nprocs && !srv)
+    lb->status = PMIX_SUCCESS;
+    if (cnt >= pg->nprocs && !srv && !full)
         return PX_LBAR_DONE;
     c->page_open++;
     if (srv)
         return PX_LBAR_SERVER;
+    if (full) {
+        /* the last arrival of a collect: the server writes the data */
+        px_buf b;
+        px_buf_init_frame(&b, PX_MSG_PCOLLECT, 0);
+        px_pack_u32(&b, gen);
+        (void)px_cli_send(c, &b, NULL); /* a lost server is seen while waiting */
+    }
     lb->gen = gen;
     lb->seen = new;
     return PX_LBAR_WAIT;
+}
+
+/* Collected records of the page live until the store drops them; then
+ * released[rank] says up to which collect the server may write over. */
+typedef struct pheld_ref {
+    px_client *c;
+    uint32_t cseq;
+} pheld_ref;
+
+static void publish_released(px_client *c)
+{
+    uint32_t upto = c->plast;
+
+    for (unsigned i = 0; i < c->npheld; i++)
+        if ((int32_t)(c->pheld[i] - 1 - upto) < 0)
+            upto = c->pheld[i] - 1;
+    atomic_store_explicit(&px_page_released(c->page)[c->self.rank], upto, memory_order_release);
+}
+
+static void page_blob_release(void *arg, const uint8_t *data, size_t len)
+{
+    pheld_ref *h = arg;
+    px_client *c = h->c;
+
+    for (unsigned i = 0; i < c->npheld; i++) {
+        if (c->pheld[i] == h->cseq) {
+            c->pheld[i] = c->pheld[--c->npheld];
+            break;
+        }
+    }
+    if (c->page != NULL)
+        publish_released(c);
+    free(h);
+}
+
+/* The records the server wrote for generation `gen`, indexed in place. */
+static pmix_status_t take_page_data(px_client *c, uint32_t gen)
+{
+    px_page_hdr *pg = c->page;
+    px_page_res res = pg->res[gen & 1];
+    pheld_ref *h;
+    px_blob *blob;
+    pmix_status_t rc;
+
+    if (res.off > c->page_len || res.len > c->page_len - res.off)
+        return PMIX_ERR_UNPACK_FAILURE;
+    c->plast = res.cseq;
+    if (res.len == 0 || c->npheld == sizeof(c->pheld) / sizeof(c->pheld[0])) {
+        /* nothing to hold (or too much held already: then a copy) */
+        if (res.len == 0) {
+            publish_released(c);
+            return PMIX_SUCCESS;
+        }
+        blob = copy_blob((const char *)pg + res.off, (size_t)res.len, &rc);
+        publish_released(c);
+        return blob != NULL ? add(c, blob, false) : rc;
+    }
+    if ((h = malloc(sizeof(*h))) == NULL)
+        return PMIX_ERR_NOMEM;
+    h->c = c;
+    h->cseq = res.cseq;
+    c->pheld[c->npheld++] = res.cseq;
+    blob = px_blob_create((const char *)pg + res.off, (size_t)res.len, page_blob_release, h);
+    if (blob == NULL)
+        return PMIX_ERR_NOMEM; /* px_blob_create released it */
+    rc = add(c, blob, false);
+    publish_released(c);
+    return rc;
 }
 
 int px_client_lbar_arrive(px_client *c, const pmix_proc_t procs[], size_t nprocs,
@@ -139,7 +234,7 @@ int px_client_lbar_arrive(px_client *c, const pmix_proc_t procs[], size_t nprocs
 {
     if (c->page == NULL || !page_set(c, procs, nprocs) || check_args(c, procs, nprocs) != 0)
         return PX_LBAR_NONE;
-    return arrive(c, !plain(info, ninfo), lb);
+    return arrive(c, kind(info, ninfo), lb);
 }
 
 int px_client_lbar_check(px_client *c, px_lbar *lb)
@@ -151,9 +246,12 @@ int px_client_lbar_check(px_client *c, px_lbar *lb)
         return PX_LBAR_SERVER; /* page broken by us, or no server: it says what happened */
     cur = atomic_load_explicit(&pg->word, memory_order_acquire);
     if (PX_PG_GEN(cur) != lb->gen) {
-        if (atomic_load_explicit(&pg->mode[lb->gen & 1], memory_order_relaxed))
+        uint32_t mode = atomic_load_explicit(&pg->mode[lb->gen & 1], memory_order_relaxed);
+        if (mode == PX_PG_MODE_SERVER)
             return PX_LBAR_SERVER;
         c->page_open--;
+        if (mode == PX_PG_MODE_DATA)
+            lb->status = take_page_data(c, lb->gen);
         return PX_LBAR_DONE;
     }
     if (cur & (PX_PG_SERVER | PX_PG_BROKEN))
@@ -184,7 +282,7 @@ static pmix_status_t fence_send(px_client *c, const pmix_proc_t procs[], size_t 
         return rc;
     }
     if (!arrived && c->page != NULL && page_set(c, procs, nprocs))
-        arrived = arrive(c, true, &lb) == PX_LBAR_SERVER;
+        arrived = arrive(c, KIND_SERVER, &lb) == PX_LBAR_SERVER;
     timeout = px_cli_timeout(info, ninfo);
     r = px_cli_req_new(c, PX_MSG_FENCE_DONE, timeout > 0 ? timeout + PX_FENCE_GRACE : 0);
     if (r == NULL) {

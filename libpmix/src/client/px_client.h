@@ -89,14 +89,17 @@ pmix_status_t px_client_fence(px_client *c, const pmix_proc_t procs[], size_t np
  *   PX_LBAR_SERVER  arrived, and this fence goes to the server:
  *                   px_client_fence_arrived (never px_client_fence, which
  *                   would arrive a second time).
- * px_client_lbar_check returns WAIT, DONE or SERVER. */
+ * px_client_lbar_check returns WAIT, DONE or SERVER. A fence with
+ * PMIX_COLLECT_DATA as its only directive is done on the page too: the
+ * last arrival asks the server, which answers through the page. */
 #define PX_LBAR_NONE 0
 #define PX_LBAR_DONE 1
 #define PX_LBAR_WAIT 2
 #define PX_LBAR_SERVER 3
 typedef struct px_lbar {
-    uint32_t gen;  /* the generation arrived in */
-    uint32_t seen; /* the word's value last seen */
+    uint32_t gen;         /* the generation arrived in */
+    uint32_t seen;        /* the word's value last seen */
+    pmix_status_t status; /* with PX_LBAR_DONE: the fence's result */
 } px_lbar;
 int px_client_lbar_arrive(px_client *c, const pmix_proc_t procs[], size_t nprocs,
                           const pmix_info_t info[], size_t ninfo, px_lbar *lb);

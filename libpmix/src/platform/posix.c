@@ -399,6 +399,7 @@ static const px_platform_ops posix_ops = {
     .page_get = px_posix_page_get,
     .page_wait = px_posix_page_wait,
     .page_wake = px_posix_page_wake,
+    .page_write = px_posix_page_write,
 };
 
 const px_platform_ops *px_posix_ops(void)

@@ -236,6 +236,8 @@ void px_posix_page_destroy(void *pctx, px_page *page);
 void *px_posix_page_get(void *pctx, size_t *len);
 bool px_posix_page_wait(void *pctx, uint32_t *word, uint32_t val, double seconds);
 void px_posix_page_wake(void *pctx, uint32_t *word);
+pmix_status_t px_posix_page_write(void *pctx, px_page *page, uint64_t off, const void *data,
+                                  size_t len);
 pmix_status_t px_posix_conn_send_page(void *pctx, uint64_t conn, void *frame, size_t len,
                                       px_page *page);
 /* The page's memfd and length, for the frame that carries it. */

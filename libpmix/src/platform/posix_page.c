@@ -60,6 +60,29 @@ fail:
     return NULL;
 }
 
+pmix_status_t px_posix_page_write(void *pctx, px_page *pg, uint64_t off, const void *data,
+                                  size_t len)
+{
+    const char *p = data;
+
+    if (off > pg->len || len > pg->len - off)
+        return PMIX_ERR_BAD_PARAM;
+    while (len > 0) {
+        ssize_t n = pwrite(pg->fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            px_posix_logf(pctx, PX_LOG_WARN, "cannot write the fence page (%s)",
+                          n < 0 ? strerror(errno) : "no progress");
+            return PMIX_ERR_OUT_OF_RESOURCE;
+        }
+        p += n;
+        off += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return PMIX_SUCCESS;
+}
+
 void px_posix_page_destroy(void *pctx, px_page *pg)
 {
     if (pg == NULL)

@@ -711,7 +711,9 @@ px_page *px_srv_page_for(px_server *s, px_nspace *ns)
     if (s->pops->page_create == NULL || s->pops->page_send == NULL || ns->nlocal < 2 ||
         (uint32_t)ns->nlocal > PX_PAGE_MAX || ns->job_size != (uint32_t)ns->nlocal)
         return NULL;
-    ns->page = s->pops->page_create(s->pctx, px_page_size((uint32_t)ns->nlocal), &mem);
+    if (s->pops->page_write == NULL)
+        return NULL;
+    ns->page = s->pops->page_create(s->pctx, px_page_total((uint32_t)ns->nlocal), &mem);
     if (ns->page == NULL)
         return NULL;
     pg = mem;
@@ -729,6 +731,7 @@ void px_srv_page_break(px_server *s, px_nspace *ns, const char *why)
     if (ns->pg != NULL && !ns->page_off)
         px_srv_logf(s, PX_LOG_DEBUG, "namespace %s: fence page off (%s)", ns->name, why);
     ns->page_off = true;
+    ns->pc_wait = false; /* the sleepers come through their sockets now */
     if (ns->pg == NULL)
         return;
     atomic_fetch_or_explicit(&ns->pg->word, PX_PG_BROKEN, memory_order_acq_rel);
@@ -754,4 +757,104 @@ bool px_srv_commit_pending(px_server *s, const px_sclient *c)
         return false;
     sent = atomic_load_explicit(&ns->pg->commits[c->proc.rank], memory_order_acquire);
     return (int32_t)(sent - c->ncommits) > 0;
+}
+
+/* Bytes of records gathered before one page_write: few system calls for
+ * small records, a bounded buffer for large ones. */
+#define PAGE_WRITE_BATCH ((size_t)256 << 10)
+
+/* Write every participant's records (cut for local readers) into data
+ * half cseq & 1, in batches. Returns false if they do not fit or cannot be
+ * written; *len is their length. */
+static bool page_write_records(px_server *s, px_nspace *ns, uint32_t cseq, uint64_t *len)
+{
+    uint64_t base = px_page_data_off(ns->pg->nprocs) + (cseq & 1) * PX_PAGE_HALF, pos = 0;
+    px_buf b;
+    bool ok = true;
+
+    px_buf_init(&b);
+    for (px_sclient *c = s->clients; ok; c = c->next) {
+        bool last = c == NULL;
+        if (!last && strncmp(c->proc.nspace, ns->name, PMIX_MAX_NSLEN) == 0)
+            px_store_pack_record(s->store, &c->proc, true, &b);
+        ok = px_buf_status(&b) == PMIX_SUCCESS && b.size <= PX_PAGE_HALF - pos;
+        if (ok && b.size > 0 && (last || b.size >= PAGE_WRITE_BATCH)) {
+            ok = s->pops->page_write(s->pctx, ns->page, base + pos, b.data, b.size) == PMIX_SUCCESS;
+            pos += b.size;
+            b.size = 0;
+        }
+        if (last)
+            break;
+    }
+    px_buf_fini(&b);
+    *len = pos;
+    return ok;
+}
+
+/* Answer the PCOLLECT of ns->pc_gen through the page, once every commit
+ * its participants sent has been read (else at a later commit). */
+static void page_collect_try(px_server *s, px_nspace *ns)
+{
+    px_page_hdr *pg = ns->pg;
+    uint32_t w, n, g, cseq = ns->ncollects + 1, mode = PX_PG_MODE_SERVER;
+    uint64_t len = 0;
+    _Atomic uint32_t *rel;
+
+    if (!ns->pc_wait || pg == NULL)
+        return;
+    n = pg->nprocs;
+    w = atomic_load_explicit(&pg->word, memory_order_acquire);
+    g = PX_PG_GEN(w);
+    if ((w & PX_PG_BROKEN) || g != ns->pc_gen || (w & PX_PG_COUNT) != n || !(w & PX_PG_COLLECT)) {
+        ns->pc_wait = false; /* stale, or everyone goes to the server anyway */
+        return;
+    }
+    for (px_sclient *c = s->clients; c != NULL; c = c->next)
+        if (strncmp(c->proc.nspace, ns->name, PMIX_MAX_NSLEN) == 0 && px_srv_commit_pending(s, c))
+            return; /* px_srv_page_committed tries again */
+    ns->pc_wait = false;
+    /* the half is free once every client let go of what it held before */
+    rel = px_page_released(pg);
+    bool free_half = true;
+    for (uint32_t r = 0; r < n && cseq > 2 && free_half; r++)
+        free_half =
+            (int32_t)(atomic_load_explicit(&rel[r], memory_order_acquire) - (cseq - 2)) >= 0;
+    if (free_half && page_write_records(s, ns, cseq, &len)) {
+        pg->res[g & 1].cseq = cseq;
+        pg->res[g & 1].off = px_page_data_off(n) + (cseq & 1) * PX_PAGE_HALF;
+        pg->res[g & 1].len = len;
+        ns->ncollects = cseq;
+        mode = PX_PG_MODE_DATA;
+    } else {
+        px_srv_logf(s, PX_LOG_DEBUG, "namespace %s: collect #%u goes through the server (%s)",
+                    ns->name, cseq, free_half ? "too large" : "its half is still held");
+    }
+    atomic_store_explicit(&pg->mode[g & 1], mode, memory_order_relaxed);
+    /* fails only if BROKEN came meanwhile: then they come through their sockets */
+    if (atomic_compare_exchange_strong_explicit(&pg->word, &w, (g + 1) << PX_PG_GEN_SHIFT,
+                                                memory_order_acq_rel, memory_order_acquire))
+        s->pops->page_wake(s->pctx, (uint32_t *)&pg->word);
+}
+
+pmix_status_t px_srv_page_collect(px_server *s, px_sclient *c, px_buf *b)
+{
+    px_nspace *ns = px_srv_nspace(s, c->proc.nspace);
+    uint32_t gen;
+
+    if (px_unpack_u32(b, &gen) != PMIX_SUCCESS)
+        return PMIX_ERR_UNPACK_FAILURE;
+    if (ns == NULL || ns->pg == NULL || ns->page_off)
+        return PMIX_SUCCESS; /* the page is off: the participants come themselves */
+    ns->pc_wait = true;
+    ns->pc_gen = gen;
+    page_collect_try(s, ns);
+    return PMIX_SUCCESS;
+}
+
+void px_srv_page_committed(px_server *s, px_sclient *c)
+{
+    px_nspace *ns = px_srv_nspace(s, c->proc.nspace);
+
+    if (ns != NULL && ns->pc_wait)
+        page_collect_try(s, ns);
 }

@@ -694,6 +694,7 @@ static pmix_status_t do_commit(px_server *s, px_sclient *c, px_buf *b)
     c->committed = true;
     c->ncommits++;
     px_srv_get_committed(s, &c->proc);
+    px_srv_page_committed(s, c);
     return PMIX_SUCCESS;
 }
 
@@ -736,6 +737,7 @@ static const char *msg_name(uint16_t type)
     case PX_MSG_NOTIFY: return "NOTIFY";
     case PX_MSG_JCTRL: return "JCTRL";
     case PX_MSG_NOPAGE: return "NOPAGE";
+    case PX_MSG_PCOLLECT: return "PCOLLECT";
     default: return "unknown";
     }
 }
@@ -791,6 +793,7 @@ static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, 
         case PX_MSG_ABORT: rc = px_srv_abort(s, c, hdr.tag, &b); break;
         case PX_MSG_NOTIFY: rc = px_srv_notify(s, c, &b); break;
         case PX_MSG_JCTRL: rc = px_srv_jctrl(s, c, hdr.tag, &b); break;
+        case PX_MSG_PCOLLECT: rc = px_srv_page_collect(s, c, &b); break;
         case PX_MSG_NOPAGE:
             px_srv_page_break(s, px_srv_nspace(s, c->proc.nspace), "a process cannot map it");
             break;

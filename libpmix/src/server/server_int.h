@@ -41,6 +41,9 @@ typedef struct px_nspace {
     px_page *page;
     px_page_hdr *pg;
     bool page_off;
+    uint32_t ncollects; /* collects answered through the page (cseq) */
+    bool pc_wait;       /* a PCOLLECT waits for commits still on their way */
+    uint32_t pc_gen;    /* ... of this generation */
 } px_nspace;
 
 typedef enum {
@@ -197,6 +200,10 @@ void px_srv_page_break(px_server *s, px_nspace *ns, const char *why);
 void px_srv_page_free(px_server *s, px_nspace *ns);
 /* True if `c` has sent commits the server has not read yet. */
 bool px_srv_commit_pending(px_server *s, const px_sclient *c);
+/* PCOLLECT from `c`; and a commit from `c` arrived (a PCOLLECT may have
+ * waited for it). */
+pmix_status_t px_srv_page_collect(px_server *s, px_sclient *c, px_buf *b);
+void px_srv_page_committed(px_server *s, px_sclient *c);
 
 /* get.c */
 pmix_status_t px_srv_get(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
