@@ -17,6 +17,12 @@
  *             as an event loop (libevent) does;
  *   thread    two threads of one process hand a token back and forth with a
  *             mutex and a condition variable (a progress-thread hop);
+ *   futexbar-P P forked processes run a barrier in shared memory: one
+ *             atomic increment each, a futex sleep, and the last one wakes
+ *             everyone (what pmixlab's fence page does; P = 2, 8, 16, 64,
+ *             placement free only). Its figure is a barrier, not a round
+ *             trip: each process's median over the timed barriers, then the
+ *             median across processes, as fence_bench reports it;
  *
  * each in three placements: free (the scheduler places both sides), same
  * (both pinned to CPU 0: every hop is a context switch on one core, as it
@@ -39,7 +45,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -266,6 +276,78 @@ static int thread_case(placement pl, int iters)
     return 0;
 }
 
+/* ---- futexbar: the barrier with no server at all ---- */
+
+typedef struct fbar {
+    _Atomic uint32_t gen;
+    _Atomic uint32_t arrived;
+    double med[]; /* one per process */
+} fbar;
+
+static void fbar_wait(fbar *b, uint32_t nprocs)
+{
+    uint32_t g = atomic_load(&b->gen);
+    if (atomic_fetch_add(&b->arrived, 1) + 1 == nprocs) {
+        atomic_store(&b->arrived, 0);
+        atomic_store(&b->gen, g + 1);
+        syscall(SYS_futex, &b->gen, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+        return;
+    }
+    while (atomic_load(&b->gen) == g)
+        syscall(SYS_futex, &b->gen, FUTEX_WAIT, g, NULL, NULL, 0);
+}
+
+static int futexbar_case(int nprocs, int iters)
+{
+    size_t len = sizeof(fbar) + (size_t)nprocs * sizeof(double);
+    fbar *b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    int rc = 0;
+
+    if (b == MAP_FAILED) {
+        perror("sockpingpong: mmap");
+        return 1;
+    }
+    for (int r = 0; r < nprocs; r++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            perror("sockpingpong: fork");
+            return 1; /* the children started wait for ever: the caller exits */
+        }
+        if (pid == 0) {
+            double *t = malloc((size_t)iters * sizeof(*t));
+            if (t == NULL)
+                _exit(1);
+            for (int i = 0; i < iters / 10; i++)
+                fbar_wait(b, (uint32_t)nprocs);
+            for (int i = 0; i < iters; i++) {
+                double t0 = now_us();
+                fbar_wait(b, (uint32_t)nprocs);
+                t[i] = now_us() - t0;
+            }
+            qsort(t, (size_t)iters, sizeof(*t), cmp_double);
+            b->med[r] = t[iters / 2];
+            _exit(0);
+        }
+    }
+    for (int r = 0; r < nprocs; r++) {
+        int st;
+        if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            rc = 1;
+    }
+    if (rc == 0) {
+        double sum = 0;
+        for (int r = 0; r < nprocs; r++)
+            sum += b->med[r];
+        qsort(b->med, (size_t)nprocs, sizeof(double), cmp_double);
+        printf("sockpingpong what=futexbar-%d size=0 placement=free iters=%d rt_median_us=%.2f "
+               "rt_mean_us=%.2f\n",
+               nprocs, iters, b->med[nprocs / 2], sum / nprocs);
+        fflush(stdout);
+    }
+    munmap(b, len);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int iters = 20000;
@@ -294,5 +376,8 @@ int main(int argc, char **argv)
         }
         rc |= thread_case(pl, iters);
     }
+    static const int bars[] = {2, 8, 16, 64};
+    for (size_t i = 0; i < sizeof bars / sizeof bars[0]; i++)
+        rc |= futexbar_case(bars[i], iters / 100 > 100 ? iters / 100 : 100);
     return rc == 0 ? 0 : 1;
 }

@@ -1,14 +1,14 @@
 /*
  * blob.c - collected data: reference-counted blobs of records, indexed once.
  *
- * px_store_add_blob walks the record headers of a blob three times, never
+ * px_store_add_blob walks the record headers of a blob twice, never
  * reading the kv-lists beyond their count:
  *   1. check every header (a namespace that fits, a length that stays
  *      inside the blob, a kv-list count the length can hold), so a
  *      malformed blob is refused before anything changes;
  *   2. find or create every process it names (the only step that
  *      allocates; on failure the processes created so far are pruned);
- *   3. point each process at its record, which cannot fail.
+ * then (3) points each process found at its record, which cannot fail.
  * Each process that points into a blob holds one reference to it, so a
  * blob lives exactly as long as one of its records is the newest for some
  * process. A later record for the same process, from the same blob or
@@ -18,6 +18,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The smallest kv-list entry: a key of one byte (u32 length + byte) and a
  * value's u16 type. */
@@ -128,11 +129,21 @@ static void prune_records(px_store *s, const px_blob *blob, size_t n)
     }
 }
 
+/* Where step 2 found each record's process, for step 3. */
+typedef struct placed {
+    px_pdata *d;
+    size_t off, len;
+} placed;
+
+#define PLACED_ON_STACK 128
+
 pmix_status_t px_store_add_blob(px_store *s, px_blob *blob)
 {
     px_buf b;
     record r;
     size_t n = 0;
+    placed stack[PLACED_ON_STACK], *at = stack;
+    px_ns *ns = NULL;
     if (s == NULL || blob == NULL || (blob->data == NULL && blob->len != 0)) {
         return PMIX_ERR_BAD_PARAM;
     }
@@ -146,25 +157,39 @@ pmix_status_t px_store_add_blob(px_store *s, px_blob *blob)
     if (n > (size_t)(INT_MAX - blob->refs)) {
         return PMIX_ERR_OUT_OF_RESOURCE;
     }
+    if (n > PLACED_ON_STACK && (at = malloc(n * sizeof(*at))) == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
     px_buf_view(&b, blob->data, blob->len);
     for (size_t i = 0; i < n; i++) {
         (void)next_record(&b, &r);
-        if (px_store_pdata_get(s, r.nspace, r.rank) == NULL) {
+        /* the records of a blob are mostly of one namespace: look it up once */
+        if (ns == NULL || strcmp(ns->name, r.nspace) != 0) {
+            ns = px_store_ns_get(s, r.nspace);
+        }
+        at[i].d = ns != NULL ? px_store_pdata_get_ns(s, ns, r.rank) : NULL;
+        if (at[i].d == NULL) {
             prune_records(s, blob, i);
+            if (at != stack) {
+                free(at);
+            }
             return PMIX_ERR_NOMEM;
         }
+        at[i].off = r.off;
+        at[i].len = r.len;
     }
     s->seq++;
-    px_buf_view(&b, blob->data, blob->len);
     for (size_t i = 0; i < n; i++) {
-        (void)next_record(&b, &r);
-        px_pdata *d = px_store_pdata(s, r.nspace, r.rank);
+        px_pdata *d = at[i].d;
         d->seq = s->seq;
         px_blob *old = d->blob;
         d->blob = px_blob_ref(blob);
-        d->off = r.off;
-        d->len = r.len;
+        d->off = at[i].off;
+        d->len = at[i].len;
         px_blob_unref(old);
+    }
+    if (at != stack) {
+        free(at);
     }
     return PMIX_SUCCESS;
 }

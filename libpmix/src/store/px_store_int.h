@@ -190,6 +190,8 @@ pmix_status_t px_store_groups_any(const px_store *s, const px_ns *ns, const char
 px_ns *px_store_ns(const px_store *s, const char *nspace);
 /* Find or create (NULL on allocation failure). */
 px_ns *px_store_ns_get(px_store *s, const char *nspace);
+/* px_store_pdata_get in a namespace already found (`ns` from px_store_ns_get). */
+px_pdata *px_store_pdata_get_ns(px_store *s, px_ns *ns, pmix_rank_t rank);
 px_pdata *px_store_pdata(const px_store *s, const char *nspace, pmix_rank_t rank);
 /* Find or create the namespace and the process (NULL on allocation failure;
  * a namespace created for it is removed again). */

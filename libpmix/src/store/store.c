@@ -109,6 +109,12 @@ px_pdata *px_store_pdata_get(px_store *s, const char *nspace, pmix_rank_t rank)
     if (ns == NULL) {
         return NULL;
     }
+    return px_store_pdata_get_ns(s, ns, rank);
+}
+
+px_pdata *px_store_pdata_get_ns(px_store *s, px_ns *ns, pmix_rank_t rank)
+{
+    const char *nspace = ns->name;
     px_pdata *d = px_htab_get(&ns->procs, NULL, rank);
     if (d != NULL) {
         return d;
