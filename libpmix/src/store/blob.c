@@ -1,14 +1,16 @@
 /*
  * blob.c - collected data: reference-counted blobs of records, indexed once.
  *
- * px_store_add_blob walks the record headers of a blob twice, never
- * reading the kv-lists beyond their count:
+ * px_store_add_blob walks the record headers of a blob once, and a second
+ * time only for processes it has not seen before; it never reads the
+ * kv-lists beyond their count:
  *   1. check every header (a namespace that fits, a length that stays
  *      inside the blob, a kv-list count the length can hold), so a
- *      malformed blob is refused before anything changes;
- *   2. find or create every process it names (the only step that
- *      allocates; on failure the processes created so far are pruned);
- * then (3) points each process found at its record, which cannot fail.
+ *      malformed blob is refused before anything changes, and find the
+ *      processes already known;
+ *   2. create the others (the only step that allocates; on failure the
+ *      processes created so far are pruned);
+ *   3. point each process at its record, which cannot fail.
  * Each process that points into a blob holds one reference to it, so a
  * blob lives exactly as long as one of its records is the newest for some
  * process. A later record for the same process, from the same blob or
@@ -141,43 +143,70 @@ pmix_status_t px_store_add_blob(px_store *s, px_blob *blob)
 {
     px_buf b;
     record r;
-    size_t n = 0;
+    size_t n = 0, cap = PLACED_ON_STACK, missing = 0;
     placed stack[PLACED_ON_STACK], *at = stack;
-    px_ns *ns = NULL;
+    const px_ns *ns = NULL;
+    pmix_status_t rc = PMIX_SUCCESS;
     if (s == NULL || blob == NULL || (blob->data == NULL && blob->len != 0)) {
         return PMIX_ERR_BAD_PARAM;
     }
+    /* 1: check every header, and find the processes that exist already
+     * (no allocation: a malformed blob changes nothing) */
     px_buf_view(&b, blob->data, blob->len);
     while (px_buf_left(&b) > 0) {
         if (next_record(&b, &r) != PMIX_SUCCESS) {
-            return PMIX_ERR_UNPACK_FAILURE;
+            rc = PMIX_ERR_UNPACK_FAILURE;
+            goto out;
         }
-        n++;
-    }
-    if (n > (size_t)(INT_MAX - blob->refs)) {
-        return PMIX_ERR_OUT_OF_RESOURCE;
-    }
-    if (n > PLACED_ON_STACK && (at = malloc(n * sizeof(*at))) == NULL) {
-        return PMIX_ERR_NOMEM;
-    }
-    px_buf_view(&b, blob->data, blob->len);
-    for (size_t i = 0; i < n; i++) {
-        (void)next_record(&b, &r);
-        /* the records of a blob are mostly of one namespace: look it up once */
-        if (ns == NULL || strcmp(ns->name, r.nspace) != 0) {
-            ns = px_store_ns_get(s, r.nspace);
-        }
-        at[i].d = ns != NULL ? px_store_pdata_get_ns(s, ns, r.rank) : NULL;
-        if (at[i].d == NULL) {
-            prune_records(s, blob, i);
+        if (n == cap) {
+            placed *na = malloc(2 * cap * sizeof(*na));
+            if (na == NULL) {
+                rc = PMIX_ERR_NOMEM;
+                goto out;
+            }
+            memcpy(na, at, n * sizeof(*na));
             if (at != stack) {
                 free(at);
             }
-            return PMIX_ERR_NOMEM;
+            at = na;
+            cap *= 2;
         }
-        at[i].off = r.off;
-        at[i].len = r.len;
+        /* the records of a blob are mostly of one namespace: look it up once */
+        if (ns == NULL || strcmp(ns->name, r.nspace) != 0) {
+            ns = px_store_ns(s, r.nspace);
+        }
+        at[n].d = ns != NULL ? px_htab_get(&ns->procs, NULL, r.rank) : NULL;
+        missing += at[n].d == NULL;
+        at[n].off = r.off;
+        at[n].len = r.len;
+        n++;
     }
+    if (n > (size_t)(INT_MAX - blob->refs)) {
+        rc = PMIX_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    /* 2: create the processes seen for the first time (on failure, the
+     * ones created so far are pruned) */
+    if (missing > 0) {
+        px_ns *ms = NULL;
+        px_buf_view(&b, blob->data, blob->len);
+        for (size_t i = 0; i < n; i++) {
+            (void)next_record(&b, &r);
+            if (at[i].d != NULL) {
+                continue;
+            }
+            if (ms == NULL || strcmp(ms->name, r.nspace) != 0) {
+                ms = px_store_ns_get(s, r.nspace);
+            }
+            at[i].d = ms != NULL ? px_store_pdata_get_ns(s, ms, r.rank) : NULL;
+            if (at[i].d == NULL) {
+                prune_records(s, blob, i);
+                rc = PMIX_ERR_NOMEM;
+                goto out;
+            }
+        }
+    }
+    /* 3: point each process at its record */
     s->seq++;
     for (size_t i = 0; i < n; i++) {
         px_pdata *d = at[i].d;
@@ -188,8 +217,9 @@ pmix_status_t px_store_add_blob(px_store *s, px_blob *blob)
         d->len = at[i].len;
         px_blob_unref(old);
     }
+out:
     if (at != stack) {
         free(at);
     }
-    return PMIX_SUCCESS;
+    return rc;
 }
