@@ -45,8 +45,15 @@
  * writes collect k only when every released[] is at least k - 2. The file
  * is sparse: only what was written takes memory.
  * BROKEN is set by the server, for good, when the page can no longer be
- * trusted: a participant died, finalized or could not map the page, or the
- * namespace was registered again. Sleepers wake and go to the server,
+ * trusted: a participant died, finalized or could not map the page, a
+ * fence on it failed, the namespace was registered again, or a FENCE of
+ * the page's set came without having arrived on the page (FENCE carries
+ * that flag: a guard against client and server ever disagreeing on the
+ * set). A client sets it too when it cannot keep the count right (two of
+ * its fences of the set open at once, a fence it arrived for that could
+ * not be sent). A fence whose process still has frames queued and no
+ * progress thread to write them (a large commit) goes to the server: only
+ * the server's path drives the connection while it waits. Sleepers wake and go to the server,
  * which answers as it always did (a dead participant fails the fence at
  * once with PMIX_ERR_PROC_TERM_WO_SYNC); later fences go straight there.
  *

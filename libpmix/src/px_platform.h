@@ -175,6 +175,13 @@ typedef struct px_platform_ops {
     void (*page_wake)(void *pctx, uint32_t *word);
     pmix_status_t (*page_write)(void *pctx, px_page *page, uint64_t off, const void *data,
                                 size_t len);
+
+    /* Optional. True if frames wait to be written to the server and
+     * nothing writes them unless the caller drives the loop (no progress
+     * thread). A fence on the page sends no message, so it would leave
+     * them waiting (a large commit a peer's Get waits for): such a fence
+     * goes to the server instead, whose wait drives the loop. */
+    bool (*out_pending)(void *pctx);
 } px_platform_ops;
 
 /*

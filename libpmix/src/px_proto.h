@@ -14,7 +14,8 @@
  *   FINALIZE  c->s  (empty)                           reply: REPLY
  *   ABORT     c->s  i32 status, str msg, procs        reply: REPLY
  *   COMMIT    c->s  px_store_pack_commit of the sender
- *   FENCE     c->s  procs, info                       reply: FENCE_DONE
+ *   FENCE     c->s  procs, info, u8 arrived (on the    reply: FENCE_DONE
+ *                   fence page, px_page.h)
  *   FENCE_DONE s->c i32 status; on success u8 how, then with how INLINE
  *                   bytes records (empty unless collected), with how
  *                   REGION nothing: the records are the frame's region;

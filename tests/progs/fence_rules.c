@@ -54,6 +54,13 @@
  *              of put, commit, plain barrier and a refreshed Get of a
  *              peer's value: the Get must see that round's value, although
  *              nothing but the page orders the peer's commit before it.
+ *   bigcommit  (the fence page with frames still to write) rank 0 commits
+ *              8 MiB, fences, then makes no PMIx call for 3 s; every other
+ *              rank's Get of that value after the fence must come within
+ *              1.5 s (the commit is on its way only while someone drives
+ *              rank 0's connection: its fence must). Then every rank
+ *              commits 4 MiB and a collecting fence moves it all within
+ *              3 s, each value intact.
  *   disagree   (several nodes: pmixrun --nodes) the processes disagree on a
  *              fence's own algorithm (pmixlab.barrier.algo,
  *              pmixlab.fence.algo): the node of the last rank names one that
@@ -800,10 +807,96 @@ static void mode_page(void)
     pt_barrier("final fence");
 }
 
+static pmix_status_t put_big(const char *key, size_t len, unsigned char fillc)
+{
+    pmix_value_t v;
+    unsigned char *p = malloc(len);
+    pmix_status_t rc;
+
+    if (p == NULL)
+        return PMIX_ERR_NOMEM;
+    memset(p, fillc, len);
+    memset(&v, 0, sizeof v);
+    v.type = PMIX_BYTE_OBJECT;
+    v.data.bo.bytes = (char *)p;
+    v.data.bo.size = len;
+    rc = PMIx_Put(PMIX_GLOBAL, key, &v);
+    free(p);
+    return rc == PMIX_SUCCESS ? PMIx_Commit() : rc;
+}
+
+static bool big_ok(const pmix_value_t *v, size_t len, unsigned char fillc)
+{
+    if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size != len)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)v->data.bo.bytes[i] != fillc)
+            return false;
+    return true;
+}
+
+static void mode_bigcommit(void)
+{
+    const size_t big = (size_t)8 << 20, each = (size_t)4 << 20;
+    pmix_status_t rc;
+    pmix_proc_t zero;
+
+    pt_proc(&zero, pt.me.nspace, 0);
+    pt_barrier("aligning fence");
+    if (pt.me.rank == 0 && (rc = put_big("fr.big", big, 0x5a)) != PMIX_SUCCESS)
+        pt_fail("put/commit of 8 MiB failed: %s", pt_err(rc));
+    pt_phase("fence after an 8 MiB commit");
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+        pt_fail("fence after the 8 MiB commit failed: %s", pt_err(rc));
+    if (pt.me.rank == 0) {
+        pt_sleep(3.0); /* no PMIx call: nothing here drives the connection */
+    } else {
+        pt_phase("Get of rank 0's 8 MiB value");
+        double t0 = pt_now();
+        pmix_value_t *v = pt_get_typed(&zero, "fr.big", NULL, 0, PMIX_BYTE_OBJECT);
+        double dt = pt_now() - t0;
+        if (v != NULL && !big_ok(v, big, 0x5a))
+            pt_fail("rank 0's 8 MiB value is not what it committed");
+        if (dt > 1.5)
+            pt_fail("the Get of rank 0's value took %.2f s: its commit waited for rank 0's "
+                    "next PMIx call",
+                    dt);
+        pt_value_free(v);
+    }
+    pt_barrier("after the Get");
+
+    rc = put_big("fr.each", each, (unsigned char)(0x10 + pt.me.rank));
+    if (rc != PMIX_SUCCESS)
+        pt_fail("put/commit of 4 MiB failed: %s", pt_err(rc));
+    pmix_info_t c;
+    pt_info_bool(&c, PMIX_COLLECT_DATA, true);
+    pt_phase("collecting fence of 4 MiB per process");
+    double t0 = pt_now();
+    rc = PMIx_Fence(NULL, 0, &c, 1);
+    double dt = pt_now() - t0;
+    pt_info_free(&c, 1);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("collecting fence of 4 MiB per process failed: %s", pt_err(rc));
+    else if (dt > 3.0)
+        pt_fail("collecting fence of 4 MiB per process took %.2f s", dt);
+    for (uint32_t r = 0; rc == PMIX_SUCCESS && r < pt.size; r++) {
+        pmix_proc_t p;
+        pmix_info_t opt;
+        pt_proc(&p, pt.me.nspace, r);
+        pt_info_bool(&opt, PMIX_OPTIONAL, true);
+        pmix_value_t *v = pt_get_typed(&p, "fr.each", &opt, 1, PMIX_BYTE_OBJECT);
+        if (v != NULL && !big_ok(v, each, (unsigned char)(0x10 + r)))
+            pt_fail("rank %u's collected 4 MiB value is not what it committed", (unsigned)r);
+        pt_value_free(v);
+        pt_info_free(&opt, 1);
+    }
+    pt_barrier("final fence");
+}
+
 int main(int argc, char **argv)
 {
     const char *modes = "null shuffled wildcard subsets many self collect nocollect gen timeout nb "
-                        "pending badproc page disagree";
+                        "pending badproc page bigcommit disagree";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(50);
@@ -837,6 +930,8 @@ int main(int argc, char **argv)
         mode_badproc();
     else if (strcmp(m, "page") == 0)
         mode_page();
+    else if (strcmp(m, "bigcommit") == 0)
+        mode_bigcommit();
     else if (strcmp(m, "disagree") == 0)
         mode_disagree();
     else

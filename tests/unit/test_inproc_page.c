@@ -19,6 +19,8 @@
 #include "common/px_common.h"
 #include "inproc.h"
 #include "px_page.h"
+#include "px_proto.h"
+#include "wire/px_wire.h"
 
 #define N 4
 
@@ -452,6 +454,90 @@ static void page_collect_death_while_waiting(void **state)
     node_end(nd);
 }
 
+/* A generation that completed is complete, even if this process turns the
+ * page off before it looks (another thread's second fence): it must not go
+ * to the server for a fence nobody else will send there. */
+static void page_completed_generation_stays_done(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_lbar lb[N];
+
+    for (int r = 0; r < N - 1; r++)
+        assert_int_equal(arrive(nd, r, &lb[r]), PX_LBAR_WAIT);
+    assert_int_equal(arrive(nd, N - 1, &lb[N - 1]), PX_LBAR_DONE);
+    /* rank 0 starts a second fence of the set before its first one looked */
+    assert_int_equal(px_client_fence(nd->p[0].c, NULL, 0, NULL, 0, op_cb, &nd->p[0]), PMIX_SUCCESS);
+    assert_int_equal(px_client_lbar_check(nd->p[0].c, &lb[0]), PX_LBAR_DONE);
+    for (int r = 1; r < N - 1; r++)
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
+    /* the second fence pairs with everyone's next one, at the server */
+    for (int r = 1; r < N; r++)
+        assert_int_equal(px_client_fence(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
+                         PMIX_SUCCESS);
+    for (int r = 0; r < N; r++) {
+        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
+        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
+    }
+    node_end(nd);
+}
+
+/* The page's set as the server sees it: NULL, the wildcard, or the
+ * wildcard repeated (the server drops duplicates) all arrive on the page;
+ * a list naming ranks does not. */
+static void page_set_as_the_server_sees_it(void **state)
+{
+    node *nd = node_start(N, -1);
+    pmix_proc_t twice[2], ranks[N];
+    px_lbar lb[N];
+
+    PMIx_Load_procid(&twice[0], "job", PMIX_RANK_WILDCARD);
+    twice[1] = twice[0];
+    for (int r = 0; r < N; r++)
+        PMIx_Load_procid(&ranks[r], "job", (pmix_rank_t)r);
+    assert_int_equal(px_client_lbar_arrive(nd->p[0].c, ranks, N, NULL, 0, &lb[0]), PX_LBAR_NONE);
+    assert_int_equal(px_client_lbar_arrive(nd->p[0].c, twice, 2, NULL, 0, &lb[0]), PX_LBAR_WAIT);
+    assert_int_equal(px_client_lbar_arrive(nd->p[1].c, twice, 1, NULL, 0, &lb[1]), PX_LBAR_WAIT);
+    assert_int_equal(arrive(nd, 2, &lb[2]), PX_LBAR_WAIT);
+    assert_int_equal(px_client_lbar_arrive(nd->p[3].c, twice, 2, NULL, 0, &lb[3]), PX_LBAR_DONE);
+    for (int r = 0; r < 3; r++)
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
+    node_end(nd);
+}
+
+/* A FENCE of the page's set that did not arrive on the page (a client and
+ * server that disagree on the set): the server turns the page off, so the
+ * sleepers come to it instead of waiting for an arrival that never comes. */
+static void page_unarrived_fence_turns_it_off(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_lbar lb[N];
+    px_buf b;
+    size_t len;
+    void *frame;
+
+    for (int r = 0; r < N - 1; r++)
+        assert_int_equal(arrive(nd, r, &lb[r]), PX_LBAR_WAIT);
+    px_buf_init_frame(&b, PX_MSG_FENCE, 77);
+    px_pack_procs(&b, NULL, 0);
+    px_pack_info(&b, NULL, 0);
+    px_pack_u8(&b, 0); /* not arrived */
+    frame = px_buf_finish_frame(&b, &len);
+    assert_non_null(frame);
+    inproc_send_raw(nd->w, nd->p[N - 1].c, frame, len);
+    free(frame);
+    inproc_run_until(nd->w, NULL);
+    for (int r = 0; r < N - 1; r++) {
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_SERVER);
+        assert_int_equal(px_client_fence_arrived(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
+                         PMIX_SUCCESS);
+    }
+    for (int r = 0; r < N - 1; r++) {
+        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
+        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
+    }
+    node_end(nd);
+}
+
 /* A job with processes on other nodes has no page: its fences need the host. */
 static void page_only_for_one_node_jobs(void **state)
 {
@@ -476,6 +562,9 @@ int main(void)
         cmocka_unit_test(page_collect_answered_through_the_page),
         cmocka_unit_test(page_collect_held_half_goes_to_the_server),
         cmocka_unit_test(page_collect_death_while_waiting),
+        cmocka_unit_test(page_completed_generation_stays_done),
+        cmocka_unit_test(page_set_as_the_server_sees_it),
+        cmocka_unit_test(page_unarrived_fence_turns_it_off),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -568,32 +568,47 @@ static pmix_status_t later(px_api_client *ac, pmix_op_cbfunc_t opcb, pmix_hdlr_r
 
 /* ---- fence ---- */
 
-/* How long a barrier on the fence page sleeps before it looks at the
- * connection (a server that died must not leave it asleep forever). */
+/* How often a fence waiting on the fence page drives the connection when
+ * there is no progress thread: a server that died must not leave it asleep
+ * for ever. Frames still to be written (a PCOLLECT behind a full socket)
+ * are pushed every millisecond. */
 #define PAGE_POLL_SECONDS 0.1
+#define PAGE_PUSH_SECONDS 0.001
 
-/* A blocking barrier among the processes of a node shares a page with
- * them and needs no message (px_page.h). Returns PX_LBAR_DONE when the
+/* A blocking fence among the processes of a node shares a page with them
+ * and needs no message, or one (px_page.h). Returns PX_LBAR_DONE when the
  * fence is complete (*status its result), PX_LBAR_SERVER or PX_LBAR_NONE
  * when the fence goes to the server (arrived on the page, or not). */
 static int fence_on_page(px_api_client *ac, const pmix_proc_t procs[], size_t nprocs,
                          const pmix_info_t info[], size_t ninfo, pmix_status_t *status)
 {
+    const px_platform_ops *ops = ac->pops;
     px_lbar lb;
     uint32_t *word;
+    double polled;
     int k;
 
-    ac->pops->lock(ac->pctx);
+    ops->lock(ac->pctx);
     k = px_client_lbar_arrive(ac->client, procs, nprocs, info, ninfo, &lb);
     word = px_client_lbar_word(ac->client);
-    ac->pops->unlock(ac->pctx);
+    ops->unlock(ac->pctx);
+    polled = ops->now(ac->pctx);
     while (k == PX_LBAR_WAIT) {
-        if (!ac->pops->page_wait(ac->pctx, word, lb.seen, PAGE_POLL_SECONDS) &&
-            ac->progress != NULL)
+        bool push = ops->out_pending != NULL && ops->out_pending(ac->pctx);
+        double now;
+        if (push && ac->progress != NULL)
+            ac->progress(ac);
+        (void)ops->page_wait(ac->pctx, word, lb.seen, push ? PAGE_PUSH_SECONDS : PAGE_POLL_SECONDS);
+        /* by the clock, not by how the wait ended: signals may end every
+         * wait early */
+        now = ops->now(ac->pctx);
+        if (ac->progress != NULL && now - polled >= PAGE_POLL_SECONDS) {
             ac->progress(ac); /* no progress thread: read the connection */
-        ac->pops->lock(ac->pctx);
+            polled = now;
+        }
+        ops->lock(ac->pctx);
         k = px_client_lbar_check(ac->client, &lb);
-        ac->pops->unlock(ac->pctx);
+        ops->unlock(ac->pctx);
     }
     if (k == PX_LBAR_DONE)
         *status = lb.status;

@@ -237,7 +237,7 @@ static void take_page(px_client *c)
     if (pg != NULL && len >= px_page_size(0) && pg->magic == PX_PAGE_MAGIC && pg->nprocs >= 2 &&
         pg->nprocs <= PX_PAGE_MAX && len >= px_page_total(pg->nprocs) &&
         c->self.rank < pg->nprocs && c->pops->page_wait != NULL && c->pops->page_wake != NULL) {
-        c->page = pg;
+        c->page = c->page_map = pg;
         c->page_len = len;
         return;
     }

@@ -85,10 +85,11 @@ struct px_client {
     size_t next_evid;
     px_evrun *runs;
     /* The fence page (px_page.h), if the server shared one: */
-    px_page_hdr *page;
-    size_t page_len;    /* mapped */
-    uint32_t ncommits;  /* commits sent, mirrored in page->commits[rank] */
-    unsigned page_open; /* arrivals on the page whose fence has not ended */
+    px_page_hdr *page;     /* NULL once the page is off for this client */
+    px_page_hdr *page_map; /* the mapping itself, kept while the client lives */
+    size_t page_len;       /* mapped */
+    uint32_t ncommits;     /* commits sent, mirrored in page->commits[rank] */
+    unsigned page_open;    /* arrivals on the page whose fence has not ended */
     /* collects taken from the page whose records the store still holds,
      * and the newest one taken (see px_page_released) */
     uint32_t pheld[8];

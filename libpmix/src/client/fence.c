@@ -63,11 +63,16 @@ static pmix_status_t check_args(px_client *c, const pmix_proc_t procs[], size_t 
 static px_blob *copy_blob(const void *data, size_t n, pmix_status_t *rc);
 static pmix_status_t add(px_client *c, px_blob *blob, bool groups);
 
-/* True if the fence's set is the page's: the caller's whole namespace. */
+/* True if the fence's set is the page's: the caller's whole namespace,
+ * as the server will see it (NULL, or its wildcard, repeated or not; the
+ * server sorts the list and drops duplicates). */
 static bool page_set(const px_client *c, const pmix_proc_t procs[], size_t nprocs)
 {
-    return nprocs == 0 || (nprocs == 1 && procs[0].rank == PMIX_RANK_WILDCARD &&
-                           strncmp(procs[0].nspace, c->self.nspace, PMIX_MAX_NSLEN) == 0);
+    for (size_t i = 0; i < nprocs; i++)
+        if (procs[i].rank != PMIX_RANK_WILDCARD ||
+            strncmp(procs[i].nspace, c->self.nspace, PMIX_MAX_NSLEN) != 0)
+            return false;
+    return true;
 }
 
 /* What the page can do with this fence by itself: a barrier (no
@@ -144,6 +149,7 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         (old & PX_PG_COUNT) > 0)
         c->pops->page_wake(c->pctx, (uint32_t *)&pg->word);
     lb->status = PMIX_SUCCESS;
+    lb->pg = pg;
     if (cnt >= pg->nprocs && !srv && !full)
         return PX_LBAR_DONE;
     c->page_open++;
@@ -175,7 +181,7 @@ static void publish_released(px_client *c)
     for (unsigned i = 0; i < c->npheld; i++)
         if ((int32_t)(c->pheld[i] - 1 - upto) < 0)
             upto = c->pheld[i] - 1;
-    atomic_store_explicit(&px_page_released(c->page)[c->self.rank], upto, memory_order_release);
+    atomic_store_explicit(&px_page_released(c->page_map)[c->self.rank], upto, memory_order_release);
 }
 
 static void page_blob_release(void *arg, const uint8_t *data, size_t len)
@@ -189,15 +195,14 @@ static void page_blob_release(void *arg, const uint8_t *data, size_t len)
             break;
         }
     }
-    if (c->page != NULL)
-        publish_released(c);
+    publish_released(c);
     free(h);
 }
 
 /* The records the server wrote for generation `gen`, indexed in place. */
 static pmix_status_t take_page_data(px_client *c, uint32_t gen)
 {
-    px_page_hdr *pg = c->page;
+    px_page_hdr *pg = c->page_map;
     px_page_res res = pg->res[gen & 1];
     pheld_ref *h;
     px_blob *blob;
@@ -232,29 +237,36 @@ static pmix_status_t take_page_data(px_client *c, uint32_t gen)
 int px_client_lbar_arrive(px_client *c, const pmix_proc_t procs[], size_t nprocs,
                           const pmix_info_t info[], size_t ninfo, px_lbar *lb)
 {
+    int k;
+
     if (c->page == NULL || !page_set(c, procs, nprocs) || check_args(c, procs, nprocs) != 0)
         return PX_LBAR_NONE;
-    return arrive(c, kind(info, ninfo), lb);
+    /* Frames still queued (a large commit) go only while someone drives
+     * the loop: the server's path does, a sleep on the page would not. */
+    k = c->pops->out_pending != NULL && c->pops->out_pending(c->pctx) ? KIND_SERVER
+                                                                      : kind(info, ninfo);
+    return arrive(c, k, lb);
 }
 
 int px_client_lbar_check(px_client *c, px_lbar *lb)
 {
-    px_page_hdr *pg = c->page;
-    uint32_t cur;
+    px_page_hdr *pg = lb->pg; /* still mapped, even if the page is off now */
+    uint32_t cur = atomic_load_explicit(&pg->word, memory_order_acquire);
 
-    if (pg == NULL || !px_client_connected(c))
-        return PX_LBAR_SERVER; /* page broken by us, or no server: it says what happened */
-    cur = atomic_load_explicit(&pg->word, memory_order_acquire);
+    /* the generation first: a fence that completed is complete, whatever
+     * happened since */
     if (PX_PG_GEN(cur) != lb->gen) {
         uint32_t mode = atomic_load_explicit(&pg->mode[lb->gen & 1], memory_order_relaxed);
         if (mode == PX_PG_MODE_SERVER)
             return PX_LBAR_SERVER;
         c->page_open--;
-        if (mode == PX_PG_MODE_DATA)
-            lb->status = take_page_data(c, lb->gen);
+        if (mode == PX_PG_MODE_DATA && (lb->status = take_page_data(c, lb->gen)) != PMIX_SUCCESS)
+            px_cli_page_break(c, "collected data on the page unusable: the fence page is off");
         return PX_LBAR_DONE;
     }
-    if (cur & (PX_PG_SERVER | PX_PG_BROKEN))
+    /* broken (by the server, or by this process), or no server: the server
+     * path says what happened */
+    if ((cur & (PX_PG_SERVER | PX_PG_BROKEN)) || c->page == NULL || !px_client_connected(c))
         return PX_LBAR_SERVER;
     lb->seen = cur;
     return PX_LBAR_WAIT;
@@ -270,33 +282,36 @@ static pmix_status_t fence_send(px_client *c, const pmix_proc_t procs[], size_t 
                                 const pmix_info_t info[], size_t ninfo, bool arrived,
                                 pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    px_req *r;
+    px_req *r = NULL;
     px_buf b;
     double timeout;
     pmix_status_t rc;
     px_lbar lb;
 
-    if ((rc = check_args(c, procs, nprocs)) != PMIX_SUCCESS) {
-        if (arrived)
-            c->page_open--;
-        return rc;
+    if ((rc = check_args(c, procs, nprocs)) == PMIX_SUCCESS) {
+        if (!arrived && c->page != NULL && page_set(c, procs, nprocs))
+            arrived = arrive(c, KIND_SERVER, &lb) == PX_LBAR_SERVER;
+        timeout = px_cli_timeout(info, ninfo);
+        r = px_cli_req_new(c, PX_MSG_FENCE_DONE, timeout > 0 ? timeout + PX_FENCE_GRACE : 0);
+        rc = r != NULL ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
     }
-    if (!arrived && c->page != NULL && page_set(c, procs, nprocs))
-        arrived = arrive(c, KIND_SERVER, &lb) == PX_LBAR_SERVER;
-    timeout = px_cli_timeout(info, ninfo);
-    r = px_cli_req_new(c, PX_MSG_FENCE_DONE, timeout > 0 ? timeout + PX_FENCE_GRACE : 0);
-    if (r == NULL) {
-        if (arrived)
-            c->page_open--;
-        return PMIX_ERR_NOMEM;
+    if (rc == PMIX_SUCCESS) {
+        r->page = arrived; /* page_open is the request's now */
+        r->opcb = cbfunc;
+        r->cbdata = cbdata;
+        px_buf_init_frame(&b, PX_MSG_FENCE, r->tag);
+        px_pack_procs(&b, procs, nprocs);
+        px_pack_info(&b, info, ninfo);
+        px_pack_u8(&b, arrived); /* the server checks the page's set was arrived on */
+        rc = px_cli_send(c, &b, r);
+    } else if (arrived) {
+        c->page_open--;
     }
-    r->page = arrived;
-    r->opcb = cbfunc;
-    r->cbdata = cbdata;
-    px_buf_init_frame(&b, PX_MSG_FENCE, r->tag);
-    px_pack_procs(&b, procs, nprocs);
-    px_pack_info(&b, info, ninfo);
-    return px_cli_send(c, &b, r);
+    /* Arrived, and the server will not hear of it: the generation would
+     * stay short of a participant. */
+    if (rc != PMIX_SUCCESS && arrived)
+        px_cli_page_break(c, "a fence on the page could not be sent: the fence page is off");
+    return rc;
 }
 
 pmix_status_t px_client_fence(px_client *c, const pmix_proc_t procs[], size_t nprocs,

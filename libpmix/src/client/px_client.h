@@ -97,6 +97,7 @@ pmix_status_t px_client_fence(px_client *c, const pmix_proc_t procs[], size_t np
 #define PX_LBAR_WAIT 2
 #define PX_LBAR_SERVER 3
 typedef struct px_lbar {
+    void *pg;             /* the page arrived on */
     uint32_t gen;         /* the generation arrived in */
     uint32_t seen;        /* the word's value last seen */
     pmix_status_t status; /* with PX_LBAR_DONE: the fence's result */

@@ -314,6 +314,18 @@ pmix_status_t px_posix_conn_send_page(void *pctx, uint64_t id, void *frame, size
     return enqueue(pctx, id, frame, len, NULL, page);
 }
 
+bool px_posix_out_pending(void *pctx)
+{
+    px_posix *p = pctx;
+    bool pending;
+
+    pthread_mutex_lock(&p->lock);
+    px_conn *c = conn_find(p, PX_CONN_SERVER);
+    pending = !p->has_thread && c != NULL && !c->closed && c->wq_head != NULL;
+    pthread_mutex_unlock(&p->lock);
+    return pending;
+}
+
 pmix_status_t px_posix_conn_send_region(void *pctx, uint64_t id, void *frame, size_t len,
                                         struct px_region *region)
 {

@@ -558,11 +558,14 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
     px_tracker *t;
     const pmix_info_t *ti;
     double timeout = 0;
+    uint8_t arrived = 0;
 
     if ((rc = px_unpack_procs(b, &procs, &n)) != PMIX_SUCCESS)
         return rc;
-    if ((rc = px_unpack_info(b, &info, &ninfo)) != PMIX_SUCCESS) {
+    if ((rc = px_unpack_info(b, &info, &ninfo)) != PMIX_SUCCESS ||
+        (rc = px_unpack_u8(b, &arrived)) != PMIX_SUCCESS) {
         free(procs);
+        PMIx_Info_free(info, ninfo);
         return rc;
     }
     ti = px_info_find(info, ninfo, PMIX_TIMEOUT);
@@ -587,6 +590,14 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
         if (proc_cmp(&procs[i], &procs[m - 1]) != 0)
             procs[m++] = procs[i];
     n = m;
+    /* The fence page's set, from a client that did not arrive on the page:
+     * its peers may be waiting there for it. A client always arrives while
+     * the page is on, so this only guards against the two sides ever
+     * disagreeing on what the page's set is. */
+    if (!arrived && n == 1 && procs[0].rank == PMIX_RANK_WILDCARD &&
+        strncmp(procs[0].nspace, c->proc.nspace, PMIX_MAX_NSLEN) == 0)
+        px_srv_page_break(s, px_srv_nspace(s, c->proc.nspace),
+                          "a fence of the namespace that did not arrive on it");
 
     rc = PMIX_SUCCESS;
     if (!set_has(procs, n, &c->proc))

@@ -236,6 +236,11 @@ pmix_status_t px_server_register_client(px_server *s, const pmix_proc_t *proc, u
     c->state = PX_SC_REGISTERED;
     c->next = s->clients;
     s->clients = c;
+    /* a rank registered again is a new process: its commits count from 0
+     * (the one before it is gone and writes no more) */
+    px_nspace *ns = px_srv_nspace(s, proc->nspace);
+    if (ns->pg != NULL && proc->rank < ns->pg->nprocs)
+        atomic_store_explicit(&ns->pg->commits[proc->rank], 0, memory_order_release);
     return PMIX_SUCCESS;
 }
 
