@@ -74,7 +74,6 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
     }
     refresh = px_info_flag(info, ninfo, PMIX_GET_REFRESH_CACHE);
     optional = px_info_flag(info, ninfo, PMIX_OPTIONAL);
-    job_known = px_store_has_job(c->store, p.nspace);
 
     if (!refresh || is_self(c, &p)) {
         rc = lookup(c, &p, key, info, ninfo, out);
@@ -82,6 +81,7 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
             return PMIX_OPERATION_SUCCEEDED;
         if (rc != PMIX_ERR_NOT_FOUND)
             return rc;
+        job_known = px_store_has_job(c->store, p.nspace); /* only a miss needs it */
         if (is_self(c, &p) || (job_known && (p.rank == PMIX_RANK_WILDCARD || reserved(key))))
             return PMIX_ERR_NOT_FOUND;
     }
