@@ -14,36 +14,44 @@
  * them) when the platform can share memory (posix: a memfd passed with
  * WELCOME); pmixsim and the in-process tests have none. It covers only
  * the fence whose participants are the whole namespace, written as NULL or
- * as the namespace's wildcard: the set of every fence on the page is the
- * same, so its arrivals can be counted in one word.
+ * as the namespace's wildcard (repeated or not: the server drops
+ * duplicates): the set of every fence on the page is the same, so its
+ * arrivals can be counted in one word.
  *
  * The word: arrivals (low 16 bits), SERVER, BROKEN, COLLECT, and a
- * generation (the high 13 bits, wrapping). Every fence of that set, by every local
- * participant, arrives in the word with one compare-and-swap:
- *   - a plain barrier (PMIx_Fence, no directives) that is not the last
- *     sleeps until the generation moves; the last one starts the next
- *     generation and wakes them;
- *   - anything the page cannot do (collecting data, a timeout, a host
- *     directive, a non-blocking fence) arrives with SERVER set and goes to
- *     the server as before; a sleeper woken by the one who set SERVER goes
- *     too, so that every participant of that fence asks the server and
- *     the server's tracker sees all of them, whatever each one passed;
- *   - the completer of a generation records in mode[gen & 1] whether it
- *     was a SERVER one, for sleepers that look only after it moved on.
+ * generation (the high 13 bits, wrapping). Every fence of that set, by
+ * every local participant, arrives in the word with one compare-and-swap:
+ *   - a plain barrier (a blocking PMIx_Fence, no directive but
+ *     PMIX_COLLECT_DATA=false) that is not the last sleeps until the
+ *     generation moves; the last one starts the next generation, records
+ *     mode[gen & 1] = DONE and wakes them;
  *   - a blocking fence whose only directive is PMIX_COLLECT_DATA arrives
- *     with COLLECT; the last arrival of a COLLECT generation (that is not a
- *     SERVER one) leaves the word full (all arrived) and sends the server
- *     PCOLLECT. The server, once it has read every participant's commits,
- *     writes their records into one of the page's two data halves, the
- *     result into res[gen & 1], mode 2, and moves the generation on; the
- *     sleepers index the records where they lie (no copy). When it cannot
- *     (the half is still held, the data does not fit) it moves the
- *     generation on with mode 1 instead, and everyone asks the server.
+ *     with COLLECT; the last arrival of a COLLECT generation leaves the
+ *     word full (all arrived) and sends the server PCOLLECT. The server,
+ *     once it has read every participant's commits, writes their records
+ *     into one of the page's two data halves, the result into
+ *     res[gen & 1], mode DATA, and moves the generation on; the sleepers
+ *     index the records where they lie (no copy). When it cannot (the
+ *     half is still held, the data does not fit) it moves the generation
+ *     on with mode SERVER instead, and everyone asks the server;
+ *   - anything else (a timeout, a host directive, a non-blocking fence,
+ *     or a process whose frames are still queued with no progress thread
+ *     to write them: only the server's path drives its connection while
+ *     it waits) arrives with SERVER set and goes to the server as before;
+ *     whoever sets SERVER wakes the sleepers, who go too, so that every
+ *     participant of that fence asks the server and the server's tracker
+ *     sees all of them, whatever each one passed. A generation completed
+ *     with SERVER set records mode SERVER, for sleepers that look only
+ *     after it moved on.
+ * A waiter looks at the generation first: a generation that moved on is
+ * finished, whatever happened to the page since.
+ *
  * The data halves: collect number k (cseq) goes into half k & 1. A client
  * that no longer holds the records of collect k (its store dropped them:
  * newer ones replaced every one) writes k into released[rank]; the server
  * writes collect k only when every released[] is at least k - 2. The file
  * is sparse: only what was written takes memory.
+ *
  * BROKEN is set by the server, for good, when the page can no longer be
  * trusted: a participant died, finalized or could not map the page, a
  * fence on it failed, the namespace was registered again, or a FENCE of
@@ -51,11 +59,10 @@
  * that flag: a guard against client and server ever disagreeing on the
  * set). A client sets it too when it cannot keep the count right (two of
  * its fences of the set open at once, a fence it arrived for that could
- * not be sent). A fence whose process still has frames queued and no
- * progress thread to write them (a large commit) goes to the server: only
- * the server's path drives the connection while it waits. Sleepers wake and go to the server,
- * which answers as it always did (a dead participant fails the fence at
- * once with PMIX_ERR_PROC_TERM_WO_SYNC); later fences go straight there.
+ * not be sent, collected data it cannot use). Sleepers wake and go to the
+ * server, which answers as it always did (a dead participant fails the
+ * fence at once with PMIX_ERR_PROC_TERM_WO_SYNC); later fences go straight
+ * there.
  *
  * Commits. A barrier through the server kept commits ahead of it on each
  * client's socket, so a Get answered after the barrier saw them. Without a

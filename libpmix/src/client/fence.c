@@ -6,9 +6,16 @@
  * participant is the caller completes at once (PMIX_OPERATION_SUCCEEDED).
  * Collected records in the reply go into the store as one blob, shared by
  * all later Gets; data from the host comes as groups (store/groups.c),
- * indexed per group, with this node's own records beside them. PMIX_TIMEOUT is the server's to
- * enforce, so that every local participant gets the same verdict; the client's own timer, a little
- * later (PX_FENCE_GRACE), only ends a wait on a server that never answers.
+ * indexed per group, with this node's own records beside them.
+ * PMIX_TIMEOUT is the server's to enforce, so that every local participant
+ * gets the same verdict; the client's own timer, a little later
+ * (PX_FENCE_GRACE), only ends a wait on a server that never answers.
+ *
+ * The fence page (px_page.h): a fence of the whole namespace arrives on
+ * the page first when the server shared one. px_client_lbar_arrive and
+ * px_client_lbar_check are the blocking PMIx_Fence's (the api/ shim sleeps
+ * between them); px_client_fence arrives for a fence that goes to the
+ * server (SERVER), so that the others, if asleep, follow it there.
  */
 #include <stdlib.h>
 #include <string.h>
