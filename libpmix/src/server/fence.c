@@ -824,13 +824,20 @@ static void page_collect_try(px_server *s, px_nspace *ns)
         if (strncmp(c->proc.nspace, ns->name, PMIX_MAX_NSLEN) == 0 && px_srv_commit_pending(s, c))
             return; /* px_srv_page_committed tries again */
     ns->pc_wait = false;
+    /* Data that plainly cannot fit goes to the server before a byte is
+     * written (the check while writing still catches the rest). A record
+     * is its commit's lists plus a header of at most 300 bytes. */
+    uint64_t need = 0;
+    for (px_sclient *c = s->clients; c != NULL; c = c->next)
+        if (strncmp(c->proc.nspace, ns->name, PMIX_MAX_NSLEN) == 0)
+            need += px_store_commit_len(s->store, &c->proc) + 300;
     /* the half is free once every client let go of what it held before */
     rel = px_page_released(pg);
     bool free_half = true;
     for (uint32_t r = 0; r < n && cseq > 2 && free_half; r++)
         free_half =
             (int32_t)(atomic_load_explicit(&rel[r], memory_order_acquire) - (cseq - 2)) >= 0;
-    if (free_half && page_write_records(s, ns, cseq, &len)) {
+    if (free_half && need <= PX_PAGE_HALF && page_write_records(s, ns, cseq, &len)) {
         pg->res[g & 1].cseq = cseq;
         pg->res[g & 1].off = px_page_data_off(n) + (cseq & 1) * PX_PAGE_HALF;
         pg->res[g & 1].len = len;
