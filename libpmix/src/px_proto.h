@@ -41,7 +41,7 @@
 #ifndef PX_PROTO_H
 #define PX_PROTO_H
 
-#define PX_PROTOCOL 2
+#define PX_PROTOCOL 3
 
 enum px_msg_type {
     PX_MSG_HELLO = 1,

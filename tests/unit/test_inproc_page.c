@@ -495,6 +495,10 @@ static void page_set_as_the_server_sees_it(void **state)
     for (int r = 0; r < N; r++)
         PMIx_Load_procid(&ranks[r], "job", (pmix_rank_t)r);
     assert_int_equal(px_client_lbar_arrive(nd->p[0].c, ranks, N, NULL, 0, &lb[0]), PX_LBAR_NONE);
+    /* a NULL list with a count is a bad argument, on the page or not */
+    assert_int_equal(px_client_lbar_arrive(nd->p[0].c, NULL, 2, NULL, 0, &lb[0]), PX_LBAR_NONE);
+    assert_int_equal(px_client_fence(nd->p[0].c, NULL, 2, NULL, 0, op_cb, &nd->p[0]),
+                     PMIX_ERR_BAD_PARAM);
     assert_int_equal(px_client_lbar_arrive(nd->p[0].c, twice, 2, NULL, 0, &lb[0]), PX_LBAR_WAIT);
     assert_int_equal(px_client_lbar_arrive(nd->p[1].c, twice, 1, NULL, 0, &lb[1]), PX_LBAR_WAIT);
     assert_int_equal(arrive(nd, 2, &lb[2]), PX_LBAR_WAIT);

@@ -571,7 +571,8 @@ static pmix_status_t later(px_api_client *ac, pmix_op_cbfunc_t opcb, pmix_hdlr_r
 /* How often a fence waiting on the fence page drives the connection when
  * there is no progress thread: a server that died must not leave it asleep
  * for ever. Frames still to be written (a PCOLLECT behind a full socket)
- * are pushed every millisecond. */
+ * are pushed after 1 ms, then less and less often while they stay queued
+ * (a server that stops reading must not get a busy poll). */
 #define PAGE_POLL_SECONDS 0.1
 #define PAGE_PUSH_SECONDS 0.001
 
@@ -593,12 +594,15 @@ static int fence_on_page(px_api_client *ac, const pmix_proc_t procs[], size_t np
     word = px_client_lbar_word(ac->client);
     ops->unlock(ac->pctx);
     polled = ops->now(ac->pctx);
+    double push_wait = PAGE_PUSH_SECONDS;
     while (k == PX_LBAR_WAIT) {
         bool push = ops->out_pending != NULL && ops->out_pending(ac->pctx);
         double now;
         if (push && ac->progress != NULL)
             ac->progress(ac);
-        (void)ops->page_wait(ac->pctx, word, lb.seen, push ? PAGE_PUSH_SECONDS : PAGE_POLL_SECONDS);
+        (void)ops->page_wait(ac->pctx, word, lb.seen, push ? push_wait : PAGE_POLL_SECONDS);
+        if (push && push_wait < PAGE_POLL_SECONDS)
+            push_wait *= 2;
         /* by the clock, not by how the wait ended: signals may end every
          * wait early */
         now = ops->now(ac->pctx);

@@ -75,6 +75,8 @@ static pmix_status_t add(px_client *c, px_blob *blob, bool groups);
  * server sorts the list and drops duplicates). */
 static bool page_set(const px_client *c, const pmix_proc_t procs[], size_t nprocs)
 {
+    if (procs == NULL && nprocs > 0)
+        return false; /* a bad argument: the server path refuses it */
     for (size_t i = 0; i < nprocs; i++)
         if (procs[i].rank != PMIX_RANK_WILDCARD ||
             strncmp(procs[i].nspace, c->self.nspace, PMIX_MAX_NSLEN) != 0)
@@ -167,7 +169,10 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         px_buf b;
         px_buf_init_frame(&b, PX_MSG_PCOLLECT, 0);
         px_pack_u32(&b, gen);
-        (void)px_cli_send(c, &b, NULL); /* a lost server is seen while waiting */
+        /* Unsent, nobody would finish the collect: everyone goes to the
+         * server (a lost connection is also seen while waiting). */
+        if (px_cli_send(c, &b, NULL) != PMIX_SUCCESS)
+            px_cli_page_break(c, "PCOLLECT could not be sent: the fence page is off");
     }
     lb->gen = gen;
     lb->seen = new;

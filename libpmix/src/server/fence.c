@@ -595,9 +595,11 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
      * the page is on, so this only guards against the two sides ever
      * disagreeing on what the page's set is. */
     if (!arrived && n == 1 && procs[0].rank == PMIX_RANK_WILDCARD &&
-        strncmp(procs[0].nspace, c->proc.nspace, PMIX_MAX_NSLEN) == 0)
-        px_srv_page_break(s, px_srv_nspace(s, c->proc.nspace),
-                          "a fence of the namespace that did not arrive on it");
+        strncmp(procs[0].nspace, c->proc.nspace, PMIX_MAX_NSLEN) == 0) {
+        px_nspace *ns = px_srv_nspace(s, c->proc.nspace);
+        if (ns != NULL && ns->pg != NULL && !ns->page_off)
+            px_srv_page_break(s, ns, "a fence of the namespace that did not arrive on it");
+    }
 
     rc = PMIX_SUCCESS;
     if (!set_has(procs, n, &c->proc))
@@ -826,11 +828,12 @@ static void page_collect_try(px_server *s, px_nspace *ns)
     ns->pc_wait = false;
     /* Data that plainly cannot fit goes to the server before a byte is
      * written (the check while writing still catches the rest). A record
-     * is its commit's lists plus a header of at most 300 bytes. */
+     * is its commit's lists for local readers plus a header of at most
+     * 300 bytes. */
     uint64_t need = 0;
     for (px_sclient *c = s->clients; c != NULL; c = c->next)
         if (strncmp(c->proc.nspace, ns->name, PMIX_MAX_NSLEN) == 0)
-            need += px_store_commit_len(s->store, &c->proc) + 300;
+            need += px_store_commit_len(s->store, &c->proc, true) + 300;
     /* the half is free once every client let go of what it held before */
     rel = px_page_released(pg);
     bool free_half = true;

@@ -139,11 +139,14 @@ static void put_le32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)(v >> 24);
 }
 
-size_t px_store_commit_len(const px_store *s, const pmix_proc_t *p)
+size_t px_store_commit_len(const px_store *s, const pmix_proc_t *p, bool for_local)
 {
     const px_pdata *d = valid_proc(p) ? px_store_pdata(s, p->nspace, p->rank) : NULL;
 
-    return d != NULL && d->commit != NULL ? d->commit->len : 0;
+    if (d == NULL || d->commit == NULL) {
+        return 0;
+    }
+    return d->clen[for_local ? 0 : 1] + d->clen[2];
 }
 
 void px_store_pack_record(const px_store *s, const pmix_proc_t *p, bool for_local, px_buf *b)

@@ -235,9 +235,10 @@ pmix_status_t px_store_get_any(const px_store *s, const char *nspace, const char
  * alone (a client's own, or PMIx_Store_internal) do not count. */
 bool px_store_has_proc(const px_store *s, const pmix_proc_t *p);
 
-/* Bytes of p's kept commit (a server's store), 0 if none: what most of
- * its record (px_store_pack_record) is made of, for a writer that wants
- * to know early whether the records of many processes fit somewhere. */
-size_t px_store_commit_len(const px_store *s, const pmix_proc_t *p);
+/* Bytes of p's kept commit (a server's store) that its record for
+ * `for_local` readers holds (px_store_pack_record), 0 if none: most of
+ * that record, for a writer that wants to know early whether the records
+ * of many processes fit somewhere. */
+size_t px_store_commit_len(const px_store *s, const pmix_proc_t *p, bool for_local);
 
 #endif /* PX_STORE_H */
