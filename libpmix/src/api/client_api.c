@@ -591,7 +591,7 @@ static int fence_on_page(px_api_client *ac, const pmix_proc_t procs[], size_t np
 
     ops->lock(ac->pctx);
     k = px_client_lbar_arrive(ac->client, procs, nprocs, info, ninfo, &lb);
-    word = px_client_lbar_word(ac->client);
+    word = k == PX_LBAR_WAIT ? px_client_lbar_word(&lb) : NULL;
     ops->unlock(ac->pctx);
     polled = ops->now(ac->pctx);
     double push_wait = PAGE_PUSH_SECONDS;

@@ -284,9 +284,9 @@ int px_client_lbar_check(px_client *c, px_lbar *lb)
     return PX_LBAR_WAIT;
 }
 
-uint32_t *px_client_lbar_word(px_client *c)
+uint32_t *px_client_lbar_word(const px_lbar *lb)
 {
-    return c->page != NULL ? (uint32_t *)&c->page->word : NULL;
+    return (uint32_t *)&((px_page_hdr *)lb->pg)->word;
 }
 
 /* Send FENCE; `arrived`: the caller is on the page already (SERVER). */

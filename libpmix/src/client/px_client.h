@@ -105,7 +105,9 @@ typedef struct px_lbar {
 int px_client_lbar_arrive(px_client *c, const pmix_proc_t procs[], size_t nprocs,
                           const pmix_info_t info[], size_t ninfo, px_lbar *lb);
 int px_client_lbar_check(px_client *c, px_lbar *lb);
-uint32_t *px_client_lbar_word(px_client *c);
+/* The word to sleep on after PX_LBAR_WAIT: the page arrived on's, still
+ * mapped even if this client turned the page off since. */
+uint32_t *px_client_lbar_word(const px_lbar *lb);
 pmix_status_t px_client_fence_arrived(px_client *c, const pmix_proc_t procs[], size_t nprocs,
                                       const pmix_info_t info[], size_t ninfo,
                                       pmix_op_cbfunc_t cbfunc, void *cbdata);
