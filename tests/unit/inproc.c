@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/px_common.h"
 #include "wire/px_wire.h"
 
 struct px_timer {
@@ -996,4 +997,24 @@ void *inproc_client_page(inproc_world *w, px_client *c)
         if (ep->cli == c)
             return ep->page;
     return NULL;
+}
+
+void inproc_op_cb(pmix_status_t status, void *cbdata)
+{
+    inproc_proc *p = cbdata;
+
+    p->status = status;
+    p->done++;
+}
+
+void inproc_value_cb(pmix_status_t status, pmix_value_t *v, void *cbdata)
+{
+    inproc_proc *p = cbdata;
+
+    p->status = status;
+    p->done++;
+    if (status == PMIX_SUCCESS && px_value_copy(&p->value, v) != PMIX_SUCCESS) {
+        fprintf(stderr, "inproc_value_cb: cannot copy the value\n");
+        abort();
+    }
 }

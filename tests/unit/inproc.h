@@ -27,6 +27,20 @@
 typedef struct inproc_world inproc_world;
 typedef struct inproc_ep inproc_ep;
 
+/* A test's process: its client, and what its callbacks brought. */
+typedef struct inproc_proc {
+    px_client *c;
+    int done;             /* callbacks so far */
+    pmix_status_t status; /* the last one's */
+    pmix_value_t *value;  /* inproc_value_cb's copy; the test frees it */
+} inproc_proc;
+
+/* The Standard's op and value callbacks for an inproc_proc (cbdata):
+ * keep the status, count the call, copy the value (a failed copy fails
+ * the test). */
+void inproc_op_cb(pmix_status_t status, void *cbdata);
+void inproc_value_cb(pmix_status_t status, pmix_value_t *v, void *cbdata);
+
 inproc_world *inproc_world_create(void);
 /* Frees every engine and endpoint; asserts nothing is left queued if
  * `expect_idle`. */

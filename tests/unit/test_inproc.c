@@ -21,36 +21,13 @@
 #define PPN 8
 #define NPROCS (NODES * PPN)
 
-typedef struct proc {
-    px_client *c;
-    int done;
-    pmix_status_t status;
-    pmix_value_t *value;
-} proc;
+typedef inproc_proc proc;
 
 typedef struct job {
     inproc_world *w;
     px_server *srv[NODES];
     proc p[NPROCS];
 } job;
-
-static void op_cb(pmix_status_t status, void *cbdata)
-{
-    proc *p = cbdata;
-
-    p->status = status;
-    p->done++;
-}
-
-static void value_cb(pmix_status_t status, pmix_value_t *v, void *cbdata)
-{
-    proc *p = cbdata;
-
-    p->status = status;
-    p->done++;
-    if (status == PMIX_SUCCESS)
-        assert_int_equal(px_value_copy(&p->value, v), PMIX_SUCCESS);
-}
 
 static void register_job(px_server *srv, int node, int nodes, int ppn)
 {
@@ -86,7 +63,8 @@ static job *job_start(int nodes, int ppn)
         pmix_proc_t self;
         PMIx_Load_procid(&self, "job", (pmix_rank_t)r);
         j->p[r].c = inproc_client(j->w, j->srv[r / ppn], &self);
-        assert_int_equal(px_client_connect(j->p[r].c, NULL, 0, op_cb, &j->p[r]), PMIX_SUCCESS);
+        assert_int_equal(px_client_connect(j->p[r].c, NULL, 0, inproc_op_cb, &j->p[r]),
+                         PMIX_SUCCESS);
     }
     for (int r = 0; r < n; r++) {
         assert_true(inproc_run_until(j->w, &j->p[r].done));
@@ -110,7 +88,7 @@ static void fence_all(job *j, int n, const pmix_info_t *info, size_t ninfo, pmix
 {
     for (int r = 0; r < n; r++) {
         j->p[r].done = 0;
-        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, info, ninfo, op_cb, &j->p[r]),
+        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, info, ninfo, inproc_op_cb, &j->p[r]),
                          PMIX_SUCCESS);
     }
     for (int r = 0; r < n; r++) {
@@ -176,7 +154,7 @@ static void test_reregistered_job_data(void **state)
         }
         PMIx_Load_procid(&self, "job", (pmix_rank_t)r);
         p[r].c = inproc_client(w, srv, &self);
-        assert_int_equal(px_client_connect(p[r].c, NULL, 0, op_cb, &p[r]), PMIX_SUCCESS);
+        assert_int_equal(px_client_connect(p[r].c, NULL, 0, inproc_op_cb, &p[r]), PMIX_SUCCESS);
         assert_true(inproc_run_until(w, &p[r].done));
         assert_int_equal(p[r].status, PMIX_SUCCESS);
         assert_int_equal(px_client_get(p[r].c, &wild, PMIX_JOB_SIZE, NULL, 0, &v, NULL, NULL),
@@ -288,7 +266,7 @@ static void test_back_to_back_barriers(void **state)
     /* all processes post the next fence before anyone finished the last */
     for (int k = 0; k < 3; k++)
         for (int r = 0; r < NPROCS; r++)
-            assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, op_cb, &j->p[r]),
+            assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, inproc_op_cb, &j->p[r]),
                              PMIX_SUCCESS);
     for (int r = 0; r < NPROCS; r++) {
         while (j->p[r].done < 3)
@@ -315,7 +293,7 @@ static void test_sparse_direct_modex(void **state)
         proc *p = &j->p[3];
         PMIx_Load_procid(&peer, "job", (pmix_rank_t)q);
         p->done = 0;
-        pmix_status_t rc = px_client_get(p->c, &peer, "card", NULL, 0, &v, value_cb, p);
+        pmix_status_t rc = px_client_get(p->c, &peer, "card", NULL, 0, &v, inproc_value_cb, p);
         if (q == 3) {
             assert_int_equal(rc, PMIX_OPERATION_SUCCEEDED); /* its own */
             PMIx_Value_free(v, 1);
@@ -329,7 +307,7 @@ static void test_sparse_direct_modex(void **state)
         p->value = NULL;
         /* a key the peer never put: the server's fresh record says so */
         p->done = 0;
-        assert_int_equal(px_client_get(p->c, &peer, "nope", NULL, 0, &v, value_cb, p),
+        assert_int_equal(px_client_get(p->c, &peer, "nope", NULL, 0, &v, inproc_value_cb, p),
                          PMIX_SUCCESS);
         assert_true(inproc_run_until(j->w, &p->done));
         assert_int_equal(p->status, PMIX_ERR_NOT_FOUND);
@@ -337,7 +315,7 @@ static void test_sparse_direct_modex(void **state)
         pmix_info_t opt;
         bool t = true;
         PMIx_Info_load(&opt, PMIX_OPTIONAL, &t, PMIX_BOOL);
-        assert_int_equal(px_client_get(p->c, &peer, "nope", &opt, 1, &v, value_cb, p),
+        assert_int_equal(px_client_get(p->c, &peer, "nope", &opt, 1, &v, inproc_value_cb, p),
                          PMIX_ERR_NOT_FOUND);
         PMIx_Info_destruct(&opt);
     }
@@ -353,7 +331,7 @@ static void test_local_fence_no_upcall(void **state)
     for (int i = 0; i < PPN; i++)
         PMIx_Load_procid(&set[i], "job", (pmix_rank_t)(2 * PPN - 1 - i));
     for (int r = PPN; r < 2 * PPN; r++)
-        assert_int_equal(px_client_fence(j->p[r].c, set, PPN, NULL, 0, op_cb, &j->p[r]),
+        assert_int_equal(px_client_fence(j->p[r].c, set, PPN, NULL, 0, inproc_op_cb, &j->p[r]),
                          PMIX_SUCCESS);
     for (int r = PPN; r < 2 * PPN; r++) {
         assert_true(inproc_run_until(j->w, &j->p[r].done));
@@ -363,7 +341,7 @@ static void test_local_fence_no_upcall(void **state)
     /* a fence of only the caller completes at once */
     pmix_proc_t me;
     PMIx_Load_procid(&me, "job", 9);
-    assert_int_equal(px_client_fence(j->p[9].c, &me, 1, NULL, 0, op_cb, &j->p[9]),
+    assert_int_equal(px_client_fence(j->p[9].c, &me, 1, NULL, 0, inproc_op_cb, &j->p[9]),
                      PMIX_OPERATION_SUCCEEDED);
     job_end(j);
 }
@@ -375,7 +353,7 @@ static void test_killed_participant(void **state)
 
     for (int r = 0; r < NPROCS; r++)
         if (r != victim)
-            assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, op_cb, &j->p[r]),
+            assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, inproc_op_cb, &j->p[r]),
                              PMIX_SUCCESS);
     inproc_run_until(j->w, NULL);
     inproc_kill_client(j->w, j->p[victim].c);
@@ -389,7 +367,8 @@ static void test_killed_participant(void **state)
     assert_int_equal(inproc_local_failures(j->w), 1);
     /* a later fence with the dead process fails at once */
     j->p[0].done = 0;
-    assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, NULL, 0, op_cb, &j->p[0]), PMIX_SUCCESS);
+    assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, NULL, 0, inproc_op_cb, &j->p[0]),
+                     PMIX_SUCCESS);
     assert_true(inproc_run_until(j->w, &j->p[0].done));
     assert_int_equal(j->p[0].status, PMIX_ERR_PROC_TERM_WO_SYNC);
     job_end(j);
@@ -402,7 +381,7 @@ static void test_deregistered_participant(void **state)
     pmix_proc_t victim;
 
     for (int r = 0; r < 3; r++)
-        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, op_cb, &j->p[r]),
+        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, inproc_op_cb, &j->p[r]),
                          PMIX_SUCCESS);
     inproc_run_until(j->w, NULL);
     PMIx_Load_procid(&victim, "job", 3);
@@ -423,7 +402,7 @@ static void test_fence_timeout(void **state)
     PMIx_Info_load(&info, PMIX_TIMEOUT, &secs, PMIX_INT);
     /* rank 31 never joins */
     for (int r = 0; r < NPROCS - 1; r++)
-        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, &info, 1, op_cb, &j->p[r]),
+        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, &info, 1, inproc_op_cb, &j->p[r]),
                          PMIX_SUCCESS);
     PMIx_Info_destruct(&info);
     for (int r = 0; r < NPROCS - 1; r++) {
@@ -443,21 +422,25 @@ static void test_late_joiner_after_timeout(void **state)
     pmix_info_t info;
 
     PMIx_Info_load(&info, PMIX_TIMEOUT, &secs, PMIX_INT);
-    assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, &info, 1, op_cb, &j->p[0]), PMIX_SUCCESS);
+    assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, &info, 1, inproc_op_cb, &j->p[0]),
+                     PMIX_SUCCESS);
     PMIx_Info_destruct(&info);
     assert_true(inproc_run_until(j->w, &j->p[0].done));
     assert_int_equal(j->p[0].status, PMIX_ERR_TIMEOUT);
     assert_true(inproc_now(j->w) < 1.25); /* the server's verdict, not the backstop */
     /* rank 0 goes on to its second fence; rank 1 makes its first */
     j->p[0].done = 0;
-    assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, NULL, 0, op_cb, &j->p[0]), PMIX_SUCCESS);
-    assert_int_equal(px_client_fence(j->p[1].c, NULL, 0, NULL, 0, op_cb, &j->p[1]), PMIX_SUCCESS);
+    assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, NULL, 0, inproc_op_cb, &j->p[0]),
+                     PMIX_SUCCESS);
+    assert_int_equal(px_client_fence(j->p[1].c, NULL, 0, NULL, 0, inproc_op_cb, &j->p[1]),
+                     PMIX_SUCCESS);
     assert_true(inproc_run_until(j->w, &j->p[1].done));
     assert_int_equal(j->p[1].status, PMIX_ERR_TIMEOUT); /* the first fence's fate */
     inproc_run_until(j->w, NULL);
     assert_int_equal(j->p[0].done, 0); /* still waiting for rank 1's second */
     j->p[1].done = 0;
-    assert_int_equal(px_client_fence(j->p[1].c, NULL, 0, NULL, 0, op_cb, &j->p[1]), PMIX_SUCCESS);
+    assert_int_equal(px_client_fence(j->p[1].c, NULL, 0, NULL, 0, inproc_op_cb, &j->p[1]),
+                     PMIX_SUCCESS);
     for (int r = 0; r < 2; r++) {
         assert_true(inproc_run_until(j->w, &j->p[r].done));
         assert_int_equal(j->p[r].status, PMIX_SUCCESS);
@@ -473,7 +456,7 @@ static void test_failed_send_drops_client(void **state)
 
     inproc_refuse_sends(j->w, j->p[1].c);
     for (int r = 0; r < 2; r++)
-        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, op_cb, &j->p[r]),
+        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, inproc_op_cb, &j->p[r]),
                          PMIX_SUCCESS);
     for (int r = 0; r < 2; r++)
         assert_true(inproc_run_until(j->w, &j->p[r].done));
@@ -482,7 +465,8 @@ static void test_failed_send_drops_client(void **state)
     assert_non_null(strstr(inproc_last_log(j->w), "cannot send a message to job:1"));
     /* rank 1 is dead to the server: a fence with it fails at once */
     j->p[0].done = 0;
-    assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, NULL, 0, op_cb, &j->p[0]), PMIX_SUCCESS);
+    assert_int_equal(px_client_fence(j->p[0].c, NULL, 0, NULL, 0, inproc_op_cb, &j->p[0]),
+                     PMIX_SUCCESS);
     assert_true(inproc_run_until(j->w, &j->p[0].done));
     assert_int_equal(j->p[0].status, PMIX_ERR_PROC_TERM_WO_SYNC);
     job_end(j);
@@ -499,7 +483,7 @@ static void test_destroy_cancels_timers(void **state)
 
     inproc_refuse_sends(j->w, j->p[1].c);
     for (int r = 0; r < 2; r++)
-        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, op_cb, &j->p[r]),
+        assert_int_equal(px_client_fence(j->p[r].c, NULL, 0, NULL, 0, inproc_op_cb, &j->p[r]),
                          PMIX_SUCCESS);
     /* Rank 0's answer arrives; rank 1's could not be sent, and a timer
      * will drop rank 1. */
@@ -584,7 +568,7 @@ static void test_garbage_drops_only_sender(void **state)
     PMIx_Load_procid(&set[0], "job", 0);
     PMIx_Load_procid(&set[1], "job", 1);
     for (int r = 0; r < 2; r++)
-        assert_int_equal(px_client_fence(j->p[r].c, set, 2, NULL, 0, op_cb, &j->p[r]),
+        assert_int_equal(px_client_fence(j->p[r].c, set, 2, NULL, 0, inproc_op_cb, &j->p[r]),
                          PMIX_SUCCESS);
     for (int r = 0; r < 2; r++) {
         assert_true(inproc_run_until(j->w, &j->p[r].done));
@@ -602,11 +586,12 @@ static void test_foreign_credentials_refused(void **state)
     PMIx_Load_procid(&r0, "job", 0);
     /* a uid no registered client runs as: refused when it connects */
     other.c = inproc_client_as(j->w, j->srv[0], &r0, 2000, 1000);
-    assert_int_not_equal(px_client_connect(other.c, NULL, 0, op_cb, &other), PMIX_SUCCESS);
+    assert_int_not_equal(px_client_connect(other.c, NULL, 0, inproc_op_cb, &other), PMIX_SUCCESS);
     assert_non_null(strstr(inproc_last_log(j->w), "uid 2000"));
     /* the right uid claiming a process registered with another gid */
     wrong_gid.c = inproc_client_as(j->w, j->srv[0], &r0, 1000, 3000);
-    assert_int_equal(px_client_connect(wrong_gid.c, NULL, 0, op_cb, &wrong_gid), PMIX_SUCCESS);
+    assert_int_equal(px_client_connect(wrong_gid.c, NULL, 0, inproc_op_cb, &wrong_gid),
+                     PMIX_SUCCESS);
     assert_true(inproc_run_until(j->w, &wrong_gid.done));
     assert_int_not_equal(wrong_gid.status, PMIX_SUCCESS);
     assert_non_null(strstr(inproc_last_log(j->w), "gid 3000"));
@@ -622,7 +607,8 @@ static void test_fence_of_unknown_rank_refused(void **state)
 
     PMIx_Load_procid(&set[0], "job", 0);
     PMIx_Load_procid(&set[1], "job", 5); /* the job has ranks 0 and 1 */
-    assert_int_equal(px_client_fence(j->p[0].c, set, 2, NULL, 0, op_cb, &j->p[0]), PMIX_SUCCESS);
+    assert_int_equal(px_client_fence(j->p[0].c, set, 2, NULL, 0, inproc_op_cb, &j->p[0]),
+                     PMIX_SUCCESS);
     assert_true(inproc_run_until(j->w, &j->p[0].done));
     assert_int_equal(j->p[0].status, PMIX_ERR_BAD_PARAM);
     job_end(j);

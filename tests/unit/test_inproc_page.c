@@ -24,12 +24,7 @@
 
 #define N 4
 
-typedef struct proc {
-    px_client *c;
-    int done;
-    pmix_status_t status;
-    pmix_value_t *value;
-} proc;
+typedef inproc_proc proc;
 
 typedef struct node {
     inproc_world *w;
@@ -37,22 +32,24 @@ typedef struct node {
     proc p[N];
 } node;
 
-static void op_cb(pmix_status_t status, void *cbdata)
+/* Ranks [from, to) each wait for their fence's callback, which must bring
+ * `expect`; their `done` is reset for the next one. */
+static void wait_all(node *nd, int from, int to, pmix_status_t expect)
 {
-    proc *p = cbdata;
-
-    p->status = status;
-    p->done++;
+    for (int r = from; r < to; r++) {
+        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
+        assert_int_equal(nd->p[r].status, expect);
+        nd->p[r].done = 0;
+    }
 }
 
-static void value_cb(pmix_status_t status, pmix_value_t *v, void *cbdata)
+/* Ranks [from, to) start a plain fence of the namespace through
+ * px_client_fence (the non-blocking path). */
+static void fence_all(node *nd, int from, int to)
 {
-    proc *p = cbdata;
-
-    p->status = status;
-    p->done++;
-    if (status == PMIX_SUCCESS)
-        assert_int_equal(px_value_copy(&p->value, v), PMIX_SUCCESS);
+    for (int r = from; r < to; r++)
+        assert_int_equal(px_client_fence(nd->p[r].c, NULL, 0, NULL, 0, inproc_op_cb, &nd->p[r]),
+                         PMIX_SUCCESS);
 }
 
 /* A node whose job has `job_size` processes, N of them here; `refuse`: the
@@ -76,13 +73,10 @@ static node *node_start(uint32_t job_size, int refuse)
         nd->p[r].c = inproc_client(nd->w, nd->srv, &self);
         if (r == refuse)
             inproc_refuse_page(nd->w, nd->p[r].c);
-        assert_int_equal(px_client_connect(nd->p[r].c, NULL, 0, op_cb, &nd->p[r]), PMIX_SUCCESS);
+        assert_int_equal(px_client_connect(nd->p[r].c, NULL, 0, inproc_op_cb, &nd->p[r]),
+                         PMIX_SUCCESS);
     }
-    for (int r = 0; r < N; r++) {
-        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
-        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
-        nd->p[r].done = 0;
-    }
+    wait_all(nd, 0, N, PMIX_SUCCESS);
     inproc_run_until(nd->w, NULL); /* a NOPAGE, if any, reaches the server */
     return nd;
 }
@@ -141,25 +135,22 @@ static void page_mixed_forms_meet_at_the_server(void **state)
     assert_int_equal(arrive(nd, 0, &lb[0]), PX_LBAR_WAIT);
     assert_int_equal(arrive(nd, 1, &lb[1]), PX_LBAR_WAIT);
     size_t wakes = inproc_page_wakes(nd->w);
-    assert_int_equal(px_client_fence(nd->p[2].c, NULL, 0, &collect, 1, op_cb, &nd->p[2]),
+    assert_int_equal(px_client_fence(nd->p[2].c, NULL, 0, &collect, 1, inproc_op_cb, &nd->p[2]),
                      PMIX_SUCCESS);
     assert_int_equal(inproc_page_wakes(nd->w), wakes + 1); /* the sleepers must hear it */
     for (int r = 0; r < 2; r++) {
         assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_SERVER);
-        assert_int_equal(px_client_fence_arrived(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
-                         PMIX_SUCCESS);
+        assert_int_equal(
+            px_client_fence_arrived(nd->p[r].c, NULL, 0, NULL, 0, inproc_op_cb, &nd->p[r]),
+            PMIX_SUCCESS);
     }
     assert_int_equal(arrive(nd, 3, &lb[3]), PX_LBAR_SERVER);
     inproc_run_until(nd->w, NULL);
     for (int r = 0; r < 3; r++)
         assert_int_equal(nd->p[r].done, 0); /* the server waits for rank 3 */
-    assert_int_equal(px_client_fence_arrived(nd->p[3].c, NULL, 0, NULL, 0, op_cb, &nd->p[3]),
+    assert_int_equal(px_client_fence_arrived(nd->p[3].c, NULL, 0, NULL, 0, inproc_op_cb, &nd->p[3]),
                      PMIX_SUCCESS);
-    for (int r = 0; r < N; r++) {
-        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
-        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
-        nd->p[r].done = 0;
-    }
+    wait_all(nd, 0, N, PMIX_SUCCESS);
     PMIx_Info_destruct(&collect);
 
     size_t frames = inproc_frames_to_servers(nd->w);
@@ -188,16 +179,14 @@ static void page_death_fails_the_sleepers(void **state)
     assert_true(inproc_page_wakes(nd->w) > wakes);
     for (int r = 0; r < N - 1; r++) {
         assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_SERVER);
-        assert_int_equal(px_client_fence_arrived(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
-                         PMIX_SUCCESS);
+        assert_int_equal(
+            px_client_fence_arrived(nd->p[r].c, NULL, 0, NULL, 0, inproc_op_cb, &nd->p[r]),
+            PMIX_SUCCESS);
     }
-    for (int r = 0; r < N - 1; r++) {
-        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
-        assert_int_equal(nd->p[r].status, PMIX_ERR_PROC_TERM_WO_SYNC);
-        nd->p[r].done = 0;
-    }
+    wait_all(nd, 0, N - 1, PMIX_ERR_PROC_TERM_WO_SYNC);
     assert_int_equal(arrive(nd, 0, &lb[0]), PX_LBAR_NONE);
-    assert_int_equal(px_client_fence(nd->p[0].c, NULL, 0, NULL, 0, op_cb, &nd->p[0]), PMIX_SUCCESS);
+    assert_int_equal(px_client_fence(nd->p[0].c, NULL, 0, NULL, 0, inproc_op_cb, &nd->p[0]),
+                     PMIX_SUCCESS);
     assert_true(inproc_run_until(nd->w, &nd->p[0].done));
     assert_int_equal(nd->p[0].status, PMIX_ERR_PROC_TERM_WO_SYNC);
     node_end(nd);
@@ -234,8 +223,9 @@ static void page_get_waits_for_commits_in_flight(void **state)
 
     PMIx_Load_procid(&one, "job", 1);
     PMIx_Info_load(&refresh, PMIX_GET_REFRESH_CACHE, &yes, PMIX_BOOL);
-    assert_int_equal(px_client_get(nd->p[0].c, &one, "round", &refresh, 1, &v, value_cb, &nd->p[0]),
-                     PMIX_SUCCESS);
+    assert_int_equal(
+        px_client_get(nd->p[0].c, &one, "round", &refresh, 1, &v, inproc_value_cb, &nd->p[0]),
+        PMIX_SUCCESS);
     inproc_run_until(nd->w, NULL);
     assert_int_equal(nd->p[0].done, 0); /* held: a commit is missing */
 
@@ -257,13 +247,8 @@ static void page_refused_by_one_is_off_for_all(void **state)
     px_lbar lb;
 
     assert_int_equal(arrive(nd, 0, &lb), PX_LBAR_NONE);
-    for (int r = 0; r < N; r++)
-        assert_int_equal(px_client_fence(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
-                         PMIX_SUCCESS);
-    for (int r = 0; r < N; r++) {
-        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
-        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
-    }
+    fence_all(nd, 0, N);
+    wait_all(nd, 0, N, PMIX_SUCCESS);
     node_end(nd);
 }
 
@@ -276,9 +261,7 @@ static void page_two_open_fences_turn_it_off(void **state)
     px_lbar lb;
 
     for (int round = 0; round < 2; round++)
-        for (int r = 0; r < N; r++)
-            assert_int_equal(px_client_fence(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
-                             PMIX_SUCCESS);
+        fence_all(nd, 0, N);
     inproc_run_until(nd->w, NULL);
     for (int r = 0; r < N; r++) {
         assert_int_equal(nd->p[r].done, 2);
@@ -300,27 +283,18 @@ static void page_timeout_turns_it_off(void **state)
 
     PMIx_Info_load(&to, PMIX_TIMEOUT, &secs, PMIX_INT);
     for (int r = 0; r < N - 1; r++)
-        assert_int_equal(px_client_fence(nd->p[r].c, NULL, 0, &to, 1, op_cb, &nd->p[r]),
+        assert_int_equal(px_client_fence(nd->p[r].c, NULL, 0, &to, 1, inproc_op_cb, &nd->p[r]),
                          PMIX_SUCCESS);
-    for (int r = 0; r < N - 1; r++) {
-        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
-        assert_int_equal(nd->p[r].status, PMIX_ERR_TIMEOUT);
-        nd->p[r].done = 0;
-    }
+    wait_all(nd, 0, N - 1, PMIX_ERR_TIMEOUT);
     PMIx_Info_destruct(&to);
     assert_int_equal(arrive(nd, N - 1, &lb), PX_LBAR_NONE);
-    assert_int_equal(px_client_fence(nd->p[N - 1].c, NULL, 0, NULL, 0, op_cb, &nd->p[N - 1]),
+    assert_int_equal(px_client_fence(nd->p[N - 1].c, NULL, 0, NULL, 0, inproc_op_cb, &nd->p[N - 1]),
                      PMIX_SUCCESS);
     assert_true(inproc_run_until(nd->w, &nd->p[N - 1].done));
     assert_int_equal(nd->p[N - 1].status, PMIX_ERR_TIMEOUT);
     nd->p[N - 1].done = 0;
-    for (int r = 0; r < N; r++)
-        assert_int_equal(px_client_fence(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
-                         PMIX_SUCCESS);
-    for (int r = 0; r < N; r++) {
-        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
-        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
-    }
+    fence_all(nd, 0, N);
+    wait_all(nd, 0, N, PMIX_SUCCESS);
     node_end(nd);
 }
 
@@ -356,16 +330,11 @@ static void page_collect_round(node *nd, uint32_t round, int plain_rank, int exp
             assert_int_equal(lb[r].status, PMIX_SUCCESS);
         else
             assert_int_equal(
-                px_client_fence_arrived(nd->p[r].c, NULL, 0, &collect, 1, op_cb, &nd->p[r]),
+                px_client_fence_arrived(nd->p[r].c, NULL, 0, &collect, 1, inproc_op_cb, &nd->p[r]),
                 PMIX_SUCCESS);
     }
-    if (expect_mode == PX_LBAR_SERVER) {
-        for (int r = 0; r < N; r++) {
-            assert_true(inproc_run_until(nd->w, &nd->p[r].done));
-            assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
-            nd->p[r].done = 0;
-        }
-    }
+    if (expect_mode == PX_LBAR_SERVER)
+        wait_all(nd, 0, N, PMIX_SUCCESS);
     PMIx_Info_destruct(&collect);
     /* every peer's value of this round is local now (PMIX_OPTIONAL: no asking) */
     for (int r = 0; r < N; r++) {
@@ -443,13 +412,10 @@ static void page_collect_death_while_waiting(void **state)
     for (int r = 0; r < N - 1; r++) {
         assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_SERVER);
         assert_int_equal(
-            px_client_fence_arrived(nd->p[r].c, NULL, 0, &collect, 1, op_cb, &nd->p[r]),
+            px_client_fence_arrived(nd->p[r].c, NULL, 0, &collect, 1, inproc_op_cb, &nd->p[r]),
             PMIX_SUCCESS);
     }
-    for (int r = 0; r < N - 1; r++) {
-        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
-        assert_int_equal(nd->p[r].status, PMIX_ERR_PROC_TERM_WO_SYNC);
-    }
+    wait_all(nd, 0, N - 1, PMIX_ERR_PROC_TERM_WO_SYNC);
     PMIx_Info_destruct(&collect);
     node_end(nd);
 }
@@ -466,18 +432,14 @@ static void page_completed_generation_stays_done(void **state)
         assert_int_equal(arrive(nd, r, &lb[r]), PX_LBAR_WAIT);
     assert_int_equal(arrive(nd, N - 1, &lb[N - 1]), PX_LBAR_DONE);
     /* rank 0 starts a second fence of the set before its first one looked */
-    assert_int_equal(px_client_fence(nd->p[0].c, NULL, 0, NULL, 0, op_cb, &nd->p[0]), PMIX_SUCCESS);
+    assert_int_equal(px_client_fence(nd->p[0].c, NULL, 0, NULL, 0, inproc_op_cb, &nd->p[0]),
+                     PMIX_SUCCESS);
     assert_int_equal(px_client_lbar_check(nd->p[0].c, &lb[0]), PX_LBAR_DONE);
     for (int r = 1; r < N - 1; r++)
         assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
     /* the second fence pairs with everyone's next one, at the server */
-    for (int r = 1; r < N; r++)
-        assert_int_equal(px_client_fence(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
-                         PMIX_SUCCESS);
-    for (int r = 0; r < N; r++) {
-        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
-        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
-    }
+    fence_all(nd, 1, N);
+    wait_all(nd, 0, N, PMIX_SUCCESS);
     node_end(nd);
 }
 
@@ -497,7 +459,7 @@ static void page_set_as_the_server_sees_it(void **state)
     assert_int_equal(px_client_lbar_arrive(nd->p[0].c, ranks, N, NULL, 0, &lb[0]), PX_LBAR_NONE);
     /* a NULL list with a count is a bad argument, on the page or not */
     assert_int_equal(px_client_lbar_arrive(nd->p[0].c, NULL, 2, NULL, 0, &lb[0]), PX_LBAR_NONE);
-    assert_int_equal(px_client_fence(nd->p[0].c, NULL, 2, NULL, 0, op_cb, &nd->p[0]),
+    assert_int_equal(px_client_fence(nd->p[0].c, NULL, 2, NULL, 0, inproc_op_cb, &nd->p[0]),
                      PMIX_ERR_BAD_PARAM);
     assert_int_equal(px_client_lbar_arrive(nd->p[0].c, twice, 2, NULL, 0, &lb[0]), PX_LBAR_WAIT);
     assert_int_equal(px_client_lbar_arrive(nd->p[1].c, twice, 1, NULL, 0, &lb[1]), PX_LBAR_WAIT);
@@ -532,13 +494,11 @@ static void page_unarrived_fence_turns_it_off(void **state)
     inproc_run_until(nd->w, NULL);
     for (int r = 0; r < N - 1; r++) {
         assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_SERVER);
-        assert_int_equal(px_client_fence_arrived(nd->p[r].c, NULL, 0, NULL, 0, op_cb, &nd->p[r]),
-                         PMIX_SUCCESS);
+        assert_int_equal(
+            px_client_fence_arrived(nd->p[r].c, NULL, 0, NULL, 0, inproc_op_cb, &nd->p[r]),
+            PMIX_SUCCESS);
     }
-    for (int r = 0; r < N - 1; r++) {
-        assert_true(inproc_run_until(nd->w, &nd->p[r].done));
-        assert_int_equal(nd->p[r].status, PMIX_SUCCESS);
-    }
+    wait_all(nd, 0, N - 1, PMIX_SUCCESS);
     node_end(nd);
 }
 

@@ -721,10 +721,9 @@ px_page *px_srv_page_for(px_server *s, px_nspace *ns)
     if (ns->page != NULL || ns->page_off)
         return ns->page_off ? NULL : ns->page;
     ns->page_off = true; /* unless made now: a client welcomed without it never arrives on it */
-    if (s->pops->page_create == NULL || s->pops->page_send == NULL || ns->nlocal < 2 ||
-        (uint32_t)ns->nlocal > PX_PAGE_MAX || ns->job_size != (uint32_t)ns->nlocal)
-        return NULL;
-    if (s->pops->page_write == NULL)
+    if (s->pops->page_create == NULL || s->pops->page_send == NULL || s->pops->page_write == NULL ||
+        ns->nlocal < 2 || (uint32_t)ns->nlocal > PX_PAGE_MAX ||
+        ns->job_size != (uint32_t)ns->nlocal)
         return NULL;
     ns->page = s->pops->page_create(s->pctx, px_page_total((uint32_t)ns->nlocal), &mem);
     if (ns->page == NULL)
@@ -761,15 +760,20 @@ void px_srv_page_free(px_server *s, px_nspace *ns)
     ns->pg = NULL;
 }
 
-bool px_srv_commit_pending(px_server *s, const px_sclient *c)
+/* px_srv_commit_pending for a client of `ns`. */
+static bool commit_pending(const px_nspace *ns, const px_sclient *c)
 {
-    px_nspace *ns = px_srv_nspace(s, c->proc.nspace);
     uint32_t sent;
 
     if (ns == NULL || ns->pg == NULL || c->proc.rank >= ns->pg->nprocs)
         return false;
     sent = atomic_load_explicit(&ns->pg->commits[c->proc.rank], memory_order_acquire);
     return (int32_t)(sent - c->ncommits) > 0;
+}
+
+bool px_srv_commit_pending(px_server *s, const px_sclient *c)
+{
+    return commit_pending(px_srv_nspace(s, c->proc.nspace), c);
 }
 
 /* Bytes of records gathered before one page_write: few system calls for
@@ -822,18 +826,19 @@ static void page_collect_try(px_server *s, px_nspace *ns)
         ns->pc_wait = false; /* stale, or everyone goes to the server anyway */
         return;
     }
-    for (px_sclient *c = s->clients; c != NULL; c = c->next)
-        if (strncmp(c->proc.nspace, ns->name, PMIX_MAX_NSLEN) == 0 && px_srv_commit_pending(s, c))
-            return; /* px_srv_page_committed tries again */
-    ns->pc_wait = false;
-    /* Data that plainly cannot fit goes to the server before a byte is
-     * written (the check while writing still catches the rest). A record
-     * is its commit's lists for local readers plus a header of at most
-     * 300 bytes. */
+    /* Every commit read, and the data's size: what plainly cannot fit goes
+     * to the server before a byte is written (the check while writing
+     * still catches the rest). A record is its commit's lists for local
+     * readers plus a header of at most 300 bytes. */
     uint64_t need = 0;
-    for (px_sclient *c = s->clients; c != NULL; c = c->next)
-        if (strncmp(c->proc.nspace, ns->name, PMIX_MAX_NSLEN) == 0)
-            need += px_store_commit_len(s->store, &c->proc, true) + 300;
+    for (px_sclient *c = s->clients; c != NULL; c = c->next) {
+        if (strncmp(c->proc.nspace, ns->name, PMIX_MAX_NSLEN) != 0)
+            continue;
+        if (commit_pending(ns, c))
+            return; /* px_srv_page_committed tries again */
+        need += px_store_commit_len(s->store, &c->proc, true) + 300;
+    }
+    ns->pc_wait = false;
     /* the half is free once every client let go of what it held before */
     rel = px_page_released(pg);
     bool free_half = true;
