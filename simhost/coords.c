@@ -211,53 +211,118 @@ void sim_nic_host(uint32_t node, unsigned plane, char *buf, size_t len)
 
 /* ---- registration ---- */
 
-/* Add (key, value) to `list`, qualified by `plane` (< 0: none), `nic`
- * (NULL: none) and `view` (0: none) as a PMIX_QUALIFIED_VALUE when any is
- * given. */
-static pmix_status_t add_qn(void *list, const char *key, const void *val, pmix_data_type_t type,
-                            int plane, const char *nic, pmix_coord_view_t view)
-{
-    void *q;
-    pmix_data_array_t da;
-    pmix_status_t rc;
-    char name[32];
+/* The registration is built in place: values are made once and moved into
+ * a growing info array (no PMIx_Info_list, whose adds, conversions and
+ * nesting copied every value three or four times: a tenth of a 16,384-node
+ * run went there). */
+typedef struct ivec {
+    pmix_info_t *v;
+    size_t n, cap;
+} ivec;
 
-    if (plane < 0 && nic == NULL && view == PMIX_COORD_VIEW_UNDEF)
-        return PMIx_Info_list_add(list, key, val, type);
-    if ((q = PMIx_Info_list_start()) == NULL)
-        return PMIX_ERR_NOMEM;
-    rc = PMIx_Info_list_add(q, key, val, type);
-    if (rc == PMIX_SUCCESS && plane >= 0) {
-        sim_plane_name((unsigned)plane, name, sizeof(name));
-        rc = PMIx_Info_list_add(q, PMIX_NETWORK_PLANE, name, PMIX_STRING);
+/* A zeroed slot at the end of `a` with `key`, or NULL. */
+static pmix_info_t *ivec_next(ivec *a, const char *key)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 16;
+        pmix_info_t *v = realloc(a->v, cap * sizeof(*v));
+        if (v == NULL)
+            return NULL;
+        a->v = v;
+        a->cap = cap;
     }
-    if (rc == PMIX_SUCCESS && nic != NULL)
-        rc = PMIx_Info_list_add(q, PMIX_NETWORK_NIC, nic, PMIX_STRING);
-    if (rc == PMIX_SUCCESS && view != PMIX_COORD_VIEW_UNDEF)
-        rc = PMIx_Info_list_add(q, PMIX_NETWORK_VIEW, &view, PMIX_UINT8);
-    if (rc == PMIX_SUCCESS)
-        rc = PMIx_Info_list_convert(q, &da);
-    PMIx_Info_list_release(q);
-    if (rc != PMIX_SUCCESS)
-        return rc;
-    rc = PMIx_Info_list_add(list, PMIX_QUALIFIED_VALUE, &da, PMIX_DATA_ARRAY);
-    PMIx_Data_array_destruct(&da);
-    return rc;
+    memset(&a->v[a->n], 0, sizeof(a->v[a->n]));
+    PMIx_Load_key(a->v[a->n].key, key);
+    return &a->v[a->n++];
 }
 
-static pmix_status_t add_q(void *list, const char *key, const void *val, pmix_data_type_t type,
-                           int plane, pmix_coord_view_t view)
+static void ivec_free(ivec *a)
 {
-    return add_qn(list, key, val, type, plane, NULL, view);
+    for (size_t i = 0; i < a->n; i++)
+        PMIx_Info_destruct(&a->v[i]);
+    free(a->v);
+    a->v = NULL;
+    a->n = a->cap = 0;
+}
+
+/* Move `a`'s entries into `out` as an info data array; `a` is empty after. */
+static pmix_status_t ivec_move(ivec *a, pmix_value_t *out)
+{
+    pmix_data_array_t *da = malloc(sizeof(*da));
+
+    if (da == NULL)
+        return PMIX_ERR_NOMEM;
+    da->type = PMIX_INFO;
+    da->size = a->n;
+    da->array = a->v;
+    out->type = PMIX_DATA_ARRAY;
+    out->data.darray = da;
+    a->v = NULL;
+    a->n = a->cap = 0;
+    return PMIX_SUCCESS;
+}
+
+/* Move `val` to `list` under `key`, qualified by `plane` (< 0: none), `nic`
+ * (NULL: none) and `view` (0: none) as a PMIX_QUALIFIED_VALUE when any is
+ * given. `val` is left empty (PMIX_UNDEF) whatever the outcome. */
+static pmix_status_t add_qn(ivec *list, const char *key, pmix_value_t *val, int plane,
+                            const char *nic, pmix_coord_view_t view)
+{
+    ivec q = {0};
+    pmix_info_t *e;
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+    char name[32];
+
+    if (plane < 0 && nic == NULL && view == PMIX_COORD_VIEW_UNDEF) {
+        if ((e = ivec_next(list, key)) != NULL) {
+            e->value = *val;
+            val->type = PMIX_UNDEF;
+            return PMIX_SUCCESS;
+        }
+        PMIx_Value_destruct(val);
+        return rc;
+    }
+    if ((e = ivec_next(&q, key)) == NULL) {
+        PMIx_Value_destruct(val);
+        return rc;
+    }
+    e->value = *val;
+    val->type = PMIX_UNDEF;
+    if (plane >= 0) {
+        sim_plane_name((unsigned)plane, name, sizeof(name));
+        if ((e = ivec_next(&q, PMIX_NETWORK_PLANE)) == NULL)
+            goto fail;
+        PMIx_Value_load(&e->value, name, PMIX_STRING);
+    }
+    if (nic != NULL) {
+        if ((e = ivec_next(&q, PMIX_NETWORK_NIC)) == NULL)
+            goto fail;
+        PMIx_Value_load(&e->value, nic, PMIX_STRING);
+    }
+    if (view != PMIX_COORD_VIEW_UNDEF) {
+        if ((e = ivec_next(&q, PMIX_NETWORK_VIEW)) == NULL)
+            goto fail;
+        PMIx_Value_load(&e->value, &view, PMIX_UINT8);
+    }
+    if ((e = ivec_next(list, PMIX_QUALIFIED_VALUE)) == NULL)
+        goto fail;
+    if ((rc = ivec_move(&q, &e->value)) != PMIX_SUCCESS) {
+        list->n--; /* the slot is empty */
+        goto fail;
+    }
+    return PMIX_SUCCESS;
+fail:
+    ivec_free(&q);
+    return rc;
 }
 
 /* The variants of a value: no qualifier (logical, every plane), each view
  * (every plane), each plane (logical), each plane and view. `make` fills
- * a data array for (plane or -1, view). */
+ * a value for (plane or -1, view). */
 typedef pmix_status_t (*make_fn)(const sim_run *run, uint32_t node, int plane,
                                  pmix_coord_view_t view, pmix_value_t *out);
 
-static pmix_status_t add_variants(const sim_run *run, uint32_t node, void *list, const char *key,
+static pmix_status_t add_variants(const sim_run *run, uint32_t node, ivec *list, const char *key,
                                   make_fn make, bool by_view)
 {
     static const pmix_coord_view_t views[] = {PMIX_COORD_VIEW_UNDEF, PMIX_COORD_LOGICAL_VIEW,
@@ -266,17 +331,13 @@ static pmix_status_t add_variants(const sim_run *run, uint32_t node, void *list,
 
     for (int plane = -1; rc == PMIX_SUCCESS && plane < (int)run->opt.planes; plane++) {
         for (size_t v = 0; rc == PMIX_SUCCESS && v < (by_view ? 3u : 1u); v++) {
-            pmix_coord_view_t view = views[v];
             pmix_value_t val;
             PMIx_Value_construct(&val);
-            rc = make(run, node, plane, view, &val);
-            if (rc == PMIX_SUCCESS) {
-                const void *p = val.type == PMIX_DATA_ARRAY ? (const void *)val.data.darray
-                                : val.type == PMIX_UINT32   ? (const void *)&val.data.uint32
-                                                            : (const void *)val.data.string;
-                rc = add_q(list, key, p, val.type, plane, view);
-            }
-            PMIx_Value_destruct(&val);
+            rc = make(run, node, plane, views[v], &val);
+            if (rc == PMIX_SUCCESS)
+                rc = add_qn(list, key, &val, plane, NULL, views[v]);
+            else
+                PMIx_Value_destruct(&val);
         }
     }
     return rc;
@@ -483,21 +544,21 @@ static pmix_status_t make_shape(const sim_run *run, uint32_t node, int plane,
     return PMIX_SUCCESS;
 }
 
-static pmix_status_t add_node(const sim_run *run, uint32_t node, void *top)
+static pmix_status_t add_node(const sim_run *run, uint32_t node, ivec *top)
 {
-    void *nd = PMIx_Info_list_start();
-    pmix_data_array_t da;
-    char host[64];
-    pmix_status_t rc;
+    ivec nd = {0};
+    pmix_info_t *e;
+    pmix_status_t rc = PMIX_ERR_NOMEM;
 
-    if (nd == NULL)
-        return PMIX_ERR_NOMEM;
-    snprintf(host, sizeof(host), "%s", run->nodes[node].host);
-    rc = PMIx_Info_list_add(nd, PMIX_NODEID, &node, PMIX_UINT32);
+    if ((e = ivec_next(&nd, PMIX_NODEID)) != NULL) {
+        PMIx_Value_load(&e->value, &node, PMIX_UINT32);
+        if ((e = ivec_next(&nd, PMIX_HOSTNAME)) != NULL) {
+            PMIx_Value_load(&e->value, run->nodes[node].host, PMIX_STRING);
+            rc = PMIX_SUCCESS;
+        }
+    }
     if (rc == PMIX_SUCCESS)
-        rc = PMIx_Info_list_add(nd, PMIX_HOSTNAME, host, PMIX_STRING);
-    if (rc == PMIX_SUCCESS)
-        rc = add_variants(run, node, nd, PMIX_NETWORK_COORDINATE, make_coord, true);
+        rc = add_variants(run, node, &nd, PMIX_NETWORK_COORDINATE, make_coord, true);
     /* one NIC's coordinate, asked for with PMIX_NETWORK_NIC (and a view) */
     for (unsigned p = 0; rc == PMIX_SUCCESS && p < run->opt.planes; p++) {
         static const pmix_coord_view_t views[] = {PMIX_COORD_VIEW_UNDEF, PMIX_COORD_LOGICAL_VIEW,
@@ -509,71 +570,88 @@ static pmix_status_t add_node(const sim_run *run, uint32_t node, void *top)
             PMIx_Value_construct(&val);
             rc = make_coord(run, node, (int)p, views[v], &val);
             if (rc == PMIX_SUCCESS)
-                rc = add_qn(nd, PMIX_NETWORK_COORDINATE, val.data.darray, PMIX_DATA_ARRAY, -1, nic,
-                            views[v]);
-            PMIx_Value_destruct(&val);
+                rc = add_qn(&nd, PMIX_NETWORK_COORDINATE, &val, -1, nic, views[v]);
+            else
+                PMIx_Value_destruct(&val);
         }
     }
     if (rc == PMIX_SUCCESS)
-        rc = add_variants(run, node, nd, PMIX_NETWORK_NIC, make_node_nic, false);
+        rc = add_variants(run, node, &nd, PMIX_NETWORK_NIC, make_node_nic, false);
     if (rc == PMIX_SUCCESS)
-        rc = add_variants(run, node, nd, PMIX_NETWORK_ENDPT, make_endpt, false);
+        rc = add_variants(run, node, &nd, PMIX_NETWORK_ENDPT, make_endpt, false);
     if (rc == PMIX_SUCCESS)
-        rc = PMIx_Info_list_convert(nd, &da);
-    PMIx_Info_list_release(nd);
-    if (rc != PMIX_SUCCESS)
-        return rc;
-    rc = PMIx_Info_list_add(top, PMIX_NODE_INFO_ARRAY, &da, PMIX_DATA_ARRAY);
-    PMIx_Data_array_destruct(&da);
+        rc = (e = ivec_next(top, PMIX_NODE_INFO_ARRAY)) != NULL ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    if (rc == PMIX_SUCCESS && (rc = ivec_move(&nd, &e->value)) != PMIX_SUCCESS)
+        top->n--; /* the slot is empty */
+    ivec_free(&nd);
     return rc;
 }
 
 /* PMIX_PROC_DATA {rank, node id} for a process of another node. */
-static pmix_status_t add_peer(pmix_rank_t rank, uint32_t node, void *top)
+static pmix_status_t add_peer(pmix_rank_t rank, uint32_t node, ivec *top)
 {
-    pmix_info_t pd[2];
-    pmix_data_array_t da = {PMIX_INFO, 2, pd};
-    pmix_status_t rc;
+    ivec pd = {0};
+    pmix_info_t *e;
+    pmix_status_t rc = PMIX_ERR_NOMEM;
 
-    PMIx_Info_load(&pd[0], PMIX_RANK, &rank, PMIX_PROC_RANK);
-    PMIx_Info_load(&pd[1], PMIX_NODEID, &node, PMIX_UINT32);
-    rc = PMIx_Info_list_add(top, PMIX_PROC_DATA, &da, PMIX_DATA_ARRAY);
-    PMIx_Info_destruct(&pd[0]);
-    PMIx_Info_destruct(&pd[1]);
+    if ((e = ivec_next(&pd, PMIX_RANK)) == NULL)
+        return rc;
+    PMIx_Value_load(&e->value, &rank, PMIX_PROC_RANK);
+    if ((e = ivec_next(&pd, PMIX_NODEID)) != NULL) {
+        PMIx_Value_load(&e->value, &node, PMIX_UINT32);
+        if ((e = ivec_next(top, PMIX_PROC_DATA)) != NULL &&
+            (rc = ivec_move(&pd, &e->value)) != PMIX_SUCCESS)
+            top->n--;
+    }
+    ivec_free(&pd);
     return rc;
 }
 
-pmix_status_t sim_net_register(const sim_run *run, uint32_t node, void *top)
+pmix_status_t sim_net_register(const sim_run *run, uint32_t node, pmix_data_array_t *out)
 {
     bool peers = run->nnodes <= SIM_NET_PEERS_MAX_NODES && run->nprocs <= SIM_NET_PEERS_MAX_PROCS;
-    pmix_data_array_t planes;
-    char *names[SIM_MAX_PLANES], buf[SIM_MAX_PLANES][32];
-    pmix_status_t rc;
+    ivec top = {0};
+    pmix_info_t *e;
+    pmix_status_t rc = PMIX_SUCCESS;
 
+    out->type = PMIX_INFO;
+    out->size = 0;
+    out->array = NULL;
     if (run->net == NULL || !run->net->have_coords)
         return PMIX_SUCCESS;
-    for (unsigned p = 0; p < run->opt.planes; p++) {
-        sim_plane_name(p, buf[p], sizeof(buf[p]));
-        names[p] = buf[p];
+    if ((e = ivec_next(&top, PMIX_NETWORK_PLANE)) == NULL)
+        return PMIX_ERR_NOMEM;
+    if ((e->value.data.darray = PMIx_Data_array_create(run->opt.planes, PMIX_STRING)) != NULL)
+        e->value.type = PMIX_DATA_ARRAY;
+    else
+        rc = PMIX_ERR_NOMEM;
+    for (unsigned p = 0; rc == PMIX_SUCCESS && p < run->opt.planes; p++) {
+        char name[32];
+        sim_plane_name(p, name, sizeof(name));
+        if ((((char **)e->value.data.darray->array)[p] = strdup(name)) == NULL)
+            rc = PMIX_ERR_NOMEM;
     }
-    planes.type = PMIX_STRING;
-    planes.size = run->opt.planes;
-    planes.array = names;
-    rc = PMIx_Info_list_add(top, PMIX_NETWORK_PLANE, &planes, PMIX_DATA_ARRAY);
     if (rc == PMIX_SUCCESS)
-        rc = add_variants(run, node, top, PMIX_NETWORK_DIMS, make_dims, true);
+        rc = add_variants(run, node, &top, PMIX_NETWORK_DIMS, make_dims, true);
     if (rc == PMIX_SUCCESS)
-        rc = add_variants(run, node, top, PMIX_NETWORK_SHAPE, make_shape, true);
+        rc = add_variants(run, node, &top, PMIX_NETWORK_SHAPE, make_shape, true);
     if (rc == PMIX_SUCCESS && peers)
-        rc = add_variants(run, node, top, PMIX_NETWORK_NIC, make_job_nic, false);
-    for (uint32_t i = 0; rc == PMIX_SUCCESS && i < run->nnodes; i++) {
-        if (i != node && !peers)
-            continue;
-        rc = add_node(run, i, top);
+        rc = add_variants(run, node, &top, PMIX_NETWORK_NIC, make_job_nic, false);
+    /* every node's keys and processes in a small job, only this node's in
+     * a large one (not even a loop over the others: that was quadratic) */
+    for (uint32_t i = peers ? 0 : node; rc == PMIX_SUCCESS && i < (peers ? run->nnodes : node + 1);
+         i++) {
+        rc = add_node(run, i, &top);
         for (uint32_t j = 0; rc == PMIX_SUCCESS && i != node && j < run->opt.ppn; j++)
-            rc = add_peer(i * run->opt.ppn + j, i, top);
+            rc = add_peer(i * run->opt.ppn + j, i, &top);
     }
-    return rc;
+    if (rc != PMIX_SUCCESS) {
+        ivec_free(&top);
+        return rc;
+    }
+    out->size = top.n;
+    out->array = top.v;
+    return PMIX_SUCCESS;
 }
 
 /* ---- groups ---- */

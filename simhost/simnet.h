@@ -80,9 +80,10 @@ unsigned sim_group_key(const sim_shape *s, uint32_t node, uint32_t out[SIM_MAX_D
 void sim_plane_name(unsigned plane, char *buf, size_t len);
 void sim_nic_name(uint32_t node, unsigned plane, char *buf, size_t len);
 void sim_nic_host(uint32_t node, unsigned plane, char *buf, size_t len);
-/* Add the network keys for node `node` to the info list `top` being
- * registered with that node's server (simnode.c register_job). */
-pmix_status_t sim_net_register(const sim_run *run, uint32_t node, void *top);
+/* The network keys for node `node`, to be registered with that node's
+ * server (simnode.c register_job): an info array in `out` (PMIX_INFO; empty
+ * without coordinates), which the caller destructs. */
+pmix_status_t sim_net_register(const sim_run *run, uint32_t node, pmix_data_array_t *out);
 /* Groups among `count` nodes (`members`: sorted node ids, NULL = every
  * node) from their coordinates; NULL (one flat group) without coordinates
  * or on failure. The groups of every node are built once and shared;

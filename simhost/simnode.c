@@ -835,11 +835,10 @@ static pmix_status_t register_job(sim_run *run, sim_node *n)
     pmix_data_array_t *pda = calloc(n->nprocs, sizeof(*pda));
     pmix_data_array_t coords = {0};
     pmix_info_t *all = NULL;
-    void *net = PMIx_Info_list_start();
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
     memset(fixed, 0, sizeof(fixed));
-    if (peers == NULL || pd == NULL || pda == NULL || net == NULL)
+    if (peers == NULL || pd == NULL || pda == NULL)
         goto out;
     peers[0] = '\0';
     for (uint32_t i = 0; i < n->nprocs; i++)
@@ -856,9 +855,7 @@ static pmix_status_t register_job(sim_run *run, sim_node *n)
     PMIx_Info_load(&fixed[nfixed++], PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
     PMIx_Info_load(&fixed[nfixed++], PMIX_HOSTNAME, n->host, PMIX_STRING);
     PMIx_Info_load(&fixed[nfixed++], PMIX_NODEID, &n->id, PMIX_UINT32);
-    if (sim_net_register(run, n->id, net) != PMIX_SUCCESS) /* network coordinates */
-        goto out;
-    if ((rc = PMIx_Info_list_convert(net, &coords)) != PMIX_SUCCESS && rc != PMIX_ERR_EMPTY)
+    if ((rc = sim_net_register(run, n->id, &coords)) != PMIX_SUCCESS) /* network coordinates */
         goto out;
     for (uint32_t i = 0; i < n->nprocs; i++) {
         pmix_info_t *k = pd + (size_t)i * PD_KEYS;
@@ -907,8 +904,6 @@ out:
     free(pda);
     if (coords.array != NULL)
         PMIx_Data_array_destruct(&coords);
-    if (net != NULL)
-        PMIx_Info_list_release(net);
     free(peers);
     return rc;
 }
