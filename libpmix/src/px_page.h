@@ -50,7 +50,9 @@
  * that no longer holds the records of collect k (its store dropped them:
  * newer ones replaced every one) writes k into released[rank]; the server
  * writes collect k only when every released[] is at least k - 2. The file
- * is sparse: only what was written takes memory.
+ * is sparse: only what was written takes memory, and after writing
+ * collect k the server gives back (page_trim) what an older, larger
+ * collect left in that half past the new data.
  *
  * BROKEN is set by the server, for good, when the page can no longer be
  * trusted: a participant died, finalized or could not map the page, a

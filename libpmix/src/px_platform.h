@@ -182,6 +182,12 @@ typedef struct px_platform_ops {
      * them waiting (a large commit a peer's Get waits for): such a fence
      * goes to the server instead, whose wait drives the loop. */
     bool (*out_pending)(void *pctx);
+
+    /* Optional (with the page ops). page_trim (server): give back the
+     * memory behind [off, off + len) of the page, which then reads as
+     * zeros; nothing happens if it cannot. A data half that held one large
+     * collect would otherwise keep that memory until the namespace goes. */
+    void (*page_trim)(void *pctx, px_page *page, uint64_t off, uint64_t len);
 } px_platform_ops;
 
 /*

@@ -107,6 +107,7 @@ struct inproc_world {
     int corrupt_collects;       /* collecting fences whose data the host garbles */
     bool pages;                 /* servers may make fence pages */
     size_t page_wakes;          /* page_wake calls */
+    uint64_t page_trimmed;      /* bytes given back by page_trim (zeroed here) */
     size_t frames_to_servers;   /* frames delivered to server sinks */
     px_page *page_list[64];     /* pages made, freed with the world */
     size_t npages;
@@ -397,6 +398,14 @@ static void op_page_wake(void *pctx, uint32_t *word)
     ((inproc_ep *)pctx)->w->page_wakes++;
 }
 
+static void op_page_trim(void *pctx, px_page *page, uint64_t off, uint64_t len)
+{
+    if (off > page->len || len > page->len - off)
+        return; /* not counted: a test sees it */
+    memset((char *)page->mem + off, 0, len);
+    ((inproc_ep *)pctx)->w->page_trimmed += len;
+}
+
 static void op_log(void *pctx, px_log_level level, const char *msg)
 {
     inproc_world *w = ((inproc_ep *)pctx)->w;
@@ -433,6 +442,7 @@ static const px_platform_ops inproc_ops = {
     .page_wait = op_page_wait,
     .page_wake = op_page_wake,
     .page_write = op_page_write,
+    .page_trim = op_page_trim,
 };
 
 /* ---- the world as a host ---- */
@@ -984,6 +994,11 @@ void inproc_refuse_page(inproc_world *w, px_client *c)
 size_t inproc_page_wakes(const inproc_world *w)
 {
     return w->page_wakes;
+}
+
+uint64_t inproc_page_trimmed(const inproc_world *w)
+{
+    return w->page_trimmed;
 }
 
 size_t inproc_frames_to_servers(const inproc_world *w)

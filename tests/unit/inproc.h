@@ -19,6 +19,7 @@
 #define INPROC_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "client/px_client.h"
@@ -101,6 +102,8 @@ void inproc_enable_pages(inproc_world *w);
 /* This client "cannot map" the page its WELCOME brings. */
 void inproc_refuse_page(inproc_world *w, px_client *c);
 size_t inproc_page_wakes(const inproc_world *w);
+/* Bytes of pages given back with page_trim (zeroed here) so far. */
+uint64_t inproc_page_trimmed(const inproc_world *w);
 /* The page a client received (NULL if none). */
 void *inproc_client_page(inproc_world *w, px_client *c);
 /* Frames delivered to any server so far. */

@@ -389,6 +389,73 @@ static void page_collect_held_half_goes_to_the_server(void **state)
     node_end(nd);
 }
 
+/* The length of collect `cseq`'s data on the page (0: not there). */
+static uint64_t res_len(const px_page_hdr *pg, uint32_t cseq)
+{
+    for (int i = 0; i < 2; i++)
+        if (pg->res[i].cseq == cseq)
+            return pg->res[i].len;
+    return 0;
+}
+
+static uint64_t round_page(uint64_t n)
+{
+    return (n + 4095) & ~(uint64_t)4095;
+}
+
+/* A data half gives back what an older, larger collect left past the
+ * newest one's data (page_trim, after the wake), and the data still reads
+ * right. */
+static void page_collect_trims_what_a_larger_one_left(void **state)
+{
+    enum {
+        BIG = 20000
+    };
+    node *nd = node_start(N, -1);
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+    char *big = malloc(BIG);
+    px_lbar lb[N];
+    pmix_info_t collect;
+    uint64_t len1, len3, half1;
+
+    assert_non_null(big);
+    memset(big, 'x', BIG);
+    collect_info(&collect);
+    for (int r = 0; r < N; r++) { /* collect 1, in half 1: N x 20 kB */
+        pmix_value_t v;
+        v.type = PMIX_BYTE_OBJECT;
+        v.data.bo.bytes = big;
+        v.data.bo.size = BIG;
+        assert_int_equal(px_client_put(nd->p[r].c, PMIX_GLOBAL, "round", &v), PMIX_SUCCESS);
+        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
+    }
+    for (int r = 0; r < N; r++)
+        assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
+                         PX_LBAR_WAIT);
+    inproc_run_until(nd->w, NULL);
+    for (int r = 0; r < N; r++)
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
+    PMIx_Info_destruct(&collect);
+    len1 = res_len(pg, 1);
+    assert_true(len1 > (uint64_t)N * BIG);
+    half1 = px_page_data_off(N) + PX_PAGE_HALF;
+    assert_int_equal(((const char *)pg)[half1 + len1 - 1] != 0, 1);
+    free(big);
+
+    page_collect_round(nd, 2, -1, PX_LBAR_DONE); /* half 0: nothing was there */
+    assert_int_equal(inproc_page_trimmed(nd->w), 0);
+    page_collect_round(nd, 3, -1, PX_LBAR_DONE); /* half 1 again, small */
+    len3 = res_len(pg, 3);
+    assert_true(len3 > 0 && round_page(len3) < round_page(len1));
+    assert_int_equal(inproc_page_trimmed(nd->w), round_page(len1) - round_page(len3));
+    for (uint64_t off = round_page(len3); off < round_page(len1); off += 512)
+        assert_int_equal(((const char *)pg)[half1 + off], 0);
+    page_collect_round(nd, 4, -1, PX_LBAR_DONE); /* as large as collect 2: nothing more */
+    page_collect_round(nd, 5, -1, PX_LBAR_DONE);
+    assert_int_equal(inproc_page_trimmed(nd->w), round_page(len1) - round_page(len3));
+    node_end(nd);
+}
+
 /* A participant dies while the others wait for the server's answer to a
  * collect: they go to the server and fail with PMIX_ERR_PROC_TERM_WO_SYNC. */
 static void page_collect_death_while_waiting(void **state)
@@ -525,6 +592,7 @@ int main(void)
         cmocka_unit_test(page_only_for_one_node_jobs),
         cmocka_unit_test(page_collect_answered_through_the_page),
         cmocka_unit_test(page_collect_held_half_goes_to_the_server),
+        cmocka_unit_test(page_collect_trims_what_a_larger_one_left),
         cmocka_unit_test(page_collect_death_while_waiting),
         cmocka_unit_test(page_completed_generation_stays_done),
         cmocka_unit_test(page_set_as_the_server_sees_it),

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -266,6 +267,40 @@ static void test_create_destroy(void **state)
     px_posix_destroy(b);
     px_posix_destroy(NULL);
     assert_int_equal(px_posix_ops()->version, PX_PLATFORM_OPS_VERSION);
+}
+
+/* The fence page: page_write puts bytes where the mapping sees them, and
+ * page_trim gives back the memory of a range (not resident any more,
+ * reads as zeros) and nothing else. */
+static void test_page_write_trim(void **state)
+{
+    const size_t len = 4 << 20, at = 1 << 20, n = 1 << 20;
+    char err[128], *data = malloc(n);
+    px_posix *p = px_posix_create(false, err, sizeof err);
+    void *mem = NULL;
+    unsigned char vec[128];
+
+    assert_non_null(p);
+    assert_non_null(data);
+    px_page *pg = ops->page_create(p, len, &mem);
+    assert_non_null(pg);
+    memset(data, 0x5a, n);
+    assert_int_equal(ops->page_write(p, pg, at, data, n), PMIX_SUCCESS);
+    assert_int_equal(ops->page_write(p, pg, len - 10, data, 11), PMIX_ERR_BAD_PARAM);
+    assert_int_equal(((unsigned char *)mem)[at + n - 1], 0x5a);
+    assert_int_equal(mincore((char *)mem + at + n / 2, n / 2, vec), 0);
+    assert_int_equal(vec[0] & 1, 1); /* written: in memory */
+    ops->page_trim(p, pg, at + n / 2, n / 2);
+    ops->page_trim(p, pg, len, 4096); /* past the end: nothing */
+    assert_int_equal(mincore((char *)mem + at + n / 2, n / 2, vec), 0);
+    for (size_t i = 0; i < n / 2 / 4096; i++)
+        assert_int_equal(vec[i] & 1, 0);
+    assert_int_equal(((unsigned char *)mem)[at + n / 2 - 1], 0x5a); /* before: kept */
+    assert_int_equal(((unsigned char *)mem)[at + n / 2], 0);
+    assert_int_equal(((unsigned char *)mem)[at + n - 1], 0);
+    ops->page_destroy(p, pg);
+    px_posix_destroy(p);
+    free(data);
 }
 
 static void test_peercred(void **state)
@@ -984,6 +1019,7 @@ int main(void)
     ops = px_posix_ops();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_destroy),
+        cmocka_unit_test(test_page_write_trim),
         cmocka_unit_test_setup_teardown(test_peercred, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_conn_ids, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_small_frames, fx_setup, fx_teardown),

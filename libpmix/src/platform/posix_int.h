@@ -241,6 +241,7 @@ pmix_status_t px_posix_page_write(void *pctx, px_page *page, uint64_t off, const
 pmix_status_t px_posix_conn_send_page(void *pctx, uint64_t conn, void *frame, size_t len,
                                       px_page *page);
 bool px_posix_out_pending(void *pctx);
+void px_posix_page_trim(void *pctx, px_page *page, uint64_t off, uint64_t len);
 /* The page's memfd and length, for the frame that carries it. */
 int px_posix_page_fd(const px_page *page, size_t *len);
 /* A client reads the server's page (lock held; takes `fd`). False only if

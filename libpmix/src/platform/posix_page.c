@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h> /* fallocate */
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdlib.h>
@@ -81,6 +82,16 @@ pmix_status_t px_posix_page_write(void *pctx, px_page *pg, uint64_t off, const v
         len -= (size_t)n;
     }
     return PMIX_SUCCESS;
+}
+
+void px_posix_page_trim(void *pctx, px_page *pg, uint64_t off, uint64_t len)
+{
+    if (off > pg->len || len > pg->len - off || len == 0)
+        return;
+    /* a hole in the memfd: its pages go back, in every process mapping it */
+    if (fallocate(pg->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) != 0)
+        px_posix_logf(pctx, PX_LOG_DEBUG, "cannot free %llu bytes of the fence page (%s)",
+                      (unsigned long long)len, strerror(errno));
 }
 
 void px_posix_page_destroy(void *pctx, px_page *pg)

@@ -814,7 +814,7 @@ static void page_collect_try(px_server *s, px_nspace *ns)
 {
     px_page_hdr *pg = ns->pg;
     uint32_t w, n, g, cseq = ns->ncollects + 1, mode = PX_PG_MODE_SERVER;
-    uint64_t len = 0;
+    uint64_t len = 0, base, used, trim = 0;
     _Atomic uint32_t *rel;
 
     if (!ns->pc_wait || pg == NULL)
@@ -845,13 +845,25 @@ static void page_collect_try(px_server *s, px_nspace *ns)
     for (uint32_t r = 0; r < n && cseq > 2 && free_half; r++)
         free_half =
             (int32_t)(atomic_load_explicit(&rel[r], memory_order_acquire) - (cseq - 2)) >= 0;
+    base = px_page_data_off(n) + (cseq & 1) * PX_PAGE_HALF;
     if (free_half && need <= PX_PAGE_HALF && page_write_records(s, ns, cseq, &len)) {
         pg->res[g & 1].cseq = cseq;
-        pg->res[g & 1].off = px_page_data_off(n) + (cseq & 1) * PX_PAGE_HALF;
+        pg->res[g & 1].off = base;
         pg->res[g & 1].len = len;
         ns->ncollects = cseq;
         mode = PX_PG_MODE_DATA;
+        /* what an earlier, larger collect left past this one's data: nobody
+         * holds it (free_half), and it is given back after the wake */
+        used = (len + 4095) & ~(uint64_t)4095;
+        if (ns->half_used[cseq & 1] > used)
+            trim = ns->half_used[cseq & 1] - used;
+        ns->half_used[cseq & 1] = used;
     } else {
+        if (free_half) { /* a write that failed may have left some behind */
+            used = (len + 4095) & ~(uint64_t)4095;
+            if (used > ns->half_used[cseq & 1])
+                ns->half_used[cseq & 1] = used;
+        }
         px_srv_logf(s, PX_LOG_DEBUG, "namespace %s: collect #%u goes through the server (%s)",
                     ns->name, cseq, free_half ? "too large" : "its half is still held");
     }
@@ -860,6 +872,8 @@ static void page_collect_try(px_server *s, px_nspace *ns)
     if (atomic_compare_exchange_strong_explicit(&pg->word, &w, (g + 1) << PX_PG_GEN_SHIFT,
                                                 memory_order_acq_rel, memory_order_acquire))
         s->pops->page_wake(s->pctx, (uint32_t *)&pg->word);
+    if (trim > 0 && s->pops->page_trim != NULL)
+        s->pops->page_trim(s->pctx, ns->page, base + ns->half_used[cseq & 1], trim);
 }
 
 pmix_status_t px_srv_page_collect(px_server *s, px_sclient *c, px_buf *b)
