@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -301,6 +303,65 @@ static void test_page_write_trim(void **state)
     ops->page_destroy(p, pg);
     px_posix_destroy(p);
     free(data);
+}
+
+/* A fence page whose file descriptor the client cannot receive (it is at
+ * its open-file limit: the kernel drops the fd and says MSG_CTRUNC): the
+ * frame that came with it is delivered, there is no page (the engine then
+ * does barriers through the server), and the connection stays. */
+static void test_page_fd_dropped(void **state)
+{
+    fixture *fx = *state;
+    struct rlimit old, low;
+    int fds[512], nfds = 0, fd, src = open("/dev/null", O_RDONLY), err, closed, bad;
+    void *mem = NULL, *f, *page;
+    size_t len, plen = 0;
+    bool came;
+
+    assert_true(src >= 0);
+    fx_listen_connect(fx);
+    ops->lock(fx->srv);
+    px_page *pg = ops->page_create(fx->srv, 1 << 20, &mem);
+    ops->unlock(fx->srv);
+    assert_non_null(pg);
+    /* every descriptor number under a lowered limit in use */
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = 128;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    while (nfds < 512 && (fd = dup(src)) >= 0)
+        fds[nfds++] = fd;
+    err = errno;
+    f = make_frame(21, 32, &len);
+    ops->lock(fx->srv);
+    pmix_status_t rc = ops->page_send(fx->srv, fx->rs.conn, f, len, pg);
+    ops->unlock(fx->srv);
+    came = rc == PMIX_SUCCESS && wait_count(fx->cli, false, &fx->rc.frames, 1);
+    /* everything back before any check: a failed one must not leak them */
+    while (nfds > 0)
+        close(fds[--nfds]);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    assert_int_equal(err, EMFILE);
+    assert_int_equal(rc, PMIX_SUCCESS);
+    assert_true(came);
+    ops->lock(fx->cli);
+    page = ops->page_get(fx->cli, &plen);
+    bad = fx->rc.bad_frames;
+    closed = fx->rc.closed;
+    ops->unlock(fx->cli);
+    assert_null(page);
+    assert_int_equal(bad, 0);
+    assert_int_equal(closed, 0);
+    /* the connection still carries frames both ways */
+    f = make_frame(22, 32, &len);
+    ops->lock(fx->srv);
+    assert_int_equal(ops->send(fx->srv, fx->rs.conn, f, len), PMIX_SUCCESS);
+    ops->unlock(fx->srv);
+    assert_true(wait_count(fx->cli, false, &fx->rc.frames, 2));
+    ops->lock(fx->srv);
+    ops->page_destroy(fx->srv, pg);
+    ops->unlock(fx->srv);
+    close(src);
 }
 
 static void test_peercred(void **state)
@@ -1028,6 +1089,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_big_frames_external, fx_setup_ext, fx_teardown),
         cmocka_unit_test_setup_teardown(test_garbage_header, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_oversized_frame, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_page_fd_dropped, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_regions, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_without_fd, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_reuse, fx_setup, fx_teardown),

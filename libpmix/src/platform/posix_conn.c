@@ -554,7 +554,14 @@ static bool platform_frame(px_conn *c, const px_frame_hdr *h, const uint8_t *b)
     if (h->type == PX_PLAT_PAGE) {
         if (h->len != 8)
             what = "a malformed page frame";
-        else if (c->nfds == 0)
+        else if (c->nfds == 0 && c->fds_dropped) {
+            /* no page is no error: the engine tells the server (NOPAGE) */
+            c->fds_dropped = false;
+            px_posix_logf(p, PX_LOG_WARN,
+                          "the server's fence page did not reach this process (no file "
+                          "descriptor was free: the open-file limit, ulimit -n); barriers go "
+                          "through the server");
+        } else if (c->nfds == 0)
             what = "a page frame without its file descriptor";
         else {
             int fd = c->fds[0];
@@ -575,7 +582,10 @@ static bool platform_frame(px_conn *c, const px_frame_hdr *h, const uint8_t *b)
             if (flags & 1) {
                 /* the slab's fd came with this frame's first bytes */
                 if (c->nfds == 0)
-                    what = "a region frame without its file descriptor";
+                    what = c->fds_dropped
+                               ? "a shared region whose file descriptor this process could "
+                                 "not receive (at its open-file limit: raise ulimit -n)"
+                               : "a region frame without its file descriptor";
                 else {
                     c->pend_fd = c->fds[0];
                     memmove(c->fds, c->fds + 1, (size_t)(--c->nfds) * sizeof(int));
@@ -723,11 +733,16 @@ static bool rbuf_reserve(px_conn *c)
 }
 
 /* Keep the fds that came with a read (SCM_RIGHTS); false if there are
- * more than PX_MAX_PENDING_FDS waiting (they are closed). */
+ * more than PX_MAX_PENDING_FDS waiting (they are closed). Fds the kernel
+ * could not give us (at the open-file limit it installs what it can, in
+ * order, and says MSG_CTRUNC) are noted: the frames that wanted them say
+ * what that costs. */
 static bool take_fds(px_conn *c, struct msghdr *msg)
 {
-    bool ok = (msg->msg_flags & MSG_CTRUNC) == 0;
+    bool ok = true;
 
+    if (msg->msg_flags & MSG_CTRUNC)
+        c->fds_dropped = true;
     for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm != NULL; cm = CMSG_NXTHDR(msg, cm)) {
         if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
             continue;

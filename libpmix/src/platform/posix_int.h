@@ -117,6 +117,10 @@ typedef struct px_conn {
 
     int fds[PX_MAX_PENDING_FDS]; /* received with SCM_RIGHTS, oldest first */
     int nfds;
+    /* The kernel dropped file descriptors meant for us (MSG_CTRUNC: this
+     * process was at its open-file limit): the frames that wanted them
+     * find none (the fence page is then done without, a region fails). */
+    bool fds_dropped;
 
     /* Sender of regions: slabs delivered and not released (one entry per
      * delivery), and slabs whose fd this peer has. */
