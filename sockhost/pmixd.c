@@ -45,6 +45,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pmixd.h"
@@ -52,8 +53,16 @@
 
 int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b)
 {
-    if (n < 0 || n >= d->j.nnodes || n == d->node || d->peers[n].fd < 0)
+    if (n < 0 || n >= d->j.nnodes || n == d->node || d->peer_lost[n])
         return -1;
+    if (d->peers[n].fd < 0) {
+        /* A higher node that has not connected to us yet: the others may
+         * already run fences (their meshes are complete, ours is not), and
+         * a send refused here would count that node as failed for good.
+         * Queued until it connects. A lower node without a connection is
+         * one we could not reach: the job did not start. */
+        return n > d->node && !d->stopping ? tl_queue(&d->peers[n], type, b) : -1;
+    }
     return tl_send(&d->peers[n], type, b);
 }
 
@@ -143,6 +152,18 @@ static int start_job(pmixd_ctx *d)
     if (files_make_topdir(j) != 0 || job_bindings(j) != 0 || job_server_start(j) != 0 ||
         job_register(j) != 0)
         return -1;
+    /* A test hook: PMIXLAB_PMIXD_JOIN_DELAY=NODE:MS makes daemon NODE wait
+     * MS milliseconds before it joins the mesh, so that the others run
+     * fences while a lower daemon still waits for its connection (a late
+     * daemon on a loaded machine; tests/integration). */
+    const char *delay = getenv("PMIXLAB_PMIXD_JOIN_DELAY");
+    unsigned dnode, dms;
+    if (delay != NULL && sscanf(delay, "%u:%u", &dnode, &dms) == 2 && (int)dnode == d->node &&
+        dms <= 10000) {
+        struct timespec ts = {(time_t)(dms / 1000), (long)(dms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
     /* Connect to the lower node ids; the higher ones connect to us. */
     for (int n = 0; n < d->node; n++) {
         int fd = tl_connect(d->addrs[n], d->ports[n], 10.0);
@@ -321,8 +342,13 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             tl_link_close(l);
             return 1;
         }
-        d->peers[n] = *l; /* moves the link (and what it buffered) */
-        *l = (tl_link){.fd = -1};
+        /* the link moves (with what it read), behind what was queued for
+         * that node before it came */
+        if (tl_link_adopt(&d->peers[n], l) != 0) {
+            tl_link_close(l);
+            return 1;
+        }
+        tl_flush(&d->peers[n]);
         d->npeers++;
         return 1;
     }

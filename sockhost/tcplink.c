@@ -264,8 +264,15 @@ int tl_flush(tl_link *l)
 
 int tl_send(tl_link *l, uint8_t type, const tl_buf *payload)
 {
+    if (l->fd < 0 || tl_queue(l, type, payload) != 0)
+        return -1;
+    return tl_flush(l) == 0 || errno == EPIPE || errno == ECONNRESET ? 0 : -1;
+}
+
+int tl_queue(tl_link *l, uint8_t type, const tl_buf *payload)
+{
     size_t n = payload != NULL ? payload->len : 0;
-    if (l->fd < 0 || (payload != NULL && payload->failed) || n + 1 > TL_FRAME_MAX)
+    if ((payload != NULL && payload->failed) || n + 1 > TL_FRAME_MAX)
         return -1;
     if (l->outoff > 0 && l->outoff == l->outlen)
         l->outoff = l->outlen = 0;
@@ -281,7 +288,35 @@ int tl_send(tl_link *l, uint8_t type, const tl_buf *payload)
     if (n > 0)
         memcpy(p + 5, payload->data, n);
     l->outlen += 5 + n;
-    return tl_flush(l) == 0 || errno == EPIPE || errno == ECONNRESET ? 0 : -1;
+    return 0;
+}
+
+int tl_link_adopt(tl_link *dst, tl_link *src)
+{
+    size_t mine = dst->outlen - dst->outoff, theirs = src->outlen - src->outoff;
+
+    if (mine > 0 && theirs > 0) {
+        if (!grow(&dst->out, &dst->outcap, dst->outlen + theirs))
+            return -1;
+        memcpy(dst->out + dst->outlen, src->out + src->outoff, theirs);
+        dst->outlen += theirs;
+    }
+    if (mine == 0) { /* nothing of ours: take theirs as it is */
+        free(dst->out);
+        dst->out = src->out;
+        dst->outoff = src->outoff;
+        dst->outlen = src->outlen;
+        dst->outcap = src->outcap;
+    } else {
+        free(src->out);
+    }
+    free(dst->in);
+    dst->fd = src->fd;
+    dst->in = src->in;
+    dst->inlen = src->inlen;
+    dst->incap = src->incap;
+    *src = (tl_link){.fd = -1};
+    return 0;
 }
 
 void tl_drain(tl_link *l, double seconds)

@@ -77,6 +77,13 @@ void tl_link_init(tl_link *l, int fd); /* takes the fd, makes it non-blocking */
 void tl_link_close(tl_link *l);        /* closes and frees; idempotent */
 /* Queue one frame. 0, or -1 if the link is closed, broken or out of memory. */
 int tl_send(tl_link *l, uint8_t type, const tl_buf *payload);
+/* Queue one frame on a link that may not be connected yet (fd -1): it is
+ * written once the link has a connection (tl_link_adopt). 0, or -1. */
+int tl_queue(tl_link *l, uint8_t type, const tl_buf *payload);
+/* `dst` takes `src`'s connection and what it has read; what `dst` had
+ * queued is written ahead of anything `src` had queued. `src` is left
+ * closed (fd -1, nothing owned). 0, or -1 out of memory (dst unchanged). */
+int tl_link_adopt(tl_link *dst, tl_link *src);
 bool tl_want_write(const tl_link *l);
 int tl_flush(tl_link *l); /* 0, or -1 when the peer is gone */
 /* Write what is queued, waiting at most `seconds` (before an exit). */
