@@ -223,14 +223,11 @@ typedef struct ivec {
 /* A zeroed slot at the end of `a` with `key`, or NULL. */
 static pmix_info_t *ivec_next(ivec *a, const char *key)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 16;
-        pmix_info_t *v = realloc(a->v, cap * sizeof(*v));
-        if (v == NULL)
-            return NULL;
-        a->v = v;
-        a->cap = cap;
-    }
+    pmix_info_t *v = sim_grow(a->v, &a->cap, a->n, sizeof(*v));
+
+    if (v == NULL)
+        return NULL;
+    a->v = v;
     memset(&a->v[a->n], 0, sizeof(a->v[a->n]));
     PMIx_Load_key(a->v[a->n].key, key);
     return &a->v[a->n++];

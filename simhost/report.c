@@ -34,14 +34,9 @@ sim_fstat *sim_fstat_get(sim_run *run, uint64_t id, uint32_t epoch, bool create)
             return &run->fstats[i];
     if (!create)
         return NULL;
-    if (run->nfstats == run->capfstats) {
-        size_t cap = run->capfstats ? 2 * run->capfstats : 16;
-        sim_fstat *n = realloc(run->fstats, cap * sizeof(*n));
-        if (n == NULL)
-            return NULL;
-        run->fstats = n;
-        run->capfstats = cap;
-    }
+    if ((f = sim_grow(run->fstats, &run->capfstats, run->nfstats, sizeof(*f))) == NULL)
+        return NULL;
+    run->fstats = f;
     f = &run->fstats[run->nfstats++];
     memset(f, 0, sizeof(*f));
     f->coll_id = id;

@@ -48,6 +48,19 @@
 #include "px_proto.h"
 #include "wire/px_wire.h"
 
+void *sim_grow(void *arr, size_t *cap, size_t n, size_t size)
+{
+    size_t want;
+    void *a;
+
+    if (n < *cap)
+        return arr;
+    want = *cap ? 2 * *cap : 16;
+    if ((a = realloc(arr, want * size)) != NULL)
+        *cap = want;
+    return a;
+}
+
 /* ---- messages ---- */
 
 sim_msg *sim_msg_new(int kind, void *data, size_t len)
