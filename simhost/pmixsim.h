@@ -155,14 +155,14 @@ struct sim_msg {
 };
 
 sim_msg *sim_msg_new(int kind, void *data, size_t len); /* aborts on no memory */
+void sim_msg_free(void *m);                             /* also the `lost` hook */
+/* Returns 0 once `m` arrived (or was held back: see simplat.c), -1 if it
+ * was lost and freed (the receiver's host is off, a link is cut). */
+int sim_send(sim_ep *to, sim_msg *m, double bytes);
 /* Room for element `n` of `arr`, an array of *cap elements of `size` bytes
  * (doubling, 16 at first): the array, moved or not, or NULL on no memory
  * (then `arr` and *cap are unchanged). */
 void *sim_grow(void *arr, size_t *cap, size_t n, size_t size);
-void sim_msg_free(void *m); /* also the `lost` hook */
-/* Returns 0 once `m` arrived (or was held back: see simplat.c), -1 if it
- * was lost and freed (the receiver's host is off, a link is cut). */
-int sim_send(sim_ep *to, sim_msg *m, double bytes);
 
 /* ---- regions: one shared copy ---- */
 
