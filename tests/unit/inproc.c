@@ -64,6 +64,7 @@ struct inproc_ep {
     pmix_proc_t proc;     /* client: who it is */
     bool closed;          /* client: connection gone */
     bool refuse_sends;    /* client: the server's sends to it fail (no memory) */
+    int fail_sends;       /* client: its own next sends that fail (no memory) */
     void *page;           /* client: the fence page it received */
     size_t page_len;
     bool refuse_page; /* client: cannot "map" the page */
@@ -227,6 +228,11 @@ static pmix_status_t op_send(void *pctx, uint64_t conn, void *frame, size_t len)
         if (ep->closed) {
             free(frame);
             return PMIX_ERR_UNREACH;
+        }
+        if (ep->fail_sends > 0) {
+            ep->fail_sends--;
+            free(frame);
+            return PMIX_ERR_NOMEM;
         }
         to = ep->server_ep;
         conn = ep->conn;
@@ -845,6 +851,11 @@ void inproc_destroy_server(inproc_world *w, px_server *srv)
     for (inproc_ep *e = w->eps; e != NULL; e = e->next)
         if (!e->is_server && e->server_ep == s)
             break_conn(e, e); /* the client sees its server go */
+}
+
+void inproc_fail_client_sends(inproc_world *w, px_client *c, int n)
+{
+    client_ep(w, c)->fail_sends = n;
 }
 
 void inproc_refuse_sends(inproc_world *w, px_client *c)

@@ -60,6 +60,8 @@ px_client *inproc_client_as(inproc_world *w, px_server *srv, const pmix_proc_t *
 void inproc_kill_client(inproc_world *w, px_client *c);
 /* From now on the server's sends to this client fail as if out of memory. */
 void inproc_refuse_sends(inproc_world *w, px_client *c);
+/* The client's own next `n` sends fail as if out of memory. */
+void inproc_fail_client_sends(inproc_world *w, px_client *c, int n);
 /* Hand a client raw bytes from "the wire" to its server (garbage tests). */
 void inproc_send_raw(inproc_world *w, px_client *c, const void *bytes, size_t len);
 /* The host destroys server `srv` (px_server_destroy) while the world goes

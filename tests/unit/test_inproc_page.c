@@ -456,6 +456,53 @@ static void page_collect_trims_what_a_larger_one_left(void **state)
     node_end(nd);
 }
 
+/* The last arrival of a collect cannot send PCOLLECT (no memory for the
+ * frame): nobody would finish that collect through the page, so it turns
+ * the page off and everyone, itself included, takes the fence to the
+ * server, which still brings them all the data. */
+static void page_collect_unsent_pcollect_goes_to_the_server(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+    pmix_info_t collect;
+    px_lbar lb[N];
+
+    page_collect_round(nd, 1, -1, PX_LBAR_DONE);
+    collect_info(&collect);
+    for (int r = 0; r < N; r++) {
+        put_u32(nd->p[r].c, 200 + (uint32_t)r);
+        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
+    }
+    inproc_run_until(nd->w, NULL);
+    inproc_fail_client_sends(nd->w, nd->p[N - 1].c, 1);
+    for (int r = 0; r < N; r++)
+        assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
+                         PX_LBAR_WAIT);
+    assert_true(atomic_load(&pg->word) & PX_PG_BROKEN);
+    for (int r = 0; r < N; r++) {
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_SERVER);
+        assert_int_equal(
+            px_client_fence_arrived(nd->p[r].c, NULL, 0, &collect, 1, inproc_op_cb, &nd->p[r]),
+            PMIX_SUCCESS);
+    }
+    wait_all(nd, 0, N, PMIX_SUCCESS);
+    PMIx_Info_destruct(&collect);
+    for (int r = 0; r < N; r++) { /* every value of this round, from local data */
+        pmix_proc_t who;
+        pmix_info_t opt;
+        bool yes = true;
+        pmix_value_t *v = NULL;
+        PMIx_Load_procid(&who, "job", (pmix_rank_t)((r + 1) % N));
+        PMIx_Info_load(&opt, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+        assert_int_equal(px_client_get(nd->p[r].c, &who, "round", &opt, 1, &v, NULL, NULL),
+                         PMIX_OPERATION_SUCCEEDED);
+        assert_int_equal(v->data.uint32, 200 + (uint32_t)((r + 1) % N));
+        PMIx_Value_free(v, 1);
+        PMIx_Info_destruct(&opt);
+    }
+    node_end(nd);
+}
+
 /* A participant dies while the others wait for the server's answer to a
  * collect: they go to the server and fail with PMIX_ERR_PROC_TERM_WO_SYNC. */
 static void page_collect_death_while_waiting(void **state)
@@ -593,6 +640,7 @@ int main(void)
         cmocka_unit_test(page_collect_answered_through_the_page),
         cmocka_unit_test(page_collect_held_half_goes_to_the_server),
         cmocka_unit_test(page_collect_trims_what_a_larger_one_left),
+        cmocka_unit_test(page_collect_unsent_pcollect_goes_to_the_server),
         cmocka_unit_test(page_collect_death_while_waiting),
         cmocka_unit_test(page_completed_generation_stays_done),
         cmocka_unit_test(page_set_as_the_server_sees_it),
