@@ -495,10 +495,19 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
          * (16,384 nodes x 1, 32 KiB stacks: 1.2 GB instead of 1.55, and
          * with the trim threshold above, 6.6 to 7.7 s instead of 11.5.)
          * Each is at most one map entry, so only while they fit in
-         * vm.max_map_count with room to spare. */
+         * vm.max_map_count with room to spare.
+         * Past that, the heap grows by no more than is asked (no top
+         * pad): a calloc served from the top of the heap zeroes only what
+         * was there before the heap grew, less than a page, so a stack
+         * from there is untouched too, but for the page it starts in.
+         * (65,536 nodes x 1: 4.7 GB instead of 6.7, 32 s instead of 41;
+         * where the maps fit, the mappings are faster: 16,384 x 1 in 5.5
+         * - 5.8 s against 6.1 - 6.5 without a top pad.) */
         if (actors + 16384 < max_map_count()) {
             mallopt(M_MMAP_THRESHOLD, (int)stack * 1024);
             mallopt(M_TOP_PAD, (int)stack * 512);
+        } else {
+            mallopt(M_TOP_PAD, 0);
         }
     }
     procs = NULL;
