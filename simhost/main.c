@@ -86,6 +86,11 @@ static void usage(FILE *f)
             "                        B s per byte (default none)\n"
             "  --stack-kib K         stack of every actor (default 128; 32 past 30,000\n"
             "                        actors, which run without guard pages)\n"
+            "  --server-actors       run every node's server in an actor of its own; by\n"
+            "                        default, with one process per node and no --cpu,\n"
+            "                        --fault or second plane, the process's actor also\n"
+            "                        runs its node's server (less time and memory;\n"
+            "                        docs/simulation.md)\n"
             "  --json FILE           write the report as JSON too\n"
             "  --quiet               no progress line\n"
             "  --cfg=ITEM:VALUE      passed to SimGrid (also --log=...)\n"
@@ -239,6 +244,10 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
         }
         if (strcmp(a, "--quiet") == 0) {
             o->quiet = true;
+            continue;
+        }
+        if (strcmp(a, "--server-actors") == 0) {
+            o->server_actors = true;
             continue;
         }
         if (!has)
@@ -470,7 +479,11 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
      * SimGrid zeroes (resident in full): 32 KiB. Every built-in workload
      * runs in 16 KiB stacks with guard pages (faults, planes, coordinates,
      * fence_bench with 64 KiB values), so 32 KiB leaves it twice that. */
-    actors = (uint64_t)opt->nodes * (opt->ppn + 1);
+    /* One actor per node where nothing needs the server to run while its
+     * process is busy (simplat.c, "One actor per node"). */
+    run->merged = !opt->server_actors && opt->ppn == 1 && opt->cpu == SIM_CPU_NONE &&
+                  opt->nfaults == 0 && opt->planes <= 1 && opt->test_down == NULL;
+    actors = (uint64_t)opt->nodes * (opt->ppn + (run->merged ? 0 : 1));
     big = actors > 30000;
     stack = opt->stack_kib ? opt->stack_kib : big ? 32 : 128;
     if (SANITIZED && stack < 1024)
@@ -541,6 +554,7 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
             snprintf(n->host, sizeof(n->host), "node-%u", i);
         n->procs = &procs[(size_t)i * opt->ppn];
         n->nprocs = opt->ppn;
+        n->merged = run->merged;
         for (uint32_t j = 0; j < opt->ppn; j++) {
             PMIx_Load_procid(&n->procs[j].proc, run->nspace, i * opt->ppn + j);
         }
@@ -578,7 +592,7 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         fprintf(run->events, "# pmixsim events: algo=%s nodes=%u ppn=%u topology=%s seed=%llu\n",
                 opt->algo != NULL ? opt->algo : "auto", run->nnodes, opt->ppn,
                 sim_topo_name(opt->topology), (unsigned long long)opt->seed);
-    for (uint32_t i = 0; i < run->nnodes; i++)
+    for (uint32_t i = 0; i < run->nnodes && !run->merged; i++)
         run->nodes[i].actor =
             sgw_actor(run->nodes[i].host, run->nodes[i].host, sim_node_main, &run->nodes[i], 1);
     for (uint32_t i = 0; i < run->nnodes; i++) {

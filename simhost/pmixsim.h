@@ -93,6 +93,7 @@ typedef struct sim_opts {
     double cpu_msg;     /* --cpu model:A[,B]: seconds per message handled */
     double cpu_byte;    /* and per byte of it */
     bool quiet;         /* no workload-independent chatter */
+    bool server_actors; /* --server-actors: never one actor per node */
     const char *workload;
     int wl_argc;
     char **wl_argv;
@@ -237,10 +238,14 @@ struct sim_node {
     sim_msg *early; /* px_coll messages for a collective not created yet */
     sim_dmx *dmx;   /* direct modex requests waiting for an answer */
     uint64_t next_tag;
-    long actor;  /* SimGrid's id of the node actor */
-    bool broken; /* a process of the job died: every fence fails (faults.c) */
-    bool dead;   /* crashed (node fault) */
-    bool doomed; /* a fault crashes it (faults.c) */
+    long actor;    /* SimGrid's id of the node actor */
+    bool broken;   /* a process of the job died: every fence fails (faults.c) */
+    bool dead;     /* crashed (node fault) */
+    bool doomed;   /* a fault crashes it (faults.c) */
+    bool merged;   /* no actor of its own: its process's actor serves it (simplat.c) */
+    sgw_box *loop; /* merged: its process and server's transfers */
+    sgw_box *lbox; /* not merged: its processes' frames (simplat.c) */
+    sim_msg *local_head, *local_tail; /* merged: what crossed the loopback, in order */
 };
 
 /* ---- measurements ---- */
@@ -284,6 +289,7 @@ struct sim_run {
     struct sim_share *shares; /* collecting fences' data, once per run (simnode.c) */
     FILE *events;             /* --events, or NULL */
     px_api_client none;       /* what the binding answers outside a process actor */
+    bool merged;              /* one actor per node (simplat.c, "One actor per node") */
     px_api_binding binding;
 };
 
@@ -308,6 +314,16 @@ void sim_logf(sim_run *run, const char *fmt, ...) __attribute__((format(printf, 
 extern const px_server_host sim_server_host;
 int sim_node_setup(sim_run *run, sim_node *n);
 void sim_node_main(void *arg); /* the node actor */
+/* A merged node (run->merged): handle one message for its server, or run
+ * its due timers and return the seconds until the next one (-1: none),
+ * as the calling actor's node; sim_node_serve runs the node's loop for
+ * ever, as its actor does. */
+void sim_node_deliver(sim_node *n, sim_msg *m);
+/* Receive the next message for a merged node's actor (its local queue
+ * first, then its mailbox), as sgw_recv. */
+int sim_node_recv(sim_node *n, double timeout, void **payload);
+double sim_node_timers(sim_node *n);
+void sim_node_serve(sim_node *n);
 void sim_node_fini(sim_node *n);
 
 /* topo.c: write the platform for the options into `path`; returns 0 or -1

@@ -117,6 +117,12 @@ static void json_num(FILE *f, double v)
         fprintf(f, "null");
 }
 
+/* The node and process actors of the run (not the faults' and planes'). */
+static uint32_t sim_actors(const sim_run *run)
+{
+    return run->nprocs + (run->merged ? 0 : run->nnodes);
+}
+
 void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, long rss_kb)
 {
     const sim_opts *o = &run->opt;
@@ -143,7 +149,8 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
                 o->algo != NULL ? o->algo : "auto", run->nnodes, o->ppn, sim_topo_name(o->topology),
                 o->lv08 ? "lv08" : "cm02", (unsigned long long)o->seed, run->wl->name,
                 run->procs_failed, sgw_now(), cpu_name(o->cpu), run->cpu_charged);
-        fprintf(tsv, "# wall: wall_s=%.3f peak_rss_mb=%.1f\n", wall, rss_kb / 1024.0);
+        fprintf(tsv, "# wall: wall_s=%.3f peak_rss_mb=%.1f actors=%u\n", wall, rss_kb / 1024.0,
+                sim_actors(run));
         fflush(tsv);
     }
     if (json != NULL) {
@@ -158,8 +165,9 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
         json_num(json, run->beta);
         fprintf(json,
                 ",\"procs_failed\":%u,\"sim_s\":%.9g,\"cpu\":\"%s\",\"cpu_charged_s\":%.9g,"
-                "\"wall_s\":%.3f,\"peak_rss_kb\":%ld,\"fences\":[",
-                run->procs_failed, sgw_now(), cpu_name(o->cpu), run->cpu_charged, wall, rss_kb);
+                "\"wall_s\":%.3f,\"peak_rss_kb\":%ld,\"actors\":%u,\"fences\":[",
+                run->procs_failed, sgw_now(), cpu_name(o->cpu), run->cpu_charged, wall, rss_kb,
+                sim_actors(run));
         for (size_t i = 0; i < run->nfstats; i++) {
             const sim_fstat *f = &run->fstats[i];
             double pred = sim_formula(run, f);

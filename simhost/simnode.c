@@ -928,8 +928,18 @@ int sim_node_setup(sim_run *run, sim_node *n)
         p->node = n;
         p->ac.external_progress = -1;
         snprintf(p->ep.name, sizeof(p->ep.name), "rank %u", p->proc.rank);
-        snprintf(box, sizeof(box), "c%u", p->proc.rank);
-        p->ep.box = sgw_box_create(box);
+        if (n->merged) {
+            p->ep.box = n->ep.box; /* one actor, one mailbox */
+            snprintf(box, sizeof(box), "l%u", n->id);
+            n->loop = sgw_box_create(box);
+        } else {
+            snprintf(box, sizeof(box), "c%u", p->proc.rank);
+            p->ep.box = sgw_box_create(box);
+        }
+    }
+    if (!n->merged) {
+        snprintf(box, sizeof(box), "L%u", n->id);
+        n->lbox = sgw_box_create(box);
     }
     return register_job(run, n) == PMIX_SUCCESS ? 0 : -1;
 }
@@ -1005,13 +1015,61 @@ static void node_body(void *arg)
 
     sgw_set_self_data(&n->ep);
     sgw_box_listen(n->ep.box);
+    sgw_box_listen(n->lbox);
+    sim_node_serve(n);
+}
+
+void sim_node_serve(sim_node *n)
+{
+    sgw_set_self_data(&n->ep);
     for (;;) { /* a daemon: SimGrid ends it after the last process */
         double next = sim_timers_run(&n->ep);
         void *payload = NULL;
 
-        if (sgw_recv(n->ep.box, next, &payload) == 0)
+        if (sim_node_recv(n, next, &payload) != 0)
+            continue;
+        if (((sim_msg *)payload)->kind == MSG_S2C || ((sim_msg *)payload)->kind == MSG_HANGUP)
+            sim_msg_free(payload); /* merged: for its process, which has exited */
+        else
             sim_handle(&n->ep, dispatch, payload);
     }
+}
+
+int sim_node_recv(sim_node *n, double timeout, void **payload)
+{
+    sim_msg *m = n->local_head;
+    sgw_box *from;
+
+    if (m == NULL && n->lbox != NULL && !sgw_box_is_queued(n->ep.box))
+        return sgw_recv_any(n->ep.box, n->lbox, timeout, payload, &from);
+    if (m == NULL)
+        return sgw_recv(n->ep.box, timeout, payload);
+    n->local_head = m->next;
+    if (n->local_head == NULL)
+        n->local_tail = NULL;
+    m->next = NULL;
+    *payload = m;
+    return 0;
+}
+
+void sim_node_deliver(sim_node *n, sim_msg *m)
+{
+    void *self = sgw_self_data();
+
+    sgw_set_self_data(&n->ep);
+    sim_handle(&n->ep, dispatch, m);
+    sgw_set_self_data(self);
+}
+
+double sim_node_timers(sim_node *n)
+{
+    void *self = sgw_self_data();
+    double next;
+
+    sgw_set_self_data(&n->ep);
+    next = sim_timers_run(&n->ep);
+    sgw_set_self_data(self);
+    return next;
 }
 
 void sim_node_fini(sim_node *n)
@@ -1041,6 +1099,12 @@ void sim_node_fini(sim_node *n)
         n->early = m->next;
         sim_msg_free(m);
     }
+    while (n->local_head != NULL) {
+        sim_msg *m = n->local_head;
+        n->local_head = m->next;
+        sim_msg_free(m);
+    }
+    n->local_tail = NULL;
     while (n->dmx != NULL) {
         sim_dmx *d = n->dmx;
         n->dmx = d->next;
@@ -1051,10 +1115,15 @@ void sim_node_fini(sim_node *n)
         n->ep.timers = t->next;
         free(t);
     }
-    sgw_box_destroy(n->ep.box);
-    n->ep.box = NULL;
     for (uint32_t i = 0; i < n->nprocs; i++) {
-        sgw_box_destroy(n->procs[i].ep.box);
+        if (n->procs[i].ep.box != n->ep.box)
+            sgw_box_destroy(n->procs[i].ep.box);
         n->procs[i].ep.box = NULL;
     }
+    sgw_box_destroy(n->ep.box);
+    n->ep.box = NULL;
+    sgw_box_destroy(n->loop);
+    n->loop = NULL;
+    sgw_box_destroy(n->lbox);
+    n->lbox = NULL;
 }
