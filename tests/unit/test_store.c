@@ -420,6 +420,49 @@ static void test_job_qualified_values(void **state)
     free_infos(info, 1);
 }
 
+/* The key a qualified value is kept under: the qualifiers in a fixed
+ * order whatever their order in the array, numbers in decimal, and a
+ * clear refusal when a qualifier has another type or the result is too
+ * long for a key. */
+static void test_qualified_key_text(void **state)
+{
+    pmix_info_t q[4];
+    char out[PMIX_MAX_KEYLEN + 1], small[24], longkey[PMIX_MAX_KEYLEN];
+    uint64_t big = UINT64_MAX;
+    uint32_t zero = 0;
+    bool yes = true;
+
+    (void)state;
+    memset(q, 0, sizeof(q));
+    PMIx_Info_load(&q[0], PMIX_NETWORK_VIEW, "physical", PMIX_STRING);
+    PMIx_Info_load(&q[1], PMIX_HOSTNAME, "ignored", PMIX_STRING); /* not a network qualifier */
+    PMIx_Info_load(&q[2], PMIX_NETWORK_NIC, "node-3.nic1", PMIX_STRING);
+    PMIx_Info_load(&q[3], PMIX_NETWORK_PLANE, &big, PMIX_UINT64);
+    assert_int_equal(px_store_qualified_key("pmix.net.coord", q, 4, out, sizeof(out)), 3);
+    assert_string_equal(out, "pmix.net.coord?pmix.net.plane=18446744073709551615"
+                             "&pmix.net.nic=node-3.nic1&pmix.net.view=physical");
+    PMIx_Info_destruct(&q[3]);
+    PMIx_Info_load(&q[3], PMIX_NETWORK_PLANE, &zero, PMIX_UINT32);
+    assert_int_equal(px_store_qualified_key("k", &q[3], 1, out, sizeof(out)), 1);
+    assert_string_equal(out, "k?pmix.net.plane=0");
+    assert_int_equal(px_store_qualified_key("plain", NULL, 0, out, sizeof(out)), 0);
+    assert_string_equal(out, "plain");
+    /* does not fit the buffer, or is longer than a key may be */
+    assert_int_equal(px_store_qualified_key("pmix.net.coord", q, 4, small, sizeof(small)), -1);
+    memset(longkey, 'x', sizeof(longkey) - 1);
+    longkey[sizeof(longkey) - 1] = '\0';
+    assert_int_equal(px_store_qualified_key(longkey, &q[3], 1, out, sizeof(out)), -1);
+    assert_int_equal(px_store_qualified_key(longkey, NULL, 0, out, sizeof(out)), 0);
+    /* a qualifier of another type */
+    PMIx_Info_destruct(&q[3]);
+    PMIx_Info_load(&q[3], PMIX_NETWORK_PLANE, &yes, PMIX_BOOL);
+    assert_int_equal(px_store_qualified_key("k", &q[3], 1, out, sizeof(out)), -1);
+    assert_int_equal(px_store_qualified_key(NULL, NULL, 0, out, sizeof(out)), -1);
+    for (size_t i = 0; i < 4; i++) {
+        PMIx_Info_destruct(&q[i]);
+    }
+}
+
 static void test_job_identifiers(void **state)
 {
     fixture *f = *state;
@@ -1523,6 +1566,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_groups_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_null_and_bad_args, setup, teardown),
         cmocka_unit_test(test_htab_random),
+        cmocka_unit_test(test_qualified_key_text),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }
