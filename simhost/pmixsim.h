@@ -220,6 +220,7 @@ struct sim_proc {
     uint32_t fences_seen;  /* FENCE requests its server received */
     sim_fault *kill_fence; /* proc:R@fence:K aimed at it, or NULL */
     bool doomed;           /* a fault may kill it (faults.c) */
+    bool opened;           /* its workload called PMIx_Init */
 };
 
 /* ---- nodes ---- */
@@ -290,6 +291,7 @@ struct sim_run {
     FILE *events;             /* --events, or NULL */
     px_api_client none;       /* what the binding answers outside a process actor */
     bool merged;              /* one actor per node (simplat.c, "One actor per node") */
+    bool no_start;            /* rank 0 failed before PMIx_Init: the others do not run */
     px_api_binding binding;
 };
 

@@ -689,6 +689,7 @@ static pmix_status_t bind_open(void *arg, px_api_client *ac, const pmix_info_t i
         snprintf(errbuf, errlen, "out of memory");
         return PMIX_ERR_NOMEM;
     }
+    p->opened = true;
     p->conn = p->node->next_conn++;
     p->closed = false;
     p->sync = false;
@@ -759,8 +760,18 @@ static void proc_body(void *arg)
     for (int i = 0; i < run->opt.wl_argc; i++)
         argv[argc++] = run->opt.wl_argv[i];
     argv[argc] = NULL;
-    p->exit_code = run->wl->main(argc, argv);
+    /* Rank 0 runs first. If it failed before PMIx_Init (its arguments,
+     * most likely: it said why), the others would only say it again,
+     * thousands of times: they do not run. */
+    p->exit_code = run->no_start ? 0 : run->wl->main(argc, argv);
     free(argv);
+    if (p->proc.rank == 0 && p->exit_code != 0 && !p->opened && run->nprocs > 1) {
+        run->no_start = true;
+        fprintf(stderr,
+                "pmixsim: rank 0 ended with status %d before PMIx_Init: the other %u processes "
+                "do not run the workload\n",
+                p->exit_code, run->nprocs - 1);
+    }
     if (p->ac.client != NULL) {
         /* It returned without PMIx_Finalize: the connection just ends. */
         p->ac.refcount = 0;

@@ -41,7 +41,9 @@
 #       round on the critical path), on 16 and 64 nodes; without --cpu it
 #       takes the formula.
 #   simtest.sh bad-args PMIXSIM
-#       Bad arguments end with status 2 and a message naming the problem.
+#       Bad arguments end with status 2 and a message naming the problem;
+#       a workload's bad argument is reported once, by rank 0, and the
+#       other processes do not run.
 #   simtest.sh one-actor PMIXSIM
 #       With one process per node, the default (the process's actor also
 #       runs its node's server: one actor per node) and --server-actors
@@ -327,6 +329,17 @@ bad-args)
     check "--cpu model:x" --cpu model:x fence
     "$sim" --list >"$tmp/o" || fail "pmixsim --list failed"
     grep -q '^fence ' "$tmp/o" || fail "--list does not list the fence workload"
+    # a workload's bad argument: rank 0 says so once, the others do not run
+    for extra in "" --server-actors; do
+        "$sim" --quiet $extra --nodes 128 fence --iters 0 >"$tmp/o" 2>"$tmp/e" &&
+            fail "fence --iters 0 succeeded"
+        [[ $(grep -c '^usage: fence' "$tmp/e") -eq 1 ]] ||
+            fail "fence --iters 0 $extra: not one usage line: $(head -5 "$tmp/e")"
+        grep -q 'rank 0 ended with status 2 before PMIx_Init: the other 127 processes' "$tmp/e" ||
+            fail "fence --iters 0 $extra: no word of the others: $(cat "$tmp/e")"
+        grep -q 'procs_failed=1 ' "$tmp/o" || fail "fence --iters 0 $extra: $(cat "$tmp/o")"
+    done
+    echo "ok: a workload's bad argument is reported once"
     ;;
 *)
     fail "unknown test $cmd"
