@@ -245,7 +245,6 @@ struct sim_node {
     bool doomed;   /* a fault crashes it (faults.c) */
     bool merged;   /* no actor of its own: its process's actor serves it (simplat.c) */
     sgw_box *loop; /* merged: its process and server's transfers */
-    sgw_box *lbox; /* not merged: its processes' frames (simplat.c) */
     sim_msg *local_head, *local_tail; /* merged: what crossed the loopback, in order */
 };
 

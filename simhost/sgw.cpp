@@ -230,37 +230,6 @@ int sgw_recv(sgw_box *b, double timeout, void **payload)
     return 0;
 }
 
-int sgw_recv_any(sgw_box *a, sgw_box *b, double timeout, void **payload, sgw_box **from)
-{
-    sgw_box *boxes[2] = {a, b};
-    std::vector<sg4::CommPtr> comms;
-    ssize_t i;
-
-    for (sgw_box *x : boxes) {
-        if (x->pending == nullptr)
-            x->pending = x->mb->get_async<void>(&x->payload);
-        comms.push_back(x->pending);
-    }
-    try {
-        i = sg4::Comm::wait_any_for(comms, timeout);
-    } catch (const std::exception &) {
-        /* Forget the receive that failed; the other stays posted. */
-        for (sgw_box *x : boxes) {
-            sg4::Activity::State st = x->pending->get_state();
-            if (st == sg4::Activity::State::FAILED || st == sg4::Activity::State::CANCELED)
-                x->pending = nullptr;
-        }
-        return -1;
-    }
-    if (i < 0)
-        return 1;
-    *from = boxes[i];
-    boxes[i]->pending = nullptr;
-    *payload = boxes[i]->payload;
-    boxes[i]->payload = nullptr;
-    return 0;
-}
-
 void sgw_box_listen(sgw_box *b)
 {
     b->mb->set_receiver(sg4::Actor::self());

@@ -55,11 +55,6 @@ long sgw_actor(const char *name, const char *host, void (*fn)(void *arg), void *
 int sgw_kill(long pid);
 /* Make the calling actor a daemon (see sgw_actor). */
 void sgw_daemonize_self(void);
-/* As sgw_recv, from whichever of two mailbox boxes has a message first
- * (not for queued boxes): 0 with *from set to the box it came from, 1 if
- * the timeout expired, -1 if a communication failed. Each box keeps its
- * pending receive as sgw_recv does. */
-int sgw_recv_any(sgw_box *a, sgw_box *b, double timeout, void **payload, sgw_box **from);
 /* Move `bytes` from the calling actor to itself through `b`, a box that
  * nobody listens to and nobody else uses (so over its host's loopback
  * link), blocking until they are over. Returns 0, or -1 if the transfer

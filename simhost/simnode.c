@@ -937,10 +937,6 @@ int sim_node_setup(sim_run *run, sim_node *n)
             p->ep.box = sgw_box_create(box);
         }
     }
-    if (!n->merged) {
-        snprintf(box, sizeof(box), "L%u", n->id);
-        n->lbox = sgw_box_create(box);
-    }
     return register_job(run, n) == PMIX_SUCCESS ? 0 : -1;
 }
 
@@ -1015,7 +1011,6 @@ static void node_body(void *arg)
 
     sgw_set_self_data(&n->ep);
     sgw_box_listen(n->ep.box);
-    sgw_box_listen(n->lbox);
     sim_node_serve(n);
 }
 
@@ -1038,10 +1033,7 @@ void sim_node_serve(sim_node *n)
 int sim_node_recv(sim_node *n, double timeout, void **payload)
 {
     sim_msg *m = n->local_head;
-    sgw_box *from;
 
-    if (m == NULL && n->lbox != NULL && !sgw_box_is_queued(n->ep.box))
-        return sgw_recv_any(n->ep.box, n->lbox, timeout, payload, &from);
     if (m == NULL)
         return sgw_recv(n->ep.box, timeout, payload);
     n->local_head = m->next;
@@ -1124,6 +1116,4 @@ void sim_node_fini(sim_node *n)
     n->ep.box = NULL;
     sgw_box_destroy(n->loop);
     n->loop = NULL;
-    sgw_box_destroy(n->lbox);
-    n->lbox = NULL;
 }

@@ -32,17 +32,19 @@
  * start-up out of the simulated time.)
  * Everything else goes through the simulated network.
  *
- * Mailboxes. SimGrid binds a posted receive to the first transfer posted
+ * Mailboxes. SimGrid binds a posted receive to the first transfer sent
  * to its mailbox, and the receiver waits for that one even when a later,
- * shorter one has arrived meanwhile. So a node's processes send to a
- * mailbox of the node's that only they use (lbox), which the node's actor
- * waits on together with its network mailbox (sgw_recv_any): a request
- * from a local process does not wait behind a transfer from a far node
- * (it did, by microseconds on a torus, or behind a fence's message during
- * bizcard's Gets). Between nodes the effect remains: where transfers
- * overtake each other (routes of different lengths, sizes far apart), a
- * node takes them in the order they were sent, not as they arrived.
- * (Queued boxes, with faults or two planes, take them as they arrive.)
+ * shorter one has arrived meanwhile: where transfers overtake each other
+ * (routes of different lengths, sizes far apart, a local request sent
+ * while a far node's message is on its way) an actor takes them in the
+ * order they were sent, not as they arrived. A process's Get request
+ * waited 1.8 us behind a fence message during bizcard full on a crossbar;
+ * fences started up to 2 us late on a torus. Queued boxes (faults, two
+ * planes) take messages as they arrive; so do the frames between the
+ * process and the server of a node with one actor (below). (A second
+ * mailbox for local frames, waited on with Comm::wait_any beside the
+ * first, was tried: with a permanent receiver SimGrid 3.32 handed over a
+ * frame still in transfer, and its sender then waited for ever.)
  *
  * One actor per node. With one process per node, and nothing that needs
  * the server to run while its process is busy (--cpu charges both to one
@@ -57,11 +59,11 @@
  * loopback link (sgw_loopback: a put to a box of the node's own, taken by
  * the same actor) and then wait in the node's local queue, which `wait`
  * and the daemon loop read before the mailbox (through the mailbox they
- * would wait behind network transfers: see above). Half the actors: at
+ * could wait behind network transfers: see above). Half the actors: at
  * 16,384 nodes, 0.93 GB instead of 1.23 and about 0.3 s less. Reports and
  * event logs are the same as with an actor per server on a crossbar
- * (test sim_one_actor_per_node); where transfers overtake each other the
- * two can differ, as the receives are posted at other moments.
+ * (test sim_one_actor_per_node) but where a local frame would wait behind
+ * a network transfer with an actor per server (see Mailboxes).
  * --server-actors turns it off.
  *
  * CPU time (--cpu). By default the library's work takes no simulated time.
@@ -166,9 +168,6 @@ static int send_now(sim_ep *to, sim_msg *m, double bytes)
         n->local_tail = m;
         return 0;
     }
-    if (to == &n->ep && n->lbox != NULL && !sgw_box_is_queued(n->ep.box) &&
-        (self = sgw_self_data()) != NULL && !self->is_server && node_of_ep(self) == n)
-        return sgw_send(n->lbox, m, bytes, sim_msg_free); /* see the top: "Mailboxes" */
     return sim_net_send(to->run, to, m, bytes);
 }
 
