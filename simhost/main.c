@@ -415,6 +415,16 @@ static int build_platform(sim_run *run, char *err, size_t errlen)
     return rc;
 }
 
+/* Whether SimGrid options of the command line change the network model
+ * (its factors, TCP gamma...). */
+static bool network_cfg(char **sgargv, int sgargc)
+{
+    for (int i = 0; i < sgargc; i++)
+        if (strstr(sgargv[i], "network/") != NULL)
+            return true;
+    return false;
+}
+
 /* vm.max_map_count, or the kernel's default if it cannot be read. */
 static uint64_t max_map_count(void)
 {
@@ -562,6 +572,15 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
     if (run->nnodes >= 2) {
         run->alpha = sgw_route_latency(run->nodes[0].host, run->nodes[1].host);
         run->beta = 1.0 / sgw_route_bandwidth(run->nodes[0].host, run->nodes[1].host);
+    }
+    if (run->merged && !opt->lv08 && opt->topology != TOPO_FILE && !network_cfg(sgargv, sgargc)) {
+        /* A frame's loopback time as CM02 gives it (simplat.c, "One actor
+         * per node"): every node's loopback link is the same here. */
+        double gamma = sgw_config_double("network/TCP-gamma");
+        run->lo_lat = sgw_route_latency(run->nodes[0].host, run->nodes[0].host);
+        run->lo_rate = sgw_route_bandwidth(run->nodes[0].host, run->nodes[0].host);
+        if (run->lo_lat > 0 && gamma > 0 && gamma / (2 * run->lo_lat) < run->lo_rate)
+            run->lo_rate = gamma / (2 * run->lo_lat);
     }
     if (sim_net_setup(run, err, sizeof(err)) != 0) {
         fprintf(stderr, "pmixsim: network planes and coordinates: %s\n", err);

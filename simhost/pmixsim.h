@@ -290,6 +290,7 @@ struct sim_run {
     FILE *events;             /* --events, or NULL */
     px_api_client none;       /* what the binding answers outside a process actor */
     bool merged;              /* one actor per node (simplat.c, "One actor per node") */
+    double lo_lat, lo_rate;   /* merged under CM02: a frame's loopback time is lat + bytes / rate */
     bool no_start;            /* rank 0 failed before PMIx_Init: the others do not run */
     px_api_binding binding;
 };

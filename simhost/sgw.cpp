@@ -24,6 +24,7 @@
 
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
+#include <xbt/config.hpp>
 
 namespace sg4 = simgrid::s4u;
 
@@ -50,6 +51,11 @@ void sgw_init(int *argc, char **argv)
 void sgw_config(const char *item)
 {
     sg4::Engine::set_config(item);
+}
+
+double sgw_config_double(const char *name)
+{
+    return simgrid::config::get_value<double>(name);
 }
 
 int sgw_load_platform(const char *file, char *err, size_t errlen)

@@ -33,6 +33,8 @@ void sgw_init(int *argc, char **argv);
 /* Set a configuration item ("network/model:CM02") before loading a
  * platform. */
 void sgw_config(const char *item);
+/* A numeric configuration item's value (e.g. "network/TCP-gamma"). */
+double sgw_config_double(const char *name);
 /* Load a platform file (XML or a .so). Returns 0, or -1 with a reason. */
 int sgw_load_platform(const char *file, char *err, size_t errlen);
 size_t sgw_host_count(void);
