@@ -232,6 +232,7 @@ void sim_logf(sim_run *run, const char *fmt, ...)
 struct px_timer *sim_timer_add(sim_ep *ep, double seconds, void (*cb)(void *), void *arg)
 {
     struct px_timer *t = calloc(1, sizeof(*t)), **pp;
+    sim_ep *self = sgw_self_data();
 
     if (t == NULL)
         return NULL;
@@ -244,8 +245,10 @@ struct px_timer *sim_timer_add(sim_ep *ep, double seconds, void (*cb)(void *), v
     t->next = *pp;
     *pp = t;
     /* An actor blocked in a receive with a later deadline must look again
-     * (before the simulation runs, nobody is blocked yet). */
-    if (ep->timers == t && sgw_self_data() != (void *)ep && sgw_in_actor()) {
+     * (before the simulation runs, nobody is blocked yet; a merged node's
+     * actor is not blocked when it adds its own timers). */
+    if (ep->timers == t && self != ep && sgw_in_actor() &&
+        !(self != NULL && node_of_ep(ep)->merged && node_of_ep(self) == node_of_ep(ep))) {
         if (sgw_box_is_queued(ep->box))
             sgw_box_push(ep->box, sim_msg_new(MSG_WAKE, NULL, 0)); /* a signal, not a message */
         else
