@@ -66,7 +66,9 @@ void px_coll_mach_send(px_coll_mach *m, uint32_t vto, uint32_t round, uint8_t *m
     c->stats.sent_bytes += wire_len;
     rc = c->sizes_only ? c->ops->send_sized(c->ctx, to, msg, len, wire_len)
                        : c->ops->send(c->ctx, to, msg, len);
-    if (rc != PMIX_SUCCESS) {
+    if (rc == PMIX_ERR_NOMEM || rc == PMIX_ERR_OUT_OF_RESOURCE) {
+        px_coll_run_fail(r, rc, PX_COLL_NONE); /* ours, not the peer's */
+    } else if (rc != PMIX_SUCCESS) {
         px_coll_run_fail(r, PMIX_ERR_PROC_TERM_WO_SYNC, to);
     }
 }

@@ -116,6 +116,7 @@ static void send_notice(flood *f, uint32_t to)
     size_t len = PX_COLL_NOTICE_SIZE + 4 * (size_t)c->ndead;
     uint8_t *msg = malloc(PX_COLL_HDR_SIZE + len), *p;
     px_coll_msg_info h;
+    pmix_status_t rc;
 
     if (msg == NULL) {
         return;
@@ -135,8 +136,9 @@ static void send_notice(flood *f, uint32_t to)
         px_coll_put32(p + 12 + 4 * (size_t)i, c->dead[i]);
     }
     c->stats.notices_sent++;
-    if (c->ops->send(c->ctx, to, msg, PX_COLL_HDR_SIZE + len) != PMIX_SUCCESS) {
-        px_coll_add_dead(c, to);
+    rc = c->ops->send(c->ctx, to, msg, PX_COLL_HDR_SIZE + len);
+    if (rc != PMIX_SUCCESS && rc != PMIX_ERR_NOMEM && rc != PMIX_ERR_OUT_OF_RESOURCE) {
+        px_coll_add_dead(c, to); /* unreachable (px_coll.h, send) */
     }
 }
 

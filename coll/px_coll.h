@@ -81,9 +81,14 @@ typedef struct px_coll_ops {
     /* Send `msg` (`len` bytes, allocated with malloc) to member `to`. The
      * host takes ownership of `msg` in every case, also on failure, and
      * frees it with free() when it is done. It must not call into any
-     * px_coll from inside send (queue the delivery instead). A non-zero
-     * return means `to` is unreachable: px_coll then treats `to` exactly as
-     * if px_coll_peer_failed(to) had been called. */
+     * px_coll from inside send (queue the delivery instead).
+     * PMIX_ERR_NOMEM or PMIX_ERR_OUT_OF_RESOURCE mean that this member
+     * could not send it (no memory, a message bigger than the transport
+     * takes): the running collective fails with that status, as a local
+     * failure (every member learns of it), and `to` stays a member in good
+     * standing. Any other non-zero return means `to` is unreachable:
+     * px_coll then treats `to` exactly as if px_coll_peer_failed(to) had
+     * been called. */
     pmix_status_t (*send)(void *ctx, uint32_t to, void *msg, size_t len);
 
     /* One-shot timer: `cb(arg)` runs later, never from inside timer_start,

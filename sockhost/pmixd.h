@@ -76,7 +76,8 @@ typedef struct pmixd_ctx {
 } pmixd_ctx;
 
 /* pmixd.c */
-/* Queue one frame to node `n`: 0, or -1 if it is unreachable. */
+/* Queue one frame to node `n`: 0, -1 if it is unreachable, or TL_ENOMEM or
+ * TL_ETOOBIG if this daemon could not queue it (tcplink.h). */
 int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b);
 
 /* pmixd_coll.c */

@@ -426,7 +426,11 @@ static pmix_status_t c_send(void *ctx, uint32_t to, void *msg, size_t len)
     free(msg);
     int rc = to < s->n ? pmixd_peer_send(s->d, (int)s->members[to], PD_COLL, &b) : -1;
     tl_buf_free(&b);
-    return rc == 0 ? PMIX_SUCCESS : PMIX_ERR_UNREACH;
+    /* Our own failure fails this fence, not the peer for good (px_coll.h) */
+    return rc == 0            ? PMIX_SUCCESS
+           : rc == TL_ENOMEM  ? PMIX_ERR_NOMEM
+           : rc == TL_ETOOBIG ? PMIX_ERR_OUT_OF_RESOURCE
+                              : PMIX_ERR_UNREACH;
 }
 
 static px_coll_timer *c_timer_start(void *ctx, double seconds, void (*cb)(void *arg), void *arg)
@@ -598,7 +602,7 @@ static void do_dmdx(pmixd_ctx *d, inbox_item *it)
     int rc = pmixd_peer_send(d, it->node, PD_DMDX_REQ, &b);
     tl_buf_free(&b);
     if (rc != 0) {
-        w->cbfunc(PMIX_ERR_UNREACH, NULL, 0, w->cbdata, NULL, NULL);
+        w->cbfunc(rc == -1 ? PMIX_ERR_UNREACH : PMIX_ERR_NOMEM, NULL, 0, w->cbdata, NULL, NULL);
         free(w);
         return;
     }

@@ -264,20 +264,26 @@ int tl_flush(tl_link *l)
 
 int tl_send(tl_link *l, uint8_t type, const tl_buf *payload)
 {
-    if (l->fd < 0 || tl_queue(l, type, payload) != 0)
+    int rc;
+
+    if (l->fd < 0)
         return -1;
+    if ((rc = tl_queue(l, type, payload)) != 0)
+        return rc;
     return tl_flush(l) == 0 || errno == EPIPE || errno == ECONNRESET ? 0 : -1;
 }
 
 int tl_queue(tl_link *l, uint8_t type, const tl_buf *payload)
 {
     size_t n = payload != NULL ? payload->len : 0;
-    if ((payload != NULL && payload->failed) || n + 1 > TL_FRAME_MAX)
-        return -1;
+    if (payload != NULL && payload->failed)
+        return TL_ENOMEM;
+    if (n + 1 > TL_FRAME_MAX)
+        return TL_ETOOBIG;
     if (l->outoff > 0 && l->outoff == l->outlen)
         l->outoff = l->outlen = 0;
     if (!grow(&l->out, &l->outcap, l->outlen + 5 + n))
-        return -1;
+        return TL_ENOMEM;
     uint32_t len = (uint32_t)(n + 1);
     uint8_t *p = l->out + l->outlen;
     p[0] = (uint8_t)len;

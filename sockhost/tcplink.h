@@ -75,10 +75,16 @@ int tl_connect(const char *addr, uint16_t port, double seconds);
 
 void tl_link_init(tl_link *l, int fd); /* takes the fd, makes it non-blocking */
 void tl_link_close(tl_link *l);        /* closes and frees; idempotent */
-/* Queue one frame. 0, or -1 if the link is closed, broken or out of memory. */
+/* Why tl_send and tl_queue could not queue a frame on this side (the
+ * link itself is fine): */
+#define TL_ENOMEM (-2)  /* out of memory (also a payload whose puts failed) */
+#define TL_ETOOBIG (-3) /* more than TL_FRAME_MAX */
+/* Queue one frame. 0, -1 if the link is closed or broken, or TL_ENOMEM or
+ * TL_ETOOBIG. */
 int tl_send(tl_link *l, uint8_t type, const tl_buf *payload);
 /* Queue one frame on a link that may not be connected yet (fd -1): it is
- * written once the link has a connection (tl_link_adopt). 0, or -1. */
+ * written once the link has a connection (tl_link_adopt). 0, TL_ENOMEM or
+ * TL_ETOOBIG. */
 int tl_queue(tl_link *l, uint8_t type, const tl_buf *payload);
 /* `dst` takes `src`'s connection and what it has read; what `dst` had
  * queued is written ahead of anything `src` had queued. `src` is left

@@ -46,6 +46,8 @@ typedef struct node {
     bool dead;
     int64_t die_at; /* -1: never */
     uint64_t data_sent;
+    uint64_t fail_sends; /* data sends still to refuse with fail_status */
+    pmix_status_t fail_status;
     size_t live_timers;
 } node;
 
@@ -190,6 +192,11 @@ static pmix_status_t op_send(void *ctx, uint32_t to, void *msg, size_t len)
             collnet_kill(w, nd->m);
             free(msg);
             return PMIX_SUCCESS;
+        }
+        if (nd->fail_sends > 0) {
+            nd->fail_sends--;
+            free(msg);
+            return nd->fail_status;
         }
         nd->data_sent++;
     }
@@ -426,6 +433,12 @@ bool collnet_dead(const collnet *w, uint32_t m)
 void collnet_die_at_send(collnet *w, uint32_t m, uint64_t k)
 {
     w->nodes[m].die_at = (int64_t)k;
+}
+
+void collnet_fail_sends(collnet *w, uint32_t m, uint64_t k, pmix_status_t status)
+{
+    w->nodes[m].fail_sends = k;
+    w->nodes[m].fail_status = status;
 }
 
 size_t collnet_live_timers(const collnet *w, uint32_t m)

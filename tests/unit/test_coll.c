@@ -1229,6 +1229,52 @@ static void test_send_refused(void **state)
     collnet_destroy(w);
 }
 
+/* A send that fails on the sender's side (no memory, too big for the
+ * transport) fails the running collective everywhere with that status but
+ * counts nobody as failed: the next collective succeeds. (Before, any
+ * failed send counted its peer failed for good, and every later fence
+ * failed with PMIX_ERR_PROC_TERM_WO_SYNC.) */
+static void test_send_failed_locally(void **state)
+{
+    static const pmix_status_t why[] = {PMIX_ERR_NOMEM, PMIX_ERR_OUT_OF_RESOURCE};
+
+    for (size_t k = 0; k < sizeof(why) / sizeof(why[0]); k++) {
+        collnet_cfg nc = {0};
+        collnet *w;
+        done d[5];
+        px_coll_args args;
+        uint8_t x = 1;
+
+        nc.n = 5;
+        nc.seed = 9;
+        nc.dmin = 0.001;
+        nc.dmax = 0.01;
+        w = collnet_create(&nc);
+        memset(&args, 0, sizeof(args));
+        args.kind = PX_COLL_ALLGATHER;
+        args.choice.algo = A("ring");
+        collnet_fail_sends(w, 1, 1, why[k]);
+        for (int epoch = 1; epoch <= 2; epoch++) {
+            memset(d, 0, sizeof(d));
+            for (uint32_t m = 0; m < 5; m++) {
+                assert_int_equal(px_coll_start(collnet_coll(w, m), &args, &x, 1, on_done, &d[m]),
+                                 PMIX_SUCCESS);
+            }
+            collnet_run(w, 100000);
+            for (uint32_t m = 0; m < 5; m++) {
+                assert_int_equal(d[m].calls, 1);
+                if (epoch == 1) {
+                    assert_int_equal(d[m].status, why[k]);
+                } else {
+                    assert_int_equal(d[m].status, PMIX_SUCCESS);
+                }
+            }
+        }
+        assert_int_equal(collnet_pending(w), 0);
+        collnet_destroy(w);
+    }
+}
+
 /* Somebody names me as failed: my collective ends, and I stay usable for
  * the count of epochs (I do not mark myself failed). */
 static void test_notice_naming_me(void **state)
@@ -1304,6 +1350,7 @@ int main(void)
         cmocka_unit_test_teardown(test_timeouts, teardown_leaks),
         cmocka_unit_test_teardown(test_start_failed, teardown_leaks),
         cmocka_unit_test_teardown(test_send_refused, teardown_leaks),
+        cmocka_unit_test_teardown(test_send_failed_locally, teardown_leaks),
         cmocka_unit_test_teardown(test_notice_naming_me, teardown_leaks),
         cmocka_unit_test_teardown(test_result_ownership, teardown_leaks),
     };
