@@ -32,6 +32,7 @@
 
 #include <cmocka.h>
 
+#include "platform/posix_int.h" /* a slab's memfd, to count its pages */
 #include "platform/px_posix.h"
 #include "wire/px_wire.h"
 
@@ -602,6 +603,61 @@ static void test_region_reuse(void **state)
     free(d3);
 }
 
+/* Bytes of the file behind `fd` that hold pages. */
+static size_t file_resident(int fd)
+{
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    return (size_t)st.st_blocks * 512;
+}
+
+/* A slab that once held a large region gives those pages back when a
+ * much smaller region is written into it (before, a 3 MiB collect kept
+ * 3 MiB for the job's life). */
+static void test_region_slab_trim(void **state)
+{
+    fixture *fx = *state;
+    size_t len, big = 3 << 20, small = 100000;
+    uint8_t *d1 = region_bytes(4, big), *d2 = region_bytes(5, small);
+
+    fx_listen_connect(fx);
+    ops->lock(fx->srv);
+    px_region *r1 = ops->region_create(fx->srv, d1, big);
+    assert_non_null(r1);
+    void *f = make_frame(4, 32, &len);
+    assert_int_equal(ops->send_region(fx->srv, fx->rs.conn, f, len, r1), PMIX_SUCCESS);
+    ops->region_release(fx->srv, r1);
+    int fd = ((struct px_region *)r1)->fd;
+    ops->unlock(fx->srv);
+    assert_true(file_resident(fd) >= big);
+    assert_true(wait_count(fx->cli, false, &fx->rc.regions, 1));
+
+    /* the client's next frame carries its release: the slab is free */
+    ops->lock(fx->cli);
+    f = make_frame(7, 10, &len);
+    assert_int_equal(ops->send(fx->cli, PX_CONN_SERVER, f, len), PMIX_SUCCESS);
+    ops->unlock(fx->cli);
+    assert_true(wait_count(fx->srv, false, &fx->rs.frames, 1));
+
+    ops->lock(fx->srv);
+    px_region *r2 = ops->region_create(fx->srv, d2, small);
+    assert_ptr_equal(r2, r1); /* the same slab */
+    f = make_frame(5, 32, &len);
+    assert_int_equal(ops->send_region(fx->srv, fx->rs.conn, f, len, r2), PMIX_SUCCESS);
+    ops->region_release(fx->srv, r2);
+    ops->unlock(fx->srv);
+    /* its file keeps its size, but only the small region's pages */
+    assert_true(file_resident(fd) <= small + 4096);
+    assert_true(wait_count(fx->cli, false, &fx->rc.regions, 2));
+    ops->lock(fx->cli);
+    assert_int_equal(fx->rc.region_bytes, big + small);
+    assert_int_equal(fx->rc.bad_regions, 0);
+    assert_int_equal(fx->rc.bad_frames, 0);
+    ops->unlock(fx->cli);
+    free(d1);
+    free(d2);
+}
+
 /* A release of a region the peer does not hold breaks the protocol. */
 static void test_region_bad_release(void **state)
 {
@@ -1093,6 +1149,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_regions, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_without_fd, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_reuse, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_region_slab_trim, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_bad_release, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_refused_by_opened, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_engine_close, fx_setup, fx_teardown),

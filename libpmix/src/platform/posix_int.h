@@ -44,6 +44,7 @@ struct px_region {
     int rofd;     /* read-only: what readers get (fd if it cannot be reopened) */
     size_t len;   /* bytes of the current region */
     size_t cap;   /* the file's size */
+    size_t dirty; /* bytes from 0 that may hold pages (written since the last trim) */
     bool sealed;  /* sent: no appends until it is free again */
 };
 
@@ -222,6 +223,9 @@ pmix_status_t px_posix_region_append(void *pctx, struct px_region *region, const
                                      size_t len);
 /* Drop one hold (lock held); a slab nobody holds is free again. */
 void px_posix_region_unref(px_posix *p, struct px_region *region);
+/* A complete region, about to be delivered: give back the pages older,
+ * larger regions left past its end, when they are worth it (lock held). */
+void px_posix_region_trim(px_posix *p, struct px_region *region);
 /* Map the region announced by the connection's PX_PLAT_REGION frame and
  * deliver `frame` with it to the sink (lock held). *reached says whether
  * the sink was called: if not (no deliver_region, not a memfd sealed

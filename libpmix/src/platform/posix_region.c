@@ -33,8 +33,12 @@
  *
  * Memory: the pool holds as many slabs as regions were held at once (two
  * in a loop of fences, where the previous fence's data is released once
- * the next one's arrives), each as large as the largest region it held. A
- * slab lives while some connection that knows it is open.
+ * the next one's arrives). A slab's file is as large as the largest region
+ * it held (it cannot shrink), but when a region leaves at least TRIM_MIN
+ * bytes of older data past its end, those pages go back (a hole punched
+ * in the memfd: nobody reads them, for nobody holds the slab while the
+ * server writes it). A slab lives while some connection that knows it is
+ * open.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -48,7 +52,29 @@
 
 #include "posix_int.h"
 
+/* Older data past a new region's end worth giving back (one 100 MiB fence
+ * then small ones kept 100 MiB resident for the job's life). */
+#define TRIM_MIN ((size_t)1 << 20)
+
 /* ---- the server's pool ---- */
+
+/* Give back the pages past the current region that older, larger ones
+ * left, if there are enough of them to matter. Called when the region is
+ * complete: as it is sealed for its first delivery (lock held). */
+void px_posix_region_trim(px_posix *p, struct px_region *r)
+{
+    size_t keep = (r->len + 4095) & ~(size_t)4095;
+
+    if (r->dirty < keep + TRIM_MIN)
+        return;
+    if (fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)keep,
+                  (off_t)(r->dirty - keep)) != 0) {
+        px_posix_logf(p, PX_LOG_DEBUG, "cannot free %zu bytes of a region's slab (%s)",
+                      r->dirty - keep, strerror(errno));
+        return;
+    }
+    r->dirty = keep;
+}
 
 static void slab_free(px_posix *p, struct px_region *r)
 {
@@ -140,6 +166,8 @@ pmix_status_t px_posix_region_append(void *pctx, struct px_region *r, const void
     r->len += len;
     if (r->len > r->cap)
         r->cap = r->len;
+    if (r->len > r->dirty)
+        r->dirty = r->len;
     return PMIX_SUCCESS;
 }
 
