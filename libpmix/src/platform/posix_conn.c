@@ -390,9 +390,11 @@ static bool region_head(px_conn *c, px_out *o, struct px_region *r)
     if (!known)
         r->known_by++;
     r->refs++;
+    /* Complete now: what older regions left past it goes, and readers may
+     * map it from now on. */
     if (!r->sealed)
-        px_posix_region_trim(c->p, r); /* complete: what older regions left past it goes */
-    r->sealed = true; /* readers may map it from now on */
+        px_posix_region_trim(c->p, r);
+    r->sealed = true;
     put_plat_hdr(o->head, PX_PLAT_REGION, 16);
     put32(o->head + 16, r->id);
     put32(o->head + 20, known ? 0 : 1);
