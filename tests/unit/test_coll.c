@@ -1193,24 +1193,32 @@ static void test_start_failed(void **state)
     collnet_destroy(w);
 }
 
-static void test_send_refused(void **state)
+/* Five members on a network of 1 to 10 ms, and the args of a ring
+ * allgather. */
+static collnet *ring_of_five(uint64_t seed, bool refuse_dead, px_coll_args *args)
 {
     collnet_cfg nc = {0};
+
+    nc.n = 5;
+    nc.seed = seed;
+    nc.dmin = 0.001;
+    nc.dmax = 0.01;
+    nc.refuse_dead = refuse_dead;
+    memset(args, 0, sizeof(*args));
+    args->kind = PX_COLL_ALLGATHER;
+    args->choice.algo = A("ring");
+    return collnet_create(&nc);
+}
+
+static void test_send_refused(void **state)
+{
     collnet *w;
     done d[5];
     px_coll_args args;
     uint8_t x = 1;
 
-    nc.n = 5;
-    nc.seed = 8;
-    nc.dmin = 0.001;
-    nc.dmax = 0.01;
-    nc.refuse_dead = true;
-    w = collnet_create(&nc);
+    w = ring_of_five(8, true, &args);
     memset(d, 0, sizeof(d));
-    memset(&args, 0, sizeof(args));
-    args.kind = PX_COLL_ALLGATHER;
-    args.choice.algo = A("ring");
     collnet_kill(w, 2); /* never starts; 1 -> 2 is refused */
     for (uint32_t m = 0; m < 5; m++) {
         if (m != 2) {
@@ -1239,20 +1247,11 @@ static void test_send_failed_locally(void **state)
     static const pmix_status_t why[] = {PMIX_ERR_NOMEM, PMIX_ERR_OUT_OF_RESOURCE};
 
     for (size_t k = 0; k < sizeof(why) / sizeof(why[0]); k++) {
-        collnet_cfg nc = {0};
-        collnet *w;
-        done d[5];
         px_coll_args args;
+        collnet *w = ring_of_five(9, false, &args);
+        done d[5];
         uint8_t x = 1;
 
-        nc.n = 5;
-        nc.seed = 9;
-        nc.dmin = 0.001;
-        nc.dmax = 0.01;
-        w = collnet_create(&nc);
-        memset(&args, 0, sizeof(args));
-        args.kind = PX_COLL_ALLGATHER;
-        args.choice.algo = A("ring");
         collnet_fail_sends(w, 1, 1, why[k]);
         for (int epoch = 1; epoch <= 2; epoch++) {
             memset(d, 0, sizeof(d));

@@ -554,22 +554,54 @@ static uint8_t *region_bytes(uint32_t tag, size_t n)
     return d;
 }
 
+/* Deliver region `r` to the client with a frame tagged `tag` (its bytes
+ * must be region_bytes(tag, ...)) and drop the server's own hold (server
+ * lock held). */
+static void deliver(fixture *fx, px_region *r, uint32_t tag)
+{
+    size_t len;
+    void *f = make_frame(tag, 32, &len);
+    assert_int_equal(ops->send_region(fx->srv, fx->rs.conn, f, len, r), PMIX_SUCCESS);
+    ops->region_release(fx->srv, r);
+}
+
+/* The client's next frame carries its releases: returns once the server
+ * has read it, its `nframes`-th frame. */
+static void client_releases(fixture *fx, int nframes)
+{
+    size_t len;
+    ops->lock(fx->cli);
+    void *f = make_frame(7, 10, &len);
+    assert_int_equal(ops->send(fx->cli, PX_CONN_SERVER, f, len), PMIX_SUCCESS);
+    ops->unlock(fx->cli);
+    assert_true(wait_count(fx->srv, false, &fx->rs.frames, nframes));
+}
+
+/* The client got `n` regions of `bytes` in all, every byte right. */
+static void client_got(fixture *fx, int n, size_t bytes)
+{
+    assert_true(wait_count(fx->cli, false, &fx->rc.regions, n));
+    ops->lock(fx->cli);
+    assert_int_equal(fx->rc.region_bytes, bytes);
+    assert_int_equal(fx->rc.bad_regions, 0);
+    assert_int_equal(fx->rc.bad_frames, 0);
+    ops->unlock(fx->cli);
+}
+
 /* A region's slab is written again once the client has released it (its
  * release rides on its next frame), and the client reads the new bytes;
  * while a delivery is not released, a new region takes another slab. */
 static void test_region_reuse(void **state)
 {
     fixture *fx = *state;
-    size_t len, n1 = 300000, n2 = 200000;
+    size_t n1 = 300000, n2 = 200000;
     uint8_t *d1 = region_bytes(4, n1), *d2 = region_bytes(5, n2), *d3 = region_bytes(6, n2);
 
     fx_listen_connect(fx);
     ops->lock(fx->srv);
     px_region *r1 = ops->region_create(fx->srv, d1, n1);
     assert_non_null(r1);
-    void *f = make_frame(4, 32, &len);
-    assert_int_equal(ops->send_region(fx->srv, fx->rs.conn, f, len, r1), PMIX_SUCCESS);
-    ops->region_release(fx->srv, r1);
+    deliver(fx, r1, 4);
     /* the client has not released it yet: a new region needs a new slab */
     px_region *busy = ops->region_create(fx->srv, d3, n2);
     assert_non_null(busy);
@@ -577,27 +609,14 @@ static void test_region_reuse(void **state)
     ops->region_release(fx->srv, busy);
     ops->unlock(fx->srv);
     assert_true(wait_count(fx->cli, false, &fx->rc.regions, 1));
-
-    /* the client's next frame carries its release */
-    ops->lock(fx->cli);
-    f = make_frame(7, 10, &len);
-    assert_int_equal(ops->send(fx->cli, PX_CONN_SERVER, f, len), PMIX_SUCCESS);
-    ops->unlock(fx->cli);
-    assert_true(wait_count(fx->srv, false, &fx->rs.frames, 1));
+    client_releases(fx, 1);
 
     ops->lock(fx->srv);
     px_region *r2 = ops->region_create(fx->srv, d2, n2);
     assert_ptr_equal(r2, r1); /* its slab, written again (busy, never sent, is gone) */
-    f = make_frame(5, 32, &len);
-    assert_int_equal(ops->send_region(fx->srv, fx->rs.conn, f, len, r2), PMIX_SUCCESS);
-    ops->region_release(fx->srv, r2);
+    deliver(fx, r2, 5);
     ops->unlock(fx->srv);
-    assert_true(wait_count(fx->cli, false, &fx->rc.regions, 2));
-    ops->lock(fx->cli);
-    assert_int_equal(fx->rc.region_bytes, n1 + n2);
-    assert_int_equal(fx->rc.bad_regions, 0);
-    assert_int_equal(fx->rc.bad_frames, 0);
-    ops->unlock(fx->cli);
+    client_got(fx, 2, n1 + n2);
     free(d1);
     free(d2);
     free(d3);
@@ -617,43 +636,28 @@ static size_t file_resident(int fd)
 static void test_region_slab_trim(void **state)
 {
     fixture *fx = *state;
-    size_t len, big = 3 << 20, small = 100000;
+    size_t big = 3 << 20, small = 100000;
     uint8_t *d1 = region_bytes(4, big), *d2 = region_bytes(5, small);
 
     fx_listen_connect(fx);
     ops->lock(fx->srv);
     px_region *r1 = ops->region_create(fx->srv, d1, big);
     assert_non_null(r1);
-    void *f = make_frame(4, 32, &len);
-    assert_int_equal(ops->send_region(fx->srv, fx->rs.conn, f, len, r1), PMIX_SUCCESS);
-    ops->region_release(fx->srv, r1);
     int fd = ((struct px_region *)r1)->fd;
+    deliver(fx, r1, 4);
     ops->unlock(fx->srv);
     assert_true(file_resident(fd) >= big);
     assert_true(wait_count(fx->cli, false, &fx->rc.regions, 1));
-
-    /* the client's next frame carries its release: the slab is free */
-    ops->lock(fx->cli);
-    f = make_frame(7, 10, &len);
-    assert_int_equal(ops->send(fx->cli, PX_CONN_SERVER, f, len), PMIX_SUCCESS);
-    ops->unlock(fx->cli);
-    assert_true(wait_count(fx->srv, false, &fx->rs.frames, 1));
+    client_releases(fx, 1); /* the slab is free */
 
     ops->lock(fx->srv);
     px_region *r2 = ops->region_create(fx->srv, d2, small);
     assert_ptr_equal(r2, r1); /* the same slab */
-    f = make_frame(5, 32, &len);
-    assert_int_equal(ops->send_region(fx->srv, fx->rs.conn, f, len, r2), PMIX_SUCCESS);
-    ops->region_release(fx->srv, r2);
+    deliver(fx, r2, 5);
     ops->unlock(fx->srv);
     /* its file keeps its size, but only the small region's pages */
     assert_true(file_resident(fd) <= small + 4096);
-    assert_true(wait_count(fx->cli, false, &fx->rc.regions, 2));
-    ops->lock(fx->cli);
-    assert_int_equal(fx->rc.region_bytes, big + small);
-    assert_int_equal(fx->rc.bad_regions, 0);
-    assert_int_equal(fx->rc.bad_frames, 0);
-    ops->unlock(fx->cli);
+    client_got(fx, 2, big + small);
     free(d1);
     free(d2);
 }
