@@ -239,13 +239,13 @@ struct sim_node {
     sim_msg *early; /* px_coll messages for a collective not created yet */
     sim_dmx *dmx;   /* direct modex requests waiting for an answer */
     uint64_t next_tag;
-    long actor;    /* SimGrid's id of the node actor */
-    bool broken;   /* a process of the job died: every fence fails (faults.c) */
-    bool dead;     /* crashed (node fault) */
-    bool doomed;   /* a fault crashes it (faults.c) */
-    bool merged;   /* no actor of its own: its process's actor serves it (simplat.c) */
-    sgw_box *loop; /* merged: its process and server's transfers */
-    sim_msg *local_head, *local_tail; /* merged: what crossed the loopback, in order */
+    long actor;          /* SimGrid's id of the node actor */
+    bool broken;         /* a process of the job died: every fence fails (faults.c) */
+    bool dead;           /* crashed (node fault) */
+    bool doomed;         /* a fault crashes it (faults.c) */
+    bool merged;         /* no actor of its own: its process's actor serves it (simplat.c) */
+    sgw_box *loop;       /* merged: its process and server's transfers */
+    sim_msg *local_head; /* merged: what crossed the loopback, in order */
 };
 
 /* ---- measurements ---- */

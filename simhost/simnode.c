@@ -930,12 +930,14 @@ int sim_node_setup(sim_run *run, sim_node *n)
         snprintf(p->ep.name, sizeof(p->ep.name), "rank %u", p->proc.rank);
         if (n->merged) {
             p->ep.box = n->ep.box; /* one actor, one mailbox */
-            snprintf(box, sizeof(box), "l%u", n->id);
-            n->loop = sgw_box_create(box);
         } else {
             snprintf(box, sizeof(box), "c%u", p->proc.rank);
             p->ep.box = sgw_box_create(box);
         }
+    }
+    if (n->merged) {
+        snprintf(box, sizeof(box), "l%u", n->id);
+        n->loop = sgw_box_create(box);
     }
     return register_job(run, n) == PMIX_SUCCESS ? 0 : -1;
 }
@@ -1037,8 +1039,6 @@ int sim_node_recv(sim_node *n, double timeout, void **payload)
     if (m == NULL)
         return sgw_recv(n->ep.box, timeout, payload);
     n->local_head = m->next;
-    if (n->local_head == NULL)
-        n->local_tail = NULL;
     m->next = NULL;
     *payload = m;
     return 0;
@@ -1096,7 +1096,6 @@ void sim_node_fini(sim_node *n)
         n->local_head = m->next;
         sim_msg_free(m);
     }
-    n->local_tail = NULL;
     while (n->dmx != NULL) {
         sim_dmx *d = n->dmx;
         n->dmx = d->next;

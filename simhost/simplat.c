@@ -168,12 +168,7 @@ static int send_now(sim_ep *to, sim_msg *m, double bytes)
             sim_msg_free(m);
             return -1;
         }
-        m->next = NULL;
-        if (n->local_tail != NULL)
-            n->local_tail->next = m;
-        else
-            n->local_head = m;
-        n->local_tail = m;
+        queue_push(&n->local_head, m); /* a frame or two at most */
         return 0;
     }
     return sim_net_send(to->run, to, m, bytes);
