@@ -628,6 +628,69 @@ static void test_job_pack_roundtrip(void **state)
     px_buf_fini(&b);
 }
 
+/* A key given again replaces the earlier value: lookups see the last, and
+ * the packed job carries each key once; a kv-list on the wire that repeats
+ * a key keeps its last value too. */
+static void test_job_replaced_keys(void **state)
+{
+    fixture *f = *state;
+    pmix_info_t info[4], e[2];
+    px_buf b, view;
+    uint32_t count;
+    char ns[PMIX_MAX_NSLEN + 1];
+
+    info_u32(&info[0], "test.j", 1);
+    info_u32(&info[1], "test.j", 5);
+    info_u32(&e[0], PMIX_NODEID, 0);
+    info_u32(&e[1], "test.a", 1);
+    info_array(&info[2], PMIX_NODE_INFO_ARRAY, e, 2);
+    info_u32(&e[0], PMIX_NODEID, 0);
+    info_u32(&e[1], "test.a", 2);
+    info_array(&info[3], PMIX_NODE_INFO_ARRAY, e, 2);
+    assert_int_equal(px_store_load_job(f->s, NS, info, 4), PMIX_SUCCESS);
+    free_infos(info, 4);
+    pmix_info_t q;
+    info_u32(&q, PMIX_NODEID, 0);
+    expect_job_u32(f->s, NS, PMIX_RANK_WILDCARD, "test.j", NULL, 0, 5);
+    expect_job_u32(f->s, NS, PMIX_RANK_WILDCARD, "test.a", &q, 1, 2);
+
+    px_buf_init(&b);
+    px_store_pack_job(f->s, NS, &b);
+    assert_int_equal(px_buf_status(&b), PMIX_SUCCESS);
+    px_buf_view(&view, b.data, b.size);
+    assert_int_equal(px_unpack_strbuf(&view, ns, sizeof(ns)), PMIX_SUCCESS);
+    assert_int_equal(px_unpack_u32(&view, &count), PMIX_SUCCESS);
+    assert_int_equal(count, 1); /* test.j once */
+    px_buf_view(&view, b.data, b.size);
+    assert_int_equal(px_store_unpack_job(f->t, &view), PMIX_SUCCESS);
+    expect_job_u32(f->t, NS, PMIX_RANK_WILDCARD, "test.j", NULL, 0, 5);
+    expect_job_u32(f->t, NS, PMIX_RANK_WILDCARD, "test.a", &q, 1, 2);
+    px_buf_fini(&b);
+
+    /* The same key twice in one kv-list on the wire. */
+    pmix_value_t v;
+    px_buf_init(&b);
+    px_pack_str(&b, NS2);
+    px_pack_u32(&b, 2);
+    for (uint32_t i = 0; i < 2; i++) {
+        uint32_t n = i == 0 ? 1 : 9;
+        PMIx_Value_construct(&v);
+        PMIx_Value_load(&v, &n, PMIX_UINT32);
+        px_pack_str(&b, "test.k");
+        px_pack_value(&b, &v);
+        PMIx_Value_destruct(&v);
+    }
+    px_pack_u32(&b, 0);
+    px_pack_u32(&b, 0);
+    px_pack_u32(&b, 0);
+    px_buf_view(&view, b.data, b.size);
+    assert_int_equal(px_store_unpack_job(f->t, &view), PMIX_SUCCESS);
+    expect_job_u32(f->t, NS2, PMIX_RANK_WILDCARD, "test.k", NULL, 0, 9);
+    expect_job_none(f->t, NS2, PMIX_RANK_WILDCARD, "test.k2", NULL, 0);
+    px_buf_fini(&b);
+    PMIx_Info_destruct(&q);
+}
+
 static void test_job_unpack_malformed(void **state)
 {
     fixture *f = *state;
@@ -1550,6 +1613,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_job_load_keeps_process_data, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_drop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_pack_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_replaced_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_unpack_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_load_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_get_scopes, setup, teardown),

@@ -466,6 +466,11 @@ static void send_welcome(px_server *s, px_sclient *c, uint32_t tag, pmix_status_
         if (px_buf_status(&job) == PMIX_SUCCESS)
             ns->jobpack = px_buf_steal(&job, &ns->njobpack);
         px_buf_fini(&job);
+        if (ns->jobpack != NULL) { /* kept for the job's life: give back what doubling left */
+            void *fit = realloc(ns->jobpack, ns->njobpack);
+            if (fit != NULL)
+                ns->jobpack = fit;
+        }
     }
     if (status == PMIX_SUCCESS && ns != NULL && ns->jobpack != NULL)
         px_pack_raw(&b, ns->jobpack, ns->njobpack);

@@ -1,5 +1,6 @@
 /*
- * job.c - job-level data: loading a host's info array, and lookups.
+ * job.c - job-level data: loading a host's info array, the index, and
+ * lookups.
  *
  * px_store_load_job builds a complete new px_job from the info array and
  * only then swaps it in for the old one (px_store_install_job), so a
@@ -19,9 +20,12 @@
  * PMIX_RANK for a rank works). Several arrays for the same rank, node or
  * app merge, later keys replacing earlier ones.
  *
- * A lookup for a rank falls back from the rank's keys to its node (found
- * by the rank's PMIX_NODEID, or its PMIX_HOSTNAME), its app (its
- * PMIX_APPNUM) and the job keys: each step is a hash lookup.
+ * Each entry is encoded (str key, value) into the job's buffer as it is
+ * loaded, and indexed (px_store_int.h); a PMIX_QUALIFIED_VALUE is kept
+ * under its qualified key. A lookup for a rank falls back from the rank's
+ * keys to its node (found by the rank's PMIX_NODEID, or its
+ * PMIX_HOSTNAME), its app (its PMIX_APPNUM) and the job keys: each step is
+ * a binary search of the set's part of the index.
  */
 #include "common/px_common.h"
 #include "store/px_store_int.h"
@@ -37,7 +41,8 @@ px_job *px_job_create(void)
     if (j == NULL) {
         return NULL;
     }
-    px_htab_init(&j->keys);
+    px_buf_init(&j->build);
+    j->nsets = 1; /* PX_JOB_SET */
     px_htab_init(&j->ranks);
     px_htab_init(&j->node_ids);
     px_htab_init(&j->node_names);
@@ -48,7 +53,6 @@ px_job *px_job_create(void)
 static void groups_clear(px_grouplist *l)
 {
     for (size_t i = 0; i < l->n; i++) {
-        px_kvs_clear(&l->v[i]->keys);
         free(l->v[i]->name);
         free(l->v[i]);
     }
@@ -63,9 +67,11 @@ void px_job_destroy(px_job *j)
     if (j == NULL) {
         return;
     }
-    px_kvs_clear(&j->keys);
+    free(j->data);
+    px_buf_fini(&j->build);
+    free(j->ent);
+    free(j->sets);
     for (size_t i = 0; (rd = px_htab_next(&j->ranks, &i)) != NULL;) {
-        px_kvs_clear(&rd->keys);
         free(rd);
     }
     px_htab_fini(&j->ranks);
@@ -87,17 +93,18 @@ px_rankdata *px_job_rank(px_job *j, pmix_rank_t rank)
     if (rd == NULL) {
         return NULL;
     }
-    px_htab_init(&rd->keys);
+    rd->set = j->nsets;
     rd->rank = rank;
     if (!px_htab_put(&j->ranks, NULL, rank, rd, NULL)) {
         free(rd);
         return NULL;
     }
+    j->nsets++;
     return rd;
 }
 
-/* A new empty group owned by `l` (NULL on allocation failure). */
-static px_group *group_new(px_grouplist *l)
+/* A new empty group with a set of its own, owned by `l` (NULL on allocation failure). */
+static px_group *group_new(px_job *j, px_grouplist *l)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap != 0 ? l->cap * 2 : 4;
@@ -112,7 +119,7 @@ static px_group *group_new(px_grouplist *l)
     if (g == NULL) {
         return NULL;
     }
-    px_htab_init(&g->keys);
+    g->set = j->nsets++;
     l->v[l->n++] = g;
     return g;
 }
@@ -129,7 +136,7 @@ pmix_status_t px_job_node(px_job *j, bool has_id, uint32_t id, const char *name,
     }
     px_group *g = by_id != NULL ? by_id : by_name;
     if (g == NULL) {
-        g = group_new(&j->nodes);
+        g = group_new(j, &j->nodes);
         if (g == NULL) {
             return PMIX_ERR_NOMEM;
         }
@@ -165,7 +172,7 @@ px_group *px_job_app(px_job *j, uint32_t appnum)
     if (g != NULL) {
         return g;
     }
-    g = group_new(&j->apps);
+    g = group_new(j, &j->apps);
     if (g == NULL) {
         return NULL;
     }
@@ -175,6 +182,174 @@ px_group *px_job_app(px_job *j, uint32_t appnum)
         return NULL; /* g stays owned by the list */
     }
     return g;
+}
+
+/* ---- the index ---- */
+
+/* FNV-1a over the key's bytes. */
+static uint32_t key_hash(const char *key, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)key[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+pmix_status_t px_job_add(px_job *j, uint32_t set, const char *key, size_t off, size_t len)
+{
+    if (off > UINT32_MAX || len > UINT32_MAX - off) {
+        return PMIX_ERR_NOMEM; /* the job's data would pass 4 GiB */
+    }
+    if (j->nent == j->capent) {
+        size_t cap = j->capent != 0 ? j->capent * 2 : 16;
+        px_jent *v = realloc(j->ent, cap * sizeof(*v));
+        if (v == NULL) {
+            return PMIX_ERR_NOMEM;
+        }
+        j->ent = v;
+        j->capent = cap;
+    }
+    j->ent[j->nent++] = (px_jent){
+        .set = set, .hash = key_hash(key, strlen(key)), .off = (uint32_t)off, .len = (uint32_t)len};
+    return PMIX_SUCCESS;
+}
+
+static int cmp_ent(const void *pa, const void *pb)
+{
+    const px_jent *a = pa, *b = pb;
+    if (a->set != b->set) {
+        return a->set < b->set ? -1 : 1;
+    }
+    if (a->hash != b->hash) {
+        return a->hash < b->hash ? -1 : 1;
+    }
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+pmix_status_t px_job_seal(px_job *j)
+{
+    j->sets = calloc(j->nsets, sizeof(*j->sets));
+    if (j->sets == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    if (j->nent == 0) {
+        return PMIX_SUCCESS;
+    }
+    if (j->nent < j->capent) { /* kept for the job's life: give back what doubling left */
+        px_jent *v = realloc(j->ent, j->nent * sizeof(*v));
+        if (v != NULL) {
+            j->ent = v;
+            j->capent = j->nent;
+        }
+    }
+    qsort(j->ent, j->nent, sizeof(*j->ent), cmp_ent);
+    for (size_t i = 0; i < j->nent; i++) {
+        px_jset *s = &j->sets[j->ent[i].set];
+        if (s->n++ == 0) {
+            s->first = (uint32_t)i;
+        }
+    }
+    return PMIX_SUCCESS;
+}
+
+/* The key of an entry: its bytes in the job's data (not NUL-terminated). */
+static void ent_key(const px_job *j, const px_jent *e, const char **key, size_t *n)
+{
+    px_buf b;
+    uint32_t len = 0;
+    const void *p = NULL;
+    px_buf_view(&b, j->data + e->off, e->len);
+    /* checked when the entry was added: cannot fail */
+    (void)px_unpack_u32(&b, &len);
+    (void)px_unpack_raw_view(&b, &p, len);
+    *key = p;
+    *n = len;
+}
+
+static bool ent_is(const px_job *j, const px_jent *e, const char *key, size_t n)
+{
+    const char *k;
+    size_t kn;
+    ent_key(j, e, &k, &kn);
+    return kn == n && memcmp(k, key, n) == 0;
+}
+
+/* Whether a later entry of the same set replaces `e` (sorted index). */
+static bool ent_replaced(const px_job *j, const px_jent *e, const px_jent *end)
+{
+    const char *k;
+    size_t n;
+    ent_key(j, e, &k, &n);
+    for (const px_jent *f = e + 1; f < end && f->hash == e->hash; f++) {
+        if (ent_is(j, f, k, n)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+size_t px_job_each(const px_job *j, uint32_t set, void (*fn)(void *arg, const px_jent *e),
+                   void *arg)
+{
+    size_t count = 0;
+    if (j->sets == NULL || set >= j->nsets) {
+        return 0;
+    }
+    const px_jent *e = j->ent + j->sets[set].first, *end = e + j->sets[set].n;
+    for (; e < end; e++) {
+        if (!ent_replaced(j, e, end)) {
+            if (fn != NULL) {
+                fn(arg, e);
+            }
+            count++;
+        }
+    }
+    return count;
+}
+
+/* The entry of `key` in `set` (the last one added), or NULL. */
+static const px_jent *ent_find(const px_job *j, uint32_t set, const char *key)
+{
+    size_t n = strlen(key);
+    uint32_t h = key_hash(key, n);
+    const px_jent *found = NULL;
+    if (j->sets == NULL || set >= j->nsets) {
+        return NULL;
+    }
+    const px_jent *lo = j->ent + j->sets[set].first, *end = lo + j->sets[set].n;
+    size_t count = (size_t)(end - lo);
+    while (count > 0) { /* the first entry with a hash >= h */
+        size_t half = count / 2;
+        if (lo[half].hash < h) {
+            lo += half + 1;
+            count -= half + 1;
+        } else {
+            count = half;
+        }
+    }
+    for (; lo < end && lo->hash == h; lo++) {
+        if (ent_is(j, lo, key, n)) {
+            found = lo;
+        }
+    }
+    return found;
+}
+
+/* Decode the value of entry `e` into `v`. */
+static pmix_status_t ent_value(const px_job *j, const px_jent *e, pmix_value_t *v)
+{
+    px_buf b;
+    uint32_t len;
+    const void *key;
+    pmix_status_t rc;
+    px_buf_view(&b, j->data + e->off, e->len);
+    rc = px_unpack_u32(&b, &len);
+    if (rc == PMIX_SUCCESS) {
+        rc = px_unpack_raw_view(&b, &key, len);
+    }
+    return rc == PMIX_SUCCESS ? px_unpack_value(&b, v) : rc;
 }
 
 /* ---- reading info values ---- */
@@ -224,6 +399,52 @@ static bool is_key(const pmix_info_t *info, const char *key)
 
 /* ---- loading ---- */
 
+/* Encode (key, v) into the job's buffer as an entry of `set`. A value that
+ * cannot be encoded fails with the encoder's status. */
+static pmix_status_t put(px_job *j, uint32_t set, const char *key, const pmix_value_t *v)
+{
+    size_t off = j->build.size;
+    pmix_status_t rc;
+    px_pack_str(&j->build, key);
+    px_pack_value(&j->build, v);
+    rc = px_buf_status(&j->build);
+    if (rc != PMIX_SUCCESS) {
+        return rc;
+    }
+    return px_job_add(j, set, key, off, j->build.size - off);
+}
+
+/* Every entry of info[] into `set`, but the key `skip` (may be NULL). An
+ * empty or overlong key fails with PMIX_ERR_BAD_PARAM. */
+static pmix_status_t put_infos(px_job *j, uint32_t set, const pmix_info_t *info, size_t n,
+                               const char *skip)
+{
+    for (size_t i = 0; i < n; i++) {
+        char qkey[PMIX_MAX_KEYLEN + 1];
+        const pmix_value_t *v = &info[i].value;
+        const char *key = info[i].key;
+        pmix_status_t rc;
+        if (!px_store_valid_key(key)) {
+            return PMIX_ERR_BAD_PARAM;
+        }
+        if (skip != NULL && strcmp(key, skip) == 0) {
+            continue;
+        }
+        if (strcmp(key, PMIX_QUALIFIED_VALUE) == 0) {
+            rc = px_store_qualified_entry(&info[i].value, qkey, &v);
+            if (rc != PMIX_SUCCESS) {
+                return rc;
+            }
+            key = qkey;
+        }
+        rc = put(j, set, key, v);
+        if (rc != PMIX_SUCCESS) {
+            return rc;
+        }
+    }
+    return PMIX_SUCCESS;
+}
+
 static pmix_status_t load_proc_data(px_job *j, const pmix_info_t *a, size_t n)
 {
     uint32_t rank;
@@ -234,7 +455,7 @@ static pmix_status_t load_proc_data(px_job *j, const pmix_info_t *a, size_t n)
     if (rd == NULL) {
         return PMIX_ERR_NOMEM;
     }
-    return px_kvs_set_infos(&rd->keys, a, n, NULL);
+    return put_infos(j, rd->set, a, n, NULL);
 }
 
 static pmix_status_t load_node(px_job *j, const pmix_info_t *a, size_t n)
@@ -252,7 +473,7 @@ static pmix_status_t load_node(px_job *j, const pmix_info_t *a, size_t n)
     if (rc != PMIX_SUCCESS) {
         return rc;
     }
-    return px_kvs_set_infos(&g->keys, a, n, NULL);
+    return put_infos(j, g->set, a, n, NULL);
 }
 
 static pmix_status_t load_app(px_job *j, const pmix_info_t *a, size_t n)
@@ -266,7 +487,7 @@ static pmix_status_t load_app(px_job *j, const pmix_info_t *a, size_t n)
     if (g == NULL) {
         return PMIX_ERR_NOMEM;
     }
-    return px_kvs_set_infos(&g->keys, a, n, NULL);
+    return put_infos(j, g->set, a, n, NULL);
 }
 
 static pmix_status_t load_one(px_job *j, const pmix_info_t *info)
@@ -280,7 +501,7 @@ static pmix_status_t load_one(px_job *j, const pmix_info_t *info)
         if (!px_store_valid_key(info->key)) {
             return PMIX_ERR_BAD_PARAM;
         }
-        return px_kvs_set_infos(&j->keys, info, 1, NULL); /* also qualified values */
+        return put_infos(j, PX_JOB_SET, info, 1, NULL); /* also qualified values */
     }
     if ((a = value_infos(&info->value, &n)) == NULL) {
         return PMIX_ERR_BAD_PARAM;
@@ -294,7 +515,7 @@ static pmix_status_t load_one(px_job *j, const pmix_info_t *info)
     if (app) {
         return load_app(j, a, n);
     }
-    return px_kvs_set_infos(&j->keys, a, n, session ? PMIX_SESSION_ID : NULL);
+    return put_infos(j, PX_JOB_SET, a, n, session ? PMIX_SESSION_ID : NULL);
 }
 
 pmix_status_t px_store_load_job(px_store *s, const char *nspace, const pmix_info_t info[],
@@ -307,44 +528,72 @@ pmix_status_t px_store_load_job(px_store *s, const char *nspace, const pmix_info
     if (j == NULL) {
         return PMIX_ERR_NOMEM;
     }
-    for (size_t i = 0; i < ninfo; i++) {
-        pmix_status_t rc = load_one(j, &info[i]);
-        if (rc != PMIX_SUCCESS) {
-            px_job_destroy(j);
-            return rc;
+    pmix_status_t rc = PMIX_SUCCESS;
+    for (size_t i = 0; rc == PMIX_SUCCESS && i < ninfo; i++) {
+        rc = load_one(j, &info[i]);
+    }
+    if (rc == PMIX_SUCCESS) {
+        j->data = px_buf_steal(&j->build, &j->len);
+        if (j->len != 0 && j->data == NULL) {
+            rc = PMIX_ERR_NOMEM;
         }
+    }
+    if (rc == PMIX_SUCCESS && j->data != NULL) { /* give back what doubling left */
+        uint8_t *fit = realloc(j->data, j->len);
+        if (fit != NULL) {
+            j->data = fit;
+        }
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = px_job_seal(j);
+    }
+    if (rc != PMIX_SUCCESS) {
+        px_job_destroy(j);
+        return rc;
     }
     return px_store_install_job(s, nspace, j);
 }
 
 /* ---- lookups ---- */
 
-static const pmix_value_t *group_find(const px_group *g, const char *key)
+/* The set of a group, or none (UINT32_MAX: no such set) for NULL. */
+static uint32_t group_set(const px_group *g)
 {
-    return g != NULL ? px_kvs_find(&g->keys, key) : NULL;
+    return g != NULL ? g->set : UINT32_MAX;
 }
 
 /* The node a rank lives on: by its PMIX_NODEID, else its PMIX_HOSTNAME. */
 static const px_group *rank_node(const px_job *j, const px_rankdata *rd)
 {
-    const pmix_value_t *v = px_kvs_find(&rd->keys, PMIX_NODEID);
+    const px_group *g = NULL;
+    const px_jent *e = ent_find(j, rd->set, PMIX_NODEID);
+    pmix_value_t v;
     uint32_t id;
-    if (v != NULL && value_u32(v, &id)) {
-        return px_htab_get(&j->node_ids, NULL, id);
+    PMIx_Value_construct(&v);
+    if (e != NULL && ent_value(j, e, &v) == PMIX_SUCCESS && value_u32(&v, &id)) {
+        g = px_htab_get(&j->node_ids, NULL, id);
+    } else if ((e = ent_find(j, rd->set, PMIX_HOSTNAME)) != NULL) {
+        PMIx_Value_destruct(&v);
+        if (ent_value(j, e, &v) == PMIX_SUCCESS && value_str(&v) != NULL) {
+            g = px_htab_get(&j->node_names, value_str(&v), 0);
+        }
     }
-    v = px_kvs_find(&rd->keys, PMIX_HOSTNAME);
-    const char *name = v != NULL ? value_str(v) : NULL;
-    return name != NULL ? px_htab_get(&j->node_names, name, 0) : NULL;
+    PMIx_Value_destruct(&v);
+    return g;
 }
 
 static const px_group *rank_app(const px_job *j, const px_rankdata *rd)
 {
-    const pmix_value_t *v = px_kvs_find(&rd->keys, PMIX_APPNUM);
+    const px_group *g = NULL;
+    const px_jent *e = ent_find(j, rd->set, PMIX_APPNUM);
+    pmix_value_t v;
     uint32_t appnum;
-    if (v != NULL && value_u32(v, &appnum)) {
-        return px_htab_get(&j->app_ids, NULL, appnum);
+    PMIx_Value_construct(&v);
+    if (e != NULL && ent_value(j, e, &v) == PMIX_SUCCESS && value_u32(&v, &appnum)) {
+        g = px_htab_get(&j->app_ids, NULL, appnum);
     }
-    return NULL;
+    PMIx_Value_destruct(&v);
+    return g;
 }
 
 /* The node or app `qual` names: *found false if it names neither. */
@@ -419,7 +668,7 @@ static pmix_status_t get_job(const px_store *s, const char *nspace, pmix_rank_t 
     if (j == NULL) {
         return PMIX_ERR_NOT_FOUND;
     }
-    const pmix_value_t *v = NULL;
+    const px_jent *e = NULL;
     const px_group *g = NULL;
     bool qualified;
     pmix_status_t rc = qualified_group(j, qual, nqual, &g, &qualified);
@@ -427,26 +676,36 @@ static pmix_status_t get_job(const px_store *s, const char *nspace, pmix_rank_t 
         return rc;
     }
     if (qualified) {
-        v = group_find(g, key);
+        e = ent_find(j, group_set(g), key);
     } else if (rank == PMIX_RANK_WILDCARD) {
-        v = px_kvs_find(&j->keys, key);
+        e = ent_find(j, PX_JOB_SET, key);
     } else {
         const px_rankdata *rd = px_htab_get(&j->ranks, NULL, rank);
         if (rd != NULL) {
-            v = px_kvs_find(&rd->keys, key);
-            if (v == NULL) {
-                v = group_find(rank_node(j, rd), key);
+            e = ent_find(j, rd->set, key);
+            if (e == NULL) {
+                e = ent_find(j, group_set(rank_node(j, rd)), key);
             }
-            if (v == NULL) {
-                v = group_find(rank_app(j, rd), key);
+            if (e == NULL) {
+                e = ent_find(j, group_set(rank_app(j, rd)), key);
             }
         }
-        if (v == NULL) {
-            v = px_kvs_find(&j->keys, key);
+        if (e == NULL) {
+            e = ent_find(j, PX_JOB_SET, key);
         }
     }
-    if (v == NULL) {
+    if (e == NULL) {
         return PMIX_ERR_NOT_FOUND;
     }
-    return px_store_value_dup(v, out);
+    pmix_value_t *v = PMIx_Value_create(1);
+    if (v == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    rc = ent_value(j, e, v);
+    if (rc != PMIX_SUCCESS) {
+        PMIx_Value_free(v, 1);
+        return rc;
+    }
+    *out = v;
+    return PMIX_SUCCESS;
 }

@@ -2,8 +2,9 @@
  * jobpack.c - job-level data on the wire.
  *
  * A server packs the job-level data of a namespace for its clients at the
- * handshake; a client unpacks it into its own store, which then answers
- * every lookup exactly as the server's would. The encoding:
+ * handshake; a client keeps those bytes as its own job (one copy, indexed
+ * once: px_store_int.h), which then answers every lookup exactly as the
+ * server's would. The encoding:
  *
  *     str  nspace
  *     kv-list                      job keys
@@ -12,10 +13,10 @@
  *     u32  napps,   napps  x (u32 appnum, kv-list)
  *
  * where `ids` says which node identifiers follow (NODE_HAS_ID,
- * NODE_HAS_NAME, at least one). Unpacking builds a new px_job and installs
- * it only once the whole pack decoded and checked, so a bad buffer changes
- * nothing in the store; a rank, node or app that appears twice is a bad
- * buffer.
+ * NODE_HAS_NAME, at least one). Unpacking checks every key and walks every
+ * value (px_skip_value) before it installs the job, so a bad buffer
+ * changes nothing in the store; a rank, node or app that appears twice is
+ * a bad buffer. A key repeated in a kv-list keeps its last value.
  */
 #include "store/px_store_int.h"
 
@@ -25,7 +26,26 @@
 #define NODE_HAS_ID 0x1
 #define NODE_HAS_NAME 0x2
 
-static void pack_groups(const px_grouplist *l, bool nodes, px_buf *b)
+/* A kv-list of the live entries of `set`: their bytes as they are. */
+typedef struct {
+    const px_job *j;
+    px_buf *b;
+} pack_arg;
+
+static void pack_ent(void *arg, const px_jent *e)
+{
+    pack_arg *pa = arg;
+    px_pack_raw(pa->b, pa->j->data + e->off, e->len);
+}
+
+static void pack_set(const px_job *j, uint32_t set, px_buf *b)
+{
+    pack_arg pa = {j, b};
+    px_pack_u32(b, (uint32_t)px_job_each(j, set, NULL, NULL));
+    px_job_each(j, set, pack_ent, &pa);
+}
+
+static void pack_groups(const px_job *j, const px_grouplist *l, bool nodes, px_buf *b)
 {
     px_pack_u32(b, (uint32_t)l->n);
     for (size_t i = 0; i < l->n; i++) {
@@ -42,7 +62,7 @@ static void pack_groups(const px_grouplist *l, bool nodes, px_buf *b)
         } else {
             px_pack_u32(b, g->id);
         }
-        px_kvs_pack(&g->keys, b);
+        pack_set(j, g->set, b);
     }
 }
 
@@ -58,18 +78,41 @@ void px_store_pack_job(const px_store *s, const char *nspace, px_buf *b)
         px_pack_u32(b, 0); /* apps */
         return;
     }
-    px_kvs_pack(&j->keys, b);
+    pack_set(j, PX_JOB_SET, b);
     px_pack_u32(b, (uint32_t)j->ranks.n);
     px_rankdata *rd;
     for (size_t i = 0; (rd = px_htab_next(&j->ranks, &i)) != NULL;) {
         px_pack_u32(b, rd->rank);
-        px_kvs_pack(&rd->keys, b);
+        pack_set(j, rd->set, b);
     }
-    pack_groups(&j->nodes, true, b);
-    pack_groups(&j->apps, false, b);
+    pack_groups(j, &j->nodes, true, b);
+    pack_groups(j, &j->apps, false, b);
 }
 
-static pmix_status_t unpack_ranks(px_job *j, px_buf *b)
+/* Index a kv-list at the cursor as the entries of `set`; their offsets
+ * count from `start`, where the job's copy of the buffer begins. */
+static pmix_status_t index_list(px_job *j, uint32_t set, px_buf *b, size_t start)
+{
+    char key[PMIX_MAX_KEYLEN + 1];
+    uint32_t count;
+    pmix_status_t rc = px_unpack_u32(b, &count);
+    for (uint32_t i = 0; rc == PMIX_SUCCESS && i < count; i++) {
+        size_t off = b->pos;
+        rc = px_unpack_strbuf(b, key, sizeof(key));
+        if (rc == PMIX_SUCCESS && key[0] == '\0') {
+            rc = PMIX_ERR_UNPACK_FAILURE;
+        }
+        if (rc == PMIX_SUCCESS) {
+            rc = px_skip_value(b);
+        }
+        if (rc == PMIX_SUCCESS) {
+            rc = px_job_add(j, set, key, off - start, b->pos - off);
+        }
+    }
+    return rc;
+}
+
+static pmix_status_t unpack_ranks(px_job *j, px_buf *b, size_t start)
 {
     uint32_t n, rank;
     pmix_status_t rc = px_unpack_u32(b, &n);
@@ -82,12 +125,12 @@ static pmix_status_t unpack_ranks(px_job *j, px_buf *b)
             return PMIX_ERR_UNPACK_FAILURE;
         }
         px_rankdata *rd = px_job_rank(j, rank);
-        rc = rd != NULL ? px_kvs_unpack(&rd->keys, b) : PMIX_ERR_NOMEM;
+        rc = rd != NULL ? index_list(j, rd->set, b, start) : PMIX_ERR_NOMEM;
     }
     return rc;
 }
 
-static pmix_status_t unpack_node(px_job *j, px_buf *b)
+static pmix_status_t unpack_node(px_job *j, px_buf *b, size_t start)
 {
     uint8_t ids;
     uint32_t id = 0;
@@ -114,13 +157,13 @@ static pmix_status_t unpack_node(px_job *j, px_buf *b)
         rc = px_job_node(j, (ids & NODE_HAS_ID) != 0, id, name, &g);
     }
     if (rc == PMIX_SUCCESS) {
-        rc = px_kvs_unpack(&g->keys, b);
+        rc = index_list(j, g->set, b, start);
     }
     free(name);
     return rc;
 }
 
-static pmix_status_t unpack_apps(px_job *j, px_buf *b)
+static pmix_status_t unpack_apps(px_job *j, px_buf *b, size_t start)
 {
     uint32_t n, appnum;
     pmix_status_t rc = px_unpack_u32(b, &n);
@@ -133,7 +176,7 @@ static pmix_status_t unpack_apps(px_job *j, px_buf *b)
             return PMIX_ERR_UNPACK_FAILURE;
         }
         px_group *g = px_job_app(j, appnum);
-        rc = g != NULL ? px_kvs_unpack(&g->keys, b) : PMIX_ERR_NOMEM;
+        rc = g != NULL ? index_list(j, g->set, b, start) : PMIX_ERR_NOMEM;
     }
     return rc;
 }
@@ -155,19 +198,31 @@ pmix_status_t px_store_unpack_job(px_store *s, px_buf *b)
         rc = PMIX_ERR_UNPACK_FAILURE;
     }
     if (rc == PMIX_SUCCESS) {
-        rc = px_kvs_unpack(&j->keys, b);
+        rc = index_list(j, PX_JOB_SET, b, start);
     }
     if (rc == PMIX_SUCCESS) {
-        rc = unpack_ranks(j, b);
+        rc = unpack_ranks(j, b, start);
     }
     if (rc == PMIX_SUCCESS) {
         rc = px_unpack_u32(b, &nnodes);
         for (uint32_t i = 0; rc == PMIX_SUCCESS && i < nnodes; i++) {
-            rc = unpack_node(j, b);
+            rc = unpack_node(j, b, start);
         }
     }
     if (rc == PMIX_SUCCESS) {
-        rc = unpack_apps(j, b);
+        rc = unpack_apps(j, b, start);
+    }
+    if (rc == PMIX_SUCCESS) { /* the job's own copy of what it indexed */
+        j->len = b->pos - start;
+        j->data = malloc(j->len != 0 ? j->len : 1);
+        if (j->data != NULL) {
+            memcpy(j->data, b->data + start, j->len);
+        } else {
+            rc = PMIX_ERR_NOMEM;
+        }
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = px_job_seal(j);
     }
     if (rc == PMIX_SUCCESS) {
         rc = px_store_install_job(s, nspace, j); /* destroys j on failure */

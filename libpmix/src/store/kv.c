@@ -179,25 +179,33 @@ int px_store_qualified_key(const char *key, const pmix_info_t *qual, size_t nqua
     return used;
 }
 
-/* A PMIX_QUALIFIED_VALUE entry: a data array of infos, the first the key
- * and its value, the others its qualifiers. It is kept under its
- * qualified key. */
-static pmix_status_t set_qualified(px_kvs *s, const pmix_value_t *v)
+pmix_status_t px_store_qualified_entry(const pmix_value_t *v, char key[PMIX_MAX_KEYLEN + 1],
+                                       const pmix_value_t **val)
 {
     const pmix_data_array_t *da = v->type == PMIX_DATA_ARRAY ? v->data.darray : NULL;
     const pmix_info_t *a;
-    char key[PMIX_MAX_KEYLEN + 1];
 
     if (da == NULL || da->type != PMIX_INFO || da->size < 2 || da->array == NULL) {
         return PMIX_ERR_BAD_PARAM;
     }
     a = da->array;
     if (!px_store_valid_key(a[0].key) ||
-        px_store_qualified_key(a[0].key, a + 1, da->size - 1, key, sizeof(key)) !=
+        px_store_qualified_key(a[0].key, a + 1, da->size - 1, key, PMIX_MAX_KEYLEN + 1) !=
             (int)(da->size - 1)) {
         return PMIX_ERR_BAD_PARAM; /* a qualifier we do not know, or a bad value */
     }
-    return px_kvs_set(s, key, &a[0].value);
+    *val = &a[0].value;
+    return PMIX_SUCCESS;
+}
+
+/* A PMIX_QUALIFIED_VALUE entry is kept under its qualified key. */
+static pmix_status_t set_qualified(px_kvs *s, const pmix_value_t *v)
+{
+    char key[PMIX_MAX_KEYLEN + 1];
+    const pmix_value_t *val;
+    pmix_status_t rc = px_store_qualified_entry(v, key, &val);
+
+    return rc == PMIX_SUCCESS ? px_kvs_set(s, key, val) : rc;
 }
 
 pmix_status_t px_kvs_set_infos(px_kvs *s, const pmix_info_t *info, size_t n, const char *skip)

@@ -61,6 +61,12 @@ pmix_status_t px_kvs_set_infos(px_kvs *s, const pmix_info_t *info, size_t n, con
  * px_store_qualified_key); qualifiers other than the network ones fail
  * with PMIX_ERR_BAD_PARAM. */
 void px_kvs_remove(px_kvs *s, const char *key);
+/* The key and value of a PMIX_QUALIFIED_VALUE entry (a data array of infos:
+ * the key and its value, then its qualifiers): `key` gets the qualified
+ * key, *val points into `v`. PMIX_ERR_BAD_PARAM for a malformed entry or a
+ * qualifier other than the network ones. */
+pmix_status_t px_store_qualified_entry(const pmix_value_t *v, char key[PMIX_MAX_KEYLEN + 1],
+                                       const pmix_value_t **val);
 
 /* kv-list: u32 count, then count x (str key, value). */
 void px_kvs_pack(const px_kvs *s, px_buf *b);
@@ -79,19 +85,44 @@ pmix_status_t px_kvlist_find(const uint8_t *data, size_t len, const char *key, p
 /* A new copy of `v` for a caller, released with PMIX_VALUE_RELEASE. */
 pmix_status_t px_store_value_dup(const pmix_value_t *v, pmix_value_t **out);
 
-/* ---- job-level data (job.c, jobpack.c) ---- */
+/* ---- job-level data (job.c, jobpack.c) ----
+ *
+ * A job's keys are kept encoded, as they travel: every entry (str key,
+ * value) lies in one buffer, `data`, and an index of (set, hash, offset)
+ * finds it; a lookup decodes only the value it returns. The sets are the
+ * job keys (set 0) and one per rank, node and app. A client keeps the
+ * bytes its server sent (one copy, indexed once) instead of decoding every
+ * key into a table of its own; a server encodes the host's info array once
+ * and sends those bytes to every client.
+ *
+ * A job is built (px_store_load_job, px_store_unpack_job), sealed
+ * (px_job_seal: the index sorted) and then never changes: new job-level
+ * data replaces the whole job. */
 
-/* A node or an app and its keys. Nodes have an id, a hostname or both;
+/* One entry: `len` bytes at data + off. */
+typedef struct px_jent {
+    uint32_t set;
+    uint32_t hash; /* of the key */
+    uint32_t off;
+    uint32_t len;
+} px_jent;
+
+/* A set's entries: ent[first .. first + n), sorted by (hash, off). */
+typedef struct px_jset {
+    uint32_t first, n;
+} px_jset;
+
+/* A node or an app and its set. Nodes have an id, a hostname or both;
  * apps always have an id (their appnum). */
 typedef struct px_group {
-    px_kvs keys;
+    uint32_t set;
     char *name; /* hostname, or NULL */
     uint32_t id;
     bool has_id;
 } px_group;
 
 typedef struct px_rankdata {
-    px_kvs keys;
+    uint32_t set;
     pmix_rank_t rank;
 } px_rankdata;
 
@@ -100,8 +131,16 @@ typedef struct px_grouplist {
     size_t n, cap;
 } px_grouplist;
 
+#define PX_JOB_SET 0 /* the job keys */
+
 typedef struct px_job {
-    px_kvs keys;
+    uint8_t *data; /* the entries, and for an unpacked job what lay around them */
+    size_t len;
+    px_buf build; /* where entries are encoded while the job is loaded */
+    px_jent *ent; /* nent entries; sorted by (set, hash, off) once sealed */
+    size_t nent, capent;
+    px_jset *sets; /* nsets, once sealed */
+    uint32_t nsets;
     px_htab ranks; /* (NULL, rank) -> px_rankdata */
     px_grouplist nodes;
     px_htab node_ids;   /* (NULL, nodeid) -> px_group in nodes */
@@ -112,7 +151,7 @@ typedef struct px_job {
 
 px_job *px_job_create(void);
 void px_job_destroy(px_job *j); /* NULL is a no-op */
-/* The keys of `rank`, created empty if absent (NULL on allocation failure). */
+/* The set of `rank`, created empty if absent (NULL on allocation failure). */
 px_rankdata *px_job_rank(px_job *j, pmix_rank_t rank);
 /* The node with this id and/or hostname (at least one given), created if
  * absent. An id and a hostname that name two different known nodes, or a
@@ -121,6 +160,17 @@ px_rankdata *px_job_rank(px_job *j, pmix_rank_t rank);
 pmix_status_t px_job_node(px_job *j, bool has_id, uint32_t id, const char *name, px_group **out);
 /* The app `appnum`, created if absent (NULL on allocation failure). */
 px_group *px_job_app(px_job *j, uint32_t appnum);
+/* Index the entry of `set` at data + off, `len` bytes, whose key is `key`
+ * (PMIX_ERR_NOMEM on allocation failure). Within a set, a key added again
+ * replaces the earlier entry. */
+pmix_status_t px_job_add(px_job *j, uint32_t set, const char *key, size_t off, size_t len);
+/* Sort the index and find each set's entries (PMIX_ERR_NOMEM on allocation
+ * failure); the job is read-only afterwards. */
+pmix_status_t px_job_seal(px_job *j);
+/* The live entries of `set` (a key's last entry), in index order:
+ * `fn(arg, e)` for each, and their number. */
+size_t px_job_each(const px_job *j, uint32_t set, void (*fn)(void *arg, const px_jent *e),
+                   void *arg);
 /* Give `j` to namespace `nspace` of `s`, replacing (and destroying) its old
  * job-level data. On failure (PMIX_ERR_NOMEM) `j` is destroyed and the
  * store is unchanged. */
