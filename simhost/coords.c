@@ -604,19 +604,14 @@ static pmix_status_t add_peer(pmix_rank_t rank, uint32_t node, ivec *top)
     return rc;
 }
 
-pmix_status_t sim_net_register(const sim_run *run, uint32_t node, pmix_data_array_t *out)
+/* The keys every node registers alike: the planes, their dimensions and
+ * shape, and in a small job every NIC. */
+static pmix_status_t add_common(const sim_run *run, bool peers, ivec *top)
 {
-    bool peers = run->nnodes <= SIM_NET_PEERS_MAX_NODES && run->nprocs <= SIM_NET_PEERS_MAX_PROCS;
-    ivec top = {0};
     pmix_info_t *e;
     pmix_status_t rc = PMIX_SUCCESS;
 
-    out->type = PMIX_INFO;
-    out->size = 0;
-    out->array = NULL;
-    if (run->net == NULL || !run->net->have_coords)
-        return PMIX_SUCCESS;
-    if ((e = ivec_next(&top, PMIX_NETWORK_PLANE)) == NULL)
+    if ((e = ivec_next(top, PMIX_NETWORK_PLANE)) == NULL)
         return PMIX_ERR_NOMEM;
     if ((e->value.data.darray = PMIx_Data_array_create(run->opt.planes, PMIX_STRING)) != NULL)
         e->value.type = PMIX_DATA_ARRAY;
@@ -629,11 +624,39 @@ pmix_status_t sim_net_register(const sim_run *run, uint32_t node, pmix_data_arra
             rc = PMIX_ERR_NOMEM;
     }
     if (rc == PMIX_SUCCESS)
-        rc = add_variants(run, node, &top, PMIX_NETWORK_DIMS, make_dims, true);
+        rc = add_variants(run, 0, top, PMIX_NETWORK_DIMS, make_dims, true);
     if (rc == PMIX_SUCCESS)
-        rc = add_variants(run, node, &top, PMIX_NETWORK_SHAPE, make_shape, true);
+        rc = add_variants(run, 0, top, PMIX_NETWORK_SHAPE, make_shape, true);
     if (rc == PMIX_SUCCESS && peers)
-        rc = add_variants(run, node, &top, PMIX_NETWORK_NIC, make_job_nic, false);
+        rc = add_variants(run, 0, top, PMIX_NETWORK_NIC, make_job_nic, false);
+    return rc;
+}
+
+pmix_status_t sim_net_register(const sim_run *run, uint32_t node, pmix_data_array_t *out,
+                               const pmix_info_t **shared, size_t *nshared)
+{
+    bool peers = run->nnodes <= SIM_NET_PEERS_MAX_NODES && run->nprocs <= SIM_NET_PEERS_MAX_PROCS;
+    sim_net *net = run->net;
+    ivec top = {0};
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    out->type = PMIX_INFO;
+    out->size = 0;
+    out->array = NULL;
+    *shared = NULL;
+    *nshared = 0;
+    if (net == NULL || !net->have_coords)
+        return PMIX_SUCCESS;
+    if (net->common.array == NULL) { /* built for the first node, kept for the others */
+        ivec c = {0};
+        if ((rc = add_common(run, peers, &c)) != PMIX_SUCCESS) {
+            ivec_free(&c);
+            return rc;
+        }
+        net->common.type = PMIX_INFO;
+        net->common.size = c.n;
+        net->common.array = c.v;
+    }
     /* every node's keys and processes in a small job, only this node's in
      * a large one (not even a loop over the others: that was quadratic) */
     for (uint32_t i = peers ? 0 : node; rc == PMIX_SUCCESS && i < (peers ? run->nnodes : node + 1);
@@ -648,6 +671,8 @@ pmix_status_t sim_net_register(const sim_run *run, uint32_t node, pmix_data_arra
     }
     out->size = top.n;
     out->array = top.v;
+    *shared = net->common.array;
+    *nshared = net->common.size;
     return PMIX_SUCCESS;
 }
 

@@ -191,6 +191,8 @@ void sim_net_fini(sim_run *run)
         return;
     sgw_net_destroy(net->sg);
     px_coll_groups_destroy(net->all_groups);
+    if (net->common.array != NULL)
+        PMIx_Data_array_destruct(&net->common);
     for (unsigned p = 0; p < SIM_MAX_PLANES; p++)
         free(net->nic_down[p]);
     free(net);

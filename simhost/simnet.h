@@ -54,6 +54,7 @@ typedef struct sim_net {
     bool plane_down[SIM_MAX_PLANES];   /* the whole plane is off */
     uint8_t *nic_down[SIM_MAX_PLANES]; /* per node, NULL until one goes down */
     px_coll_groups *all_groups;        /* hier groups of every node; NULL: flat */
+    pmix_data_array_t common;          /* the network keys alike on every node */
     uint64_t sent[SIM_MAX_PLANES];     /* messages between nodes, per plane */
     uint64_t failovers;                /* sent on another plane than their own */
     uint64_t retries;                  /* failed on the way, sent again elsewhere */
@@ -81,9 +82,12 @@ void sim_plane_name(unsigned plane, char *buf, size_t len);
 void sim_nic_name(uint32_t node, unsigned plane, char *buf, size_t len);
 void sim_nic_host(uint32_t node, unsigned plane, char *buf, size_t len);
 /* The network keys for node `node`, to be registered with that node's
- * server (simnode.c register_job): an info array in `out` (PMIX_INFO; empty
- * without coordinates), which the caller destructs. */
-pmix_status_t sim_net_register(const sim_run *run, uint32_t node, pmix_data_array_t *out);
+ * server (simnode.c register_job): its own in `out` (PMIX_INFO; empty
+ * without coordinates), which the caller destructs, and those every node
+ * registers alike in shared[0..nshared-1], built once and owned by
+ * run->net (until sim_net_fini). */
+pmix_status_t sim_net_register(const sim_run *run, uint32_t node, pmix_data_array_t *out,
+                               const pmix_info_t **shared, size_t *nshared);
 /* Groups among `count` nodes (`members`: sorted node ids, NULL = every
  * node) from their coordinates; NULL (one flat group) without coordinates
  * or on failure. The groups of every node are built once and shared;

@@ -834,6 +834,8 @@ static pmix_status_t register_job(sim_run *run, sim_node *n)
     pmix_info_t *pd = calloc((size_t)n->nprocs * PD_KEYS, sizeof(*pd));
     pmix_data_array_t *pda = calloc(n->nprocs, sizeof(*pda));
     pmix_data_array_t coords = {0};
+    const pmix_info_t *shared;
+    size_t nshared;
     pmix_info_t *all = NULL;
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
@@ -855,8 +857,8 @@ static pmix_status_t register_job(sim_run *run, sim_node *n)
     PMIx_Info_load(&fixed[nfixed++], PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
     PMIx_Info_load(&fixed[nfixed++], PMIX_HOSTNAME, n->host, PMIX_STRING);
     PMIx_Info_load(&fixed[nfixed++], PMIX_NODEID, &n->id, PMIX_UINT32);
-    if ((rc = sim_net_register(run, n->id, &coords)) != PMIX_SUCCESS) /* network coordinates */
-        goto out;
+    if ((rc = sim_net_register(run, n->id, &coords, &shared, &nshared)) != PMIX_SUCCESS)
+        goto out; /* network coordinates */
     for (uint32_t i = 0; i < n->nprocs; i++) {
         pmix_info_t *k = pd + (size_t)i * PD_KEYS;
         pmix_rank_t rank = n->procs[i].proc.rank;
@@ -873,19 +875,22 @@ static pmix_status_t register_job(sim_run *run, sim_node *n)
         pda[i].size = PD_KEYS;
         pda[i].array = k;
     }
-    /* One array: the fixed keys, the coordinates, one PMIX_PROC_DATA per
-     * process. Its entries are shallow: they borrow what fixed, coords and
-     * pd own, and only the array itself is freed. */
-    total = nfixed + coords.size + n->nprocs;
+    /* One array: the fixed keys, the network keys (shared, then this
+     * node's), one PMIX_PROC_DATA per process. Its entries are shallow: they
+     * borrow what fixed, run->net, coords and pd own, and only the array
+     * itself is freed. */
+    total = nfixed + nshared + coords.size + n->nprocs;
     all = calloc(total, sizeof(*all));
     rc = PMIX_ERR_NOMEM;
     if (all == NULL)
         goto out;
     memcpy(all, fixed, nfixed * sizeof(*all));
+    if (nshared > 0)
+        memcpy(all + nfixed, shared, nshared * sizeof(*all));
     if (coords.size > 0)
-        memcpy(all + nfixed, coords.array, coords.size * sizeof(*all));
+        memcpy(all + nfixed + nshared, coords.array, coords.size * sizeof(*all));
     for (uint32_t i = 0; i < n->nprocs; i++) {
-        pmix_info_t *e = &all[nfixed + coords.size + i];
+        pmix_info_t *e = &all[nfixed + nshared + coords.size + i];
         snprintf(e->key, sizeof(e->key), "%s", PMIX_PROC_DATA);
         e->value.type = PMIX_DATA_ARRAY;
         e->value.data.darray = &pda[i];
