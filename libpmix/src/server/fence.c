@@ -88,6 +88,7 @@ static void free_tracker(px_server *s, px_tracker *t)
 {
     for (size_t i = 0; i < t->nhost; i++)
         PMIx_Info_destruct(&t->host[i]);
+    free(t->host);
     if (t->timer != NULL)
         s->pops->timer_cancel(s->pctx, t->timer);
     free(t->procs);
@@ -497,6 +498,23 @@ static void tracker_timeout(void *arg)
     fail_tracker(s, t, PMIX_ERR_TIMEOUT);
 }
 
+/* Keep the host's own directives ("pmixlab." keys, e.g. the algorithm),
+ * from the first participants that give any, up to PX_HOST_KEYS. The
+ * array is made for the first one: most fences have none. False when
+ * there is no memory for it. */
+static bool keep_host_keys(px_tracker *t, const pmix_info_t *info, size_t ninfo)
+{
+    for (size_t i = 0; i < ninfo && t->nhost < PX_HOST_KEYS; i++) {
+        if (strncmp(info[i].key, "pmixlab.", 8) != 0 ||
+            (t->nhost != 0 && px_info_find(t->host, t->nhost, info[i].key) != NULL))
+            continue;
+        if (t->host == NULL && (t->host = calloc(PX_HOST_KEYS, sizeof(*t->host))) == NULL)
+            return false;
+        PMIx_Info_xfer(&t->host[t->nhost++], &info[i]);
+    }
+    return true;
+}
+
 static px_tracker *new_tracker(px_server *s, pmix_proc_t *procs, size_t n, pmix_status_t *rcp)
 {
     px_tracker *t;
@@ -636,15 +654,13 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
         rc = PMIX_ERR_BAD_PARAM;
         goto refuse;
     }
+    if (!keep_host_keys(t, info, ninfo)) {
+        rc = PMIX_ERR_NOMEM;
+        goto refuse;
+    }
     t->contrib[t->ncontrib].client = c;
     t->contrib[t->ncontrib].tag = tag;
     t->ncontrib++;
-    /* the host's own directives ("pmixlab." keys, e.g. the algorithm),
-     * from the first participant that gives any */
-    for (size_t i = 0; i < ninfo && t->nhost < PX_HOST_KEYS; i++)
-        if (strncmp(info[i].key, "pmixlab.", 8) == 0 &&
-            px_info_find(t->host, t->nhost, info[i].key) == NULL)
-            PMIx_Info_xfer(&t->host[t->nhost++], &info[i]);
     t->collect = t->collect || px_info_flag(info, ninfo, PMIX_COLLECT_DATA);
     if (timeout > 0 && (t->timeout == 0 || timeout < t->timeout)) {
         t->timeout = timeout;

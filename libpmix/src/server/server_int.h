@@ -30,11 +30,6 @@ typedef struct px_nspace {
     uint32_t job_size; /* PMIX_JOB_SIZE, 0 if the host did not say */
     pmix_rank_t *dead; /* ranks known to have died */
     size_t ndead, capdead;
-    /* The job data as px_store_pack_job packs it, made at the first
-     * handshake and reused for every client of the namespace (registering
-     * the namespace again drops it). NULL until then. */
-    uint8_t *jobpack;
-    size_t njobpack;
     /* The fence page (px_page.h), decided at the namespace's first
      * WELCOME: made then, or never (page_off). Once broken it is off for
      * good but stays mapped: the commit counts are still read. */
@@ -103,8 +98,8 @@ typedef struct px_tracker {
     px_trk_state state;
     px_timer *timer;
     double timeout;
-    uint64_t id;                    /* for messages: "fence #id" */
-    pmix_info_t host[PX_HOST_KEYS]; /* "pmixlab." directives, passed to the host */
+    uint64_t id;       /* for messages: "fence #id" */
+    pmix_info_t *host; /* "pmixlab." directives for the host: PX_HOST_KEYS, or NULL */
     size_t nhost;
 } px_tracker;
 
