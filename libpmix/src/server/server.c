@@ -89,7 +89,6 @@ void px_server_destroy(px_server *s)
         px_nspace *n = s->nspaces->next;
         px_srv_page_free(s, s->nspaces);
         free(s->nspaces->dead);
-        free(s->nspaces->jobpack);
         free(s->nspaces);
         s->nspaces = n;
     }
@@ -172,9 +171,6 @@ pmix_status_t px_server_register_nspace(px_server *s, const char nspace[], int n
         rc = px_store_load_job(s->store, nspace, info, ninfo);
         if (rc != PMIX_SUCCESS)
             return rc;
-        free(ns->jobpack); /* the job data changed */
-        ns->jobpack = NULL;
-        ns->njobpack = 0;
         /* its clients were counted with the old size */
         px_srv_page_break(s, ns, "namespace registered again");
     }
@@ -205,7 +201,6 @@ void px_server_deregister_nspace(px_server *s, const char nspace[])
             *pp = n->next;
             px_srv_page_free(s, n);
             free(n->dead);
-            free(n->jobpack);
             free(n);
             break;
         }
@@ -458,24 +453,8 @@ static void send_welcome(px_server *s, px_sclient *c, uint32_t tag, pmix_status_
     px_pack_i32(&b, status);
     if (status == PMIX_SUCCESS)
         px_pack_u8(&b, page != NULL);
-    if (status == PMIX_SUCCESS && ns != NULL && ns->jobpack == NULL) {
-        /* packed once per namespace, not once per client */
-        px_buf job;
-        px_buf_init(&job);
-        px_store_pack_job(s->store, c->proc.nspace, &job);
-        if (px_buf_status(&job) == PMIX_SUCCESS)
-            ns->jobpack = px_buf_steal(&job, &ns->njobpack);
-        px_buf_fini(&job);
-        if (ns->jobpack != NULL) { /* kept for the job's life: give back what doubling left */
-            void *fit = realloc(ns->jobpack, ns->njobpack);
-            if (fit != NULL)
-                ns->jobpack = fit;
-        }
-    }
-    if (status == PMIX_SUCCESS && ns != NULL && ns->jobpack != NULL)
-        px_pack_raw(&b, ns->jobpack, ns->njobpack);
-    else if (status == PMIX_SUCCESS)
-        px_store_pack_job(s->store, c->proc.nspace, &b);
+    if (status == PMIX_SUCCESS)
+        px_store_pack_job(s->store, c->proc.nspace, &b); /* a copy of the encoded job */
     send_frame(s, c, &b, NULL, page);
 }
 

@@ -538,14 +538,11 @@ pmix_status_t px_store_load_job(px_store *s, const char *nspace, const pmix_info
             rc = PMIX_ERR_NOMEM;
         }
     }
-    if (rc == PMIX_SUCCESS && j->data != NULL) { /* give back what doubling left */
-        uint8_t *fit = realloc(j->data, j->len);
-        if (fit != NULL) {
-            j->data = fit;
-        }
-    }
     if (rc == PMIX_SUCCESS) {
         rc = px_job_seal(j);
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = px_job_encode(&j); /* as it travels: the handshake sends these bytes */
     }
     if (rc != PMIX_SUCCESS) {
         px_job_destroy(j);

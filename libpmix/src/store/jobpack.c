@@ -66,6 +66,21 @@ static void pack_groups(const px_job *j, const px_grouplist *l, bool nodes, px_b
     }
 }
 
+/* The body of the encoding (all but the nspace) of a job whose entries
+ * lie anywhere in its data: each set's live entries, set by set. */
+static void pack_body(const px_job *j, px_buf *b)
+{
+    pack_set(j, PX_JOB_SET, b);
+    px_pack_u32(b, (uint32_t)j->ranks.n);
+    px_rankdata *rd;
+    for (size_t i = 0; (rd = px_htab_next(&j->ranks, &i)) != NULL;) {
+        px_pack_u32(b, rd->rank);
+        pack_set(j, rd->set, b);
+    }
+    pack_groups(j, &j->nodes, true, b);
+    pack_groups(j, &j->apps, false, b);
+}
+
 void px_store_pack_job(const px_store *s, const char *nspace, px_buf *b)
 {
     const px_ns *ns = px_store_ns(s, nspace);
@@ -78,15 +93,7 @@ void px_store_pack_job(const px_store *s, const char *nspace, px_buf *b)
         px_pack_u32(b, 0); /* apps */
         return;
     }
-    pack_set(j, PX_JOB_SET, b);
-    px_pack_u32(b, (uint32_t)j->ranks.n);
-    px_rankdata *rd;
-    for (size_t i = 0; (rd = px_htab_next(&j->ranks, &i)) != NULL;) {
-        px_pack_u32(b, rd->rank);
-        pack_set(j, rd->set, b);
-    }
-    pack_groups(j, &j->nodes, true, b);
-    pack_groups(j, &j->apps, false, b);
+    px_pack_raw(b, j->data, j->len); /* an installed job is its body */
 }
 
 /* Index a kv-list at the cursor as the entries of `set`; their offsets
@@ -181,25 +188,13 @@ static pmix_status_t unpack_apps(px_job *j, px_buf *b, size_t start)
     return rc;
 }
 
-pmix_status_t px_store_unpack_job(px_store *s, px_buf *b)
+/* Index the body of an encoded job at the cursor into `j` (empty); the
+ * entries' offsets count from where the body begins. */
+static pmix_status_t index_body(px_job *j, px_buf *b)
 {
-    char nspace[PMIX_MAX_NSLEN + 1];
-    uint32_t nnodes;
-    if (s == NULL || b == NULL) {
-        return PMIX_ERR_BAD_PARAM;
-    }
     size_t start = b->pos;
-    px_job *j = px_job_create();
-    if (j == NULL) {
-        return PMIX_ERR_NOMEM;
-    }
-    pmix_status_t rc = px_unpack_strbuf(b, nspace, sizeof(nspace));
-    if (rc == PMIX_SUCCESS && nspace[0] == '\0') {
-        rc = PMIX_ERR_UNPACK_FAILURE;
-    }
-    if (rc == PMIX_SUCCESS) {
-        rc = index_list(j, PX_JOB_SET, b, start);
-    }
+    uint32_t nnodes;
+    pmix_status_t rc = index_list(j, PX_JOB_SET, b, start);
     if (rc == PMIX_SUCCESS) {
         rc = unpack_ranks(j, b, start);
     }
@@ -212,11 +207,69 @@ pmix_status_t px_store_unpack_job(px_store *s, px_buf *b)
     if (rc == PMIX_SUCCESS) {
         rc = unpack_apps(j, b, start);
     }
+    return rc;
+}
+
+pmix_status_t px_job_encode(px_job **jp)
+{
+    px_buf b, view;
+    px_job *j = px_job_create();
+    pmix_status_t rc;
+    if (j == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    px_buf_init(&b);
+    pack_body(*jp, &b);
+    rc = px_buf_status(&b);
+    if (rc == PMIX_SUCCESS) {
+        j->data = px_buf_steal(&b, &j->len);
+        rc = j->data != NULL ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    }
+    px_buf_fini(&b);
+    if (rc == PMIX_SUCCESS) { /* kept for the job's life: give back what doubling left */
+        uint8_t *fit = realloc(j->data, j->len);
+        if (fit != NULL) {
+            j->data = fit;
+        }
+        px_buf_view(&view, j->data, j->len);
+        rc = index_body(j, &view);
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = px_job_seal(j);
+    }
+    if (rc != PMIX_SUCCESS) {
+        px_job_destroy(j);
+        return rc;
+    }
+    px_job_destroy(*jp);
+    *jp = j;
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t px_store_unpack_job(px_store *s, px_buf *b)
+{
+    char nspace[PMIX_MAX_NSLEN + 1];
+    if (s == NULL || b == NULL) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    size_t start = b->pos, body;
+    px_job *j = px_job_create();
+    if (j == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    pmix_status_t rc = px_unpack_strbuf(b, nspace, sizeof(nspace));
+    if (rc == PMIX_SUCCESS && nspace[0] == '\0') {
+        rc = PMIX_ERR_UNPACK_FAILURE;
+    }
+    body = b->pos;
+    if (rc == PMIX_SUCCESS) {
+        rc = index_body(j, b);
+    }
     if (rc == PMIX_SUCCESS) { /* the job's own copy of what it indexed */
-        j->len = b->pos - start;
-        j->data = malloc(j->len != 0 ? j->len : 1);
+        j->len = b->pos - body;
+        j->data = malloc(j->len);
         if (j->data != NULL) {
-            memcpy(j->data, b->data + start, j->len);
+            memcpy(j->data, b->data + body, j->len);
         } else {
             rc = PMIX_ERR_NOMEM;
         }

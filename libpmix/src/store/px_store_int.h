@@ -97,7 +97,9 @@ pmix_status_t px_store_value_dup(const pmix_value_t *v, pmix_value_t **out);
  *
  * A job is built (px_store_load_job, px_store_unpack_job), sealed
  * (px_job_seal: the index sorted) and then never changes: new job-level
- * data replaces the whole job. */
+ * data replaces the whole job. An installed job's data is the body of its
+ * wire encoding (jobpack.c: each set's kv-list, each key once), so packing
+ * it for a client is one copy. */
 
 /* One entry: `len` bytes at data + off. */
 typedef struct px_jent {
@@ -134,7 +136,7 @@ typedef struct px_grouplist {
 #define PX_JOB_SET 0 /* the job keys */
 
 typedef struct px_job {
-    uint8_t *data; /* the entries, and for an unpacked job what lay around them */
+    uint8_t *data; /* the entries (installed: the body of the wire encoding) */
     size_t len;
     px_buf build; /* where entries are encoded while the job is loaded */
     px_jent *ent; /* nent entries; sorted by (set, hash, off) once sealed */
@@ -167,6 +169,10 @@ pmix_status_t px_job_add(px_job *j, uint32_t set, const char *key, size_t off, s
 /* Sort the index and find each set's entries (PMIX_ERR_NOMEM on allocation
  * failure); the job is read-only afterwards. */
 pmix_status_t px_job_seal(px_job *j);
+/* Replace a sealed job whose entries lie anywhere in its data (as a load
+ * leaves them) by one whose data is the body of its wire encoding; on
+ * failure (PMIX_ERR_NOMEM) *jp is unchanged. */
+pmix_status_t px_job_encode(px_job **jp);
 /* The live entries of `set` (a key's last entry), in index order:
  * `fn(arg, e)` for each, and their number. */
 size_t px_job_each(const px_job *j, uint32_t set, void (*fn)(void *arg, const px_jent *e),
