@@ -294,7 +294,7 @@ size_t px_job_each(const px_job *j, uint32_t set, void (*fn)(void *arg, const px
                    void *arg)
 {
     size_t count = 0;
-    if (j->sets == NULL || set >= j->nsets) {
+    if (j->sets == NULL || set >= j->nsets || j->sets[set].n == 0) {
         return 0;
     }
     const px_jent *e = j->ent + j->sets[set].first, *end = e + j->sets[set].n;
@@ -315,7 +315,7 @@ static const px_jent *ent_find(const px_job *j, uint32_t set, const char *key)
     size_t n = strlen(key);
     uint32_t h = key_hash(key, n);
     const px_jent *found = NULL;
-    if (j->sets == NULL || set >= j->nsets) {
+    if (j->sets == NULL || set >= j->nsets || j->sets[set].n == 0) {
         return NULL;
     }
     const px_jent *lo = j->ent + j->sets[set].first, *end = lo + j->sets[set].n;
