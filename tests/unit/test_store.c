@@ -689,6 +689,34 @@ static void test_job_replaced_keys(void **state)
     expect_job_none(f->t, NS2, PMIX_RANK_WILDCARD, "test.k2", NULL, 0);
     px_buf_fini(&b);
     PMIx_Info_destruct(&q);
+
+    /* Keys in any order on the wire (a server sends them in its index's
+     * order): eight keys forwards, then backwards, are all found. */
+    for (int back = 0; back < 2; back++) {
+        char key[16];
+        px_buf_init(&b);
+        px_pack_str(&b, NS2);
+        px_pack_u32(&b, 8);
+        for (uint32_t i = 0; i < 8; i++) {
+            uint32_t k = back ? 7 - i : i;
+            snprintf(key, sizeof(key), "test.n%u", k);
+            PMIx_Value_construct(&v);
+            PMIx_Value_load(&v, &k, PMIX_UINT32);
+            px_pack_str(&b, key);
+            px_pack_value(&b, &v);
+            PMIx_Value_destruct(&v);
+        }
+        px_pack_u32(&b, 0);
+        px_pack_u32(&b, 0);
+        px_pack_u32(&b, 0);
+        px_buf_view(&view, b.data, b.size);
+        assert_int_equal(px_store_unpack_job(f->t, &view), PMIX_SUCCESS);
+        for (uint32_t k = 0; k < 8; k++) {
+            snprintf(key, sizeof(key), "test.n%u", k);
+            expect_job_u32(f->t, NS2, PMIX_RANK_WILDCARD, key, NULL, 0, k);
+        }
+        px_buf_fini(&b);
+    }
 }
 
 static void test_job_unpack_malformed(void **state)

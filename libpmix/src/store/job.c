@@ -244,7 +244,15 @@ pmix_status_t px_job_seal(px_job *j)
             j->capent = j->nent;
         }
     }
-    qsort(j->ent, j->nent, sizeof(*j->ent), cmp_ent);
+    /* A client's entries come in order when its server encoded them (set
+     * by set, each set by hash): then there is nothing to sort. */
+    bool sorted = true;
+    for (size_t i = 1; i < j->nent && sorted; i++) {
+        sorted = cmp_ent(&j->ent[i - 1], &j->ent[i]) < 0;
+    }
+    if (!sorted) {
+        qsort(j->ent, j->nent, sizeof(*j->ent), cmp_ent);
+    }
     for (size_t i = 0; i < j->nent; i++) {
         px_jset *s = &j->sets[j->ent[i].set];
         if (s->n++ == 0) {
@@ -542,7 +550,7 @@ pmix_status_t px_store_load_job(px_store *s, const char *nspace, const pmix_info
         rc = px_job_seal(j);
     }
     if (rc == PMIX_SUCCESS) {
-        rc = px_job_encode(&j); /* as it travels: the handshake sends these bytes */
+        rc = px_job_encode(j); /* as it travels: the handshake sends these bytes */
     }
     if (rc != PMIX_SUCCESS) {
         px_job_destroy(j);

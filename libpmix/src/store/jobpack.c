@@ -26,59 +26,112 @@
 #define NODE_HAS_ID 0x1
 #define NODE_HAS_NAME 0x2
 
-/* A kv-list of the live entries of `set`: their bytes as they are. */
+/* px_job_encode's state: the job, the body being written, and the new
+ * index, filled as the entries land. */
 typedef struct {
     const px_job *j;
     px_buf *b;
-} pack_arg;
+    px_jent *ent; /* room for every entry of j */
+    size_t nent;
+    px_jset *sets;
+} encoder;
 
-static void pack_ent(void *arg, const px_jent *e)
+static void encode_ent(void *arg, const px_jent *e)
 {
-    pack_arg *pa = arg;
-    px_pack_raw(pa->b, pa->j->data + e->off, e->len);
+    encoder *en = arg;
+    size_t off = en->b->size;
+    px_pack_raw(en->b, en->j->data + e->off, e->len);
+    en->ent[en->nent++] =
+        (px_jent){.set = e->set, .hash = e->hash, .off = (uint32_t)off, .len = e->len};
 }
 
-static void pack_set(const px_job *j, uint32_t set, px_buf *b)
+/* A kv-list of the live entries of `set`, their bytes as they are. */
+static void encode_set(encoder *en, uint32_t set)
 {
-    pack_arg pa = {j, b};
-    px_pack_u32(b, (uint32_t)px_job_each(j, set, NULL, NULL));
-    px_job_each(j, set, pack_ent, &pa);
+    size_t first = en->nent;
+    px_pack_u32(en->b, (uint32_t)px_job_each(en->j, set, NULL, NULL));
+    px_job_each(en->j, set, encode_ent, en);
+    en->sets[set] = (px_jset){.first = (uint32_t)first, .n = (uint32_t)(en->nent - first)};
 }
 
-static void pack_groups(const px_job *j, const px_grouplist *l, bool nodes, px_buf *b)
+static void encode_groups(encoder *en, const px_grouplist *l, bool nodes)
 {
-    px_pack_u32(b, (uint32_t)l->n);
+    px_pack_u32(en->b, (uint32_t)l->n);
     for (size_t i = 0; i < l->n; i++) {
         const px_group *g = l->v[i];
         if (nodes) {
             uint8_t ids = (g->has_id ? NODE_HAS_ID : 0) | (g->name != NULL ? NODE_HAS_NAME : 0);
-            px_pack_u8(b, ids);
+            px_pack_u8(en->b, ids);
             if (g->has_id) {
-                px_pack_u32(b, g->id);
+                px_pack_u32(en->b, g->id);
             }
             if (g->name != NULL) {
-                px_pack_str(b, g->name);
+                px_pack_str(en->b, g->name);
             }
         } else {
-            px_pack_u32(b, g->id);
+            px_pack_u32(en->b, g->id);
         }
-        pack_set(j, g->set, b);
+        encode_set(en, g->set);
     }
 }
 
-/* The body of the encoding (all but the nspace) of a job whose entries
- * lie anywhere in its data: each set's live entries, set by set. */
-static void pack_body(const px_job *j, px_buf *b)
+/* The body of the encoding (all but the nspace): each set's live entries,
+ * set by set. Within a set they keep the index's order, (hash, offset),
+ * and their new offsets grow: the new index needs no sorting. */
+static void encode_body(encoder *en)
 {
-    pack_set(j, PX_JOB_SET, b);
-    px_pack_u32(b, (uint32_t)j->ranks.n);
+    const px_job *j = en->j;
     px_rankdata *rd;
+    encode_set(en, PX_JOB_SET);
+    px_pack_u32(en->b, (uint32_t)j->ranks.n);
     for (size_t i = 0; (rd = px_htab_next(&j->ranks, &i)) != NULL;) {
-        px_pack_u32(b, rd->rank);
-        pack_set(j, rd->set, b);
+        px_pack_u32(en->b, rd->rank);
+        encode_set(en, rd->set);
     }
-    pack_groups(j, &j->nodes, true, b);
-    pack_groups(j, &j->apps, false, b);
+    encode_groups(en, &j->nodes, true);
+    encode_groups(en, &j->apps, false);
+}
+
+pmix_status_t px_job_encode(px_job *j)
+{
+    px_buf b;
+    size_t len;
+    encoder en = {.j = j, .b = &b};
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+    uint8_t *data = NULL;
+
+    en.ent = malloc((j->nent != 0 ? j->nent : 1) * sizeof(*en.ent));
+    en.sets = calloc(j->nsets, sizeof(*en.sets));
+    px_buf_init(&b);
+    if (en.ent != NULL && en.sets != NULL) {
+        /* the entries, a count per set and a few bytes per group */
+        px_buf_reserve(&b, j->len + (size_t)j->nsets * 16 + 16);
+        encode_body(&en);
+        rc = px_buf_status(&b);
+    }
+    if (rc == PMIX_SUCCESS) {
+        data = px_buf_steal(&b, &len);
+        rc = data != NULL ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    }
+    px_buf_fini(&b);
+    if (rc != PMIX_SUCCESS) {
+        free(en.ent);
+        free(en.sets);
+        return rc;
+    }
+    uint8_t *fit = realloc(data, len); /* kept for the job's life */
+    if (fit != NULL) {
+        data = fit;
+    }
+    free(j->data);
+    free(j->ent);
+    free(j->sets);
+    j->data = data;
+    j->len = len;
+    j->ent = en.ent;
+    j->nent = j->capent = en.nent;
+    j->sets = en.sets;
+    return PMIX_SUCCESS;
 }
 
 void px_store_pack_job(const px_store *s, const char *nspace, px_buf *b)
@@ -208,42 +261,6 @@ static pmix_status_t index_body(px_job *j, px_buf *b)
         rc = unpack_apps(j, b, start);
     }
     return rc;
-}
-
-pmix_status_t px_job_encode(px_job **jp)
-{
-    px_buf b, view;
-    px_job *j = px_job_create();
-    pmix_status_t rc;
-    if (j == NULL) {
-        return PMIX_ERR_NOMEM;
-    }
-    px_buf_init(&b);
-    pack_body(*jp, &b);
-    rc = px_buf_status(&b);
-    if (rc == PMIX_SUCCESS) {
-        j->data = px_buf_steal(&b, &j->len);
-        rc = j->data != NULL ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
-    }
-    px_buf_fini(&b);
-    if (rc == PMIX_SUCCESS) { /* kept for the job's life: give back what doubling left */
-        uint8_t *fit = realloc(j->data, j->len);
-        if (fit != NULL) {
-            j->data = fit;
-        }
-        px_buf_view(&view, j->data, j->len);
-        rc = index_body(j, &view);
-    }
-    if (rc == PMIX_SUCCESS) {
-        rc = px_job_seal(j);
-    }
-    if (rc != PMIX_SUCCESS) {
-        px_job_destroy(j);
-        return rc;
-    }
-    px_job_destroy(*jp);
-    *jp = j;
-    return PMIX_SUCCESS;
 }
 
 pmix_status_t px_store_unpack_job(px_store *s, px_buf *b)

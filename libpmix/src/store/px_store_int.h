@@ -139,7 +139,7 @@ typedef struct px_job {
     uint8_t *data; /* the entries (installed: the body of the wire encoding) */
     size_t len;
     px_buf build; /* where entries are encoded while the job is loaded */
-    px_jent *ent; /* nent entries; sorted by (set, hash, off) once sealed */
+    px_jent *ent; /* nent entries; each set's together, by (hash, off), once sealed */
     size_t nent, capent;
     px_jset *sets; /* nsets, once sealed */
     uint32_t nsets;
@@ -169,10 +169,10 @@ pmix_status_t px_job_add(px_job *j, uint32_t set, const char *key, size_t off, s
 /* Sort the index and find each set's entries (PMIX_ERR_NOMEM on allocation
  * failure); the job is read-only afterwards. */
 pmix_status_t px_job_seal(px_job *j);
-/* Replace a sealed job whose entries lie anywhere in its data (as a load
- * leaves them) by one whose data is the body of its wire encoding; on
- * failure (PMIX_ERR_NOMEM) *jp is unchanged. */
-pmix_status_t px_job_encode(px_job **jp);
+/* Lay a sealed job's entries, which lie anywhere in its data as a load
+ * leaves them, out as the body of its wire encoding, each key once, and
+ * index them there; on failure (PMIX_ERR_NOMEM) the job is unchanged. */
+pmix_status_t px_job_encode(px_job *j);
 /* The live entries of `set` (a key's last entry), in index order:
  * `fn(arg, e)` for each, and their number. */
 size_t px_job_each(const px_job *j, uint32_t set, void (*fn)(void *arg, const px_jent *e),

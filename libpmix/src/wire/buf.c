@@ -214,6 +214,13 @@ static uint8_t *reserve(px_buf *b, size_t n)
     return p;
 }
 
+void px_buf_reserve(px_buf *b, size_t n)
+{
+    if (reserve(b, n) != NULL) {
+        b->size -= n;
+    }
+}
+
 const uint8_t *px_wire_take(px_buf *b, size_t n)
 {
     const uint8_t *p;

@@ -94,6 +94,10 @@ void px_buf_view(px_buf *b, const void *data, size_t len);
 void px_buf_view_payload(px_buf *b, const void *frame, size_t frame_len);
 /* Free what a packing buffer holds and leave it empty; NULL is a no-op. */
 void px_buf_fini(px_buf *b);
+/* Make room for `n` more bytes in a packing buffer at once (as one
+ * allocation instead of doublings); failing, it fails the buffer as a pack
+ * would. */
+void px_buf_reserve(px_buf *b, size_t n);
 /* PMIX_SUCCESS, or the first error a pack ran into. */
 pmix_status_t px_buf_status(const px_buf *b);
 /* Bytes left to unpack. */
