@@ -628,6 +628,31 @@ static void test_job_pack_roundtrip(void **state)
     px_buf_fini(&b);
 }
 
+/* Unpack into `s` a job of namespace `ns` with n job keys, keys[i] =
+ * vals[i] in that order on the wire, and nothing else. */
+static void unpack_job_keys(px_store *s, const char *ns, const char *const *keys,
+                            const uint32_t *vals, size_t n)
+{
+    px_buf b, view;
+    pmix_value_t v;
+    px_buf_init(&b);
+    px_pack_str(&b, ns);
+    px_pack_u32(&b, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        PMIx_Value_construct(&v);
+        PMIx_Value_load(&v, &vals[i], PMIX_UINT32);
+        px_pack_str(&b, keys[i]);
+        px_pack_value(&b, &v);
+        PMIx_Value_destruct(&v);
+    }
+    px_pack_u32(&b, 0); /* ranks */
+    px_pack_u32(&b, 0); /* nodes */
+    px_pack_u32(&b, 0); /* apps */
+    px_buf_view(&view, b.data, b.size);
+    assert_int_equal(px_store_unpack_job(s, &view), PMIX_SUCCESS);
+    px_buf_fini(&b);
+}
+
 /* A key given again replaces the earlier value: lookups see the last, and
  * the packed job carries each key once; a kv-list on the wire that repeats
  * a key keeps its last value too. */
@@ -668,23 +693,9 @@ static void test_job_replaced_keys(void **state)
     px_buf_fini(&b);
 
     /* The same key twice in one kv-list on the wire. */
-    pmix_value_t v;
-    px_buf_init(&b);
-    px_pack_str(&b, NS2);
-    px_pack_u32(&b, 2);
-    for (uint32_t i = 0; i < 2; i++) {
-        uint32_t n = i == 0 ? 1 : 9;
-        PMIx_Value_construct(&v);
-        PMIx_Value_load(&v, &n, PMIX_UINT32);
-        px_pack_str(&b, "test.k");
-        px_pack_value(&b, &v);
-        PMIx_Value_destruct(&v);
-    }
-    px_pack_u32(&b, 0);
-    px_pack_u32(&b, 0);
-    px_pack_u32(&b, 0);
-    px_buf_view(&view, b.data, b.size);
-    assert_int_equal(px_store_unpack_job(f->t, &view), PMIX_SUCCESS);
+    const char *twice[2] = {"test.k", "test.k"};
+    uint32_t vals[8] = {1, 9};
+    unpack_job_keys(f->t, NS2, twice, vals, 2);
     expect_job_u32(f->t, NS2, PMIX_RANK_WILDCARD, "test.k", NULL, 0, 9);
     expect_job_none(f->t, NS2, PMIX_RANK_WILDCARD, "test.k2", NULL, 0);
     px_buf_fini(&b);
@@ -692,30 +703,18 @@ static void test_job_replaced_keys(void **state)
 
     /* Keys in any order on the wire (a server sends them in its index's
      * order): eight keys forwards, then backwards, are all found. */
+    char names[8][16];
+    const char *keys[8];
     for (int back = 0; back < 2; back++) {
-        char key[16];
-        px_buf_init(&b);
-        px_pack_str(&b, NS2);
-        px_pack_u32(&b, 8);
         for (uint32_t i = 0; i < 8; i++) {
-            uint32_t k = back ? 7 - i : i;
-            snprintf(key, sizeof(key), "test.n%u", k);
-            PMIx_Value_construct(&v);
-            PMIx_Value_load(&v, &k, PMIX_UINT32);
-            px_pack_str(&b, key);
-            px_pack_value(&b, &v);
-            PMIx_Value_destruct(&v);
+            vals[i] = back ? 7 - i : i;
+            snprintf(names[i], sizeof(names[i]), "test.n%u", vals[i]);
+            keys[i] = names[i];
         }
-        px_pack_u32(&b, 0);
-        px_pack_u32(&b, 0);
-        px_pack_u32(&b, 0);
-        px_buf_view(&view, b.data, b.size);
-        assert_int_equal(px_store_unpack_job(f->t, &view), PMIX_SUCCESS);
-        for (uint32_t k = 0; k < 8; k++) {
-            snprintf(key, sizeof(key), "test.n%u", k);
-            expect_job_u32(f->t, NS2, PMIX_RANK_WILDCARD, key, NULL, 0, k);
+        unpack_job_keys(f->t, NS2, keys, vals, 8);
+        for (uint32_t i = 0; i < 8; i++) {
+            expect_job_u32(f->t, NS2, PMIX_RANK_WILDCARD, keys[i], NULL, 0, vals[i]);
         }
-        px_buf_fini(&b);
     }
 }
 
