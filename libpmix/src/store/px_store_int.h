@@ -166,8 +166,9 @@ px_group *px_job_app(px_job *j, uint32_t appnum);
  * (PMIX_ERR_NOMEM on allocation failure). Within a set, a key added again
  * replaces the earlier entry. */
 pmix_status_t px_job_add(px_job *j, uint32_t set, const char *key, size_t off, size_t len);
-/* Sort the index and find each set's entries (PMIX_ERR_NOMEM on allocation
- * failure); the job is read-only afterwards. */
+/* Sort the index (unless it is in order already) and find each set's
+ * entries (PMIX_ERR_NOMEM on allocation failure); the job is read-only
+ * afterwards. */
 pmix_status_t px_job_seal(px_job *j);
 /* Lay a sealed job's entries, which lie anywhere in its data as a load
  * leaves them, out as the body of its wire encoding, each key once, and
