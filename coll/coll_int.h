@@ -283,6 +283,13 @@ typedef struct px_coll_early {
     uint8_t msg[];
 } px_coll_early;
 
+/* An ABORT notice this member owes a neighbour: its send failed here (no
+ * memory, too big), so it is sent again later (notice.c). */
+typedef struct px_coll_owed {
+    uint32_t to, epoch, origin;
+    pmix_status_t status;
+} px_coll_owed;
+
 struct px_coll {
     const px_coll_ops *ops;
     void *ctx;
@@ -306,6 +313,10 @@ struct px_coll {
     bool flooded;         /* some notice was flooded */
     uint32_t flood_epoch; /* the newest epoch flooded */
     uint64_t flood_mask;  /* bit i: epoch flood_epoch - i was flooded */
+    px_coll_owed *owed;   /* notices to send again (notice.c) */
+    uint32_t nowed, capowed;
+    px_coll_timer *owed_timer; /* the retry, when the host has timers */
+    double owed_delay;         /* the next retry's delay, seconds */
     px_coll_stats stats;
 };
 
@@ -322,6 +333,12 @@ void px_coll_flood(px_coll *c, uint32_t epoch, pmix_status_t status, uint32_t or
  * news. */
 void px_coll_maybe_flood(px_coll *c, uint32_t epoch, pmix_status_t status, uint32_t origin,
                          bool news);
+/* Send again the notices owed (px_coll_owed). core.c calls it on entry
+ * (start, deliver) when the host has no timers; with timers it runs from
+ * its own timer. */
+void px_coll_retry_owed(px_coll *c);
+/* Cancel the retry timer and forget the notices owed (destroy). */
+void px_coll_owed_fini(px_coll *c);
 /* A received ABORT notice (header checked). Returns a PX_COLL_V_ verdict. */
 int px_coll_notice_recv(px_coll *c, const px_coll_msg_info *h, const uint8_t *p, size_t len);
 

@@ -100,6 +100,7 @@ void px_coll_destroy(px_coll *c)
         }
         run_free(c->run);
     }
+    px_coll_owed_fini(c);
     while (c->early != NULL) {
         px_coll_early *e = c->early;
         c->early = e->next;
@@ -357,6 +358,9 @@ pmix_status_t px_coll_start(px_coll *c, const px_coll_args *args, const void *co
     if (c->run != NULL) {
         return PMIX_ERR_RESOURCE_BUSY;
     }
+    if (c->nowed > 0 && c->owed_timer == NULL) {
+        px_coll_retry_owed(c); /* a host without timers */
+    }
     if (args->kind != PX_COLL_BARRIER && args->kind != PX_COLL_ALLGATHER) {
         return PMIX_ERR_BAD_PARAM;
     }
@@ -465,6 +469,9 @@ pmix_status_t px_coll_deliver(px_coll *c, uint32_t from, const void *msg, size_t
         return PMIX_ERR_BAD_PARAM;
     }
     c->stats.received++;
+    if (c->nowed > 0 && c->owed_timer == NULL) {
+        px_coll_retry_owed(c); /* a host without timers */
+    }
     if (px_coll_msg_peek(msg, len, &h) != PMIX_SUCCESS) {
         c->stats.malformed++;
         return PMIX_ERR_BAD_PARAM;

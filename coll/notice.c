@@ -20,11 +20,18 @@
  * neighbour known failed is skipped over: the notice goes to that
  * neighbour's own neighbours instead, recursively, and a neighbour whose
  * send the host refuses becomes known failed and is skipped over the same
- * way. Because the tree is the same for every origin, a member forwards
- * at most once per epoch (a 64-bit mask remembers the last 64 epochs),
+ * way. A send that fails here instead (no memory, a message too big for
+ * the transport) goes around that neighbour for this flood only, and the
+ * notice is kept and sent to it again later (from a timer: 10 ms, doubling
+ * up to 1 s; or at the next start or delivery when the host has no
+ * timers) until it goes out, the neighbour is known failed, or its epoch
+ * is 64 behind.
+ *
+ * Because the tree is the same for every origin, a member forwards at
+ * most once per epoch (a 64-bit mask remembers the last 64 epochs),
  * however many members detect the failure at once, and flooding from
- * several origins at once still covers the tree. A notice that lists a failed member the receiver
- * did not know is forwarded again, with the longer list, so that the
+ * several origins at once still covers the tree. A notice that lists a
+ * failed member the receiver did not know is forwarded again, with the longer list, so that the
  * members beyond that one are reached too: a member forwards at most
  * (1 + failures learned) times per epoch, each time to at most
  * ceil(lg n) + 1 members plus the neighbours of failed ones. A notice
@@ -110,7 +117,16 @@ typedef struct {
 /* The origin travels for the record (hosts may log it); forwarding does
  * not rely on it, so a wrong one cannot cut a member off. */
 
-static void send_notice(flood *f, uint32_t to)
+enum {
+    NOTICE_SENT,
+    NOTICE_HELD,       /* a local failure: `to` is fine, this member is not */
+    NOTICE_UNREACHABLE /* `to` is now known failed */
+};
+
+#define OWED_DELAY_MIN 0.01
+#define OWED_DELAY_MAX 1.0
+
+static int send_notice(flood *f, uint32_t to)
 {
     px_coll *c = f->c;
     size_t len = PX_COLL_NOTICE_SIZE + 4 * (size_t)c->ndead;
@@ -119,7 +135,7 @@ static void send_notice(flood *f, uint32_t to)
     pmix_status_t rc;
 
     if (msg == NULL) {
-        return;
+        return NOTICE_HELD;
     }
     memset(&h, 0, sizeof(h));
     h.type = PX_COLL_MSG_ABORT;
@@ -137,9 +153,54 @@ static void send_notice(flood *f, uint32_t to)
     }
     c->stats.notices_sent++;
     rc = c->ops->send(c->ctx, to, msg, PX_COLL_HDR_SIZE + len);
-    if (rc != PMIX_SUCCESS && rc != PMIX_ERR_NOMEM && rc != PMIX_ERR_OUT_OF_RESOURCE) {
-        px_coll_add_dead(c, to); /* unreachable (px_coll.h, send) */
+    if (rc == PMIX_SUCCESS) {
+        return NOTICE_SENT;
     }
+    if (rc == PMIX_ERR_NOMEM || rc == PMIX_ERR_OUT_OF_RESOURCE) {
+        return NOTICE_HELD;
+    }
+    px_coll_add_dead(c, to); /* unreachable (px_coll.h, send) */
+    return NOTICE_UNREACHABLE;
+}
+
+static void owed_fire(void *arg);
+
+static void owed_arm(px_coll *c)
+{
+    if (c->nowed == 0 || c->owed_timer != NULL || c->ops->timer_start == NULL ||
+        c->ops->timer_cancel == NULL) {
+        return;
+    }
+    if (c->owed_delay < OWED_DELAY_MIN) {
+        c->owed_delay = OWED_DELAY_MIN;
+    }
+    /* NULL: no timer; the next start or delivery retries (core.c). */
+    c->owed_timer = c->ops->timer_start(c->ctx, c->owed_delay, owed_fire, c);
+}
+
+/* Remember that `to` is owed this flood's notice. If even that fails (no
+ * memory), `to` learns only from its other neighbours or its timeout. */
+static void owe(flood *f, uint32_t to)
+{
+    px_coll *c = f->c;
+
+    c->stats.notices_held++;
+    for (uint32_t i = 0; i < c->nowed; i++) {
+        if (c->owed[i].to == to && c->owed[i].epoch == f->epoch) {
+            return;
+        }
+    }
+    if (c->nowed == c->capowed) {
+        uint32_t cap = c->capowed ? c->capowed * 2 : 4;
+        px_coll_owed *o = realloc(c->owed, cap * sizeof(*o));
+        if (o == NULL) {
+            return;
+        }
+        c->owed = o;
+        c->capowed = cap;
+    }
+    c->owed[c->nowed++] = (px_coll_owed){to, f->epoch, f->origin, f->status};
+    owed_arm(c);
 }
 
 static void flood_to(flood *f, uint32_t u, uint32_t from);
@@ -164,7 +225,10 @@ static void around(flood *f, uint32_t u, uint32_t from)
 }
 
 /* Deliver the notice to `u` (a tree neighbour of `from`), or around it
- * when it is known failed. */
+ * when it is known failed. A send that fails here (no memory, too big)
+ * also goes around u, for this flood only, so that the members beyond u
+ * are told now; u itself hears from them (they send to every neighbour)
+ * or, if it has no other neighbour, from the retry. */
 static void flood_to(flood *f, uint32_t u, uint32_t from)
 {
     px_coll *c = f->c;
@@ -173,13 +237,69 @@ static void flood_to(flood *f, uint32_t u, uint32_t from)
         return;
     }
     if (!px_coll_is_dead(c, u)) {
-        send_notice(f, u);
-        if (!px_coll_is_dead(c, u)) {
+        int rc = send_notice(f, u);
+        if (rc == NOTICE_SENT) {
             return;
         }
-        /* The host refused the send: u is now failed; go around it. */
+        if (rc == NOTICE_HELD) {
+            owe(f, u);
+        }
     }
     around(f, u, from);
+}
+
+void px_coll_retry_owed(px_coll *c)
+{
+    uint32_t lo = px_coll_lo(c), n0 = c->nowed, k = 0, ndead = c->ndead;
+
+    /* Entries are read by index: a send below may append (and move the
+     * array). Kept ones are compacted to the front, appended ones follow. */
+    for (uint32_t i = 0; i < n0; i++) {
+        px_coll_owed o = c->owed[i];
+        flood f = {c, o.epoch, o.origin, o.status};
+        int rc;
+
+        if (px_coll_is_dead(c, o.to) || px_coll_epoch_diff(o.epoch, lo) < -63) {
+            continue; /* its own flood covers it / every receiver drops it */
+        }
+        rc = send_notice(&f, o.to);
+        if (rc == NOTICE_HELD) {
+            c->owed[k++] = o;
+        } else if (rc == NOTICE_UNREACHABLE) {
+            around(&f, o.to, PX_COLL_NONE);
+        }
+    }
+    memmove(c->owed + k, c->owed + n0, (c->nowed - n0) * sizeof(*c->owed));
+    c->nowed = k + (c->nowed - n0);
+    if (c->nowed == 0) {
+        c->owed_delay = OWED_DELAY_MIN;
+    }
+    owed_arm(c);
+    if (c->ndead > ndead && c->run != NULL) {
+        /* A refused send found a member failed: as px_coll_peer_failed. */
+        px_coll_flood(c, lo, PMIX_ERR_PROC_TERM_WO_SYNC, c->me);
+        px_coll_abort_run(c, PMIX_ERR_PROC_TERM_WO_SYNC);
+    }
+}
+
+static void owed_fire(void *arg)
+{
+    px_coll *c = arg;
+
+    c->owed_timer = NULL;
+    c->owed_delay = c->owed_delay * 2 < OWED_DELAY_MAX ? c->owed_delay * 2 : OWED_DELAY_MAX;
+    px_coll_retry_owed(c);
+}
+
+void px_coll_owed_fini(px_coll *c)
+{
+    if (c->owed_timer != NULL) {
+        c->ops->timer_cancel(c->ctx, c->owed_timer);
+        c->owed_timer = NULL;
+    }
+    free(c->owed);
+    c->owed = NULL;
+    c->nowed = c->capowed = 0;
 }
 
 static bool flooded_already(const px_coll *c, uint32_t epoch)

@@ -86,9 +86,10 @@ typedef struct px_coll_ops {
      * could not send it (no memory, a message bigger than the transport
      * takes): the running collective fails with that status, as a local
      * failure (every member learns of it), and `to` stays a member in good
-     * standing. Any other non-zero return means `to` is unreachable:
-     * px_coll then treats `to` exactly as if px_coll_peer_failed(to) had
-     * been called. */
+     * standing; an ABORT notice refused so is sent again later (a timer,
+     * or the next start or delivery without timers). Any other non-zero return means `to` is
+     * unreachable: px_coll then treats `to` exactly as if px_coll_peer_failed(to) had been called.
+     */
     pmix_status_t (*send)(void *ctx, uint32_t to, void *msg, size_t len);
 
     /* One-shot timer: `cb(arg)` runs later, never from inside timer_start,
@@ -194,6 +195,8 @@ typedef struct px_coll_stats {
     uint64_t notices;      /* ABORT notices received */
     uint64_t completed;    /* collectives completed with success */
     uint64_t failed;       /* collectives completed with an error */
+    uint64_t notices_held; /* ABORT notices this member could not send
+                            * (local failure), kept to send again */
 } px_coll_stats;
 
 /* ---- members ---- */

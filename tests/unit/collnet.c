@@ -48,6 +48,8 @@ typedef struct node {
     uint64_t data_sent;
     uint64_t fail_sends; /* data sends still to refuse with fail_status */
     pmix_status_t fail_status;
+    uint64_t fail_notices; /* ABORT sends still to refuse with notice_status */
+    pmix_status_t notice_status;
     size_t live_timers;
 } node;
 
@@ -199,6 +201,10 @@ static pmix_status_t op_send(void *ctx, uint32_t to, void *msg, size_t len)
             return nd->fail_status;
         }
         nd->data_sent++;
+    } else if (nd->fail_notices > 0) {
+        nd->fail_notices--;
+        free(msg);
+        return nd->notice_status;
     }
     if (w->cfg.on_send != NULL) {
         w->cfg.on_send(w->cfg.arg, nd->m, to, &h, len);
@@ -439,6 +445,12 @@ void collnet_fail_sends(collnet *w, uint32_t m, uint64_t k, pmix_status_t status
 {
     w->nodes[m].fail_sends = k;
     w->nodes[m].fail_status = status;
+}
+
+void collnet_fail_notices(collnet *w, uint32_t m, uint64_t k, pmix_status_t status)
+{
+    w->nodes[m].fail_notices = k;
+    w->nodes[m].notice_status = status;
 }
 
 size_t collnet_live_timers(const collnet *w, uint32_t m)

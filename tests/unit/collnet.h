@@ -70,6 +70,8 @@ void collnet_die_at_send(collnet *w, uint32_t m, uint64_t k);
 /* Member m's next k data sends fail with `status` (its host could not
  * send them: no memory, too big), and are not delivered. */
 void collnet_fail_sends(collnet *w, uint32_t m, uint64_t k, pmix_status_t status);
+/* Member m's next k ABORT notice sends fail the same way. */
+void collnet_fail_notices(collnet *w, uint32_t m, uint64_t k, pmix_status_t status);
 /* Timers of member m started and neither fired nor cancelled. */
 size_t collnet_live_timers(const collnet *w, uint32_t m);
 /* Data messages member m handed to send so far. */

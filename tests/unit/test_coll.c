@@ -1274,6 +1274,89 @@ static void test_send_failed_locally(void **state)
     }
 }
 
+/* The ABORT notice itself fails locally. Member 1 is a leaf of the notice
+ * tree (its only neighbour is 0): its data send and then its one notice
+ * fail; the notice goes around 0 at once (0's other neighbours tell 0)
+ * and to 0 again later. Member 0's data send and then its first notice
+ * (to 1) fail: 1 can only hear from 0, so 0 must send it again later.
+ * Members that are not told wait forever: there is no timeout. The next
+ * collective succeeds. (test_notice_retry_without_timers checks the
+ * going around.) */
+static void test_notice_failed_locally(void **state)
+{
+    static const pmix_status_t why[] = {PMIX_ERR_NOMEM, PMIX_ERR_OUT_OF_RESOURCE};
+
+    for (size_t k = 0; k < sizeof(why) / sizeof(why[0]); k++) {
+        for (uint32_t who = 0; who <= 1; who++) {
+            px_coll_args args;
+            collnet *w = ring_of_five(11 + who, false, &args);
+            done d[5];
+            uint8_t x = 1;
+
+            collnet_fail_sends(w, who, 1, why[k]);
+            collnet_fail_notices(w, who, 1, why[k]);
+            for (int epoch = 1; epoch <= 2; epoch++) {
+                memset(d, 0, sizeof(d));
+                for (uint32_t m = 0; m < 5; m++) {
+                    assert_int_equal(
+                        px_coll_start(collnet_coll(w, m), &args, &x, 1, on_done, &d[m]),
+                        PMIX_SUCCESS);
+                }
+                collnet_run(w, 100000);
+                for (uint32_t m = 0; m < 5; m++) {
+                    assert_int_equal(d[m].calls, 1);
+                    assert_int_equal(d[m].status, epoch == 1 ? why[k] : PMIX_SUCCESS);
+                }
+            }
+            assert_int_equal(px_coll_get_stats(collnet_coll(w, who))->notices_held, 1);
+            assert_int_equal(collnet_live_timers(w, who), 0);
+            assert_int_equal(collnet_pending(w), 0);
+            collnet_destroy(w);
+        }
+    }
+}
+
+/* A host without timers: notices that failed locally go out at the next
+ * delivery, each owed member once, and a member behind one that could
+ * not be told (3, behind 2) is told too. */
+static void test_notice_retry_without_timers(void **state)
+{
+    capture cap = {{{0}}, 0, PMIX_ERR_NOMEM};
+    px_coll_config cfg = {9, 5, 0, NULL, 0};
+    px_coll *c = px_coll_create(&cap_ops, &cap, &cfg);
+    px_coll_msg_info h;
+    px_coll_args args;
+    bool told[5] = {false};
+    uint8_t junk[4] = {0};
+    done d;
+
+    memset(&args, 0, sizeof(args));
+    memset(&d, 0, sizeof(d));
+    args.kind = PX_COLL_BARRIER;
+    args.choice.algo = A("dissemination");
+    assert_int_equal(px_coll_start(c, &args, NULL, 0, on_done, &d), PMIX_SUCCESS);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.status, PMIX_ERR_NOMEM);
+    assert_int_equal(cap.n, 0);
+    assert_int_equal(px_coll_get_stats(c)->notices_held, 4);
+
+    cap.refuse = PMIX_SUCCESS;
+    assert_int_equal(px_coll_deliver(c, 1, junk, sizeof(junk)), PMIX_ERR_BAD_PARAM);
+    assert_int_equal(cap.n, 4);
+    for (size_t i = 0; i < cap.n; i++) {
+        assert_int_equal(px_coll_msg_peek(cap.msgs[i].msg, cap.msgs[i].len, &h), PMIX_SUCCESS);
+        assert_int_equal(h.type, 2);
+        assert_int_equal(h.epoch, 1);
+        assert_false(told[cap.msgs[i].to]);
+        told[cap.msgs[i].to] = true;
+    }
+    assert_true(told[1] && told[2] && told[3] && told[4]);
+    cap_clear(&cap);
+    assert_int_equal(px_coll_deliver(c, 1, junk, sizeof(junk)), PMIX_ERR_BAD_PARAM);
+    assert_int_equal(cap.n, 0);
+    px_coll_destroy(c);
+}
+
 /* Somebody names me as failed: my collective ends, and I stay usable for
  * the count of epochs (I do not mark myself failed). */
 static void test_notice_naming_me(void **state)
@@ -1350,6 +1433,8 @@ int main(void)
         cmocka_unit_test_teardown(test_start_failed, teardown_leaks),
         cmocka_unit_test_teardown(test_send_refused, teardown_leaks),
         cmocka_unit_test_teardown(test_send_failed_locally, teardown_leaks),
+        cmocka_unit_test_teardown(test_notice_failed_locally, teardown_leaks),
+        cmocka_unit_test_teardown(test_notice_retry_without_timers, teardown_leaks),
         cmocka_unit_test_teardown(test_notice_naming_me, teardown_leaks),
         cmocka_unit_test_teardown(test_result_ownership, teardown_leaks),
     };
