@@ -55,6 +55,8 @@ int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b)
 {
     if (n < 0 || n >= d->j.nnodes || n == d->node || d->peer_lost[n])
         return -1;
+    if (d->frame_max > 0 && b != NULL && b->len >= d->frame_max)
+        return TL_ETOOBIG;
     if (d->peers[n].fd < 0) {
         /* A higher node that has not connected to us yet: the others may
          * already run fences (their meshes are complete, ours is not), and
@@ -156,6 +158,12 @@ static int start_job(pmixd_ctx *d)
      * MS milliseconds before it joins the mesh, so that the others run
      * fences while a lower daemon still waits for its connection (a late
      * daemon on a loaded machine; tests/integration). */
+    /* A test hook: PMIXLAB_PMIXD_FRAME_MAX=BYTES refuses frames to other
+     * daemons from BYTES up as too big, as TL_FRAME_MAX (1 GiB) would,
+     * without sending a gigabyte (tests/integration). */
+    const char *fmax = getenv("PMIXLAB_PMIXD_FRAME_MAX");
+    if (fmax != NULL)
+        d->frame_max = strtoul(fmax, NULL, 10);
     const char *delay = getenv("PMIXLAB_PMIXD_JOIN_DELAY");
     unsigned dnode, dms;
     if (delay != NULL && sscanf(delay, "%u:%u", &dnode, &dms) == 2 && (int)dnode == d->node &&

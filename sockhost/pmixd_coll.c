@@ -415,6 +415,16 @@ static void pump(fence_set *s)
     }
 }
 
+/* What a failed pmixd_peer_send means: our own failure (no memory, a
+ * frame over the limit) or a daemon we cannot reach. */
+static pmix_status_t send_status(int rc)
+{
+    return rc == 0            ? PMIX_SUCCESS
+           : rc == TL_ENOMEM  ? PMIX_ERR_NOMEM
+           : rc == TL_ETOOBIG ? PMIX_ERR_OUT_OF_RESOURCE
+                              : PMIX_ERR_UNREACH;
+}
+
 static pmix_status_t c_send(void *ctx, uint32_t to, void *msg, size_t len)
 {
     fence_set *s = ctx;
@@ -427,10 +437,7 @@ static pmix_status_t c_send(void *ctx, uint32_t to, void *msg, size_t len)
     int rc = to < s->n ? pmixd_peer_send(s->d, (int)s->members[to], PD_COLL, &b) : -1;
     tl_buf_free(&b);
     /* Our own failure fails this fence, not the peer for good (px_coll.h) */
-    return rc == 0            ? PMIX_SUCCESS
-           : rc == TL_ENOMEM  ? PMIX_ERR_NOMEM
-           : rc == TL_ETOOBIG ? PMIX_ERR_OUT_OF_RESOURCE
-                              : PMIX_ERR_UNREACH;
+    return send_status(rc);
 }
 
 static px_coll_timer *c_timer_start(void *ctx, double seconds, void (*cb)(void *arg), void *arg)
@@ -602,7 +609,7 @@ static void do_dmdx(pmixd_ctx *d, inbox_item *it)
     int rc = pmixd_peer_send(d, it->node, PD_DMDX_REQ, &b);
     tl_buf_free(&b);
     if (rc != 0) {
-        w->cbfunc(rc == -1 ? PMIX_ERR_UNREACH : PMIX_ERR_NOMEM, NULL, 0, w->cbdata, NULL, NULL);
+        w->cbfunc(send_status(rc), NULL, 0, w->cbdata, NULL, NULL);
         free(w);
         return;
     }
@@ -617,8 +624,17 @@ static void send_dmdx_reply(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_
     tl_put_u32(&b, reqid);
     tl_put_u32(&b, (uint32_t)status);
     tl_put_bytes(&b, data, ndata);
-    pmixd_peer_send(d, node, PD_DMDX_REP, &b);
+    int rc = pmixd_peer_send(d, node, PD_DMDX_REP, &b);
     tl_buf_free(&b);
+    if (rc == TL_ENOMEM || rc == TL_ETOOBIG) {
+        /* The answer cannot go: send why, or the requester's Get would
+         * wait for ever (or until its own PMIX_TIMEOUT). A daemon we cannot
+         * reach fails its requests itself (coll_peer_lost). */
+        fprintf(stderr, "pmixd %s: cannot send %zu bytes of direct modex data to %s: %s\n",
+                d->j.hostname, ndata, d->j.node_names[node], PMIx_Error_string(send_status(rc)));
+        if (ndata > 0)
+            send_dmdx_reply(d, node, reqid, send_status(rc), NULL, 0);
+    }
 }
 
 void coll_inbox(pmixd_ctx *d)
