@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -662,6 +663,41 @@ static void test_region_slab_trim(void **state)
     free(d2);
 }
 
+/* An append whose write fails partway (here at the file size limit)
+ * fails and leaves the region as it was, but the pages it wrote are not
+ * forgotten: sealing the region gives them back (before, 2 MiB written
+ * past the region's end stayed resident until some later trim). */
+static void test_region_append_partial(void **state)
+{
+    fixture *fx = *state;
+    size_t first = 100000, more = 3 << 20;
+    uint8_t *d1 = region_bytes(4, first), *d2 = region_bytes(9, more);
+    struct rlimit old, low;
+    void (*oldsig)(int);
+
+    fx_listen_connect(fx);
+    ops->lock(fx->srv);
+    px_region *r = ops->region_create(fx->srv, d1, first);
+    assert_non_null(r);
+    int fd = ((struct px_region *)r)->fd;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    low = old;
+    low.rlim_cur = 2 << 20;
+    oldsig = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &low), 0);
+    pmix_status_t rc = ops->region_append(fx->srv, r, d2, more);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, oldsig);
+    assert_int_equal(rc, PMIX_ERR_OUT_OF_RESOURCE);
+    assert_true(file_resident(fd) >= (2 << 20) - 4096); /* the write went partway */
+    deliver(fx, r, 4);
+    ops->unlock(fx->srv);
+    assert_true(file_resident(fd) <= first + 4096);
+    client_got(fx, 1, first);
+    free(d1);
+    free(d2);
+}
+
 /* A release of a region the peer does not hold breaks the protocol. */
 static void test_region_bad_release(void **state)
 {
@@ -1154,6 +1190,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_region_without_fd, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_reuse, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_slab_trim, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_region_append_partial, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_bad_release, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_refused_by_opened, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_engine_close, fx_setup, fx_teardown),

@@ -156,7 +156,10 @@ pmix_status_t px_posix_region_append(void *pctx, struct px_region *r, const void
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            /* the region stays as it was: the bytes after `len` are not part of it */
+            /* The region stays as it was: the bytes after `len` are not part
+             * of it. Those written may hold pages: the next trim frees them. */
+            if (r->len + off > r->dirty)
+                r->dirty = r->len + off;
             px_posix_logf(p, PX_LOG_DEBUG, "writing %zu bytes into a region failed (%s)", len,
                           n < 0 ? strerror(errno) : "short write");
             return PMIX_ERR_OUT_OF_RESOURCE;
