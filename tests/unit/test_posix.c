@@ -23,10 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <linux/sockios.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -698,6 +700,165 @@ static void test_region_append_partial(void **state)
     free(d2);
 }
 
+/* Send `len` bytes on a raw socket in one message, with `pass` (>= 0)
+ * as SCM_RIGHTS. */
+static void raw_sendmsg(int fd, const void *b, size_t len, int pass)
+{
+    struct iovec iov = {(void *)b, len};
+    union {
+        struct cmsghdr hdr;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct msghdr msg = {0};
+
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (pass >= 0) {
+        memset(&ctl, 0, sizeof(ctl));
+        msg.msg_control = ctl.buf;
+        msg.msg_controllen = sizeof(ctl.buf);
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &pass, sizeof(int));
+    }
+    assert_int_equal(sendmsg(fd, &msg, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* Wait (up to 10 s) until the peer has read all that was sent on `fd`. */
+static bool raw_drained(int fd)
+{
+    double deadline = now_s() + 10.0;
+    int queued = 1;
+    while (ioctl(fd, SIOCOUTQ, &queued) == 0 && queued > 0 && now_s() < deadline)
+        sleep_ms(1);
+    return queued == 0;
+}
+
+/* A platform frame's header: type 0x7fXX, `len` bytes of payload. */
+static void plat_hdr(uint8_t *f, uint16_t type, uint32_t len)
+{
+    memset(f, 0, PX_FRAME_HDR);
+    for (int i = 0; i < 4; i++) {
+        f[i] = (uint8_t)(PX_WIRE_MAGIC >> (8 * i));
+        f[12 + i] = (uint8_t)(len >> (8 * i));
+    }
+    f[4] = PX_WIRE_VERSION & 0xff;
+    f[5] = PX_WIRE_VERSION >> 8;
+    f[6] = (uint8_t)type;
+    f[7] = (uint8_t)(type >> 8);
+}
+
+static void put_le(uint8_t *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* File descriptors go with the frames they came with, by place in the
+ * stream. A page frame whose fd the kernel dropped (the process is at its
+ * open-file limit) arrives in two reads, and the second read also brings
+ * a region frame with the region's fd. The page is done without; the
+ * region is delivered with its own fd. (Before, the page frame took the
+ * region's fd, and the region failed and closed the connection.) */
+static void test_fd_matched_by_place(void **state)
+{
+    fixture *fx = *state;
+    struct rlimit old, low;
+    int fillers[512], nfill = 0, d, src = open("/dev/null", O_RDONLY), err;
+    size_t n = 5000, dlen;
+    uint8_t page[PX_FRAME_HDR + 8], more[256], *data = region_bytes(4, n);
+    uint8_t *df = make_frame(4, 32, &dlen);
+    bool drained;
+
+    assert_true(src >= 0);
+    fx_listen_connect(fx);
+    int fd = raw_connect(fx->uri);
+    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 2));
+    int pfd = memfd_create("test-page", MFD_CLOEXEC);
+    int rfd = memfd_create("test-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    assert_true(pfd >= 0 && rfd >= 0);
+    assert_int_equal(ftruncate(pfd, 4096), 0);
+    assert_int_equal(write(rfd, data, n), (ssize_t)n);
+    assert_int_equal(fcntl(rfd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+
+    plat_hdr(page, 0x7f03, 8);
+    put_le(page + PX_FRAME_HDR, 4096, 8);
+    /* the rest of the page frame, a region frame, the frame it goes with */
+    size_t m = sizeof(page) - 10;
+    memcpy(more, page + 10, m);
+    plat_hdr(more + m, 0x7f01, 16);
+    put_le(more + m + PX_FRAME_HDR, 1, 4);     /* slab id */
+    put_le(more + m + PX_FRAME_HDR + 4, 1, 4); /* its fd comes along */
+    put_le(more + m + PX_FRAME_HDR + 8, n, 8);
+    m += PX_FRAME_HDR + 16;
+    df[7] |= 0x80;
+    memcpy(more + m, df, dlen);
+    m += dlen;
+
+    /* every descriptor number under a lowered limit in use */
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = 128;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    while (nfill < 512 && (d = dup(src)) >= 0)
+        fillers[nfill++] = d;
+    err = errno;
+    raw_sendmsg(fd, page, 10, pfd);
+    drained = raw_drained(fd);
+    while (nfill > 0)
+        close(fillers[--nfill]);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    assert_int_equal(err, EMFILE);
+    assert_true(drained);
+
+    raw_sendmsg(fd, more, m, rfd);
+    assert_true(wait_count(fx->srv, false, &fx->rs.regions, 1));
+    ops->lock(fx->srv);
+    assert_int_equal(fx->rs.region_bytes, n);
+    assert_int_equal(fx->rs.bad_regions, 0);
+    assert_int_equal(fx->rs.bad_frames, 0);
+    assert_int_equal(fx->rs.closed, 0);
+    ops->unlock(fx->srv);
+    close(fd);
+    close(pfd);
+    close(rfd);
+    close(src);
+    free(data);
+    free(df);
+}
+
+/* An fd that comes before the frame that announces one belongs to an
+ * earlier frame that announced none: the peer broke the protocol, and the
+ * connection is closed (before, the page frame took that fd). */
+static void test_fd_stray(void **state)
+{
+    fixture *fx = *state;
+    uint8_t page[PX_FRAME_HDR + 8];
+    size_t dlen;
+    uint8_t *df = make_frame(6, 16, &dlen);
+
+    fx_listen_connect(fx);
+    int fd = raw_connect(fx->uri);
+    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 2));
+    int pfd = memfd_create("test-page", MFD_CLOEXEC);
+    assert_true(pfd >= 0);
+    assert_int_equal(ftruncate(pfd, 4096), 0);
+    raw_sendmsg(fd, df, dlen, pfd); /* an ordinary frame, with an fd */
+    assert_true(wait_count(fx->srv, false, &fx->rs.frames, 1));
+    plat_hdr(page, 0x7f03, 8);
+    put_le(page + PX_FRAME_HDR, 4096, 8);
+    raw_sendmsg(fd, page, sizeof(page), -1);
+    assert_true(wait_count(fx->srv, false, &fx->rs.closed, 1));
+    ops->lock(fx->srv);
+    assert_int_equal(fx->rs.why, PMIX_ERR_UNPACK_FAILURE);
+    ops->unlock(fx->srv);
+    close(fd);
+    close(pfd);
+    free(df);
+}
+
 /* A release of a region the peer does not hold breaks the protocol. */
 static void test_region_bad_release(void **state)
 {
@@ -1191,6 +1352,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_region_reuse, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_slab_trim, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_append_partial, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_fd_matched_by_place, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_fd_stray, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_bad_release, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_refused_by_opened, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_engine_close, fx_setup, fx_teardown),

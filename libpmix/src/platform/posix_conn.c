@@ -139,7 +139,8 @@ static void wq_free(px_conn *c)
 static void fds_close(px_conn *c)
 {
     for (int i = 0; i < c->nfds; i++)
-        close(c->fds[i]);
+        if (c->fds[i].fd >= 0)
+            close(c->fds[i].fd);
     c->nfds = 0;
 }
 
@@ -548,29 +549,47 @@ static uint32_t le32(const uint8_t *b)
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
-/* A platform frame (posix_int.h), consumed here. Returns false if it
- * broke the protocol: the connection is then gone. */
-static bool platform_frame(px_conn *c, const px_frame_hdr *h, const uint8_t *b)
+/* The fd of the frame that starts at stream offset `at` and announces
+ * one: 1 with it in *fd (-1 if the kernel dropped it), 0 if none came with
+ * the frame, -1 if the oldest one came before the frame (a frame that
+ * announced none brought it: the peer broke the protocol). */
+static int frame_fd(px_conn *c, uint64_t at, int *fd)
+{
+    if (c->nfds == 0 || at < c->fds[0].from)
+        return 0;
+    if (at >= c->fds[0].to)
+        return -1;
+    *fd = c->fds[0].fd;
+    c->nfds--;
+    memmove(c->fds, c->fds + 1, (size_t)c->nfds * sizeof(c->fds[0]));
+    return 1;
+}
+
+/* A platform frame (posix_int.h) that starts at stream offset `at`,
+ * consumed here. Returns false if it broke the protocol: the connection
+ * is then gone. */
+static bool platform_frame(px_conn *c, const px_frame_hdr *h, const uint8_t *b, uint64_t at)
 {
     px_posix *p = c->p;
     const char *what = NULL;
+    int fd = -1;
 
     if (h->type == PX_PLAT_PAGE) {
+        int got = h->len == 8 ? frame_fd(c, at, &fd) : 1;
         if (h->len != 8)
             what = "a malformed page frame";
-        else if (c->nfds == 0 && c->fds_dropped) {
+        else if (got == 0)
+            what = "a page frame without its file descriptor";
+        else if (got < 0)
+            what = "a file descriptor that no frame announced";
+        else if (fd < 0) {
             /* no page is no error: the engine tells the server (NOPAGE) */
-            c->fds_dropped = false;
             px_posix_logf(p, PX_LOG_WARN,
                           "the server's fence page did not reach this process (no file "
                           "descriptor was free: the open-file limit, ulimit -n); barriers go "
                           "through the server");
-        } else if (c->nfds == 0)
-            what = "a page frame without its file descriptor";
-        else {
-            int fd = c->fds[0];
+        } else {
             uint64_t len = (uint64_t)le32(b) | (uint64_t)le32(b + 4) << 32;
-            memmove(c->fds, c->fds + 1, (size_t)(--c->nfds) * sizeof(int));
             if (!px_posix_page_map(p, fd, (size_t)len))
                 what = "a second fence page";
         }
@@ -585,15 +604,16 @@ static bool platform_frame(px_conn *c, const px_frame_hdr *h, const uint8_t *b)
             c->pend_fd = -1;
             if (flags & 1) {
                 /* the slab's fd came with this frame's first bytes */
-                if (c->nfds == 0)
-                    what = c->fds_dropped
-                               ? "a shared region whose file descriptor this process could "
-                                 "not receive (at its open-file limit: raise ulimit -n)"
-                               : "a region frame without its file descriptor";
-                else {
-                    c->pend_fd = c->fds[0];
-                    memmove(c->fds, c->fds + 1, (size_t)(--c->nfds) * sizeof(int));
-                }
+                int got = frame_fd(c, at, &fd);
+                if (got == 0)
+                    what = "a region frame without its file descriptor";
+                else if (got < 0)
+                    what = "a file descriptor that no frame announced";
+                else if (fd < 0)
+                    what = "a shared region whose file descriptor this process could not "
+                           "receive (at its open-file limit: raise ulimit -n)";
+                else
+                    c->pend_fd = fd;
             }
         }
     } else {
@@ -653,7 +673,7 @@ static bool deliver_frames(px_conn *c)
             break;
         }
         if (h.type == PX_PLAT_REGION || h.type == PX_PLAT_RELEASE || h.type == PX_PLAT_PAGE) {
-            if (!platform_frame(c, &h, c->rbuf + off + PX_FRAME_HDR))
+            if (!platform_frame(c, &h, c->rbuf + off + PX_FRAME_HDR, c->rpos + off))
                 return false;
             off += total;
             continue;
@@ -704,6 +724,7 @@ static bool deliver_frames(px_conn *c)
     if (off > 0) {
         memmove(c->rbuf, c->rbuf + off, c->rlen - off);
         c->rlen -= off;
+        c->rpos += off;
     }
     return true;
 }
@@ -736,17 +757,19 @@ static bool rbuf_reserve(px_conn *c)
     return true;
 }
 
-/* Keep the fds that came with a read (SCM_RIGHTS); false if there are
- * more than PX_MAX_PENDING_FDS waiting (they are closed). Fds the kernel
- * could not give us (at the open-file limit it installs what it can, in
- * order, and says MSG_CTRUNC) are noted: the frames that wanted them say
- * what that costs. */
-static bool take_fds(px_conn *c, struct msghdr *msg)
+/* Keep the fds that came with a read of the stream bytes [from, to)
+ * (SCM_RIGHTS). False if the peer broke the protocol (they are closed):
+ * more than PX_MAX_PENDING_FDS waiting, or several fds in one message
+ * (each frame passes at most one, and one read never joins two messages
+ * that carry fds, so a read that says MSG_CTRUNC yet brought some had
+ * more than fit). An fd the kernel could not give us (at the open-file
+ * limit it installs none and says MSG_CTRUNC) is kept as -1: the frame
+ * that wanted it says what that costs. */
+static bool take_fds(px_conn *c, struct msghdr *msg, uint64_t from, uint64_t to)
 {
     bool ok = true;
+    int got = 0;
 
-    if (msg->msg_flags & MSG_CTRUNC)
-        c->fds_dropped = true;
     for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm != NULL; cm = CMSG_NXTHDR(msg, cm)) {
         if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
             continue;
@@ -754,13 +777,25 @@ static bool take_fds(px_conn *c, struct msghdr *msg)
         for (size_t i = 0; i < n; i++) {
             int fd;
             memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-            if (c->nfds < PX_MAX_PENDING_FDS) {
-                c->fds[c->nfds++] = fd;
+            got++;
+            if (ok && c->nfds < PX_MAX_PENDING_FDS) {
+                c->fds[c->nfds].fd = fd;
+                c->fds[c->nfds].from = from;
+                c->fds[c->nfds].to = to;
+                c->nfds++;
             } else {
                 close(fd);
                 ok = false;
             }
         }
+    }
+    if (msg->msg_flags & MSG_CTRUNC) {
+        if (got > 0 || c->nfds == PX_MAX_PENDING_FDS)
+            return false;
+        c->fds[c->nfds].fd = -1;
+        c->fds[c->nfds].from = from;
+        c->fds[c->nfds].to = to;
+        c->nfds++;
     }
     return ok;
 }
@@ -793,7 +828,7 @@ static void conn_read(px_conn *c)
         msg.msg_control = ctl.buf;
         msg.msg_controllen = sizeof(ctl.buf);
         ssize_t n = recvmsg(c->fd, &msg, MSG_CMSG_CLOEXEC);
-        if (n > 0 && !take_fds(c, &msg)) {
+        if (n > 0 && !take_fds(c, &msg, c->rpos + c->rlen, c->rpos + c->rlen + (size_t)n)) {
             px_posix_logf(p, PX_LOG_ERROR,
                           "connection %llu: peer passed more file descriptors than frames "
                           "announce; closing the connection",

@@ -116,12 +116,18 @@ typedef struct px_conn {
     px_out *wq_head;
     px_out *wq_tail;
 
-    int fds[PX_MAX_PENDING_FDS]; /* received with SCM_RIGHTS, oldest first */
+    /* File descriptors received with SCM_RIGHTS, oldest first, each with
+     * the stream offsets [from, to) of the read it came with: each rides
+     * on the first bytes of its frame, so it belongs to the frame that
+     * starts there. fd -1 is one the kernel dropped (MSG_CTRUNC: this
+     * process was at its open-file limit): that frame finds none (the
+     * fence page is then done without, a region fails). */
+    struct {
+        int fd;
+        uint64_t from, to;
+    } fds[PX_MAX_PENDING_FDS];
     int nfds;
-    /* The kernel dropped file descriptors meant for us (MSG_CTRUNC: this
-     * process was at its open-file limit): the frames that wanted them
-     * find none (the fence page is then done without, a region fails). */
-    bool fds_dropped;
+    uint64_t rpos; /* stream offset of rbuf[0] */
 
     /* Sender of regions: slabs delivered and not released (one entry per
      * delivery), and slabs whose fd this peer has. */
