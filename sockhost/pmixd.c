@@ -51,6 +51,8 @@
 #include "pmixd.h"
 #include "pmixd_proto.h"
 
+#define JOIN_S 30.0 /* every daemon connected within this of the job */
+
 int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b)
 {
     if (n < 0 || n >= d->j.nnodes || n == d->node || d->peer_lost[n])
@@ -154,16 +156,22 @@ static int start_job(pmixd_ctx *d)
     if (files_make_topdir(j) != 0 || job_bindings(j) != 0 || job_server_start(j) != 0 ||
         job_register(j) != 0)
         return -1;
-    /* A test hook: PMIXLAB_PMIXD_JOIN_DELAY=NODE:MS makes daemon NODE wait
-     * MS milliseconds before it joins the mesh, so that the others run
-     * fences while a lower daemon still waits for its connection (a late
-     * daemon on a loaded machine; tests/integration). */
     /* A test hook: PMIXLAB_PMIXD_FRAME_MAX=BYTES refuses frames to other
      * daemons from BYTES up as too big, as TL_FRAME_MAX (1 GiB) would,
      * without sending a gigabyte (tests/integration). */
     const char *fmax = getenv("PMIXLAB_PMIXD_FRAME_MAX");
     if (fmax != NULL)
         d->frame_max = strtoul(fmax, NULL, 10);
+    /* The mesh must be complete within JOIN_S seconds of the job
+     * (PMIXLAB_PMIXD_JOIN_TIMEOUT=S, a test hook, changes it): until
+     * then nothing runs here, and what goes to a daemon that has not
+     * connected yet is queued for it. */
+    const char *jt = getenv("PMIXLAB_PMIXD_JOIN_TIMEOUT");
+    double join_s = jt != NULL && atof(jt) > 0 ? atof(jt) : JOIN_S;
+    /* A test hook: PMIXLAB_PMIXD_JOIN_DELAY=NODE:MS makes daemon NODE wait
+     * MS milliseconds before it joins the mesh, so that the others run
+     * fences while a lower daemon still waits for its connection (a late
+     * daemon on a loaded machine; tests/integration). */
     const char *delay = getenv("PMIXLAB_PMIXD_JOIN_DELAY");
     unsigned dnode, dms;
     if (delay != NULL && sscanf(delay, "%u:%u", &dnode, &dms) == 2 && (int)dnode == d->node &&
@@ -188,6 +196,8 @@ static int start_job(pmixd_ctx *d)
         tl_buf_free(&b);
         d->npeers++;
     }
+    d->join_s = join_s;
+    d->join_until = now_s() + join_s;
     return 0;
 }
 
@@ -353,7 +363,14 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
         /* the link moves (with what it read), behind what was queued for
          * that node before it came */
         if (tl_link_adopt(&d->peers[n], l) != 0) {
+            /* That daemon counts us lost as its connection drops: so must
+             * we, or the mesh would wait for it until the join deadline. */
+            fprintf(stderr, "pmixd %s: out of memory taking the connection of %s's daemon\n",
+                    d->j.hostname, d->j.node_names[n]);
             tl_link_close(l);
+            d->peer_lost[n] = true;
+            if (!d->stopping)
+                coll_peer_lost(d, (int)n);
             return 1;
         }
         tl_flush(&d->peers[n]);
@@ -380,6 +397,40 @@ static void read_peer(pmixd_ctx *d, int n)
 
 /* ---- the loop ---- */
 
+/* Why the mesh cannot complete, or NULL while it still may: a daemon
+ * that was lost before it, or the join deadline passed (the daemons that
+ * did not connect are named). */
+static const char *mesh_failed(pmixd_ctx *d)
+{
+    static char why[512];
+    job *j = &d->j;
+    bool late = now_s() >= d->join_until;
+    size_t len;
+
+    for (int n = 0; n < j->nnodes; n++) {
+        if (n != d->node && d->peer_lost[n]) {
+            snprintf(why, sizeof why, "the daemon of %s was lost before every daemon connected",
+                     j->node_names[n]);
+            return why;
+        }
+    }
+    if (!late)
+        return NULL;
+    int missing = 0;
+    for (int n = 0; n < j->nnodes; n++)
+        missing += n != d->node && d->peers[n].fd < 0;
+    len = (size_t)snprintf(why, sizeof why, "the daemon%s of", missing > 1 ? "s" : "");
+    for (int n = 0; n < j->nnodes && len < sizeof why; n++)
+        if (n != d->node && d->peers[n].fd < 0)
+            len += (size_t)snprintf(why + len, sizeof why - len, " %s", j->node_names[n]);
+    if (len < sizeof why)
+        snprintf(why + len, sizeof why - len,
+                 " did not connect to this one (port %u) within %.0f s: a firewall between "
+                 "the hosts, or a daemon that hangs",
+                 (unsigned)d->ports[d->node], d->join_s);
+    return why;
+}
+
 static bool all_output_closed(job *j)
 {
     for (int i = 0; i < j->nstarted; i++)
@@ -399,6 +450,14 @@ static void run(pmixd_ctx *d)
         coll_timers(d);
         if (d->have_job && !d->launched && !d->stopping && d->npeers == j->nnodes - 1)
             launch(d);
+        else if (d->have_job && !d->launched && !d->stopping && !d->failed) {
+            const char *lost = mesh_failed(d);
+            if (lost != NULL) {
+                fprintf(stderr, "pmixd %s: %s; stopping\n", j->hostname, lost);
+                d->failed = true;
+                stop(d, true);
+            }
+        }
         if (d->stopping) {
             if (now_s() >= d->kill_at && j->nreaped < j->nstarted) {
                 signal_ranks(d, SIGKILL);
@@ -458,6 +517,12 @@ static void run(pmixd_ctx *d)
             }
         }
         int tmo = coll_timeout_ms(d);
+        if (d->have_job && !d->launched && !d->stopping) {
+            double ms = (d->join_until - now_s()) * 1000.0;
+            int jt = ms <= 0 ? 0 : (int)ms + 1;
+            if (tmo < 0 || jt < tmo)
+                tmo = jt;
+        }
         if (d->stopping && (tmo < 0 || tmo > 100))
             tmo = 100;
         int rc = poll(pfd, n, tmo);

@@ -62,7 +62,8 @@ typedef struct pmixd_ctx {
     bool stop_now;
     bool failed; /* the job could not be set up here: exit 1 */
     double kill_at;
-    bool broken; /* a rank or a daemon died: every fence fails */
+    double join_s, join_until; /* the mesh must be complete by join_until */
+    bool broken;               /* a rank or a daemon died: every fence fails */
 
     px_coll_choice fence_choice, barrier_choice; /* the environment's, else auto */
     bool trace;       /* PMIXLAB_PMIXD_TRACE: a line per cross-node fence on stderr */
