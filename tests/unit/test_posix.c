@@ -309,6 +309,40 @@ static void test_page_write_trim(void **state)
     free(data);
 }
 
+/* Put the process at its open-file limit: lower it to 128 and take every
+ * free descriptor number. Returns the errno that stopped it (EMFILE when
+ * it worked); fd_limit_end gives everything back and must run before any
+ * check, so that a failed one does not leave the process without fds. */
+typedef struct fd_limit {
+    struct rlimit old;
+    int src, fds[512], n;
+} fd_limit;
+
+static int fd_limit_begin(fd_limit *l)
+{
+    struct rlimit low;
+    int fd;
+
+    l->src = open("/dev/null", O_RDONLY);
+    assert_true(l->src >= 0);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &l->old), 0);
+    low = l->old;
+    low.rlim_cur = 128;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    l->n = 0;
+    while (l->n < 512 && (fd = dup(l->src)) >= 0)
+        l->fds[l->n++] = fd;
+    return errno;
+}
+
+static void fd_limit_end(fd_limit *l)
+{
+    while (l->n > 0)
+        close(l->fds[--l->n]);
+    close(l->src);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &l->old), 0);
+}
+
 /* A fence page whose file descriptor the client cannot receive (it is at
  * its open-file limit: the kernel drops the fd and says MSG_CTRUNC): the
  * frame that came with it is delivered, there is no page (the engine then
@@ -316,35 +350,24 @@ static void test_page_write_trim(void **state)
 static void test_page_fd_dropped(void **state)
 {
     fixture *fx = *state;
-    struct rlimit old, low;
-    int fds[512], nfds = 0, fd, src = open("/dev/null", O_RDONLY), err, closed, bad;
+    fd_limit lim;
+    int err, closed, bad;
     void *mem = NULL, *f, *page;
     size_t len, plen = 0;
     bool came;
 
-    assert_true(src >= 0);
     fx_listen_connect(fx);
     ops->lock(fx->srv);
     px_page *pg = ops->page_create(fx->srv, 1 << 20, &mem);
     ops->unlock(fx->srv);
     assert_non_null(pg);
-    /* every descriptor number under a lowered limit in use */
-    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-    low = old;
-    low.rlim_cur = 128;
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
-    while (nfds < 512 && (fd = dup(src)) >= 0)
-        fds[nfds++] = fd;
-    err = errno;
+    err = fd_limit_begin(&lim);
     f = make_frame(21, 32, &len);
     ops->lock(fx->srv);
     pmix_status_t rc = ops->page_send(fx->srv, fx->rs.conn, f, len, pg);
     ops->unlock(fx->srv);
     came = rc == PMIX_SUCCESS && wait_count(fx->cli, false, &fx->rc.frames, 1);
-    /* everything back before any check: a failed one must not leak them */
-    while (nfds > 0)
-        close(fds[--nfds]);
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    fd_limit_end(&lim);
     assert_int_equal(err, EMFILE);
     assert_int_equal(rc, PMIX_SUCCESS);
     assert_true(came);
@@ -365,7 +388,6 @@ static void test_page_fd_dropped(void **state)
     ops->lock(fx->srv);
     ops->page_destroy(fx->srv, pg);
     ops->unlock(fx->srv);
-    close(src);
 }
 
 static void test_peercred(void **state)
@@ -765,14 +787,13 @@ static void put_le(uint8_t *p, uint64_t v, int bytes)
 static void test_fd_matched_by_place(void **state)
 {
     fixture *fx = *state;
-    struct rlimit old, low;
-    int fillers[512], nfill = 0, d, src = open("/dev/null", O_RDONLY), err;
+    fd_limit lim;
+    int err;
     size_t n = 5000, dlen;
     uint8_t page[PX_FRAME_HDR + 8], more[256], *data = region_bytes(4, n);
     uint8_t *df = make_frame(4, 32, &dlen);
     bool drained;
 
-    assert_true(src >= 0);
     fx_listen_connect(fx);
     int fd = raw_connect(fx->uri);
     assert_true(wait_count(fx->srv, false, &fx->rs.opened, 2));
@@ -797,19 +818,10 @@ static void test_fd_matched_by_place(void **state)
     memcpy(more + m, df, dlen);
     m += dlen;
 
-    /* every descriptor number under a lowered limit in use */
-    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-    low = old;
-    low.rlim_cur = 128;
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
-    while (nfill < 512 && (d = dup(src)) >= 0)
-        fillers[nfill++] = d;
-    err = errno;
+    err = fd_limit_begin(&lim);
     raw_sendmsg(fd, page, 10, pfd);
     drained = raw_drained(fd);
-    while (nfill > 0)
-        close(fillers[--nfill]);
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    fd_limit_end(&lim);
     assert_int_equal(err, EMFILE);
     assert_true(drained);
 
@@ -824,7 +836,6 @@ static void test_fd_matched_by_place(void **state)
     close(fd);
     close(pfd);
     close(rfd);
-    close(src);
     free(data);
     free(df);
 }
