@@ -253,11 +253,15 @@ void px_coll_retry_owed(px_coll *c)
     uint32_t lo = px_coll_lo(c), n0 = c->nowed, k = 0, ndead = c->ndead;
 
     /* Entries are read by index: a send below may append (and move the
-     * array). Kept ones are compacted to the front, appended ones follow. */
+     * array). Kept ones are compacted to the front, appended ones follow.
+     * The entry being retried is blanked first, so that owe() (which
+     * skips an entry it already has) cannot take it for a pending one. */
     for (uint32_t i = 0; i < n0; i++) {
         px_coll_owed o = c->owed[i];
         flood f = {c, o.epoch, o.origin, o.status};
         int rc;
+
+        c->owed[i].to = PX_COLL_NONE;
 
         if (px_coll_is_dead(c, o.to) || px_coll_epoch_diff(o.epoch, lo) < -63) {
             continue; /* its own flood covers it / every receiver drops it */
