@@ -288,6 +288,7 @@ typedef struct px_coll_early {
 typedef struct px_coll_owed {
     uint32_t to, epoch, origin;
     pmix_status_t status;
+    uint32_t tries; /* sends failed so far */
 } px_coll_owed;
 
 struct px_coll {

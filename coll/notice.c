@@ -24,8 +24,8 @@
  * the transport) goes around that neighbour for this flood only, and the
  * notice is kept and sent to it again later (from a timer: 10 ms, doubling
  * up to 1 s; or at the next start or delivery when the host has no
- * timers) until it goes out, the neighbour is known failed, or its epoch
- * is 64 behind.
+ * timers) until it goes out, the neighbour is known failed, its epoch
+ * is 64 behind, or 64 sends of it failed.
  *
  * Because the tree is the same for every origin, a member forwards at
  * most once per epoch (a 64-bit mask remembers the last 64 epochs),
@@ -125,6 +125,10 @@ enum {
 
 #define OWED_DELAY_MIN 0.01
 #define OWED_DELAY_MAX 1.0
+/* Sends of one owed notice before it is given up (about a minute with
+ * timers): one that can never go (too big for the transport) must not
+ * retry for ever; the receiver's own timeout is then what ends its wait. */
+#define OWED_TRIES_MAX 64
 
 static int send_notice(flood *f, uint32_t to)
 {
@@ -199,7 +203,7 @@ static void owe(flood *f, uint32_t to)
         c->owed = o;
         c->capowed = cap;
     }
-    c->owed[c->nowed++] = (px_coll_owed){to, f->epoch, f->origin, f->status};
+    c->owed[c->nowed++] = (px_coll_owed){to, f->epoch, f->origin, f->status, 1};
     owed_arm(c);
 }
 
@@ -267,7 +271,7 @@ void px_coll_retry_owed(px_coll *c)
             continue; /* its own flood covers it / every receiver drops it */
         }
         rc = send_notice(&f, o.to);
-        if (rc == NOTICE_HELD) {
+        if (rc == NOTICE_HELD && ++o.tries < OWED_TRIES_MAX) {
             c->owed[k++] = o;
         } else if (rc == NOTICE_UNREACHABLE) {
             around(&f, o.to, PX_COLL_NONE);
@@ -279,7 +283,7 @@ void px_coll_retry_owed(px_coll *c)
         c->owed_delay = OWED_DELAY_MIN;
     }
     owed_arm(c);
-    if (c->ndead > ndead && c->run != NULL) {
+    if (c->ndead > ndead) {
         /* A refused send found a member failed: as px_coll_peer_failed. */
         px_coll_flood(c, lo, PMIX_ERR_PROC_TERM_WO_SYNC, c->me);
         px_coll_abort_run(c, PMIX_ERR_PROC_TERM_WO_SYNC);

@@ -167,7 +167,7 @@ static int start_job(pmixd_ctx *d)
      * then nothing runs here, and what goes to a daemon that has not
      * connected yet is queued for it. */
     const char *jt = getenv("PMIXLAB_PMIXD_JOIN_TIMEOUT");
-    double join_s = jt != NULL && atof(jt) > 0 ? atof(jt) : JOIN_S;
+    double join_s = jt != NULL && atof(jt) > 0 && atof(jt) <= 3600 ? atof(jt) : JOIN_S;
     /* A test hook: PMIXLAB_PMIXD_JOIN_DELAY=NODE:MS makes daemon NODE wait
      * MS milliseconds before it joins the mesh, so that the others run
      * fences while a lower daemon still waits for its connection (a late

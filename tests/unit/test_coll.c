@@ -1357,6 +1357,35 @@ static void test_notice_retry_without_timers(void **state)
     px_coll_destroy(c);
 }
 
+/* A notice that can never go (here the host refuses every send for want
+ * of memory) is sent at most 64 times to each owed member, then given up:
+ * retries do not run for ever. */
+static void test_notice_retry_gives_up(void **state)
+{
+    capture cap = {{{0}}, 0, PMIX_ERR_OUT_OF_RESOURCE};
+    px_coll_config cfg = {9, 5, 0, NULL, 0};
+    px_coll *c = px_coll_create(&cap_ops, &cap, &cfg);
+    px_coll_args args;
+    uint8_t junk[4] = {0};
+    uint64_t before;
+    done d;
+
+    memset(&args, 0, sizeof(args));
+    memset(&d, 0, sizeof(d));
+    args.kind = PX_COLL_BARRIER;
+    args.choice.algo = A("dissemination");
+    assert_int_equal(px_coll_start(c, &args, NULL, 0, on_done, &d), PMIX_SUCCESS);
+    assert_int_equal(d.status, PMIX_ERR_OUT_OF_RESOURCE);
+    before = px_coll_get_stats(c)->notices_sent;
+    for (int i = 0; i < 100; i++) {
+        px_coll_deliver(c, 1, junk, sizeof(junk));
+    }
+    /* 4 owed members (1, 2, 3 around 2, 4), 63 retries each */
+    assert_int_equal(px_coll_get_stats(c)->notices_sent - before, 4 * 63);
+    assert_int_equal(cap.n, 0);
+    px_coll_destroy(c);
+}
+
 /* Somebody names me as failed: my collective ends, and I stay usable for
  * the count of epochs (I do not mark myself failed). */
 static void test_notice_naming_me(void **state)
@@ -1435,6 +1464,7 @@ int main(void)
         cmocka_unit_test_teardown(test_send_failed_locally, teardown_leaks),
         cmocka_unit_test_teardown(test_notice_failed_locally, teardown_leaks),
         cmocka_unit_test_teardown(test_notice_retry_without_timers, teardown_leaks),
+        cmocka_unit_test_teardown(test_notice_retry_gives_up, teardown_leaks),
         cmocka_unit_test_teardown(test_notice_naming_me, teardown_leaks),
         cmocka_unit_test_teardown(test_result_ownership, teardown_leaks),
     };
