@@ -1316,29 +1316,39 @@ static void test_notice_failed_locally(void **state)
     }
 }
 
-/* A host without timers: notices that failed locally go out at the next
- * delivery, each owed member once, and a member behind one that could
- * not be told (3, behind 2) is told too. */
-static void test_notice_retry_without_timers(void **state)
+/* Member 0 of 5 on a host without timers (cap_ops) whose sends fail with
+ * cap->refuse: its barrier fails at once, and the ABORT notice to every
+ * other member (1, 2, 4, and 3 around 2) is owed. */
+static px_coll *owing_member(capture *cap)
 {
-    capture cap = {{{0}}, 0, PMIX_ERR_NOMEM};
     px_coll_config cfg = {9, 5, 0, NULL, 0};
-    px_coll *c = px_coll_create(&cap_ops, &cap, &cfg);
-    px_coll_msg_info h;
+    px_coll *c = px_coll_create(&cap_ops, cap, &cfg);
     px_coll_args args;
-    bool told[5] = {false};
-    uint8_t junk[4] = {0};
     done d;
 
+    assert_non_null(c);
     memset(&args, 0, sizeof(args));
     memset(&d, 0, sizeof(d));
     args.kind = PX_COLL_BARRIER;
     args.choice.algo = A("dissemination");
     assert_int_equal(px_coll_start(c, &args, NULL, 0, on_done, &d), PMIX_SUCCESS);
     assert_int_equal(d.calls, 1);
-    assert_int_equal(d.status, PMIX_ERR_NOMEM);
-    assert_int_equal(cap.n, 0);
+    assert_int_equal(d.status, cap->refuse);
+    assert_int_equal(cap->n, 0);
     assert_int_equal(px_coll_get_stats(c)->notices_held, 4);
+    return c;
+}
+
+/* A host without timers: notices that failed locally go out at the next
+ * delivery, each owed member once, and a member behind one that could
+ * not be told (3, behind 2) is told too. */
+static void test_notice_retry_without_timers(void **state)
+{
+    capture cap = {{{0}}, 0, PMIX_ERR_NOMEM};
+    px_coll *c = owing_member(&cap);
+    px_coll_msg_info h;
+    bool told[5] = {false};
+    uint8_t junk[4] = {0};
 
     cap.refuse = PMIX_SUCCESS;
     assert_int_equal(px_coll_deliver(c, 1, junk, sizeof(junk)), PMIX_ERR_BAD_PARAM);
@@ -1357,30 +1367,20 @@ static void test_notice_retry_without_timers(void **state)
     px_coll_destroy(c);
 }
 
-/* A notice that can never go (here the host refuses every send for want
- * of memory) is sent at most 64 times to each owed member, then given up:
- * retries do not run for ever. */
+/* A notice that can never go (here every send is too big for the host)
+ * is sent at most 64 times to each owed member, then given up: retries
+ * do not run for ever. */
 static void test_notice_retry_gives_up(void **state)
 {
     capture cap = {{{0}}, 0, PMIX_ERR_OUT_OF_RESOURCE};
-    px_coll_config cfg = {9, 5, 0, NULL, 0};
-    px_coll *c = px_coll_create(&cap_ops, &cap, &cfg);
-    px_coll_args args;
+    px_coll *c = owing_member(&cap);
+    uint64_t before = px_coll_get_stats(c)->notices_sent;
     uint8_t junk[4] = {0};
-    uint64_t before;
-    done d;
 
-    memset(&args, 0, sizeof(args));
-    memset(&d, 0, sizeof(d));
-    args.kind = PX_COLL_BARRIER;
-    args.choice.algo = A("dissemination");
-    assert_int_equal(px_coll_start(c, &args, NULL, 0, on_done, &d), PMIX_SUCCESS);
-    assert_int_equal(d.status, PMIX_ERR_OUT_OF_RESOURCE);
-    before = px_coll_get_stats(c)->notices_sent;
     for (int i = 0; i < 100; i++) {
         px_coll_deliver(c, 1, junk, sizeof(junk));
     }
-    /* 4 owed members (1, 2, 3 around 2, 4), 63 retries each */
+    /* 4 owed members, 63 retries each after the first send */
     assert_int_equal(px_coll_get_stats(c)->notices_sent - before, 4 * 63);
     assert_int_equal(cap.n, 0);
     px_coll_destroy(c);
