@@ -31,8 +31,9 @@
  * most once per epoch (a 64-bit mask remembers the last 64 epochs),
  * however many members detect the failure at once, and flooding from
  * several origins at once still covers the tree. A notice that lists a
- * failed member the receiver did not know is forwarded again, with the longer list, so that the
- * members beyond that one are reached too: a member forwards at most
+ * failed member the receiver did not know is forwarded again, with the
+ * longer list, so that the members beyond that one are reached too: a
+ * member forwards at most
  * (1 + failures learned) times per epoch, each time to at most
  * ceil(lg n) + 1 members plus the neighbours of failed ones. A notice
  * reaches every live member within 2 ceil(lg n) hops (up to the root and
