@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/client_int.h"
 #include "common/px_common.h"
 #include "inproc.h"
 #include "px_page.h"
@@ -305,9 +306,19 @@ static void collect_info(pmix_info_t *info)
     PMIx_Info_load(info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
 }
 
+/* How a collect on the page ends: every record in its writer's slot (the
+ * last arrival ends it), written by the server (DATA), or through the
+ * server's fence (SERVER). */
+enum {
+    BY_SLOTS,
+    BY_DATA,
+    BY_SERVER
+};
+
 /* Every rank puts and commits `round`, then all arrive for a collecting
- * fence (rank `plain_rank` as a plain barrier, -1: none) and wait. */
-static void page_collect_round(node *nd, uint32_t round, int plain_rank, int expect_mode)
+ * fence (rank `plain_rank` as a plain barrier, -1: none) and wait; the
+ * collect must end as `how` says. */
+static void page_collect_round(node *nd, uint32_t round, int plain_rank, int how)
 {
     px_lbar lb[N];
     pmix_info_t collect;
@@ -320,12 +331,16 @@ static void page_collect_round(node *nd, uint32_t round, int plain_rank, int exp
     for (int r = 0; r < N; r++) {
         int k = r == plain_rank ? px_client_lbar_arrive(nd->p[r].c, NULL, 0, NULL, 0, &lb[r])
                                 : px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]);
-        assert_int_equal(k, PX_LBAR_WAIT); /* even the last: the server answers */
+        /* the last one ends it by itself, or waits for the server too */
+        assert_int_equal(k, how == BY_SLOTS && r == N - 1 ? PX_LBAR_DONE : PX_LBAR_WAIT);
     }
+    assert_int_equal(lb[N - 1].status, PMIX_SUCCESS);
     inproc_run_until(nd->w, NULL); /* commits, then PCOLLECT */
     for (int r = 0; r < N; r++) {
+        if (how == BY_SLOTS && r == N - 1)
+            continue;
         int k = px_client_lbar_check(nd->p[r].c, &lb[r]);
-        assert_int_equal(k, expect_mode);
+        assert_int_equal(k, how == BY_SERVER ? PX_LBAR_SERVER : PX_LBAR_DONE);
         if (k == PX_LBAR_DONE)
             assert_int_equal(lb[r].status, PMIX_SUCCESS);
         else
@@ -333,7 +348,7 @@ static void page_collect_round(node *nd, uint32_t round, int plain_rank, int exp
                 px_client_fence_arrived(nd->p[r].c, NULL, 0, &collect, 1, inproc_op_cb, &nd->p[r]),
                 PMIX_SUCCESS);
     }
-    if (expect_mode == PX_LBAR_SERVER)
+    if (how == BY_SERVER)
         wait_all(nd, 0, N, PMIX_SUCCESS);
     PMIx_Info_destruct(&collect);
     /* every peer's value of this round is local now (PMIX_OPTIONAL: no asking) */
@@ -355,21 +370,168 @@ static void page_collect_round(node *nd, uint32_t round, int plain_rank, int exp
     }
 }
 
-/* A collecting fence on the page: one PCOLLECT reaches the server (besides
- * the commits), whose answer comes through the page; round after round the
- * two data halves take turns and the clients let go of the older one. */
+/* Collect `cseq` lies in its half as the participants wrote it: a slot
+ * for each, one record after another from the start of the half (each
+ * taking whole cache lines, in any order, none overlapping). */
+static void check_slots(px_page_hdr *pg, uint32_t cseq)
+{
+    uint32_t units = 0;
+
+    for (int r = 0; r < N; r++) {
+        uint32_t off = atomic_load(&px_page_slot_off(pg, cseq)[r]);
+        uint32_t len = atomic_load(&px_page_slot_len(pg, cseq)[r]);
+        assert_int_equal(atomic_load(&px_page_slot_cseq(pg, cseq)[r]), cseq);
+        assert_int_equal(off % PX_PG_FILL_LINE, 0);
+        assert_true(len > 0);
+        units += (len + PX_PG_FILL_LINE - 1) / PX_PG_FILL_LINE;
+        for (int q = 0; q < r; q++) {
+            uint32_t qoff = atomic_load(&px_page_slot_off(pg, cseq)[q]);
+            uint32_t qlen = atomic_load(&px_page_slot_len(pg, cseq)[q]);
+            assert_true(off >= qoff + qlen || qoff >= off + len);
+        }
+    }
+    assert_int_equal(atomic_load(&pg->fill[cseq & 1]), PX_PG_FILL(cseq, units));
+}
+
+/* A collecting fence whose participants all collect: each writes its own
+ * record into its slot, the last arrival ends the fence, and the server
+ * hears nothing but the commits; round after round the two data halves
+ * take turns and the clients let go of the older one. */
+static void page_collect_written_by_the_clients(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+
+    for (uint32_t round = 1; round <= 5; round++) {
+        size_t frames = inproc_frames_to_servers(nd->w);
+        page_collect_round(nd, round, -1, BY_SLOTS);
+        assert_int_equal(inproc_frames_to_servers(nd->w), frames + N);
+        assert_int_equal(atomic_load(&pg->cseq), round);
+        check_slots(pg, round); /* the half was filled again from its start */
+        for (int r = 0; r < N; r++)
+            assert_int_equal(atomic_load(&px_page_released(pg)[r]), round - 1);
+    }
+    /* the server numbers its collects after the clients' ones: the next
+     * one it writes is collect 6, in half 0 */
+    page_collect_round(nd, 6, 2, BY_DATA);
+    assert_int_equal(atomic_load(&pg->cseq), 6);
+    assert_int_equal(pg->res[0].cseq + pg->res[1].cseq, 5 + 6);
+    page_collect_round(nd, 7, -1, BY_SLOTS);
+    node_end(nd);
+}
+
+/* A collecting fence on the page that one participant joins as a plain
+ * barrier (so its slot is not written): one PCOLLECT reaches the server
+ * (besides the commits), whose answer comes through the page; round after
+ * round the two data halves take turns and the clients let go of the
+ * older one. */
 static void page_collect_answered_through_the_page(void **state)
 {
     node *nd = node_start(N, -1);
 
     for (uint32_t round = 1; round <= 5; round++) {
         size_t frames = inproc_frames_to_servers(nd->w);
-        page_collect_round(nd, round, round == 3 ? 1 : -1, PX_LBAR_DONE);
+        page_collect_round(nd, round, (int)round % N, BY_DATA);
         assert_int_equal(inproc_frames_to_servers(nd->w), frames + N + 1);
         px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
         for (int r = 0; r < N; r++)
             assert_int_equal(atomic_load(&px_page_released(pg)[r]), round - 1);
     }
+    node_end(nd);
+}
+
+/* A client that holds too many collects already copies the next one's
+ * records out of their slots (one after another) instead of holding the
+ * page, and reads them right. */
+static void page_collect_slots_copied_when_too_many_held(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_client *c0 = nd->p[0].c;
+
+    page_collect_round(nd, 1, -1, BY_SLOTS);
+    assert_int_equal(c0->npheld, 1);
+    /* rank 0 "holds" collect 1 eight times over: no room for collect 2 */
+    while (c0->npheld < sizeof(c0->pheld) / sizeof(c0->pheld[0]))
+        c0->pheld[c0->npheld++] = 1;
+    page_collect_round(nd, 2, -1, BY_SLOTS); /* every value checked, rank 0's too */
+    for (unsigned i = 0; i < c0->npheld; i++)
+        assert_int_not_equal(c0->pheld[i], 2); /* copied: collect 2 is not held */
+    node_end(nd);
+}
+
+/* A record whose slot points out of its half (a participant that wrote
+ * its slot wrong) is refused before it is read: the collect fails for
+ * everyone with PMIX_ERR_UNPACK_FAILURE and the page goes off; the next
+ * fence goes through the server and works. */
+static void page_collect_bad_slot_refused(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+    pmix_info_t collect;
+    px_lbar lb[N];
+
+    page_collect_round(nd, 1, -1, BY_SLOTS);
+    collect_info(&collect);
+    for (int r = 0; r < N; r++) {
+        put_u32(nd->p[r].c, 200 + (uint32_t)r);
+        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
+    }
+    for (int r = 0; r < N - 1; r++)
+        assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
+                         PX_LBAR_WAIT);
+    atomic_store(&px_page_slot_off(pg, 2)[1], (uint32_t)(PX_PAGE_HALF - 8));
+    assert_int_equal(px_client_lbar_arrive(nd->p[N - 1].c, NULL, 0, &collect, 1, &lb[N - 1]),
+                     PX_LBAR_DONE);
+    assert_int_equal(lb[N - 1].status, PMIX_ERR_UNPACK_FAILURE);
+    assert_true(atomic_load(&pg->word) & PX_PG_BROKEN);
+    for (int r = 0; r < N - 1; r++) {
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
+        assert_int_equal(lb[r].status, PMIX_ERR_UNPACK_FAILURE);
+    }
+    inproc_run_until(nd->w, NULL);
+    PMIx_Info_destruct(&collect);
+    assert_int_equal(arrive(nd, 0, &lb[0]), PX_LBAR_NONE); /* off, for everyone */
+    fence_all(nd, 0, N);
+    wait_all(nd, 0, N, PMIX_SUCCESS);
+    node_end(nd);
+}
+
+/* A slot written for a collect that then went through the server without
+ * data (someone's fence needed the server) must not serve the next
+ * collect, which gets the same number, after its writer committed again:
+ * the commit voids it, and that collect gets the new value. */
+static void page_collect_stale_slot_not_used(void **state)
+{
+    node *nd = node_start(N, -1);
+    pmix_info_t collect;
+    px_lbar lb[N];
+
+    page_collect_round(nd, 1, -1, BY_SLOTS);
+    collect_info(&collect);
+    for (int r = 0; r < N; r++) {
+        put_u32(nd->p[r].c, 200 + (uint32_t)r);
+        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
+    }
+    /* ranks 0-2 write their slots for collect 2; rank 3's fence is the server's */
+    for (int r = 0; r < N - 1; r++)
+        assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
+                         PX_LBAR_WAIT);
+    assert_int_equal(
+        px_client_fence(nd->p[N - 1].c, NULL, 0, &collect, 1, inproc_op_cb, &nd->p[N - 1]),
+        PMIX_SUCCESS);
+    for (int r = 0; r < N - 1; r++) {
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_SERVER);
+        assert_int_equal(
+            px_client_fence_arrived(nd->p[r].c, NULL, 0, &collect, 1, inproc_op_cb, &nd->p[r]),
+            PMIX_SUCCESS);
+    }
+    wait_all(nd, 0, N, PMIX_SUCCESS);
+    PMIx_Info_destruct(&collect);
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+    assert_int_equal(atomic_load(&pg->cseq), 1);
+    /* rank 0 commits 300; its slot for collect 2 (200) must not count
+     * when it joins the next collect as a plain barrier */
+    page_collect_round(nd, 3, 0, BY_DATA);
     node_end(nd);
 }
 
@@ -380,12 +542,15 @@ static void page_collect_held_half_goes_to_the_server(void **state)
 {
     node *nd = node_start(N, -1);
 
-    page_collect_round(nd, 1, -1, PX_LBAR_DONE);
-    page_collect_round(nd, 2, -1, PX_LBAR_DONE);
+    page_collect_round(nd, 1, -1, BY_SLOTS);
+    page_collect_round(nd, 2, -1, BY_SLOTS);
     px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
     atomic_store(&px_page_released(pg)[2], 0); /* rank 2 "still holds" collect 1 */
-    page_collect_round(nd, 3, -1, PX_LBAR_SERVER);
-    page_collect_round(nd, 4, -1, PX_LBAR_DONE); /* collect 3 of the page, in half 1 */
+    page_collect_round(nd, 3, -1, BY_SERVER);  /* no slot written, and the server cannot */
+    page_collect_round(nd, 4, -1, BY_SLOTS);   /* collect 3 of the page, in half 1 */
+    atomic_store(&px_page_released(pg)[1], 1); /* rank 1 "still holds" collect 2 */
+    page_collect_round(nd, 5, 3, BY_SERVER);   /* collect 4 of half 0, by the server */
+    page_collect_round(nd, 6, 3, BY_DATA);
     node_end(nd);
 }
 
@@ -429,7 +594,9 @@ static void page_collect_trims_what_a_larger_one_left(void **state)
         assert_int_equal(px_client_put(nd->p[r].c, PMIX_GLOBAL, "round", &v), PMIX_SUCCESS);
         assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
     }
-    for (int r = 0; r < N; r++)
+    /* rank 0 as a plain barrier, here and below: the server writes them */
+    assert_int_equal(px_client_lbar_arrive(nd->p[0].c, NULL, 0, NULL, 0, &lb[0]), PX_LBAR_WAIT);
+    for (int r = 1; r < N; r++)
         assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
                          PX_LBAR_WAIT);
     inproc_run_until(nd->w, NULL);
@@ -442,17 +609,66 @@ static void page_collect_trims_what_a_larger_one_left(void **state)
     assert_int_equal(((const char *)pg)[half1 + len1 - 1] != 0, 1);
     free(big);
 
-    page_collect_round(nd, 2, -1, PX_LBAR_DONE); /* half 0: nothing was there */
+    page_collect_round(nd, 2, 0, BY_DATA); /* half 0: nothing was there */
     assert_int_equal(inproc_page_trimmed(nd->w), 0);
-    page_collect_round(nd, 3, -1, PX_LBAR_DONE); /* half 1 again, small */
+    page_collect_round(nd, 3, 0, BY_DATA); /* half 1 again, small */
     len3 = res_len(pg, 3);
     assert_true(len3 > 0 && round_page(len3) < round_page(len1));
     assert_int_equal(inproc_page_trimmed(nd->w), round_page(len1) - round_page(len3));
     for (uint64_t off = round_page(len3); off < round_page(len1); off += 512)
         assert_int_equal(((const char *)pg)[half1 + off], 0);
-    page_collect_round(nd, 4, -1, PX_LBAR_DONE); /* as large as collect 2: nothing more */
-    page_collect_round(nd, 5, -1, PX_LBAR_DONE);
+    page_collect_round(nd, 4, 0, BY_DATA); /* as large as collect 2: nothing more */
+    page_collect_round(nd, 5, 0, BY_DATA);
     assert_int_equal(inproc_page_trimmed(nd->w), round_page(len1) - round_page(len3));
+    node_end(nd);
+}
+
+/* What the clients wrote themselves (a large SLOTS collect) is given back
+ * too, when the server next writes that half with less; a fill word past
+ * the half is not believed. */
+static void page_collect_trims_what_the_clients_left(void **state)
+{
+    enum {
+        BIG = 20000
+    };
+    node *nd = node_start(N, -1);
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+    char *big = malloc(BIG);
+    px_lbar lb[N];
+    pmix_info_t collect;
+
+    assert_non_null(big);
+    memset(big, 'x', BIG);
+    collect_info(&collect);
+    for (int r = 0; r < N; r++) { /* collect 1, in half 1, by the clients */
+        pmix_value_t v;
+        v.type = PMIX_BYTE_OBJECT;
+        v.data.bo.bytes = big;
+        v.data.bo.size = BIG;
+        assert_int_equal(px_client_put(nd->p[r].c, PMIX_GLOBAL, "round", &v), PMIX_SUCCESS);
+        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
+    }
+    for (int r = 0; r < N; r++)
+        assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
+                         r == N - 1 ? PX_LBAR_DONE : PX_LBAR_WAIT);
+    for (int r = 0; r < N - 1; r++)
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
+    PMIx_Info_destruct(&collect);
+    free(big);
+    uint64_t filled = round_page((atomic_load(&pg->fill[1]) & PX_PG_FILL_UNITS) * PX_PG_FILL_LINE);
+    assert_true(filled >= round_page((uint64_t)N * BIG));
+
+    page_collect_round(nd, 2, -1, BY_SLOTS); /* half 0 */
+    page_collect_round(nd, 3, 0, BY_DATA);   /* half 1, by the server, small */
+    uint64_t len3 = round_page(res_len(pg, 3));
+    assert_true(len3 > 0 && len3 < filled);
+    assert_int_equal(inproc_page_trimmed(nd->w), filled - len3);
+
+    /* a fill word that claims more than the half: trimmed to its end only */
+    atomic_store(&pg->fill[0], PX_PG_FILL(4, PX_PG_FILL_UNITS));
+    page_collect_round(nd, 4, 0, BY_DATA); /* half 0 */
+    uint64_t len4 = round_page(res_len(pg, 4));
+    assert_int_equal(inproc_page_trimmed(nd->w), filled - len3 + PX_PAGE_HALF - len4);
     node_end(nd);
 }
 
@@ -467,7 +683,7 @@ static void page_collect_unsent_pcollect_goes_to_the_server(void **state)
     pmix_info_t collect;
     px_lbar lb[N];
 
-    page_collect_round(nd, 1, -1, PX_LBAR_DONE);
+    page_collect_round(nd, 1, -1, BY_SLOTS);
     collect_info(&collect);
     for (int r = 0; r < N; r++) {
         put_u32(nd->p[r].c, 200 + (uint32_t)r);
@@ -475,7 +691,9 @@ static void page_collect_unsent_pcollect_goes_to_the_server(void **state)
     }
     inproc_run_until(nd->w, NULL);
     inproc_fail_client_sends(nd->w, nd->p[N - 1].c, 1);
-    for (int r = 0; r < N; r++)
+    /* rank 0 as a plain barrier: its slot is not written, PCOLLECT is needed */
+    assert_int_equal(px_client_lbar_arrive(nd->p[0].c, NULL, 0, NULL, 0, &lb[0]), PX_LBAR_WAIT);
+    for (int r = 1; r < N; r++)
         assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
                          PX_LBAR_WAIT);
     assert_true(atomic_load(&pg->word) & PX_PG_BROKEN);
@@ -637,9 +855,14 @@ int main(void)
         cmocka_unit_test(page_two_open_fences_turn_it_off),
         cmocka_unit_test(page_timeout_turns_it_off),
         cmocka_unit_test(page_only_for_one_node_jobs),
+        cmocka_unit_test(page_collect_written_by_the_clients),
         cmocka_unit_test(page_collect_answered_through_the_page),
+        cmocka_unit_test(page_collect_stale_slot_not_used),
+        cmocka_unit_test(page_collect_bad_slot_refused),
+        cmocka_unit_test(page_collect_slots_copied_when_too_many_held),
         cmocka_unit_test(page_collect_held_half_goes_to_the_server),
         cmocka_unit_test(page_collect_trims_what_a_larger_one_left),
+        cmocka_unit_test(page_collect_trims_what_the_clients_left),
         cmocka_unit_test(page_collect_unsent_pcollect_goes_to_the_server),
         cmocka_unit_test(page_collect_death_while_waiting),
         cmocka_unit_test(page_completed_generation_stays_done),

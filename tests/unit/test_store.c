@@ -1203,6 +1203,54 @@ static void reset_to_rank0(px_store *s, counter *c)
     px_blob_unref(blob);
 }
 
+/* Records in parts of a blob (the fence page's slots): only the parts are
+ * read, in any order, whatever lies between them; a part out of range, or
+ * a bad record in a later part, is refused without any change. */
+static void test_blob_parts(void **state)
+{
+    fixture *f = *state;
+    counter c = {0}, keep = {0};
+    px_buf b;
+    size_t at1, end1, at2, end2;
+    pmix_proc_t p1 = proc(NS, 1), p2 = proc(NS, 2);
+
+    reset_to_rank0(f->s, &keep);
+    px_buf_init(&b);
+    px_pack_raw(&b, "garbage!", 8);
+    at1 = b.size;
+    pack_record_u32(&b, NS, 1, "k", 11);
+    end1 = b.size;
+    px_pack_raw(&b, "\xff\xff\xff\xff more garbage", 17);
+    at2 = b.size;
+    pack_record_u32(&b, NS, 2, "k", 12);
+    pack_record_u32(&b, NS, 0, "k", 10);
+    end2 = b.size;
+    assert_int_equal(px_buf_status(&b), PMIX_SUCCESS);
+    px_blob *blob = blob_copy(b.data, b.size, &c);
+
+    /* out of the blob, or a part that cuts a record: nothing changes */
+    px_part out[2] = {{at2, end2 - at2}, {end2 - 4, 8}};
+    assert_int_equal(px_store_add_parts(f->s, blob, out, 2), PMIX_ERR_UNPACK_FAILURE);
+    px_part cut[2] = {{at2, end2 - at2}, {at1, end1 - at1 - 1}};
+    assert_int_equal(px_store_add_parts(f->s, blob, cut, 2), PMIX_ERR_UNPACK_FAILURE);
+    assert_int_equal(blob->refs, 1);
+    expect_proc_u32(f->s, NS, 0, "k", true, 1);
+    assert_false(px_store_has_proc(f->s, &p1));
+    assert_false(px_store_has_proc(f->s, &p2));
+
+    /* the later part first, one empty part: three records */
+    px_part good[3] = {{at2, end2 - at2}, {0, 0}, {at1, end1 - at1}};
+    assert_int_equal(px_store_add_parts(f->s, blob, good, 3), PMIX_SUCCESS);
+    assert_int_equal(blob->refs, 4);
+    expect_proc_u32(f->s, NS, 0, "k", true, 10);
+    expect_proc_u32(f->s, NS, 1, "k", true, 11);
+    expect_proc_u32(f->s, NS, 2, "k", true, 12);
+    px_blob_unref(blob);
+    px_buf_fini(&b);
+    px_store_drop_job(f->s, NS);
+    assert_int_equal(c.released, 1);
+}
+
 static void test_blob_malformed(void **state)
 {
     fixture *f = *state;
@@ -1650,6 +1698,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blobs_replace_and_refcount, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_create_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blob_parts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_has_proc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_groups_lookup, setup, teardown),

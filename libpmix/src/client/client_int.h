@@ -95,6 +95,10 @@ struct px_client {
     uint32_t pheld[8];
     unsigned npheld;
     uint32_t plast;
+    /* this process's record as of its last commit, cut for local readers
+     * (what the server would write for it), for its slot on the page;
+     * empty before the first commit or if it could not be built */
+    px_buf prec;
 };
 
 /* client.c */

@@ -117,6 +117,58 @@ void px_cli_page_break(px_client *c, const char *why)
     c->page = NULL;
 }
 
+/* Copy this process's record into the half of collect k (px_page.h), if
+ * that half is free and has room; else leave its slot as it is, and the
+ * collect goes to the server. */
+static void write_slot(px_client *c, px_page_hdr *pg, uint32_t k)
+{
+    uint32_t n = pg->nprocs, r = c->self.rank, old, used, units;
+    _Atomic uint32_t *rel = px_page_released(pg);
+
+    if (c->prec.size == 0 || c->prec.size > PX_PAGE_HALF || k == 0)
+        return;
+    for (uint32_t q = 0; q < n && k > 2; q++)
+        if ((int32_t)(atomic_load_explicit(&rel[q], memory_order_acquire) - (k - 2)) < 0)
+            return; /* someone still holds what collect k - 2 left there */
+    units = (uint32_t)((c->prec.size + PX_PG_FILL_LINE - 1) / PX_PG_FILL_LINE);
+    old = atomic_load_explicit(&pg->fill[k & 1], memory_order_relaxed);
+    do {
+        used = (old >> 24) == (k & 0xffu) ? old & PX_PG_FILL_UNITS : 0;
+        if ((uint64_t)(used + units) * PX_PG_FILL_LINE > PX_PAGE_HALF)
+            return;
+    } while (!atomic_compare_exchange_weak_explicit(&pg->fill[k & 1], &old,
+                                                    PX_PG_FILL(k, used + units),
+                                                    memory_order_relaxed, memory_order_relaxed));
+    if ((old >> 24) != (k & 0xffu)) { /* the first of collect k here: keep the old extent */
+        uint32_t was = old & PX_PG_FILL_UNITS,
+                 hw = atomic_load_explicit(&pg->hw[k & 1], memory_order_relaxed);
+        while (was > hw &&
+               !atomic_compare_exchange_weak_explicit(&pg->hw[k & 1], &hw, was,
+                                                      memory_order_relaxed, memory_order_relaxed))
+            ;
+    }
+    memcpy((char *)pg + px_page_data_off(n) + (k & 1) * PX_PAGE_HALF + used * PX_PG_FILL_LINE,
+           c->prec.data, c->prec.size);
+    atomic_store_explicit(&px_page_slot_off(pg, k)[r], used * PX_PG_FILL_LINE,
+                          memory_order_relaxed);
+    atomic_store_explicit(&px_page_slot_len(pg, k)[r], (uint32_t)c->prec.size,
+                          memory_order_relaxed);
+    atomic_store_explicit(&px_page_slot_cseq(pg, k)[r], k, memory_order_release);
+}
+
+/* True if every participant's slot holds its record for collect k. */
+static bool slots_full(px_page_hdr *pg, uint32_t k)
+{
+    _Atomic uint32_t *sc = px_page_slot_cseq(pg, k);
+
+    for (uint32_t q = 0; q < pg->nprocs; q++)
+        if (atomic_load_explicit(&sc[q], memory_order_acquire) != k)
+            return false;
+    return k != 0;
+}
+
+static pmix_status_t take_page_data(px_client *c, uint32_t gen, uint32_t mode);
+
 /* Arrive on the page for a fence of its set, of kind `k` (KIND_SERVER:
  * this fence needs the server whatever the others do). Returns
  * PX_LBAR_NONE (not arrived: the page is broken), PX_LBAR_SERVER,
@@ -124,8 +176,8 @@ void px_cli_page_break(px_client *c, const char *why)
 static int arrive(px_client *c, int k, px_lbar *lb)
 {
     px_page_hdr *pg = c->page;
-    uint32_t old, new, cnt, gen;
-    bool server = k == KIND_SERVER, collect = k == KIND_COLLECT, srv, col, full;
+    uint32_t old, new, cnt, gen, cseq = c->plast + 1;
+    bool server = k == KIND_SERVER, collect = k == KIND_COLLECT, srv, col, full, slots = false;
 
     if (c->page_open > 0) {
         /* A fence of this set is still open (non-blocking, or another
@@ -133,6 +185,8 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         px_cli_page_break(c, "two fences of the namespace at once: the fence page is off");
         return PX_LBAR_NONE;
     }
+    if (collect)
+        write_slot(c, pg, cseq); /* before the arrival, which publishes it */
     old = atomic_load_explicit(&pg->word, memory_order_acquire);
     do {
         if (old & PX_PG_BROKEN)
@@ -142,9 +196,21 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         srv = server || (old & PX_PG_SERVER) != 0;
         col = collect || (old & PX_PG_COLLECT) != 0;
         full = cnt >= pg->nprocs && !srv && col; /* the server answers it */
+        /* ... unless every record is in its slot: then this process ends it */
+        slots = full && slots_full(pg, cseq);
+        if (slots) {
+            full = false;
+            pg->res[gen & 1].cseq = cseq;
+            pg->res[gen & 1].off = px_page_data_off(pg->nprocs) + (cseq & 1) * PX_PAGE_HALF;
+            pg->res[gen & 1].len = 0;
+            atomic_store_explicit(&pg->cseq, cseq, memory_order_relaxed);
+        }
         if (cnt >= pg->nprocs && !full) {
             new = (gen + 1) << PX_PG_GEN_SHIFT;
-            atomic_store_explicit(&pg->mode[gen & 1], srv ? PX_PG_MODE_SERVER : PX_PG_MODE_DONE,
+            atomic_store_explicit(&pg->mode[gen & 1],
+                                  srv     ? PX_PG_MODE_SERVER
+                                  : slots ? PX_PG_MODE_SLOTS
+                                          : PX_PG_MODE_DONE,
                                   memory_order_relaxed);
         } else {
             new = (old & ~PX_PG_COUNT) | cnt | (server ? PX_PG_SERVER : 0) |
@@ -159,6 +225,8 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         c->pops->page_wake(c->pctx, (uint32_t *)&pg->word);
     lb->status = PMIX_SUCCESS;
     lb->pg = pg;
+    if (slots && (lb->status = take_page_data(c, gen, PX_PG_MODE_SLOTS)) != PMIX_SUCCESS)
+        px_cli_page_break(c, "collected data on the page unusable: the fence page is off");
     if (cnt >= pg->nprocs && !srv && !full)
         return PX_LBAR_DONE;
     c->page_open++;
@@ -211,8 +279,66 @@ static void page_blob_release(void *arg, const uint8_t *data, size_t len)
     free(h);
 }
 
-/* The records the server wrote for generation `gen`, indexed in place. */
-static pmix_status_t take_page_data(px_client *c, uint32_t gen)
+/* The records of a SLOTS collect: where each participant's lies in the
+ * half (its slot, and the length it wrote, read once). *parts is `stack`
+ * or allocated; NULL on failure, with *rc set. */
+static px_part *slot_parts(px_client *c, uint32_t cseq, px_part stack[128], pmix_status_t *rc)
+{
+    px_page_hdr *pg = c->page_map;
+    _Atomic uint32_t *len = px_page_slot_len(pg, cseq), *off = px_page_slot_off(pg, cseq);
+    px_part *parts = stack;
+
+    if (pg->nprocs > 128 && (parts = malloc(pg->nprocs * sizeof(*parts))) == NULL) {
+        *rc = PMIX_ERR_NOMEM;
+        return NULL;
+    }
+    *rc = PMIX_SUCCESS;
+    for (uint32_t q = 0; q < pg->nprocs; q++) {
+        parts[q].off = atomic_load_explicit(&off[q], memory_order_relaxed);
+        parts[q].len = atomic_load_explicit(&len[q], memory_order_relaxed);
+        if (parts[q].off > PX_PAGE_HALF || parts[q].len > PX_PAGE_HALF - parts[q].off)
+            *rc = PMIX_ERR_UNPACK_FAILURE;
+    }
+    if (*rc != PMIX_SUCCESS && parts != stack)
+        free(parts);
+    return *rc == PMIX_SUCCESS ? parts : NULL;
+}
+
+/* The records of a SLOTS collect in `blob` (the half's slots), indexed in
+ * place as one addition; or (blob NULL) copied one after another from
+ * `base` into a new blob, added the same way. */
+static pmix_status_t take_slots(px_client *c, px_blob *blob, const char *base, uint32_t cseq)
+{
+    px_part stack[128], *parts, whole = {0, 0};
+    uint32_t n = c->page_map->nprocs;
+    char *copy = NULL;
+    pmix_status_t rc;
+
+    if ((parts = slot_parts(c, cseq, stack, &rc)) == NULL)
+        return rc;
+    if (blob != NULL) {
+        rc = px_store_add_parts(c->store, blob, parts, n);
+    } else {
+        for (uint32_t q = 0; q < n; q++)
+            whole.len += parts[q].len;
+        if (whole.len > 0 && (copy = malloc(whole.len)) == NULL)
+            rc = PMIX_ERR_NOMEM;
+        for (size_t q = 0, at = 0; copy != NULL && q < n; at += parts[q++].len)
+            memcpy(copy + at, base + parts[q].off, parts[q].len);
+        /* px_blob_create frees the copy if it fails */
+        if (copy != NULL && (blob = px_blob_create(copy, whole.len, NULL, NULL)) == NULL)
+            rc = PMIX_ERR_NOMEM;
+        else if (copy != NULL)
+            rc = add(c, blob, false);
+    }
+    if (parts != stack)
+        free(parts);
+    return rc;
+}
+
+/* The records of generation `gen` (mode DATA: written by the server;
+ * SLOTS: by each participant), indexed in place. */
+static pmix_status_t take_page_data(px_client *c, uint32_t gen, uint32_t mode)
 {
     px_page_hdr *pg = c->page_map;
     px_page_res res = pg->res[gen & 1];
@@ -220,6 +346,8 @@ static pmix_status_t take_page_data(px_client *c, uint32_t gen)
     px_blob *blob;
     pmix_status_t rc;
 
+    if (mode == PX_PG_MODE_SLOTS)
+        res.len = PX_PAGE_HALF; /* the records are somewhere in it (slot_off) */
     if (res.off > c->page_len || res.len > c->page_len - res.off)
         return PMIX_ERR_UNPACK_FAILURE;
     c->plast = res.cseq;
@@ -228,6 +356,11 @@ static pmix_status_t take_page_data(px_client *c, uint32_t gen)
         if (res.len == 0) {
             publish_released(c);
             return PMIX_SUCCESS;
+        }
+        if (mode == PX_PG_MODE_SLOTS) {
+            rc = take_slots(c, NULL, (const char *)pg + res.off, res.cseq);
+            publish_released(c);
+            return rc;
         }
         blob = copy_blob((const char *)pg + res.off, (size_t)res.len, &rc);
         publish_released(c);
@@ -241,7 +374,12 @@ static pmix_status_t take_page_data(px_client *c, uint32_t gen)
     blob = px_blob_create((const char *)pg + res.off, (size_t)res.len, page_blob_release, h);
     if (blob == NULL)
         return PMIX_ERR_NOMEM; /* px_blob_create released it */
-    rc = add(c, blob, false);
+    if (mode == PX_PG_MODE_SLOTS) {
+        rc = take_slots(c, blob, NULL, res.cseq);
+        px_blob_unref(blob); /* the store holds what it needs */
+    } else {
+        rc = add(c, blob, false);
+    }
     publish_released(c);
     return rc;
 }
@@ -272,7 +410,8 @@ int px_client_lbar_check(px_client *c, px_lbar *lb)
         if (mode == PX_PG_MODE_SERVER)
             return PX_LBAR_SERVER;
         c->page_open--;
-        if (mode == PX_PG_MODE_DATA && (lb->status = take_page_data(c, lb->gen)) != PMIX_SUCCESS)
+        if ((mode == PX_PG_MODE_DATA || mode == PX_PG_MODE_SLOTS) &&
+            (lb->status = take_page_data(c, lb->gen, mode)) != PMIX_SUCCESS)
             px_cli_page_break(c, "collected data on the page unusable: the fence page is off");
         return PX_LBAR_DONE;
     }

@@ -829,7 +829,7 @@ static bool page_write_records(px_server *s, px_nspace *ns, uint32_t cseq, uint6
 static void page_collect_try(px_server *s, px_nspace *ns)
 {
     px_page_hdr *pg = ns->pg;
-    uint32_t w, n, g, cseq = ns->ncollects + 1, mode = PX_PG_MODE_SERVER;
+    uint32_t w, n, g, cseq, mode = PX_PG_MODE_SERVER;
     uint64_t len = 0, base, used, trim = 0;
     _Atomic uint32_t *rel;
 
@@ -837,6 +837,8 @@ static void page_collect_try(px_server *s, px_nspace *ns)
         return;
     n = pg->nprocs;
     w = atomic_load_explicit(&pg->word, memory_order_acquire);
+    /* the clients number the collects they end themselves (SLOTS) here too */
+    cseq = atomic_load_explicit(&pg->cseq, memory_order_relaxed) + 1;
     g = PX_PG_GEN(w);
     if ((w & PX_PG_BROKEN) || g != ns->pc_gen || (w & PX_PG_COUNT) != n || !(w & PX_PG_COLLECT)) {
         ns->pc_wait = false; /* stale, or everyone goes to the server anyway */
@@ -866,10 +868,21 @@ static void page_collect_try(px_server *s, px_nspace *ns)
         pg->res[g & 1].cseq = cseq;
         pg->res[g & 1].off = base;
         pg->res[g & 1].len = len;
-        ns->ncollects = cseq;
+        atomic_store_explicit(&pg->cseq, cseq, memory_order_relaxed);
         mode = PX_PG_MODE_DATA;
         /* what an earlier, larger collect left past this one's data: nobody
-         * holds it (free_half), and it is given back after the wake */
+         * holds it (free_half), and it is given back after the wake; the
+         * clients' own collects (SLOTS) in this half reached fill */
+        uint32_t fill =
+            atomic_load_explicit(&pg->fill[cseq & 1], memory_order_relaxed) & PX_PG_FILL_UNITS;
+        /* nobody writes this half now (everyone arrived): hw starts again */
+        uint32_t hw = atomic_exchange_explicit(&pg->hw[cseq & 1], 0, memory_order_relaxed);
+        uint64_t filled = (uint64_t)(fill > hw ? fill : hw) * PX_PG_FILL_LINE;
+        filled = (filled + 4095) & ~(uint64_t)4095;
+        if (filled > PX_PAGE_HALF) /* the clients' words: never past the half */
+            filled = PX_PAGE_HALF;
+        if (filled > ns->half_used[cseq & 1])
+            ns->half_used[cseq & 1] = filled;
         used = (len + 4095) & ~(uint64_t)4095;
         if (ns->half_used[cseq & 1] > used)
             trim = ns->half_used[cseq & 1] - used;

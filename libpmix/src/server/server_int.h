@@ -36,7 +36,6 @@ typedef struct px_nspace {
     px_page *page;
     px_page_hdr *pg;
     bool page_off;
-    uint32_t ncollects;    /* collects answered through the page (cseq) */
     uint64_t half_used[2]; /* bytes of each data half written (page-rounded) */
     bool pc_wait;          /* a PCOLLECT waits for commits still on their way */
     uint32_t pc_gen;       /* ... of this generation */

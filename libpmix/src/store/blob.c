@@ -100,7 +100,8 @@ typedef struct record {
 } record;
 
 /* Read and check the header of the record at the cursor and step over the
- * record. */
+ * record; r->off counts from b's start (the caller adds where b starts in
+ * the blob). */
 static pmix_status_t next_record(px_buf *b, record *r)
 {
     uint32_t nbytes, count;
@@ -120,13 +121,52 @@ static pmix_status_t next_record(px_buf *b, record *r)
     return PMIX_SUCCESS;
 }
 
-/* Undo step 2 for the first `n` records. */
-static void prune_records(px_store *s, const px_blob *blob, size_t n)
-{
+/* A cursor over the records of a blob's parts, in order. */
+typedef struct walk {
+    const px_blob *blob;
+    const px_part *parts;
+    size_t nparts, at; /* the part the view is on */
     px_buf b;
+} walk;
+
+static void walk_start(walk *w, const px_blob *blob, const px_part *parts, size_t nparts)
+{
+    w->blob = blob;
+    w->parts = parts;
+    w->nparts = nparts;
+    w->at = 0;
+    px_buf_view(&w->b, NULL, 0);
+    if (nparts > 0 && blob->data != NULL) {
+        px_buf_view(&w->b, blob->data + parts[0].off, parts[0].len);
+    }
+}
+
+/* The next record (r->off from the blob's start): PMIX_SUCCESS, PMIX_ERR_NOT_FOUND
+ * at the end, PMIX_ERR_UNPACK_FAILURE for a bad header. */
+static pmix_status_t walk_next(walk *w, record *r)
+{
+    while (px_buf_left(&w->b) == 0) {
+        if (w->at + 1 >= w->nparts) {
+            return PMIX_ERR_NOT_FOUND;
+        }
+        w->at++;
+        px_buf_view(&w->b, w->blob->data + w->parts[w->at].off, w->parts[w->at].len);
+    }
+    if (next_record(&w->b, r) != PMIX_SUCCESS) {
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+    r->off += w->parts[w->at].off;
+    return PMIX_SUCCESS;
+}
+
+/* Undo step 2 for the first `n` records. */
+static void prune_records(px_store *s, const px_blob *blob, const px_part *parts, size_t nparts,
+                          size_t n)
+{
+    walk w;
     record r;
-    px_buf_view(&b, blob->data, blob->len);
-    for (size_t i = 0; i < n && next_record(&b, &r) == PMIX_SUCCESS; i++) {
+    walk_start(&w, blob, parts, nparts);
+    for (size_t i = 0; i < n && walk_next(&w, &r) == PMIX_SUCCESS; i++) {
         px_store_prune(s, r.nspace, r.rank);
     }
 }
@@ -141,20 +181,32 @@ typedef struct placed {
 
 pmix_status_t px_store_add_blob(px_store *s, px_blob *blob)
 {
-    px_buf b;
+    px_part whole = {0, blob != NULL ? blob->len : 0};
+    return px_store_add_parts(s, blob, &whole, 1);
+}
+
+pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *parts, size_t nparts)
+{
+    walk w;
     record r;
     size_t n = 0, cap = PLACED_ON_STACK, missing = 0;
     placed stack[PLACED_ON_STACK], *at = stack;
     const px_ns *ns = NULL;
-    pmix_status_t rc = PMIX_SUCCESS;
-    if (s == NULL || blob == NULL || (blob->data == NULL && blob->len != 0)) {
+    pmix_status_t rc = PMIX_SUCCESS, step;
+    if (s == NULL || blob == NULL || (blob->data == NULL && blob->len != 0) ||
+        (parts == NULL && nparts > 0)) {
         return PMIX_ERR_BAD_PARAM;
+    }
+    for (size_t i = 0; i < nparts; i++) {
+        if (parts[i].off > blob->len || parts[i].len > blob->len - parts[i].off) {
+            return PMIX_ERR_UNPACK_FAILURE;
+        }
     }
     /* 1: check every header, and find the processes that exist already
      * (no allocation: a malformed blob changes nothing) */
-    px_buf_view(&b, blob->data, blob->len);
-    while (px_buf_left(&b) > 0) {
-        if (next_record(&b, &r) != PMIX_SUCCESS) {
+    walk_start(&w, blob, parts, nparts);
+    while ((step = walk_next(&w, &r)) != PMIX_ERR_NOT_FOUND) {
+        if (step != PMIX_SUCCESS) {
             rc = PMIX_ERR_UNPACK_FAILURE;
             goto out;
         }
@@ -189,9 +241,9 @@ pmix_status_t px_store_add_blob(px_store *s, px_blob *blob)
      * ones created so far are pruned) */
     if (missing > 0) {
         px_ns *ms = NULL;
-        px_buf_view(&b, blob->data, blob->len);
+        walk_start(&w, blob, parts, nparts);
         for (size_t i = 0; i < n; i++) {
-            (void)next_record(&b, &r);
+            (void)walk_next(&w, &r);
             if (at[i].d != NULL) {
                 continue;
             }
@@ -200,7 +252,7 @@ pmix_status_t px_store_add_blob(px_store *s, px_blob *blob)
             }
             at[i].d = ms != NULL ? px_store_pdata_get_ns(s, ms, r.rank) : NULL;
             if (at[i].d == NULL) {
-                prune_records(s, blob, i);
+                prune_records(s, blob, parts, nparts, i);
                 rc = PMIX_ERR_NOMEM;
                 goto out;
             }

@@ -188,6 +188,17 @@ void px_store_pack_record(const px_store *s, const pmix_proc_t *p, bool for_loca
  * empty blob is valid (and not referenced). */
 pmix_status_t px_store_add_blob(px_store *s, px_blob *blob);
 
+/* A byte range of a blob. */
+typedef struct px_part {
+    size_t off, len;
+} px_part;
+
+/* px_store_add_blob for records that lie in parts[0..n) of `blob` (each a
+ * whole number of records; the bytes between them are not read), as one
+ * addition: the fence page's slots. The same checks and results; a part
+ * out of the blob's range is PMIX_ERR_UNPACK_FAILURE. */
+pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *parts, size_t n);
+
 /* ---- collected data in groups (groups.c) ---- */
 
 /* "PXG1": the first word of a group. */
