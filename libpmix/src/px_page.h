@@ -26,8 +26,11 @@
  *     generation moves; the last one starts the next generation, records
  *     mode[gen & 1] = DONE and wakes them;
  *   - a blocking fence whose only directive is PMIX_COLLECT_DATA arrives
- *     with COLLECT; the last arrival of a COLLECT generation leaves the
- *     word full (all arrived) and sends the server PCOLLECT. The server,
+ *     with COLLECT; if every participant wrote its record into the page
+ *     (below: collects the clients write themselves) the last arrival
+ *     ends it, mode SLOTS. Otherwise the last arrival of a COLLECT
+ *     generation leaves the word full (all arrived) and sends the server
+ *     PCOLLECT. The server,
  *     once it has read every participant's commits, writes their records
  *     into one of the page's two data halves, the result into
  *     res[gen & 1], mode DATA, and moves the generation on; the sleepers
