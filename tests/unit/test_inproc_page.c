@@ -201,6 +201,31 @@ static void put_u32(px_client *c, uint32_t x)
     assert_int_equal(px_client_put(c, PMIX_GLOBAL, "round", &v), PMIX_SUCCESS);
 }
 
+/* Every rank puts `base` + its rank as "round" and commits. */
+static void commit_all(node *nd, uint32_t base)
+{
+    for (int r = 0; r < N; r++) {
+        put_u32(nd->p[r].c, base + (uint32_t)r);
+        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
+    }
+}
+
+/* Every rank puts `len` bytes of 'x' as "round" and commits. */
+static void commit_all_big(node *nd, size_t len)
+{
+    char *big = malloc(len);
+    pmix_value_t v;
+
+    memset(big, 'x', len);
+    v.type = PMIX_BYTE_OBJECT;
+    v.data.bo.bytes = big;
+    v.data.bo.size = len;
+    for (int r = 0; r < N; r++) {
+        assert_int_equal(px_client_put(nd->p[r].c, PMIX_GLOBAL, "round", &v), PMIX_SUCCESS);
+        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
+    }
+}
+
 /* Nothing orders a commit before a peer's Get once the barrier between
  * them is the page's: the server holds a Get until it has read as many
  * commits as the page says were sent. Here a commit is "still on its way"
@@ -324,10 +349,7 @@ static void page_collect_round(node *nd, uint32_t round, int plain_rank, int how
     pmix_info_t collect;
 
     collect_info(&collect);
-    for (int r = 0; r < N; r++) {
-        put_u32(nd->p[r].c, round * 100 + (uint32_t)r);
-        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
-    }
+    commit_all(nd, round * 100);
     for (int r = 0; r < N; r++) {
         int k = r == plain_rank ? px_client_lbar_arrive(nd->p[r].c, NULL, 0, NULL, 0, &lb[r])
                                 : px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]);
@@ -391,6 +413,15 @@ static void check_slots(px_page_hdr *pg, uint32_t cseq)
         }
     }
     assert_int_equal(atomic_load(&pg->fill[cseq & 1]), PX_PG_FILL(cseq, units));
+}
+
+/* Collect 1 done by the clients, then every rank commits 200 + its rank
+ * for the next one, whose directive *collect gets. */
+static void second_collect_ready(node *nd, pmix_info_t *collect)
+{
+    page_collect_round(nd, 1, -1, BY_SLOTS);
+    collect_info(collect);
+    commit_all(nd, 200);
 }
 
 /* A collecting fence whose participants all collect: each writes its own
@@ -470,12 +501,7 @@ static void page_collect_bad_slot_refused(void **state)
     pmix_info_t collect;
     px_lbar lb[N];
 
-    page_collect_round(nd, 1, -1, BY_SLOTS);
-    collect_info(&collect);
-    for (int r = 0; r < N; r++) {
-        put_u32(nd->p[r].c, 200 + (uint32_t)r);
-        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
-    }
+    second_collect_ready(nd, &collect);
     for (int r = 0; r < N - 1; r++)
         assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
                          PX_LBAR_WAIT);
@@ -506,12 +532,7 @@ static void page_collect_stale_slot_not_used(void **state)
     pmix_info_t collect;
     px_lbar lb[N];
 
-    page_collect_round(nd, 1, -1, BY_SLOTS);
-    collect_info(&collect);
-    for (int r = 0; r < N; r++) {
-        put_u32(nd->p[r].c, 200 + (uint32_t)r);
-        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
-    }
+    second_collect_ready(nd, &collect);
     /* ranks 0-2 write their slots for collect 2; rank 3's fence is the server's */
     for (int r = 0; r < N - 1; r++)
         assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
@@ -578,22 +599,12 @@ static void page_collect_trims_what_a_larger_one_left(void **state)
     };
     node *nd = node_start(N, -1);
     px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
-    char *big = malloc(BIG);
     px_lbar lb[N];
     pmix_info_t collect;
     uint64_t len1, len3, half1;
 
-    assert_non_null(big);
-    memset(big, 'x', BIG);
     collect_info(&collect);
-    for (int r = 0; r < N; r++) { /* collect 1, in half 1: N x 20 kB */
-        pmix_value_t v;
-        v.type = PMIX_BYTE_OBJECT;
-        v.data.bo.bytes = big;
-        v.data.bo.size = BIG;
-        assert_int_equal(px_client_put(nd->p[r].c, PMIX_GLOBAL, "round", &v), PMIX_SUCCESS);
-        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
-    }
+    commit_all_big(nd, BIG); /* collect 1, in half 1: N x 20 kB */
     /* rank 0 as a plain barrier, here and below: the server writes them */
     assert_int_equal(px_client_lbar_arrive(nd->p[0].c, NULL, 0, NULL, 0, &lb[0]), PX_LBAR_WAIT);
     for (int r = 1; r < N; r++)
@@ -607,7 +618,6 @@ static void page_collect_trims_what_a_larger_one_left(void **state)
     assert_true(len1 > (uint64_t)N * BIG);
     half1 = px_page_data_off(N) + PX_PAGE_HALF;
     assert_int_equal(((const char *)pg)[half1 + len1 - 1] != 0, 1);
-    free(big);
 
     page_collect_round(nd, 2, 0, BY_DATA); /* half 0: nothing was there */
     assert_int_equal(inproc_page_trimmed(nd->w), 0);
@@ -633,28 +643,17 @@ static void page_collect_trims_what_the_clients_left(void **state)
     };
     node *nd = node_start(N, -1);
     px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
-    char *big = malloc(BIG);
     px_lbar lb[N];
     pmix_info_t collect;
 
-    assert_non_null(big);
-    memset(big, 'x', BIG);
     collect_info(&collect);
-    for (int r = 0; r < N; r++) { /* collect 1, in half 1, by the clients */
-        pmix_value_t v;
-        v.type = PMIX_BYTE_OBJECT;
-        v.data.bo.bytes = big;
-        v.data.bo.size = BIG;
-        assert_int_equal(px_client_put(nd->p[r].c, PMIX_GLOBAL, "round", &v), PMIX_SUCCESS);
-        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
-    }
+    commit_all_big(nd, BIG); /* collect 1, in half 1, by the clients */
     for (int r = 0; r < N; r++)
         assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
                          r == N - 1 ? PX_LBAR_DONE : PX_LBAR_WAIT);
     for (int r = 0; r < N - 1; r++)
         assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
     PMIx_Info_destruct(&collect);
-    free(big);
     uint64_t filled = round_page((atomic_load(&pg->fill[1]) & PX_PG_FILL_UNITS) * PX_PG_FILL_LINE);
     assert_true(filled >= round_page((uint64_t)N * BIG));
 
@@ -683,12 +682,7 @@ static void page_collect_unsent_pcollect_goes_to_the_server(void **state)
     pmix_info_t collect;
     px_lbar lb[N];
 
-    page_collect_round(nd, 1, -1, BY_SLOTS);
-    collect_info(&collect);
-    for (int r = 0; r < N; r++) {
-        put_u32(nd->p[r].c, 200 + (uint32_t)r);
-        assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
-    }
+    second_collect_ready(nd, &collect);
     inproc_run_until(nd->w, NULL);
     inproc_fail_client_sends(nd->w, nd->p[N - 1].c, 1);
     /* rank 0 as a plain barrier: its slot is not written, PCOLLECT is needed */
