@@ -59,6 +59,10 @@ int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b)
         return -1;
     if (d->frame_max > 0 && b != NULL && b->len >= d->frame_max)
         return TL_ETOOBIG;
+    if (type == PD_DMDX_REP && d->nomem_replies > 0) {
+        d->nomem_replies--;
+        return TL_ENOMEM;
+    }
     if (d->peers[n].fd < 0) {
         /* A higher node that has not connected to us yet: the others may
          * already run fences (their meshes are complete, ours is not), and
@@ -162,6 +166,11 @@ static int start_job(pmixd_ctx *d)
     const char *fmax = getenv("PMIXLAB_PMIXD_FRAME_MAX");
     if (fmax != NULL)
         d->frame_max = strtoul(fmax, NULL, 10);
+    /* A test hook: PMIXLAB_PMIXD_NOMEM_REPLIES=N fails the first N direct
+     * modex replies to other daemons as if memory ran out (tests/integration). */
+    const char *nomem = getenv("PMIXLAB_PMIXD_NOMEM_REPLIES");
+    if (nomem != NULL)
+        d->nomem_replies = (unsigned)strtoul(nomem, NULL, 10);
     /* The mesh must be complete within JOIN_S seconds of the job
      * (PMIXLAB_PMIXD_JOIN_TIMEOUT=S, a test hook, changes it): until
      * then nothing runs here, and what goes to a daemon that has not

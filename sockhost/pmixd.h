@@ -66,8 +66,9 @@ typedef struct pmixd_ctx {
     bool broken;               /* a rank or a daemon died: every fence fails */
 
     px_coll_choice fence_choice, barrier_choice; /* the environment's, else auto */
-    bool trace;       /* PMIXLAB_PMIXD_TRACE: a line per cross-node fence on stderr */
-    size_t frame_max; /* PMIXLAB_PMIXD_FRAME_MAX, a test hook; 0 = TL_FRAME_MAX */
+    bool trace;             /* PMIXLAB_PMIXD_TRACE: a line per cross-node fence on stderr */
+    size_t frame_max;       /* PMIXLAB_PMIXD_FRAME_MAX, a test hook; 0 = TL_FRAME_MAX */
+    unsigned nomem_replies; /* PMIXLAB_PMIXD_NOMEM_REPLIES, a test hook */
     fence_set *sets;
     dmdx_wait *dmdx;
     uint32_t next_reqid;

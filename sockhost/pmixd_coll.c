@@ -617,8 +617,57 @@ static void do_dmdx(pmixd_ctx *d, inbox_item *it)
     d->dmdx = w;
 }
 
+/* An error reply (no data) that could not go either, for want of memory:
+ * sent again from a timer, DMDX_RETRY_FIRST seconds later, doubling to 1 s,
+ * DMDX_RETRY_TRIES times in all, so that the requester's Get returns the
+ * reason instead of waiting for ever. The timer is the first member: the
+ * timer list frees the whole retry (after its callback, or at the end). */
+#define DMDX_RETRY_FIRST 0.01
+#define DMDX_RETRY_TRIES 20
+
+typedef struct dmdx_retry {
+    px_coll_timer t;
+    pmixd_ctx *d;
+    int node;
+    uint32_t reqid;
+    pmix_status_t status;
+    unsigned tries; /* sends that failed so far */
+} dmdx_retry;
+
 static void send_dmdx_reply(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_t status,
-                            const char *data, size_t ndata)
+                            const char *data, size_t ndata, unsigned tries);
+
+static void dmdx_retry_fire(void *arg)
+{
+    dmdx_retry *r = arg;
+    send_dmdx_reply(r->d, r->node, r->reqid, r->status, NULL, 0, r->tries);
+}
+
+static void dmdx_retry_arm(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_t status,
+                           unsigned tries)
+{
+    double delay = DMDX_RETRY_FIRST * (double)(1u << (tries < 8 ? tries - 1 : 7));
+    dmdx_retry *r = tries < DMDX_RETRY_TRIES ? calloc(1, sizeof *r) : NULL;
+
+    if (r == NULL) {
+        fprintf(stderr,
+                "pmixd %s: gave up telling %s that its direct modex request failed (%s); "
+                "its Get ends with its own PMIX_TIMEOUT, if it has one\n",
+                d->j.hostname, d->j.node_names[node], PMIx_Error_string(status));
+        return;
+    }
+    *r = (dmdx_retry){.d = d, .node = node, .reqid = reqid, .status = status, .tries = tries};
+    r->t.at = now_s() + (delay < 1.0 ? delay : 1.0);
+    r->t.cb = dmdx_retry_fire;
+    r->t.arg = r;
+    r->t.next = d->timers;
+    d->timers = &r->t;
+}
+
+/* `tries`: error replies already refused for want of memory (0 for an
+ * answer's first send). */
+static void send_dmdx_reply(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_t status,
+                            const char *data, size_t ndata, unsigned tries)
 {
     tl_buf b = {0};
     tl_put_u32(&b, reqid);
@@ -626,14 +675,15 @@ static void send_dmdx_reply(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_
     tl_put_bytes(&b, data, ndata);
     int rc = pmixd_peer_send(d, node, PD_DMDX_REP, &b);
     tl_buf_free(&b);
-    if (rc == TL_ENOMEM || rc == TL_ETOOBIG) {
+    if ((rc == TL_ENOMEM || rc == TL_ETOOBIG) && ndata > 0) {
         /* The answer cannot go: send why, or the requester's Get would
          * wait for ever (or until its own PMIX_TIMEOUT). A daemon we cannot
          * reach fails its requests itself (coll_peer_lost). */
         fprintf(stderr, "pmixd %s: cannot send %zu bytes of direct modex data to %s: %s\n",
                 d->j.hostname, ndata, d->j.node_names[node], PMIx_Error_string(send_status(rc)));
-        if (ndata > 0)
-            send_dmdx_reply(d, node, reqid, send_status(rc), NULL, 0);
+        send_dmdx_reply(d, node, reqid, send_status(rc), NULL, 0, 0);
+    } else if (rc == TL_ENOMEM) {
+        dmdx_retry_arm(d, node, reqid, status, tries + 1); /* a few bytes: later */
     }
 }
 
@@ -655,7 +705,7 @@ void coll_inbox(pmixd_ctx *d)
             break;
         case IT_DMDX: do_dmdx(d, it); break;
         case IT_DMDX_REP:
-            send_dmdx_reply(d, it->node, it->reqid, it->status, it->data, it->ndata);
+            send_dmdx_reply(d, it->node, it->reqid, it->status, it->data, it->ndata, 0);
             break;
         default: break;
         }
@@ -711,7 +761,7 @@ static void got_dmdx_req(pmixd_ctx *d, int from, tl_reader *r)
     }
     if (rc != PMIX_SUCCESS) {
         free(c);
-        send_dmdx_reply(d, from, reqid, rc, NULL, 0);
+        send_dmdx_reply(d, from, reqid, rc, NULL, 0, 0);
     }
 }
 
