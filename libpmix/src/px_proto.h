@@ -41,7 +41,9 @@
 #ifndef PX_PROTO_H
 #define PX_PROTO_H
 
-#define PX_PROTOCOL 3
+/* 4: the fence page's header grew the clients' collect (cseq, fill, hw,
+ * the slot arrays); a client of an older build is refused at HELLO. */
+#define PX_PROTOCOL 4
 
 enum px_msg_type {
     PX_MSG_HELLO = 1,
