@@ -56,23 +56,27 @@
  * next collect k, at a place it takes from fill[k & 1] (a compare-and-swap
  * that counts cache lines, started again at 0 by the first writer of
  * collect k), writes where and how long into its slot_off and slot_len and
- * then k into slot_cseq (release), all before its arrival's
- * compare-and-swap. The records lie one after another: a reader touches
- * as few pages as the server's writing would give it (one slot per 2 MiB
- * made every record a TLB miss: 19 us more per process at 64). The last
- * arrival, seeing every slot_cseq of that half at k, ends the generation
- * itself: res[gen & 1] (off: the half), cseq = k, mode SLOTS, next
- * generation, wake; every process then indexes each participant's record
- * where it lies. If any is missing (its writer found the half still held,
+ * then the tag of collect k in the current generation into slot_tag
+ * (release), all before its arrival's compare-and-swap. The records lie
+ * one after another: a reader touches as few pages as the server's
+ * writing would give it (one slot per 2 MiB made every record a TLB miss:
+ * 19 us more per process at 64). The last arrival, seeing every slot_tag
+ * of that half at the tag of this collect and generation, ends the
+ * generation itself: res[gen & 1] (off: the half), mode SLOTS, next
+ * generation, wake, then cseq = k; every process then indexes each
+ * participant's record where it lies. If any is missing (its writer
+ * arrived as a plain barrier, never committed, found the half still held
  * or no room left) it sends PCOLLECT as above. No message, no server
  * wake-up: the collect costs what a barrier costs, plus the copy and the
- * indexing. The first writer of a collect folds what the half's previous
- * one took into hw[half], so that the server, when it next writes that
- * half, can give back what lies past its own data. A commit voids the
- * process's slots: a collect that went
- * through the server without data leaves its number to the next one, and
- * must not leave it an old record. Records of such an earlier try may
- * still lie in the half; the slots say which ones count.
+ * indexing. The generation in the tag makes a slot count only in the
+ * fence it was written for: a collect that went through the server
+ * without data leaves its number to the next one, and a slot of that
+ * earlier try (an older record, or bytes the server has written over
+ * since) must not serve it. The first writer of a collect folds what the
+ * half's previous one took into hw[half], so that the server, when it
+ * next writes that half, can give back what lies past its own data; it
+ * does so before it moves the generation on, since after that the
+ * clients may write the half again.
  *
  * The data halves: collect number k (cseq) goes into half k & 1. A client
  * that no longer holds the records of collect k (its store dropped them:
@@ -148,7 +152,7 @@ typedef struct px_page_hdr {
     _Atomic uint32_t hw[2];   /* by half: the most lines earlier SLOTS collects took there */
     /* per rank: commits sent to the server, then (px_page_released) the
      * last collect whose records it no longer holds, then, by half, the
-     * collect its slot holds a record for (px_page_slot_cseq), that
+     * collect and generation its slot holds a record for (px_page_slot_tag), that
      * record's length (px_page_slot_len) and where it starts in the half
      * (px_page_slot_off) */
     alignas(64) _Atomic uint32_t commits[];
@@ -159,7 +163,7 @@ static inline _Atomic uint32_t *px_page_released(px_page_hdr *pg)
     return pg->commits + pg->nprocs;
 }
 
-static inline _Atomic uint32_t *px_page_slot_cseq(px_page_hdr *pg, uint32_t half)
+static inline _Atomic uint32_t *px_page_slot_tag(px_page_hdr *pg, uint32_t half)
 {
     return pg->commits + (2 + (size_t)(half & 1)) * pg->nprocs;
 }
@@ -180,12 +184,18 @@ static inline size_t px_page_size(uint32_t nprocs)
     return offsetof(px_page_hdr, commits) + 8 * (size_t)nprocs * sizeof(uint32_t);
 }
 
-/* fill[half]: the low 8 bits of the collect whose records are being
- * written there (high byte), and how much of the half they take, in
- * cache lines (the rest). */
+/* fill[half]: the low 10 bits of the collect whose records are being
+ * written there (the high bits), and how much of the half they take, in
+ * cache lines (the low 22). */
 #define PX_PG_FILL_LINE 64u
-#define PX_PG_FILL_UNITS 0xffffffu
-#define PX_PG_FILL(cseq, units) ((((cseq)&0xffu) << 24) | (units))
+#define PX_PG_FILL_SHIFT 22
+#define PX_PG_FILL_UNITS 0x3fffffu /* a half is 2^21 lines */
+#define PX_PG_FILL_TAG(cseq) ((cseq)&0x3ffu)
+#define PX_PG_FILL(cseq, units) ((PX_PG_FILL_TAG(cseq) << PX_PG_FILL_SHIFT) | (units))
+
+/* slot_tag[half][rank]: the collect and the generation a record was
+ * written in; 0 is never a tag (that collect goes to the server). */
+#define PX_PG_SLOT_TAG(cseq, gen) (((cseq) << 13) | ((gen)&0x1fffu))
 
 /* Where data half 0 starts (page-aligned; half 1 is PX_PAGE_HALF later),
  * and the whole file. */

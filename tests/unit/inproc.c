@@ -109,6 +109,7 @@ struct inproc_world {
     bool pages;                 /* servers may make fence pages */
     size_t page_wakes;          /* page_wake calls */
     uint64_t page_trimmed;      /* bytes given back by page_trim (zeroed here) */
+    uint64_t trimmed_at_wake;   /* page_trimmed at the last page_wake */
     size_t frames_to_servers;   /* frames delivered to server sinks */
     px_page *page_list[64];     /* pages made, freed with the world */
     size_t npages;
@@ -402,6 +403,7 @@ static pmix_status_t op_page_write(void *pctx, px_page *page, uint64_t off, cons
 static void op_page_wake(void *pctx, uint32_t *word)
 {
     ((inproc_ep *)pctx)->w->page_wakes++;
+    ((inproc_ep *)pctx)->w->trimmed_at_wake = ((inproc_ep *)pctx)->w->page_trimmed;
 }
 
 static void op_page_trim(void *pctx, px_page *page, uint64_t off, uint64_t len)
@@ -1010,6 +1012,11 @@ size_t inproc_page_wakes(const inproc_world *w)
 uint64_t inproc_page_trimmed(const inproc_world *w)
 {
     return w->page_trimmed;
+}
+
+uint64_t inproc_page_trimmed_at_wake(const inproc_world *w)
+{
+    return w->trimmed_at_wake;
 }
 
 size_t inproc_frames_to_servers(const inproc_world *w)

@@ -106,6 +106,9 @@ void inproc_refuse_page(inproc_world *w, px_client *c);
 size_t inproc_page_wakes(const inproc_world *w);
 /* Bytes of pages given back with page_trim (zeroed here) so far. */
 uint64_t inproc_page_trimmed(const inproc_world *w);
+/* inproc_page_trimmed as it was at the last page_wake: what was given
+ * back before the sleepers were woken. */
+uint64_t inproc_page_trimmed_at_wake(const inproc_world *w);
 /* The page a client received (NULL if none). */
 void *inproc_client_page(inproc_world *w, px_client *c);
 /* Frames delivered to any server so far. */

@@ -398,14 +398,7 @@ pmix_status_t px_client_commit(px_client *c)
      * it has read this many (px_page.h). */
     if (rc == PMIX_SUCCESS && c->page != NULL) {
         atomic_store_explicit(&c->page->commits[c->self.rank], ++c->ncommits, memory_order_release);
-        /* what the server now holds for us, for our slot (px_page.h); a
-         * slot written before this commit no longer counts (a collect
-         * whose number is reused after one went through the server
-         * without data would otherwise find it) */
-        atomic_store_explicit(&px_page_slot_cseq(c->page, 0)[c->self.rank], 0,
-                              memory_order_relaxed);
-        atomic_store_explicit(&px_page_slot_cseq(c->page, 1)[c->self.rank], 0,
-                              memory_order_relaxed);
+        /* what the server now holds for us, for our slot (px_page.h) */
         c->prec.size = 0;
         px_store_pack_record(c->store, &c->self, true, &c->prec);
         if (px_buf_status(&c->prec) != PMIX_SUCCESS) {

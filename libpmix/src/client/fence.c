@@ -120,12 +120,12 @@ void px_cli_page_break(px_client *c, const char *why)
 /* Copy this process's record into the half of collect k (px_page.h), if
  * that half is free and has room; else leave its slot as it is, and the
  * collect goes to the server. */
-static void write_slot(px_client *c, px_page_hdr *pg, uint32_t k)
+static void write_slot(px_client *c, px_page_hdr *pg, uint32_t k, uint32_t gen)
 {
     uint32_t n = pg->nprocs, r = c->self.rank, old, used, units;
     _Atomic uint32_t *rel = px_page_released(pg);
 
-    if (c->prec.size == 0 || c->prec.size > PX_PAGE_HALF || k == 0)
+    if (c->prec.size == 0 || c->prec.size > PX_PAGE_HALF || PX_PG_SLOT_TAG(k, gen) == 0)
         return;
     for (uint32_t q = 0; q < n && k > 2; q++)
         if ((int32_t)(atomic_load_explicit(&rel[q], memory_order_acquire) - (k - 2)) < 0)
@@ -133,13 +133,14 @@ static void write_slot(px_client *c, px_page_hdr *pg, uint32_t k)
     units = (uint32_t)((c->prec.size + PX_PG_FILL_LINE - 1) / PX_PG_FILL_LINE);
     old = atomic_load_explicit(&pg->fill[k & 1], memory_order_relaxed);
     do {
-        used = (old >> 24) == (k & 0xffu) ? old & PX_PG_FILL_UNITS : 0;
+        used = (old >> PX_PG_FILL_SHIFT) == PX_PG_FILL_TAG(k) ? old & PX_PG_FILL_UNITS : 0;
         if ((uint64_t)(used + units) * PX_PG_FILL_LINE > PX_PAGE_HALF)
             return;
     } while (!atomic_compare_exchange_weak_explicit(&pg->fill[k & 1], &old,
                                                     PX_PG_FILL(k, used + units),
                                                     memory_order_relaxed, memory_order_relaxed));
-    if ((old >> 24) != (k & 0xffu)) { /* the first of collect k here: keep the old extent */
+    if ((old >> PX_PG_FILL_SHIFT) != PX_PG_FILL_TAG(k)) { /* the first of collect k here: */
+        /* keep the old extent */
         uint32_t was = old & PX_PG_FILL_UNITS,
                  hw = atomic_load_explicit(&pg->hw[k & 1], memory_order_relaxed);
         while (was > hw &&
@@ -153,18 +154,21 @@ static void write_slot(px_client *c, px_page_hdr *pg, uint32_t k)
                           memory_order_relaxed);
     atomic_store_explicit(&px_page_slot_len(pg, k)[r], (uint32_t)c->prec.size,
                           memory_order_relaxed);
-    atomic_store_explicit(&px_page_slot_cseq(pg, k)[r], k, memory_order_release);
+    atomic_store_explicit(&px_page_slot_tag(pg, k)[r], PX_PG_SLOT_TAG(k, gen),
+                          memory_order_release);
 }
 
-/* True if every participant's slot holds its record for collect k. */
-static bool slots_full(px_page_hdr *pg, uint32_t k)
+/* True if every participant's slot holds its record for collect k, written
+ * in generation `gen`. */
+static bool slots_full(px_page_hdr *pg, uint32_t k, uint32_t gen)
 {
-    _Atomic uint32_t *sc = px_page_slot_cseq(pg, k);
+    _Atomic uint32_t *tag = px_page_slot_tag(pg, k);
+    uint32_t want = PX_PG_SLOT_TAG(k, gen);
 
     for (uint32_t q = 0; q < pg->nprocs; q++)
-        if (atomic_load_explicit(&sc[q], memory_order_acquire) != k)
+        if (atomic_load_explicit(&tag[q], memory_order_acquire) != want)
             return false;
-    return k != 0;
+    return want != 0;
 }
 
 static pmix_status_t take_page_data(px_client *c, uint32_t gen, uint32_t mode);
@@ -185,9 +189,11 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         px_cli_page_break(c, "two fences of the namespace at once: the fence page is off");
         return PX_LBAR_NONE;
     }
-    if (collect)
-        write_slot(c, pg, cseq); /* before the arrival, which publishes it */
     old = atomic_load_explicit(&pg->word, memory_order_acquire);
+    /* before the arrival, which publishes it; the generation cannot move
+     * before this process arrives (else its slot no longer matches) */
+    if (collect && !(old & PX_PG_BROKEN))
+        write_slot(c, pg, cseq, PX_PG_GEN(old));
     do {
         if (old & PX_PG_BROKEN)
             return PX_LBAR_NONE;
@@ -197,13 +203,12 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         col = collect || (old & PX_PG_COLLECT) != 0;
         full = cnt >= pg->nprocs && !srv && col; /* the server answers it */
         /* ... unless every record is in its slot: then this process ends it */
-        slots = full && slots_full(pg, cseq);
+        slots = full && slots_full(pg, cseq, gen);
         if (slots) {
             full = false;
             pg->res[gen & 1].cseq = cseq;
             pg->res[gen & 1].off = px_page_data_off(pg->nprocs) + (cseq & 1) * PX_PAGE_HALF;
             pg->res[gen & 1].len = 0;
-            atomic_store_explicit(&pg->cseq, cseq, memory_order_relaxed);
         }
         if (cnt >= pg->nprocs && !full) {
             new = (gen + 1) << PX_PG_GEN_SHIFT;
@@ -225,6 +230,10 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         c->pops->page_wake(c->pctx, (uint32_t *)&pg->word);
     lb->status = PMIX_SUCCESS;
     lb->pg = pg;
+    /* numbered once it happened: until this process's next arrival only
+     * the server reads it, for a PCOLLECT that needs every arrival */
+    if (slots)
+        atomic_store_explicit(&pg->cseq, cseq, memory_order_relaxed);
     if (slots && (lb->status = take_page_data(c, gen, PX_PG_MODE_SLOTS)) != PMIX_SUCCESS)
         px_cli_page_break(c, "collected data on the page unusable: the fence page is off");
     if (cnt >= pg->nprocs && !srv && !full)
@@ -321,7 +330,9 @@ static pmix_status_t take_slots(px_client *c, px_blob *blob, const char *base, u
     } else {
         for (uint32_t q = 0; q < n; q++)
             whole.len += parts[q].len;
-        if (whole.len > 0 && (copy = malloc(whole.len)) == NULL)
+        if (whole.len > PX_PAGE_HALF) /* parts that overlap: not what writers do */
+            rc = PMIX_ERR_UNPACK_FAILURE;
+        else if (whole.len > 0 && (copy = malloc(whole.len)) == NULL)
             rc = PMIX_ERR_NOMEM;
         for (size_t q = 0, at = 0; copy != NULL && q < n; at += parts[q++].len)
             memcpy(copy + at, base + parts[q].off, parts[q].len);

@@ -871,8 +871,8 @@ static void page_collect_try(px_server *s, px_nspace *ns)
         atomic_store_explicit(&pg->cseq, cseq, memory_order_relaxed);
         mode = PX_PG_MODE_DATA;
         /* what an earlier, larger collect left past this one's data: nobody
-         * holds it (free_half), and it is given back after the wake; the
-         * clients' own collects (SLOTS) in this half reached fill */
+         * holds it (free_half), and it is given back below; the clients'
+         * own collects (SLOTS) in this half reached fill or hw */
         uint32_t fill =
             atomic_load_explicit(&pg->fill[cseq & 1], memory_order_relaxed) & PX_PG_FILL_UNITS;
         /* nobody writes this half now (everyone arrived): hw starts again */
@@ -896,13 +896,18 @@ static void page_collect_try(px_server *s, px_nspace *ns)
         px_srv_logf(s, PX_LOG_DEBUG, "namespace %s: collect #%u goes through the server (%s)",
                     ns->name, cseq, free_half ? "too large" : "its half is still held");
     }
+    /* Given back before the wake: once the generation moves, the next
+     * collect through the clients' slots can release this one and the one
+     * after it write into this half again (px_page.h), and a hole punched
+     * then would zero their records. Only a smaller collect after a larger
+     * one pays this on its way. */
+    if (trim > 0 && s->pops->page_trim != NULL)
+        s->pops->page_trim(s->pctx, ns->page, base + ns->half_used[cseq & 1], trim);
     atomic_store_explicit(&pg->mode[g & 1], mode, memory_order_relaxed);
     /* fails only if BROKEN came meanwhile: then they come through their sockets */
     if (atomic_compare_exchange_strong_explicit(&pg->word, &w, (g + 1) << PX_PG_GEN_SHIFT,
                                                 memory_order_acq_rel, memory_order_acquire))
         s->pops->page_wake(s->pctx, (uint32_t *)&pg->word);
-    if (trim > 0 && s->pops->page_trim != NULL)
-        s->pops->page_trim(s->pctx, ns->page, base + ns->half_used[cseq & 1], trim);
 }
 
 pmix_status_t px_srv_page_collect(px_server *s, px_sclient *c, px_buf *b)
