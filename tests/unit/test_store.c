@@ -184,6 +184,10 @@ typedef struct counter {
     int released;
 } counter;
 
+/* The counters the tests pass are static: a blob a test leaves in the
+ * fixture's stores is released at teardown, after the test's frame is
+ * gone, and a counter on its stack would be written there (in a -O0
+ * build that broke the next call's saved registers). */
 static void count_release(void *arg, const uint8_t *data, size_t len)
 {
     ((counter *)arg)->released++;
@@ -562,7 +566,8 @@ static void test_job_load_keeps_process_data(void **state)
 static void test_job_drop(void **state)
 {
     fixture *f = *state;
-    counter c = {0};
+    static counter c; /* static: see count_release */
+    c = (counter){0};
     load_sample_job(f->s, NS);
     load_sample_job(f->s, NS2);
     put_u32(f->s, NS, 1, PMIX_GLOBAL, "test.put", 5);
@@ -976,7 +981,8 @@ static void test_commit_roundtrip(void **state)
 static void test_records_local_remote(void **state)
 {
     fixture *f = *state;
-    counter c = {0};
+    static counter c; /* static: see count_release */
+    c = (counter){0};
     pmix_proc_t p = proc(NS, 2);
     put_u32(f->s, NS, 2, PMIX_LOCAL, "k.local", 1);
     put_u32(f->s, NS, 2, PMIX_REMOTE, "k.remote", 2);
@@ -1039,7 +1045,8 @@ static void test_records_local_remote(void **state)
 static void test_record_no_duplicates(void **state)
 {
     fixture *f = *state;
-    counter c = {0};
+    static counter c; /* static: see count_release */
+    c = (counter){0};
     pmix_proc_t p = proc(NS, 0);
     /* A commit from elsewhere may hold a key in LOCAL and GLOBAL at once.
      * A server keeps commits encoded and copies their entries into records
@@ -1087,7 +1094,8 @@ static void test_record_no_duplicates(void **state)
 static void test_blobs_replace_and_refcount(void **state)
 {
     fixture *f = *state;
-    counter c1 = {0}, c2 = {0}, c3 = {0}, c0 = {0};
+    static counter c1, c2, c3, c0; /* static: see count_release */
+    c1 = c2 = c3 = c0 = (counter){0};
     px_buf b;
 
     /* blob1: ranks 0, 1, 2 with value 1; rank 1 twice (the later wins). */
@@ -1159,7 +1167,8 @@ static void test_blobs_replace_and_refcount(void **state)
 static void test_blob_create_release(void **state)
 {
     (void)state;
-    counter c = {0};
+    static counter c; /* static: see count_release */
+    c = (counter){0};
     px_blob *b = blob_copy("abc", 3, &c);
     assert_int_equal(b->refs, 1);
     assert_ptr_equal(px_blob_ref(b), b);
@@ -1209,7 +1218,8 @@ static void reset_to_rank0(px_store *s, counter *c)
 static void test_blob_parts(void **state)
 {
     fixture *f = *state;
-    counter c = {0}, keep = {0};
+    static counter c, keep; /* static: see count_release */
+    c = keep = (counter){0};
     px_buf b;
     size_t at1, end1, at2, end2;
     pmix_proc_t p1 = proc(NS, 1), p2 = proc(NS, 2);
@@ -1254,7 +1264,8 @@ static void test_blob_parts(void **state)
 static void test_blob_malformed(void **state)
 {
     fixture *f = *state;
-    counter c = {0}, keep = {0};
+    static counter c, keep; /* static: see count_release */
+    c = keep = (counter){0};
     px_buf b;
     size_t ends[3];
 
@@ -1355,7 +1366,8 @@ static void test_blob_malformed(void **state)
 static void test_has_proc(void **state)
 {
     fixture *f = *state;
-    counter c = {0};
+    static counter c; /* static: see count_release */
+    c = (counter){0};
     pmix_proc_t p = proc(NS, 0), q = proc(NS, 1);
     assert_false(px_store_has_proc(f->s, &p));
     put_u32(f->s, NS, 0, PMIX_INTERNAL, "k", 1);
@@ -1416,7 +1428,8 @@ static void test_scale(void **state)
     expect_job_u32(f->t, NS, N - 1, PMIX_LOCAL_RANK, NULL, 0, (N - 1) % PPN);
 
     /* 64 records of 64 KiB each in one blob. */
-    counter c = {0};
+    static counter c; /* static: see count_release */
+    c = (counter){0};
     size_t big = 64 * 1024;
     char *payload = malloc(big);
     assert_non_null(payload);
@@ -1536,7 +1549,8 @@ static void test_groups_lookup(void **state)
     for (int rr = 0; rr < 2; rr++) {
         px_store *t = px_store_create();
         px_buf all;
-        counter c = {0};
+        static counter c; /* static: see count_release */
+        c = (counter){0};
         size_t ngroups = 0;
         px_buf_init(&all);
         for (uint32_t node = 0; node < 5; node++)
@@ -1566,7 +1580,8 @@ static void test_groups_lookup(void **state)
 static void test_groups_newest_wins(void **state)
 {
     fixture *f = *state;
-    counter c1 = {0}, c2 = {0}, c3 = {0};
+    static counter c1, c2, c3; /* static: see count_release */
+    c1 = c2 = c3 = (counter){0};
     px_buf b;
 
     /* a fence: two nodes' groups */
@@ -1610,7 +1625,8 @@ static void test_groups_malformed(void **state)
 {
     fixture *f = *state;
     px_buf b;
-    counter c = {0};
+    static counter c; /* static: see count_release */
+    c = (counter){0};
     size_t len;
 
     px_buf_init(&b);
