@@ -216,6 +216,7 @@ static void commit_all_big(node *nd, size_t len)
     char *big = malloc(len);
     pmix_value_t v;
 
+    assert_non_null(big);
     memset(big, 'x', len);
     v.type = PMIX_BYTE_OBJECT;
     v.data.bo.bytes = big;
@@ -224,6 +225,7 @@ static void commit_all_big(node *nd, size_t len)
         assert_int_equal(px_client_put(nd->p[r].c, PMIX_GLOBAL, "round", &v), PMIX_SUCCESS);
         assert_int_equal(px_client_commit(nd->p[r].c), PMIX_SUCCESS);
     }
+    free(big);
 }
 
 /* Nothing orders a commit before a peer's Get once the barrier between
