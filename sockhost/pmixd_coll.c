@@ -440,17 +440,23 @@ static pmix_status_t c_send(void *ctx, uint32_t to, void *msg, size_t len)
     return send_status(rc);
 }
 
-static px_coll_timer *c_timer_start(void *ctx, double seconds, void (*cb)(void *arg), void *arg)
+/* Put `t` on the daemon's timer list, to fire `seconds` from now; the
+ * list frees it (after its callback, or in coll_fini). */
+static void timer_link(pmixd_ctx *d, px_coll_timer *t, double seconds, void (*cb)(void *arg),
+                       void *arg)
 {
-    pmixd_ctx *d = ((fence_set *)ctx)->d;
-    px_coll_timer *t = calloc(1, sizeof *t);
-    if (t == NULL)
-        return NULL;
     t->at = now_s() + seconds;
     t->cb = cb;
     t->arg = arg;
     t->next = d->timers;
     d->timers = t;
+}
+
+static px_coll_timer *c_timer_start(void *ctx, double seconds, void (*cb)(void *arg), void *arg)
+{
+    px_coll_timer *t = calloc(1, sizeof *t);
+    if (t != NULL)
+        timer_link(((fence_set *)ctx)->d, t, seconds, cb, arg);
     return t;
 }
 
@@ -657,11 +663,7 @@ static void dmdx_retry_arm(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_t
         return;
     }
     *r = (dmdx_retry){.d = d, .node = node, .reqid = reqid, .status = status, .tries = tries};
-    r->t.at = now_s() + (delay < 1.0 ? delay : 1.0);
-    r->t.cb = dmdx_retry_fire;
-    r->t.arg = r;
-    r->t.next = d->timers;
-    d->timers = &r->t;
+    timer_link(d, &r->t, delay < 1.0 ? delay : 1.0, dmdx_retry_fire, r);
 }
 
 /* `tries`: error replies already refused for want of memory (0 for an

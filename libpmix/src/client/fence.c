@@ -123,13 +123,10 @@ void px_cli_page_break(px_client *c, const char *why)
 static void write_slot(px_client *c, px_page_hdr *pg, uint32_t k, uint32_t gen)
 {
     uint32_t n = pg->nprocs, r = c->self.rank, old, used, units;
-    _Atomic uint32_t *rel = px_page_released(pg);
 
-    if (c->prec.size == 0 || c->prec.size > PX_PAGE_HALF || PX_PG_SLOT_TAG(k, gen) == 0)
+    if (c->prec.size == 0 || c->prec.size > PX_PAGE_HALF || PX_PG_SLOT_TAG(k, gen) == 0 ||
+        !px_page_half_free(pg, k))
         return;
-    for (uint32_t q = 0; q < n && k > 2; q++)
-        if ((int32_t)(atomic_load_explicit(&rel[q], memory_order_acquire) - (k - 2)) < 0)
-            return; /* someone still holds what collect k - 2 left there */
     units = (uint32_t)((c->prec.size + PX_PG_FILL_LINE - 1) / PX_PG_FILL_LINE);
     old = atomic_load_explicit(&pg->fill[k & 1], memory_order_relaxed);
     do {

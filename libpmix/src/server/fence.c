@@ -824,6 +824,12 @@ static bool page_write_records(px_server *s, px_nspace *ns, uint32_t cseq, uint6
     return ok;
 }
 
+/* Bytes of a data half in whole pages (what writing them took). */
+static uint64_t page_round(uint64_t n)
+{
+    return (n + 4095) & ~(uint64_t)4095;
+}
+
 /* Answer the PCOLLECT of ns->pc_gen through the page, once every commit
  * its participants sent has been read (else at a later commit). */
 static void page_collect_try(px_server *s, px_nspace *ns)
@@ -831,7 +837,6 @@ static void page_collect_try(px_server *s, px_nspace *ns)
     px_page_hdr *pg = ns->pg;
     uint32_t w, n, g, cseq, mode = PX_PG_MODE_SERVER;
     uint64_t len = 0, base, used, trim = 0;
-    _Atomic uint32_t *rel;
 
     if (!ns->pc_wait || pg == NULL)
         return;
@@ -857,12 +862,7 @@ static void page_collect_try(px_server *s, px_nspace *ns)
         need += px_store_commit_len(s->store, &c->proc, true) + 300;
     }
     ns->pc_wait = false;
-    /* the half is free once every client let go of what it held before */
-    rel = px_page_released(pg);
-    bool free_half = true;
-    for (uint32_t r = 0; r < n && cseq > 2 && free_half; r++)
-        free_half =
-            (int32_t)(atomic_load_explicit(&rel[r], memory_order_acquire) - (cseq - 2)) >= 0;
+    bool free_half = px_page_half_free(pg, cseq);
     base = px_page_data_off(n) + (cseq & 1) * PX_PAGE_HALF;
     if (free_half && need <= PX_PAGE_HALF && page_write_records(s, ns, cseq, &len)) {
         pg->res[g & 1].cseq = cseq;
@@ -878,18 +878,18 @@ static void page_collect_try(px_server *s, px_nspace *ns)
         /* nobody writes this half now (everyone arrived): hw starts again */
         uint32_t hw = atomic_exchange_explicit(&pg->hw[cseq & 1], 0, memory_order_relaxed);
         uint64_t filled = (uint64_t)(fill > hw ? fill : hw) * PX_PG_FILL_LINE;
-        filled = (filled + 4095) & ~(uint64_t)4095;
+        filled = page_round(filled);
         if (filled > PX_PAGE_HALF) /* the clients' words: never past the half */
             filled = PX_PAGE_HALF;
         if (filled > ns->half_used[cseq & 1])
             ns->half_used[cseq & 1] = filled;
-        used = (len + 4095) & ~(uint64_t)4095;
+        used = page_round(len);
         if (ns->half_used[cseq & 1] > used)
             trim = ns->half_used[cseq & 1] - used;
         ns->half_used[cseq & 1] = used;
     } else {
         if (free_half) { /* a write that failed may have left some behind */
-            used = (len + 4095) & ~(uint64_t)4095;
+            used = page_round(len);
             if (used > ns->half_used[cseq & 1])
                 ns->half_used[cseq & 1] = used;
         }
