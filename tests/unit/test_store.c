@@ -1519,6 +1519,63 @@ static void test_htab_random(void **state)
     assert_null(px_htab_remove(&t, NULL, 1));
 }
 
+/* String keys of every length around the hash's 8-byte words: keys that
+ * differ only in their last byte, only in their length (a prefix and
+ * the key), or are empty and NULL are all different keys; and names like
+ * a launcher's namespaces spread over the table (its longest run of full
+ * slots stays short). */
+static void test_htab_string_keys(void **state)
+{
+    (void)state;
+    enum {
+        LEN = 40,
+        NAMES = 1024
+    };
+    static char keys[LEN + 1][2][LEN + 1], names[NAMES][32];
+    static int items[LEN + 1][2], named[NAMES], nul;
+    px_htab t;
+    px_htab_init(&t);
+    for (int len = 0; len <= LEN; len++) {
+        for (int v = 0; v < 2; v++) {
+            memset(keys[len][v], 'k', (size_t)len);
+            keys[len][v][len] = '\0';
+            if (len > 0) {
+                keys[len][v][len - 1] = v != 0 ? 'z' : 'k';
+            }
+            if (len > 0 || v == 0) {
+                assert_true(px_htab_put(&t, keys[len][v], 7, &items[len][v], NULL));
+            }
+        }
+    }
+    assert_true(px_htab_put(&t, NULL, 7, &nul, NULL));
+    for (int len = 0; len <= LEN; len++) {
+        for (int v = 0; v < 2; v++) {
+            char probe[LEN + 1];
+            memcpy(probe, keys[len][v], (size_t)len + 1); /* equal, not the same pointer */
+            assert_ptr_equal(px_htab_get(&t, probe, 7),
+                             len > 0 || v == 0 ? &items[len][v] : &items[0][0]);
+            assert_null(px_htab_get(&t, probe, 8));
+        }
+    }
+    assert_ptr_equal(px_htab_get(&t, NULL, 7), &nul);
+    px_htab_fini(&t);
+
+    for (int i = 0; i < NAMES; i++) {
+        snprintf(names[i], sizeof(names[i]), "pmixrun.%d.%d", 4000 + i % 7, i);
+        assert_true(px_htab_put(&t, names[i], 0, &named[i], NULL));
+    }
+    size_t run = 0, longest = 0;
+    for (size_t i = 0; i < 2 * t.cap; i++) { /* twice round: a run may wrap */
+        run = t.slots[i % t.cap].val != NULL ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+    }
+    for (int i = 0; i < NAMES; i++) {
+        assert_ptr_equal(px_htab_get(&t, names[i], 0), &named[i]);
+    }
+    assert_true(longest < 64);
+    px_htab_fini(&t);
+}
+
 /* ---- groups ---- */
 
 /* Node `node` of a job of `nodes` x `ppn` ranks (by node, or round-robin
@@ -1722,6 +1779,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_groups_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_null_and_bad_args, setup, teardown),
         cmocka_unit_test(test_htab_random),
+        cmocka_unit_test(test_htab_string_keys),
         cmocka_unit_test(test_qualified_key_text),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);

@@ -21,9 +21,10 @@
 #include "client_int.h"
 #include "common/px_common.h"
 
+/* (A call to strncmp took 4% of a Get.) */
 static bool reserved(const char *key)
 {
-    return strncmp(key, "pmix.", 5) == 0;
+    return key[0] == 'p' && key[1] == 'm' && key[2] == 'i' && key[3] == 'x' && key[4] == '.';
 }
 
 static bool is_self(const px_client *c, const pmix_proc_t *p)
@@ -48,7 +49,7 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
                             const pmix_info_t info[], size_t ninfo, pmix_value_t **out,
                             pmix_value_cbfunc_t cbfunc, void *cbdata)
 {
-    pmix_proc_t p;
+    pmix_proc_t filled;
     bool refresh, optional, job_known;
     pmix_status_t rc;
     px_req *r;
@@ -57,32 +58,34 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
     *out = NULL;
     if (key == NULL || key[0] == '\0' || strnlen(key, PMIX_MAX_KEYLEN + 1) > PMIX_MAX_KEYLEN)
         return PMIX_ERR_BAD_PARAM;
+    /* The caller's name as given, copied only to fill in what it leaves
+     * out (copying its 260 bytes took a tenth of a local Get). */
     if (proc == NULL) {
-        p = c->self; /* the caller itself (job keys are found through it) */
-    } else {
-        p = *proc;
-        if (p.nspace[0] == '\0')
-            memcpy(p.nspace, c->self.nspace, sizeof(p.nspace));
+        proc = &c->self; /* the caller itself (job keys are found through it) */
+    } else if (proc->nspace[0] == '\0') {
+        filled = *proc;
+        memcpy(filled.nspace, c->self.nspace, sizeof(filled.nspace));
+        proc = &filled;
     }
-    if (p.rank == PMIX_RANK_UNDEF) {
+    if (proc->rank == PMIX_RANK_UNDEF) {
         /* "any process": a key unique in the namespace, from what is here
          * (job data first, then every process's data) */
-        rc = px_store_get_job(c->store, p.nspace, PMIX_RANK_WILDCARD, key, info, ninfo, out);
+        rc = px_store_get_job(c->store, proc->nspace, PMIX_RANK_WILDCARD, key, info, ninfo, out);
         if (rc == PMIX_ERR_NOT_FOUND)
-            rc = px_store_get_any(c->store, p.nspace, key, out);
+            rc = px_store_get_any(c->store, proc->nspace, key, out);
         return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
     }
     refresh = px_info_flag(info, ninfo, PMIX_GET_REFRESH_CACHE);
     optional = px_info_flag(info, ninfo, PMIX_OPTIONAL);
 
-    if (!refresh || is_self(c, &p)) {
-        rc = lookup(c, &p, key, info, ninfo, out);
+    if (!refresh || is_self(c, proc)) {
+        rc = lookup(c, proc, key, info, ninfo, out);
         if (rc == PMIX_SUCCESS)
             return PMIX_OPERATION_SUCCEEDED;
         if (rc != PMIX_ERR_NOT_FOUND)
             return rc;
-        job_known = px_store_has_job(c->store, p.nspace); /* only a miss needs it */
-        if (is_self(c, &p) || (job_known && (p.rank == PMIX_RANK_WILDCARD || reserved(key))))
+        job_known = px_store_has_job(c->store, proc->nspace); /* only a miss needs it */
+        if (is_self(c, proc) || (job_known && (proc->rank == PMIX_RANK_WILDCARD || reserved(key))))
             return PMIX_ERR_NOT_FOUND;
     }
     if (optional)
@@ -95,7 +98,7 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
         return PMIX_ERR_NOMEM;
     r->valcb = cbfunc;
     r->cbdata = cbdata;
-    r->proc = p;
+    r->proc = *proc;
     memcpy(r->key, key, strlen(key) + 1);
     if (ninfo > 0) {
         r->qual = PMIx_Info_create(ninfo);
@@ -108,7 +111,7 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
         r->nqual = ninfo;
     }
     px_buf_init_frame(&b, PX_MSG_GET, r->tag);
-    px_pack_proc(&b, &p);
+    px_pack_proc(&b, proc);
     px_pack_str(&b, key);
     px_pack_info(&b, info, ninfo);
     rc = px_cli_send(c, &b, r);

@@ -1,10 +1,12 @@
 /*
  * htab.c - open-addressing hash table for the store (see px_htab.h).
  *
- * Keys hash with FNV-1a over the string, then the number is mixed in with
- * a multiplicative finalizer, so dense rank numbers spread over the table.
- * Slots remember the full 32-bit hash: a probe compares hashes first and
- * touches the string only when they are equal.
+ * Keys hash eight bytes at a time (a multiply and a shift per word, the
+ * last word zero-padded, the length mixed in), then the number is mixed in
+ * with a multiplicative finalizer, so dense rank numbers spread over the
+ * table. A byte-at-a-time hash took a tenth of a local Get, on namespace
+ * names of 16 bytes. Slots remember the full 32-bit hash: a probe compares
+ * hashes first and touches the string only when they are equal.
  */
 #include "store/px_htab.h"
 
@@ -13,22 +15,36 @@
 
 #define MIN_CAP 8
 
+static uint64_t mix_word(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
 static uint32_t hash_key(const char *str, uint32_t num)
 {
-    uint32_t h = 2166136261u;
+    uint64_t h = 0;
     if (str != NULL) {
-        for (const unsigned char *p = (const unsigned char *)str; *p != '\0'; p++) {
-            h ^= *p;
-            h *= 16777619u;
+        size_t len = strlen(str), i = 0;
+        uint64_t w;
+        for (; i + 8 <= len; i += 8) {
+            memcpy(&w, str + i, 8);
+            h = mix_word(h, w);
         }
+        w = 0;
+        for (size_t j = 0; i + j < len; j++) { /* a memcpy of a variable size is a call */
+            w |= (uint64_t)(unsigned char)str[i + j] << (8 * j);
+        }
+        h = mix_word(h, w ^ ((uint64_t)len << 56));
     }
-    h ^= num * 0x9e3779b1u;
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
+    uint32_t x = (uint32_t)(h ^ (h >> 32));
+    x ^= num * 0x9e3779b1u;
+    x ^= x >> 16;
+    x *= 0x85ebca6bu;
+    x ^= x >> 13;
+    x *= 0xc2b2ae35u;
+    x ^= x >> 16;
+    return x;
 }
 
 static bool same_key(const px_htab_slot *s, uint32_t hash, const char *str, uint32_t num)
