@@ -31,7 +31,8 @@
  *
  * A rank that dies (signal, or exit without PMIx_Finalize after it
  * connected, or a non-zero exit before it connected) breaks the job's
- * fences on every node (coll_break); a daemon whose connection drops is a
+ * fences on every node (coll_break); a daemon whose connection drops, or
+ * that sends nothing for the heartbeat's LOST seconds (heartbeat()), is a
  * lost node (coll_peer_lost). docs/pmixd.md states the rules.
  */
 #define _GNU_SOURCE
@@ -71,6 +72,7 @@ int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b)
          * one we could not reach: the job did not start. */
         return n > d->node && !d->stopping ? tl_queue(&d->peers[n], type, b) : -1;
     }
+    d->said[n] = now_s();
     return tl_send(&d->peers[n], type, b);
 }
 
@@ -99,8 +101,11 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
     d->peers = calloc(nnodes, sizeof *d->peers);
     d->pend = calloc(nnodes, sizeof *d->pend);
     d->peer_lost = calloc(nnodes, sizeof *d->peer_lost);
+    d->heard = calloc(nnodes, sizeof *d->heard);
+    d->said = calloc(nnodes, sizeof *d->said);
     if (j->rank_node == NULL || j->node_names == NULL || d->addrs == NULL || d->ports == NULL ||
-        d->peers == NULL || d->pend == NULL || d->peer_lost == NULL)
+        d->peers == NULL || d->pend == NULL || d->peer_lost == NULL || d->heard == NULL ||
+        d->said == NULL)
         return -1;
     for (uint32_t n = 0; n < nnodes; n++)
         d->peers[n].fd = d->pend[n].fd = -1;
@@ -156,6 +161,11 @@ static int start_job(pmixd_ctx *d)
         return -1;
     }
     d->trace = getenv("PMIXLAB_PMIXD_TRACE") != NULL && strcmp(getenv("PMIXLAB_PMIXD_TRACE"), "0");
+    if (pd_heartbeat_parse(getenv(PD_HEARTBEAT_ENV), &d->beat_s, &d->lost_s, err, sizeof err) !=
+        0) {
+        fprintf(stderr, "pmixd %s: %s\n", j->hostname, err);
+        return -1;
+    }
     coll_init(d);
     if (files_make_topdir(j) != 0 || job_bindings(j) != 0 || job_server_start(j) != 0 ||
         job_register(j) != 0)
@@ -199,6 +209,7 @@ static int start_job(pmixd_ctx *d)
             return -1;
         }
         tl_link_init(&d->peers[n], fd);
+        d->heard[n] = d->said[n] = now_s();
         tl_buf b = {0};
         tl_put_u32(&b, (uint32_t)d->node);
         tl_send(&d->peers[n], PD_PEER, &b);
@@ -382,26 +393,82 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
                 coll_peer_lost(d, (int)n);
             return 1;
         }
+        d->heard[n] = d->said[n] = now_s();
         tl_flush(&d->peers[n]);
         d->npeers++;
         return 1;
     }
-    if (type == PD_PEER)
-        return 0; /* the identifying frame, seen again after the move */
+    if (type == PD_PEER || type == PD_BEAT)
+        return 0; /* the identifying frame, seen again after the move; a heartbeat */
     coll_frame(d, c->idx, type, p, len);
     return 0;
+}
+
+/* Node `n` is lost: its connection ended, or it went silent. */
+static void peer_gone(pmixd_ctx *d, int n)
+{
+    tl_link_close(&d->peers[n]);
+    d->peer_lost[n] = true;
+    if (!d->stopping)
+        coll_peer_lost(d, n);
 }
 
 /* Read what peer `n` sent; a connection that ends is a lost node. */
 static void read_peer(pmixd_ctx *d, int n)
 {
     rctx c = {d, 1, n};
-    if (d->peers[n].fd < 0 || tl_read(&d->peers[n], on_frame, &c) == 0)
+    if (d->peers[n].fd < 0)
         return;
-    tl_link_close(&d->peers[n]);
-    d->peer_lost[n] = true;
-    if (!d->stopping)
-        coll_peer_lost(d, n);
+    d->heard[n] = now_s(); /* even a part of a frame: it is alive */
+    if (tl_read(&d->peers[n], on_frame, &c) != 0)
+        peer_gone(d, n);
+}
+
+/* The heartbeat: a beat to each connected peer that got nothing else for
+ * beat_s; once the mesh is complete, a peer that sent nothing for lost_s
+ * (stopped, hung, or its host unreachable without its connection ending)
+ * is lost, and pmixrun is told, which kills it and ends the job. Returns
+ * the milliseconds until the next beat or deadline, -1 if none. */
+static int heartbeat(pmixd_ctx *d)
+{
+    double t = now_s(), next = -1;
+    if (d->beat_s <= 0 || !d->have_job || d->stopping)
+        return -1;
+    for (int n = 0; n < d->j.nnodes; n++) {
+        if (n == d->node || d->peer_lost[n] || d->peers[n].fd < 0)
+            continue;
+        /* beats go as soon as a link is there, losses count once the
+         * mesh is complete (until then the join deadline rules) */
+        if (d->launched && t - d->heard[n] >= d->lost_s) {
+            /* what came while this daemon itself was not running counts */
+            struct pollfd pf = {.fd = d->peers[n].fd, .events = POLLIN};
+            if (poll(&pf, 1, 0) > 0)
+                read_peer(d, n);
+            if (d->peer_lost[n])
+                continue;
+        }
+        if (d->launched && t - d->heard[n] >= d->lost_s) {
+            fprintf(stderr,
+                    "pmixd %s: the daemon of %s sent nothing for %.1f s (heartbeat every %g s): "
+                    "counted as lost\n",
+                    d->j.hostname, d->j.node_names[n], t - d->heard[n], d->beat_s);
+            tl_buf b = {0};
+            tl_put_u32(&b, (uint32_t)n);
+            tl_put_u32(&b, (uint32_t)((t - d->heard[n]) * 1000.0));
+            tl_send(&d->parent, PD_LOST, &b);
+            tl_buf_free(&b);
+            peer_gone(d, n);
+            continue;
+        }
+        if (t - d->said[n] >= d->beat_s && pmixd_peer_send(d, n, PD_BEAT, NULL) != 0)
+            d->said[n] = t; /* could not even queue it: try again a beat later */
+        double due = d->said[n] + d->beat_s;
+        if (d->launched && d->heard[n] + d->lost_s < due)
+            due = d->heard[n] + d->lost_s;
+        if (next < 0 || due < next)
+            next = due;
+    }
+    return next < 0 ? -1 : (next <= t ? 0 : (int)((next - t) * 1000.0) + 1);
 }
 
 /* ---- the loop ---- */
@@ -525,7 +592,9 @@ static void run(pmixd_ctx *d)
                 who[n++] = 200000 + 2 * i + 1;
             }
         }
-        int tmo = coll_timeout_ms(d);
+        int tmo = coll_timeout_ms(d), hb = heartbeat(d);
+        if (hb >= 0 && (tmo < 0 || hb < tmo))
+            tmo = hb;
         if (d->have_job && !d->launched && !d->stopping) {
             double ms = (d->join_until - now_s()) * 1000.0;
             int jt = ms <= 0 ? 0 : (int)ms + 1;
@@ -669,6 +738,8 @@ static void teardown(pmixd_ctx *d)
     free(d->peers);
     free(d->pend);
     free(d->peer_lost);
+    free(d->heard);
+    free(d->said);
     job_release(j);
     pthread_mutex_destroy(&d->qmu);
 }

@@ -51,8 +51,10 @@ typedef struct pmixd_ctx {
     /* The mesh: peers[n] is the link to node n (fd -1: not yet, or lost). */
     tl_link *peers;
     bool *peer_lost;
-    tl_link *pend; /* accepted, not yet identified (nnodes slots) */
-    int npeers;    /* identified links */
+    double *heard, *said;  /* when the last bytes came from / went to each node */
+    double beat_s, lost_s; /* the heartbeat (pmixd_proto.h); 0: off */
+    tl_link *pend;         /* accepted, not yet identified (nnodes slots) */
+    int npeers;            /* identified links */
     char **addrs;
     uint16_t *ports;
 

@@ -8,11 +8,16 @@
 #ifndef PMIXD_PROTO_H
 #define PMIXD_PROTO_H
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 enum {
     /* daemon -> pmixrun */
     PD_HELLO = 1, /* u32 node, u32 port: up, and listening for its peers on port */
     PD_EXIT = 2,  /* u32 rank, u32 pid, u32 code (exit status or 128+signal), u8 flags */
     PD_ABORT = 3, /* u32 rank, u32 status, str message: a rank called PMIx_Abort */
+    PD_LOST = 4,  /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
 
     /* pmixrun -> daemon */
     PD_JOB = 10,  /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job() */
@@ -24,6 +29,7 @@ enum {
     PD_BROKEN = 22,   /* u32 rank, u32 node: a rank died; every fence of the job fails */
     PD_DMDX_REQ = 23, /* u32 request id, u32 rank: direct modex of a rank of the receiver */
     PD_DMDX_REP = 24, /* u32 request id, u32 status, bytes record */
+    PD_BEAT = 25,     /* (empty) still here: sent when nothing else went for a beat */
 };
 
 /* PD_EXIT flags */
@@ -32,5 +38,41 @@ enum {
 #define PD_EXIT_FINALIZED 0x04
 #define PD_EXIT_STOPPED 0x08  /* still running when the daemon was told to stop */
 #define PD_EXIT_NOLAUNCH 0x10 /* could not be started; code is pmixrun's exit status */
+
+/* The daemons' heartbeat (docs/pmixd.md, "Faults"): once the mesh is
+ * complete, a daemon sends PD_BEAT to a peer it sent nothing else to for
+ * `beat` seconds, and counts a peer it heard nothing from for `lost`
+ * seconds as lost, as if its connection had ended. */
+#define PD_HEARTBEAT_ENV "PMIXLAB_PMIXD_HEARTBEAT"
+#define PD_BEAT_S 1.0
+#define PD_LOST_S 10.0
+
+/* Read PMIXLAB_PMIXD_HEARTBEAT's value `v` ("BEAT,LOST" in seconds, or
+ * "off"; NULL or empty: the defaults) into *beat and *lost (both 0: off).
+ * Returns 0, or -1 with the reason in err. */
+static inline int pd_heartbeat_parse(const char *v, double *beat, double *lost, char *err,
+                                     size_t errlen)
+{
+    char *end;
+    *beat = PD_BEAT_S;
+    *lost = PD_LOST_S;
+    if (v == NULL || *v == '\0')
+        return 0;
+    if (strcmp(v, "off") == 0) {
+        *beat = *lost = 0;
+        return 0;
+    }
+    *beat = strtod(v, &end);
+    if (end != v && *end == ',')
+        *lost = strtod(end + 1, &end);
+    if (end == v || *end != '\0' || !(*beat >= 0.01) || !(*lost > *beat) || !(*lost <= 3600)) {
+        snprintf(err, errlen,
+                 "%s=%s: expected BEAT,LOST in seconds with 0.01 <= BEAT < LOST <= 3600 "
+                 "(default %g,%g), or off",
+                 PD_HEARTBEAT_ENV, v, PD_BEAT_S, PD_LOST_S);
+        return -1;
+    }
+    return 0;
+}
 
 #endif /* PMIXD_PROTO_H */

@@ -19,7 +19,8 @@
  * final_status). Stopping the job is a PD_STOP to every daemon (with
  * now = 1 once the grace period is over). A daemon that exits before it
  * was told to stop, or whose connection drops, loses its node's ranks: a
- * message names the node, and the job ends as for a failed rank.
+ * message names the node, and the job ends as for a failed rank. One that
+ * another daemon reports silent (PD_LOST, the heartbeat) is killed first.
  *
  * The daemons' output is their ranks' output: they inherit pmixrun's
  * stdout and stderr and write whole lines to them (docs/pmixd.md).
@@ -51,6 +52,7 @@ typedef struct dnode {
     pid_t pid;
     bool reaped;
     bool hello;
+    bool silent; /* another daemon heard nothing from it (PD_LOST): killed */
     uint16_t port;
     tl_link link;
 } dnode;
@@ -347,6 +349,25 @@ static void got_abort(nodes *ns, tl_reader *r)
     check_abort(j);
 }
 
+/* Daemon `by` heard nothing from another for a while (its heartbeat,
+ * pmixd_proto.h): that daemon is stopped, hung or cut off. It is killed,
+ * so that its ranks go with it; its end (daemon_gone) names them and ends
+ * the job. */
+static void got_lost(nodes *ns, int by, tl_reader *r)
+{
+    uint32_t n = tl_get_u32(r), ms = tl_get_u32(r);
+    if (r->bad || n >= (uint32_t)ns->k || (int)n == by || ns->d[n].silent || ns->d[n].reaped ||
+        ns->d[n].pid <= 0)
+        return;
+    ns->d[n].silent = true;
+    fprintf(stderr,
+            "pmixrun: the daemon of %s heard nothing from the daemon of %s (pid %d) for %.1f s: "
+            "stopped, hung or cut off; killing it\n",
+            ns->j->node_names[by], ns->j->node_names[n], (int)ns->d[n].pid, ms / 1000.0);
+    kill(-ns->d[n].pid, SIGKILL);
+    kill(ns->d[n].pid, SIGKILL); /* in case it left its group */
+}
+
 typedef struct rctx {
     nodes *ns;
     int node;
@@ -372,6 +393,7 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     }
     case PD_EXIT: got_exit(ns, &r); break;
     case PD_ABORT: got_abort(ns, &r); break;
+    case PD_LOST: got_lost(ns, c->node, &r); break;
     default: break;
     }
     return 0;
@@ -446,7 +468,7 @@ static bool reap_daemons(nodes *ns)
     return all;
 }
 
-static int check_algos(void)
+static int check_daemon_env(void)
 {
     px_coll_choice ch;
     char err[256];
@@ -454,6 +476,11 @@ static int check_algos(void)
             PMIX_SUCCESS ||
         px_coll_choose(PX_COLL_BARRIER, NULL, getenv(PX_COLL_ENV_BARRIER), &ch, err, sizeof err) !=
             PMIX_SUCCESS) {
+        fprintf(stderr, "pmixrun: %s\n", err);
+        return -1;
+    }
+    double beat, lost;
+    if (pd_heartbeat_parse(getenv(PD_HEARTBEAT_ENV), &beat, &lost, err, sizeof err) != 0) {
         fprintf(stderr, "pmixrun: %s\n", err);
         return -1;
     }
@@ -549,7 +576,7 @@ int nodes_run(job *j)
     char *path = NULL;
     bool failed = true;
     j->timeout_at = now_s() + j->timeout;
-    if (check_algos() != 0)
+    if (check_daemon_env() != 0)
         return PMIXRUN_EXIT_USAGE;
     ns.d = calloc((size_t)ns.k, sizeof *ns.d);
     path = pmixd_path();

@@ -19,6 +19,10 @@
  *                    node's daemon pmixd, with SIGKILL while the others are in
  *                    a fence: that node's processes die with it, and the
  *                    others' fence must fail within 10 s.
+ *   stop_daemon      (pmixrun --nodes only) the same with SIGSTOP: the daemon
+ *                    stays, silent, with its connections open; the others
+ *                    must see their fence fail by the daemons' heartbeat
+ *                    (PMIXLAB_PMIXD_HEARTBEAT), within 10 s.
  *   fence_loop       (pmixrun --nodes only; bench/pmixd_kill_trials.sh) collecting
  *                    fences back to back, each checking a peer's value of the
  *                    round, until one fails (a test kills a daemon meanwhile):
@@ -103,18 +107,19 @@ static int mode_die(bool kill_self)
     return pt_result();
 }
 
-static int mode_kill_daemon(void)
+static int mode_kill_daemon(int sig)
 {
-    pt_start("job_rules", "kill_daemon", NULL, 0);
+    pt_start("job_rules", sig == SIGKILL ? "kill_daemon" : "stop_daemon", NULL, 0);
     pt_barrier("fence before the failure");
     if (pt.me.rank == pt.size - 1) {
         pt_sleep(0.5);
-        pt_note("killing my node's daemon (pid %d) with SIGKILL", (int)getppid());
-        kill(getppid(), SIGKILL);
+        pt_note("sending %s to my node's daemon (pid %d)", sig == SIGKILL ? "SIGKILL" : "SIGSTOP",
+                (int)getppid());
+        kill(getppid(), sig);
         pt_sleep(30.0); /* dies with its daemon */
         return 1;
     }
-    survivors_fence("killed its node's daemon");
+    survivors_fence(sig == SIGKILL ? "killed its node's daemon" : "stopped its node's daemon");
     pt_watchdog(15);
     return pt_result();
 }
@@ -217,8 +222,10 @@ static int mode_output(void)
 
 int main(int argc, char **argv)
 {
-    const char *modes = "abort STATUS [RANK] | kill | exit_nofinalize | kill_daemon | fence_loop | "
-                        "exitcode | sleep MARKER | output";
+    const char *modes =
+        "abort STATUS [RANK] | kill | exit_nofinalize | kill_daemon | stop_daemon | "
+        "fence_loop | "
+        "exitcode | sleep MARKER | output";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(40);
@@ -232,7 +239,9 @@ int main(int argc, char **argv)
     if (strcmp(m, "exit_nofinalize") == 0)
         return mode_die(false);
     if (strcmp(m, "kill_daemon") == 0)
-        return mode_kill_daemon();
+        return mode_kill_daemon(SIGKILL);
+    if (strcmp(m, "stop_daemon") == 0)
+        return mode_kill_daemon(SIGSTOP);
     if (strcmp(m, "fence_loop") == 0)
         return mode_fence_loop();
     if (strcmp(m, "exitcode") == 0)
