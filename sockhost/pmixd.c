@@ -432,14 +432,17 @@ static void read_peer(pmixd_ctx *d, int n)
 static int heartbeat(pmixd_ctx *d)
 {
     double t = now_s(), next = -1;
-    if (d->beat_s <= 0 || !d->have_job || d->stopping)
+    /* a stopping daemon still beats: its peers may stop a little later */
+    bool judge = d->launched && !d->stopping;
+    if (d->beat_s <= 0 || !d->have_job)
         return -1;
     for (int n = 0; n < d->j.nnodes; n++) {
         if (n == d->node || d->peer_lost[n] || d->peers[n].fd < 0)
             continue;
         /* beats go as soon as a link is there, losses count once the
-         * mesh is complete (until then the join deadline rules) */
-        if (d->launched && t - d->heard[n] >= d->lost_s) {
+         * mesh is complete (until then the join deadline rules) and
+         * until this daemon stops */
+        if (judge && t - d->heard[n] >= d->lost_s) {
             /* what came while this daemon itself was not running counts */
             struct pollfd pf = {.fd = d->peers[n].fd, .events = POLLIN};
             if (poll(&pf, 1, 0) > 0)
@@ -447,7 +450,7 @@ static int heartbeat(pmixd_ctx *d)
             if (d->peer_lost[n])
                 continue;
         }
-        if (d->launched && t - d->heard[n] >= d->lost_s) {
+        if (judge && t - d->heard[n] >= d->lost_s) {
             fprintf(stderr,
                     "pmixd %s: the daemon of %s sent nothing for %.1f s (heartbeat every %g s): "
                     "counted as lost\n",
@@ -463,7 +466,7 @@ static int heartbeat(pmixd_ctx *d)
         if (t - d->said[n] >= d->beat_s && pmixd_peer_send(d, n, PD_BEAT, NULL) != 0)
             d->said[n] = t; /* could not even queue it: try again a beat later */
         double due = d->said[n] + d->beat_s;
-        if (d->launched && d->heard[n] + d->lost_s < due)
+        if (judge && d->heard[n] + d->lost_s < due)
             due = d->heard[n] + d->lost_s;
         if (next < 0 || due < next)
             next = due;
