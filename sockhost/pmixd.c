@@ -181,6 +181,12 @@ static int start_job(pmixd_ctx *d)
     const char *nomem = getenv("PMIXLAB_PMIXD_NOMEM_REPLIES");
     if (nomem != NULL)
         d->nomem_replies = (unsigned)strtoul(nomem, NULL, 10);
+    /* A test hook: PMIXLAB_PMIXD_DMDX_TRIES=N gives up an error reply to
+     * a direct modex request after N refused sends instead of 20, so the
+     * give-up path runs in milliseconds (tests/integration). */
+    const char *tries = getenv("PMIXLAB_PMIXD_DMDX_TRIES");
+    if (tries != NULL)
+        d->dmdx_tries = (unsigned)strtoul(tries, NULL, 10);
     /* The mesh must be complete within JOIN_S seconds of the job
      * (PMIXLAB_PMIXD_JOIN_TIMEOUT=S, a test hook, changes it): until
      * then nothing runs here, and what goes to a daemon that has not
@@ -405,8 +411,10 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
 }
 
 /* Node `n` is lost: its connection ended, or it went silent. */
-static void peer_gone(pmixd_ctx *d, int n)
+void pmixd_peer_drop(pmixd_ctx *d, int n)
 {
+    if (n < 0 || n >= d->j.nnodes || n == d->node || d->peer_lost[n])
+        return;
     tl_link_close(&d->peers[n]);
     d->peer_lost[n] = true;
     if (!d->stopping)
@@ -421,7 +429,7 @@ static void read_peer(pmixd_ctx *d, int n)
         return;
     d->heard[n] = now_s(); /* even a part of a frame: it is alive */
     if (tl_read(&d->peers[n], on_frame, &c) != 0)
-        peer_gone(d, n);
+        pmixd_peer_drop(d, n);
 }
 
 /* The heartbeat: a beat to each connected peer that got nothing else for
@@ -460,7 +468,7 @@ static int heartbeat(pmixd_ctx *d)
             tl_put_u32(&b, (uint32_t)((t - d->heard[n]) * 1000.0));
             tl_send(&d->parent, PD_LOST, &b);
             tl_buf_free(&b);
-            peer_gone(d, n);
+            pmixd_peer_drop(d, n);
             continue;
         }
         if (t - d->said[n] >= d->beat_s && pmixd_peer_send(d, n, PD_BEAT, NULL) != 0)

@@ -71,6 +71,7 @@ typedef struct pmixd_ctx {
     bool trace;             /* PMIXLAB_PMIXD_TRACE: a line per cross-node fence on stderr */
     size_t frame_max;       /* PMIXLAB_PMIXD_FRAME_MAX, a test hook; 0 = TL_FRAME_MAX */
     unsigned nomem_replies; /* PMIXLAB_PMIXD_NOMEM_REPLIES, a test hook */
+    unsigned dmdx_tries;    /* PMIXLAB_PMIXD_DMDX_TRIES, a test hook; 0 = the default */
     fence_set *sets;
     dmdx_wait *dmdx;
     uint32_t next_reqid;
@@ -84,6 +85,10 @@ typedef struct pmixd_ctx {
 /* Queue one frame to node `n`: 0, -1 if it is unreachable, or TL_ENOMEM or
  * TL_ETOOBIG if this daemon could not queue it (tcplink.h). */
 int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b);
+/* Close the connection to node `n` and count it lost (coll_peer_lost),
+ * as if it had dropped: what this daemon does when it cannot keep its
+ * side of the protocol with that node (it then sees us lost too). */
+void pmixd_peer_drop(pmixd_ctx *d, int n);
 
 /* pmixd_coll.c */
 void coll_init(pmixd_ctx *d);  /* before job_server_start: installs the upcalls */

@@ -626,8 +626,12 @@ static void do_dmdx(pmixd_ctx *d, inbox_item *it)
 /* An error reply (no data) that could not go either, for want of memory:
  * sent again from a timer, DMDX_RETRY_FIRST seconds later, doubling to 1 s,
  * DMDX_RETRY_TRIES times in all, so that the requester's Get returns the
- * reason instead of waiting for ever. The timer is the first member: the
- * timer list frees the whole retry (after its callback, or at the end). */
+ * reason instead of waiting for ever. After the last try the connection
+ * to the requester's node is dropped: a daemon that cannot find a few
+ * bytes for seconds cannot serve that node, and its Gets and fences then
+ * fail (PMIX_ERR_UNREACH, PMIX_ERR_PROC_TERM_WO_SYNC) instead of waiting.
+ * The timer is the first member: the timer list frees the whole retry
+ * (after its callback, or at the end). */
 #define DMDX_RETRY_FIRST 0.01
 #define DMDX_RETRY_TRIES 20
 
@@ -653,13 +657,15 @@ static void dmdx_retry_arm(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_t
                            unsigned tries)
 {
     double delay = DMDX_RETRY_FIRST * (double)(1u << (tries < 8 ? tries - 1 : 7));
-    dmdx_retry *r = tries < DMDX_RETRY_TRIES ? calloc(1, sizeof *r) : NULL;
+    unsigned most = d->dmdx_tries > 0 ? d->dmdx_tries : DMDX_RETRY_TRIES;
+    dmdx_retry *r = tries < most ? calloc(1, sizeof *r) : NULL;
 
     if (r == NULL) {
         fprintf(stderr,
-                "pmixd %s: gave up telling %s that its direct modex request failed (%s); "
-                "its Get ends with its own PMIX_TIMEOUT, if it has one\n",
-                d->j.hostname, d->j.node_names[node], PMIx_Error_string(status));
+                "pmixd %s: gave up telling %s that its direct modex request failed (%s) after "
+                "%u tries: out of memory; dropping the connection to its daemon\n",
+                d->j.hostname, d->j.node_names[node], PMIx_Error_string(status), tries);
+        pmixd_peer_drop(d, node);
         return;
     }
     *r = (dmdx_retry){.d = d, .node = node, .reqid = reqid, .status = status, .tries = tries};
