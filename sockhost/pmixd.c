@@ -323,6 +323,15 @@ static void stop(pmixd_ctx *d, bool now)
 {
     if (d->stopping && (d->stop_now || !now))
         return;
+    if (d->have_job && !d->launched && !d->stopping) {
+        /* the ranks of this node never started: say so, or pmixrun would
+         * call them lost when this daemon exits */
+        for (int i = 0; i < d->j.nlocal; i++) {
+            d->j.ranks[i].code = PMIXRUN_EXIT_SETUP;
+            d->j.ranks[i].reaped = true;
+            send_exit(d, &d->j.ranks[i], PD_EXIT_NOLAUNCH);
+        }
+    }
     d->stopping = true;
     d->stop_now = now;
     signal_ranks(d, now ? SIGKILL : SIGTERM);

@@ -27,6 +27,7 @@
 
 #define PMIXRUN_GRACE_S 2.0  /* SIGTERM -> SIGKILL */
 #define PMIXRUN_SETTLE_S 1.0 /* a failed rank's peers see their fences fail, then SIGTERM */
+#define PMIXRUN_EXIT_SETUP 1 /* the job could not be set up */
 #define PMIXRUN_EXIT_USAGE 2
 #define PMIXRUN_EXIT_TIMEOUT 124
 #define PMIXRUN_EXIT_NOEXEC 126
