@@ -323,7 +323,7 @@ static void stop(pmixd_ctx *d, bool now)
 {
     if (d->stopping && (d->stop_now || !now))
         return;
-    if (d->have_job && !d->launched && !d->stopping) {
+    if (d->job_read && !d->launched && !d->stopping) {
         /* the ranks of this node never started: say so, or pmixrun would
          * call them lost when this daemon exits */
         for (int i = 0; i < d->j.nlocal; i++) {
@@ -379,6 +379,7 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
                 stop(d, true);
                 return 1;
             }
+            d->job_read = true;
             if (start_job(d) != 0) {
                 d->failed = true;
                 stop(d, true);

@@ -59,6 +59,7 @@ typedef struct pmixd_ctx {
     uint16_t *ports;
 
     bool have_job;
+    bool job_read; /* ... and it was well formed: j.ranks lists this node's ranks */
     bool launched;
     bool stopping;
     bool stop_now;

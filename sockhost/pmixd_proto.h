@@ -39,10 +39,10 @@ enum {
 #define PD_EXIT_STOPPED 0x08  /* still running when the daemon was told to stop */
 #define PD_EXIT_NOLAUNCH 0x10 /* could not be started; code is pmixrun's exit status */
 
-/* The daemons' heartbeat (docs/pmixd.md, "Faults"): once the mesh is
- * complete, a daemon sends PD_BEAT to a peer it sent nothing else to for
- * `beat` seconds, and counts a peer it heard nothing from for `lost`
- * seconds as lost, as if its connection had ended. */
+/* The daemons' heartbeat (docs/pmixd.md, "Faults"): a daemon sends
+ * PD_BEAT to a connected peer it sent nothing else to for `beat` seconds,
+ * and, once the mesh is complete, counts a peer it heard nothing from for
+ * `lost` seconds as lost, as if its connection had ended. */
 #define PD_HEARTBEAT_ENV "PMIXLAB_PMIXD_HEARTBEAT"
 #define PD_BEAT_S 1.0
 #define PD_LOST_S 10.0

@@ -222,10 +222,8 @@ static int mode_output(void)
 
 int main(int argc, char **argv)
 {
-    const char *modes =
-        "abort STATUS [RANK] | kill | exit_nofinalize | kill_daemon | stop_daemon | "
-        "fence_loop | "
-        "exitcode | sleep MARKER | output";
+    const char *modes = "abort STATUS [RANK] | kill | exit_nofinalize | kill_daemon | "
+                        "stop_daemon | fence_loop | exitcode | sleep MARKER | output";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(40);
