@@ -186,27 +186,6 @@ px_group *px_job_app(px_job *j, uint32_t appnum)
 
 /* ---- the index ---- */
 
-/* A hash of the key's bytes, eight at a time: keys with network
- * qualifiers run to 50 bytes, and a byte-wise hash was most of indexing a
- * job. It never leaves the process, so any hash that spreads keys will
- * do. */
-static uint32_t key_hash(const char *key, size_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15u ^ n, w;
-    for (; n >= 8; key += 8, n -= 8) {
-        memcpy(&w, key, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdu;
-        h ^= h >> 29;
-    }
-    if (n > 0) {
-        w = 0;
-        memcpy(&w, key, n);
-        h = (h ^ w) * 0xff51afd7ed558ccdu;
-        h ^= h >> 29;
-    }
-    return (uint32_t)(h ^ (h >> 32));
-}
-
 pmix_status_t px_job_add(px_job *j, uint32_t set, const char *key, size_t off, size_t len)
 {
     if (off > UINT32_MAX || len > UINT32_MAX - off) {
@@ -221,8 +200,10 @@ pmix_status_t px_job_add(px_job *j, uint32_t set, const char *key, size_t off, s
         j->ent = v;
         j->capent = cap;
     }
-    j->ent[j->nent++] = (px_jent){
-        .set = set, .hash = key_hash(key, strlen(key)), .off = (uint32_t)off, .len = (uint32_t)len};
+    j->ent[j->nent++] = (px_jent){.set = set,
+                                  .hash = px_hash_bytes(key, strlen(key)),
+                                  .off = (uint32_t)off,
+                                  .len = (uint32_t)len};
     return PMIX_SUCCESS;
 }
 
@@ -331,7 +312,7 @@ size_t px_job_each(const px_job *j, uint32_t set, void (*fn)(void *arg, const px
 static const px_jent *ent_find(const px_job *j, uint32_t set, const char *key)
 {
     size_t n = strlen(key);
-    uint32_t h = key_hash(key, n);
+    uint32_t h = px_hash_bytes(key, n);
     const px_jent *found = NULL;
     if (j->sets == NULL || set >= j->nsets || j->sets[set].n == 0) {
         return NULL;

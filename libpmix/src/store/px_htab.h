@@ -36,6 +36,10 @@ typedef struct px_htab {
     size_t n;
 } px_htab;
 
+/* A 32-bit hash of `n` bytes, for the store's tables and the job index.
+ * It never leaves the process: any hash that spreads keys will do. */
+uint32_t px_hash_bytes(const void *data, size_t n);
+
 /* An empty table; memory comes with the first insertion. */
 void px_htab_init(px_htab *t);
 /* Free the slots (not the items). The table is empty afterwards. */
