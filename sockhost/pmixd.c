@@ -442,44 +442,46 @@ static void read_peer(pmixd_ctx *d, int n)
         pmixd_peer_drop(d, n);
 }
 
+/* Peer `n` sent nothing for `silent` seconds: it is lost, and pmixrun is
+ * told, which kills it and ends the job. */
+static void peer_silent(pmixd_ctx *d, int n, double silent)
+{
+    fprintf(stderr,
+            "pmixd %s: the daemon of %s sent nothing for %.1f s (heartbeat every %g s): "
+            "counted as lost\n",
+            d->j.hostname, d->j.node_names[n], silent, d->beat_s);
+    tl_buf b = {0};
+    tl_put_u32(&b, (uint32_t)n);
+    tl_put_u32(&b, (uint32_t)(silent * 1000.0));
+    tl_send(&d->parent, PD_LOST, &b);
+    tl_buf_free(&b);
+    pmixd_peer_drop(d, n);
+}
+
 /* The heartbeat: a beat to each connected peer that got nothing else for
- * beat_s; once the mesh is complete, a peer that sent nothing for lost_s
- * (stopped, hung, or its host unreachable without its connection ending)
- * is lost, and pmixrun is told, which kills it and ends the job. Returns
- * the milliseconds until the next beat or deadline, -1 if none. */
+ * beat_s; once the mesh is complete, and until this daemon stops, a peer
+ * that sent nothing for lost_s (stopped, hung, or its host unreachable
+ * without its connection ending) is lost (peer_silent). A stopping daemon
+ * still beats: its peers may stop a little later. Returns the
+ * milliseconds until the next beat or deadline, -1 if none. */
 static int heartbeat(pmixd_ctx *d)
 {
     double t = now_s(), next = -1;
-    /* a stopping daemon still beats: its peers may stop a little later */
-    bool judge = d->launched && !d->stopping;
+    bool judge = d->launched && !d->stopping; /* before: the join deadline rules */
     if (d->beat_s <= 0 || !d->have_job)
         return -1;
     for (int n = 0; n < d->j.nnodes; n++) {
         if (n == d->node || d->peer_lost[n] || d->peers[n].fd < 0)
             continue;
-        /* beats go as soon as a link is there, losses count once the
-         * mesh is complete (until then the join deadline rules) and
-         * until this daemon stops */
         if (judge && t - d->heard[n] >= d->lost_s) {
             /* what came while this daemon itself was not running counts */
             struct pollfd pf = {.fd = d->peers[n].fd, .events = POLLIN};
             if (poll(&pf, 1, 0) > 0)
                 read_peer(d, n);
+            if (!d->peer_lost[n] && t - d->heard[n] >= d->lost_s)
+                peer_silent(d, n, t - d->heard[n]);
             if (d->peer_lost[n])
                 continue;
-        }
-        if (judge && t - d->heard[n] >= d->lost_s) {
-            fprintf(stderr,
-                    "pmixd %s: the daemon of %s sent nothing for %.1f s (heartbeat every %g s): "
-                    "counted as lost\n",
-                    d->j.hostname, d->j.node_names[n], t - d->heard[n], d->beat_s);
-            tl_buf b = {0};
-            tl_put_u32(&b, (uint32_t)n);
-            tl_put_u32(&b, (uint32_t)((t - d->heard[n]) * 1000.0));
-            tl_send(&d->parent, PD_LOST, &b);
-            tl_buf_free(&b);
-            pmixd_peer_drop(d, n);
-            continue;
         }
         if (t - d->said[n] >= d->beat_s && pmixd_peer_send(d, n, PD_BEAT, NULL) != 0)
             d->said[n] = t; /* could not even queue it: try again a beat later */

@@ -364,8 +364,7 @@ static void got_lost(nodes *ns, int by, tl_reader *r)
             "pmixrun: the daemon of %s heard nothing from the daemon of %s (pid %d) for %.1f s: "
             "stopped, hung or cut off; killing it\n",
             ns->j->node_names[by], ns->j->node_names[n], (int)ns->d[n].pid, ms / 1000.0);
-    kill(-ns->d[n].pid, SIGKILL);
-    kill(ns->d[n].pid, SIGKILL); /* in case it left its group */
+    kill(-ns->d[n].pid, SIGKILL); /* its group, as at the end of a job */
 }
 
 typedef struct rctx {

@@ -21,7 +21,7 @@
 #include "client_int.h"
 #include "common/px_common.h"
 
-/* (A call to strncmp took 4% of a Get.) */
+/* (A call to strncmp here took 2% of a local Get.) */
 static bool reserved(const char *key)
 {
     return key[0] == 'p' && key[1] == 'm' && key[2] == 'i' && key[3] == 'x' && key[4] == '.';
