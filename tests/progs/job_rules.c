@@ -35,10 +35,21 @@
  *                    test interrupts pmixrun and checks nothing is left behind.
  *   output           every rank prints a line on stdout and one on stderr, for
  *                    the --tag-output test.
+ *   server_killed DIR  (3 processes; tests/integration/server_killed.sh) rank 0
+ *                    never arrives at the fence that ranks 1 and 2 sleep in on
+ *                    the fence page, and the test kills pmixrun, their server,
+ *                    with SIGKILL. Ranks 0 and 2 die with it (pmixrun starts
+ *                    them with PR_SET_PDEATHSIG SIGKILL: their page sleeps have
+ *                    no deadline). Rank 1 cleared that signal before PMIx_Init,
+ *                    so it outlives the server: it must see it gone and its
+ *                    fence fail, and writes what happened to DIR/result.1.
+ *                    Each rank writes DIR/ready.R once it is where the test
+ *                    wants it.
  */
 #include "ptest.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 
 static void survivors_fence(const char *why_peer_fails)
 {
@@ -209,6 +220,59 @@ static int mode_sleep(void)
     return 1; /* nobody interrupted us: the test failed */
 }
 
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        pt_fail("cannot write %s", path);
+        return;
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static int mode_server_killed(int argc, char **argv)
+{
+    if (argc < 3)
+        pt_usage(argv[0], "server_killed DIR");
+    const char *dir = argv[2];
+    const char *env_rank = getenv("PMIX_RANK");
+    bool outlive = env_rank != NULL && strcmp(env_rank, "1") == 0;
+    if (outlive) {
+        /* before PMIx_Init: the library decides at connection time
+         * whether the server's death ends this process */
+        prctl(PR_SET_PDEATHSIG, 0);
+        signal(SIGPIPE, SIG_IGN); /* pmixrun, our stdout's reader, goes */
+    }
+    pt_start("job_rules", "server_killed", NULL, 0);
+    pt_watchdog(20); /* the test bounds the time; this ends a rank it left */
+    if (pt.size != 3) {
+        pt_fail("needs 3 processes, not %u", (unsigned)pt.size);
+        return pt_result();
+    }
+    pt_barrier("fence before the server is killed");
+    char name[32], text[256];
+    snprintf(name, sizeof name, "ready.%u", (unsigned)pt.me.rank);
+    write_file(dir, name, "ready\n");
+    if (pt.me.rank == 0) {
+        pt_sleep(30.0); /* never arrives; dies with pmixrun */
+        return 1;
+    }
+    double t0 = pt_now();
+    pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
+    double dt = pt_now() - t0;
+    if (!outlive) {
+        pt_fail("the fence ended (%s) and pmixrun's death did not end this rank", pt_err(rc));
+        return 1;
+    }
+    snprintf(text, sizeof text, "%s after %.2f s: %s\n",
+             rc == PMIX_SUCCESS ? "fence succeeded" : "fence failed", dt, PMIx_Error_string(rc));
+    write_file(dir, "result.1", text);
+    return rc == PMIX_SUCCESS ? 1 : 0;
+}
+
 static int mode_output(void)
 {
     pt_start("job_rules", "output", NULL, 0);
@@ -223,7 +287,8 @@ static int mode_output(void)
 int main(int argc, char **argv)
 {
     const char *modes = "abort STATUS [RANK] | kill | exit_nofinalize | kill_daemon | "
-                        "stop_daemon | fence_loop | exitcode | sleep MARKER | output";
+                        "stop_daemon | fence_loop | exitcode | sleep MARKER | output | "
+                        "server_killed DIR";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(40);
@@ -248,6 +313,8 @@ int main(int argc, char **argv)
         return mode_sleep();
     if (strcmp(m, "output") == 0)
         return mode_output();
+    if (strcmp(m, "server_killed") == 0)
+        return mode_server_killed(argc, argv);
     pt_usage(argv[0], modes);
     return 2;
 }

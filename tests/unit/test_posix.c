@@ -25,11 +25,13 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <linux/sockios.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -388,6 +390,92 @@ static void test_page_fd_dropped(void **state)
     ops->lock(fx->srv);
     ops->page_destroy(fx->srv, pg);
     ops->unlock(fx->srv);
+}
+
+/* A page that reached a client in the server's own process: the server
+ * is not the client's parent, so its sleeps keep their deadline
+ * (page_bound false). page_wait with a negative time sleeps until woken,
+ * and returns at once when the word has moved already. */
+typedef struct page_waker {
+    px_posix *p;
+    _Atomic uint32_t *word;
+} page_waker;
+
+static void *page_waker_main(void *arg)
+{
+    page_waker *w = arg;
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    atomic_store(w->word, 1);
+    ops->page_wake(w->p, (uint32_t *)w->word);
+    return NULL;
+}
+
+static void test_page_bound(void **state)
+{
+    fixture *fx = *state;
+    void *mem = NULL, *f;
+    size_t len, plen = 0;
+    pthread_t t;
+
+    fx_listen_connect(fx);
+    ops->lock(fx->srv);
+    px_page *pg = ops->page_create(fx->srv, 1 << 20, &mem);
+    ops->unlock(fx->srv);
+    assert_non_null(pg);
+    f = make_frame(23, 32, &len);
+    ops->lock(fx->srv);
+    assert_int_equal(ops->page_send(fx->srv, fx->rs.conn, f, len, pg), PMIX_SUCCESS);
+    ops->unlock(fx->srv);
+    assert_true(wait_count(fx->cli, false, &fx->rc.frames, 1));
+    ops->lock(fx->cli);
+    _Atomic uint32_t *word = ops->page_get(fx->cli, &plen);
+    ops->unlock(fx->cli);
+    assert_non_null(word);
+    assert_int_equal(fx->cli->server_pid, getpid()); /* SO_PEERCRED at connect */
+    assert_false(ops->page_bound(fx->cli));
+
+    /* the client's mapping is the server's memory: a wake through it
+     * reaches a sleeper on the server's */
+    assert_true(ops->page_wait(fx->cli, (uint32_t *)word, 7, -1)); /* 0 != 7: at once */
+    page_waker w = {fx->cli, word};
+    double t0 = now_s();
+    assert_int_equal(pthread_create(&t, NULL, page_waker_main, &w), 0);
+    while (atomic_load(word) == 0)
+        (void)ops->page_wait(fx->srv, (uint32_t *)mem, 0, -1);
+    pthread_join(t, NULL);
+    assert_true(now_s() - t0 < 5.0);
+    ops->lock(fx->srv);
+    ops->page_destroy(fx->srv, pg);
+    ops->unlock(fx->srv);
+}
+
+/* px_posix_bound_to, in a child: `sig` its parent-death signal, asked
+ * about its parent (or, with ask_self, about itself). Exit 0: bound. */
+static int bound_child(int sig, bool ask_self)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, sig);
+        _exit(px_posix_bound_to(ask_self ? getpid() : getppid()) ? 0 : 1);
+    }
+    int status = -1;
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+/* Bound only to a parent that kills it with SIGKILL: a catchable signal
+ * may be handled and the process live on. */
+static void test_bound_to(void **state)
+{
+    (void)state;
+    assert_int_equal(bound_child(SIGKILL, false), 0);
+    assert_int_equal(bound_child(0, false), 1);
+    assert_int_equal(bound_child(SIGTERM, false), 1);
+    assert_int_equal(bound_child(SIGKILL, true), 1); /* not its parent */
+    assert_false(px_posix_bound_to(0));
 }
 
 static void test_peercred(void **state)
@@ -1358,6 +1446,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_garbage_header, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_oversized_frame, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_page_fd_dropped, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_page_bound, fx_setup, fx_teardown),
+        cmocka_unit_test(test_bound_to),
         cmocka_unit_test_setup_teardown(test_regions, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_without_fd, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_reuse, fx_setup, fx_teardown),

@@ -570,9 +570,10 @@ static pmix_status_t later(px_api_client *ac, pmix_op_cbfunc_t opcb, pmix_hdlr_r
 
 /* How often a fence waiting on the fence page drives the connection when
  * there is no progress thread: a server that died must not leave it asleep
- * for ever. Frames still to be written (a PCOLLECT behind a full socket)
- * are pushed after 1 ms, then less and less often while they stay queued
- * (a server that stops reading must not get a busy poll). */
+ * for ever (unless its death ends this process: page_bound, then there is
+ * no deadline). Frames still to be written (a PCOLLECT behind a full
+ * socket) are pushed after 1 ms, then less and less often while they stay
+ * queued (a server that stops reading must not get a busy poll). */
 #define PAGE_POLL_SECONDS 0.1
 #define PAGE_PUSH_SECONDS 0.001
 
@@ -593,26 +594,40 @@ static int fence_on_page(px_api_client *ac, const pmix_proc_t procs[], size_t np
     k = px_client_lbar_arrive(ac->client, procs, nprocs, info, ninfo, &lb);
     word = k == PX_LBAR_WAIT ? px_client_lbar_word(&lb) : NULL;
     ops->unlock(ac->pctx);
-    polled = ops->now(ac->pctx);
+    /* The clock is read only when a wait ends with the fence still open
+     * (two reads per fence took 1% of a collect round's CPU at 64): the
+     * first such read starts the period, so a dead server is seen within
+     * two periods. */
+    polled = -1;
     double push_wait = PAGE_PUSH_SECONDS;
     while (k == PX_LBAR_WAIT) {
         bool push = ops->out_pending != NULL && ops->out_pending(ac->pctx);
         double now;
         if (push && ac->progress != NULL)
             ac->progress(ac);
-        (void)ops->page_wait(ac->pctx, word, lb.seen, push ? push_wait : PAGE_POLL_SECONDS);
+        (void)ops->page_wait(ac->pctx, word, lb.seen,
+                             push       ? push_wait
+                             : lb.bound ? -1
+                                        : PAGE_POLL_SECONDS);
         if (push && push_wait < PAGE_POLL_SECONDS)
             push_wait *= 2;
-        /* by the clock, not by how the wait ended: signals may end every
-         * wait early */
-        now = ops->now(ac->pctx);
-        if (ac->progress != NULL && now - polled >= PAGE_POLL_SECONDS) {
-            ac->progress(ac); /* no progress thread: read the connection */
-            polled = now;
-        }
         ops->lock(ac->pctx);
         k = px_client_lbar_check(ac->client, &lb);
         ops->unlock(ac->pctx);
+        if (k != PX_LBAR_WAIT || ac->progress == NULL)
+            continue;
+        /* by the clock, not by how the wait ended: signals may end every
+         * wait early */
+        now = ops->now(ac->pctx);
+        if (polled < 0) {
+            polled = now;
+        } else if (now - polled >= PAGE_POLL_SECONDS) {
+            ac->progress(ac); /* no progress thread: read the connection */
+            polled = now;
+            ops->lock(ac->pctx);
+            k = px_client_lbar_check(ac->client, &lb);
+            ops->unlock(ac->pctx);
+        }
     }
     if (k == PX_LBAR_DONE)
         *status = lb.status;

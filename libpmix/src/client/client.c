@@ -240,6 +240,7 @@ static void take_page(px_client *c)
         c->self.rank < pg->nprocs && c->pops->page_wait != NULL && c->pops->page_wake != NULL) {
         c->page = c->page_map = pg;
         c->page_len = len;
+        c->page_bound = c->pops->page_bound != NULL && c->pops->page_bound(c->pctx);
         return;
     }
     if (c->pops->log != NULL)

@@ -227,6 +227,7 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         c->pops->page_wake(c->pctx, (uint32_t *)&pg->word);
     lb->status = PMIX_SUCCESS;
     lb->pg = pg;
+    lb->bound = c->page_bound;
     /* numbered once it happened: until this process's next arrival only
      * the server reads it, for a PCOLLECT that needs every arrival */
     if (slots)
@@ -397,7 +398,11 @@ int px_client_lbar_arrive(px_client *c, const pmix_proc_t procs[], size_t nprocs
 {
     int k;
 
-    if (c->page == NULL || !page_set(c, procs, nprocs) || check_args(c, procs, nprocs) != 0)
+    /* The page's set is the whole namespace (page_set), of 2 or more
+     * processes (the page exists): of check_args only the connection is
+     * left to check. Its job-size lookup for a fence of the caller alone
+     * took 6% of the CPU of a put-commit-collect-get round at 64. */
+    if (c->page == NULL || !page_set(c, procs, nprocs) || !px_client_connected(c))
         return PX_LBAR_NONE;
     /* Frames still queued (a large commit) go only while someone drives
      * the loop: the server's path does, a sleep on the page would not. */

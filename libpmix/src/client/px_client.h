@@ -100,6 +100,7 @@ typedef struct px_lbar {
     void *pg;             /* the page arrived on */
     uint32_t gen;         /* the generation arrived in */
     uint32_t seen;        /* the word's value last seen */
+    bool bound;           /* no deadline needed: the server's death ends this process */
     pmix_status_t status; /* with PX_LBAR_DONE: the fence's result */
 } px_lbar;
 int px_client_lbar_arrive(px_client *c, const pmix_proc_t procs[], size_t nprocs,

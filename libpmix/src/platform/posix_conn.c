@@ -1216,9 +1216,17 @@ pmix_status_t px_posix_connect(px_posix *p, const char *uri, double timeout, con
         return PMIX_ERR_UNREACH;
     }
 
+    /* Who the server is: px_posix_bound_to() asks whether its death ends
+     * this process (then sleeps on the fence page need no deadline). */
+    struct ucred cr;
+    socklen_t crlen = sizeof cr;
+    pid_t server = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0 ? cr.pid : 0;
+
     pthread_mutex_lock(&p->lock);
     px_conn *c =
         conn_find(p, PX_CONN_SERVER) == NULL ? conn_new(p, fd, PX_CONN_SERVER, sink, sctx) : NULL;
+    if (c != NULL)
+        p->server_pid = server;
     if (c == NULL) {
         pthread_mutex_unlock(&p->lock);
         snprintf(errbuf, errlen, "out of memory, or already connected to a server");

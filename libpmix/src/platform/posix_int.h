@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <event2/event.h>
 
@@ -206,6 +207,8 @@ struct px_posix {
 
     void *page; /* a client's fence page, mapped read-write (posix_page.c) */
     size_t page_len;
+    bool page_bound;  /* px_posix_bound_to(server_pid) when the page came */
+    pid_t server_pid; /* a client's server (SO_PEERCRED at connect), 0 if unknown */
 };
 
 /* posix.c */
@@ -262,6 +265,10 @@ int px_posix_page_fd(const px_page *page, size_t *len);
  * it already has one (a protocol error); a page it cannot map is logged
  * and left out, and true returned. */
 bool px_posix_page_map(px_posix *p, int fd, size_t len);
+bool px_posix_page_bound(void *pctx);
+/* True if this process is killed when `server` dies: `server` is its
+ * parent and its parent-death signal is SIGKILL. */
+bool px_posix_bound_to(pid_t server);
 /* The platform goes away: unmap a client's page. */
 void px_posix_page_unmap(px_posix *p);
 

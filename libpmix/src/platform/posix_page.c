@@ -17,9 +17,11 @@
 #include <fcntl.h> /* fallocate */
 #include <limits.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -136,7 +138,30 @@ bool px_posix_page_map(px_posix *p, int fd, size_t len)
     }
     p->page = mem;
     p->page_len = len;
+    p->page_bound = px_posix_bound_to(p->server_pid);
     return true;
+}
+
+bool px_posix_bound_to(pid_t server)
+{
+    int sig = 0;
+
+    /* read the signal first: a parent that dies after getppid() matched
+     * still kills this process */
+    if (server <= 0 || prctl(PR_GET_PDEATHSIG, &sig) != 0 || sig != SIGKILL)
+        return false;
+    return getppid() == server;
+}
+
+bool px_posix_page_bound(void *pctx)
+{
+    px_posix *p = pctx;
+    bool bound;
+
+    pthread_mutex_lock(&p->lock);
+    bound = p->page != NULL && p->page_bound;
+    pthread_mutex_unlock(&p->lock);
+    return bound;
 }
 
 void *px_posix_page_get(void *pctx, size_t *len)
@@ -158,7 +183,7 @@ bool px_posix_page_wait(void *pctx, uint32_t *word, uint32_t val, double seconds
     (void)pctx;
     ts.tv_sec = (time_t)seconds;
     ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-    if (syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0) != 0)
+    if (syscall(SYS_futex, word, FUTEX_WAIT, val, seconds < 0 ? NULL : &ts, NULL, 0) != 0)
         return errno != ETIMEDOUT;
     return true;
 }
