@@ -349,6 +349,17 @@ static void fd_limit_end(fd_limit *l)
  * its open-file limit: the kernel drops the fd and says MSG_CTRUNC): the
  * frame that came with it is delivered, there is no page (the engine then
  * does barriers through the server), and the connection stays. */
+/* Connect the fixture's client and make a 1 MiB page on its server. */
+static px_page *fx_page(fixture *fx, void **mem)
+{
+    fx_listen_connect(fx);
+    ops->lock(fx->srv);
+    px_page *pg = ops->page_create(fx->srv, 1 << 20, mem);
+    ops->unlock(fx->srv);
+    assert_non_null(pg);
+    return pg;
+}
+
 static void test_page_fd_dropped(void **state)
 {
     fixture *fx = *state;
@@ -357,12 +368,8 @@ static void test_page_fd_dropped(void **state)
     void *mem = NULL, *f, *page;
     size_t len, plen = 0;
     bool came;
+    px_page *pg = fx_page(fx, &mem);
 
-    fx_listen_connect(fx);
-    ops->lock(fx->srv);
-    px_page *pg = ops->page_create(fx->srv, 1 << 20, &mem);
-    ops->unlock(fx->srv);
-    assert_non_null(pg);
     err = fd_limit_begin(&lim);
     f = make_frame(21, 32, &len);
     ops->lock(fx->srv);
@@ -417,12 +424,8 @@ static void test_page_bound(void **state)
     void *mem = NULL, *f;
     size_t len, plen = 0;
     pthread_t t;
+    px_page *pg = fx_page(fx, &mem);
 
-    fx_listen_connect(fx);
-    ops->lock(fx->srv);
-    px_page *pg = ops->page_create(fx->srv, 1 << 20, &mem);
-    ops->unlock(fx->srv);
-    assert_non_null(pg);
     f = make_frame(23, 32, &len);
     ops->lock(fx->srv);
     assert_int_equal(ops->page_send(fx->srv, fx->rs.conn, f, len, pg), PMIX_SUCCESS);
