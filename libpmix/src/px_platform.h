@@ -196,10 +196,16 @@ typedef struct px_platform_ops {
      * pmixrun and pmixd start their ranks so). Its sleeps on the page then
      * need no deadline: a server that ends in order breaks the page
      * (px_srv_page_free), and one that dies takes this process with it.
-     * posix decides when the page arrives (PMIx_Init): a program that
-     * clears its parent-death signal after that would sleep on in a page
-     * fence if its server then died (asking again at each fence, one
-     * prctl call, cost 8% of a barrier at 64 processes: not done).
+     * posix decides when the page arrives (PMIx_Init): a program whose
+     * parent-death signal is cleared after that (by prctl, or by the
+     * kernel when it changes its user or group ids) would sleep on in a
+     * page fence if its server then died; asking again at each fence, one
+     * prctl call, cost 8% of a barrier at 64 processes, so it is not done.
+     * The signal is the calling thread's: PMIx_Init from a thread other
+     * than the one that was exec'd is never bound (safe, only slower).
+     * The server is whoever listened on the socket (SO_PEERCRED); a host
+     * that listens in one process and serves from another must not start
+     * its ranks from the first with SIGKILL as their parent-death signal.
      * Otherwise a sleeper looks at its connection every 0.1 s, and arming
      * that timer cost 4% of a collect and 8% of a barrier at 64 processes
      * on 2 cores. */

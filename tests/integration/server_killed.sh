@@ -8,9 +8,13 @@
 # never arrives at the fence, ranks 1 and 2 sleep in it. Rank 2, started by
 # pmixrun with PR_SET_PDEATHSIG SIGKILL, sleeps with no deadline; rank 1
 # cleared that signal, so it sleeps with the 0.1 s look at its connection.
-# Once all three are ready it kills pmixrun and checks, within 5 s:
+# The job runs with PMIXLAB_LOG=debug and --tag-output, so that the
+# library says which kind of sleeper each rank is. Once ranks 1 and 2 are
+# asleep in the kernel (a futex, per /proc/PID/wchan) it kills pmixrun and
+# checks, within 5 s:
 #   - rank 1 saw the server gone: its fence failed (DIR/result.1);
-#   - no rank is left (ranks 0 and 2 died with pmixrun, rank 1 exited).
+#   - no rank is left (ranks 0 and 2 died with pmixrun, rank 1 exited);
+#   - rank 2 said it sleeps without a deadline, rank 1 that it looks.
 set -u
 
 [ $# -eq 2 ] || { echo "usage: server_killed.sh PMIXRUN JOB_RULES" >&2; exit 2; }
@@ -31,7 +35,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-TMPDIR="$work/tmp" "$pmixrun" -n 3 "$prog" server_killed "$work" >"$work/out" 2>&1 &
+TMPDIR="$work/tmp" PMIXLAB_LOG=debug "$pmixrun" --tag-output -n 3 "$prog" server_killed "$work" \
+    >"$work/out" 2>&1 &
 run=$!
 
 ready=0
@@ -48,7 +53,19 @@ if [ $ready -eq 0 ]; then
     cat "$work/out"
     exit 1
 fi
-sleep 0.5 # ranks 1 and 2 are asleep in their fence by now
+# ranks 1 and 2 asleep in their fence: in a futex wait
+asleep=0
+for _ in $(seq 100); do
+    w1=$(cat "/proc/$(cat "$work/ready.1")/wchan" 2>/dev/null)
+    w2=$(cat "/proc/$(cat "$work/ready.2")/wchan" 2>/dev/null)
+    if [[ $w1 == *futex* && $w2 == *futex* ]]; then
+        asleep=1
+        break
+    fi
+    sleep 0.02
+done
+[ $asleep -eq 1 ] || fail "ranks 1 and 2 were not seen asleep in a futex (wchan: '$w1', '$w2')"
+sleep 0.2 # rank 1 has looked at its connection at least once
 kill -KILL "$run"
 wait "$run" 2>/dev/null
 killed=$(date +%s.%N)
@@ -70,6 +87,10 @@ if [ -s "$work/result.1" ]; then
 else
     fail "rank 1 (no parent-death signal) did not see its server gone within 5 s: asleep for good?"
 fi
+grep -q '^\[2\] .*fence page: sleeps without a deadline' "$work/out" ||
+    fail "rank 2 (started with a parent-death signal) did not say it sleeps without a deadline"
+grep -q '^\[1\] .*fence page: sleeps look at the server every 0.1 s' "$work/out" ||
+    fail "rank 1 (no parent-death signal) did not say it looks at the server"
 if [ $gone -eq 0 ]; then
     fail "ranks left 5 s after pmixrun was killed:"
     pgrep -af "$work" | grep -v pgrep

@@ -43,8 +43,8 @@
  *                    no deadline). Rank 1 cleared that signal before PMIx_Init,
  *                    so it outlives the server: it must see it gone and its
  *                    fence fail, and writes what happened to DIR/result.1.
- *                    Each rank writes DIR/ready.R once it is where the test
- *                    wants it.
+ *                    Each rank writes its pid to DIR/ready.R once it is where
+ *                    the test wants it.
  */
 #include "ptest.h"
 
@@ -255,7 +255,8 @@ static int mode_server_killed(int argc, char **argv)
     pt_barrier("fence before the server is killed");
     char name[32], text[256];
     snprintf(name, sizeof name, "ready.%u", (unsigned)pt.me.rank);
-    write_file(dir, name, "ready\n");
+    snprintf(text, sizeof text, "%ld\n", (long)getpid());
+    write_file(dir, name, text);
     if (pt.me.rank == 0) {
         pt_sleep(30.0); /* never arrives; dies with pmixrun */
         return 1;

@@ -831,6 +831,11 @@ void inproc_kill_client(inproc_world *w, px_client *c)
     push_call(w, tell_servers, d);
 }
 
+void inproc_cut_client(inproc_world *w, px_client *c)
+{
+    break_conn(client_ep(w, c), client_ep(w, c));
+}
+
 void inproc_destroy_server(inproc_world *w, px_server *srv)
 {
     inproc_ep *s = server_ep(w, srv);

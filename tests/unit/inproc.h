@@ -58,6 +58,9 @@ px_client *inproc_client_as(inproc_world *w, px_server *srv, const pmix_proc_t *
 /* Break a client's connection as if the process died; then, as a host's
  * failure detector would, tell every other server that it died. */
 void inproc_kill_client(inproc_world *w, px_client *c);
+/* The client sees its connection close and its server hears nothing (a
+ * server process that went on without serving, one that exec'd). */
+void inproc_cut_client(inproc_world *w, px_client *c);
 /* From now on the server's sends to this client fail as if out of memory. */
 void inproc_refuse_sends(inproc_world *w, px_client *c);
 /* The client's own next `n` sends fail as if out of memory. */

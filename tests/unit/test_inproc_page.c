@@ -193,6 +193,28 @@ static void page_death_fails_the_sleepers(void **state)
     node_end(nd);
 }
 
+/* A client whose connection is lost, while its server says nothing, turns
+ * the page off for everyone: the sleepers of the other processes wake and
+ * go to the server (a sleeper without a deadline, page_bound, has no other
+ * way to hear of it). */
+static void page_lost_connection_breaks_it(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_lbar lb[N];
+
+    for (int r = 1; r < N - 1; r++)
+        assert_int_equal(arrive(nd, r, &lb[r]), PX_LBAR_WAIT);
+    size_t wakes = inproc_page_wakes(nd->w);
+    inproc_cut_client(nd->w, nd->p[0].c);
+    inproc_run_until(nd->w, NULL);
+    assert_int_equal(inproc_page_wakes(nd->w), wakes + 1);
+    for (int r = 1; r < N - 1; r++)
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_SERVER);
+    assert_int_equal(arrive(nd, 0, &lb[0]), PX_LBAR_NONE);         /* off, and not connected */
+    assert_int_equal(arrive(nd, N - 1, &lb[N - 1]), PX_LBAR_NONE); /* off */
+    node_end(nd);
+}
+
 static void put_u32(px_client *c, uint32_t x)
 {
     pmix_value_t v;
@@ -849,6 +871,7 @@ int main(void)
         cmocka_unit_test(page_barriers_need_no_message),
         cmocka_unit_test(page_mixed_forms_meet_at_the_server),
         cmocka_unit_test(page_death_fails_the_sleepers),
+        cmocka_unit_test(page_lost_connection_breaks_it),
         cmocka_unit_test(page_get_waits_for_commits_in_flight),
         cmocka_unit_test(page_refused_by_one_is_off_for_all),
         cmocka_unit_test(page_two_open_fences_turn_it_off),

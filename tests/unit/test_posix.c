@@ -403,18 +403,17 @@ static void test_page_fd_dropped(void **state)
  * is not the client's parent, so its sleeps keep their deadline
  * (page_bound false). page_wait with a negative time sleeps until woken,
  * and returns at once when the word has moved already. */
-typedef struct page_waker {
+typedef struct page_sleeper {
     px_posix *p;
     _Atomic uint32_t *word;
-} page_waker;
+} page_sleeper;
 
-static void *page_waker_main(void *arg)
+/* Sleeps with no limit until the word leaves 0. */
+static void *page_sleeper_main(void *arg)
 {
-    page_waker *w = arg;
-    struct timespec ts = {0, 50 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-    atomic_store(w->word, 1);
-    ops->page_wake(w->p, (uint32_t *)w->word);
+    page_sleeper *sl = arg;
+    while (atomic_load(sl->word) == 0)
+        (void)ops->page_wait(sl->p, (uint32_t *)sl->word, 0, -1);
     return NULL;
 }
 
@@ -439,15 +438,23 @@ static void test_page_bound(void **state)
     assert_false(ops->page_bound(fx->cli));
 
     /* the client's mapping is the server's memory: a wake through it
-     * reaches a sleeper on the server's */
+     * reaches a sleeper on the server's. The sleeper is a thread joined
+     * with a deadline, so that a missed wake fails instead of hanging. */
     assert_true(ops->page_wait(fx->cli, (uint32_t *)word, 7, -1)); /* 0 != 7: at once */
-    page_waker w = {fx->cli, word};
-    double t0 = now_s();
-    assert_int_equal(pthread_create(&t, NULL, page_waker_main, &w), 0);
-    while (atomic_load(word) == 0)
-        (void)ops->page_wait(fx->srv, (uint32_t *)mem, 0, -1);
-    pthread_join(t, NULL);
-    assert_true(now_s() - t0 < 5.0);
+    page_sleeper sl = {fx->srv, (_Atomic uint32_t *)mem};
+    struct timespec pause = {0, 50 * 1000 * 1000}, deadline;
+    assert_int_equal(pthread_create(&t, NULL, page_sleeper_main, &sl), 0);
+    nanosleep(&pause, NULL);
+    atomic_store(word, 1);
+    ops->page_wake(fx->cli, (uint32_t *)word);
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 5;
+    int joined = pthread_timedjoin_np(t, NULL, &deadline);
+    if (joined != 0) { /* let it go before failing */
+        ops->page_wake(fx->srv, (uint32_t *)mem);
+        pthread_join(t, NULL);
+    }
+    assert_int_equal(joined, 0);
     ops->lock(fx->srv);
     ops->page_destroy(fx->srv, pg);
     ops->unlock(fx->srv);

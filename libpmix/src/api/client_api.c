@@ -622,7 +622,7 @@ static int fence_on_page(px_api_client *ac, const pmix_proc_t procs[], size_t np
         if (polled < 0) {
             polled = now;
         } else if (now - polled >= PAGE_POLL_SECONDS) {
-            ac->progress(ac); /* no progress thread: read the connection */
+            ac->progress(ac); /* read the connection (a progress thread, if any, does) */
             polled = now;
             ops->lock(ac->pctx);
             k = px_client_lbar_check(ac->client, &lb);

@@ -241,6 +241,11 @@ static void take_page(px_client *c)
         c->page = c->page_map = pg;
         c->page_len = len;
         c->page_bound = c->pops->page_bound != NULL && c->pops->page_bound(c->pctx);
+        if (c->pops->log != NULL)
+            c->pops->log(c->pctx, PX_LOG_DEBUG,
+                         c->page_bound ? "fence page: sleeps without a deadline (this process "
+                                         "dies with its server)"
+                                       : "fence page: sleeps look at the server every 0.1 s");
         return;
     }
     if (c->pops->log != NULL)
@@ -492,6 +497,11 @@ static void sink_closed(void *sctx, uint64_t conn, pmix_status_t why)
     bool was_connected = c->connected;
 
     c->lost = true;
+    /* Sleepers on the page, here and in the other processes, go to the
+     * server and learn it is gone; a sleeper without a deadline
+     * (page_bound) has no other way to hear it while its server lives on
+     * without serving. */
+    px_cli_page_break(c, "the connection to the server is lost: the fence page is off");
     while (c->reqs != NULL)
         req_fail(c, c->reqs, PMIX_ERR_LOST_CONNECTION);
     if (was_connected)
