@@ -92,7 +92,8 @@
  * that flag: a guard against client and server ever disagreeing on the
  * set). A client sets it too when it cannot keep the count right (two of
  * its fences of the set open at once, a fence it arrived for that could
- * not be sent, collected data it cannot use). Sleepers wake and go to the
+ * not be sent, collected data it cannot use), and when its connection to
+ * the server closes (sleepers with no deadline hear of it that way). Sleepers wake and go to the
  * server, which answers as it always did (a dead participant fails the
  * fence at once with PMIX_ERR_PROC_TERM_WO_SYNC); later fences go straight
  * there.
