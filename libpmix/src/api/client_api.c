@@ -461,11 +461,17 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
     if (val == NULL)
         return PMIX_ERR_BAD_PARAM;
     *val = NULL;
-    if (ac->pops->in_callback != NULL && ac->pops->in_callback(ac->pctx))
-        return get_in_callback(ac, proc, key, info, ninfo, val);
     memset(&s, 0, sizeof(s));
     s.ac = ac;
-    rc = ENGINE(ac, px_client_get(ac->client, proc, key, info, ninfo, &out, sync_value_cb, &s));
+    /* one hold of the lock for the check and the lookup (the platform's
+     * in_callback takes it too: it is recursive, and cheap when held) */
+    ac->pops->lock(ac->pctx);
+    if (ac->pops->in_callback != NULL && ac->pops->in_callback(ac->pctx)) {
+        ac->pops->unlock(ac->pctx);
+        return get_in_callback(ac, proc, key, info, ninfo, val);
+    }
+    rc = px_client_get(ac->client, proc, key, info, ninfo, &out, sync_value_cb, &s);
+    ac->pops->unlock(ac->pctx);
     if (rc == PMIX_OPERATION_SUCCEEDED) {
         *val = out;
         return PMIX_SUCCESS;

@@ -108,10 +108,12 @@ void PMIx_Value_destruct(pmix_value_t *val)
 
 pmix_value_t *PMIx_Value_create(size_t n)
 {
-    if (n == 0) {
+    if (n == 0 || n > SIZE_MAX / sizeof(pmix_value_t)) {
         return NULL;
     }
-    pmix_value_t *v = calloc(n, sizeof(*v));
+    /* not calloc: construct zeroes each one anyway, and calloc's own
+     * zeroing took most of a Get's value allocation */
+    pmix_value_t *v = malloc(n * sizeof(*v));
     if (v != NULL) {
         for (size_t i = 0; i < n; i++) {
             PMIx_Value_construct(&v[i]);
