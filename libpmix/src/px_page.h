@@ -73,9 +73,12 @@
  * leaves its number to the next one, and a slot of that earlier try (an
  * older record, or bytes the server has written over since) must not serve
  * it. The first writer of a collect folds what the half's previous one took
- * into hw[half], so that the server, when it next writes that half, can
- * give back what lies past its own data; it does so before it moves the
- * generation on, since after that the clients may write the half again.
+ * into hw[half], so that whoever next ends a collect in that half can give
+ * back what lies past that collect's data: the server when it writes the
+ * half (page_trim), or the last arrival of a collect the clients wrote
+ * (page_discard through its mapping, and hw[half] = 0). Either does so
+ * before it moves the generation on, since after that the clients may
+ * write the half again.
  *
  * The data halves: collect number k (cseq) goes into half k & 1. A client
  * that no longer holds the records of collect k (its store dropped them:

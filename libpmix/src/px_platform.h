@@ -191,6 +191,14 @@ typedef struct px_platform_ops {
      * collect would otherwise keep that memory until the namespace goes. */
     void (*page_trim)(void *pctx, px_page *page, uint64_t off, uint64_t len);
 
+    /* Optional (with the page ops). page_discard (client): the same through
+     * the client's own mapping: give back the memory behind [addr, addr +
+     * len) of the page as mapped here, in every process (it then reads as
+     * zeros); addr and len are multiples of 4096; nothing happens if it
+     * cannot. The last arrival of a collect the clients wrote themselves
+     * gives back what an older, larger one left past it. */
+    void (*page_discard)(void *pctx, void *addr, size_t len);
+
     /* Optional (with the page ops). page_bound (client): true if this
      * process cannot outlive the server it is connected to (posix: the
      * server is its parent, which kills it with PR_SET_PDEATHSIG SIGKILL;

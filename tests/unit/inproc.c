@@ -108,7 +108,7 @@ struct inproc_world {
     int corrupt_collects;       /* collecting fences whose data the host garbles */
     bool pages;                 /* servers may make fence pages */
     size_t page_wakes;          /* page_wake calls */
-    uint64_t page_trimmed;      /* bytes given back by page_trim (zeroed here) */
+    uint64_t page_trimmed;      /* bytes given back by page_trim or page_discard (zeroed here) */
     uint64_t trimmed_at_wake;   /* page_trimmed at the last page_wake */
     size_t frames_to_servers;   /* frames delivered to server sinks */
     px_page *page_list[64];     /* pages made, freed with the world */
@@ -414,6 +414,17 @@ static void op_page_trim(void *pctx, px_page *page, uint64_t off, uint64_t len)
     ((inproc_ep *)pctx)->w->page_trimmed += len;
 }
 
+/* A client gives back through its mapping: the page's memory itself here. */
+static void op_page_discard(void *pctx, void *addr, size_t len)
+{
+    inproc_world *w = ((inproc_ep *)pctx)->w;
+
+    if (((uintptr_t)addr | len) & 4095)
+        return; /* not counted: a test sees it */
+    memset(addr, 0, len);
+    w->page_trimmed += len;
+}
+
 static void op_log(void *pctx, px_log_level level, const char *msg)
 {
     inproc_world *w = ((inproc_ep *)pctx)->w;
@@ -451,6 +462,7 @@ static const px_platform_ops inproc_ops = {
     .page_wake = op_page_wake,
     .page_write = op_page_write,
     .page_trim = op_page_trim,
+    .page_discard = op_page_discard,
 };
 
 /* ---- the world as a host ---- */

@@ -107,7 +107,8 @@ void inproc_enable_pages(inproc_world *w);
 /* This client "cannot map" the page its WELCOME brings. */
 void inproc_refuse_page(inproc_world *w, px_client *c);
 size_t inproc_page_wakes(const inproc_world *w);
-/* Bytes of pages given back with page_trim (zeroed here) so far. */
+/* Bytes of pages given back with page_trim (by a server) or page_discard
+ * (by a client), zeroed here, so far. */
 uint64_t inproc_page_trimmed(const inproc_world *w);
 /* inproc_page_trimmed as it was at the last page_wake: what was given
  * back before the sleepers were woken. */

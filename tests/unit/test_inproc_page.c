@@ -698,6 +698,49 @@ static void page_collect_trims_what_the_clients_left(void **state)
     node_end(nd);
 }
 
+/* A collect the clients write themselves gives back too: its last arrival
+ * returns what an older, larger one left in that half past its records
+ * (page_discard, before the wake), and the data still reads right; a
+ * collect of the same size after it gives back nothing more. */
+static void page_slots_collect_gives_back_what_a_larger_one_left(void **state)
+{
+    enum {
+        BIG = 20000
+    };
+    node *nd = node_start(N, -1);
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+    px_lbar lb[N];
+    pmix_info_t collect;
+    uint64_t half1 = px_page_data_off(N) + PX_PAGE_HALF;
+
+    collect_info(&collect);
+    commit_all_big(nd, BIG); /* collect 1, in half 1, by the clients */
+    for (int r = 0; r < N; r++)
+        assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
+                         r == N - 1 ? PX_LBAR_DONE : PX_LBAR_WAIT);
+    for (int r = 0; r < N - 1; r++)
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
+    PMIx_Info_destruct(&collect);
+    uint64_t big = round_page((atomic_load(&pg->fill[1]) & PX_PG_FILL_UNITS) * PX_PG_FILL_LINE);
+    assert_true(big >= round_page((uint64_t)N * BIG));
+    assert_int_equal(inproc_page_trimmed(nd->w), 0);
+
+    page_collect_round(nd, 2, -1, BY_SLOTS); /* half 0: nothing was there */
+    assert_int_equal(inproc_page_trimmed(nd->w), 0);
+    page_collect_round(nd, 3, -1, BY_SLOTS); /* half 1 again, small */
+    uint64_t small = round_page((atomic_load(&pg->fill[1]) & PX_PG_FILL_UNITS) * PX_PG_FILL_LINE);
+    assert_true(small > 0 && small < big);
+    assert_int_equal(inproc_page_trimmed(nd->w), big - small);
+    assert_int_equal(inproc_page_trimmed_at_wake(nd->w), big - small); /* before the wake */
+    for (uint64_t off = small; off < big; off += 512)
+        assert_int_equal(((const char *)pg)[half1 + off], 0);
+    assert_int_equal(atomic_load(&pg->hw[1]), 0);
+    page_collect_round(nd, 4, -1, BY_SLOTS);
+    page_collect_round(nd, 5, -1, BY_SLOTS); /* as large as collect 3: nothing more */
+    assert_int_equal(inproc_page_trimmed(nd->w), big - small);
+    node_end(nd);
+}
+
 /* The last arrival of a collect cannot send PCOLLECT (no memory for the
  * frame): nobody would finish that collect through the page, so it turns
  * the page off and everyone, itself included, takes the fence to the
@@ -872,6 +915,7 @@ int main(void)
         cmocka_unit_test(page_mixed_forms_meet_at_the_server),
         cmocka_unit_test(page_death_fails_the_sleepers),
         cmocka_unit_test(page_lost_connection_breaks_it),
+        cmocka_unit_test(page_slots_collect_gives_back_what_a_larger_one_left),
         cmocka_unit_test(page_get_waits_for_commits_in_flight),
         cmocka_unit_test(page_refused_by_one_is_off_for_all),
         cmocka_unit_test(page_two_open_fences_turn_it_off),

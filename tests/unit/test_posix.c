@@ -278,8 +278,9 @@ static void test_create_destroy(void **state)
 }
 
 /* The fence page: page_write puts bytes where the mapping sees them, and
- * page_trim gives back the memory of a range (not resident any more,
- * reads as zeros) and nothing else. */
+ * page_trim (through the fd) and page_discard (through a mapping) give back
+ * the memory of a range (not resident any more, reads as zeros) and
+ * nothing else. */
 static void test_page_write_trim(void **state)
 {
     const size_t len = 4 << 20, at = 1 << 20, n = 1 << 20;
@@ -306,6 +307,15 @@ static void test_page_write_trim(void **state)
     assert_int_equal(((unsigned char *)mem)[at + n / 2 - 1], 0x5a); /* before: kept */
     assert_int_equal(((unsigned char *)mem)[at + n / 2], 0);
     assert_int_equal(((unsigned char *)mem)[at + n - 1], 0);
+
+    /* page_discard: the same through a mapping (a client's, in life) */
+    memset((char *)mem + at, 0x5a, n);
+    ops->page_discard(p, (char *)mem + at + n / 2, n / 2);
+    assert_int_equal(mincore((char *)mem + at + n / 2, n / 2, vec), 0);
+    for (size_t i = 0; i < n / 2 / 4096; i++)
+        assert_int_equal(vec[i] & 1, 0);
+    assert_int_equal(((unsigned char *)mem)[at + n / 2 - 1], 0x5a);
+    assert_int_equal(((unsigned char *)mem)[at + n / 2], 0);
     ops->page_destroy(p, pg);
     px_posix_destroy(p);
     free(data);

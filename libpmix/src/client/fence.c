@@ -170,6 +170,31 @@ static bool slots_full(px_page_hdr *pg, uint32_t k, uint32_t gen)
 
 static pmix_status_t take_page_data(px_client *c, uint32_t gen, uint32_t mode);
 
+/* The last arrival of collect k, which every participant wrote into its
+ * half (so nobody holds an older collect of that half, and nobody writes
+ * it until this generation moves on): give back what an older, larger
+ * collect left there past this one's records (hw, not believed past the
+ * half), before the generation moves, as the server does when it writes
+ * a half. */
+static void give_back_past(px_client *c, px_page_hdr *pg, uint32_t k)
+{
+    uint32_t f = atomic_load_explicit(&pg->fill[k & 1], memory_order_relaxed);
+    uint64_t used, was;
+    char *half = (char *)pg + px_page_data_off(pg->nprocs) + (uint64_t)(k & 1) * PX_PAGE_HALF;
+
+    if (c->pops->page_discard == NULL || (f >> PX_PG_FILL_SHIFT) != PX_PG_FILL_TAG(k))
+        return;
+    used = ((uint64_t)(f & PX_PG_FILL_UNITS) * PX_PG_FILL_LINE + 4095) & ~(uint64_t)4095;
+    was = ((uint64_t)atomic_exchange_explicit(&pg->hw[k & 1], 0, memory_order_relaxed) *
+               PX_PG_FILL_LINE +
+           4095) &
+          ~(uint64_t)4095;
+    if (was > PX_PAGE_HALF)
+        was = PX_PAGE_HALF;
+    if (was > used)
+        c->pops->page_discard(c->pctx, half + used, (size_t)(was - used));
+}
+
 /* Arrive on the page for a fence of its set, of kind `k` (KIND_SERVER:
  * this fence needs the server whatever the others do). Returns
  * PX_LBAR_NONE (not arrived: the page is broken), PX_LBAR_SERVER,
@@ -178,7 +203,8 @@ static int arrive(px_client *c, int k, px_lbar *lb)
 {
     px_page_hdr *pg = c->page;
     uint32_t old, new, cnt, gen, cseq = c->plast + 1;
-    bool server = k == KIND_SERVER, collect = k == KIND_COLLECT, srv, col, full, slots = false;
+    bool server = k == KIND_SERVER, collect = k == KIND_COLLECT, srv, col, full, slots = false,
+         given_back = false;
 
     if (c->page_open > 0) {
         /* A fence of this set is still open (non-blocking, or another
@@ -201,6 +227,10 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         full = cnt >= pg->nprocs && !srv && col; /* the server answers it */
         /* ... unless every record is in its slot: then this process ends it */
         slots = full && slots_full(pg, cseq, gen);
+        if (slots && !given_back) {
+            give_back_past(c, pg, cseq);
+            given_back = true;
+        }
         if (slots) {
             full = false;
             pg->res[gen & 1].cseq = cseq;

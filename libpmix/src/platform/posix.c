@@ -402,6 +402,7 @@ static const px_platform_ops posix_ops = {
     .page_write = px_posix_page_write,
     .out_pending = px_posix_out_pending,
     .page_trim = px_posix_page_trim,
+    .page_discard = px_posix_page_discard,
     .page_bound = px_posix_page_bound,
 };
 

@@ -96,6 +96,14 @@ void px_posix_page_trim(void *pctx, px_page *pg, uint64_t off, uint64_t len)
                       (unsigned long long)len, strerror(errno));
 }
 
+void px_posix_page_discard(void *pctx, void *addr, size_t len)
+{
+    /* a hole in the memfd behind the shared mapping, as page_trim's */
+    if (len > 0 && madvise(addr, len, MADV_REMOVE) != 0)
+        px_posix_logf(pctx, PX_LOG_DEBUG, "cannot free %zu bytes of the fence page (%s)", len,
+                      strerror(errno));
+}
+
 void px_posix_page_destroy(void *pctx, px_page *pg)
 {
     if (pg == NULL)
