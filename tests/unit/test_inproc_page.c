@@ -658,6 +658,32 @@ static void page_collect_trims_what_a_larger_one_left(void **state)
     node_end(nd);
 }
 
+/* What the clients' records take in data half h, in whole pages. */
+static uint64_t half_filled(px_page_hdr *pg, int h)
+{
+    return round_page((atomic_load(&pg->fill[h]) & PX_PG_FILL_UNITS) * PX_PG_FILL_LINE);
+}
+
+/* Collect 1, in half 1, by the clients: every rank commits `len` bytes and
+ * arrives with PMIX_COLLECT_DATA. Returns what the records take there. */
+static uint64_t big_slots_collect(node *nd, px_page_hdr *pg, size_t len)
+{
+    px_lbar lb[N];
+    pmix_info_t collect;
+
+    collect_info(&collect);
+    commit_all_big(nd, len);
+    for (int r = 0; r < N; r++)
+        assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
+                         r == N - 1 ? PX_LBAR_DONE : PX_LBAR_WAIT);
+    for (int r = 0; r < N - 1; r++)
+        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
+    PMIx_Info_destruct(&collect);
+    uint64_t filled = half_filled(pg, 1);
+    assert_true(filled >= round_page((uint64_t)N * len));
+    return filled;
+}
+
 /* What the clients wrote themselves (a large SLOTS collect) is given back
  * too, when the server next writes that half with less; a fill word past
  * the half is not believed. */
@@ -668,19 +694,7 @@ static void page_collect_trims_what_the_clients_left(void **state)
     };
     node *nd = node_start(N, -1);
     px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
-    px_lbar lb[N];
-    pmix_info_t collect;
-
-    collect_info(&collect);
-    commit_all_big(nd, BIG); /* collect 1, in half 1, by the clients */
-    for (int r = 0; r < N; r++)
-        assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
-                         r == N - 1 ? PX_LBAR_DONE : PX_LBAR_WAIT);
-    for (int r = 0; r < N - 1; r++)
-        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
-    PMIx_Info_destruct(&collect);
-    uint64_t filled = round_page((atomic_load(&pg->fill[1]) & PX_PG_FILL_UNITS) * PX_PG_FILL_LINE);
-    assert_true(filled >= round_page((uint64_t)N * BIG));
+    uint64_t filled = big_slots_collect(nd, pg, BIG);
 
     page_collect_round(nd, 2, -1, BY_SLOTS); /* half 0 */
     page_collect_round(nd, 3, 0, BY_DATA);   /* half 1, by the server, small */
@@ -709,26 +723,14 @@ static void page_slots_collect_gives_back_what_a_larger_one_left(void **state)
     };
     node *nd = node_start(N, -1);
     px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
-    px_lbar lb[N];
-    pmix_info_t collect;
     uint64_t half1 = px_page_data_off(N) + PX_PAGE_HALF;
-
-    collect_info(&collect);
-    commit_all_big(nd, BIG); /* collect 1, in half 1, by the clients */
-    for (int r = 0; r < N; r++)
-        assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
-                         r == N - 1 ? PX_LBAR_DONE : PX_LBAR_WAIT);
-    for (int r = 0; r < N - 1; r++)
-        assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
-    PMIx_Info_destruct(&collect);
-    uint64_t big = round_page((atomic_load(&pg->fill[1]) & PX_PG_FILL_UNITS) * PX_PG_FILL_LINE);
-    assert_true(big >= round_page((uint64_t)N * BIG));
+    uint64_t big = big_slots_collect(nd, pg, BIG);
     assert_int_equal(inproc_page_trimmed(nd->w), 0);
 
     page_collect_round(nd, 2, -1, BY_SLOTS); /* half 0: nothing was there */
     assert_int_equal(inproc_page_trimmed(nd->w), 0);
     page_collect_round(nd, 3, -1, BY_SLOTS); /* half 1 again, small */
-    uint64_t small = round_page((atomic_load(&pg->fill[1]) & PX_PG_FILL_UNITS) * PX_PG_FILL_LINE);
+    uint64_t small = half_filled(pg, 1);
     assert_true(small > 0 && small < big);
     assert_int_equal(inproc_page_trimmed(nd->w), big - small);
     assert_int_equal(inproc_page_trimmed_at_wake(nd->w), big - small); /* before the wake */
