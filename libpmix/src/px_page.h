@@ -75,10 +75,11 @@
  * it. The first writer of a collect folds what the half's previous one took
  * into hw[half], so that whoever next ends a collect in that half can give
  * back what lies past that collect's data: the server when it writes the
- * half (page_trim), or the last arrival of a collect the clients wrote
- * (page_discard through its mapping, and hw[half] = 0). Either does so
- * before it moves the generation on, since after that the clients may
- * write the half again.
+ * half (page_trim; hw[half] then holds the server's own extent), or the
+ * last arrival of a collect the clients wrote (page_discard through its
+ * mapping; hw[half] = 0 if all of it went, else the server's next write
+ * trims the rest). Either does so before it moves the generation on,
+ * since after that the clients may write the half again.
  *
  * The data halves: collect number k (cseq) goes into half k & 1. A client
  * that no longer holds the records of collect k (its store dropped them:
@@ -153,7 +154,7 @@ typedef struct px_page_hdr {
     px_page_res res[2];       /* by generation & 1, written before the generation moves */
     _Atomic uint32_t cseq;    /* the last collect finished with data (DATA or SLOTS) */
     _Atomic uint32_t fill[2]; /* by half: PX_PG_FILL, for SLOTS */
-    _Atomic uint32_t hw[2];   /* by half: the most lines earlier SLOTS collects took there */
+    _Atomic uint32_t hw[2];   /* by half: the most lines earlier collects took there */
     /* per rank: commits sent to the server, then (px_page_released) the
      * last collect whose records it no longer holds, then, by half, the
      * collect and generation its slot holds a record for (px_page_slot_tag), that

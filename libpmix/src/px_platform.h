@@ -194,10 +194,13 @@ typedef struct px_platform_ops {
     /* Optional (with the page ops). page_discard (client): the same through
      * the client's own mapping: give back the memory behind [addr, addr +
      * len) of the page as mapped here, in every process (it then reads as
-     * zeros); addr and len are multiples of 4096; nothing happens if it
-     * cannot. The last arrival of a collect the clients wrote themselves
-     * gives back what an older, larger one left past it. */
-    void (*page_discard)(void *pctx, void *addr, size_t len);
+     * zeros); addr and len are multiples of 4096. Never touches a byte
+     * outside the range (with larger system pages, only the whole pages
+     * inside it go). True if all of it went; false leaves the rest to the
+     * server's next page_trim of that half. The last arrival of a collect
+     * the clients wrote themselves gives back what an older, larger one
+     * left past it. */
+    bool (*page_discard)(void *pctx, void *addr, size_t len);
 
     /* Optional (with the page ops). page_bound (client): true if this
      * process cannot outlive the server it is connected to (posix: the

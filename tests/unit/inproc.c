@@ -110,6 +110,7 @@ struct inproc_world {
     size_t page_wakes;          /* page_wake calls */
     uint64_t page_trimmed;      /* bytes given back by page_trim or page_discard (zeroed here) */
     uint64_t trimmed_at_wake;   /* page_trimmed at the last page_wake */
+    bool fail_discards;         /* page_discard gives nothing back */
     size_t frames_to_servers;   /* frames delivered to server sinks */
     px_page *page_list[64];     /* pages made, freed with the world */
     size_t npages;
@@ -415,14 +416,15 @@ static void op_page_trim(void *pctx, px_page *page, uint64_t off, uint64_t len)
 }
 
 /* A client gives back through its mapping: the page's memory itself here. */
-static void op_page_discard(void *pctx, void *addr, size_t len)
+static bool op_page_discard(void *pctx, void *addr, size_t len)
 {
     inproc_world *w = ((inproc_ep *)pctx)->w;
 
-    if (((uintptr_t)addr | len) & 4095)
-        return; /* not counted: a test sees it */
+    if ((((uintptr_t)addr | len) & 4095) || w->fail_discards)
+        return false; /* not counted: a test sees it */
     memset(addr, 0, len);
     w->page_trimmed += len;
+    return true;
 }
 
 static void op_log(void *pctx, px_log_level level, const char *msg)
@@ -1029,6 +1031,11 @@ size_t inproc_page_wakes(const inproc_world *w)
 uint64_t inproc_page_trimmed(const inproc_world *w)
 {
     return w->page_trimmed;
+}
+
+void inproc_fail_discards(inproc_world *w, bool fail)
+{
+    w->fail_discards = fail;
 }
 
 uint64_t inproc_page_trimmed_at_wake(const inproc_world *w)

@@ -110,6 +110,8 @@ size_t inproc_page_wakes(const inproc_world *w);
 /* Bytes of pages given back with page_trim (by a server) or page_discard
  * (by a client), zeroed here, so far. */
 uint64_t inproc_page_trimmed(const inproc_world *w);
+/* From now on a client's page_discard gives nothing back (fail: true). */
+void inproc_fail_discards(inproc_world *w, bool fail);
 /* inproc_page_trimmed as it was at the last page_wake: what was given
  * back before the sleepers were woken. */
 uint64_t inproc_page_trimmed_at_wake(const inproc_world *w);

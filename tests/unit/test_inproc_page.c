@@ -664,22 +664,27 @@ static uint64_t half_filled(px_page_hdr *pg, int h)
     return round_page((atomic_load(&pg->fill[h]) & PX_PG_FILL_UNITS) * PX_PG_FILL_LINE);
 }
 
-/* Collect 1, in half 1, by the clients: every rank commits `len` bytes and
- * arrives with PMIX_COLLECT_DATA. Returns what the records take there. */
-static uint64_t big_slots_collect(node *nd, px_page_hdr *pg, size_t len)
+/* Collect 1, in half 1: every rank commits `len` bytes and arrives with
+ * PMIX_COLLECT_DATA, but for rank 0 with `by_server` (a plain barrier:
+ * the server writes the records). Returns what the records take there. */
+static uint64_t big_collect(node *nd, px_page_hdr *pg, size_t len, bool by_server)
 {
     px_lbar lb[N];
     pmix_info_t collect;
 
     collect_info(&collect);
     commit_all_big(nd, len);
-    for (int r = 0; r < N; r++)
-        assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
-                         r == N - 1 ? PX_LBAR_DONE : PX_LBAR_WAIT);
-    for (int r = 0; r < N - 1; r++)
+    for (int r = 0; r < N; r++) {
+        bool plain = by_server && r == 0;
+        assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, plain ? NULL : &collect,
+                                               plain ? 0 : 1, &lb[r]),
+                         r == N - 1 && !by_server ? PX_LBAR_DONE : PX_LBAR_WAIT);
+    }
+    inproc_run_until(nd->w, NULL); /* commits, then PCOLLECT */
+    for (int r = 0; r < N - (by_server ? 0 : 1); r++)
         assert_int_equal(px_client_lbar_check(nd->p[r].c, &lb[r]), PX_LBAR_DONE);
     PMIx_Info_destruct(&collect);
-    uint64_t filled = half_filled(pg, 1);
+    uint64_t filled = by_server ? round_page(res_len(pg, 1)) : half_filled(pg, 1);
     assert_true(filled >= round_page((uint64_t)N * len));
     return filled;
 }
@@ -694,7 +699,7 @@ static void page_collect_trims_what_the_clients_left(void **state)
     };
     node *nd = node_start(N, -1);
     px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
-    uint64_t filled = big_slots_collect(nd, pg, BIG);
+    uint64_t filled = big_collect(nd, pg, BIG, false);
 
     page_collect_round(nd, 2, -1, BY_SLOTS); /* half 0 */
     page_collect_round(nd, 3, 0, BY_DATA);   /* half 1, by the server, small */
@@ -724,7 +729,7 @@ static void page_slots_collect_gives_back_what_a_larger_one_left(void **state)
     node *nd = node_start(N, -1);
     px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
     uint64_t half1 = px_page_data_off(N) + PX_PAGE_HALF;
-    uint64_t big = big_slots_collect(nd, pg, BIG);
+    uint64_t big = big_collect(nd, pg, BIG, false);
     assert_int_equal(inproc_page_trimmed(nd->w), 0);
 
     page_collect_round(nd, 2, -1, BY_SLOTS); /* half 0: nothing was there */
@@ -740,6 +745,45 @@ static void page_slots_collect_gives_back_what_a_larger_one_left(void **state)
     page_collect_round(nd, 4, -1, BY_SLOTS);
     page_collect_round(nd, 5, -1, BY_SLOTS); /* as large as collect 3: nothing more */
     assert_int_equal(inproc_page_trimmed(nd->w), big - small);
+    node_end(nd);
+}
+
+/* What the server wrote (a large DATA collect) is given back by the last
+ * arrival of a smaller collect the clients write in that half later. */
+static void page_slots_collect_gives_back_what_the_server_left(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+    uint64_t big = big_collect(nd, pg, 20000, true);
+
+    assert_int_equal(atomic_load(&pg->hw[1]) * PX_PG_FILL_LINE, big);
+    page_collect_round(nd, 2, -1, BY_SLOTS); /* half 0 */
+    page_collect_round(nd, 3, -1, BY_SLOTS); /* half 1, small */
+    uint64_t small = half_filled(pg, 1);
+    assert_true(small > 0 && small < big);
+    assert_int_equal(inproc_page_trimmed(nd->w), big - small);
+    node_end(nd);
+}
+
+/* A give-back that fails keeps hw: the server's next write of that half
+ * trims what is left. */
+static void page_failed_give_back_is_left_to_the_server(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+    uint64_t big = big_collect(nd, pg, 20000, false);
+
+    page_collect_round(nd, 2, -1, BY_SLOTS); /* half 0 */
+    inproc_fail_discards(nd->w, true);
+    page_collect_round(nd, 3, -1, BY_SLOTS); /* half 1, small: nothing given back */
+    assert_int_equal(inproc_page_trimmed(nd->w), 0);
+    assert_int_equal(round_page(atomic_load(&pg->hw[1]) * PX_PG_FILL_LINE), big);
+    inproc_fail_discards(nd->w, false);
+    page_collect_round(nd, 4, -1, BY_SLOTS); /* half 0 */
+    page_collect_round(nd, 5, 0, BY_DATA);   /* half 1, by the server */
+    uint64_t len5 = round_page(res_len(pg, 5));
+    assert_true(len5 > 0 && len5 < big);
+    assert_int_equal(inproc_page_trimmed(nd->w), big - len5);
     node_end(nd);
 }
 
@@ -918,6 +962,8 @@ int main(void)
         cmocka_unit_test(page_death_fails_the_sleepers),
         cmocka_unit_test(page_lost_connection_breaks_it),
         cmocka_unit_test(page_slots_collect_gives_back_what_a_larger_one_left),
+        cmocka_unit_test(page_slots_collect_gives_back_what_the_server_left),
+        cmocka_unit_test(page_failed_give_back_is_left_to_the_server),
         cmocka_unit_test(page_get_waits_for_commits_in_flight),
         cmocka_unit_test(page_refused_by_one_is_off_for_all),
         cmocka_unit_test(page_two_open_fences_turn_it_off),

@@ -308,14 +308,30 @@ static void test_page_write_trim(void **state)
     assert_int_equal(((unsigned char *)mem)[at + n / 2], 0);
     assert_int_equal(((unsigned char *)mem)[at + n - 1], 0);
 
-    /* page_discard: the same through a mapping (a client's, in life) */
+    /* page_discard: the same through a mapping (a client's, in life); a
+     * second mapping of the file sees the hole too */
+    size_t flen = 0;
+    int fd = px_posix_page_fd(pg, &flen);
+    unsigned char *other = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    assert_true(other != MAP_FAILED);
     memset((char *)mem + at, 0x5a, n);
-    ops->page_discard(p, (char *)mem + at + n / 2, n / 2);
-    assert_int_equal(mincore((char *)mem + at + n / 2, n / 2, vec), 0);
-    for (size_t i = 0; i < n / 2 / 4096; i++)
+    assert_true(ops->page_discard(p, (char *)mem + at + n / 2, n / 4));
+    assert_int_equal(mincore((char *)mem + at + n / 2, n / 4, vec), 0);
+    for (size_t i = 0; i < n / 4 / 4096; i++)
         assert_int_equal(vec[i] & 1, 0);
-    assert_int_equal(((unsigned char *)mem)[at + n / 2 - 1], 0x5a);
-    assert_int_equal(((unsigned char *)mem)[at + n / 2], 0);
+    assert_int_equal(((unsigned char *)mem)[at + n / 2 - 1], 0x5a); /* before: kept */
+    assert_int_equal(other[at + n / 2], 0);
+    assert_int_equal(other[at + n / 2 + n / 4 - 1], 0);
+    assert_int_equal(other[at + n / 2 + n / 4], 0x5a); /* after: kept */
+    /* a range that is not whole pages: only the whole pages inside it go */
+    long ps = sysconf(_SC_PAGESIZE);
+    size_t start = at + n / 4 + 100;
+    assert_false(ops->page_discard(p, (char *)mem + start, 2 * (size_t)ps));
+    assert_int_equal(other[start], 0x5a);
+    assert_int_equal(other[at + n / 4 + (size_t)ps], 0);
+    assert_int_equal(other[start + 2 * (size_t)ps], 0x5a);
+    assert_int_equal(other[at + n / 4 + 2 * (size_t)ps + 99], 0x5a);
+    munmap(other, len);
     ops->page_destroy(p, pg);
     px_posix_destroy(p);
     free(data);

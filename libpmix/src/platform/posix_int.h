@@ -266,7 +266,7 @@ int px_posix_page_fd(const px_page *page, size_t *len);
  * and left out, and true returned. */
 bool px_posix_page_map(px_posix *p, int fd, size_t len);
 bool px_posix_page_bound(void *pctx);
-void px_posix_page_discard(void *pctx, void *addr, size_t len);
+bool px_posix_page_discard(void *pctx, void *addr, size_t len);
 /* True if this process is killed when `server` dies: `server` is its
  * parent and its parent-death signal is SIGKILL. */
 bool px_posix_bound_to(pid_t server);

@@ -96,12 +96,23 @@ void px_posix_page_trim(void *pctx, px_page *pg, uint64_t off, uint64_t len)
                       (unsigned long long)len, strerror(errno));
 }
 
-void px_posix_page_discard(void *pctx, void *addr, size_t len)
+bool px_posix_page_discard(void *pctx, void *addr, size_t len)
 {
-    /* a hole in the memfd behind the shared mapping, as page_trim's */
-    if (len > 0 && madvise(addr, len, MADV_REMOVE) != 0)
+    /* a hole in the memfd behind the shared mapping, as page_trim's; but
+     * madvise works in whole system pages (16 or 64 KiB on some kernels),
+     * and rounds the length up: only the whole pages inside the range */
+    long ps = sysconf(_SC_PAGESIZE);
+    uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096, a = (uintptr_t)addr, end = a + len;
+    uintptr_t from = (a + page - 1) / page * page, to = end / page * page;
+
+    if (to <= from)
+        return len == 0;
+    if (madvise((void *)from, to - from, MADV_REMOVE) != 0) {
         px_posix_logf(pctx, PX_LOG_DEBUG, "cannot free %zu bytes of the fence page (%s)", len,
                       strerror(errno));
+        return false;
+    }
+    return from == a && to == end;
 }
 
 void px_posix_page_destroy(void *pctx, px_page *pg)

@@ -875,15 +875,18 @@ static void page_collect_try(px_server *s, px_nspace *ns)
          * own collects (SLOTS) in this half reached fill or hw */
         uint32_t fill =
             atomic_load_explicit(&pg->fill[cseq & 1], memory_order_relaxed) & PX_PG_FILL_UNITS;
-        /* nobody writes this half now (everyone arrived): hw starts again */
-        uint32_t hw = atomic_exchange_explicit(&pg->hw[cseq & 1], 0, memory_order_relaxed);
+        used = page_round(len);
+        /* nobody writes this half now (everyone arrived): hw starts again,
+         * at this collect's extent, so that the last arrival of a smaller
+         * collect the clients write there later gives it back */
+        uint32_t hw = atomic_exchange_explicit(
+            &pg->hw[cseq & 1], (uint32_t)(used / PX_PG_FILL_LINE), memory_order_relaxed);
         uint64_t filled = (uint64_t)(fill > hw ? fill : hw) * PX_PG_FILL_LINE;
         filled = page_round(filled);
         if (filled > PX_PAGE_HALF) /* the clients' words: never past the half */
             filled = PX_PAGE_HALF;
         if (filled > ns->half_used[cseq & 1])
             ns->half_used[cseq & 1] = filled;
-        used = page_round(len);
         if (ns->half_used[cseq & 1] > used)
             trim = ns->half_used[cseq & 1] - used;
         ns->half_used[cseq & 1] = used;
