@@ -97,10 +97,10 @@
  * set). A client sets it too when it cannot keep the count right (two of
  * its fences of the set open at once, a fence it arrived for that could
  * not be sent, collected data it cannot use), and when its connection to
- * the server closes (sleepers with no deadline hear of it that way). Sleepers wake and go to the
- * server, which answers as it always did (a dead participant fails the
- * fence at once with PMIX_ERR_PROC_TERM_WO_SYNC); later fences go straight
- * there.
+ * the server closes (sleepers with no deadline hear of it that way).
+ * Sleepers wake and go to the server, which answers as it always did (a
+ * dead participant fails the fence at once with
+ * PMIX_ERR_PROC_TERM_WO_SYNC); later fences go straight there.
  *
  * Commits. A barrier through the server kept commits ahead of it on each
  * client's socket, so a Get answered after the barrier saw them. Without a
@@ -225,6 +225,21 @@ static inline uint64_t px_page_data_off(uint32_t nprocs)
 static inline uint64_t px_page_total(uint32_t nprocs)
 {
     return px_page_data_off(nprocs) + 2 * PX_PAGE_HALF;
+}
+
+/* Bytes of a data half in whole 4 KiB pages (what writing them took, and
+ * where giving back starts). */
+static inline uint64_t px_page_round(uint64_t n)
+{
+    return (n + 4095) & ~(uint64_t)4095;
+}
+
+/* Bytes that `lines` fill lines (fill[], hw[]) take of a half, in whole
+ * pages; never past the half, whatever a client wrote there. */
+static inline uint64_t px_page_lines_extent(uint32_t lines)
+{
+    uint64_t n = px_page_round((uint64_t)lines * PX_PG_FILL_LINE);
+    return n < PX_PAGE_HALF ? n : PX_PAGE_HALF;
 }
 
 #endif /* PX_PAGE_H */

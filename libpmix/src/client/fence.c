@@ -170,13 +170,6 @@ static bool slots_full(px_page_hdr *pg, uint32_t k, uint32_t gen)
 
 static pmix_status_t take_page_data(px_client *c, uint32_t gen, uint32_t mode);
 
-/* Bytes of `lines` fill lines, in whole 4 KiB pages, at most a half. */
-static uint64_t lines_paged(uint32_t lines)
-{
-    uint64_t n = ((uint64_t)lines * PX_PG_FILL_LINE + 4095) & ~(uint64_t)4095;
-    return n < PX_PAGE_HALF ? n : PX_PAGE_HALF;
-}
-
 /* The last arrival of collect k, which every participant wrote into its
  * half (so nobody holds an older collect of that half, and nobody writes
  * it until this generation moves on): give back what an older, larger
@@ -192,8 +185,8 @@ static void give_back_past(px_client *c, px_page_hdr *pg, uint32_t k)
 
     if (c->pops->page_discard == NULL || (f >> PX_PG_FILL_SHIFT) != PX_PG_FILL_TAG(k))
         return;
-    used = lines_paged(f & PX_PG_FILL_UNITS);
-    was = lines_paged(atomic_load_explicit(&pg->hw[k & 1], memory_order_relaxed));
+    used = px_page_lines_extent(f & PX_PG_FILL_UNITS);
+    was = px_page_lines_extent(atomic_load_explicit(&pg->hw[k & 1], memory_order_relaxed));
     if (was > used && c->pops->page_discard(c->pctx, half + used, (size_t)(was - used)))
         atomic_store_explicit(&pg->hw[k & 1], 0, memory_order_relaxed);
 }

@@ -824,12 +824,6 @@ static bool page_write_records(px_server *s, px_nspace *ns, uint32_t cseq, uint6
     return ok;
 }
 
-/* Bytes of a data half in whole pages (what writing them took). */
-static uint64_t page_round(uint64_t n)
-{
-    return (n + 4095) & ~(uint64_t)4095;
-}
-
 /* Answer the PCOLLECT of ns->pc_gen through the page, once every commit
  * its participants sent has been read (else at a later commit). */
 static void page_collect_try(px_server *s, px_nspace *ns)
@@ -875,16 +869,13 @@ static void page_collect_try(px_server *s, px_nspace *ns)
          * own collects (SLOTS) in this half reached fill or hw */
         uint32_t fill =
             atomic_load_explicit(&pg->fill[cseq & 1], memory_order_relaxed) & PX_PG_FILL_UNITS;
-        used = page_round(len);
+        used = px_page_round(len);
         /* nobody writes this half now (everyone arrived): hw starts again,
          * at this collect's extent, so that the last arrival of a smaller
          * collect the clients write there later gives it back */
         uint32_t hw = atomic_exchange_explicit(
             &pg->hw[cseq & 1], (uint32_t)(used / PX_PG_FILL_LINE), memory_order_relaxed);
-        uint64_t filled = (uint64_t)(fill > hw ? fill : hw) * PX_PG_FILL_LINE;
-        filled = page_round(filled);
-        if (filled > PX_PAGE_HALF) /* the clients' words: never past the half */
-            filled = PX_PAGE_HALF;
+        uint64_t filled = px_page_lines_extent(fill > hw ? fill : hw);
         if (filled > ns->half_used[cseq & 1])
             ns->half_used[cseq & 1] = filled;
         if (ns->half_used[cseq & 1] > used)
@@ -892,7 +883,7 @@ static void page_collect_try(px_server *s, px_nspace *ns)
         ns->half_used[cseq & 1] = used;
     } else {
         if (free_half) { /* a write that failed may have left some behind */
-            used = page_round(len);
+            used = px_page_round(len);
             if (used > ns->half_used[cseq & 1])
                 ns->half_used[cseq & 1] = used;
         }
