@@ -1072,7 +1072,7 @@ static void test_record_no_duplicates(void **state)
     px_store_pack_record(f->s, &p, true, &b);
     px_buf_view(&view, b.data, b.size);
     char ns[PMIX_MAX_NSLEN + 1];
-    uint32_t u, count;
+    uint32_t u = 0, count = 0;
     assert_int_equal(px_unpack_strbuf(&view, ns, sizeof(ns)), PMIX_SUCCESS);
     assert_int_equal(px_unpack_u32(&view, &u), PMIX_SUCCESS);
     assert_int_equal(px_unpack_u32(&view, &u), PMIX_SUCCESS);
@@ -1258,6 +1258,46 @@ static void test_blob_parts(void **state)
     px_blob_unref(blob);
     px_buf_fini(&b);
     px_store_drop_job(f->s, NS);
+    assert_int_equal(c.released, 1);
+}
+
+/* A blob's records name their namespace where they lie; names that are
+ * prefixes of each other stay apart, in any order, and a namespace the
+ * store looked up last (its cache) is still told from its neighbours and
+ * forgotten when dropped. */
+static void test_blob_namespace_prefixes(void **state)
+{
+    fixture *f = *state;
+    static counter c; /* static: see count_release */
+    c = (counter){0};
+    static const char *const names[] = {"test.jo", "test.job", "test.job2", "test.j"};
+    px_buf b;
+
+    expect_proc_none(f->s, "test.job", 0, "k", true);
+    px_buf_init(&b);
+    for (unsigned round = 0; round < 2; round++) {
+        for (unsigned i = 0; i < 4; i++) {
+            unsigned n = round ? 3 - i : i; /* the second round backwards */
+            pack_record_u32(&b, names[n], round, "k", 10 * n + round);
+        }
+    }
+    px_blob *blob = blob_from(&b, &c);
+    assert_int_equal(px_store_add_blob(f->s, blob), PMIX_SUCCESS);
+    px_blob_unref(blob);
+    for (unsigned i = 0; i < 4; i++) {
+        expect_proc_u32(f->s, names[i], 0, "k", true, 10 * i);
+        expect_proc_u32(f->s, names[i], 1, "k", true, 10 * i + 1);
+        expect_proc_none(f->s, names[i], 2, "k", true);
+    }
+    /* the last one looked up, dropped: gone, and its neighbours stay */
+    expect_proc_u32(f->s, "test.job", 1, "k", true, 11);
+    px_store_drop_job(f->s, "test.job");
+    expect_proc_none(f->s, "test.job", 1, "k", true);
+    expect_proc_u32(f->s, "test.job2", 1, "k", true, 21);
+    expect_proc_u32(f->s, "test.jo", 0, "k", true, 0);
+    for (unsigned i = 0; i < 4; i++) {
+        px_store_drop_job(f->s, names[i]);
+    }
     assert_int_equal(c.released, 1);
 }
 
@@ -1772,6 +1812,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blob_create_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_parts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blob_namespace_prefixes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_has_proc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_groups_lookup, setup, teardown),

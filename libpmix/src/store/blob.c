@@ -93,7 +93,8 @@ px_blob *px_blob_slice(px_blob *parent, size_t off, size_t len)
 }
 
 typedef struct record {
-    char nspace[PMIX_MAX_NSLEN + 1];
+    const char *ns; /* the namespace where it lies: nslen bytes, not terminated */
+    size_t nslen;
     pmix_rank_t rank;
     size_t off; /* of the kv-list, from the start of the blob */
     size_t len;
@@ -101,14 +102,16 @@ typedef struct record {
 
 /* Read and check the header of the record at the cursor and step over the
  * record; r->off counts from b's start (the caller adds where b starts in
- * the blob). */
+ * the blob). The namespace is looked at where it lies: copying each one
+ * out to compare it was a quarter of indexing a record. */
 static pmix_status_t next_record(px_buf *b, record *r)
 {
     uint32_t nbytes, count;
     const void *kvlist;
     px_buf kb;
-    if (px_unpack_strbuf(b, r->nspace, sizeof(r->nspace)) != PMIX_SUCCESS || r->nspace[0] == '\0' ||
-        px_unpack_u32(b, &r->rank) != PMIX_SUCCESS || px_unpack_u32(b, &nbytes) != PMIX_SUCCESS ||
+    if (px_unpack_strview(b, &r->ns, &r->nslen) != PMIX_SUCCESS || r->nslen == 0 ||
+        r->nslen > PMIX_MAX_NSLEN || px_unpack_u32(b, &r->rank) != PMIX_SUCCESS ||
+        px_unpack_u32(b, &nbytes) != PMIX_SUCCESS ||
         px_unpack_raw_view(b, &kvlist, nbytes) != PMIX_SUCCESS) {
         return PMIX_ERR_UNPACK_FAILURE;
     }
@@ -119,6 +122,21 @@ static pmix_status_t next_record(px_buf *b, record *r)
     r->off = (size_t)((const uint8_t *)kvlist - b->data);
     r->len = nbytes;
     return PMIX_SUCCESS;
+}
+
+/* Is the record of namespace `ns`? (strncmp stops at the end of ns->name,
+ * which is shorter than nslen when it differs there.) */
+static bool record_in(const record *r, const px_ns *ns)
+{
+    return ns != NULL && strncmp(ns->name, r->ns, r->nslen) == 0 && ns->name[r->nslen] == '\0';
+}
+
+/* The record's namespace, terminated, in `name`. */
+static const char *record_nspace(const record *r, char name[PMIX_MAX_NSLEN + 1])
+{
+    memcpy(name, r->ns, r->nslen);
+    name[r->nslen] = '\0';
+    return name;
 }
 
 /* A cursor over the records of a blob's parts, in order. */
@@ -166,8 +184,9 @@ static void prune_records(px_store *s, const px_blob *blob, const px_part *parts
     walk w;
     record r;
     walk_start(&w, blob, parts, nparts);
+    char name[PMIX_MAX_NSLEN + 1];
     for (size_t i = 0; i < n && walk_next(&w, &r) == PMIX_SUCCESS; i++) {
-        px_store_prune(s, r.nspace, r.rank);
+        px_store_prune(s, record_nspace(&r, name), r.rank);
     }
 }
 
@@ -192,6 +211,7 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
     size_t n = 0, cap = PLACED_ON_STACK, missing = 0;
     placed stack[PLACED_ON_STACK], *at = stack;
     const px_ns *ns = NULL;
+    char name[PMIX_MAX_NSLEN + 1];
     pmix_status_t rc = PMIX_SUCCESS, step;
     if (s == NULL || blob == NULL || (blob->data == NULL && blob->len != 0) ||
         (parts == NULL && nparts > 0)) {
@@ -224,8 +244,8 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
             cap *= 2;
         }
         /* the records of a blob are mostly of one namespace: look it up once */
-        if (ns == NULL || strcmp(ns->name, r.nspace) != 0) {
-            ns = px_store_ns(s, r.nspace);
+        if (!record_in(&r, ns)) {
+            ns = px_store_ns(s, record_nspace(&r, name));
         }
         at[n].d = ns != NULL ? px_htab_get(&ns->procs, NULL, r.rank) : NULL;
         missing += at[n].d == NULL;
@@ -247,8 +267,8 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
             if (at[i].d != NULL) {
                 continue;
             }
-            if (ms == NULL || strcmp(ms->name, r.nspace) != 0) {
-                ms = px_store_ns_get(s, r.nspace);
+            if (!record_in(&r, ms)) {
+                ms = px_store_ns_get(s, record_nspace(&r, name));
             }
             at[i].d = ms != NULL ? px_store_pdata_get_ns(s, ms, r.rank) : NULL;
             if (at[i].d == NULL) {

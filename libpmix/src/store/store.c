@@ -19,6 +19,7 @@ px_store *px_store_create(void)
         return NULL;
     }
     px_htab_init(&s->nss);
+    s->hot = NULL;
     s->gblobs = NULL;
     s->seq = 0;
     return s;
@@ -48,6 +49,16 @@ static void ns_destroy(px_ns *ns)
     free(ns);
 }
 
+/* Take `ns` out of the store and free it. */
+static void ns_remove(px_store *s, px_ns *ns)
+{
+    if (s->hot == ns) {
+        s->hot = NULL;
+    }
+    px_htab_remove(&s->nss, ns->name, 0);
+    ns_destroy(ns);
+}
+
 void px_store_destroy(px_store *s)
 {
     px_ns *ns;
@@ -68,10 +79,21 @@ void px_store_destroy(px_store *s)
 
 px_ns *px_store_ns(const px_store *s, const char *nspace)
 {
+    px_ns *ns = s->hot;
+
+    /* the name compared stops at the cached name's end, so an unterminated
+     * or over-long argument is read no further than a valid one */
+    if (ns != NULL && nspace != NULL && strncmp(ns->name, nspace, PMIX_MAX_NSLEN + 1) == 0) {
+        return ns;
+    }
     if (!px_store_valid_nspace(nspace)) {
         return NULL;
     }
-    return px_htab_get(&s->nss, nspace, 0);
+    ns = px_htab_get(&s->nss, nspace, 0);
+    if (ns != NULL) {
+        ((px_store *)s)->hot = ns; /* the cache (see struct px_store) */
+    }
+    return ns;
 }
 
 px_ns *px_store_ns_get(px_store *s, const char *nspace)
@@ -154,8 +176,7 @@ void px_store_prune(px_store *s, const char *nspace, pmix_rank_t rank)
         px_pdata_destroy(d);
     }
     if (ns->job == NULL && ns->procs.n == 0 && !ns->in_groups) {
-        px_htab_remove(&s->nss, ns->name, 0);
-        ns_destroy(ns);
+        ns_remove(s, ns);
     }
 }
 
@@ -169,8 +190,7 @@ void px_store_drop_job(px_store *s, const char *nspace)
 {
     px_ns *ns = px_store_ns(s, nspace);
     if (ns != NULL) {
-        px_htab_remove(&s->nss, ns->name, 0);
-        ns_destroy(ns);
+        ns_remove(s, ns);
     }
 }
 

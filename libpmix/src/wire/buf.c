@@ -131,11 +131,6 @@ pmix_status_t px_buf_status(const px_buf *b)
     return b->err;
 }
 
-size_t px_buf_left(const px_buf *b)
-{
-    return b->pos < b->size ? b->size - b->pos : 0;
-}
-
 void *px_buf_steal(px_buf *b, size_t *len)
 {
     void *p = NULL;
@@ -219,18 +214,6 @@ void px_buf_reserve(px_buf *b, size_t n)
     if (reserve(b, n) != NULL) {
         b->size -= n;
     }
-}
-
-const uint8_t *px_wire_take(px_buf *b, size_t n)
-{
-    const uint8_t *p;
-
-    if (n > px_buf_left(b)) {
-        return NULL;
-    }
-    p = b->data + b->pos;
-    b->pos += n;
-    return p;
 }
 
 /* ---- scalars ---- */
@@ -351,45 +334,6 @@ void px_pack_str(px_buf *b, const char *s)
 }
 
 /* Unpacking scalars: a short buffer fails without moving the cursor. */
-
-pmix_status_t px_unpack_u8(px_buf *b, uint8_t *v)
-{
-    const uint8_t *p = px_wire_take(b, 1);
-
-    if (p == NULL) {
-        return PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER;
-    }
-    if (v != NULL) {
-        *v = p[0];
-    }
-    return PMIX_SUCCESS;
-}
-
-pmix_status_t px_unpack_u16(px_buf *b, uint16_t *v)
-{
-    const uint8_t *p = px_wire_take(b, 2);
-
-    if (p == NULL) {
-        return PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER;
-    }
-    if (v != NULL) {
-        *v = get16(p);
-    }
-    return PMIX_SUCCESS;
-}
-
-pmix_status_t px_unpack_u32(px_buf *b, uint32_t *v)
-{
-    const uint8_t *p = px_wire_take(b, 4);
-
-    if (p == NULL) {
-        return PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER;
-    }
-    if (v != NULL) {
-        *v = get32(p);
-    }
-    return PMIX_SUCCESS;
-}
 
 pmix_status_t px_unpack_u64(px_buf *b, uint64_t *v)
 {
@@ -528,6 +472,19 @@ pmix_status_t px_unpack_str(px_buf *b, char **s)
     copy[n] = '\0';
     *s = copy;
     return PMIX_SUCCESS;
+}
+
+pmix_status_t px_unpack_strview(px_buf *b, const char **s, size_t *n)
+{
+    size_t pos = b->pos;
+    bool null;
+    pmix_status_t rc = str_view(b, s, n, &null);
+
+    if (rc == PMIX_SUCCESS && null) {
+        b->pos = pos;
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+    return rc;
 }
 
 pmix_status_t px_unpack_strbuf(px_buf *b, char *out, size_t cap)

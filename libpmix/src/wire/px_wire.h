@@ -101,7 +101,27 @@ void px_buf_reserve(px_buf *b, size_t n);
 /* PMIX_SUCCESS, or the first error a pack ran into. */
 pmix_status_t px_buf_status(const px_buf *b);
 /* Bytes left to unpack. */
-size_t px_buf_left(const px_buf *b);
+static inline size_t px_buf_left(const px_buf *b)
+{
+    return b->pos < b->size ? b->size - b->pos : 0;
+}
+
+/* The next `n` unread bytes, advancing the cursor; NULL (cursor unchanged)
+ * if fewer than `n` bytes remain. Every decoder reads through this, so no
+ * decoder reads out of bounds. Inline, with the small unpack functions
+ * below: a local Get or the indexing of a collect calls them for every
+ * header field, and as calls they were a tenth of the indexing. */
+static inline const uint8_t *px_wire_take(px_buf *b, size_t n)
+{
+    const uint8_t *p;
+
+    if (n > px_buf_left(b)) {
+        return NULL;
+    }
+    p = b->data + b->pos;
+    b->pos += n;
+    return p;
+}
 
 /* Write the payload length into the frame header and hand the frame to the
  * caller (malloc'd; *len gets the total size). Returns NULL, and frees what
@@ -142,9 +162,45 @@ void px_pack_typed(px_buf *b, const void *src, pmix_data_type_t type);
 /* ---- unpacking ----
  * The scalar, string and bytes functions accept a NULL output pointer and
  * then only check and skip the item. */
-pmix_status_t px_unpack_u8(px_buf *b, uint8_t *v);
-pmix_status_t px_unpack_u16(px_buf *b, uint16_t *v);
-pmix_status_t px_unpack_u32(px_buf *b, uint32_t *v);
+static inline pmix_status_t px_unpack_u8(px_buf *b, uint8_t *v)
+{
+    const uint8_t *p = px_wire_take(b, 1);
+
+    if (p == NULL) {
+        return PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER;
+    }
+    if (v != NULL) {
+        *v = p[0];
+    }
+    return PMIX_SUCCESS;
+}
+
+static inline pmix_status_t px_unpack_u16(px_buf *b, uint16_t *v)
+{
+    const uint8_t *p = px_wire_take(b, 2);
+
+    if (p == NULL) {
+        return PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER;
+    }
+    if (v != NULL) {
+        *v = (uint16_t)(p[0] | (p[1] << 8));
+    }
+    return PMIX_SUCCESS;
+}
+
+static inline pmix_status_t px_unpack_u32(px_buf *b, uint32_t *v)
+{
+    const uint8_t *p = px_wire_take(b, 4);
+
+    if (p == NULL) {
+        return PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER;
+    }
+    if (v != NULL) {
+        *v = (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+             ((uint32_t)p[3] << 24);
+    }
+    return PMIX_SUCCESS;
+}
 pmix_status_t px_unpack_u64(px_buf *b, uint64_t *v);
 pmix_status_t px_unpack_i32(px_buf *b, int32_t *v);
 pmix_status_t px_unpack_i64(px_buf *b, int64_t *v);
@@ -157,6 +213,9 @@ pmix_status_t px_unpack_str(px_buf *b, char **s);
  * strings and NULL are rejected. For namespaces (PMIX_MAX_NSLEN+1) and keys
  * (PMIX_MAX_KEYLEN+1). */
 pmix_status_t px_unpack_strbuf(px_buf *b, char *out, size_t cap);
+/* A string where it lies: *s points into the buffer at *n bytes, none of
+ * them NUL, not terminated; NULL strings are rejected. */
+pmix_status_t px_unpack_strview(px_buf *b, const char **s, size_t *n);
 /* Length-prefixed bytes: a malloc'd copy, or a pointer into the buffer. */
 pmix_status_t px_unpack_bytes(px_buf *b, void **p, size_t *n);
 pmix_status_t px_unpack_bytes_view(px_buf *b, const void **p, size_t *n);

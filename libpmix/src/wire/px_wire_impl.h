@@ -23,9 +23,8 @@
 /* Record `rc` as the buffer's sticky pack error unless one is recorded. */
 void px_wire_fail(px_buf *b, pmix_status_t rc);
 
-/* The next `n` unread bytes, advancing the cursor; NULL (cursor unchanged)
- * if fewer than `n` bytes remain. Every decoder reads through this. */
-const uint8_t *px_wire_take(px_buf *b, size_t n);
+/* px_wire_take (the one way decoders read bytes) is in px_wire.h, inline
+ * with the scalar unpack functions built on it. */
 
 /* What the codec knows about a data type. */
 typedef struct px_wire_type {
