@@ -205,10 +205,14 @@ pmix_status_t px_store_get_proc(const px_store *s, const pmix_proc_t *p, const c
         {PX_SC_INTERNAL, PX_SC_REMOTE, PX_SC_GLOBAL},
         {PX_SC_INTERNAL, PX_SC_LOCAL, PX_SC_GLOBAL},
     };
-    if (s == NULL || !valid_proc(p) || key == NULL || out == NULL) {
+    if (s == NULL || p == NULL || key == NULL || out == NULL) {
         return PMIX_ERR_BAD_PARAM;
     }
+    /* a namespace found is a valid one: only a miss needs the name checked */
     const px_ns *ns = px_store_ns(s, p->nspace);
+    if (ns == NULL && !valid_proc(p)) {
+        return PMIX_ERR_BAD_PARAM;
+    }
     const px_pdata *d = ns != NULL ? px_htab_get(&ns->procs, NULL, p->rank) : NULL;
     const uint8_t *kv;
     size_t kvlen;
