@@ -137,7 +137,9 @@ typedef struct px_platform_ops {
     /* Optional. True if the calling thread is the one running the
      * platform's loop, i.e. the caller is inside a callback: a blocking
      * call there could never complete, and the api/ shim refuses it.
-     * Callable with or without the lock held (PMIx_Get asks under it). */
+     * Called with the lock held (PMIx_Get asks under the hold it takes for
+     * its lookup; taking the lock again inside was an eighth of a local
+     * Get). */
     bool (*in_callback)(void *pctx);
 
     /* Optional (NULL: the engine uses region_create, a copy). A region

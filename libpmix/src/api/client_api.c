@@ -208,7 +208,14 @@ static px_api_client *ready(void)
  * loop) could never complete: the loop would wait for itself. */
 static bool in_callback(px_api_client *ac)
 {
-    if (ac->pops->in_callback == NULL || !ac->pops->in_callback(ac->pctx))
+    bool in;
+
+    if (ac->pops->in_callback == NULL)
+        return false;
+    ac->pops->lock(ac->pctx);
+    in = ac->pops->in_callback(ac->pctx);
+    ac->pops->unlock(ac->pctx);
+    if (!in)
         return false;
     if (ac->pops->log != NULL)
         ac->pops->log(ac->pctx, PX_LOG_ERROR,
@@ -463,8 +470,8 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
     *val = NULL;
     memset(&s, 0, sizeof(s));
     s.ac = ac;
-    /* one hold of the lock for the check and the lookup (the platform's
-     * in_callback takes it too: it is recursive, and cheap when held) */
+    /* one hold of the lock for the check and the lookup (in_callback is
+     * called with it held) */
     ac->pops->lock(ac->pctx);
     if (ac->pops->in_callback != NULL && ac->pops->in_callback(ac->pctx)) {
         ac->pops->unlock(ac->pctx);

@@ -248,15 +248,10 @@ static bool on_loop_thread(px_posix *p)
     return p->driving && pthread_equal(self, p->driver);
 }
 
+/* Called with the lock held: the driver fields change only under it. */
 static bool op_in_callback(void *pctx)
 {
-    px_posix *p = pctx;
-    bool in;
-
-    pthread_mutex_lock(&p->lock);
-    in = on_loop_thread(p);
-    pthread_mutex_unlock(&p->lock);
-    return in;
+    return on_loop_thread(pctx);
 }
 
 /* Run the loop once as the driver; called with the lock held once. */

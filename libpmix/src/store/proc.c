@@ -237,8 +237,11 @@ pmix_status_t px_store_get_proc(const px_store *s, const pmix_proc_t *p, const c
             }
         }
     }
-    /* the newest record: a group blob's if newer than the process's own */
-    rc = px_store_groups_find(s, ns, p->rank, d->blob != NULL ? d->seq : 0, &kv, &kvlen);
+    /* the newest record: a group blob's if newer than the process's own
+     * (only namespaces a group blob named have any) */
+    rc = ns->in_groups
+             ? px_store_groups_find(s, ns, p->rank, d->blob != NULL ? d->seq : 0, &kv, &kvlen)
+             : PMIX_ERR_NOT_FOUND;
     if (rc == PMIX_SUCCESS) {
         return px_kvlist_find(kv, kvlen, key, out);
     }
