@@ -1401,6 +1401,27 @@ static void test_blob_malformed(void **state)
     assert_int_not_equal(rc, PMIX_ERR_NOT_FOUND);
     assert_null(v);
     px_buf_fini(&b);
+
+    /* A namespace with a NUL inside (the store's NS and more after the
+     * NUL, or a NUL first) names no namespace: refused, nothing changes,
+     * NS's process 6 is not created. */
+    static const char *const nul_names[] = {NS "\0x", "\0" NS};
+    for (size_t i = 0; i < 2; i++) {
+        px_buf nb;
+        px_buf_init(&nb);
+        pack_record_u32(&nb, NS, 0, "k", 3); /* a good record first */
+        px_pack_u32(&nb, (uint32_t)strlen(NS) + 2);
+        px_pack_raw(&nb, nul_names[i], strlen(NS) + 2);
+        px_pack_u32(&nb, 6);
+        px_pack_u32(&nb, 4);
+        px_pack_u32(&nb, 0); /* an empty kv-list */
+        px_blob *nbl = blob_from(&nb, &c);
+        assert_int_equal(px_store_add_blob(f->s, nbl), PMIX_ERR_UNPACK_FAILURE);
+        px_blob_unref(nbl);
+        pmix_proc_t p6 = proc(NS, 6);
+        assert_false(px_store_has_proc(f->s, &p6));
+        expect_proc_u32(f->s, NS, 0, "k", true, 1);
+    }
 }
 
 static void test_has_proc(void **state)

@@ -214,6 +214,7 @@ typedef struct px_ns {
     px_htab procs;  /* (NULL, rank) -> px_pdata */
     uint64_t born;  /* px_store.seq when created: older group blobs are not its */
     bool in_groups; /* named by a group blob: kept while the store lives */
+    size_t len;     /* strlen(name) */
     char name[];
 } px_ns;
 

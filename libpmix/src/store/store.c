@@ -109,6 +109,7 @@ px_ns *px_store_ns_get(px_store *s, const char *nspace)
     }
     ns->job = NULL;
     ns->born = s->seq;
+    ns->len = len;
     ns->in_groups = false;
     px_htab_init(&ns->procs);
     memcpy(ns->name, nspace, len + 1);

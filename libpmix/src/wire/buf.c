@@ -474,19 +474,6 @@ pmix_status_t px_unpack_str(px_buf *b, char **s)
     return PMIX_SUCCESS;
 }
 
-pmix_status_t px_unpack_strview(px_buf *b, const char **s, size_t *n)
-{
-    size_t pos = b->pos;
-    bool null;
-    pmix_status_t rc = str_view(b, s, n, &null);
-
-    if (rc == PMIX_SUCCESS && null) {
-        b->pos = pos;
-        return PMIX_ERR_UNPACK_FAILURE;
-    }
-    return rc;
-}
-
 pmix_status_t px_unpack_strbuf(px_buf *b, char *out, size_t cap)
 {
     size_t pos = b->pos, n;

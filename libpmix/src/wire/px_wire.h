@@ -213,9 +213,6 @@ pmix_status_t px_unpack_str(px_buf *b, char **s);
  * strings and NULL are rejected. For namespaces (PMIX_MAX_NSLEN+1) and keys
  * (PMIX_MAX_KEYLEN+1). */
 pmix_status_t px_unpack_strbuf(px_buf *b, char *out, size_t cap);
-/* A string where it lies: *s points into the buffer at *n bytes, none of
- * them NUL, not terminated; NULL strings are rejected. */
-pmix_status_t px_unpack_strview(px_buf *b, const char **s, size_t *n);
 /* Length-prefixed bytes: a malloc'd copy, or a pointer into the buffer. */
 pmix_status_t px_unpack_bytes(px_buf *b, void **p, size_t *n);
 pmix_status_t px_unpack_bytes_view(px_buf *b, const void **p, size_t *n);
