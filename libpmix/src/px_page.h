@@ -64,7 +64,10 @@
  * arrival, seeing every slot_tag of that half at the tag of this collect
  * and generation, ends the generation itself: res[gen & 1] (off: the half),
  * mode SLOTS, next generation, wake, then cseq = k; every process then
- * indexes each participant's record where it lies. If any is missing (its
+ * indexes each participant's record where it lies, after checking that
+ * slot q holds exactly one record, rank q's of this namespace (a
+ * participant that wrote another's record fails the collect for everyone
+ * with PMIX_ERR_UNPACK_FAILURE and turns the page off). If any is missing (its
  * writer arrived as a plain barrier, never committed, found the half still
  * held or no room left) it sends PCOLLECT as above. No message, no server
  * wake-up: the collect costs what a barrier costs, plus the copy and the

@@ -514,11 +514,11 @@ static void page_collect_slots_copied_when_too_many_held(void **state)
     node_end(nd);
 }
 
-/* A record whose slot points out of its half (a participant that wrote
- * its slot wrong) is refused before it is read: the collect fails for
- * everyone with PMIX_ERR_UNPACK_FAILURE and the page goes off; the next
- * fence goes through the server and works. */
-static void page_collect_bad_slot_refused(void **state)
+/* Collect 2 with the page's slots changed by `tamper` just before the
+ * last arrival (as a participant that wrote its slot wrong would leave
+ * them): the collect fails for everyone with PMIX_ERR_UNPACK_FAILURE and
+ * the page goes off; the next fence goes through the server and works. */
+static void collect_with_bad_slots(void (*tamper)(px_page_hdr *pg))
 {
     node *nd = node_start(N, -1);
     px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
@@ -529,7 +529,7 @@ static void page_collect_bad_slot_refused(void **state)
     for (int r = 0; r < N - 1; r++)
         assert_int_equal(px_client_lbar_arrive(nd->p[r].c, NULL, 0, &collect, 1, &lb[r]),
                          PX_LBAR_WAIT);
-    atomic_store(&px_page_slot_off(pg, 2)[1], (uint32_t)(PX_PAGE_HALF - 8));
+    tamper(pg);
     assert_int_equal(px_client_lbar_arrive(nd->p[N - 1].c, NULL, 0, &collect, 1, &lb[N - 1]),
                      PX_LBAR_DONE);
     assert_int_equal(lb[N - 1].status, PMIX_ERR_UNPACK_FAILURE);
@@ -544,6 +544,31 @@ static void page_collect_bad_slot_refused(void **state)
     fence_all(nd, 0, N);
     wait_all(nd, 0, N, PMIX_SUCCESS);
     node_end(nd);
+}
+
+static void slot_out_of_its_half(px_page_hdr *pg)
+{
+    atomic_store(&px_page_slot_off(pg, 2)[1], (uint32_t)(PX_PAGE_HALF - 8));
+}
+
+static void slot_of_rank1_names_rank0s_record(px_page_hdr *pg)
+{
+    atomic_store(&px_page_slot_off(pg, 2)[1], atomic_load(&px_page_slot_off(pg, 2)[0]));
+    atomic_store(&px_page_slot_len(pg, 2)[1], atomic_load(&px_page_slot_len(pg, 2)[0]));
+}
+
+/* A slot pointing out of its half is refused before it is read. */
+static void page_collect_bad_slot_refused(void **state)
+{
+    collect_with_bad_slots(slot_out_of_its_half);
+}
+
+/* A slot holding another participant's record (a participant that wrote
+ * another's rank, or pointed at another's record) is refused too: rank 1's
+ * data would be missing, and the record in its place could be anyone's. */
+static void page_collect_slot_of_another_refused(void **state)
+{
+    collect_with_bad_slots(slot_of_rank1_names_rank0s_record);
 }
 
 /* A slot written for a collect that then went through the server without
@@ -973,6 +998,7 @@ int main(void)
         cmocka_unit_test(page_collect_answered_through_the_page),
         cmocka_unit_test(page_collect_stale_slot_not_used),
         cmocka_unit_test(page_collect_bad_slot_refused),
+        cmocka_unit_test(page_collect_slot_of_another_refused),
         cmocka_unit_test(page_collect_slots_copied_when_too_many_held),
         cmocka_unit_test(page_collect_held_half_goes_to_the_server),
         cmocka_unit_test(page_collect_trims_what_a_larger_one_left),

@@ -1240,9 +1240,9 @@ static void test_blob_parts(void **state)
 
     /* out of the blob, or a part that cuts a record: nothing changes */
     px_part out[2] = {{at2, end2 - at2}, {end2 - 4, 8}};
-    assert_int_equal(px_store_add_parts(f->s, blob, out, 2), PMIX_ERR_UNPACK_FAILURE);
+    assert_int_equal(px_store_add_parts(f->s, blob, out, 2, NULL), PMIX_ERR_UNPACK_FAILURE);
     px_part cut[2] = {{at2, end2 - at2}, {at1, end1 - at1 - 1}};
-    assert_int_equal(px_store_add_parts(f->s, blob, cut, 2), PMIX_ERR_UNPACK_FAILURE);
+    assert_int_equal(px_store_add_parts(f->s, blob, cut, 2, NULL), PMIX_ERR_UNPACK_FAILURE);
     assert_int_equal(blob->refs, 1);
     expect_proc_u32(f->s, NS, 0, "k", true, 1);
     assert_false(px_store_has_proc(f->s, &p1));
@@ -1250,7 +1250,7 @@ static void test_blob_parts(void **state)
 
     /* the later part first, one empty part: three records */
     px_part good[3] = {{at2, end2 - at2}, {0, 0}, {at1, end1 - at1}};
-    assert_int_equal(px_store_add_parts(f->s, blob, good, 3), PMIX_SUCCESS);
+    assert_int_equal(px_store_add_parts(f->s, blob, good, 3, NULL), PMIX_SUCCESS);
     assert_int_equal(blob->refs, 4);
     expect_proc_u32(f->s, NS, 0, "k", true, 10);
     expect_proc_u32(f->s, NS, 1, "k", true, 11);
@@ -1258,6 +1258,55 @@ static void test_blob_parts(void **state)
     px_blob_unref(blob);
     px_buf_fini(&b);
     px_store_drop_job(f->s, NS);
+    assert_int_equal(c.released, 1);
+}
+
+/* Slots (slots_ns given): part i must hold exactly one record, process i's
+ * of that namespace; anything else is refused and changes nothing. */
+static void test_blob_slots(void **state)
+{
+    fixture *f = *state;
+    static counter c, keep; /* static: see count_release */
+    c = keep = (counter){0};
+    px_buf b;
+    size_t at[4];
+    pmix_proc_t p1 = proc(NS, 1);
+
+    reset_to_rank0(f->s, &keep);
+    px_buf_init(&b);
+    at[0] = b.size;
+    pack_record_u32(&b, NS, 1, "k", 21);
+    at[1] = b.size;
+    pack_record_u32(&b, NS, 0, "k", 20);
+    at[2] = b.size;
+    pack_record_u32(&b, NS2, 1, "k", 22);
+    at[3] = b.size;
+    px_blob *blob = blob_from(&b, &c);
+    const px_part r0 = {at[1], at[2] - at[1]}, r1 = {at[0], at[1] - at[0]},
+                  other = {at[2], at[3] - at[2]}, both = {at[0], at[2] - at[0]}, none = {0, 0};
+    const px_part bad[][2] = {
+        {r1, r0},     /* each in the other's slot */
+        {r0, r0},     /* rank 0 twice, rank 1 missing */
+        {r0, other},  /* slot 1 of another namespace */
+        {both, none}, /* two records in one slot, none in the other */
+        {r0, none},   /* a slot without a record */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(px_store_add_parts(f->s, blob, bad[i], 2, NS), PMIX_ERR_UNPACK_FAILURE);
+        assert_int_equal(blob->refs, 1);
+        expect_proc_u32(f->s, NS, 0, "k", true, 1);
+        assert_false(px_store_has_proc(f->s, &p1));
+    }
+    /* without slots_ns the same parts are plain records */
+    assert_int_equal(px_store_add_parts(f->s, blob, bad[0], 2, NULL), PMIX_SUCCESS);
+    reset_to_rank0(f->s, &keep);
+    const px_part good[2] = {r0, r1};
+    assert_int_equal(px_store_add_parts(f->s, blob, good, 2, NS), PMIX_SUCCESS);
+    expect_proc_u32(f->s, NS, 0, "k", true, 20);
+    expect_proc_u32(f->s, NS, 1, "k", true, 21);
+    px_blob_unref(blob);
+    px_store_drop_job(f->s, NS);
+    px_store_drop_job(f->s, NS2);
     assert_int_equal(c.released, 1);
 }
 
@@ -1833,6 +1882,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blob_create_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_parts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blob_slots, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_namespace_prefixes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_has_proc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scale, setup, teardown),

@@ -339,32 +339,38 @@ static px_part *slot_parts(px_client *c, uint32_t cseq, px_part stack[128], pmix
 
 /* The records of a SLOTS collect in `blob` (the half's slots), indexed in
  * place as one addition; or (blob NULL) copied one after another from
- * `base` into a new blob, added the same way. */
+ * `base` into a new blob, added the same way. Either way slot q must hold
+ * exactly rank q's record of this namespace (px_store_add_parts). */
 static pmix_status_t take_slots(px_client *c, px_blob *blob, const char *base, uint32_t cseq)
 {
-    px_part stack[128], *parts, whole = {0, 0};
+    px_part stack[128], *parts;
     uint32_t n = c->page_map->nprocs;
+    size_t total = 0;
     char *copy = NULL;
     pmix_status_t rc;
 
     if ((parts = slot_parts(c, cseq, stack, &rc)) == NULL)
         return rc;
     if (blob != NULL) {
-        rc = px_store_add_parts(c->store, blob, parts, n);
+        rc = px_store_add_parts(c->store, blob, parts, n, c->self.nspace);
     } else {
         for (uint32_t q = 0; q < n; q++)
-            whole.len += parts[q].len;
-        if (whole.len > PX_PAGE_HALF) /* parts that overlap: not what writers do */
+            total += parts[q].len;
+        if (total > PX_PAGE_HALF) /* parts that overlap: not what writers do */
             rc = PMIX_ERR_UNPACK_FAILURE;
-        else if (whole.len > 0 && (copy = malloc(whole.len)) == NULL)
+        else if ((copy = malloc(total > 0 ? total : 1)) == NULL)
             rc = PMIX_ERR_NOMEM;
-        for (size_t q = 0, at = 0; copy != NULL && q < n; at += parts[q++].len)
+        for (size_t q = 0, at = 0; copy != NULL && q < n; at += parts[q++].len) {
             memcpy(copy + at, base + parts[q].off, parts[q].len);
+            parts[q].off = at; /* now in the copy */
+        }
         /* px_blob_create frees the copy if it fails */
-        if (copy != NULL && (blob = px_blob_create(copy, whole.len, NULL, NULL)) == NULL)
+        if (copy != NULL && (blob = px_blob_create(copy, total, NULL, NULL)) == NULL)
             rc = PMIX_ERR_NOMEM;
-        else if (copy != NULL)
-            rc = add(c, blob, false);
+        else if (copy != NULL) {
+            rc = px_store_add_parts(c->store, blob, parts, n, c->self.nspace);
+            px_blob_unref(blob); /* the store holds what it needs */
+        }
     }
     if (parts != stack)
         free(parts);

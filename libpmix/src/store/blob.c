@@ -224,10 +224,21 @@ typedef struct placed {
 pmix_status_t px_store_add_blob(px_store *s, px_blob *blob)
 {
     px_part whole = {0, blob != NULL ? blob->len : 0};
-    return px_store_add_parts(s, blob, &whole, 1);
+    return px_store_add_parts(s, blob, &whole, 1, NULL);
 }
 
-pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *parts, size_t nparts)
+/* For slots: is `r`, just read from part w->part, the one record that part
+ * may hold, the one of process (slots_ns, w->part)? `n` records came
+ * before it. */
+static bool slot_record(const walk *w, const record *r, size_t n, const char *slots_ns,
+                        size_t nslen)
+{
+    return n == w->part && r->rank == w->part && w->at == w->end && r->nslen == nslen &&
+           memcmp(r->ns, slots_ns, nslen) == 0;
+}
+
+pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *parts, size_t nparts,
+                                 const char *slots_ns)
 {
     walk w;
     record r;
@@ -235,6 +246,7 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
     placed stack[PLACED_ON_STACK], *at = stack;
     const px_ns *ns = NULL;
     char name[PMIX_MAX_NSLEN + 1];
+    size_t slots_nslen = slots_ns != NULL ? strlen(slots_ns) : 0;
     pmix_status_t rc = PMIX_SUCCESS, step;
     if (s == NULL || blob == NULL || (blob->data == NULL && blob->len != 0) ||
         (parts == NULL && nparts > 0)) {
@@ -249,7 +261,8 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
      * (no allocation: a malformed blob changes nothing) */
     walk_start(&w, blob, parts, nparts);
     while ((step = walk_next(&w, &r)) != PMIX_ERR_NOT_FOUND) {
-        if (step != PMIX_SUCCESS) {
+        if (step != PMIX_SUCCESS ||
+            (slots_ns != NULL && !slot_record(&w, &r, n, slots_ns, slots_nslen))) {
             rc = PMIX_ERR_UNPACK_FAILURE;
             goto out;
         }
@@ -279,6 +292,10 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
         at[n].off = r.off;
         at[n].len = r.len;
         n++;
+    }
+    if (slots_ns != NULL && n != nparts) {
+        rc = PMIX_ERR_UNPACK_FAILURE; /* a slot without its record */
+        goto out;
     }
     if (n > (size_t)(INT_MAX - blob->refs)) {
         rc = PMIX_ERR_OUT_OF_RESOURCE;

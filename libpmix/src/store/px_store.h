@@ -196,8 +196,13 @@ typedef struct px_part {
 /* px_store_add_blob for records that lie in parts[0..n) of `blob` (each a
  * whole number of records; the bytes between them are not read), as one
  * addition: the fence page's slots. The same checks and results; a part
- * out of the blob's range is PMIX_ERR_UNPACK_FAILURE. */
-pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *parts, size_t n);
+ * out of the blob's range is PMIX_ERR_UNPACK_FAILURE. With `slots_ns`
+ * (not NULL), part i must hold exactly one record, process i's of
+ * namespace slots_ns: the page's slots are written by the processes
+ * themselves, and one that wrote another's name, or two records, must not
+ * pass for it (PMIX_ERR_UNPACK_FAILURE, nothing changes). */
+pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *parts, size_t n,
+                                 const char *slots_ns);
 
 /* ---- collected data in groups (groups.c) ---- */
 
