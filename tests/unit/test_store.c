@@ -14,6 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -1350,6 +1355,80 @@ static void test_blob_namespace_prefixes(void **state)
     assert_int_equal(c.released, 1);
 }
 
+static void release_nothing(void *arg, const uint8_t *data, size_t len)
+{
+}
+
+/* The page's slots lie in memory other processes can write while a reader
+ * indexes them. A child process flips the record's rank (0 <-> 5) and a
+ * letter of its namespace ("test.job" <-> "test.xob") as fast as it can
+ * while this one adds the slot again and again: whatever it reads, an
+ * addition that succeeds must index process 0 of NS, never another (each
+ * field is read once; reading a field again after checking it indexed
+ * the wrong process in about 1 call in 8). */
+static void test_blob_slots_race(void **state)
+{
+    fixture *f = *state;
+    static counter keep; /* static: see count_release */
+    keep = (counter){0};
+    px_buf b;
+    pmix_proc_t p5 = proc(NS, 5), x0 = proc("test.xob", 0);
+
+    reset_to_rank0(f->s, &keep);
+    px_buf_init(&b);
+    pack_record_u32(&b, NS, 0, "k", 7);
+    assert_int_equal(px_buf_status(&b), PMIX_SUCCESS);
+    size_t len = b.size, rank_at = 4 + strlen(NS), letter_at = 4 + 5;
+    uint8_t *shm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(shm != MAP_FAILED && len < 4096);
+    memcpy(shm, b.data, len);
+    px_buf_fini(&b);
+    volatile uint8_t *stop = shm + 4095;
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        /* gone with this process, or after 10 s, even if a check fails
+         * before the flag is set */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        alarm(10);
+        volatile uint8_t *v = shm;
+        for (unsigned i = 0; !*stop; i++) {
+            v[rank_at] = (i & 1) ? 5 : 0;
+            v[letter_at] = (i & 2) ? 'x' : 'j';
+        }
+        _exit(0);
+    }
+    px_blob *blob = px_blob_create(shm, len, release_nothing, NULL);
+    assert_non_null(blob);
+    const px_part slot = {0, len};
+    pmix_proc_t p0 = proc(NS, 0);
+    for (unsigned i = 0; i < 20000; i++) {
+        /* a store without the process each time, so that the addition
+         * creates it, and every other time its namespace too */
+        px_store_drop_job(f->s, NS);
+        if (i & 1) {
+            put_u32(f->s, NS, 1, PMIX_GLOBAL, "keep", 1);
+        }
+        if (px_store_add_parts(f->s, blob, &slot, 1, NS) == PMIX_SUCCESS) {
+            assert_true(px_store_has_proc(f->s, &p0));
+        }
+        assert_false(px_store_has_proc(f->s, &p5));
+        assert_false(px_store_has_proc(f->s, &x0));
+    }
+    *stop = 1;
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    /* the record as it was, left alone: it is indexed as process 0 of NS */
+    shm[rank_at] = 0;
+    shm[letter_at] = 'j';
+    px_store_drop_job(f->s, NS);
+    assert_int_equal(px_store_add_parts(f->s, blob, &slot, 1, NS), PMIX_SUCCESS);
+    expect_proc_u32(f->s, NS, 0, "k", true, 7);
+    px_store_drop_job(f->s, NS); /* drops the blob's references before it goes */
+    px_blob_unref(blob);
+    munmap(shm, 4096);
+}
+
 static void test_blob_malformed(void **state)
 {
     fixture *f = *state;
@@ -1883,6 +1962,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blob_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_parts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_slots, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blob_slots_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_namespace_prefixes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_has_proc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scale, setup, teardown),

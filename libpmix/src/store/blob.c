@@ -198,28 +198,74 @@ static pmix_status_t walk_next(walk *w, record *r)
     return next_record(w->blob->data, w->end, &w->at, r);
 }
 
-/* Undo step 2 for the first `n` records. */
-static void prune_records(px_store *s, const px_blob *blob, const px_part *parts, size_t nparts,
-                          size_t n)
-{
-    walk w;
-    record r;
-    walk_start(&w, blob, parts, nparts);
-    char name[PMIX_MAX_NSLEN + 1];
-    for (size_t i = 0; i < n && walk_next(&w, &r) == PMIX_SUCCESS; i++) {
-        if (record_nspace(&r, name) != NULL) { /* step 1 checked it */
-            px_store_prune(s, name, r.rank);
-        }
-    }
-}
-
-/* Where step 2 found each record's process, for step 3. */
+/* What step 1 read of each record, for steps 2 and 3. The record's
+ * identity is read once, here: the page's slots lie in memory the other
+ * processes can still write, so reading a name or a rank again later
+ * could give another answer than the one checked. */
 typedef struct placed {
-    px_pdata *d;
+    px_pdata *d;   /* the process, found in step 1 or created in step 2 */
+    px_ns *ns;     /* its namespace, if the store had it in step 1 */
+    uint32_t name; /* else: its name, in the private copies (names[]) */
+    pmix_rank_t rank;
+    bool created; /* by step 2 (undone on failure) */
     size_t off, len;
 } placed;
 
 #define PLACED_ON_STACK 128
+
+/* Private copies of the namespace names step 1 did not find. */
+typedef struct nsnames {
+    char (*v)[PMIX_MAX_NSLEN + 1];
+    uint32_t n, cap;
+} nsnames;
+
+/* The index of `name` in `nn`, added if it is not the last one added;
+ * UINT32_MAX on allocation failure. */
+static uint32_t nsnames_add(nsnames *nn, const char *name)
+{
+    if (nn->n > 0 && strcmp(nn->v[nn->n - 1], name) == 0) {
+        return nn->n - 1;
+    }
+    if (nn->n == nn->cap) {
+        uint32_t cap = nn->cap != 0 ? 2 * nn->cap : 4;
+        void *v = cap < nn->cap ? NULL : realloc(nn->v, (size_t)cap * sizeof(*nn->v));
+        if (v == NULL) {
+            return UINT32_MAX;
+        }
+        nn->v = v;
+        nn->cap = cap;
+    }
+    memcpy(nn->v[nn->n], name, strlen(name) + 1);
+    return nn->n++;
+}
+
+/* Undo step 2: the processes it created, by what step 1 read. A created
+ * process keeps its namespace alive until it is pruned itself, so the
+ * name is read before its own prune only. */
+static void prune_created(px_store *s, const placed *at, size_t n)
+{
+    char name[PMIX_MAX_NSLEN + 1];
+    for (size_t i = 0; i < n; i++) {
+        if (at[i].created) {
+            memcpy(name, at[i].ns->name, at[i].ns->len + 1);
+            px_store_prune(s, name, at[i].rank);
+        }
+    }
+}
+
+/* Step 2 failed at record `i`: undo what it created, the namespace it may
+ * have created for record i included (left empty by the failure). */
+static void undo_step2(px_store *s, const placed *at, size_t i)
+{
+    char name[PMIX_MAX_NSLEN + 1];
+    if (at[i].ns != NULL) {
+        memcpy(name, at[i].ns->name, at[i].ns->len + 1);
+    }
+    prune_created(s, at, i);
+    if (at[i].ns != NULL) {
+        px_store_prune(s, name, at[i].rank); /* removes the namespace if it is empty */
+    }
+}
 
 pmix_status_t px_store_add_blob(px_store *s, px_blob *blob)
 {
@@ -244,12 +290,14 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
     record r;
     size_t n = 0, cap = PLACED_ON_STACK, missing = 0;
     placed stack[PLACED_ON_STACK], *at = stack;
-    const px_ns *ns = NULL;
+    px_ns *ns = NULL; /* the namespace of the last record, if the store has it */
+    uint32_t unk = 0; /* else its index in names */
+    nsnames names = {0};
     char name[PMIX_MAX_NSLEN + 1];
-    size_t slots_nslen = slots_ns != NULL ? strlen(slots_ns) : 0;
+    size_t slots_nslen = 0;
     pmix_status_t rc = PMIX_SUCCESS, step;
     if (s == NULL || blob == NULL || (blob->data == NULL && blob->len != 0) ||
-        (parts == NULL && nparts > 0)) {
+        (parts == NULL && nparts > 0) || (slots_ns != NULL && !px_store_valid_nspace(slots_ns))) {
         return PMIX_ERR_BAD_PARAM;
     }
     for (size_t i = 0; i < nparts; i++) {
@@ -257,8 +305,16 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
             return PMIX_ERR_UNPACK_FAILURE;
         }
     }
+    if (slots_ns != NULL) {
+        /* every record's namespace is this one, and its rank its slot's */
+        slots_nslen = strlen(slots_ns);
+        ns = px_store_ns(s, slots_ns);
+        if (ns == NULL && (unk = nsnames_add(&names, slots_ns)) == UINT32_MAX) {
+            return PMIX_ERR_NOMEM;
+        }
+    }
     /* 1: check every header, and find the processes that exist already
-     * (no allocation: a malformed blob changes nothing) */
+     * (no change to the store: a malformed blob changes nothing) */
     walk_start(&w, blob, parts, nparts);
     while ((step = walk_next(&w, &r)) != PMIX_ERR_NOT_FOUND) {
         if (step != PMIX_SUCCESS ||
@@ -279,18 +335,28 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
             at = na;
             cap *= 2;
         }
-        /* the records of a blob are mostly of one namespace: look it up once */
-        if (!record_in(&r, ns)) {
+        if (slots_ns != NULL) {
+            r.rank = (pmix_rank_t)w.part; /* what slot_record compared */
+        } else if (!record_in(&r, ns)) {
+            /* the records of a blob are mostly of one namespace: looked
+             * up once, and from a private copy of the name */
             if (record_nspace(&r, name) == NULL) {
                 rc = PMIX_ERR_UNPACK_FAILURE;
                 goto out;
             }
             ns = px_store_ns(s, name);
+            if (ns == NULL && (unk = nsnames_add(&names, name)) == UINT32_MAX) {
+                rc = PMIX_ERR_NOMEM;
+                goto out;
+            }
         }
-        at[n].d = ns != NULL ? px_htab_get(&ns->procs, NULL, r.rank) : NULL;
+        at[n] = (placed){.d = ns != NULL ? px_htab_get(&ns->procs, NULL, r.rank) : NULL,
+                         .ns = ns,
+                         .name = unk,
+                         .rank = r.rank,
+                         .off = r.off,
+                         .len = r.len};
         missing += at[n].d == NULL;
-        at[n].off = r.off;
-        at[n].len = r.len;
         n++;
     }
     if (slots_ns != NULL && n != nparts) {
@@ -301,22 +367,35 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
         rc = PMIX_ERR_OUT_OF_RESOURCE;
         goto out;
     }
-    /* 2: create the processes seen for the first time (on failure, the
-     * ones created so far are pruned) */
+    /* 2: create the processes seen for the first time, from what step 1
+     * read (on failure, the ones created so far are pruned) */
     if (missing > 0) {
         px_ns *ms = NULL;
-        walk_start(&w, blob, parts, nparts);
+        uint32_t ms_name = UINT32_MAX;
         for (size_t i = 0; i < n; i++) {
-            (void)walk_next(&w, &r);
             if (at[i].d != NULL) {
                 continue;
             }
-            if (!record_in(&r, ms)) {
-                ms = px_store_ns_get(s, record_nspace(&r, name)); /* step 1 checked it */
+            if (at[i].ns == NULL) {
+                if (ms == NULL || ms_name != at[i].name) {
+                    ms = px_store_ns_get(s, names.v[at[i].name]);
+                    ms_name = at[i].name;
+                }
+                at[i].ns = ms;
             }
-            at[i].d = ms != NULL ? px_store_pdata_get_ns(s, ms, r.rank) : NULL;
+            if (at[i].ns == NULL) {
+                undo_step2(s, at, i);
+                rc = PMIX_ERR_NOMEM;
+                goto out;
+            }
+            /* a process named twice in this blob is created once */
+            at[i].d = px_htab_get(&at[i].ns->procs, NULL, at[i].rank);
             if (at[i].d == NULL) {
-                prune_records(s, blob, parts, nparts, i);
+                at[i].d = px_store_pdata_get_ns(s, at[i].ns, at[i].rank);
+                at[i].created = at[i].d != NULL;
+            }
+            if (at[i].d == NULL) {
+                undo_step2(s, at, i);
                 rc = PMIX_ERR_NOMEM;
                 goto out;
             }
@@ -337,5 +416,6 @@ out:
     if (at != stack) {
         free(at);
     }
+    free(names.v);
     return rc;
 }
