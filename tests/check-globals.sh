@@ -17,11 +17,18 @@
 # .rodata (R/r) is accepted too. Symbols a sanitizer adds (__odr_asan.*,
 # __asan_*, __ubsan_*, __sancov_*) are ignored.
 #
+# Objects compiled with -flto -ffat-lto-objects (libpmix in optimized
+# builds) hold two symbol tables; nm shows the LTO one by default, without
+# types or sections, so nm is told the object's own format (objdump -f) to
+# read the ordinary one. A table whose symbols all lack a type is an error,
+# never a pass.
+#
 # Exit status: 0 no writable data, 1 some found (listed with their objects),
 # 2 usage error or a tool failed.
 set -euo pipefail
 
 NM=${NM:-nm}
+OBJDUMP=${OBJDUMP:-objdump}
 allow=()
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -57,7 +64,12 @@ for obj in "$@"; do
         continue
     fi
     checked=$((checked + 1))
-    if ! table=$("$NM" --format=sysv --defined-only "$obj" 2>&1); then
+    if ! format=$("$OBJDUMP" -f "$obj" 2>&1 | sed -n 's/.*file format //p' | head -n 1) ||
+        [[ -z $format ]]; then
+        echo "check-globals: $OBJDUMP -f found no file format in $obj" >&2
+        exit 2
+    fi
+    if ! table=$("$NM" --format=sysv --defined-only --target="$format" "$obj" 2>&1); then
         echo "check-globals: $NM failed on $obj: $table" >&2
         exit 2
     fi
@@ -74,6 +86,13 @@ for obj in "$@"; do
             sub(/^0+/, "", size); if (size == "") size = "0"
             printf "    %-32s class %s, section %s, size 0x%s\n", name, $3, sect, size
         }' <<<"$table")
+    # every defined symbol without a type: a table nm could not read
+    # properly (an LTO-only view), which would pass anything
+    if awk -F'|' 'NF >= 7 { n++; gsub(/[ \t]/, "", $4); if ($4 != "") typed++ }
+                  END { exit !(n > 0 && typed == 0) }' <<<"$table"; then
+        echo "check-globals: $NM shows no symbol types for $obj (an LTO symbol table?)" >&2
+        exit 2
+    fi
     if [[ -n $hits ]]; then
         src=${obj#*.dir/}
         echo "writable data in $obj (from ${src%.o}):"
