@@ -151,7 +151,8 @@ typedef struct px_page_res {
 
 typedef struct px_page_hdr {
     uint32_t magic;  /* PX_PAGE_MAGIC, written before the page is sent */
-    uint32_t nprocs; /* participants: ranks 0 .. nprocs-1 */
+    uint32_t nprocs; /* participants: ranks 0 .. nprocs-1 (written once, read once: see
+                        px_page_released) */
     alignas(64) _Atomic uint32_t word;
     _Atomic uint32_t mode[2]; /* PX_PG_MODE_*, by generation & 1 */
     px_page_res res[2];       /* by generation & 1, written before the generation moves */
@@ -166,34 +167,39 @@ typedef struct px_page_hdr {
     alignas(64) _Atomic uint32_t commits[];
 } px_page_hdr;
 
-static inline _Atomic uint32_t *px_page_released(px_page_hdr *pg)
+/* The per-rank arrays. `n` is the participant count as the caller knows
+ * it, never pg->nprocs read again: every participant can write the page,
+ * and a count changed under a reader would move these arrays out of the
+ * mapping. The client keeps the count it checked when the page came
+ * (px_client.page_n), the server the one it wrote (px_nspace.pg_n). */
+static inline _Atomic uint32_t *px_page_released(px_page_hdr *pg, uint32_t n)
 {
-    return pg->commits + pg->nprocs;
+    return pg->commits + n;
 }
 
-static inline _Atomic uint32_t *px_page_slot_tag(px_page_hdr *pg, uint32_t half)
+static inline _Atomic uint32_t *px_page_slot_tag(px_page_hdr *pg, uint32_t n, uint32_t half)
 {
-    return pg->commits + (2 + (size_t)(half & 1)) * pg->nprocs;
+    return pg->commits + (2 + (size_t)(half & 1)) * n;
 }
 
-static inline _Atomic uint32_t *px_page_slot_len(px_page_hdr *pg, uint32_t half)
+static inline _Atomic uint32_t *px_page_slot_len(px_page_hdr *pg, uint32_t n, uint32_t half)
 {
-    return pg->commits + (4 + (size_t)(half & 1)) * pg->nprocs;
+    return pg->commits + (4 + (size_t)(half & 1)) * n;
 }
 
-static inline _Atomic uint32_t *px_page_slot_off(px_page_hdr *pg, uint32_t half)
+static inline _Atomic uint32_t *px_page_slot_off(px_page_hdr *pg, uint32_t n, uint32_t half)
 {
-    return pg->commits + (6 + (size_t)(half & 1)) * pg->nprocs;
+    return pg->commits + (6 + (size_t)(half & 1)) * n;
 }
 
 /* True if the data half of collect `cseq` may be written: every
  * participant let go of collect cseq - 2, the last one there. Both the
  * clients (their slots) and the server (its records) ask before writing. */
-static inline bool px_page_half_free(px_page_hdr *pg, uint32_t cseq)
+static inline bool px_page_half_free(px_page_hdr *pg, uint32_t n, uint32_t cseq)
 {
-    _Atomic uint32_t *rel = px_page_released(pg);
+    _Atomic uint32_t *rel = px_page_released(pg, n);
 
-    for (uint32_t r = 0; r < pg->nprocs && cseq > 2; r++)
+    for (uint32_t r = 0; r < n && cseq > 2; r++)
         if ((int32_t)(atomic_load_explicit(&rel[r], memory_order_acquire) - (cseq - 2)) < 0)
             return false;
     return true;

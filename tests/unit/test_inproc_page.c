@@ -424,15 +424,15 @@ static void check_slots(px_page_hdr *pg, uint32_t cseq)
     uint32_t units = 0;
 
     for (int r = 0; r < N; r++) {
-        uint32_t off = atomic_load(&px_page_slot_off(pg, cseq)[r]);
-        uint32_t len = atomic_load(&px_page_slot_len(pg, cseq)[r]);
-        assert_int_equal(atomic_load(&px_page_slot_tag(pg, cseq)[r]) >> 13, cseq);
+        uint32_t off = atomic_load(&px_page_slot_off(pg, pg->nprocs, cseq)[r]);
+        uint32_t len = atomic_load(&px_page_slot_len(pg, pg->nprocs, cseq)[r]);
+        assert_int_equal(atomic_load(&px_page_slot_tag(pg, pg->nprocs, cseq)[r]) >> 13, cseq);
         assert_int_equal(off % PX_PG_FILL_LINE, 0);
         assert_true(len > 0);
         units += (len + PX_PG_FILL_LINE - 1) / PX_PG_FILL_LINE;
         for (int q = 0; q < r; q++) {
-            uint32_t qoff = atomic_load(&px_page_slot_off(pg, cseq)[q]);
-            uint32_t qlen = atomic_load(&px_page_slot_len(pg, cseq)[q]);
+            uint32_t qoff = atomic_load(&px_page_slot_off(pg, pg->nprocs, cseq)[q]);
+            uint32_t qlen = atomic_load(&px_page_slot_len(pg, pg->nprocs, cseq)[q]);
             assert_true(off >= qoff + qlen || qoff >= off + len);
         }
     }
@@ -464,7 +464,7 @@ static void page_collect_written_by_the_clients(void **state)
         assert_int_equal(atomic_load(&pg->cseq), round);
         check_slots(pg, round); /* the half was filled again from its start */
         for (int r = 0; r < N; r++)
-            assert_int_equal(atomic_load(&px_page_released(pg)[r]), round - 1);
+            assert_int_equal(atomic_load(&px_page_released(pg, pg->nprocs)[r]), round - 1);
     }
     /* the server numbers its collects after the clients' ones: the next
      * one it writes is collect 6, in half 0 */
@@ -472,6 +472,31 @@ static void page_collect_written_by_the_clients(void **state)
     assert_int_equal(atomic_load(&pg->cseq), 6);
     assert_int_equal(pg->res[0].cseq + pg->res[1].cseq, 5 + 6);
     page_collect_round(nd, 7, -1, BY_SLOTS);
+    node_end(nd);
+}
+
+/* The participant count in the page's header is written once by the
+ * server and read once by each client when the page comes: a participant
+ * that changes it later (a stray write) moves nobody's per-rank arrays.
+ * Collects written by the clients and by the server, and barriers, go on
+ * as before (under ASan, any read through the changed count would be past
+ * the page). */
+static void page_header_count_changed_is_ignored(void **state)
+{
+    node *nd = node_start(N, -1);
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+
+    page_collect_round(nd, 1, -1, BY_SLOTS);
+    pg->nprocs = PX_PAGE_MAX;
+    page_collect_round(nd, 2, -1, BY_SLOTS);
+    page_collect_round(nd, 3, 1, BY_DATA);
+    fence_all(nd, 0, N);
+    wait_all(nd, 0, N, PMIX_SUCCESS);
+    pg->nprocs = 1;
+    page_collect_round(nd, 4, -1, BY_SLOTS);
+    page_collect_round(nd, 5, 2, BY_DATA);
+    assert_int_equal(atomic_load(&pg->cseq), 5);
+    pg->nprocs = N; /* as it was, for the checks at the end */
     node_end(nd);
 }
 
@@ -490,7 +515,7 @@ static void page_collect_answered_through_the_page(void **state)
         assert_int_equal(inproc_frames_to_servers(nd->w), frames + N + 1);
         px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
         for (int r = 0; r < N; r++)
-            assert_int_equal(atomic_load(&px_page_released(pg)[r]), round - 1);
+            assert_int_equal(atomic_load(&px_page_released(pg, pg->nprocs)[r]), round - 1);
     }
     node_end(nd);
 }
@@ -548,13 +573,15 @@ static void collect_with_bad_slots(void (*tamper)(px_page_hdr *pg))
 
 static void slot_out_of_its_half(px_page_hdr *pg)
 {
-    atomic_store(&px_page_slot_off(pg, 2)[1], (uint32_t)(PX_PAGE_HALF - 8));
+    atomic_store(&px_page_slot_off(pg, pg->nprocs, 2)[1], (uint32_t)(PX_PAGE_HALF - 8));
 }
 
 static void slot_of_rank1_names_rank0s_record(px_page_hdr *pg)
 {
-    atomic_store(&px_page_slot_off(pg, 2)[1], atomic_load(&px_page_slot_off(pg, 2)[0]));
-    atomic_store(&px_page_slot_len(pg, 2)[1], atomic_load(&px_page_slot_len(pg, 2)[0]));
+    atomic_store(&px_page_slot_off(pg, pg->nprocs, 2)[1],
+                 atomic_load(&px_page_slot_off(pg, pg->nprocs, 2)[0]));
+    atomic_store(&px_page_slot_len(pg, pg->nprocs, 2)[1],
+                 atomic_load(&px_page_slot_len(pg, pg->nprocs, 2)[0]));
 }
 
 /* A slot pointing out of its half is refused before it is read. */
@@ -616,11 +643,11 @@ static void page_collect_held_half_goes_to_the_server(void **state)
     page_collect_round(nd, 1, -1, BY_SLOTS);
     page_collect_round(nd, 2, -1, BY_SLOTS);
     px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
-    atomic_store(&px_page_released(pg)[2], 0); /* rank 2 "still holds" collect 1 */
-    page_collect_round(nd, 3, -1, BY_SERVER);  /* no slot written, and the server cannot */
-    page_collect_round(nd, 4, -1, BY_SLOTS);   /* collect 3 of the page, in half 1 */
-    atomic_store(&px_page_released(pg)[1], 1); /* rank 1 "still holds" collect 2 */
-    page_collect_round(nd, 5, 3, BY_SERVER);   /* collect 4 of half 0, by the server */
+    atomic_store(&px_page_released(pg, pg->nprocs)[2], 0); /* rank 2 "still holds" collect 1 */
+    page_collect_round(nd, 3, -1, BY_SERVER); /* no slot written, and the server cannot */
+    page_collect_round(nd, 4, -1, BY_SLOTS);  /* collect 3 of the page, in half 1 */
+    atomic_store(&px_page_released(pg, pg->nprocs)[1], 1); /* rank 1 "still holds" collect 2 */
+    page_collect_round(nd, 5, 3, BY_SERVER);               /* collect 4 of half 0, by the server */
     page_collect_round(nd, 6, 3, BY_DATA);
     node_end(nd);
 }
@@ -995,6 +1022,7 @@ int main(void)
         cmocka_unit_test(page_timeout_turns_it_off),
         cmocka_unit_test(page_only_for_one_node_jobs),
         cmocka_unit_test(page_collect_written_by_the_clients),
+        cmocka_unit_test(page_header_count_changed_is_ignored),
         cmocka_unit_test(page_collect_answered_through_the_page),
         cmocka_unit_test(page_collect_stale_slot_not_used),
         cmocka_unit_test(page_collect_bad_slot_refused),

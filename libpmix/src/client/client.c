@@ -233,13 +233,18 @@ static void take_page(px_client *c)
 {
     size_t len = 0;
     px_page_hdr *pg = c->pops->page_get != NULL ? c->pops->page_get(c->pctx, &len) : NULL;
+    uint32_t n = 0;
     px_buf b;
 
-    if (pg != NULL && len >= px_page_size(0) && pg->magic == PX_PAGE_MAGIC && pg->nprocs >= 2 &&
-        pg->nprocs <= PX_PAGE_MAX && len >= px_page_total(pg->nprocs) &&
-        c->self.rank < pg->nprocs && c->pops->page_wait != NULL && c->pops->page_wake != NULL) {
+    /* the count is read once: the other participants can write the page */
+    if (pg != NULL && len >= px_page_size(0))
+        n = *(volatile uint32_t *)&pg->nprocs;
+    if (pg != NULL && len >= px_page_size(0) && pg->magic == PX_PAGE_MAGIC && n >= 2 &&
+        n <= PX_PAGE_MAX && len >= px_page_total(n) && c->self.rank < n &&
+        c->pops->page_wait != NULL && c->pops->page_wake != NULL) {
         c->page = c->page_map = pg;
         c->page_len = len;
+        c->page_n = n;
         c->page_bound = c->pops->page_bound != NULL && c->pops->page_bound(c->pctx);
         if (c->pops->log != NULL)
             c->pops->log(c->pctx, PX_LOG_DEBUG,

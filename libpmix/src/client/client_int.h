@@ -88,6 +88,7 @@ struct px_client {
     px_page_hdr *page;     /* NULL once the page is off for this client */
     px_page_hdr *page_map; /* the mapping itself, kept while the client lives */
     size_t page_len;       /* mapped */
+    uint32_t page_n;       /* participants, read once when the page came (px_page_released) */
     bool page_bound;       /* the platform's page_bound: sleep with no deadline */
     uint32_t ncommits;     /* commits sent, mirrored in page->commits[rank] */
     unsigned page_open;    /* arrivals on the page whose fence has not ended */

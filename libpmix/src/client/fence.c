@@ -122,10 +122,10 @@ void px_cli_page_break(px_client *c, const char *why)
  * collect goes to the server. */
 static void write_slot(px_client *c, px_page_hdr *pg, uint32_t k, uint32_t gen)
 {
-    uint32_t n = pg->nprocs, r = c->self.rank, old, used, units;
+    uint32_t n = c->page_n, r = c->self.rank, old, used, units;
 
     if (c->prec.size == 0 || c->prec.size > PX_PAGE_HALF || PX_PG_SLOT_TAG(k, gen) == 0 ||
-        !px_page_half_free(pg, k))
+        !px_page_half_free(pg, n, k))
         return;
     units = (uint32_t)((c->prec.size + PX_PG_FILL_LINE - 1) / PX_PG_FILL_LINE);
     old = atomic_load_explicit(&pg->fill[k & 1], memory_order_relaxed);
@@ -147,22 +147,22 @@ static void write_slot(px_client *c, px_page_hdr *pg, uint32_t k, uint32_t gen)
     }
     memcpy((char *)pg + px_page_data_off(n) + (k & 1) * PX_PAGE_HALF + used * PX_PG_FILL_LINE,
            c->prec.data, c->prec.size);
-    atomic_store_explicit(&px_page_slot_off(pg, k)[r], used * PX_PG_FILL_LINE,
+    atomic_store_explicit(&px_page_slot_off(pg, n, k)[r], used * PX_PG_FILL_LINE,
                           memory_order_relaxed);
-    atomic_store_explicit(&px_page_slot_len(pg, k)[r], (uint32_t)c->prec.size,
+    atomic_store_explicit(&px_page_slot_len(pg, n, k)[r], (uint32_t)c->prec.size,
                           memory_order_relaxed);
-    atomic_store_explicit(&px_page_slot_tag(pg, k)[r], PX_PG_SLOT_TAG(k, gen),
+    atomic_store_explicit(&px_page_slot_tag(pg, n, k)[r], PX_PG_SLOT_TAG(k, gen),
                           memory_order_release);
 }
 
 /* True if every participant's slot holds its record for collect k, written
  * in generation `gen`. */
-static bool slots_full(px_page_hdr *pg, uint32_t k, uint32_t gen)
+static bool slots_full(px_page_hdr *pg, uint32_t n, uint32_t k, uint32_t gen)
 {
-    _Atomic uint32_t *tag = px_page_slot_tag(pg, k);
+    _Atomic uint32_t *tag = px_page_slot_tag(pg, n, k);
     uint32_t want = PX_PG_SLOT_TAG(k, gen);
 
-    for (uint32_t q = 0; q < pg->nprocs; q++)
+    for (uint32_t q = 0; q < n; q++)
         if (atomic_load_explicit(&tag[q], memory_order_acquire) != want)
             return false;
     return want != 0;
@@ -181,7 +181,7 @@ static void give_back_past(px_client *c, px_page_hdr *pg, uint32_t k)
 {
     uint32_t f = atomic_load_explicit(&pg->fill[k & 1], memory_order_relaxed);
     uint64_t used, was;
-    char *half = (char *)pg + px_page_data_off(pg->nprocs) + (uint64_t)(k & 1) * PX_PAGE_HALF;
+    char *half = (char *)pg + px_page_data_off(c->page_n) + (uint64_t)(k & 1) * PX_PAGE_HALF;
 
     if (c->pops->page_discard == NULL || (f >> PX_PG_FILL_SHIFT) != PX_PG_FILL_TAG(k))
         return;
@@ -220,9 +220,9 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         gen = PX_PG_GEN(old);
         srv = server || (old & PX_PG_SERVER) != 0;
         col = collect || (old & PX_PG_COLLECT) != 0;
-        full = cnt >= pg->nprocs && !srv && col; /* the server answers it */
+        full = cnt >= c->page_n && !srv && col; /* the server answers it */
         /* ... unless every record is in its slot: then this process ends it */
-        slots = full && slots_full(pg, cseq, gen);
+        slots = full && slots_full(pg, c->page_n, cseq, gen);
         if (slots && !given_back) {
             give_back_past(c, pg, cseq);
             given_back = true;
@@ -230,10 +230,10 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         if (slots) {
             full = false;
             pg->res[gen & 1].cseq = cseq;
-            pg->res[gen & 1].off = px_page_data_off(pg->nprocs) + (cseq & 1) * PX_PAGE_HALF;
+            pg->res[gen & 1].off = px_page_data_off(c->page_n) + (cseq & 1) * PX_PAGE_HALF;
             pg->res[gen & 1].len = 0;
         }
-        if (cnt >= pg->nprocs && !full) {
+        if (cnt >= c->page_n && !full) {
             new = (gen + 1) << PX_PG_GEN_SHIFT;
             atomic_store_explicit(&pg->mode[gen & 1],
                                   srv     ? PX_PG_MODE_SERVER
@@ -248,7 +248,7 @@ static int arrive(px_client *c, int k, px_lbar *lb)
                                                     memory_order_acquire));
     /* Sleepers wait for the last arrival, or for whoever turned this
      * generation into a SERVER one; a full collect's wait for the server. */
-    if (((cnt >= pg->nprocs && !full) || server) && (old & PX_PG_SERVER) == 0 &&
+    if (((cnt >= c->page_n && !full) || server) && (old & PX_PG_SERVER) == 0 &&
         (old & PX_PG_COUNT) > 0)
         c->pops->page_wake(c->pctx, (uint32_t *)&pg->word);
     lb->status = PMIX_SUCCESS;
@@ -260,7 +260,7 @@ static int arrive(px_client *c, int k, px_lbar *lb)
         atomic_store_explicit(&pg->cseq, cseq, memory_order_relaxed);
     if (slots && (lb->status = take_page_data(c, gen, PX_PG_MODE_SLOTS)) != PMIX_SUCCESS)
         px_cli_page_break(c, "collected data on the page unusable: the fence page is off");
-    if (cnt >= pg->nprocs && !srv && !full)
+    if (cnt >= c->page_n && !srv && !full)
         return PX_LBAR_DONE;
     c->page_open++;
     if (srv)
@@ -294,7 +294,8 @@ static void publish_released(px_client *c)
     for (unsigned i = 0; i < c->npheld; i++)
         if ((int32_t)(c->pheld[i] - 1 - upto) < 0)
             upto = c->pheld[i] - 1;
-    atomic_store_explicit(&px_page_released(c->page_map)[c->self.rank], upto, memory_order_release);
+    atomic_store_explicit(&px_page_released(c->page_map, c->page_n)[c->self.rank], upto,
+                          memory_order_release);
 }
 
 static void page_blob_release(void *arg, const uint8_t *data, size_t len)
@@ -318,15 +319,16 @@ static void page_blob_release(void *arg, const uint8_t *data, size_t len)
 static px_part *slot_parts(px_client *c, uint32_t cseq, px_part stack[128], pmix_status_t *rc)
 {
     px_page_hdr *pg = c->page_map;
-    _Atomic uint32_t *len = px_page_slot_len(pg, cseq), *off = px_page_slot_off(pg, cseq);
+    uint32_t n = c->page_n;
+    _Atomic uint32_t *len = px_page_slot_len(pg, n, cseq), *off = px_page_slot_off(pg, n, cseq);
     px_part *parts = stack;
 
-    if (pg->nprocs > 128 && (parts = malloc(pg->nprocs * sizeof(*parts))) == NULL) {
+    if (n > 128 && (parts = malloc(n * sizeof(*parts))) == NULL) {
         *rc = PMIX_ERR_NOMEM;
         return NULL;
     }
     *rc = PMIX_SUCCESS;
-    for (uint32_t q = 0; q < pg->nprocs; q++) {
+    for (uint32_t q = 0; q < n; q++) {
         parts[q].off = atomic_load_explicit(&off[q], memory_order_relaxed);
         parts[q].len = atomic_load_explicit(&len[q], memory_order_relaxed);
         if (parts[q].off > PX_PAGE_HALF || parts[q].len > PX_PAGE_HALF - parts[q].off)
@@ -344,7 +346,7 @@ static px_part *slot_parts(px_client *c, uint32_t cseq, px_part stack[128], pmix
 static pmix_status_t take_slots(px_client *c, px_blob *blob, const char *base, uint32_t cseq)
 {
     px_part stack[128], *parts;
-    uint32_t n = c->page_map->nprocs;
+    uint32_t n = c->page_n;
     size_t total = 0;
     char *copy = NULL;
     pmix_status_t rc;

@@ -748,6 +748,7 @@ px_page *px_srv_page_for(px_server *s, px_nspace *ns)
     pg->nprocs = (uint32_t)ns->nlocal;
     pg->magic = PX_PAGE_MAGIC;
     ns->pg = pg;
+    ns->pg_n = pg->nprocs;
     ns->page_off = false;
     return ns->page;
 }
@@ -781,7 +782,7 @@ static bool commit_pending(const px_nspace *ns, const px_sclient *c)
 {
     uint32_t sent;
 
-    if (ns == NULL || ns->pg == NULL || c->proc.rank >= ns->pg->nprocs)
+    if (ns == NULL || ns->pg == NULL || c->proc.rank >= ns->pg_n)
         return false;
     sent = atomic_load_explicit(&ns->pg->commits[c->proc.rank], memory_order_acquire);
     return (int32_t)(sent - c->ncommits) > 0;
@@ -801,7 +802,7 @@ bool px_srv_commit_pending(px_server *s, const px_sclient *c)
  * written; *len is their length. */
 static bool page_write_records(px_server *s, px_nspace *ns, uint32_t cseq, uint64_t *len)
 {
-    uint64_t base = px_page_data_off(ns->pg->nprocs) + (cseq & 1) * PX_PAGE_HALF, pos = 0;
+    uint64_t base = px_page_data_off(ns->pg_n) + (cseq & 1) * PX_PAGE_HALF, pos = 0;
     px_buf b;
     bool ok = true;
 
@@ -834,7 +835,7 @@ static void page_collect_try(px_server *s, px_nspace *ns)
 
     if (!ns->pc_wait || pg == NULL)
         return;
-    n = pg->nprocs;
+    n = ns->pg_n;
     w = atomic_load_explicit(&pg->word, memory_order_acquire);
     /* the clients number the collects they end themselves (SLOTS) here too */
     cseq = atomic_load_explicit(&pg->cseq, memory_order_relaxed) + 1;
@@ -856,7 +857,7 @@ static void page_collect_try(px_server *s, px_nspace *ns)
         need += px_store_commit_len(s->store, &c->proc, true) + 300;
     }
     ns->pc_wait = false;
-    bool free_half = px_page_half_free(pg, cseq);
+    bool free_half = px_page_half_free(pg, n, cseq);
     base = px_page_data_off(n) + (cseq & 1) * PX_PAGE_HALF;
     if (free_half && need <= PX_PAGE_HALF && page_write_records(s, ns, cseq, &len)) {
         pg->res[g & 1].cseq = cseq;

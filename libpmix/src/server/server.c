@@ -234,7 +234,7 @@ pmix_status_t px_server_register_client(px_server *s, const pmix_proc_t *proc, u
     /* a rank registered again is a new process: its commits count from 0
      * (the one before it is gone and writes no more) */
     px_nspace *ns = px_srv_nspace(s, proc->nspace);
-    if (ns->pg != NULL && proc->rank < ns->pg->nprocs)
+    if (ns->pg != NULL && proc->rank < ns->pg_n)
         atomic_store_explicit(&ns->pg->commits[proc->rank], 0, memory_order_release);
     return PMIX_SUCCESS;
 }

@@ -35,6 +35,7 @@ typedef struct px_nspace {
      * good but stays mapped: the commit counts are still read. */
     px_page *page;
     px_page_hdr *pg;
+    uint32_t pg_n; /* the page's participants, as written (px_page_released) */
     bool page_off;
     uint64_t half_used[2]; /* bytes of each data half written (page-rounded) */
     bool pc_wait;          /* a PCOLLECT waits for commits still on their way */
