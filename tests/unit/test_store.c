@@ -1429,6 +1429,36 @@ static void test_blob_slots_race(void **state)
     munmap(shm, 4096);
 }
 
+/* Processes are found by rank through an array below 65,536 and through
+ * the table above it, and where the array could not grow; any mix of
+ * ranks is found, and ranks never stored are not. */
+static void test_ranks_near_and_far(void **state)
+{
+    fixture *f = *state;
+    static const pmix_rank_t have[] = {5, 0, 63, 64, 1000, 65535, 65536, 100000, 0x7ffffffe};
+    static const pmix_rank_t lack[] = {1, 62, 65, 999, 65534, 65537, 99999, 0x7fffffff};
+
+    for (size_t round = 0; round < 2; round++) {
+        for (size_t i = 0; i < sizeof(have) / sizeof(have[0]); i++) {
+            put_u32(f->s, NS, have[i], PMIX_GLOBAL, "r", (uint32_t)(have[i] + round));
+        }
+        for (size_t i = 0; i < sizeof(have) / sizeof(have[0]); i++) {
+            expect_proc_u32(f->s, NS, have[i], "r", true, (uint32_t)(have[i] + round));
+        }
+        for (size_t i = 0; i < sizeof(lack) / sizeof(lack[0]); i++) {
+            pmix_proc_t p = proc(NS, lack[i]);
+            assert_false(px_store_has_proc(f->s, &p));
+            /* a put that fails creates the process and removes it again */
+            pmix_value_t bad = {.type = (pmix_data_type_t)0x7fff};
+            assert_int_not_equal(px_store_put(f->s, &p, PMIX_GLOBAL, "r", &bad), PMIX_SUCCESS);
+            assert_false(px_store_has_proc(f->s, &p));
+        }
+        px_store_drop_job(f->s, NS); /* and again, from nothing */
+        pmix_proc_t p0 = proc(NS, 0);
+        assert_false(px_store_has_proc(f->s, &p0));
+    }
+}
+
 static void test_blob_malformed(void **state)
 {
     fixture *f = *state;
@@ -1962,6 +1992,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blob_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_parts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_slots, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ranks_near_and_far, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_slots_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_namespace_prefixes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_has_proc, setup, teardown),

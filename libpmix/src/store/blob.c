@@ -350,7 +350,7 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
                 goto out;
             }
         }
-        at[n] = (placed){.d = ns != NULL ? px_htab_get(&ns->procs, NULL, r.rank) : NULL,
+        at[n] = (placed){.d = ns != NULL ? px_ns_proc(ns, r.rank) : NULL,
                          .ns = ns,
                          .name = unk,
                          .rank = r.rank,
@@ -389,7 +389,7 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
                 goto out;
             }
             /* a process named twice in this blob is created once */
-            at[i].d = px_htab_get(&at[i].ns->procs, NULL, at[i].rank);
+            at[i].d = px_ns_proc(at[i].ns, at[i].rank);
             if (at[i].d == NULL) {
                 at[i].d = px_store_pdata_get_ns(s, at[i].ns, at[i].rank);
                 at[i].created = at[i].d != NULL;

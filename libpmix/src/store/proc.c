@@ -213,7 +213,7 @@ pmix_status_t px_store_get_proc(const px_store *s, const pmix_proc_t *p, const c
     if (ns == NULL && !valid_proc(p)) {
         return PMIX_ERR_BAD_PARAM;
     }
-    const px_pdata *d = ns != NULL ? px_htab_get(&ns->procs, NULL, p->rank) : NULL;
+    const px_pdata *d = ns != NULL ? px_ns_proc(ns, p->rank) : NULL;
     const uint8_t *kv;
     size_t kvlen;
     pmix_status_t rc;
@@ -285,7 +285,7 @@ pmix_status_t px_store_get_any(const px_store *s, const char *nspace, const char
 bool px_store_has_proc(const px_store *s, const pmix_proc_t *p)
 {
     const px_ns *ns = s != NULL && valid_proc(p) ? px_store_ns(s, p->nspace) : NULL;
-    const px_pdata *d = ns != NULL ? px_htab_get(&ns->procs, NULL, p->rank) : NULL;
+    const px_pdata *d = ns != NULL ? px_ns_proc(ns, p->rank) : NULL;
     const uint8_t *kv;
     size_t kvlen;
     if (ns == NULL) {

@@ -210,13 +210,28 @@ typedef struct px_pdata {
 } px_pdata;
 
 typedef struct px_ns {
-    px_job *job;    /* NULL until job-level data is loaded */
-    px_htab procs;  /* (NULL, rank) -> px_pdata */
+    px_job *job;   /* NULL until job-level data is loaded */
+    px_htab procs; /* (NULL, rank) -> px_pdata */
+    /* The same processes for ranks below nby_rank, by rank (NULL where
+     * there is none): every Get and every indexed record looks a process
+     * up, and an array is a tenth of a hash look-up. Every process of a
+     * rank below nby_rank is in it (px_ns_proc); it grows with the ranks
+     * created, up to PX_BY_RANK_MAX, and the table serves the rest. */
+    px_pdata **by_rank;
+    uint32_t nby_rank;
     uint64_t born;  /* px_store.seq when created: older group blobs are not its */
     bool in_groups; /* named by a group blob: kept while the store lives */
     size_t len;     /* strlen(name) */
     char name[];
 } px_ns;
+
+#define PX_BY_RANK_MAX 65536u /* a one-node job's ranks (the fence page's), 512 KiB at most */
+
+/* The process `rank` of `ns`, or NULL. */
+static inline px_pdata *px_ns_proc(const px_ns *ns, pmix_rank_t rank)
+{
+    return rank < ns->nby_rank ? ns->by_rank[rank] : px_htab_get(&ns->procs, NULL, rank);
+}
 
 /* Collected data in groups (groups.c), newest first: the blob and a
  * directory of its non-empty groups (header offsets). */

@@ -46,6 +46,7 @@ static void ns_destroy(px_ns *ns)
         px_pdata_destroy(d);
     }
     px_htab_fini(&ns->procs);
+    free(ns->by_rank);
     free(ns);
 }
 
@@ -112,6 +113,8 @@ px_ns *px_store_ns_get(px_store *s, const char *nspace)
     ns->len = len;
     ns->in_groups = false;
     px_htab_init(&ns->procs);
+    ns->by_rank = NULL;
+    ns->nby_rank = 0;
     memcpy(ns->name, nspace, len + 1);
     if (!px_htab_put(&s->nss, ns->name, 0, ns, NULL)) {
         free(ns);
@@ -123,7 +126,7 @@ px_ns *px_store_ns_get(px_store *s, const char *nspace)
 px_pdata *px_store_pdata(const px_store *s, const char *nspace, pmix_rank_t rank)
 {
     px_ns *ns = px_store_ns(s, nspace);
-    return ns != NULL ? px_htab_get(&ns->procs, NULL, rank) : NULL;
+    return ns != NULL ? px_ns_proc(ns, rank) : NULL;
 }
 
 px_pdata *px_store_pdata_get(px_store *s, const char *nspace, pmix_rank_t rank)
@@ -135,10 +138,35 @@ px_pdata *px_store_pdata_get(px_store *s, const char *nspace, pmix_rank_t rank)
     return px_store_pdata_get_ns(s, ns, rank);
 }
 
+/* Make room in ns->by_rank for `rank` if it is below PX_BY_RANK_MAX; if
+ * that fails, the process is found through the table instead. */
+static void by_rank_grow(px_ns *ns, pmix_rank_t rank)
+{
+    uint32_t cap = ns->nby_rank != 0 ? ns->nby_rank : 64;
+    px_pdata **v;
+
+    if (rank < ns->nby_rank || rank >= PX_BY_RANK_MAX) {
+        return;
+    }
+    while (cap <= rank) {
+        cap *= 2;
+    }
+    if (cap > PX_BY_RANK_MAX) {
+        cap = PX_BY_RANK_MAX;
+    }
+    v = realloc(ns->by_rank, (size_t)cap * sizeof(*v));
+    if (v == NULL) {
+        return;
+    }
+    memset(v + ns->nby_rank, 0, (size_t)(cap - ns->nby_rank) * sizeof(*v));
+    ns->by_rank = v;
+    ns->nby_rank = cap;
+}
+
 px_pdata *px_store_pdata_get_ns(px_store *s, px_ns *ns, pmix_rank_t rank)
 {
     const char *nspace = ns->name;
-    px_pdata *d = px_htab_get(&ns->procs, NULL, rank);
+    px_pdata *d = px_ns_proc(ns, rank);
     if (d != NULL) {
         return d;
     }
@@ -152,6 +180,12 @@ px_pdata *px_store_pdata_get_ns(px_store *s, px_ns *ns, pmix_rank_t rank)
         px_htab_init(&d->scope[i]);
     }
     d->rank = rank;
+    /* grown with the ranks that exist: a rank it cannot cover stays in the
+     * table only, which px_ns_proc then asks */
+    by_rank_grow(ns, rank);
+    if (rank < ns->nby_rank) {
+        ns->by_rank[rank] = d;
+    }
     return d;
 }
 
@@ -171,9 +205,12 @@ void px_store_prune(px_store *s, const char *nspace, pmix_rank_t rank)
     if (ns == NULL) {
         return;
     }
-    px_pdata *d = px_htab_get(&ns->procs, NULL, rank);
+    px_pdata *d = px_ns_proc(ns, rank);
     if (d != NULL && pdata_empty(d)) {
         px_htab_remove(&ns->procs, NULL, rank);
+        if (rank < ns->nby_rank) {
+            ns->by_rank[rank] = NULL;
+        }
         px_pdata_destroy(d);
     }
     if (ns->job == NULL && ns->procs.n == 0 && !ns->in_groups) {
