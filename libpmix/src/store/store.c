@@ -159,6 +159,14 @@ static void by_rank_grow(px_ns *ns, pmix_rank_t rank)
         return;
     }
     memset(v + ns->nby_rank, 0, (size_t)(cap - ns->nby_rank) * sizeof(*v));
+    /* the ranks it now covers that exist already (created while an
+     * earlier growth failed), so that every one below nby_rank is in it */
+    px_pdata *d;
+    for (size_t i = 0; (d = px_htab_next(&ns->procs, &i)) != NULL;) {
+        if (d->rank >= ns->nby_rank && d->rank < cap) {
+            v[d->rank] = d;
+        }
+    }
     ns->by_rank = v;
     ns->nby_rank = cap;
 }
