@@ -151,15 +151,13 @@ static bool record_in(const record *r, const px_ns *ns)
 }
 
 /* The record's namespace, terminated, in `name`; NULL if it holds a NUL
- * (a malformed record). */
+ * (a malformed record). The copy is checked, not the record: the bytes
+ * may change under the reader (the page's slots). */
 static const char *record_nspace(const record *r, char name[PMIX_MAX_NSLEN + 1])
 {
-    if (memchr(r->ns, '\0', r->nslen) != NULL) {
-        return NULL;
-    }
     memcpy(name, r->ns, r->nslen);
     name[r->nslen] = '\0';
-    return name;
+    return memchr(name, '\0', r->nslen) == NULL ? name : NULL;
 }
 
 /* A cursor over the records of a blob's parts, in order. */
