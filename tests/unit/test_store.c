@@ -185,6 +185,46 @@ static void put_u32(px_store *s, const char *ns, pmix_rank_t rank, pmix_scope_t 
     assert_int_equal(px_store_put(s, &p, scope, key, &x), PMIX_SUCCESS);
 }
 
+/* Allocation failures on demand (the link wraps malloc, calloc and
+ * realloc for this program, tests/unit/CMakeLists.txt): with fail_after =
+ * k >= 0, the k allocations after it succeed and the next one fails, once;
+ * -1, none fails. */
+static long fail_after = -1;
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+
+static bool alloc_fails(void)
+{
+    if (fail_after < 0) {
+        return false;
+    }
+    if (fail_after-- > 0) {
+        return false;
+    }
+    fail_after = -1;
+    return true;
+}
+
+void *__wrap_malloc(size_t n)
+{
+    return alloc_fails() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return alloc_fails() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    return alloc_fails() ? NULL : __real_realloc(p, n);
+}
+
 typedef struct counter {
     int released;
 } counter;
@@ -1459,6 +1499,57 @@ static void test_ranks_near_and_far(void **state)
     }
 }
 
+/* Adding a blob whose records name known and unknown processes, with
+ * each of its allocations failing in turn: every failure is
+ * PMIX_ERR_NOMEM and leaves the store as it was (no process, no namespace
+ * created; under ASan, no use of what the undo freed); then it succeeds. */
+static void test_blob_alloc_failures(void **state)
+{
+    fixture *f = *state;
+    static counter c, keep; /* static: see count_release */
+    c = keep = (counter){0};
+    px_buf b;
+    pmix_proc_t fresh[] = {proc(NS, 1), proc(NS, 2), proc("test.new", 0), proc("test.new", 1),
+                           proc(NS2, 3)};
+    const size_t nfresh = sizeof(fresh) / sizeof(fresh[0]);
+
+    reset_to_rank0(f->s, &keep);
+    px_buf_init(&b);
+    pack_record_u32(&b, NS, 0, "k", 10);
+    pack_record_u32(&b, NS, 1, "k", 11);
+    pack_record_u32(&b, "test.new", 0, "k", 20);
+    pack_record_u32(&b, NS, 2, "k", 12);
+    pack_record_u32(&b, "test.new", 1, "k", 21);
+    pack_record_u32(&b, NS2, 3, "k", 33);
+    px_blob *blob = blob_from(&b, &c);
+    long k;
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+    for (k = 0; k < 1000 && rc != PMIX_SUCCESS; k++) {
+        fail_after = k;
+        rc = px_store_add_blob(f->s, blob);
+        fail_after = -1;
+        if (rc == PMIX_SUCCESS) {
+            break;
+        }
+        assert_int_equal(rc, PMIX_ERR_NOMEM);
+        assert_int_equal(blob->refs, 1);
+        expect_proc_u32(f->s, NS, 0, "k", true, 1);
+        for (size_t i = 0; i < nfresh; i++) {
+            assert_false(px_store_has_proc(f->s, &fresh[i]));
+        }
+    }
+    assert_int_equal(rc, PMIX_SUCCESS);
+    assert_true(k > 2); /* the sweep went through several allocations */
+    expect_proc_u32(f->s, NS, 0, "k", true, 10);
+    expect_proc_u32(f->s, "test.new", 1, "k", true, 21);
+    expect_proc_u32(f->s, NS2, 3, "k", true, 33);
+    px_blob_unref(blob);
+    px_store_drop_job(f->s, NS);
+    px_store_drop_job(f->s, NS2);
+    px_store_drop_job(f->s, "test.new");
+    assert_int_equal(c.released, 1);
+}
+
 static void test_blob_malformed(void **state)
 {
     fixture *f = *state;
@@ -1992,6 +2083,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blob_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_parts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_slots, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blob_alloc_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranks_near_and_far, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_slots_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_namespace_prefixes, setup, teardown),

@@ -748,7 +748,7 @@ px_page *px_srv_page_for(px_server *s, px_nspace *ns)
     pg->nprocs = (uint32_t)ns->nlocal;
     pg->magic = PX_PAGE_MAGIC;
     ns->pg = pg;
-    ns->pg_n = pg->nprocs;
+    ns->pg_n = (uint32_t)ns->nlocal; /* never read back from the page */
     ns->page_off = false;
     return ns->page;
 }

@@ -239,7 +239,9 @@ static uint32_t nsnames_add(nsnames *nn, const char *name)
 
 /* Undo step 2: the processes it created, by what step 1 read. A created
  * process keeps its namespace alive until it is pruned itself, so the
- * name is read before its own prune only. */
+ * name is read before its own prune only. The record step 2 failed on
+ * needs nothing: px_store_ns_get created nothing, or
+ * px_store_pdata_get_ns pruned what it had made (its namespace too). */
 static void prune_created(px_store *s, const placed *at, size_t n)
 {
     char name[PMIX_MAX_NSLEN + 1];
@@ -248,20 +250,6 @@ static void prune_created(px_store *s, const placed *at, size_t n)
             memcpy(name, at[i].ns->name, at[i].ns->len + 1);
             px_store_prune(s, name, at[i].rank);
         }
-    }
-}
-
-/* Step 2 failed at record `i`: undo what it created, the namespace it may
- * have created for record i included (left empty by the failure). */
-static void undo_step2(px_store *s, const placed *at, size_t i)
-{
-    char name[PMIX_MAX_NSLEN + 1];
-    if (at[i].ns != NULL) {
-        memcpy(name, at[i].ns->name, at[i].ns->len + 1);
-    }
-    prune_created(s, at, i);
-    if (at[i].ns != NULL) {
-        px_store_prune(s, name, at[i].rank); /* removes the namespace if it is empty */
     }
 }
 
@@ -382,7 +370,7 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
                 at[i].ns = ms;
             }
             if (at[i].ns == NULL) {
-                undo_step2(s, at, i);
+                prune_created(s, at, i);
                 rc = PMIX_ERR_NOMEM;
                 goto out;
             }
@@ -393,7 +381,7 @@ pmix_status_t px_store_add_parts(px_store *s, px_blob *blob, const px_part *part
                 at[i].created = at[i].d != NULL;
             }
             if (at[i].d == NULL) {
-                undo_step2(s, at, i);
+                prune_created(s, at, i);
                 rc = PMIX_ERR_NOMEM;
                 goto out;
             }
