@@ -302,6 +302,45 @@ static void page_refused_by_one_is_off_for_all(void **state)
     node_end(nd);
 }
 
+/* A count in the page other than the job's size, as a participant that
+ * wrote it before a later process took the page would leave it: that
+ * process refuses the page (it would count arrivals differently), so the
+ * page is off for all, and fences go through the server and work. */
+static void page_with_another_count_refused(void **state)
+{
+    node *nd = calloc(1, sizeof(*nd));
+    pmix_info_t info;
+    uint32_t size = N;
+    px_lbar lb;
+
+    assert_non_null(nd);
+    nd->w = inproc_world_create();
+    inproc_enable_pages(nd->w);
+    nd->srv = inproc_server(nd->w, 0);
+    PMIx_Info_load(&info, PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    assert_int_equal(px_server_register_nspace(nd->srv, "job", N, &info, 1), PMIX_SUCCESS);
+    PMIx_Info_destruct(&info);
+    for (int r = 0; r < N; r++) {
+        pmix_proc_t self;
+        PMIx_Load_procid(&self, "job", (pmix_rank_t)r);
+        assert_int_equal(px_server_register_client(nd->srv, &self, 1000, 1000, NULL), PMIX_SUCCESS);
+        nd->p[r].c = inproc_client(nd->w, nd->srv, &self);
+        assert_int_equal(px_client_connect(nd->p[r].c, NULL, 0, inproc_op_cb, &nd->p[r]),
+                         PMIX_SUCCESS);
+        wait_all(nd, r, r + 1, PMIX_SUCCESS);
+        if (r == 0) { /* rank 0 has the page; the others come after the change */
+            px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+            assert_non_null(pg);
+            pg->nprocs = N + 1;
+        }
+    }
+    inproc_run_until(nd->w, NULL);                      /* the NOPAGEs reach the server */
+    assert_int_equal(arrive(nd, 0, &lb), PX_LBAR_NONE); /* off, for rank 0 too */
+    fence_all(nd, 0, N);
+    wait_all(nd, 0, N, PMIX_SUCCESS);
+    node_end(nd);
+}
+
 /* Two fences of the namespace at once from one process (non-blocking, not
  * waited for) cannot both count in one generation: the page goes off and
  * both fences are the server's, matched in order. */
@@ -1018,6 +1057,7 @@ int main(void)
         cmocka_unit_test(page_failed_give_back_is_left_to_the_server),
         cmocka_unit_test(page_get_waits_for_commits_in_flight),
         cmocka_unit_test(page_refused_by_one_is_off_for_all),
+        cmocka_unit_test(page_with_another_count_refused),
         cmocka_unit_test(page_two_open_fences_turn_it_off),
         cmocka_unit_test(page_timeout_turns_it_off),
         cmocka_unit_test(page_only_for_one_node_jobs),

@@ -226,6 +226,21 @@ pmix_status_t px_client_connect(px_client *c, const pmix_info_t info[], size_t n
     return px_cli_send(c, &b, r);
 }
 
+/* PMIX_JOB_SIZE of the caller's namespace, from the job data (0 if not
+ * there). */
+static uint64_t job_size(px_client *c)
+{
+    pmix_value_t *v = NULL;
+    uint64_t size = 0;
+
+    if (px_store_get_job(c->store, c->self.nspace, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, NULL, 0,
+                         &v) != PMIX_SUCCESS)
+        return 0;
+    (void)px_value_get_number(v, &size);
+    PMIx_Value_free(v, 1);
+    return size;
+}
+
 /* WELCOME said a fence page came with it: use it if the platform mapped
  * it and it is what it should be; otherwise the server must stop using it
  * for everyone, since this process will never arrive on it. */
@@ -236,11 +251,14 @@ static void take_page(px_client *c)
     uint32_t n = 0;
     px_buf b;
 
-    /* the count is read once: the other participants can write the page */
+    /* the count is read once (the other participants can write the page)
+     * and must be the job's size: the server makes a page only for a job
+     * whose processes are all here, and a count changed before this
+     * process came would make it count arrivals differently */
     if (pg != NULL && len >= px_page_size(0))
         n = *(volatile uint32_t *)&pg->nprocs;
     if (pg != NULL && len >= px_page_size(0) && pg->magic == PX_PAGE_MAGIC && n >= 2 &&
-        n <= PX_PAGE_MAX && len >= px_page_total(n) && c->self.rank < n &&
+        n <= PX_PAGE_MAX && len >= px_page_total(n) && c->self.rank < n && n == job_size(c) &&
         c->pops->page_wait != NULL && c->pops->page_wake != NULL) {
         c->page = c->page_map = pg;
         c->page_len = len;
