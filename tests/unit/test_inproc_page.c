@@ -55,7 +55,11 @@ static void fence_all(node *nd, int from, int to)
 
 /* A node whose job has `job_size` processes, N of them here; `refuse`: the
  * rank that cannot map the page (-1: none). */
-static node *node_start(uint32_t job_size, int refuse)
+/* A node whose N clients of namespace "job" (PMIX_JOB_SIZE job_size)
+ * connect, the one of rank `refuse` refusing the fence page. With
+ * `after_rank0`, each client connects after the one before is in, and the
+ * hook runs once rank 0 is (to change what the later ones find). */
+static node *node_start_ex(uint32_t job_size, int refuse, void (*after_rank0)(node *nd))
 {
     node *nd = calloc(1, sizeof(*nd));
     pmix_info_t info;
@@ -76,10 +80,20 @@ static node *node_start(uint32_t job_size, int refuse)
             inproc_refuse_page(nd->w, nd->p[r].c);
         assert_int_equal(px_client_connect(nd->p[r].c, NULL, 0, inproc_op_cb, &nd->p[r]),
                          PMIX_SUCCESS);
+        if (after_rank0 != NULL)
+            wait_all(nd, r, r + 1, PMIX_SUCCESS);
+        if (after_rank0 != NULL && r == 0)
+            after_rank0(nd);
     }
-    wait_all(nd, 0, N, PMIX_SUCCESS);
+    if (after_rank0 == NULL)
+        wait_all(nd, 0, N, PMIX_SUCCESS);
     inproc_run_until(nd->w, NULL); /* a NOPAGE, if any, reaches the server */
     return nd;
+}
+
+static node *node_start(uint32_t job_size, int refuse)
+{
+    return node_start_ex(job_size, refuse, NULL);
 }
 
 static void node_end(node *nd)
@@ -306,35 +320,19 @@ static void page_refused_by_one_is_off_for_all(void **state)
  * wrote it before a later process took the page would leave it: that
  * process refuses the page (it would count arrivals differently), so the
  * page is off for all, and fences go through the server and work. */
+static void count_one_more(node *nd)
+{
+    px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
+
+    assert_non_null(pg);
+    pg->nprocs = N + 1;
+}
+
 static void page_with_another_count_refused(void **state)
 {
-    node *nd = calloc(1, sizeof(*nd));
-    pmix_info_t info;
-    uint32_t size = N;
+    node *nd = node_start_ex(N, -1, count_one_more);
     px_lbar lb;
 
-    assert_non_null(nd);
-    nd->w = inproc_world_create();
-    inproc_enable_pages(nd->w);
-    nd->srv = inproc_server(nd->w, 0);
-    PMIx_Info_load(&info, PMIX_JOB_SIZE, &size, PMIX_UINT32);
-    assert_int_equal(px_server_register_nspace(nd->srv, "job", N, &info, 1), PMIX_SUCCESS);
-    PMIx_Info_destruct(&info);
-    for (int r = 0; r < N; r++) {
-        pmix_proc_t self;
-        PMIx_Load_procid(&self, "job", (pmix_rank_t)r);
-        assert_int_equal(px_server_register_client(nd->srv, &self, 1000, 1000, NULL), PMIX_SUCCESS);
-        nd->p[r].c = inproc_client(nd->w, nd->srv, &self);
-        assert_int_equal(px_client_connect(nd->p[r].c, NULL, 0, inproc_op_cb, &nd->p[r]),
-                         PMIX_SUCCESS);
-        wait_all(nd, r, r + 1, PMIX_SUCCESS);
-        if (r == 0) { /* rank 0 has the page; the others come after the change */
-            px_page_hdr *pg = inproc_client_page(nd->w, nd->p[0].c);
-            assert_non_null(pg);
-            pg->nprocs = N + 1;
-        }
-    }
-    inproc_run_until(nd->w, NULL);                      /* the NOPAGEs reach the server */
     assert_int_equal(arrive(nd, 0, &lb), PX_LBAR_NONE); /* off, for rank 0 too */
     fence_all(nd, 0, N);
     wait_all(nd, 0, N, PMIX_SUCCESS);
