@@ -808,8 +808,9 @@ pmix_status_t px_unpack_value(px_buf *b, pmix_value_t *v)
         return PMIX_ERR_BAD_PARAM;
     }
     /* A byte object (what MPI libraries put: their business cards) goes
-     * straight to its bytes; the general walk's two type lookups and two
-     * dispatches were a fifth of decoding one in a local Get. */
+     * straight to its bytes, without the general walk's two type lookups
+     * and two dispatches (decoding one in a local Get, malloc and copy
+     * included: about 555 -> 385 instructions). */
     if (px_unpack_u16(b, &type) == PMIX_SUCCESS && type == PMIX_BYTE_OBJECT) {
         PMIx_Value_construct(v);
         v->type = PMIX_BYTE_OBJECT;
