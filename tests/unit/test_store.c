@@ -27,6 +27,7 @@
 #include "common/px_common.h"
 #include "store/px_htab.h"
 #include "store/px_store.h"
+#include "store/px_store_int.h"
 #include "wire/px_wire.h"
 
 #define NS "test.job"
@@ -1550,6 +1551,56 @@ static void test_blob_alloc_failures(void **state)
     assert_int_equal(c.released, 1);
 }
 
+/* The by-rank array is bounded by what the store holds, not by the ranks'
+ * values: a client holding its own rank and a far neighbour's keeps the
+ * first 64 slots (pmixsim holds 65,536 clients in one process; 512 KiB
+ * each made its memory quadratic). Ranks that arrive in order, as a
+ * one-node job's do, are all found through the array; ranks that arrive
+ * in any order are all found, and the array covers those below the point
+ * where it became dense. */
+static void test_rank_array_bounded(void **state)
+{
+    fixture *f = *state;
+    static const pmix_rank_t far[] = {1000, 65535, 40000, 0, 65534};
+    const px_ns *ns;
+
+    for (size_t i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+        put_u32(f->s, NS, far[i], PMIX_GLOBAL, "r", far[i]);
+    }
+    ns = px_store_ns(f->s, NS);
+    assert_non_null(ns);
+    assert_true(ns->nby_rank <= PX_BY_RANK_MIN);
+    for (size_t i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+        expect_proc_u32(f->s, NS, far[i], "r", true, far[i]);
+    }
+    px_store_drop_job(f->s, NS);
+
+    /* in order: every rank through the array, two slots per rank at most */
+    for (pmix_rank_t r = 0; r < 5000; r++) {
+        put_u32(f->s, NS, r, PMIX_GLOBAL, "r", r);
+        ns = px_store_ns(f->s, NS);
+        assert_true(ns->nby_rank > r);
+        assert_true(ns->nby_rank <= PX_BY_RANK_MIN || ns->nby_rank <= 2 * (r + 1));
+    }
+    for (pmix_rank_t r = 0; r < 5000; r++) {
+        assert_ptr_equal(ns->by_rank[r], px_htab_get(&ns->procs, NULL, r));
+    }
+    px_store_drop_job(f->s, NS);
+
+    /* backwards: found, and the array never sparser than the rule */
+    for (pmix_rank_t r = 5000; r-- > 0;) {
+        put_u32(f->s, NS, r, PMIX_GLOBAL, "r", r + 1);
+        ns = px_store_ns(f->s, NS);
+        assert_true(ns->nby_rank <= PX_BY_RANK_MIN || ns->nby_rank <= 2 * ns->procs.n);
+    }
+    for (pmix_rank_t r = 0; r < 5000; r++) {
+        expect_proc_u32(f->s, NS, r, "r", true, r + 1);
+        if (r < ns->nby_rank) {
+            assert_ptr_equal(ns->by_rank[r], px_htab_get(&ns->procs, NULL, r));
+        }
+    }
+}
+
 static void test_blob_malformed(void **state)
 {
     fixture *f = *state;
@@ -2085,6 +2136,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blob_slots, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_alloc_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranks_near_and_far, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rank_array_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_slots_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_namespace_prefixes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_has_proc, setup, teardown),

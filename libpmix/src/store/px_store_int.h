@@ -216,7 +216,8 @@ typedef struct px_ns {
      * there is none): every Get and every indexed record looks a process
      * up, and a hash look-up took about 60 instructions. Every process of a
      * rank below nby_rank is in it (px_ns_proc); it grows with the ranks
-     * created, up to PX_BY_RANK_MAX, and the table serves the rest. */
+     * created while it stays dense (at most two slots per process held, or
+     * PX_BY_RANK_MIN), up to PX_BY_RANK_MAX, and the table serves the rest. */
     px_pdata **by_rank;
     uint32_t nby_rank;
     uint64_t born;  /* px_store.seq when created: older group blobs are not its */
@@ -226,6 +227,7 @@ typedef struct px_ns {
 } px_ns;
 
 #define PX_BY_RANK_MAX 65536u /* a one-node job's ranks (the fence page's), 512 KiB at most */
+#define PX_BY_RANK_MIN 64u    /* the first array's slots, allowed however sparse */
 
 /* The process `rank` of `ns`, or NULL. */
 static inline px_pdata *px_ns_proc(const px_ns *ns, pmix_rank_t rank)

@@ -138,11 +138,20 @@ px_pdata *px_store_pdata_get(px_store *s, const char *nspace, pmix_rank_t rank)
     return px_store_pdata_get_ns(s, ns, rank);
 }
 
-/* Make room in ns->by_rank for `rank` if it is below PX_BY_RANK_MAX; if
- * that fails, the process is found through the table instead. */
+/* Make room in ns->by_rank for `rank` if it is below PX_BY_RANK_MAX and
+ * the array stays dense: at most PX_BY_RANK_MIN slots, or two per process
+ * the namespace holds (ns->procs.n, the new one included). Otherwise, or if
+ * the allocation fails, the process is found through the table instead.
+ *
+ * The density rule bounds the array by what this store holds, not by the
+ * job's size: a client that holds its own rank and a neighbour's in a job
+ * of 65,536 keeps 64 slots, not 65,536 (pmixsim runs that many clients in
+ * one process, and 512 KiB each made its memory grow with the square of
+ * the job's size). A store that holds every rank, as a one-node job's
+ * clients do after a collecting fence, still finds them all by array. */
 static void by_rank_grow(px_ns *ns, pmix_rank_t rank)
 {
-    uint32_t cap = ns->nby_rank != 0 ? ns->nby_rank : 64;
+    uint32_t cap = ns->nby_rank != 0 ? ns->nby_rank : PX_BY_RANK_MIN;
     px_pdata **v;
 
     if (rank < ns->nby_rank || rank >= PX_BY_RANK_MAX) {
@@ -153,6 +162,9 @@ static void by_rank_grow(px_ns *ns, pmix_rank_t rank)
     }
     if (cap > PX_BY_RANK_MAX) {
         cap = PX_BY_RANK_MAX;
+    }
+    if (cap > PX_BY_RANK_MIN && cap / 2 > ns->procs.n) {
+        return; /* too sparse: the table serves `rank` until more come */
     }
     v = realloc(ns->by_rank, (size_t)cap * sizeof(*v));
     if (v == NULL) {
