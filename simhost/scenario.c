@@ -186,7 +186,7 @@ static const char *const section_names[] = {"", "platform", "job", "workload", "
 /* What the expectations may name; fence.* and run.* are any report field. */
 static const char *const expect_keys[] = {"status",   "survivors", "formula", "fence_time",
                                           "sim_time", "fences",    "wall",    "rss",
-                                          "exit",     "output",    "stderr"};
+                                          "exit",     "output",    "stderr",  "bare_ratio"};
 
 static const char *const ops[] = {"<=", ">=", "!=", "=", "<", ">", "~"}; /* longest first */
 
@@ -294,8 +294,8 @@ static int check_expect(const scn_expect *e, char *why, size_t len)
     }
     if ((strcmp(e->key, "formula") == 0 || strcmp(e->key, "fence_time") == 0 ||
          strcmp(e->key, "sim_time") == 0 || strcmp(e->key, "fences") == 0 ||
-         strcmp(e->key, "wall") == 0 || strcmp(e->key, "rss") == 0 ||
-         strcmp(e->key, "exit") == 0) &&
+         strcmp(e->key, "wall") == 0 || strcmp(e->key, "rss") == 0 || strcmp(e->key, "exit") == 0 ||
+         strcmp(e->key, "bare_ratio") == 0) &&
         !scn_quantity(e->value, &d)) {
         snprintf(why, len,
                  "%s: '%s' is not a number (times: 20us, 1.5ms, 2s, 10min; sizes: 512MB, 8GiB; "

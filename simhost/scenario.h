@@ -109,6 +109,10 @@ typedef struct scn_result {
     bool timed_out;
     double wall_s;
     long rss_kb;
+    /* The bare SimGrid barrier of the same size (bare_ratio): its wall
+     * time, NAN when it was not run, and why not or how it failed. */
+    double bare_wall_s;
+    char *bare_why;
     char *report;                        /* pmixsim's JSON, as written; NULL if none */
     char *err_tail;                      /* the end of pmixsim's stderr */
     double fence_mean_s, formula_mean_s; /* over the reported fences; NAN if none */
@@ -134,6 +138,7 @@ typedef struct scn_env {
     bool tty;         /* progress on stderr */
     const char *progress_prefix;
     const char *pmixrun, *program; /* --also-pmixrun, --program */
+    const char *bare;              /* --bare: sgbare (default: ../bench/sgbare) */
     FILE *log;                     /* the PASS/FAIL lines */
 } scn_env;
 

@@ -230,6 +230,19 @@ void scn_check_run(const scn *s, scn_result *r, const jv *run, const char *out, 
                           scn_compare(e->op, (double)r->rss_kb * 1024.0, want) ? SCN_PASS
                                                                                : SCN_FAIL,
                           what, scn_printf("peak RSS %.1f MB", r->rss_kb / 1024.0));
+        } else if (strcmp(e->key, "bare_ratio") == 0) {
+            if (!isfinite(r->bare_wall_s) || r->bare_wall_s <= 0)
+                scn_add_check(r, e->line, SCN_FAIL, what,
+                              scn_strdup(r->bare_why != NULL
+                                             ? r->bare_why
+                                             : "the bare SimGrid barrier did not run"));
+            else
+                scn_add_check(r, e->line,
+                              scn_compare(e->op, r->wall_s / r->bare_wall_s, want) ? SCN_PASS
+                                                                                   : SCN_FAIL,
+                              what,
+                              scn_printf("%.2f: %.2f s wall against %.2f s for sgbare",
+                                         r->wall_s / r->bare_wall_s, r->wall_s, r->bare_wall_s));
         } else if (strcmp(e->key, "output") == 0 || strcmp(e->key, "stderr") == 0) {
             const char *text = strcmp(e->key, "output") == 0 ? out : err;
             bool found = text != NULL && strstr(text, e->value) != NULL;

@@ -10,7 +10,8 @@
  * the option; a crash or a timeout is an error; otherwise the report is
  * read back (jread.c) and checked (scenario_check.c). With --also-pmixrun,
  * the first run's program also runs under pmixrun and their outputs are
- * compared.
+ * compared. A scenario that expects bare_ratio also runs bench/sgbare, the
+ * same barrier in bare SimGrid, and compares the wall times.
  */
 #define _GNU_SOURCE /* strsignal */
 #include <errno.h>
@@ -378,6 +379,86 @@ out:
     free(err);
 }
 
+/* ---- the bare SimGrid barrier: bare_ratio ---- */
+
+static bool wants_bare(const scn *s)
+{
+    for (size_t i = 0; i < s->nexpects; i++)
+        if (strcmp(s->expects[i].key, "bare_ratio") == 0)
+            return true;
+    return false;
+}
+
+/* Run `sgbare NODES ITERS` (bench/sgbare.c: a dissemination barrier in
+ * bare SimGrid, one actor per node, the same crossbar and CM02 as
+ * pmixsim's default) right after the scenario's run, and keep its
+ * whole-process wall time in r->bare_wall_s for the bare_ratio check; on
+ * failure r->bare_why says why. Only a barrier compares: the `fence`
+ * workload without --size, on the default crossbar, one process per
+ * node. */
+static void run_bare(const scn_env *env, const scn *s, scn_result *r, const char *tmp)
+{
+    const char *nodes = opt_value(s, "nodes", "4"), *iters = "1";
+    char *out = scn_printf("%s/bare.out", tmp), *err = scn_printf("%s/bare.err", tmp);
+    char *path = NULL, *argv[4];
+    child_result cr;
+
+    r->bare_wall_s = NAN;
+    for (int i = 0; i < s->nargs; i++) {
+        if (strcmp(s->args[i], "--iters") == 0 && i + 1 < s->nargs)
+            iters = s->args[i + 1];
+        if (strcmp(s->args[i], "--size") == 0)
+            iters = NULL;
+    }
+    if (strcmp(s->program, "fence") != 0 || iters == NULL ||
+        strcmp(opt_value(s, "ppn", "1"), "1") != 0 ||
+        strcmp(opt_value(s, "topology", "crossbar"), "crossbar") != 0 ||
+        opt_value(s, "platform", NULL) != NULL) {
+        r->bare_why = scn_strdup("not comparable: bare_ratio needs the fence workload as a "
+                                 "barrier (no --size), one process per node, on the crossbar");
+        goto out;
+    }
+    if (env->bare != NULL) {
+        path = scn_strdup(env->bare);
+    } else {
+        char *slash;
+        path = scn_printf("%s", env->self);
+        slash = strrchr(path, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            char *p = scn_printf("%s/../bench/sgbare", path);
+            free(path);
+            path = p;
+        }
+    }
+    if (access(path, X_OK) != 0) {
+        r->bare_why = scn_printf("no sgbare at %s: build the target sgbare (bench/) or give "
+                                 "--bare PATH",
+                                 path);
+        goto out;
+    }
+    argv[0] = path;
+    argv[1] = (char *)nodes;
+    argv[2] = (char *)iters;
+    argv[3] = NULL;
+    if (env->log != NULL)
+        fprintf(env->log, "$ %s %s %s\n", path, nodes, iters);
+    run_child(env, argv, out, err, s->timeout, s->max_rss, "sgbare", &cr);
+    if (!cr.started || cr.signal != 0 || cr.status != 0 || cr.timed_out) {
+        char *e = read_all(err, 1 << 16, NULL), *t = tail_of(e, 300);
+        r->bare_why = scn_printf("sgbare %s %s failed (exit %d, signal %d%s): %s", nodes, iters,
+                                 cr.status, cr.signal, cr.timed_out ? ", timed out" : "", t);
+        free(t);
+        free(e);
+        goto out;
+    }
+    r->bare_wall_s = cr.wall;
+out:
+    free(path);
+    free(out);
+    free(err);
+}
+
 /* ---- one scenario ---- */
 
 /* Does this pmixsim have what the scenario requires? A single word (an
@@ -448,8 +529,8 @@ static void print_result(const scn_env *env, const scn *s, const scn_result *r)
 
 static int remove_tree(const char *dir)
 {
-    const char *names[] = {"out",      "err",         "report.json", "help.out",
-                           "help.err", "pmixrun.out", "pmixrun.err"};
+    const char *names[] = {"out",         "err",         "report.json", "help.out", "help.err",
+                           "pmixrun.out", "pmixrun.err", "bare.out",    "bare.err"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char *p = scn_printf("%s/%s", dir, names[i]);
         unlink(p);
@@ -485,6 +566,7 @@ int scn_run(const scn_env *env, scn *s, scn_outcome *o)
                                 "pmixsim does not offer yet",
                                 missing, missing);
             r->fence_mean_s = r->formula_mean_s = NAN;
+            r->bare_wall_s = NAN;
             print_result(env, s, r);
         }
         remove_tree(tmp);
@@ -506,6 +588,7 @@ int scn_run(const scn_env *env, scn *s, scn_outcome *o)
 
         r->algo = scn_strdup(algo != NULL ? algo : "auto");
         r->fence_mean_s = r->formula_mean_s = NAN;
+        r->bare_wall_s = NAN;
         argv[argc++] = (char *)env->self;
         argv[argc++] = "--quiet";
         argv[argc++] = "--json";
@@ -564,6 +647,9 @@ int scn_run(const scn_env *env, scn *s, scn_outcome *o)
         } else {
             const jv *runs = jv_get(report, "runs");
             const jv *run = runs != NULL && runs->n > 0 ? runs->items[0] : NULL;
+            r->bare_wall_s = NAN;
+            if (wants_bare(s) && cr.signal == 0 && !cr.timed_out)
+                run_bare(env, s, r, tmp);
             scn_check_run(s, r, run, outtext, errtext);
             scn_fence_means(run, r);
             r->verdict = SCN_PASS;
@@ -625,6 +711,7 @@ void scn_outcome_fini(scn_outcome *o)
         free(r->command);
         free(r->report);
         free(r->err_tail);
+        free(r->bare_why);
     }
     free(o->runs);
     free(o->error);

@@ -122,6 +122,8 @@ int scn_write_json(FILE *f, const scn_outcome *o, size_t n)
             json_num(f, r->fence_mean_s);
             fprintf(f, ",\"formula_mean_s\":");
             json_num(f, r->formula_mean_s);
+            fprintf(f, ",\"bare_wall_s\":");
+            json_num(f, r->bare_wall_s);
             fprintf(f, ",\"checks\":[");
             for (size_t c = 0; c < r->nchecks; c++) {
                 lower(v, scn_verdict_name(r->checks[c].verdict), sizeof(v));
@@ -453,9 +455,9 @@ static int usage(FILE *f, int rc)
 {
     fprintf(f, "%s",
             "usage: pmixsim run FILE [--json F] [--junit F] [--tsv F] [--pmixsim PATH]\n"
-            "                        [--also-pmixrun PMIXRUN [--program P]]\n"
+            "                        [--also-pmixrun PMIXRUN [--program P]] [--bare SGBARE]\n"
             "       pmixsim suite DIR [--json F] [--junit F] [--tsv F] [--pmixsim PATH]\n"
-            "                         [--plot DIR] [--filter GLOB]\n"
+            "                         [--plot DIR] [--filter GLOB] [--bare SGBARE]\n"
             "\n"
             "run: runs the scenario FILE once per algorithm it lists, each in a child pmixsim,\n"
             "and checks its expectations (a PASS/FAIL line each). --also-pmixrun runs its\n"
@@ -463,7 +465,9 @@ static int usage(FILE *f, int rc)
             "print. suite: every *.scn file of DIR (--filter: those whose file name matches\n"
             "GLOB); --plot DIR: gnuplot plots of the scenarios that share a plot group.\n"
             "--json, --junit, --tsv: the results in these formats. --pmixsim PATH: run the\n"
-            "simulations with that pmixsim (default: this one).\n"
+            "simulations with that pmixsim (default: this one). --bare SGBARE: the bare\n"
+            "SimGrid barrier that bare_ratio expectations compare with (default:\n"
+            "../bench/sgbare next to pmixsim).\n"
             "Exit status: 0 all passed (or were skipped), 1 an expectation failed or a run\n"
             "crashed, 2 a bad scenario file or command line; run: 77 skipped.\n"
             "The file format is in docs/scenarios.md.\n");
@@ -568,6 +572,8 @@ int sim_scenario_main(int argc, char **argv)
             env.pmixrun = argv[++i];
         else if (!suite && strcmp(a, "--program") == 0)
             env.program = argv[++i];
+        else if (strcmp(a, "--bare") == 0)
+            env.bare = argv[++i];
         else {
             fprintf(stderr, "pmixsim %s: unknown option %s\n", argv[1], a);
             return usage(stderr, 2);

@@ -8,7 +8,7 @@
 # Checks: bad scenario files end with status 2 and name the file, the line
 # and the problem; pmixsim's refusal of an option points at the option's
 # line; a failed expectation is a FAIL line and status 1; a missing
-# requirement is a skip (77); the JSON, JUnit and TSV outputs; a crashing
+# requirement is a skip (77); bare_ratio against sgbare; the JSON, JUnit and TSV outputs; a crashing
 # and a hanging simulation are errors that do not stop the suite; plots.
 set -u
 sim=$1 dir=$2
@@ -65,6 +65,17 @@ expect 0 "--cfg=network/TCP-gamma:4194304 fence" "[platform]\ncfg = network/TCP-
 # A run that outgrows max_rss is stopped.
 expect 1 "stopped when it passed the scenario's max_rss (40 MB" \
     "max_rss = 40MB\n[job]\nnodes = 2048\n$W"
+# bare_ratio: pmixsim's wall time over bench/sgbare's (found next to pmixsim
+# in the build tree), for barriers only.
+expect 0 "PASS  bare_ratio <= 1000 (line 4): " "$W[expect]\nbare_ratio <= 1000\n"
+expect 1 "FAIL  bare_ratio < 0.001 (line 4): " "$W[expect]\nbare_ratio < 0.001\n"
+expect 1 "not comparable: bare_ratio needs the fence workload as a barrier" \
+    "[workload]\nprogram = fence\nargs = --size 8\n[expect]\nbare_ratio <= 2\n"
+expect 2 ":4: bare_ratio: 'quick' is not a number" "$W[expect]\nbare_ratio <= quick\n"
+printf '%b[expect]\nbare_ratio <= 1000\n' "$W" >"$tmp/bare.scn"
+"$sim" run "$tmp/bare.scn" --bare "$tmp/no-such-sgbare" >"$tmp/out" 2>&1
+[[ $? -eq 1 ]] && grep -qF "no sgbare at $tmp/no-such-sgbare" "$tmp/out" ||
+    fail "--bare with a missing program: $(cat "$tmp/out")"
 # A requirement this pmixsim lacks: skipped.
 expect 77 "SKIP" "requires = --no-such-option\n$W"
 expect 77 "SKIP" "requires = --planes 7\n$W"

@@ -39,3 +39,17 @@ add_test(NAME sim_scenario_runner
 list(APPEND SCENARIO_TESTS sim_scenario_runner)
 
 set_tests_properties(${SCENARIO_TESTS} PROPERTIES LABELS sim TIMEOUT 180 SKIP_RETURN_CODE 77)
+
+# The scale stage (label `scale`, about two minutes, several GB): the
+# simulator at 4,096 x 16, 65,536 x 1 and 16,384 x 1 against bare SimGrid,
+# with memory bounds, and memory per process against the job's size
+# (scale_stage.sh). `./run test` runs it alone, after the suite, so that
+# nothing else competes for memory or cores; the suite itself leaves it
+# out (`ctest -LE scale`). Not under the sanitizers, whose shadow memory
+# and threads make these sizes meaningless.
+if(NOT PMIXLAB_SANITIZE AND EXISTS ${CMAKE_SOURCE_DIR}/bench/CMakeLists.txt)
+  add_test(NAME sim_scale_stage
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/scale_stage.sh $<TARGET_FILE:pmixsim>
+                   $<TARGET_FILE:sgbare> ${SCENARIO_DIR}/scale ${CMAKE_BINARY_DIR}/scale)
+  set_tests_properties(sim_scale_stage PROPERTIES LABELS "sim;scale" TIMEOUT 900 RUN_SERIAL TRUE)
+endif()
