@@ -10,8 +10,13 @@
  *
  * The counts are the textbook ones for a failure-free run: data messages
  * sent by all members together, and rounds on the critical path. The
- * tests check that the algorithms send exactly these numbers.
+ * tests check that the algorithms send exactly these numbers. The formula
+ * is the time a failure-free run takes on a contention-free network
+ * (px_coll_cost_in); pmixsim holds every fence against it, and the
+ * simulation tests check that the two agree within 1% on the crossbar.
  */
+#include <math.h>
+
 #include "coll_int.h"
 
 #define B PX_COLL_KIND_BIT(PX_COLL_BARRIER)
@@ -61,18 +66,46 @@ static uint32_t ring_rounds(uint32_t n, unsigned radix)
     return n - 1;
 }
 
+/* Formulas (px_coll_terms). Dissemination: lg rounds of one message.
+ * Recursive doubling and Bruck: lg rounds, and everyone's data arrives
+ * once. Ring: p - 1 rounds. Binary tree: lg rounds up and lg down; an
+ * allgather's root also sends the whole result down each level. */
+static double lg_formula(const px_coll_terms *t)
+{
+    return t->lg * t->a;
+}
+
+static double lg_spread_formula(const px_coll_terms *t)
+{
+    return t->lg * t->a + t->spread;
+}
+
+static double ring_formula(const px_coll_terms *t)
+{
+    return (t->p - 1) * t->a + t->spread;
+}
+
+static double tree_formula(const px_coll_terms *t)
+{
+    if (t->radix != 0 && t->radix != 2) {
+        return NAN; /* no formula for other radixes yet */
+    }
+    return 2 * t->lg * t->a + (t->allgather ? t->spread + t->lg * t->n * t->beta : 0);
+}
+
 static const px_coll_algo catalog[] = {
     {"dissemination", 1, B, true, false, "dissemination", &px_coll_flat_driver,
-     &px_coll_dissem_mach, lg_messages, lg_rounds},
+     &px_coll_dissem_mach, lg_messages, lg_rounds, lg_formula},
     {"tree", 2, B | A, true, true, "tree[:RADIX]", &px_coll_flat_driver, &px_coll_tree_mach,
-     tree_messages, tree_rounds},
+     tree_messages, tree_rounds, tree_formula},
     {"recdbl", 3, B | A, true, false, "recdbl", &px_coll_flat_driver, &px_coll_recdbl_mach,
-     recdbl_messages, recdbl_rounds},
+     recdbl_messages, recdbl_rounds, lg_spread_formula},
     {"ring", 4, A, true, false, "ring", &px_coll_flat_driver, &px_coll_ring_mach, ring_messages,
-     ring_rounds},
+     ring_rounds, ring_formula},
     {"bruck", 5, A, true, false, "bruck", &px_coll_flat_driver, &px_coll_bruck_mach, lg_messages,
-     lg_rounds},
-    {"hier", 6, B | A, false, true, "hier[:INNER[:RADIX]]", &px_coll_hier_driver, NULL, NULL, NULL},
+     lg_rounds, lg_spread_formula},
+    {"hier", 6, B | A, false, true, "hier[:INNER[:RADIX]]", &px_coll_hier_driver, NULL, NULL, NULL,
+     NULL},
 };
 
 #define NALGOS (sizeof(catalog) / sizeof(catalog[0]))
@@ -186,4 +219,34 @@ uint32_t px_coll_rounds(const px_coll_choice *ch, uint32_t n, const px_coll_grou
         return 2 * depth + px_coll_rounds(&in, ngroups, NULL);
     }
     return ch->algo->rounds(n, ch->radix);
+}
+
+/* What an allgather message carries besides its header and the
+ * contributions (docs/collectives.md): a range (u32 first, u32 count) per
+ * message and a u32 length per block. */
+#define RANGE_HDR 8
+#define BLOCK_HDR 4
+
+double px_coll_formula(const px_coll_choice *ch, const px_coll_cost_in *in)
+{
+    px_coll_terms t;
+
+    if (ch == NULL || ch->algo == NULL || in == NULL) {
+        return NAN;
+    }
+    if (in->nmembers <= 1) {
+        return 0;
+    }
+    if (ch->algo->formula == NULL) {
+        return NAN;
+    }
+    t.allgather = in->kind == PX_COLL_ALLGATHER;
+    t.p = in->nmembers;
+    t.lg = px_coll_ceil_lg(in->nmembers);
+    t.beta = in->beta;
+    t.a = in->latency + (PX_COLL_HDR_SIZE + (t.allgather ? RANGE_HDR : 0)) * in->beta;
+    t.n = (double)in->bytes + (t.allgather ? BLOCK_HDR * t.p : 0);
+    t.spread = (t.p - 1) / t.p * t.n * in->beta;
+    t.radix = ch->radix;
+    return ch->algo->formula(&t);
 }

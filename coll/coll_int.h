@@ -213,6 +213,17 @@ extern const px_coll_mach_ops px_coll_bruck_mach;
 extern const px_coll_mach_ops px_coll_recdbl_mach;
 
 /* A catalog entry (catalog.c). */
+/* The terms every formula is written in (px_coll_formula fills them):
+ * p members, lg = ceil(log2 p), a = one message's cost (latency plus its
+ * header at beta), n = the bytes of all contributions with their length
+ * words, spread = (p - 1) / p * n * beta, the time to receive everyone
+ * else's data once. */
+typedef struct px_coll_terms {
+    double p, lg, a, n, spread, beta;
+    bool allgather;
+    unsigned radix;
+} px_coll_terms;
+
 struct px_coll_algo {
     const char *name;
     uint8_t id;     /* on the wire; 1..255, never reused */
@@ -225,6 +236,8 @@ struct px_coll_algo {
     /* Textbook counts for n members in one flat space (NULL for hier). */
     uint64_t (*messages)(uint32_t n, unsigned radix);
     uint32_t (*rounds)(uint32_t n, unsigned radix);
+    /* Its formula (catalog.c, px_coll_formula), or NULL when it has none. */
+    double (*formula)(const px_coll_terms *t);
 };
 
 #define PX_COLL_KIND_BIT(k) (1u << (unsigned)(k))

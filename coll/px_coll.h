@@ -298,6 +298,26 @@ uint64_t px_coll_messages(const px_coll_choice *resolved, uint32_t nmembers,
 uint32_t px_coll_rounds(const px_coll_choice *resolved, uint32_t nmembers,
                         const px_coll_groups *groups);
 
+/* What a collective's formula is computed from: Hockney's alpha + k*beta
+ * model (Thakur, Rabenseifner and Gropp, 2005) applied to what goes on the
+ * wire, for a contention-free network where every pair of members is
+ * `latency` seconds and 1/`beta` bytes per second apart. */
+typedef struct px_coll_cost_in {
+    px_coll_kind kind;
+    uint32_t nmembers;
+    unsigned radix; /* the resolved radix (0: the algorithm's default) */
+    uint64_t bytes; /* the contributions of all members together */
+    double latency; /* seconds, one message between two members */
+    double beta;    /* seconds per byte */
+} px_coll_cost_in;
+
+/* The simulated time a failure-free run of `resolved` should take, in
+ * seconds, from its catalog row; NAN when the row has no formula (hier,
+ * tree with a radix other than 2). Every message pays latency plus its
+ * header (PX_COLL_HDR_SIZE, and an allgather's range) at beta; the data
+ * counts the length that travels with each contribution. */
+double px_coll_formula(const px_coll_choice *resolved, const px_coll_cost_in *in);
+
 /* ---- groups (for hier) ---- */
 
 /* Members with the same label form a group; its leader is its lowest

@@ -10,14 +10,12 @@
  * FENCE and FENCE_DONE frames over the node's loopback link; library CPU
  * time is not simulated at all), so it can be held against the formula.
  *
- * The formulas are Hockney's alpha + k*beta costs (Thakur, Rabenseifner
- * and Gropp, 2005) for P nodes and n bytes in all, applied to what goes on
- * the wire: alpha is the route latency between two nodes plus the transfer
- * time of the header every message carries (32 bytes, 40 in an allgather),
- * n counts the 4-byte length that travels with each contribution, and beta
- * is the inverse of the route's bandwidth. They hold for a contention-free network (the crossbar
- * under CM02 without cross-traffic); elsewhere the ratio shows what contention, routing and the
- * model add.
+ * The formulas are the catalog's (coll/catalog.c, px_coll_formula):
+ * Hockney's alpha + k*beta costs for P nodes and n bytes in all, applied
+ * to what goes on the wire, with the route's latency and the inverse of
+ * its bandwidth. They hold for a contention-free network (the crossbar
+ * under CM02 without cross-traffic); elsewhere the ratio shows what
+ * contention, routing and the model add.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -45,44 +43,22 @@ sim_fstat *sim_fstat_get(sim_run *run, uint64_t id, uint32_t epoch, bool create)
     return f;
 }
 
-/* What px_coll's allgather messages carry besides the header and the
- * contributions (docs/collectives.md): a range (u32 first, u32 count) per
- * message and a u32 length per block. */
-#define RANGE_HDR 8
-#define BLOCK_HDR 4
-
-static double lg_ceil(uint32_t p)
-{
-    unsigned k = 0;
-
-    while (k < 32 && (1ull << k) < p)
-        k++;
-    return (double)k;
-}
-
-/* NAN when there is no formula for the algorithm. */
+/* NAN when there is no formula for the algorithm: the formula is the
+ * catalog's (px_coll_formula), with the route's latency and bandwidth. */
 double sim_formula(const sim_run *run, const sim_fstat *f)
 {
-    bool ag = f->kind == PX_COLL_ALLGATHER;
-    double p = f->nnodes, lg = lg_ceil(f->nnodes);
-    double a = run->alpha + (PX_COLL_HDR_SIZE + (ag ? RANGE_HDR : 0)) * run->beta;
-    double n = (double)f->contrib + (ag ? BLOCK_HDR * p : 0);
-    double spread = p > 0 ? (p - 1) / p * n * run->beta : 0;
-    const char *name = f->resolved.algo != NULL ? px_coll_algo_name(f->resolved.algo) : "";
+    px_coll_cost_in in = {
+        .kind = f->kind,
+        .nmembers = f->nnodes,
+        .radix = f->resolved.radix,
+        .bytes = f->contrib,
+        .latency = run->alpha,
+        .beta = run->beta,
+    };
 
-    if (f->nnodes <= 1)
-        return 0;
-    if (strcmp(name, "dissemination") == 0)
-        return lg * a;
-    if (strcmp(name, "recdbl") == 0)
-        return lg * a + spread;
-    if (strcmp(name, "bruck") == 0)
-        return lg * a + spread;
-    if (strcmp(name, "ring") == 0)
-        return (p - 1) * a + spread;
-    if (strcmp(name, "tree") == 0 && (f->resolved.radix == 0 || f->resolved.radix == 2))
-        return 2 * lg * a + (ag ? spread + lg * n * run->beta : 0);
-    return NAN;
+    if (f->resolved.algo == NULL)
+        return f->nnodes <= 1 ? 0 : NAN;
+    return px_coll_formula(&f->resolved, &in);
 }
 
 static double span(const sim_fstat *f)

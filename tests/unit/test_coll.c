@@ -1441,6 +1441,47 @@ static void test_result_ownership(void **state)
     px_coll_destroy(c);
 }
 
+/* The catalog's formulas (px_coll_formula): the alpha-beta costs that
+ * pmixsim holds every fence against, from the catalog row. With beta = 0
+ * a formula counts message latencies on the critical path; with latency
+ * 0, bytes. Hier and radixes other than 2 have none (NAN); one member
+ * costs nothing. */
+static void test_formulas(void **state)
+{
+    (void)state;
+    px_coll_choice ch;
+    px_coll_cost_in in = {.kind = PX_COLL_BARRIER, .nmembers = 8, .latency = 1e-6};
+
+    assert_int_equal(px_coll_parse(PX_COLL_BARRIER, "dissemination", &ch, NULL, 0), PMIX_SUCCESS);
+    assert_true(fabs(px_coll_formula(&ch, &in) - 3e-6) < 1e-15);
+    in.nmembers = 9; /* ceil(log2 9) = 4 rounds */
+    assert_true(fabs(px_coll_formula(&ch, &in) - 4e-6) < 1e-15);
+    in.nmembers = 1;
+    assert_true(px_coll_formula(&ch, &in) == 0);
+
+    assert_int_equal(px_coll_parse(PX_COLL_BARRIER, "tree", &ch, NULL, 0), PMIX_SUCCESS);
+    in.nmembers = 8;
+    assert_true(fabs(px_coll_formula(&ch, &in) - 6e-6) < 1e-15); /* 3 up, 3 down */
+
+    /* allgather of 8 x 100 bytes at 1 ns per byte, no latency: each
+     * message's header (32 + 8 range bytes) per round, and 7/8 of the
+     * data with its 4-byte lengths */
+    in = (px_coll_cost_in){
+        .kind = PX_COLL_ALLGATHER, .nmembers = 8, .bytes = 800, .latency = 0, .beta = 1e-9};
+    assert_int_equal(px_coll_parse(PX_COLL_ALLGATHER, "recdbl", &ch, NULL, 0), PMIX_SUCCESS);
+    double want = 3 * 40e-9 + 7.0 / 8 * (800 + 8 * 4) * 1e-9;
+    assert_true(fabs(px_coll_formula(&ch, &in) - want) < 1e-15);
+    assert_int_equal(px_coll_parse(PX_COLL_ALLGATHER, "ring", &ch, NULL, 0), PMIX_SUCCESS);
+    want = 7 * 40e-9 + 7.0 / 8 * (800 + 8 * 4) * 1e-9;
+    assert_true(fabs(px_coll_formula(&ch, &in) - want) < 1e-15);
+
+    assert_int_equal(px_coll_parse(PX_COLL_ALLGATHER, "tree:4", &ch, NULL, 0), PMIX_SUCCESS);
+    assert_true(isnan(px_coll_formula(&ch, &in)));
+    assert_int_equal(px_coll_parse(PX_COLL_ALLGATHER, "hier", &ch, NULL, 0), PMIX_SUCCESS);
+    assert_true(isnan(px_coll_formula(&ch, &in)));
+    assert_true(isnan(px_coll_formula(NULL, &in)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1449,6 +1490,7 @@ int main(void)
         cmocka_unit_test_teardown(test_parse, teardown_leaks),
         cmocka_unit_test_teardown(test_choose, teardown_leaks),
         cmocka_unit_test_teardown(test_resolve_and_counts, teardown_leaks),
+        cmocka_unit_test_teardown(test_formulas, teardown_leaks),
         cmocka_unit_test_teardown(test_groups, teardown_leaks),
         cmocka_unit_test_teardown(test_create_and_args, teardown_leaks),
         cmocka_unit_test_teardown(test_single_member, teardown_leaks),
