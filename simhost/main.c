@@ -464,6 +464,7 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         return 2;
     }
     snprintf(run->nspace, sizeof(run->nspace), "pmixsim");
+    run->cwd = getcwd(NULL, 0); /* the app's PMIX_WDIR (NULL: none) */
     choose_algos(run);
 
     argv[argc++] = "pmixsim";
@@ -657,6 +658,7 @@ out:
     free(procs);
     free(run->nodes);
     free(run->fstats);
+    free(run->cwd);
     free(run);
     return status;
 }

@@ -271,6 +271,7 @@ struct sim_run {
     sim_node *nodes;
     const sim_workload *wl;
     char nspace[PMIX_MAX_NSLEN + 1];
+    char *cwd;                             /* pmixsim's working directory: the app's PMIX_WDIR */
     char fence_algo[64], barrier_algo[64]; /* what PMIXLAB_*_ALGO would say */
     double alpha, beta;                    /* route latency and 1/bandwidth, node to node */
     uint32_t procs_done, procs_failed;

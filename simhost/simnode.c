@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include "pmixsim.h"
+#include "px_hostcore.h"
 #include "px_proto.h"
 
 #define COLL_ALL_NODES 1 /* the id of the collective among every node */
@@ -817,99 +818,71 @@ const px_server_host sim_server_host = {
 
 /* ---- the node ---- */
 
-#define PD_KEYS 8 /* PMIX_PROC_DATA keys per process */
+static const char *node_name(void *ctx, uint32_t node)
+{
+    return ((sim_run *)ctx)->nodes[node].host;
+}
 
-/* Register the job with the node's server: job-wide keys, this node's
- * keys, and the data of its own processes (not of every process: that
- * would be O(job) per node). The info array is built in place (values
- * loaded once, arrays pointing at their elements) and copied only by the
- * server's store: node setup is a good part of a large barrier run. */
+/* Register the job with the node's server: the host core's job
+ * information (px_jobinfo_build: job, node, app and process keys, the same
+ * ones pmixrun gives) and the network's keys (coords.c). In a small job
+ * every node and every process is described, as pmixrun does; past
+ * SIM_NET_PEERS_MAX_NODES nodes or SIM_NET_PEERS_MAX_PROCS processes only
+ * this node and its processes (not O(job) per node, nor per client). The
+ * network keys alike on every node are shared: the registration array
+ * borrows them, and only that array is freed. */
 static pmix_status_t register_job(sim_run *run, sim_node *n)
 {
-    uint32_t jsize = run->nprocs, nnodes = run->nnodes, lsize = n->nprocs, one = 1, appnum = 0;
-    size_t cap = (size_t)n->nprocs * 12 + 1, len = 0, nfixed = 0, total;
-    char *peers = malloc(cap);
-    pmix_rank_t leader = n->procs[0].proc.rank;
-    pmix_info_t fixed[11];
-    pmix_info_t *pd = calloc((size_t)n->nprocs * PD_KEYS, sizeof(*pd));
-    pmix_data_array_t *pda = calloc(n->nprocs, sizeof(*pda));
+    bool all = run->nnodes <= SIM_NET_PEERS_MAX_NODES && run->nprocs <= SIM_NET_PEERS_MAX_PROCS;
+    char **argv = calloc((size_t)run->opt.wl_argc + 2, sizeof(*argv));
+    px_jobmap_app app = {.first = 0, .size = run->nprocs, .argv = argv, .wdir = run->cwd};
+    px_jobmap map = {
+        .nspace = run->nspace,
+        .nprocs = run->nprocs,
+        .nnodes = run->nnodes,
+        .ppn = run->opt.ppn,
+        .node_name = node_name,
+        .napps = 1,
+        .apps = &app,
+        .mapby = "BYSLOT",
+        .bindto = "NONE",
+        .describe_all = all,
+        .ctx = run,
+    };
+    px_ivec job = {0};
     pmix_data_array_t coords = {0};
     const pmix_info_t *shared;
-    size_t nshared;
-    pmix_info_t *all = NULL;
+    size_t nshared, total;
+    pmix_info_t *arr = NULL;
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
-    memset(fixed, 0, sizeof(fixed));
-    if (peers == NULL || pd == NULL || pda == NULL)
+    if (argv == NULL)
         goto out;
-    peers[0] = '\0';
-    for (uint32_t i = 0; i < n->nprocs; i++)
-        len +=
-            (size_t)snprintf(peers + len, cap - len, "%s%u", i ? "," : "", n->procs[i].proc.rank);
-    PMIx_Info_load(&fixed[nfixed++], PMIX_JOBID, run->nspace, PMIX_STRING);
-    PMIx_Info_load(&fixed[nfixed++], PMIX_JOB_SIZE, &jsize, PMIX_UINT32);
-    PMIx_Info_load(&fixed[nfixed++], PMIX_UNIV_SIZE, &jsize, PMIX_UINT32);
-    PMIx_Info_load(&fixed[nfixed++], PMIX_MAX_PROCS, &jsize, PMIX_UINT32);
-    PMIx_Info_load(&fixed[nfixed++], PMIX_JOB_NUM_APPS, &one, PMIX_UINT32);
-    PMIx_Info_load(&fixed[nfixed++], PMIX_NUM_NODES, &nnodes, PMIX_UINT32);
-    PMIx_Info_load(&fixed[nfixed++], PMIX_LOCAL_SIZE, &lsize, PMIX_UINT32);
-    PMIx_Info_load(&fixed[nfixed++], PMIX_LOCAL_PEERS, peers, PMIX_STRING);
-    PMIx_Info_load(&fixed[nfixed++], PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
-    PMIx_Info_load(&fixed[nfixed++], PMIX_HOSTNAME, n->host, PMIX_STRING);
-    PMIx_Info_load(&fixed[nfixed++], PMIX_NODEID, &n->id, PMIX_UINT32);
+    argv[0] = (char *)run->opt.workload;
+    for (int i = 0; i < run->opt.wl_argc; i++)
+        argv[i + 1] = run->opt.wl_argv[i];
+    if ((rc = px_jobinfo_build(&map, n->id, &job)) != PMIX_SUCCESS)
+        goto out;
     if ((rc = sim_net_register(run, n->id, &coords, &shared, &nshared)) != PMIX_SUCCESS)
         goto out; /* network coordinates */
-    for (uint32_t i = 0; i < n->nprocs; i++) {
-        pmix_info_t *k = pd + (size_t)i * PD_KEYS;
-        pmix_rank_t rank = n->procs[i].proc.rank;
-        uint16_t lrank = (uint16_t)i;
-        PMIx_Info_load(&k[0], PMIX_RANK, &rank, PMIX_PROC_RANK);
-        PMIx_Info_load(&k[1], PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
-        PMIx_Info_load(&k[2], PMIX_NODE_RANK, &lrank, PMIX_UINT16);
-        PMIx_Info_load(&k[3], PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
-        PMIx_Info_load(&k[4], PMIX_APPNUM, &appnum, PMIX_UINT32);
-        PMIx_Info_load(&k[5], PMIX_APP_RANK, &rank, PMIX_PROC_RANK);
-        PMIx_Info_load(&k[6], PMIX_NODEID, &n->id, PMIX_UINT32);
-        PMIx_Info_load(&k[7], PMIX_HOSTNAME, n->host, PMIX_STRING);
-        pda[i].type = PMIX_INFO;
-        pda[i].size = PD_KEYS;
-        pda[i].array = k;
-    }
-    /* One array: the fixed keys, the network keys (shared, then this
-     * node's), one PMIX_PROC_DATA per process. Its entries are shallow: they
-     * borrow what fixed, run->net, coords and pd own, and only the array
-     * itself is freed. */
-    total = nfixed + nshared + coords.size + n->nprocs;
-    all = calloc(total, sizeof(*all));
+    total = job.n + nshared + coords.size;
     rc = PMIX_ERR_NOMEM;
-    if (all == NULL)
+    if ((arr = calloc(total, sizeof(*arr))) == NULL)
         goto out;
-    memcpy(all, fixed, nfixed * sizeof(*all));
+    memcpy(arr, job.v, job.n * sizeof(*arr));
     if (nshared > 0)
-        memcpy(all + nfixed, shared, nshared * sizeof(*all));
+        memcpy(arr + job.n, shared, nshared * sizeof(*arr));
     if (coords.size > 0)
-        memcpy(all + nfixed + nshared, coords.array, coords.size * sizeof(*all));
-    for (uint32_t i = 0; i < n->nprocs; i++) {
-        pmix_info_t *e = &all[nfixed + nshared + coords.size + i];
-        snprintf(e->key, sizeof(e->key), "%s", PMIX_PROC_DATA);
-        e->value.type = PMIX_DATA_ARRAY;
-        e->value.data.darray = &pda[i];
-    }
-    rc = px_server_register_nspace(n->srv, run->nspace, (int)n->nprocs, all, total);
+        memcpy(arr + job.n + nshared, coords.array, coords.size * sizeof(*arr));
+    rc = px_server_register_nspace(n->srv, run->nspace, (int)n->nprocs, arr, total);
     for (uint32_t i = 0; rc == PMIX_SUCCESS && i < n->nprocs; i++)
         rc = px_server_register_client(n->srv, &n->procs[i].proc, 1000, 1000, &n->procs[i]);
 out:
-    free(all);
-    for (size_t i = 0; i < nfixed; i++)
-        PMIx_Info_destruct(&fixed[i]);
-    if (pd != NULL)
-        for (size_t i = 0; i < (size_t)n->nprocs * PD_KEYS; i++)
-            PMIx_Info_destruct(&pd[i]);
-    free(pd);
-    free(pda);
+    free(arr);
+    px_ivec_free(&job);
     if (coords.array != NULL)
         PMIx_Data_array_destruct(&coords);
-    free(peers);
+    free(argv);
     return rc;
 }
 

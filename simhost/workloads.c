@@ -17,10 +17,16 @@ int pmixsim_wl_fence_bench_main(int argc, char **argv);
 int pmixsim_wl_fence_main(int argc, char **argv);
 int pmixsim_wl_coords_main(int argc, char **argv);
 int pmixsim_wl_seq_main(int argc, char **argv);
+int pmixsim_wl_jobkeys_main(void);
 
 static int hello(int argc, char **argv)
 {
     return pmixsim_wl_hello_main();
+}
+
+static int jobkeys(int argc, char **argv)
+{
+    return pmixsim_wl_jobkeys_main();
 }
 
 static const sim_workload workloads[] = {
@@ -33,6 +39,7 @@ static const sim_workload workloads[] = {
      "[--iters N] [--warmup N] [--collect-iters N] [--sizes LIST]  bench/fence_bench.c"},
     {"coords", pmixsim_wl_coords_main,
      "[--peer RANK] [--wait-update FENCES]  examples/coords.c: network coordinates"},
+    {"jobkeys", jobkeys, "  examples/jobkeys.c: which reserved keys a process can read"},
     {"seq", pmixsim_wl_seq_main,
      "STEP...  put:SIZE, fence[:collect,timeout=S,algo=NAME], get:next|prev|RANK[:N]"},
 };

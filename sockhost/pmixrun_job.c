@@ -6,10 +6,10 @@
  * The job is one application. Under pmixrun alone it runs on one node, so
  * every rank is local: local rank = node rank = rank, the node id is 0, the
  * node list is this host. Under pmixd the job spans the nodes of the map
- * (job.rank_node): the data describes every node (node list, proc map, a
- * PMIX_NODE_INFO_ARRAY per node, PMIX_NODEID and PMIX_HOSTNAME of every
- * rank), and only this node's ranks are clients. Types follow what Open MPI
- * 4.1 checks (shared/abi/openmpi-4.1.md).
+ * (job.rank_node), and only this node's ranks are clients. The keys come
+ * from the host core's job-information builder (hostcore/, shared with
+ * pmixsim), which describes every node and rank; this file adds each local
+ * rank's directory, locality and cpuset.
  *
  * Upcalls run on the library's progress thread. They record what happened
  * in the job under `mu` and poke the main loop; they never block, never
@@ -27,6 +27,7 @@
 #include <hwloc/glibc-sched.h>
 
 #include "pmixrun.h"
+#include "px_hostcore.h"
 
 /* The Standard's module carries no context: the one job of this process. */
 static job *g_job;
@@ -324,241 +325,87 @@ void job_rank_lost(job *j, rank_proc *r)
 
 /* ---- the job's data ---- */
 
-#define ADD(list, key, val, type)                                             \
-    do {                                                                      \
-        if (PMIx_Info_list_add((list), (key), (val), (type)) != PMIX_SUCCESS) \
-            goto nomem;                                                       \
-    } while (0)
+/* The job's keys come from the host core's builder (px_jobinfo_build), the
+ * same one pmixsim uses; this host adds what only a real machine has, for
+ * each local rank: its directory (made here), its locality and cpuset. */
 
-/* Move a list into `parent` as a PMIX_DATA_ARRAY of infos under `key`. */
-static pmix_status_t add_array(void *parent, const char *key, void *list)
+static const char *node_name(void *ctx, uint32_t node)
 {
-    pmix_data_array_t da;
-    pmix_status_t rc = PMIx_Info_list_convert(list, &da);
-    if (rc != PMIX_SUCCESS)
-        return rc;
-    rc = PMIx_Info_list_add(parent, key, &da, PMIX_DATA_ARRAY);
-    PMIx_Data_array_destruct(&da);
-    return rc;
+    return job_node_name(ctx, (int)node);
 }
 
-/* The ranks on `node`, "0,1,2"; with node < 0, every node's list joined
- * by ';' (the input of PMIx_generate_ppn). */
-static char *rank_list(const job *j, int node)
+static pmix_status_t local_keys(void *ctx, pmix_rank_t rank, px_ivec *v)
 {
-    size_t cap = (size_t)j->nprocs * 12 + (size_t)j->nnodes + 16, len = 0;
-    char *s = malloc(cap);
-    if (s == NULL)
-        return NULL;
-    s[0] = '\0';
-    int first = node < 0 ? 0 : node, last = node < 0 ? j->nnodes - 1 : node;
-    for (int n = first; n <= last; n++) {
-        if (n > first)
-            len += (size_t)snprintf(s + len, cap - len, ";");
-        bool any = false;
-        for (int i = 0; i < j->nprocs; i++) {
-            if (job_node_of(j, i) != n)
-                continue;
-            len += (size_t)snprintf(s + len, cap - len, "%s%d", any ? "," : "", i);
-            any = true;
-        }
-    }
-    return s;
-}
-
-static char *node_list(const job *j)
-{
-    size_t len = 1;
-    for (int n = 0; n < j->nnodes; n++)
-        len += strlen(job_node_name(j, n)) + 1;
-    char *s = malloc(len);
-    if (s == NULL)
-        return NULL;
-    s[0] = '\0';
-    for (int n = 0; n < j->nnodes; n++) {
-        if (n > 0)
-            strcat(s, ",");
-        strcat(s, job_node_name(j, n));
-    }
-    return s;
-}
-
-static char *join_argv(char **argv)
-{
-    size_t len = 1;
-    for (char **a = argv; *a != NULL; a++)
-        len += strlen(*a) + 1;
-    char *s = malloc(len);
-    if (s == NULL)
-        return NULL;
-    s[0] = '\0';
-    for (char **a = argv; *a != NULL; a++) {
-        if (a != argv)
-            strcat(s, " ");
-        strcat(s, *a);
-    }
-    return s;
-}
-
-/* The data of rank `rank` (its rank_proc `r` if it is local, else NULL). */
-static void *proc_data(job *j, int rankno, int lrankno, rank_proc *r, const char *procdir,
-                       pmix_status_t *rcp)
-{
-    void *l = PMIx_Info_list_start();
-    char *locality = NULL, *cpus = NULL;
-    pmix_rank_t rank = (pmix_rank_t)rankno;
-    uint16_t lrank = (uint16_t)lrankno;
-    uint32_t appnum = 0, nodeid = (uint32_t)job_node_of(j, rankno);
-    *rcp = PMIX_ERR_NOMEM;
-    if (l == NULL)
-        return NULL;
-    ADD(l, PMIX_RANK, &rank, PMIX_PROC_RANK); /* first: says whose data follows */
-    ADD(l, PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
-    ADD(l, PMIX_NODE_RANK, &lrank, PMIX_UINT16);
-    ADD(l, PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
-    ADD(l, PMIX_APPNUM, &appnum, PMIX_UINT32);
-    ADD(l, PMIX_APP_RANK, &rank, PMIX_PROC_RANK);
-    ADD(l, PMIX_NODEID, &nodeid, PMIX_UINT32);
-    ADD(l, PMIX_HOSTNAME, job_node_name(j, (int)nodeid), PMIX_STRING);
-    if (r == NULL) {
-        *rcp = PMIX_SUCCESS;
-        return l;
-    }
-    ADD(l, PMIX_PROCDIR, procdir, PMIX_STRING);
-
+    job *j = ctx;
+    pmix_proc_t p;
+    rank_proc *r;
+    char procdir[4200], *locality = NULL, *cpus = NULL;
     char source[] = "hwloc";
-    pmix_cpuset_t cs = {.source = source, .bitmap = r->cpuset};
-    pmix_status_t rc = PMIx_server_generate_locality_string(&cs, &locality);
-    if (rc == PMIX_SUCCESS && locality != NULL)
-        ADD(l, PMIX_LOCALITY_STRING, locality, PMIX_STRING);
-    if (hwloc_bitmap_list_asprintf(&cpus, r->cpuset) >= 0 && cpus != NULL)
-        ADD(l, PMIX_CPUSET, cpus, PMIX_STRING); /* "0-3": the form Open MPI parses */
-    free(locality);
-    free(cpus);
-    *rcp = PMIX_SUCCESS;
-    return l;
-nomem:
-    free(locality);
-    free(cpus);
-    PMIx_Info_list_release(l);
-    return NULL;
-}
+    pmix_status_t rc;
 
-/* The per-node data of `node` as a PMIX_NODE_INFO_ARRAY entry of `top`. */
-static pmix_status_t add_node(job *j, void *top, int node, const uint32_t *nsize,
-                              const pmix_rank_t *leader)
-{
-    pmix_status_t rc = PMIX_ERR_NOMEM;
-    uint32_t id = (uint32_t)node;
-    char *peers = rank_list(j, node);
-    void *l = PMIx_Info_list_start();
-    if (peers == NULL || l == NULL)
-        goto nomem;
-    ADD(l, PMIX_HOSTNAME, job_node_name(j, node), PMIX_STRING);
-    ADD(l, PMIX_NODEID, &id, PMIX_UINT32);
-    ADD(l, PMIX_NODE_SIZE, &nsize[node], PMIX_UINT32);
-    ADD(l, PMIX_LOCAL_SIZE, &nsize[node], PMIX_UINT32);
-    ADD(l, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
-    ADD(l, PMIX_LOCALLDR, &leader[node], PMIX_PROC_RANK);
-    rc = add_array(top, PMIX_NODE_INFO_ARRAY, l);
-nomem:
-    if (l != NULL)
-        PMIx_Info_list_release(l);
-    free(peers);
+    PMIx_Load_procid(&p, j->nspace, rank);
+    if ((r = job_rank_of(j, &p)) == NULL)
+        return PMIX_SUCCESS;
+    snprintf(procdir, sizeof procdir, "%s/%u", j->nsdir, rank);
+    if (files_make_dir(procdir) != 0) {
+        fprintf(stderr, "pmixrun: cannot create %s: %s\n", procdir, strerror(errno));
+        return PMIX_ERROR;
+    }
+    if ((rc = px_ivec_load(v, PMIX_PROCDIR, procdir, PMIX_STRING)) != PMIX_SUCCESS)
+        return rc;
+    pmix_cpuset_t cs = {.source = source, .bitmap = r->cpuset};
+    if (PMIx_server_generate_locality_string(&cs, &locality) == PMIX_SUCCESS && locality != NULL)
+        rc = px_ivec_load(v, PMIX_LOCALITY_STRING, locality, PMIX_STRING);
+    if (rc == PMIX_SUCCESS && hwloc_bitmap_list_asprintf(&cpus, r->cpuset) >= 0 && cpus != NULL)
+        rc = px_ivec_load(v, PMIX_CPUSET, cpus, PMIX_STRING); /* "0-3": what Open MPI parses */
+    free(locality);
+    free(cpus);
     return rc;
 }
 
 int job_register(job *j)
 {
-    pmix_status_t rc = PMIX_ERR_NOMEM;
-    void *top = PMIx_Info_list_start(), *app = NULL;
-    char *peers = rank_list(j, j->node), *all = rank_list(j, -1), *nodes = node_list(j);
-    char *ppn = NULL, *regex = NULL, *argvs = NULL;
     char cwd[4096];
-    uint32_t n = (uint32_t)j->nprocs, one = 1, zero = 0, nnodes = (uint32_t)j->nnodes;
-    uint32_t mynode = (uint32_t)j->node, nlocal = (uint32_t)j->nlocal;
-    pmix_rank_t leader = 0;
-    bool yes = true;
-    pmix_data_array_t da = {0};
-    uint32_t *nsize = calloc((size_t)j->nnodes, sizeof *nsize);
-    pmix_rank_t *ldr = calloc((size_t)j->nnodes, sizeof *ldr);
-    int *lrank = calloc((size_t)j->nprocs, sizeof *lrank);
+    uint32_t *rank_node = NULL;
+    px_jobmap_app app = {
+        .first = 0,
+        .size = (uint32_t)j->nprocs,
+        .argv = j->argv,
+        .wdir = getcwd(cwd, sizeof cwd),
+    };
+    px_jobmap map = {
+        .nspace = j->nspace,
+        .nprocs = (uint32_t)j->nprocs,
+        .nnodes = (uint32_t)j->nnodes,
+        .node_name = node_name,
+        .napps = 1,
+        .apps = &app,
+        .mapby = j->bind_core     ? "BYCORE"
+                 : j->map_by_node ? "BYNODE"
+                                  : "BYSLOT",
+        .bindto = j->bind_core ? "CORE" : "NONE",
+        .tmpdir = j->topdir,
+        .nsdir = j->nsdir,
+        .describe_all = true,
+        .local_keys = local_keys,
+        .ctx = j,
+    };
+    px_ivec info = {0};
+    pmix_status_t rc = PMIX_ERR_NOMEM;
 
-    if (top == NULL || peers == NULL || all == NULL || nodes == NULL || nsize == NULL ||
-        ldr == NULL || lrank == NULL)
-        goto nomem;
-    for (int i = j->nprocs - 1; i >= 0; i--)
-        ldr[job_node_of(j, i)] = (pmix_rank_t)i;
-    for (int i = 0; i < j->nprocs; i++)
-        lrank[i] = (int)nsize[job_node_of(j, i)]++;
-    ADD(top, PMIX_JOBID, j->nspace, PMIX_STRING);
-    ADD(top, PMIX_JOB_SIZE, &n, PMIX_UINT32);
-    ADD(top, PMIX_UNIV_SIZE, &n, PMIX_UINT32);
-    ADD(top, PMIX_MAX_PROCS, &n, PMIX_UINT32);
-    ADD(top, PMIX_JOB_NUM_APPS, &one, PMIX_UINT32);
-    ADD(top, PMIX_NUM_NODES, &nnodes, PMIX_UINT32);
-    ADD(top, PMIX_NODE_LIST, nodes, PMIX_STRING);
-    ADD(top, PMIX_TMPDIR, j->topdir, PMIX_STRING);
-    ADD(top, PMIX_NSDIR, j->nsdir, PMIX_STRING);
-    ADD(top, PMIX_TDIR_RMCLEAN, &yes, PMIX_BOOL);
-    ADD(top, PMIX_LOCAL_SIZE, &nlocal, PMIX_UINT32);
-    ADD(top, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
-    ADD(top, PMIX_HOSTNAME, job_node_name(j, j->node), PMIX_STRING);
-    ADD(top, PMIX_NODEID, &mynode, PMIX_UINT32);
-    ADD(top, PMIX_MAPBY,
-        j->bind_core     ? "BYCORE"
-        : j->map_by_node ? "BYNODE"
-                         : "BYSLOT",
-        PMIX_STRING);
-    ADD(top, PMIX_BINDTO, j->bind_core ? "CORE" : "NONE", PMIX_STRING);
-    if (PMIx_generate_ppn(all, &ppn) == PMIX_SUCCESS && ppn != NULL)
-        ADD(top, PMIX_PROC_MAP, ppn, PMIX_STRING);
-    if (PMIx_generate_regex(nodes, &regex) == PMIX_SUCCESS && regex != NULL)
-        ADD(top, PMIX_NODE_MAP, regex, PMIX_STRING);
-
-    for (int nd = 0; nd < j->nnodes; nd++)
-        if (add_node(j, top, nd, nsize, ldr) != PMIX_SUCCESS)
+    if (j->rank_node != NULL) {
+        if ((rank_node = malloc((size_t)j->nprocs * sizeof(*rank_node))) == NULL)
             goto nomem;
-
-    app = PMIx_Info_list_start();
-    if (app == NULL)
-        goto nomem;
-    ADD(app, PMIX_APPNUM, &zero, PMIX_UINT32);
-    ADD(app, PMIX_APP_SIZE, &n, PMIX_UINT32);
-    ADD(app, PMIX_APPLDR, &leader, PMIX_PROC_RANK);
-    if (getcwd(cwd, sizeof cwd) != NULL)
-        ADD(app, PMIX_WDIR, cwd, PMIX_STRING);
-    argvs = join_argv(j->argv);
-    if (argvs != NULL)
-        ADD(app, PMIX_APP_ARGV, argvs, PMIX_STRING);
-    if (add_array(top, PMIX_APP_INFO_ARRAY, app) != PMIX_SUCCESS)
-        goto nomem;
-
-    for (int i = 0, k = 0; i < j->nprocs; i++) {
-        char procdir[4200];
-        rank_proc *r = NULL;
-        if (k < j->nlocal && j->ranks[k].rank == i)
-            r = &j->ranks[k++];
-        snprintf(procdir, sizeof procdir, "%s/%d", j->nsdir, i);
-        if (r != NULL && files_make_dir(procdir) != 0) {
-            fprintf(stderr, "pmixrun: cannot create %s: %s\n", procdir, strerror(errno));
-            rc = PMIX_ERROR;
-            goto fail;
-        }
-        void *pd = proc_data(j, i, lrank[i], r, procdir, &rc);
-        if (pd == NULL)
-            goto nomem;
-        rc = add_array(top, PMIX_PROC_DATA, pd);
-        PMIx_Info_list_release(pd);
-        if (rc != PMIX_SUCCESS)
-            goto nomem;
+        for (int i = 0; i < j->nprocs; i++)
+            rank_node[i] = (uint32_t)j->rank_node[i];
+        map.rank_node = rank_node;
     }
-
-    rc = PMIx_Info_list_convert(top, &da);
-    if (rc != PMIX_SUCCESS)
+    rc = px_jobinfo_build(&map, (uint32_t)j->node, &info);
+    if (rc == PMIX_ERR_NOMEM)
         goto nomem;
-    rc = PMIx_server_register_nspace(j->nspace, j->nlocal, (pmix_info_t *)da.array, da.size, NULL,
-                                     NULL);
+    if (rc != PMIX_SUCCESS)
+        goto fail; /* local_keys said why */
+    rc = PMIx_server_register_nspace(j->nspace, j->nlocal, info.v, info.n, NULL, NULL);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmixrun: the PMIx server refused the job's data: %s\n",
                 PMIx_Error_string(rc));
@@ -583,21 +430,8 @@ nomem:
     rc = PMIX_ERR_NOMEM;
 fail:
 done:
-    if (da.array != NULL)
-        PMIx_Data_array_destruct(&da);
-    if (top != NULL)
-        PMIx_Info_list_release(top);
-    if (app != NULL)
-        PMIx_Info_list_release(app);
-    free(peers);
-    free(all);
-    free(nodes);
-    free(nsize);
-    free(ldr);
-    free(lrank);
-    free(ppn);
-    free(regex);
-    free(argvs);
+    px_ivec_free(&info);
+    free(rank_node);
     return rc == PMIX_SUCCESS ? 0 : -1;
 }
 

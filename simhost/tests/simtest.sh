@@ -57,6 +57,13 @@
 #       transfer with an actor per server, as in bizcard, the two differ:
 #       docs/simulation.md, "How far to trust it".) The wall line counts
 #       the actors.
+#   simtest.sh jobkeys PMIXSIM PMIXRUN JOBKEYS
+#       The host core's job information: examples/jobkeys (which reserved
+#       job, node, app and process keys a process reads) prints the same
+#       lines under `pmixrun -n 4`, `pmixrun --nodes 2 -n 4` and `pmixsim
+#       --nodes 2 --ppn 2`, every layout key readable; the keys only a real
+#       machine has (directories, cpuset, locality: "host" lines) are all
+#       there under pmixrun, and none in pmixsim.
 set -u
 cmd=$1
 shift
@@ -69,6 +76,26 @@ fail() {
 }
 
 case $cmd in
+jobkeys)
+    sim=$1 run=$2 prog=$3
+    "$run" -n 4 "$prog" >"$tmp/one" 2>"$tmp/err" || fail "pmixrun -n 4 jobkeys: $(cat "$tmp/err")"
+    "$run" --nodes 2 -n 4 "$prog" >"$tmp/two" 2>"$tmp/err" ||
+        fail "pmixrun --nodes 2 -n 4 jobkeys: $(cat "$tmp/err")"
+    "$sim" --quiet --nodes 2 --ppn 2 jobkeys >"$tmp/simout" 2>"$tmp/err" ||
+        fail "pmixsim --nodes 2 --ppn 2 jobkeys: $(cat "$tmp/err")"
+    grep -v -e '^#' -e '^fence	' -e '^[0-9]' "$tmp/simout" >"$tmp/sim"
+    cat "$tmp/one"
+    [[ $(grep -vc '^host ' "$tmp/one") -ge 40 ]] || fail "too few layout keys printed"
+    grep -v '^host ' "$tmp/one" | grep -F ': ' && fail "pmixrun lacks the layout keys above"
+    grep '^host ' "$tmp/one" | grep -F ': ' && fail "pmixrun lacks the host keys above"
+    diff <(grep -v '^host ' "$tmp/one") <(grep -v '^host ' "$tmp/two") ||
+        fail "pmixrun --nodes 2 gives other keys than pmixrun alone"
+    diff <(grep -v '^host ' "$tmp/one") <(grep -v '^host ' "$tmp/sim") ||
+        fail "pmixsim gives other keys than pmixrun"
+    [[ $(grep '^host ' "$tmp/sim" | grep -vc ': not found') -eq 0 ]] ||
+        fail "pmixsim gives a host key it has no real value for: $(grep '^host ' "$tmp/sim")"
+    echo "ok: the same $(grep -vc '^host ' "$tmp/one") layout keys under pmixrun and pmixsim"
+    ;;
 formula)
     sim=$1 nodes=$2 algo=$3 size=$4
     shift 4 # the rest: more pmixsim options (--planes 2)

@@ -1,0 +1,97 @@
+/*
+ * px_hostcore.h - the host core: what every host of the library's server
+ * does, written once (docs/architecture.md, "The host core").
+ *
+ * pmixrun and pmixd (sockhost/), pmixsim (simhost/) and the unit tests'
+ * in-process host link it. Today it holds the job-information builder:
+ * one function that makes every job, node, app and process key of a job
+ * from its job map, so that a program reads the same keys whichever host
+ * runs it. The cross-node operations (fences, group construction,
+ * connect) move here next.
+ *
+ * Nothing here does I/O, reads a clock or keeps state between calls.
+ */
+#ifndef PX_HOSTCORE_H
+#define PX_HOSTCORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmix_common.h>
+
+/* ---- a growable info array ---- */
+
+typedef struct px_ivec {
+    pmix_info_t *v;
+    size_t n, cap;
+} px_ivec;
+
+/* A zeroed entry at the end of `a` with `key`, or NULL when memory runs
+ * out (`a` is unchanged then). */
+pmix_info_t *px_ivec_next(px_ivec *a, const char *key);
+/* Load a value (PMIx_Value_load's rules: strings and arrays are copied)
+ * under `key`; PMIX_ERR_NOMEM leaves `a` unchanged. */
+pmix_status_t px_ivec_load(px_ivec *a, const char *key, const void *data, pmix_data_type_t type);
+/* Move `from`'s entries under `key` as a PMIX_DATA_ARRAY of infos; `from`
+ * is empty afterwards whatever the outcome (freed on failure). */
+pmix_status_t px_ivec_nest(px_ivec *a, const char *key, px_ivec *from);
+/* Destruct every entry and free the array; `a` is empty afterwards. */
+void px_ivec_free(px_ivec *a);
+
+/* ---- the job map ---- */
+
+/* One application context of a job: ranks first .. first + size - 1. */
+typedef struct px_jobmap_app {
+    uint32_t first, size;
+    char *const *argv; /* NULL-terminated, or NULL: no PMIX_APP_ARGV */
+    const char *wdir;  /* or NULL: no PMIX_WDIR */
+} px_jobmap_app;
+
+/* A job as a host knows it. Nothing is copied: the builder reads it while
+ * it runs. */
+typedef struct px_jobmap {
+    const char *nspace;
+    uint32_t nprocs, nnodes;
+    /* The node of rank r: rank_node[r], or with rank_node NULL blocks of
+     * ppn ranks (node r / ppn; ppn 0: ceil(nprocs / nnodes)). */
+    const uint32_t *rank_node;
+    uint32_t ppn;
+    /* The host name of `node` (0 .. nnodes - 1), with `ctx`; asked only
+     * for the nodes the build describes. */
+    const char *(*node_name)(void *ctx, uint32_t node);
+    uint32_t napps;          /* 0: one app of every rank, no argv or wdir */
+    const px_jobmap_app *apps;
+    uint32_t univ_size;         /* 0: nprocs */
+    const char *mapby, *bindto; /* PMIX_MAPBY, PMIX_BINDTO, or NULL */
+    const char *tmpdir, *nsdir; /* PMIX_TMPDIR and PMIX_NSDIR, or NULL */
+    /* Describe every node and every rank (node list and maps, a node
+     * array per node, the data of every rank), or, when false, only the
+     * registering node and its ranks: a node's data then stays the same
+     * size whatever the job's (what pmixsim does past a few thousand
+     * processes). */
+    bool describe_all;
+    /* The host's own keys for one of the registering node's ranks
+     * (directories, cpuset, locality), appended to its PMIX_PROC_DATA;
+     * NULL for none. A non-success status ends the build with it. */
+    pmix_status_t (*local_keys)(void *ctx, pmix_rank_t rank, px_ivec *proc);
+    void *ctx;
+} px_jobmap;
+
+/* The node of `rank` in `m` (UINT32_MAX for a rank outside the job). */
+uint32_t px_jobmap_node_of(const px_jobmap *m, pmix_rank_t rank);
+
+/* Append to `out` every key of the job for the server of node `node`
+ * (what PMIx_server_register_nspace takes): job keys (PMIX_JOBID, sizes,
+ * PMIX_NUM_NODES, PMIX_JOB_NUM_APPS, directories, mapping; with
+ * describe_all PMIX_NODE_LIST, PMIX_NODE_MAP and PMIX_PROC_MAP), this
+ * node's keys (PMIX_HOSTNAME, PMIX_NODEID, PMIX_LOCAL_SIZE,
+ * PMIX_LOCAL_PEERS, PMIX_LOCALLDR), a PMIX_NODE_INFO_ARRAY per node
+ * described, a PMIX_APP_INFO_ARRAY per app, and a PMIX_PROC_DATA per rank
+ * described (PMIX_RANK first, then its local, node, global and app ranks,
+ * app number, node id and host name, and the host's local keys). On
+ * failure `out` holds what it held before. docs/user-guide.md lists the
+ * keys. */
+pmix_status_t px_jobinfo_build(const px_jobmap *m, uint32_t node, px_ivec *out);
+
+#endif /* PX_HOSTCORE_H */

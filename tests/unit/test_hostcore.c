@@ -1,0 +1,213 @@
+/*
+ * test_hostcore - the host core's job-information builder
+ * (hostcore/jobinfo.c): the keys it makes from a job map, for the node
+ * that registers them, with and without describe_all; the host's own keys
+ * for local ranks only; a failure leaves the array as it was.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include <pmix.h>
+
+#include "px_hostcore.h"
+
+static const char *const names[] = {"n0", "n1", "n2"};
+
+static const char *node_name(void *ctx, uint32_t node)
+{
+    (void)ctx;
+    return names[node];
+}
+
+/* The entry `key` at the top level of `v` (the first one), or NULL. */
+static const pmix_info_t *find(const pmix_info_t *v, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (PMIx_Check_key(v[i].key, key))
+            return &v[i];
+    return NULL;
+}
+
+static size_t count(const px_ivec *v, const char *key)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < v->n; i++)
+        c += PMIx_Check_key(v->v[i].key, key);
+    return c;
+}
+
+/* The PMIX_PROC_DATA array of `rank`, or NULL. */
+static const pmix_data_array_t *proc_data(const px_ivec *v, pmix_rank_t rank)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        if (!PMIx_Check_key(v->v[i].key, PMIX_PROC_DATA))
+            continue;
+        const pmix_data_array_t *da = v->v[i].value.data.darray;
+        const pmix_info_t *e = da->array;
+        assert_true(PMIx_Check_key(e[0].key, PMIX_RANK)); /* first, always */
+        if (e[0].value.data.rank == rank)
+            return da;
+    }
+    return NULL;
+}
+
+typedef struct extra {
+    unsigned calls;
+    pmix_rank_t fail_at; /* PMIX_RANK_UNDEF: never */
+} extra;
+
+static pmix_status_t local_keys(void *ctx, pmix_rank_t rank, px_ivec *proc)
+{
+    extra *x = ctx;
+    char dir[32];
+    x->calls++;
+    if (rank == x->fail_at)
+        return PMIX_ERROR;
+    snprintf(dir, sizeof(dir), "/tmp/r%u", rank);
+    return px_ivec_load(proc, PMIX_PROCDIR, dir, PMIX_STRING);
+}
+
+/* 7 ranks, 3 per node in blocks (node 2 holds rank 6): node 1 described
+ * in full. */
+static void test_block_all(void **state)
+{
+    (void)state;
+    char *argv[] = {"prog", "-x", NULL};
+    px_jobmap_app app = {.first = 0, .size = 7, .argv = argv, .wdir = "/w"};
+    extra x = {.fail_at = PMIX_RANK_UNDEF};
+    px_jobmap m = {.nspace = "ns",
+                   .nprocs = 7,
+                   .nnodes = 3,
+                   .ppn = 3,
+                   .node_name = node_name,
+                   .napps = 1,
+                   .apps = &app,
+                   .mapby = "BYSLOT",
+                   .describe_all = true,
+                   .local_keys = local_keys,
+                   .ctx = &x};
+    px_ivec v = {0};
+    const pmix_info_t *e;
+
+    assert_int_equal(px_jobinfo_build(&m, 1, &v), PMIX_SUCCESS);
+    assert_non_null(e = find(v.v, v.n, PMIX_JOB_SIZE));
+    assert_int_equal(e->value.data.uint32, 7);
+    assert_non_null(e = find(v.v, v.n, PMIX_LOCAL_SIZE));
+    assert_int_equal(e->value.data.uint32, 3);
+    assert_non_null(e = find(v.v, v.n, PMIX_LOCAL_PEERS));
+    assert_string_equal(e->value.data.string, "3,4,5");
+    assert_non_null(e = find(v.v, v.n, PMIX_LOCALLDR));
+    assert_int_equal(e->value.data.rank, 3);
+    assert_non_null(e = find(v.v, v.n, PMIX_HOSTNAME));
+    assert_string_equal(e->value.data.string, "n1");
+    assert_non_null(e = find(v.v, v.n, PMIX_NODE_LIST));
+    assert_string_equal(e->value.data.string, "n0,n1,n2");
+    assert_non_null(find(v.v, v.n, PMIX_NODE_MAP));
+    assert_non_null(find(v.v, v.n, PMIX_PROC_MAP));
+    assert_null(find(v.v, v.n, PMIX_TMPDIR)); /* none given */
+    assert_int_equal(count(&v, PMIX_NODE_INFO_ARRAY), 3);
+    assert_int_equal(count(&v, PMIX_APP_INFO_ARRAY), 1);
+    assert_int_equal(count(&v, PMIX_PROC_DATA), 7);
+    /* rank 6: node 2, local rank 0; rank 4: node 1, local rank 1 */
+    const pmix_data_array_t *pd = proc_data(&v, 6);
+    assert_non_null(pd);
+    assert_non_null(e = find(pd->array, pd->size, PMIX_NODEID));
+    assert_int_equal(e->value.data.uint32, 2);
+    assert_non_null(e = find(pd->array, pd->size, PMIX_LOCAL_RANK));
+    assert_int_equal(e->value.data.uint16, 0);
+    assert_null(find(pd->array, pd->size, PMIX_PROCDIR)); /* not local */
+    pd = proc_data(&v, 4);
+    assert_non_null(e = find(pd->array, pd->size, PMIX_LOCAL_RANK));
+    assert_int_equal(e->value.data.uint16, 1);
+    assert_non_null(e = find(pd->array, pd->size, PMIX_PROCDIR));
+    assert_string_equal(e->value.data.string, "/tmp/r4");
+    assert_int_equal(x.calls, 3); /* the local ranks only */
+    px_ivec_free(&v);
+    assert_null(v.v);
+}
+
+/* An explicit map (round robin), only this node described, two apps. */
+static void test_map_local(void **state)
+{
+    (void)state;
+    const uint32_t rank_node[] = {0, 1, 2, 0, 1, 2};
+    px_jobmap_app apps[] = {{.first = 0, .size = 2}, {.first = 2, .size = 4}};
+    px_jobmap m = {.nspace = "ns",
+                   .nprocs = 6,
+                   .nnodes = 3,
+                   .rank_node = rank_node,
+                   .node_name = node_name,
+                   .napps = 2,
+                   .apps = apps,
+                   .tmpdir = "/t"};
+    px_ivec v = {0};
+    const pmix_info_t *e;
+
+    assert_int_equal(px_jobmap_node_of(&m, 5), 2);
+    assert_int_equal(px_jobmap_node_of(&m, 6), UINT32_MAX);
+    assert_int_equal(px_jobinfo_build(&m, 0, &v), PMIX_SUCCESS);
+    assert_null(find(v.v, v.n, PMIX_NODE_LIST));
+    assert_null(find(v.v, v.n, PMIX_PROC_MAP));
+    assert_non_null(e = find(v.v, v.n, PMIX_LOCAL_PEERS));
+    assert_string_equal(e->value.data.string, "0,3");
+    assert_non_null(e = find(v.v, v.n, PMIX_JOB_NUM_APPS));
+    assert_int_equal(e->value.data.uint32, 2);
+    assert_non_null(find(v.v, v.n, PMIX_TMPDIR));
+    assert_int_equal(count(&v, PMIX_NODE_INFO_ARRAY), 1);
+    assert_int_equal(count(&v, PMIX_APP_INFO_ARRAY), 2);
+    assert_int_equal(count(&v, PMIX_PROC_DATA), 2);
+    /* rank 3 is app 1's rank 1 */
+    const pmix_data_array_t *pd = proc_data(&v, 3);
+    assert_non_null(pd);
+    assert_non_null(e = find(pd->array, pd->size, PMIX_APPNUM));
+    assert_int_equal(e->value.data.uint32, 1);
+    assert_non_null(e = find(pd->array, pd->size, PMIX_APP_RANK));
+    assert_int_equal(e->value.data.rank, 1);
+    assert_null(proc_data(&v, 1));
+    px_ivec_free(&v);
+}
+
+/* Failures: bad maps are refused; a host callback's failure ends the build
+ * and leaves what the array held before. */
+static void test_failures(void **state)
+{
+    (void)state;
+    extra x = {.fail_at = 2};
+    px_jobmap m = {.nspace = "ns",
+                   .nprocs = 4,
+                   .nnodes = 2,
+                   .node_name = node_name,
+                   .describe_all = true,
+                   .local_keys = local_keys,
+                   .ctx = &x};
+    px_ivec v = {0};
+    uint32_t one = 1;
+
+    assert_int_equal(px_ivec_load(&v, "before", &one, PMIX_UINT32), PMIX_SUCCESS);
+    assert_int_equal(px_jobinfo_build(&m, 2, &v), PMIX_ERR_BAD_PARAM);
+    assert_int_equal(px_jobinfo_build(&m, 1, &v), PMIX_ERROR);
+    assert_int_equal(v.n, 1);
+    assert_string_equal(v.v[0].key, "before");
+    x.fail_at = PMIX_RANK_UNDEF;
+    assert_int_equal(px_jobinfo_build(&m, 1, &v), PMIX_SUCCESS);
+    assert_true(v.n > 1);
+    m.node_name = NULL;
+    assert_int_equal(px_jobinfo_build(&m, 0, &v), PMIX_ERR_BAD_PARAM);
+    px_ivec_free(&v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_block_all),
+        cmocka_unit_test(test_map_local),
+        cmocka_unit_test(test_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
