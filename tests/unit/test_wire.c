@@ -8,6 +8,11 @@
  * byte objects, NULL pointers, empty arrays) and as a data array of that
  * type. It must come back equal after a round trip; every prefix of its
  * encoding must be refused; random corruption must never crash or leak.
+ *
+ * The table of data types (common/px_types.def) is checked on its own:
+ * every data type of the ABI (tests/abi/constants.tsv) has its row, and
+ * every row either round-trips (pack, unpack, copy, compare, free, print)
+ * or is refused on the wire for a reason listed here (refused_types[]).
  * Leaks are checked per test by LeakSanitizer when the test is built with
  * -fsanitize=address (the teardown runs a recoverable leak check).
  */
@@ -24,6 +29,7 @@
 #include <pmix.h>
 
 #include "common/px_common.h"
+#include "common/px_types.h"
 #include "wire/px_wire.h"
 #include "wire/px_wire_impl.h"
 
@@ -1607,6 +1613,253 @@ static void test_data_copy_print(void **state)
     }
 }
 
+/* ---- the table of data types (common/px_types.def) ---- */
+
+/* The types the table may refuse on the wire, each for a reason. A row
+ * that refuses and is not here fails test_table_rows: refusing a type is
+ * a decision, not an omission. */
+static const struct {
+    pmix_data_type_t type;
+    pmix_status_t refusal;
+    const char *why;
+} refused_types[] = {
+    {PMIX_POINTER, PMIX_ERR_BAD_PARAM, "an address means nothing in another process"},
+    {PMIX_TOPO, PMIX_ERR_NOT_SUPPORTED, "a handle on a local hwloc topology"},
+    {PMIX_KVAL, PMIX_ERR_NOT_SUPPORTED, "the Standard defines no structure for it"},
+    {PMIX_BUFFER, PMIX_ERR_NOT_SUPPORTED, "OpenPMIx's internal buffer, no public structure"},
+};
+
+/* Integer constants of the ABI below PMIX_DATA_TYPE_MAX that are not data
+ * types: the values of other enumerations and flags, by prefix or by name.
+ * Every other such constant of tests/abi/constants.tsv must be a row. */
+static const char *const not_type_prefixes[] = {
+    "PMIX_PROC_STATE_", "PMIX_JOB_STATE_", "PMIX_LINK_STATE_", "PMIX_PERSIST_",
+    "PMIX_SCOPE_",      "PMIX_RANGE_",     "PMIX_DEVTYPE_",    "PMIX_COORD_VIEW_",
+    "PMIX_CPUBIND_",    "PMIX_FWD_",       "PMIX_LOCALITY_",   "PMIX_STORAGE_",
+};
+static const char *const not_type_names[] = {
+    "PMIX_SUCCESS",
+    "PMIX_LOCAL",
+    "PMIX_REMOTE",
+    "PMIX_GLOBAL",
+    "PMIX_INTERNAL",
+    "PMIX_HAVE_VISIBILITY",
+    "PMIX_MAX_NSLEN",
+    "PMIX_MAX_KEYLEN",
+    "PMIX_DATA_TYPE_MAX",
+    "PMIX_LINK_DOWN",
+    "PMIX_LINK_UP",
+    "PMIX_ALLOC_NEW",
+    "PMIX_ALLOC_EXTEND",
+    "PMIX_ALLOC_RELEASE",
+    "PMIX_ALLOC_REAQUIRE",
+    "PMIX_ALLOC_EXTERNAL",
+    "PMIX_INFO_REQD",
+    "PMIX_INFO_ARRAY_END",
+    "PMIX_INFO_REQD_PROCESSED",
+    "PMIX_INFO_QUALIFIER",
+    "PMIX_INFO_PERSISTENT",
+    "PMIX_COORD_LOGICAL_VIEW",
+    "PMIX_COORD_PHYSICAL_VIEW",
+};
+
+static bool is_not_type(const char *name)
+{
+    for (size_t i = 0; i < sizeof(not_type_prefixes) / sizeof(not_type_prefixes[0]); i++) {
+        if (strncmp(name, not_type_prefixes[i], strlen(not_type_prefixes[i])) == 0) {
+            return true;
+        }
+    }
+    for (size_t i = 0; i < sizeof(not_type_names) / sizeof(not_type_names[0]); i++) {
+        if (strcmp(name, not_type_names[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Every data type of the ABI's constants (tests/abi/constants.tsv: the
+ * Standard's, and OpenPMIx's PMIX_BUFFER) has a row of its name and value,
+ * and every row is one of them. */
+static void test_table_complete(void **state)
+{
+    char line[1024];
+    bool seen[PX_NTYPES] = {false};
+    size_t ntypes = 0;
+    FILE *f = fopen(PMIXLAB_ABI_CONSTANTS, "r");
+
+    (void)state;
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char *name = strtok(line, "\t\n");
+        char *kind = strtok(NULL, "\t\n");
+        char *value = strtok(NULL, "\t\n");
+        char *end;
+        long v;
+
+        if (name == NULL || name[0] == '#' || kind == NULL || value == NULL ||
+            strcmp(kind, "integer") != 0) {
+            continue;
+        }
+        v = strtol(value, &end, 0);
+        if (*end != '\0' || v < 0 || v >= PMIX_DATA_TYPE_MAX || is_not_type(name)) {
+            continue;
+        }
+        if (v >= PX_NTYPES || px_types[v].name == NULL) {
+            fail_msg("%s (%ld) is a data type of the ABI without a row in px_types.def", name, v);
+        }
+        if (strcmp(px_types[v].name, name) != 0) {
+            fail_msg("the row of %ld is %s, the ABI's type is %s", v, px_types[v].name, name);
+        }
+        seen[v] = true;
+        ntypes++;
+    }
+    fclose(f);
+    for (size_t t = 0; t < PX_NTYPES; t++) {
+        if (px_types[t].name != NULL && !seen[t]) {
+            fail_msg("row %s (%zu) is no data type of the ABI", px_types[t].name, t);
+        }
+    }
+    assert_true(ntypes >= 68); /* PMIX_UNDEF .. PMIX_STOR_ACCESS_TYPE, less 29 and 44 */
+    assert_null(px_type_of(PX_NTYPES)->name);
+    assert_int_equal(px_type_of(PMIX_DATA_TYPE_MAX)->wire, PMIX_ERR_UNKNOWN_DATA_TYPE);
+}
+
+/* The reason a row refuses the wire, or NULL if refused_types[] lacks it. */
+static const char *refusal_of(pmix_data_type_t type, pmix_status_t *rc)
+{
+    for (size_t i = 0; i < sizeof(refused_types) / sizeof(refused_types[0]); i++) {
+        if (refused_types[i].type == type) {
+            *rc = refused_types[i].refusal;
+            return refused_types[i].why;
+        }
+    }
+    return NULL;
+}
+
+/* One object of a row that crosses the wire: packed and unpacked (as
+ * itself and in a value), copied, compared and freed. */
+static void roundtrip_row(pmix_data_type_t type, bool edge)
+{
+    const px_type *row = px_type_of(type);
+    pmix_value_t v, vout, vcopy;
+    px_buf b, r;
+    void *obj, *out, *copy, *empty;
+    char *text = NULL;
+
+    sample(&v, type, edge);
+    obj = value_obj(&v);
+    if (obj != NULL) {
+        out = zalloc(row->size);
+        copy = zalloc(row->size);
+        empty = zalloc(row->size);
+        px_buf_init(&b);
+        px_pack_typed(&b, obj, type);
+        assert_int_equal(px_buf_status(&b), PMIX_SUCCESS);
+        assert_true(b.size >= row->min);
+        px_buf_view(&r, b.data, b.size);
+        assert_int_equal(px_unpack_typed(&r, out, type), PMIX_SUCCESS);
+        assert_int_equal(px_buf_left(&r), 0);
+        assert_int_equal(px_elems_copy(copy, obj, 1, type), PMIX_SUCCESS);
+        if (!px_elems_equal(obj, out, 1, type) || !px_elems_equal(copy, out, 1, type)) {
+            fail_msg("%s: not equal after pack/unpack and copy", row->name);
+        }
+        px_elems_construct(empty, 1, type);
+        if (!edge && px_elems_equal(obj, empty, 1, type)) {
+            fail_msg("%s: the sample equals an empty object", row->name);
+        }
+        assert_int_equal(
+            PMIx_Data_print(&text, "", type == PMIX_STRING ? v.data.string : obj, type),
+            PMIX_SUCCESS);
+        assert_non_null(strstr(text, row->name));
+        free(text);
+        px_wire_destruct(out, type);
+        px_elems_free(copy, 1, type);
+        px_elems_free(empty, 1, type);
+        free(out);
+        px_buf_fini(&b);
+    }
+    px_buf_init(&b);
+    px_pack_value(&b, &v);
+    assert_int_equal(px_buf_status(&b), PMIX_SUCCESS);
+    px_buf_view(&r, b.data, b.size);
+    assert_int_equal(px_unpack_value(&r, &vout), PMIX_SUCCESS);
+    assert_int_equal(PMIx_Value_xfer(&vcopy, &v), PMIX_SUCCESS);
+    if (!px_value_equal(&v, &vout) || !px_value_equal(&vcopy, &vout)) {
+        fail_msg("%s: value not equal after pack/unpack and transfer", row->name);
+    }
+    PMIx_Value_destruct(&vout);
+    PMIx_Value_destruct(&vcopy);
+    PMIx_Value_destruct(&v);
+    px_buf_fini(&b);
+}
+
+/* Every row: a type that crosses the wire round-trips (rich and edge
+ * samples); a refused one is refused for its listed reason and is still
+ * copied, compared and freed when it has a C form. */
+static void test_table_rows(void **state)
+{
+    (void)state;
+    for (size_t t = 0; t < PX_NTYPES; t++) {
+        const px_type *row = &px_types[t];
+        pmix_data_type_t type = (pmix_data_type_t)t;
+        pmix_status_t want = PMIX_SUCCESS;
+        const char *why = refusal_of(type, &want);
+        pmix_value_t v;
+        px_buf b;
+
+        if (row->name == NULL) {
+            continue;
+        }
+        assert_ptr_equal(px_type_of(type), row);
+        assert_string_equal(PMIx_Data_type_string(type), row->name);
+        assert_true(row->min >= 1);
+        if (row->wire == PMIX_SUCCESS && why == NULL) {
+            if (type == PMIX_UNDEF) {
+                assert_int_equal(row->size, 0);
+                continue; /* a value without data: test_values */
+            }
+            assert_true(row->size > 0);
+            roundtrip_row(type, false);
+            roundtrip_row(type, true);
+            continue;
+        }
+        if (why == NULL) {
+            fail_msg("%s refuses the wire (%d) without a reason in refused_types[]", row->name,
+                     row->wire);
+        }
+        assert_int_equal(row->wire, want);
+        /* Refused in a value, and on its own, with the row's status. */
+        PMIx_Value_construct(&v);
+        v.type = type;
+        px_buf_init(&b);
+        px_pack_value(&b, &v);
+        assert_int_equal(px_buf_status(&b), want);
+        px_buf_fini(&b);
+        assert_int_equal(px_unpack_typed(&b, &v, type), want);
+        if (row->size == 0) {
+            assert_int_equal(px_elems_copy(&v, &v, 1, type), PMIX_ERR_NOT_SUPPORTED);
+            assert_int_equal(PMIx_Value_load(&v, &v, type), PMIX_ERR_UNKNOWN_DATA_TYPE);
+            continue;
+        }
+        /* A local object still copies, compares and frees. */
+        {
+            int target = 1;
+            pmix_topology_t topo = {dup("pmixlab-test"), &target};
+            void *p = &target;
+            void *obj = type == PMIX_TOPO ? (void *)&topo : (void *)&p;
+            void *copy = zalloc(row->size);
+
+            assert_int_equal(px_elems_copy(copy, obj, 1, type), PMIX_SUCCESS);
+            assert_true(px_elems_equal(obj, copy, 1, type));
+            px_elems_free(copy, 1, type);
+            assert_int_equal(PMIx_Value_load(&v, type == PMIX_TOPO ? obj : p, type), PMIX_SUCCESS);
+            PMIx_Value_destruct(&v);
+            free(topo.source);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1629,6 +1882,8 @@ int main(void)
         cmocka_unit_test_teardown(test_data_max_num_values, teardown_leaks),
         cmocka_unit_test_teardown(test_data_payloads, teardown_leaks),
         cmocka_unit_test_teardown(test_data_copy_print, teardown_leaks),
+        cmocka_unit_test_teardown(test_table_complete, teardown_leaks),
+        cmocka_unit_test_teardown(test_table_rows, teardown_leaks),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,15 +4,21 @@
  * For every pmix_data_type_t this file knows the size of one element as it
  * sits in a pmix_data_array_t, and how to construct, destruct, deep-copy and
  * compare such elements. Values, data arrays and infos are built on it, so
- * supporting a new type means adding it to the four switches below.
+ * a type is supported everywhere once it is here.
  *
- * Element storage by type:
- *   scalars (bool, ints, floats, enums, timeval, ...)  the scalar itself
- *   PMIX_STRING                                         char* (owned)
- *   PMIX_POINTER                                        void* (not owned)
- *   PMIX_PROC_NSPACE                                    pmix_nspace_t
- *   byte-object types (BYTE_OBJECT, COMPRESSED_*, REGEX) pmix_byte_object_t
- *   everything else                                     its struct
+ * What it knows comes from the table of data types (px_types.def): the
+ * size is the row's, and construct, destruct, copy and compare switch on
+ * the row's shape, not on the type, so a new type of an existing shape
+ * needs nothing here and a new shape gets a case in each of the four
+ * switches (the compiler names the missing ones).
+ *
+ * Element storage by shape:
+ *   scalars (BOOL, U8 ... U64, PID, SIZE, TIME, FLOAT, ...)  the scalar itself
+ *   STRING                                                    char* (owned)
+ *   POINTER                                                   void* (not owned)
+ *   NSPACE                                                    pmix_nspace_t
+ *   BYTES (BYTE_OBJECT, COMPRESSED_*, REGEX)                  pmix_byte_object_t
+ *   everything else                                           its struct
  * Topology and cpuset handles (pmix_topology_t.topology, pmix_cpuset_t.bitmap)
  * of the "hwloc" source are owned by each element: copies duplicate them
  * and destructors free them; handles of another source are only copied as
@@ -26,6 +32,7 @@
 #include <string.h>
 
 #include "px_common.h"
+#include "px_types.h"
 
 /* Duplicates s (NULL stays NULL). Sets *rc to PMIX_ERR_NOMEM on failure. */
 static char *dup_str(const char *s, pmix_status_t *rc)
@@ -170,74 +177,7 @@ static bool bo_equal(const pmix_byte_object_t *a, const pmix_byte_object_t *b)
 
 size_t px_type_size(pmix_data_type_t t)
 {
-    switch (t) {
-    case PMIX_BOOL: return sizeof(bool);
-    case PMIX_BYTE:
-    case PMIX_INT8:
-    case PMIX_UINT8:
-    case PMIX_PERSIST:
-    case PMIX_SCOPE:
-    case PMIX_DATA_RANGE:
-    case PMIX_PROC_STATE:
-    case PMIX_ALLOC_DIRECTIVE:
-    case PMIX_LINK_STATE:
-    case PMIX_JOB_STATE:
-    case PMIX_COMMAND: return 1;
-    case PMIX_INT16:
-    case PMIX_UINT16:
-    case PMIX_DATA_TYPE:
-    case PMIX_IOF_CHANNEL:
-    case PMIX_LOCTYPE:
-    case PMIX_STOR_ACCESS_TYPE: return 2;
-    case PMIX_INT32:
-    case PMIX_UINT32:
-    case PMIX_INFO_DIRECTIVES:
-    case PMIX_PROC_RANK: return 4;
-    case PMIX_INT64:
-    case PMIX_UINT64:
-    case PMIX_DEVTYPE:
-    case PMIX_STOR_MEDIUM:
-    case PMIX_STOR_ACCESS:
-    case PMIX_STOR_PERSIST: return 8;
-    case PMIX_INT: return sizeof(int);
-    case PMIX_UINT: return sizeof(unsigned int);
-    case PMIX_STATUS: return sizeof(pmix_status_t);
-    case PMIX_SIZE: return sizeof(size_t);
-    case PMIX_PID: return sizeof(pid_t);
-    case PMIX_FLOAT: return sizeof(float);
-    case PMIX_DOUBLE: return sizeof(double);
-    case PMIX_TIMEVAL: return sizeof(struct timeval);
-    case PMIX_TIME: return sizeof(time_t);
-    case PMIX_STRING: return sizeof(char *);
-    case PMIX_POINTER: return sizeof(void *);
-    case PMIX_PROC_NSPACE: return sizeof(pmix_nspace_t);
-    case PMIX_PROC: return sizeof(pmix_proc_t);
-    case PMIX_BYTE_OBJECT:
-    case PMIX_COMPRESSED_BYTE_OBJECT:
-    case PMIX_COMPRESSED_STRING:
-    case PMIX_REGEX: return sizeof(pmix_byte_object_t);
-    case PMIX_VALUE: return sizeof(pmix_value_t);
-    case PMIX_INFO: return sizeof(pmix_info_t);
-    case PMIX_PDATA: return sizeof(pmix_pdata_t);
-    case PMIX_APP: return sizeof(pmix_app_t);
-    case PMIX_QUERY: return sizeof(pmix_query_t);
-    case PMIX_PROC_INFO: return sizeof(pmix_proc_info_t);
-    case PMIX_DATA_ARRAY: return sizeof(pmix_data_array_t);
-    case PMIX_ENVAR: return sizeof(pmix_envar_t);
-    case PMIX_COORD: return sizeof(pmix_coord_t);
-    case PMIX_REGATTR: return sizeof(pmix_regattr_t);
-    case PMIX_TOPO: return sizeof(pmix_topology_t);
-    case PMIX_PROC_CPUSET: return sizeof(pmix_cpuset_t);
-    case PMIX_GEOMETRY: return sizeof(pmix_geometry_t);
-    case PMIX_DEVICE_DIST: return sizeof(pmix_device_distance_t);
-    case PMIX_ENDPOINT: return sizeof(pmix_endpoint_t);
-    case PMIX_DATA_BUFFER: return sizeof(pmix_data_buffer_t);
-    case PMIX_PROC_STATS: return sizeof(pmix_proc_stats_t);
-    case PMIX_DISK_STATS: return sizeof(pmix_disk_stats_t);
-    case PMIX_NET_STATS: return sizeof(pmix_net_stats_t);
-    case PMIX_NODE_STATS: return sizeof(pmix_node_stats_t);
-    default: return 0;
-    }
+    return px_type_of(t)->size;
 }
 
 void px_elems_construct(void *p, size_t n, pmix_data_type_t t)
@@ -246,14 +186,15 @@ void px_elems_construct(void *p, size_t n, pmix_data_type_t t)
     if (p == NULL || n == 0 || sz == 0) {
         return;
     }
+    enum px_shape shape = px_type_of(t)->shape;
     memset(p, 0, n * sz);
     for (size_t i = 0; i < n; i++) {
         char *e = (char *)p + i * sz;
-        switch (t) {
-        case PMIX_PROC: ((pmix_proc_t *)e)->rank = PMIX_RANK_UNDEF; break;
-        case PMIX_PROC_INFO: ((pmix_proc_info_t *)e)->proc.rank = PMIX_RANK_UNDEF; break;
-        case PMIX_PDATA: ((pmix_pdata_t *)e)->proc.rank = PMIX_RANK_UNDEF; break;
-        case PMIX_PROC_STATS: ((pmix_proc_stats_t *)e)->proc.rank = PMIX_RANK_UNDEF; break;
+        switch (shape) {
+        case PX_SHAPE_PROC: ((pmix_proc_t *)e)->rank = PMIX_RANK_UNDEF; break;
+        case PX_SHAPE_PROC_INFO: ((pmix_proc_info_t *)e)->proc.rank = PMIX_RANK_UNDEF; break;
+        case PX_SHAPE_PDATA: ((pmix_pdata_t *)e)->proc.rank = PMIX_RANK_UNDEF; break;
+        case PX_SHAPE_PROC_STATS: ((pmix_proc_stats_t *)e)->proc.rank = PMIX_RANK_UNDEF; break;
         default: break;
         }
     }
@@ -295,58 +236,55 @@ void px_elems_destruct(void *p, size_t n, pmix_data_type_t t)
 
 static void destruct_one(void *e, pmix_data_type_t t)
 {
-    switch (t) {
-    case PMIX_STRING: {
+    switch (px_type_of(t)->shape) {
+    case PX_SHAPE_STRING: {
         char **s = e;
         free(*s);
         *s = NULL;
         break;
     }
-    case PMIX_BYTE_OBJECT:
-    case PMIX_COMPRESSED_BYTE_OBJECT:
-    case PMIX_COMPRESSED_STRING:
-    case PMIX_REGEX: PMIx_Byte_object_destruct(e); break;
-    case PMIX_VALUE: PMIx_Value_destruct(e); break;
-    case PMIX_INFO: PMIx_Info_destruct(e); break;
-    case PMIX_PDATA: PMIx_Pdata_destruct(e); break;
-    case PMIX_APP: PMIx_App_destruct(e); break;
-    case PMIX_QUERY: PMIx_Query_destruct(e); break;
-    case PMIX_PROC_INFO: PMIx_Proc_info_destruct(e); break;
-    case PMIX_DATA_ARRAY: PMIx_Data_array_destruct(e); break;
-    case PMIX_ENVAR: PMIx_Envar_destruct(e); break;
-    case PMIX_COORD: PMIx_Coord_destruct(e); break;
-    case PMIX_REGATTR: PMIx_Regattr_destruct(e); break;
-    case PMIX_TOPO: PMIx_Topology_destruct(e); break;
-    case PMIX_PROC_CPUSET: PMIx_Cpuset_destruct(e); break;
-    case PMIX_GEOMETRY: PMIx_Geometry_destruct(e); break;
-    case PMIX_DEVICE_DIST: PMIx_Device_distance_destruct(e); break;
-    case PMIX_ENDPOINT: PMIx_Endpoint_destruct(e); break;
-    case PMIX_DATA_BUFFER: {
+    case PX_SHAPE_BYTES: PMIx_Byte_object_destruct(e); break;
+    case PX_SHAPE_VALUE: PMIx_Value_destruct(e); break;
+    case PX_SHAPE_INFO: PMIx_Info_destruct(e); break;
+    case PX_SHAPE_PDATA: PMIx_Pdata_destruct(e); break;
+    case PX_SHAPE_APP: PMIx_App_destruct(e); break;
+    case PX_SHAPE_QUERY: PMIx_Query_destruct(e); break;
+    case PX_SHAPE_PROC_INFO: PMIx_Proc_info_destruct(e); break;
+    case PX_SHAPE_DARRAY: PMIx_Data_array_destruct(e); break;
+    case PX_SHAPE_ENVAR: PMIx_Envar_destruct(e); break;
+    case PX_SHAPE_COORD: PMIx_Coord_destruct(e); break;
+    case PX_SHAPE_REGATTR: PMIx_Regattr_destruct(e); break;
+    case PX_SHAPE_TOPO: PMIx_Topology_destruct(e); break;
+    case PX_SHAPE_CPUSET: PMIx_Cpuset_destruct(e); break;
+    case PX_SHAPE_GEOMETRY: PMIx_Geometry_destruct(e); break;
+    case PX_SHAPE_DEVICE_DIST: PMIx_Device_distance_destruct(e); break;
+    case PX_SHAPE_ENDPOINT: PMIx_Endpoint_destruct(e); break;
+    case PX_SHAPE_DATA_BUFFER: {
         pmix_data_buffer_t *b = e;
         free(b->base_ptr);
         memset(b, 0, sizeof(*b));
         break;
     }
-    case PMIX_PROC_STATS: {
+    case PX_SHAPE_PROC_STATS: {
         pmix_proc_stats_t *s = e;
         free(s->node);
         free(s->cmd);
         px_elems_construct(s, 1, PMIX_PROC_STATS);
         break;
     }
-    case PMIX_DISK_STATS: {
+    case PX_SHAPE_DISK_STATS: {
         pmix_disk_stats_t *s = e;
         free(s->disk);
         memset(s, 0, sizeof(*s));
         break;
     }
-    case PMIX_NET_STATS: {
+    case PX_SHAPE_NET_STATS: {
         pmix_net_stats_t *s = e;
         free(s->net_interface);
         memset(s, 0, sizeof(*s));
         break;
     }
-    case PMIX_NODE_STATS: {
+    case PX_SHAPE_NODE_STATS: {
         pmix_node_stats_t *s = e;
         free(s->node);
         free_array(s->diskstats, s->ndiskstats, PMIX_DISK_STATS);
@@ -354,7 +292,21 @@ static void destruct_one(void *e, pmix_data_type_t t)
         memset(s, 0, sizeof(*s));
         break;
     }
-    default:
+    case PX_SHAPE_NONE:
+    case PX_SHAPE_BOOL:
+    case PX_SHAPE_U8:
+    case PX_SHAPE_U16:
+    case PX_SHAPE_U32:
+    case PX_SHAPE_U64:
+    case PX_SHAPE_PID:
+    case PX_SHAPE_SIZE:
+    case PX_SHAPE_TIME:
+    case PX_SHAPE_FLOAT:
+    case PX_SHAPE_DOUBLE:
+    case PX_SHAPE_TIMEVAL:
+    case PX_SHAPE_NSPACE:
+    case PX_SHAPE_POINTER:
+    case PX_SHAPE_PROC:
         /* Scalars, procs, nspaces and pointers own nothing. */
         break;
     }
@@ -367,23 +319,20 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
     pmix_status_t rc = PMIX_SUCCESS;
     size_t sz = px_type_size(t);
 
-    switch (t) {
-    case PMIX_STRING: *(char **)d = dup_str(*(char *const *)s, &rc); return rc;
-    case PMIX_PROC_NSPACE: PMIx_Load_nspace(d, s); return PMIX_SUCCESS;
-    case PMIX_BYTE_OBJECT:
-    case PMIX_COMPRESSED_BYTE_OBJECT:
-    case PMIX_COMPRESSED_STRING:
-    case PMIX_REGEX: return bo_copy(d, s);
-    case PMIX_VALUE: return PMIx_Value_xfer(d, s);
-    case PMIX_INFO: return PMIx_Info_xfer(d, s);
-    case PMIX_PDATA: {
+    switch (px_type_of(t)->shape) {
+    case PX_SHAPE_STRING: *(char **)d = dup_str(*(char *const *)s, &rc); return rc;
+    case PX_SHAPE_NSPACE: PMIx_Load_nspace(d, s); return PMIX_SUCCESS;
+    case PX_SHAPE_BYTES: return bo_copy(d, s);
+    case PX_SHAPE_VALUE: return PMIx_Value_xfer(d, s);
+    case PX_SHAPE_INFO: return PMIx_Info_xfer(d, s);
+    case PX_SHAPE_PDATA: {
         pmix_pdata_t *pd = d;
         const pmix_pdata_t *ps = s;
         pd->proc = ps->proc;
         PMIx_Load_key(pd->key, ps->key);
         return PMIx_Value_xfer(&pd->value, &ps->value);
     }
-    case PMIX_APP: {
+    case PX_SHAPE_APP: {
         pmix_app_t *ad = d;
         const pmix_app_t *as = s;
         PMIx_App_construct(ad);
@@ -398,7 +347,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         }
         break;
     }
-    case PMIX_QUERY: {
+    case PX_SHAPE_QUERY: {
         pmix_query_t *qd = d;
         const pmix_query_t *qs = s;
         PMIx_Query_construct(qd);
@@ -409,7 +358,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         }
         break;
     }
-    case PMIX_PROC_INFO: {
+    case PX_SHAPE_PROC_INFO: {
         pmix_proc_info_t *pd = d;
         const pmix_proc_info_t *ps = s;
         *pd = *ps;
@@ -419,7 +368,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         pd->executable_name = dup_str(ps->executable_name, &rc);
         break;
     }
-    case PMIX_DATA_ARRAY: {
+    case PX_SHAPE_DARRAY: {
         pmix_data_array_t *dd = d;
         const pmix_data_array_t *ds = s;
         dd->type = ds->type;
@@ -427,7 +376,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         dd->size = dd->array != NULL ? ds->size : 0;
         break;
     }
-    case PMIX_ENVAR: {
+    case PX_SHAPE_ENVAR: {
         pmix_envar_t *ed = d;
         const pmix_envar_t *es = s;
         PMIx_Envar_construct(ed);
@@ -436,7 +385,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         ed->separator = es->separator;
         break;
     }
-    case PMIX_COORD: {
+    case PX_SHAPE_COORD: {
         pmix_coord_t *cd = d;
         const pmix_coord_t *cs = s;
         PMIx_Coord_construct(cd);
@@ -454,7 +403,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         }
         break;
     }
-    case PMIX_REGATTR: {
+    case PX_SHAPE_REGATTR: {
         pmix_regattr_t *rd = d;
         const pmix_regattr_t *rs = s;
         PMIx_Regattr_construct(rd);
@@ -464,7 +413,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         rd->description = dup_argv(rs->description, &rc);
         break;
     }
-    case PMIX_TOPO: {
+    case PX_SHAPE_TOPO: {
         pmix_topology_t *td = d;
         const pmix_topology_t *ts = s;
         td->source = dup_str(ts->source, &rc);
@@ -478,7 +427,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         }
         break;
     }
-    case PMIX_PROC_CPUSET: {
+    case PX_SHAPE_CPUSET: {
         pmix_cpuset_t *cd = d;
         const pmix_cpuset_t *cs = s;
         cd->source = dup_str(cs->source, &rc);
@@ -491,7 +440,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         }
         break;
     }
-    case PMIX_GEOMETRY: {
+    case PX_SHAPE_GEOMETRY: {
         pmix_geometry_t *gd = d;
         const pmix_geometry_t *gs = s;
         PMIx_Geometry_construct(gd);
@@ -504,7 +453,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         }
         break;
     }
-    case PMIX_DEVICE_DIST: {
+    case PX_SHAPE_DEVICE_DIST: {
         pmix_device_distance_t *dd = d;
         const pmix_device_distance_t *ds = s;
         *dd = *ds;
@@ -514,7 +463,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         dd->osname = dup_str(ds->osname, &rc);
         break;
     }
-    case PMIX_ENDPOINT: {
+    case PX_SHAPE_ENDPOINT: {
         pmix_endpoint_t *ed = d;
         const pmix_endpoint_t *es = s;
         PMIx_Endpoint_construct(ed);
@@ -525,7 +474,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         }
         break;
     }
-    case PMIX_DATA_BUFFER: {
+    case PX_SHAPE_DATA_BUFFER: {
         pmix_data_buffer_t *bd = d;
         const pmix_data_buffer_t *bs = s;
         memset(bd, 0, sizeof(*bd));
@@ -542,7 +491,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         }
         return PMIX_SUCCESS;
     }
-    case PMIX_PROC_STATS: {
+    case PX_SHAPE_PROC_STATS: {
         pmix_proc_stats_t *pd = d;
         const pmix_proc_stats_t *ps = s;
         *pd = *ps;
@@ -552,7 +501,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         pd->cmd = dup_str(ps->cmd, &rc);
         break;
     }
-    case PMIX_DISK_STATS: {
+    case PX_SHAPE_DISK_STATS: {
         pmix_disk_stats_t *dd = d;
         const pmix_disk_stats_t *ds = s;
         *dd = *ds;
@@ -560,7 +509,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         dd->disk = dup_str(ds->disk, &rc);
         break;
     }
-    case PMIX_NET_STATS: {
+    case PX_SHAPE_NET_STATS: {
         pmix_net_stats_t *nd = d;
         const pmix_net_stats_t *ns = s;
         *nd = *ns;
@@ -568,7 +517,7 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         nd->net_interface = dup_str(ns->net_interface, &rc);
         break;
     }
-    case PMIX_NODE_STATS: {
+    case PX_SHAPE_NODE_STATS: {
         pmix_node_stats_t *nd = d;
         const pmix_node_stats_t *ns = s;
         *nd = *ns;
@@ -588,10 +537,20 @@ static pmix_status_t copy_one(void *d, const void *s, pmix_data_type_t t)
         }
         break;
     }
-    default:
-        if (sz == 0) {
-            return PMIX_ERR_NOT_SUPPORTED;
-        }
+    case PX_SHAPE_NONE: return PMIX_ERR_NOT_SUPPORTED;
+    case PX_SHAPE_BOOL:
+    case PX_SHAPE_U8:
+    case PX_SHAPE_U16:
+    case PX_SHAPE_U32:
+    case PX_SHAPE_U64:
+    case PX_SHAPE_PID:
+    case PX_SHAPE_SIZE:
+    case PX_SHAPE_TIME:
+    case PX_SHAPE_FLOAT:
+    case PX_SHAPE_DOUBLE:
+    case PX_SHAPE_TIMEVAL:
+    case PX_SHAPE_POINTER:
+    case PX_SHAPE_PROC:
         /* Scalars, procs and pointers: a plain copy. */
         memcpy(d, s, sz);
         return PMIX_SUCCESS;
@@ -628,104 +587,101 @@ pmix_status_t px_elems_copy(void *dst, const void *src, size_t n, pmix_data_type
 
 static bool equal_one(const void *a, const void *b, pmix_data_type_t t)
 {
-    switch (t) {
-    case PMIX_BOOL: return *(const bool *)a == *(const bool *)b;
-    case PMIX_FLOAT: return *(const float *)a == *(const float *)b;
-    case PMIX_DOUBLE: return *(const double *)a == *(const double *)b;
-    case PMIX_TIMEVAL: {
+    switch (px_type_of(t)->shape) {
+    case PX_SHAPE_BOOL: return *(const bool *)a == *(const bool *)b;
+    case PX_SHAPE_FLOAT: return *(const float *)a == *(const float *)b;
+    case PX_SHAPE_DOUBLE: return *(const double *)a == *(const double *)b;
+    case PX_SHAPE_TIMEVAL: {
         const struct timeval *x = a, *y = b;
         return x->tv_sec == y->tv_sec && x->tv_usec == y->tv_usec;
     }
-    case PMIX_STRING: return str_equal(*(char *const *)a, *(char *const *)b);
-    case PMIX_PROC_NSPACE: return strncmp(a, b, PMIX_MAX_NSLEN) == 0;
-    case PMIX_PROC: return px_proc_eq(a, b);
-    case PMIX_BYTE_OBJECT:
-    case PMIX_COMPRESSED_BYTE_OBJECT:
-    case PMIX_COMPRESSED_STRING:
-    case PMIX_REGEX: return bo_equal(a, b);
-    case PMIX_VALUE: return px_value_equal(a, b);
-    case PMIX_INFO: {
+    case PX_SHAPE_STRING: return str_equal(*(char *const *)a, *(char *const *)b);
+    case PX_SHAPE_NSPACE: return strncmp(a, b, PMIX_MAX_NSLEN) == 0;
+    case PX_SHAPE_PROC: return px_proc_eq(a, b);
+    case PX_SHAPE_BYTES: return bo_equal(a, b);
+    case PX_SHAPE_VALUE: return px_value_equal(a, b);
+    case PX_SHAPE_INFO: {
         const pmix_info_t *x = a, *y = b;
         return strncmp(x->key, y->key, PMIX_MAX_KEYLEN) == 0 &&
                (x->flags & ~(pmix_info_directives_t)PMIX_INFO_ARRAY_END) ==
                    (y->flags & ~(pmix_info_directives_t)PMIX_INFO_ARRAY_END) &&
                px_value_equal(&x->value, &y->value);
     }
-    case PMIX_PDATA: {
+    case PX_SHAPE_PDATA: {
         const pmix_pdata_t *x = a, *y = b;
         return px_proc_eq(&x->proc, &y->proc) && strncmp(x->key, y->key, PMIX_MAX_KEYLEN) == 0 &&
                px_value_equal(&x->value, &y->value);
     }
-    case PMIX_APP: {
+    case PX_SHAPE_APP: {
         const pmix_app_t *x = a, *y = b;
         return str_equal(x->cmd, y->cmd) && argv_equal(x->argv, y->argv) &&
                argv_equal(x->env, y->env) && str_equal(x->cwd, y->cwd) &&
                x->maxprocs == y->maxprocs &&
                array_equal(x->info, x->ninfo, y->info, y->ninfo, PMIX_INFO);
     }
-    case PMIX_QUERY: {
+    case PX_SHAPE_QUERY: {
         const pmix_query_t *x = a, *y = b;
         return argv_equal(x->keys, y->keys) &&
                array_equal(x->qualifiers, x->nqual, y->qualifiers, y->nqual, PMIX_INFO);
     }
-    case PMIX_PROC_INFO: {
+    case PX_SHAPE_PROC_INFO: {
         const pmix_proc_info_t *x = a, *y = b;
         return px_proc_eq(&x->proc, &y->proc) && str_equal(x->hostname, y->hostname) &&
                str_equal(x->executable_name, y->executable_name) && x->pid == y->pid &&
                x->exit_code == y->exit_code && x->state == y->state;
     }
-    case PMIX_DATA_ARRAY: {
+    case PX_SHAPE_DARRAY: {
         const pmix_data_array_t *x = a, *y = b;
         return x->type == y->type && array_equal(x->array, x->size, y->array, y->size, x->type);
     }
-    case PMIX_ENVAR: {
+    case PX_SHAPE_ENVAR: {
         const pmix_envar_t *x = a, *y = b;
         return str_equal(x->envar, y->envar) && str_equal(x->value, y->value) &&
                x->separator == y->separator;
     }
-    case PMIX_COORD: {
+    case PX_SHAPE_COORD: {
         const pmix_coord_t *x = a, *y = b;
         return str_equal(x->fabric, y->fabric) && str_equal(x->plane, y->plane) &&
                x->view == y->view && x->dims == y->dims &&
                (x->dims == 0 || (x->coord != NULL && y->coord != NULL &&
                                  memcmp(x->coord, y->coord, x->dims * sizeof(uint32_t)) == 0));
     }
-    case PMIX_REGATTR: {
+    case PX_SHAPE_REGATTR: {
         const pmix_regattr_t *x = a, *y = b;
         return str_equal(x->name, y->name) && strncmp(x->string, y->string, PMIX_MAX_KEYLEN) == 0 &&
                x->type == y->type && argv_equal(x->description, y->description);
     }
-    case PMIX_TOPO: {
+    case PX_SHAPE_TOPO: {
         const pmix_topology_t *x = a, *y = b;
         return str_equal(x->source, y->source) && x->topology == y->topology;
     }
-    case PMIX_PROC_CPUSET: {
+    case PX_SHAPE_CPUSET: {
         const pmix_cpuset_t *x = a, *y = b;
         return str_equal(x->source, y->source) && x->bitmap == y->bitmap;
     }
-    case PMIX_GEOMETRY: {
+    case PX_SHAPE_GEOMETRY: {
         const pmix_geometry_t *x = a, *y = b;
         return x->fabric == y->fabric && str_equal(x->uuid, y->uuid) &&
                str_equal(x->osname, y->osname) &&
                array_equal(x->coordinates, x->ncoords, y->coordinates, y->ncoords, PMIX_COORD);
     }
-    case PMIX_DEVICE_DIST: {
+    case PX_SHAPE_DEVICE_DIST: {
         const pmix_device_distance_t *x = a, *y = b;
         return str_equal(x->uuid, y->uuid) && str_equal(x->osname, y->osname) &&
                x->type == y->type && x->mindist == y->mindist && x->maxdist == y->maxdist;
     }
-    case PMIX_ENDPOINT: {
+    case PX_SHAPE_ENDPOINT: {
         const pmix_endpoint_t *x = a, *y = b;
         return str_equal(x->uuid, y->uuid) && str_equal(x->osname, y->osname) &&
                bo_equal(&x->endpt, &y->endpt);
     }
-    case PMIX_DATA_BUFFER: {
+    case PX_SHAPE_DATA_BUFFER: {
         const pmix_data_buffer_t *x = a, *y = b;
         return x->bytes_used == y->bytes_used &&
                (x->bytes_used == 0 || memcmp(x->base_ptr, y->base_ptr, x->bytes_used) == 0) &&
                (x->unpack_ptr - x->base_ptr) == (y->unpack_ptr - y->base_ptr);
     }
-    case PMIX_PROC_STATS: {
+    case PX_SHAPE_PROC_STATS: {
         const pmix_proc_stats_t *x = a, *y = b;
         return str_equal(x->node, y->node) && px_proc_eq(&x->proc, &y->proc) && x->pid == y->pid &&
                str_equal(x->cmd, y->cmd) && x->state == y->state &&
@@ -736,19 +692,19 @@ static bool equal_one(const void *a, const void *b, pmix_data_type_t t)
                x->sample_time.tv_sec == y->sample_time.tv_sec &&
                x->sample_time.tv_usec == y->sample_time.tv_usec;
     }
-    case PMIX_DISK_STATS: {
+    case PX_SHAPE_DISK_STATS: {
         const pmix_disk_stats_t *x = a, *y = b;
         return str_equal(x->disk, y->disk) &&
                memcmp(&x->num_reads_completed, &y->num_reads_completed,
                       sizeof(*x) - offsetof(pmix_disk_stats_t, num_reads_completed)) == 0;
     }
-    case PMIX_NET_STATS: {
+    case PX_SHAPE_NET_STATS: {
         const pmix_net_stats_t *x = a, *y = b;
         return str_equal(x->net_interface, y->net_interface) &&
                memcmp(&x->num_bytes_recvd, &y->num_bytes_recvd,
                       sizeof(*x) - offsetof(pmix_net_stats_t, num_bytes_recvd)) == 0;
     }
-    case PMIX_NODE_STATS: {
+    case PX_SHAPE_NODE_STATS: {
         const pmix_node_stats_t *x = a, *y = b;
         return str_equal(x->node, y->node) && x->la == y->la && x->la5 == y->la5 &&
                x->la15 == y->la15 && x->total_mem == y->total_mem && x->free_mem == y->free_mem &&
@@ -761,11 +717,17 @@ static bool equal_one(const void *a, const void *b, pmix_data_type_t t)
                            PMIX_DISK_STATS) &&
                array_equal(x->netstats, x->nnetstats, y->netstats, y->nnetstats, PMIX_NET_STATS);
     }
-    default: {
-        size_t sz = px_type_size(t);
-        return sz != 0 && memcmp(a, b, sz) == 0;
+    case PX_SHAPE_NONE: return false;
+    case PX_SHAPE_U8:
+    case PX_SHAPE_U16:
+    case PX_SHAPE_U32:
+    case PX_SHAPE_U64:
+    case PX_SHAPE_PID:
+    case PX_SHAPE_SIZE:
+    case PX_SHAPE_TIME:
+    case PX_SHAPE_POINTER: return memcmp(a, b, px_type_size(t)) == 0;
     }
-    }
+    return false;
 }
 
 bool px_elems_equal(const void *a, const void *b, size_t n, pmix_data_type_t t)

@@ -4,9 +4,10 @@
  * The common module implements the Standard's support functions (values,
  * infos, data arrays, the small structs, strings). Underneath them is one
  * per-type layer, elem.c, that knows for every pmix_data_type_t how large one
- * element is, how to deep-copy it, compare it and free what it owns. Values
- * (value.c), data arrays (darray.c) and infos (info.c) are built on that
- * layer, so a type is supported everywhere once elem.c knows it.
+ * element is, how to deep-copy it, compare it and free what it owns, from
+ * the type's row in the table of data types (px_types.def, px_types.h).
+ * Values (value.c), data arrays (darray.c) and infos (info.c) are built on
+ * that layer, so a type is supported everywhere once it has its row.
  *
  * The helpers below are what the wire codec, the store and the engines need
  * beyond the public API. None keeps state; none allocates unless it says so.

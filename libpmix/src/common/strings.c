@@ -5,16 +5,18 @@
  *
  * Every name is the constant's own spelling ("PMIX_ERR_NOT_FOUND",
  * "PMIX_PROC_STATE_RUNNING"), which is readable, unique and greppable. The
- * status and attribute tables are generated (const_tables.c); the small
- * enumerations are listed here through the header's macros, so no value is
- * written twice. Bit-mask types (IOF channels, info directives) have a
- * string for every combination: all are constant, nothing is formatted at
- * run time, and no buffer is shared. px_key_alias pairs our specification's
- * network-coordinate keys with the Standard's fabric keys.
+ * status and attribute tables are generated (const_tables.c); the data
+ * types' names are the rows of the table of data types (px_types.def); the
+ * small enumerations are listed here through the header's macros, so no
+ * value is written twice. Bit-mask types (IOF channels, info directives)
+ * have a string for every combination: all are constant, nothing is
+ * formatted at run time, and no buffer is shared. px_key_alias pairs our
+ * specification's network-coordinate keys with the Standard's fabric keys.
  */
 #include <string.h>
 
 #include "px_common.h"
+#include "px_types.h"
 #include "px_tables.h"
 
 struct name {
@@ -159,80 +161,12 @@ const char *PMIx_Device_type_string(pmix_device_type_t type)
                   "MULTIPLE OR UNKNOWN DEVICE TYPES");
 }
 
-static const struct name data_types[] = {
-    E(PMIX_UNDEF),
-    E(PMIX_BOOL),
-    E(PMIX_BYTE),
-    E(PMIX_STRING),
-    E(PMIX_SIZE),
-    E(PMIX_PID),
-    E(PMIX_INT),
-    E(PMIX_INT8),
-    E(PMIX_INT16),
-    E(PMIX_INT32),
-    E(PMIX_INT64),
-    E(PMIX_UINT),
-    E(PMIX_UINT8),
-    E(PMIX_UINT16),
-    E(PMIX_UINT32),
-    E(PMIX_UINT64),
-    E(PMIX_FLOAT),
-    E(PMIX_DOUBLE),
-    E(PMIX_TIMEVAL),
-    E(PMIX_TIME),
-    E(PMIX_STATUS),
-    E(PMIX_VALUE),
-    E(PMIX_PROC),
-    E(PMIX_APP),
-    E(PMIX_INFO),
-    E(PMIX_PDATA),
-    E(PMIX_BUFFER),
-    E(PMIX_BYTE_OBJECT),
-    E(PMIX_KVAL),
-    E(PMIX_PERSIST),
-    E(PMIX_POINTER),
-    E(PMIX_SCOPE),
-    E(PMIX_DATA_RANGE),
-    E(PMIX_COMMAND),
-    E(PMIX_INFO_DIRECTIVES),
-    E(PMIX_DATA_TYPE),
-    E(PMIX_PROC_STATE),
-    E(PMIX_PROC_INFO),
-    E(PMIX_DATA_ARRAY),
-    E(PMIX_PROC_RANK),
-    E(PMIX_QUERY),
-    E(PMIX_COMPRESSED_STRING),
-    E(PMIX_ALLOC_DIRECTIVE),
-    E(PMIX_IOF_CHANNEL),
-    E(PMIX_ENVAR),
-    E(PMIX_COORD),
-    E(PMIX_REGATTR),
-    E(PMIX_REGEX),
-    E(PMIX_JOB_STATE),
-    E(PMIX_LINK_STATE),
-    E(PMIX_PROC_CPUSET),
-    E(PMIX_GEOMETRY),
-    E(PMIX_DEVICE_DIST),
-    E(PMIX_ENDPOINT),
-    E(PMIX_TOPO),
-    E(PMIX_DEVTYPE),
-    E(PMIX_LOCTYPE),
-    E(PMIX_COMPRESSED_BYTE_OBJECT),
-    E(PMIX_PROC_NSPACE),
-    E(PMIX_PROC_STATS),
-    E(PMIX_DISK_STATS),
-    E(PMIX_NET_STATS),
-    E(PMIX_NODE_STATS),
-    E(PMIX_DATA_BUFFER),
-    E(PMIX_STOR_MEDIUM),
-    E(PMIX_STOR_ACCESS),
-    E(PMIX_STOR_PERSIST),
-    E(PMIX_STOR_ACCESS_TYPE),
-};
-
+/* The names are the rows' of the table of data types (px_types.def). */
 const char *PMIx_Data_type_string(pmix_data_type_t type)
 {
-    return lookup(data_types, NELEM(data_types), type, "UNKNOWN DATA TYPE");
+    const char *name = px_type_of(type)->name;
+
+    return name != NULL ? name : "UNKNOWN DATA TYPE";
 }
 
 /* Index = channel bits (stdin 1, stdout 2, stderr 4, stddiag 8). */

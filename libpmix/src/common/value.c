@@ -1,7 +1,8 @@
 /*
  * value.c: pmix_value_t construction, destruction, loading and copying.
  *
- * A value holds its data in one of two ways, decided by its type:
+ * A value holds its data in one of two ways, decided by its type (the
+ * "held" column of the table of data types, px_types.def):
  * - inline: scalars, strings (an owned char*), byte objects, envars and raw
  *   pointers sit in the union itself, exactly as one array element would;
  * - boxed: every other struct type (proc, data array, coord, geometry, ...)
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "px_common.h"
+#include "px_types.h"
 
 enum hold {
     HOLD_NONE,
@@ -24,43 +26,17 @@ enum hold {
     HOLD_UNSUPPORTED
 };
 
-/* How a value of type t holds its data. */
+/* How a value of type t holds its data: the table's word for it. */
 static enum hold hold_of(pmix_data_type_t t)
 {
-    switch (t) {
-    case PMIX_UNDEF: return HOLD_NONE;
-    case PMIX_POINTER: return HOLD_POINTER;
-    case PMIX_STRING:
-    case PMIX_BYTE_OBJECT:
-    case PMIX_COMPRESSED_BYTE_OBJECT:
-    case PMIX_COMPRESSED_STRING:
-    case PMIX_REGEX:
-    case PMIX_ENVAR: return HOLD_INLINE;
-    case PMIX_PROC_NSPACE:
-    case PMIX_PROC:
-    case PMIX_VALUE:
-    case PMIX_INFO:
-    case PMIX_PDATA:
-    case PMIX_APP:
-    case PMIX_QUERY:
-    case PMIX_PROC_INFO:
-    case PMIX_DATA_ARRAY:
-    case PMIX_COORD:
-    case PMIX_REGATTR:
-    case PMIX_TOPO:
-    case PMIX_PROC_CPUSET:
-    case PMIX_GEOMETRY:
-    case PMIX_DEVICE_DIST:
-    case PMIX_ENDPOINT:
-    case PMIX_DATA_BUFFER:
-    case PMIX_PROC_STATS:
-    case PMIX_DISK_STATS:
-    case PMIX_NET_STATS:
-    case PMIX_NODE_STATS: return HOLD_BOXED;
-    default:
-        /* The remaining known types are scalars of at most 16 bytes. */
-        return px_type_size(t) != 0 ? HOLD_INLINE : HOLD_UNSUPPORTED;
+    switch (px_type_of(t)->hold) {
+    case PX_HOLD_INLINE: return HOLD_INLINE;
+    case PX_HOLD_BOXED:
+    case PX_HOLD_NESTED: return HOLD_BOXED;
+    case PX_HOLD_ADDRESS: return HOLD_POINTER;
+    case PX_HOLD_NONE: break;
     }
+    return t == PMIX_UNDEF ? HOLD_NONE : HOLD_UNSUPPORTED;
 }
 
 /* Allocates one element of type t and deep-copies *src into it. */

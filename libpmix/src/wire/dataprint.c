@@ -2,11 +2,18 @@
  * dataprint.c - PMIx_Data_print: a readable rendering of any data type.
  *
  * The output is "<prefix>Data type: <TYPE>\tValue: <rendering>" on one
- * line. Scalars print as numbers (enumerations also by name), strings in
+ * line. Scalars print as numbers (enumerations by name), strings in
  * quotes, processes as nspace:rank, byte objects by size and up to their
  * first 16 bytes in hex, and structures as {member: value, ...}, recursing
  * through data arrays, values and info lists. A structure nested deeper
  * than MAX_NEST prints as "..." (a data array can point at itself).
+ *
+ * How a type prints is its row's "printed" column in the table of data
+ * types (common/px_types.def): a number (decimal, signed or not, or hex),
+ * a name given by the row's namer function, a status, a rank, or, for
+ * everything else, as its shape says (render()'s switch on shapes).
+ * name_of() is the one switch built from the rows themselves: one case per
+ * row printed as NAME, calling its namer.
  *
  * The text is built in a small growable string; an allocation failure
  * anywhere makes the whole call fail with PMIX_ERR_NOMEM.
@@ -19,6 +26,7 @@
 
 #include <pmix.h>
 
+#include "common/px_types.h"
 #include "wire/px_wire_impl.h"
 
 #define MAX_NEST 16
@@ -212,73 +220,103 @@ static void info(sbuf *s, const pmix_info_t *i, int nest)
     puts_(s, "}");
 }
 
+/* The value at `src` of a type with an integer shape, `size` bytes wide,
+ * read as signed or not. */
+static uint64_t unsigned_of(const void *src, size_t size)
+{
+    switch (size) {
+    case 1: return *(const uint8_t *)src;
+    case 2: return *(const uint16_t *)src;
+    case 4: return *(const uint32_t *)src;
+    default: return *(const uint64_t *)src;
+    }
+}
+
+static int64_t signed_of(const void *src, size_t size)
+{
+    switch (size) {
+    case 1: return *(const int8_t *)src;
+    case 2: return *(const int16_t *)src;
+    case 4: return *(const int32_t *)src;
+    default: return *(const int64_t *)src;
+    }
+}
+
+/* The name of an enumerated value: the namer of its type's row. The cases
+ * come from the rows printed as NAME; the others expand to nothing. */
+#define NAMED_NAME(c, ctype, namer) \
+    case c:                         \
+        return namer(*(const ctype *)src);
+#define NAMED_SHAPE(c, ctype, namer)
+#define NAMED_UNSIGNED(c, ctype, namer)
+#define NAMED_SIGNED(c, ctype, namer)
+#define NAMED_HEX(c, ctype, namer)
+#define NAMED_STATUS(c, ctype, namer)
+#define NAMED_RANK(c, ctype, namer)
+#define PX_TYPE(c, ctype, shape, held, min, printed, namer) NAMED_##printed(c, ctype, namer)
+#define PX_TYPE_LOCAL(c, ctype, shape, held, printed, refusal)
+#define PX_TYPE_NAME(c, status)
+
+static const char *name_of(const void *src, pmix_data_type_t type)
+{
+    switch (type) {
+#include "common/px_types.def"
+    default: return "(no name)";
+    }
+}
+
+#undef NAMED_NAME
+#undef NAMED_SHAPE
+#undef NAMED_UNSIGNED
+#undef NAMED_SIGNED
+#undef NAMED_HEX
+#undef NAMED_STATUS
+#undef NAMED_RANK
+
 static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
 {
+    const px_type *row = px_type_of(type);
+
     if (nest > MAX_NEST) {
         puts_(s, "...");
         return;
     }
-    switch (type) {
-    case PMIX_UNDEF: puts_(s, "(none)"); break;
-    case PMIX_BOOL: puts_(s, *(const bool *)src ? "true" : "false"); break;
-    case PMIX_BYTE:
-    case PMIX_UINT8: printf_(s, "%u", (unsigned)*(const uint8_t *)src); break;
-    case PMIX_INT8: printf_(s, "%d", (int)*(const int8_t *)src); break;
-    case PMIX_INT16: printf_(s, "%d", (int)*(const int16_t *)src); break;
-    case PMIX_UINT16: printf_(s, "%u", (unsigned)*(const uint16_t *)src); break;
-    case PMIX_INT32: printf_(s, "%" PRId32, *(const int32_t *)src); break;
-    case PMIX_UINT32: printf_(s, "%" PRIu32, *(const uint32_t *)src); break;
-    case PMIX_INT64: printf_(s, "%" PRId64, *(const int64_t *)src); break;
-    case PMIX_UINT64: printf_(s, "%" PRIu64, *(const uint64_t *)src); break;
-    case PMIX_INT: printf_(s, "%d", *(const int *)src); break;
-    case PMIX_UINT: printf_(s, "%u", *(const unsigned int *)src); break;
-    case PMIX_SIZE: printf_(s, "%zu", *(const size_t *)src); break;
-    case PMIX_PID: printf_(s, "%ld", (long)*(const pid_t *)src); break;
-    case PMIX_FLOAT: printf_(s, "%g", (double)*(const float *)src); break;
-    case PMIX_DOUBLE: printf_(s, "%g", *(const double *)src); break;
-    case PMIX_TIMEVAL: tv(s, src); break;
-    case PMIX_TIME: printf_(s, "%lld", (long long)*(const time_t *)src); break;
-    case PMIX_STATUS:
+    switch (row->print) {
+    case PX_PRINT_SHAPE: break;
+    case PX_PRINT_UNSIGNED: printf_(s, "%" PRIu64, unsigned_of(src, row->size)); return;
+    case PX_PRINT_SIGNED: printf_(s, "%" PRId64, signed_of(src, row->size)); return;
+    case PX_PRINT_HEX: printf_(s, "0x%" PRIx64, unsigned_of(src, row->size)); return;
+    case PX_PRINT_NAME: puts_(s, name_of(src, type)); return;
+    case PX_PRINT_STATUS:
         printf_(s, "%d (%s)", *(const pmix_status_t *)src,
                 PMIx_Error_string(*(const pmix_status_t *)src));
-        break;
-    case PMIX_PROC_RANK: rank(s, *(const pmix_rank_t *)src); break;
-    case PMIX_STRING: str(s, *(char *const *)src); break;
-    case PMIX_PROC_NSPACE: printf_(s, "\"%.*s\"", PMIX_MAX_NSLEN, (const char *)src); break;
-    case PMIX_PROC: proc(s, src); break;
-    case PMIX_BYTE_OBJECT:
-    case PMIX_COMPRESSED_STRING:
-    case PMIX_COMPRESSED_BYTE_OBJECT:
-    case PMIX_REGEX: {
+        return;
+    case PX_PRINT_RANK: rank(s, *(const pmix_rank_t *)src); return;
+    }
+    switch (row->shape) {
+    case PX_SHAPE_NONE: puts_(s, type == PMIX_UNDEF ? "(none)" : "(unknown type)"); break;
+    case PX_SHAPE_BOOL: puts_(s, *(const bool *)src ? "true" : "false"); break;
+    case PX_SHAPE_FLOAT: printf_(s, "%g", (double)*(const float *)src); break;
+    case PX_SHAPE_DOUBLE: printf_(s, "%g", *(const double *)src); break;
+    case PX_SHAPE_TIMEVAL: tv(s, src); break;
+    case PX_SHAPE_STRING: str(s, *(char *const *)src); break;
+    case PX_SHAPE_NSPACE: printf_(s, "\"%.*s\"", PMIX_MAX_NSLEN, (const char *)src); break;
+    case PX_SHAPE_PROC: proc(s, src); break;
+    case PX_SHAPE_BYTES: {
         const pmix_byte_object_t *bo = src;
         bytes(s, bo->bytes, bo->size);
         break;
     }
-    case PMIX_PERSIST: puts_(s, PMIx_Persistence_string(*(const pmix_persistence_t *)src)); break;
-    case PMIX_SCOPE: puts_(s, PMIx_Scope_string(*(const pmix_scope_t *)src)); break;
-    case PMIX_DATA_RANGE: puts_(s, PMIx_Data_range_string(*(const pmix_data_range_t *)src)); break;
-    case PMIX_PROC_STATE: puts_(s, PMIx_Proc_state_string(*(const pmix_proc_state_t *)src)); break;
-    case PMIX_JOB_STATE: puts_(s, PMIx_Job_state_string(*(const pmix_job_state_t *)src)); break;
-    case PMIX_LINK_STATE: puts_(s, PMIx_Link_state_string(*(const pmix_link_state_t *)src)); break;
-    case PMIX_ALLOC_DIRECTIVE:
-        puts_(s, PMIx_Alloc_directive_string(*(const pmix_alloc_directive_t *)src));
-        break;
-    case PMIX_INFO_DIRECTIVES:
-        puts_(s, PMIx_Info_directives_string(*(const pmix_info_directives_t *)src));
-        break;
-    case PMIX_IOF_CHANNEL:
-        puts_(s, PMIx_IOF_channel_string(*(const pmix_iof_channel_t *)src));
-        break;
-    case PMIX_DEVTYPE: puts_(s, PMIx_Device_type_string(*(const pmix_device_type_t *)src)); break;
-    case PMIX_DATA_TYPE: puts_(s, PMIx_Data_type_string(*(const pmix_data_type_t *)src)); break;
-    case PMIX_COMMAND: printf_(s, "%u", (unsigned)*(const uint8_t *)src); break;
-    case PMIX_LOCTYPE:
-    case PMIX_STOR_ACCESS_TYPE: printf_(s, "0x%x", (unsigned)*(const uint16_t *)src); break;
-    case PMIX_STOR_MEDIUM:
-    case PMIX_STOR_ACCESS:
-    case PMIX_STOR_PERSIST: printf_(s, "0x%" PRIx64, *(const uint64_t *)src); break;
-    case PMIX_POINTER: printf_(s, "%p", *(void *const *)src); break;
-    case PMIX_PROC_INFO: {
+    case PX_SHAPE_POINTER: printf_(s, "%p", *(void *const *)src); break;
+    /* Integers print as their rows say (above). */
+    case PX_SHAPE_U8:
+    case PX_SHAPE_U16:
+    case PX_SHAPE_U32:
+    case PX_SHAPE_U64:
+    case PX_SHAPE_PID:
+    case PX_SHAPE_SIZE:
+    case PX_SHAPE_TIME: printf_(s, "%" PRIu64, unsigned_of(src, row->size)); break;
+    case PX_SHAPE_PROC_INFO: {
         const pmix_proc_info_t *p = src;
         puts_(s, "{proc: ");
         proc(s, &p->proc);
@@ -290,12 +328,12 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
                 PMIx_Proc_state_string(p->state));
         break;
     }
-    case PMIX_DATA_ARRAY: {
+    case PX_SHAPE_DARRAY: {
         const pmix_data_array_t *d = src;
         array(s, d->array, d->size, d->type, nest);
         break;
     }
-    case PMIX_ENVAR: {
+    case PX_SHAPE_ENVAR: {
         const pmix_envar_t *e = src;
         puts_(s, "{envar: ");
         str(s, e->envar);
@@ -304,8 +342,8 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
         printf_(s, ", separator: '%c'}", e->separator != '\0' ? e->separator : ' ');
         break;
     }
-    case PMIX_COORD: coord(s, src); break;
-    case PMIX_REGATTR: {
+    case PX_SHAPE_COORD: coord(s, src); break;
+    case PX_SHAPE_REGATTR: {
         const pmix_regattr_t *r = src;
         puts_(s, "{name: ");
         str(s, r->name);
@@ -315,21 +353,21 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
         puts_(s, "}");
         break;
     }
-    case PMIX_TOPO: {
+    case PX_SHAPE_TOPO: {
         const pmix_topology_t *t = src;
         puts_(s, "{source: ");
         str(s, t->source);
         printf_(s, ", topology: %p}", t->topology);
         break;
     }
-    case PMIX_PROC_CPUSET: {
+    case PX_SHAPE_CPUSET: {
         const pmix_cpuset_t *c = src;
         puts_(s, "{source: ");
         str(s, c->source);
         printf_(s, ", bitmap: %p}", c->bitmap);
         break;
     }
-    case PMIX_GEOMETRY: {
+    case PX_SHAPE_GEOMETRY: {
         const pmix_geometry_t *g = src;
         printf_(s, "{fabric: %zu, uuid: ", g->fabric);
         str(s, g->uuid);
@@ -343,7 +381,7 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
         puts_(s, "]}");
         break;
     }
-    case PMIX_DEVICE_DIST: {
+    case PX_SHAPE_DEVICE_DIST: {
         const pmix_device_distance_t *d = src;
         puts_(s, "{uuid: ");
         str(s, d->uuid);
@@ -353,7 +391,7 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
                 (unsigned)d->mindist, (unsigned)d->maxdist);
         break;
     }
-    case PMIX_ENDPOINT: {
+    case PX_SHAPE_ENDPOINT: {
         const pmix_endpoint_t *e = src;
         puts_(s, "{uuid: ");
         str(s, e->uuid);
@@ -364,7 +402,7 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
         puts_(s, "}");
         break;
     }
-    case PMIX_DATA_BUFFER: {
+    case PX_SHAPE_DATA_BUFFER: {
         const pmix_data_buffer_t *d = src;
         printf_(s, "{bytes used: %zu, allocated: %zu, unpacked: %zu}", d->bytes_used,
                 d->bytes_allocated,
@@ -372,9 +410,9 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
                                                              : (size_t)0);
         break;
     }
-    case PMIX_VALUE: value(s, src, nest); break;
-    case PMIX_INFO: info(s, src, nest); break;
-    case PMIX_PDATA: {
+    case PX_SHAPE_VALUE: value(s, src, nest); break;
+    case PX_SHAPE_INFO: info(s, src, nest); break;
+    case PX_SHAPE_PDATA: {
         const pmix_pdata_t *p = src;
         puts_(s, "{proc: ");
         proc(s, &p->proc);
@@ -383,7 +421,7 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
         puts_(s, "}");
         break;
     }
-    case PMIX_APP: {
+    case PX_SHAPE_APP: {
         const pmix_app_t *a = src;
         puts_(s, "{cmd: ");
         str(s, a->cmd);
@@ -398,7 +436,7 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
         puts_(s, "}");
         break;
     }
-    case PMIX_QUERY: {
+    case PX_SHAPE_QUERY: {
         const pmix_query_t *q = src;
         puts_(s, "{keys: ");
         argv(s, q->keys);
@@ -407,7 +445,7 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
         puts_(s, "}");
         break;
     }
-    case PMIX_PROC_STATS: {
+    case PX_SHAPE_PROC_STATS: {
         const pmix_proc_stats_t *p = src;
         puts_(s, "{node: ");
         str(s, p->node);
@@ -425,7 +463,7 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
         puts_(s, "}");
         break;
     }
-    case PMIX_DISK_STATS: {
+    case PX_SHAPE_DISK_STATS: {
         const pmix_disk_stats_t *d = src;
         puts_(s, "{disk: ");
         str(s, d->disk);
@@ -433,7 +471,7 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
                 d->num_reads_completed, d->num_writes_completed, d->num_ios_in_progress);
         break;
     }
-    case PMIX_NET_STATS: {
+    case PX_SHAPE_NET_STATS: {
         const pmix_net_stats_t *n = src;
         puts_(s, "{interface: ");
         str(s, n->net_interface);
@@ -441,7 +479,7 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
                 n->num_bytes_sent);
         break;
     }
-    case PMIX_NODE_STATS: {
+    case PX_SHAPE_NODE_STATS: {
         const pmix_node_stats_t *n = src;
         puts_(s, "{node: ");
         str(s, n->node);
@@ -453,7 +491,6 @@ static void render(sbuf *s, const void *src, pmix_data_type_t type, int nest)
         puts_(s, "}");
         break;
     }
-    default: puts_(s, "(unknown type)"); break;
     }
 }
 

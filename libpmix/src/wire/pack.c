@@ -2,13 +2,20 @@
  * pack.c - the encoder: every data type of the Standard, object by object.
  *
  * pack_obj() writes one object of a given type; the public px_pack_*
- * functions are thin entries into it. A value is its u16 type followed by
- * the payload. Scalars, strings, byte objects (and REGEX and the compressed
- * types, which a value holds as byte objects) and envars sit in the value
- * itself; every other structure is held through a pointer and gets a u8
- * flag first (0: NULL pointer, nothing follows; 1: the object follows).
- * Inside data arrays, procs lists and info lists, objects follow each other
- * with no flag and no per-element type.
+ * functions are thin entries into it. It reads the type's row in the
+ * table of data types (common/px_types.def), which says whether the type
+ * may cross the wire at all, and switches on the row's shape: all the
+ * types of one shape (the one-byte enumerations, the byte-object types)
+ * are encoded by one case, and a new type of an existing shape needs
+ * nothing here.
+ *
+ * A value is its u16 type followed by the payload. Scalars, strings, byte
+ * objects (and REGEX and the compressed types, which a value holds as
+ * byte objects) and envars sit in the value itself; every other structure
+ * is held through a pointer and gets a u8 flag first (0: NULL pointer,
+ * nothing follows; 1: the object follows). Inside data arrays, procs lists
+ * and info lists, objects follow each other with no flag and no
+ * per-element type.
  *
  * Layouts (all integers little-endian; "str" is a u32 length, 0xffffffff
  * for NULL, then the bytes; "bytes" is a u32 length then the bytes; "argv"
@@ -45,14 +52,16 @@
  *               (timevals as above, floats as 32 bits, the node's disk and
  *               net arrays as u64 count then elements).
  *
- * Refused: POINTER (PMIX_ERR_BAD_PARAM), TOPO, KVAL, BUFFER
- * (PMIX_ERR_NOT_SUPPORTED); unknown types PMIX_ERR_UNKNOWN_DATA_TYPE. A
- * refusal is the buffer's sticky error like any other pack failure.
+ * Refused, as their rows in the table say: POINTER (PMIX_ERR_BAD_PARAM),
+ * TOPO, KVAL, BUFFER (PMIX_ERR_NOT_SUPPORTED); unknown types
+ * PMIX_ERR_UNKNOWN_DATA_TYPE. A refusal is the buffer's sticky error like
+ * any other pack failure.
  */
 #include <string.h>
 
 #include <pmix_common.h>
 
+#include "common/px_types.h"
 #include "wire/px_wire.h"
 #include "wire/px_wire_impl.h"
 
@@ -139,31 +148,30 @@ void px_pack_info(px_buf *b, const pmix_info_t *info, size_t n)
 
 void px_pack_value(px_buf *b, const pmix_value_t *v)
 {
-    px_wire_type t;
-    pmix_status_t rc;
+    const px_type *t;
     const void *obj;
 
     if (v == NULL) {
         px_wire_fail(b, PMIX_ERR_BAD_PARAM);
         return;
     }
-    rc = px_wire_type_info(v->type, &t);
-    if (rc != PMIX_SUCCESS) {
-        px_wire_fail(b, rc);
+    t = px_type_of(v->type);
+    if (t->wire != PMIX_SUCCESS) {
+        px_wire_fail(b, t->wire);
         return;
     }
     px_pack_u16(b, v->type);
     if (v->type == PMIX_UNDEF) {
         return;
     }
-    if (t.by_pointer) {
+    if (t->hold == PX_HOLD_BOXED || t->hold == PX_HOLD_NESTED) {
         /* Every pointer member of the union starts at the union's start. */
         memcpy(&obj, &v->data, sizeof(obj));
         px_pack_u8(b, obj != NULL);
         if (obj == NULL) {
             return;
         }
-        if (t.holds_values) {
+        if (t->hold == PX_HOLD_NESTED) {
             /* A value inside a value: one nesting level, like a data array. */
             if (b->depth >= PX_WIRE_MAX_DEPTH) {
                 px_wire_fail(b, PMIX_ERR_BAD_PARAM);
@@ -191,20 +199,18 @@ void px_pack_typed(px_buf *b, const void *src, pmix_data_type_t type)
 
 static void pack_darray(px_buf *b, const pmix_data_array_t *d)
 {
-    px_wire_type t;
-    pmix_status_t rc;
+    const px_type *t = px_type_of(d->type);
     const char *elem = d->array;
 
     if (b->depth >= PX_WIRE_MAX_DEPTH) {
         px_wire_fail(b, PMIX_ERR_BAD_PARAM);
         return;
     }
-    rc = px_wire_type_info(d->type, &t);
-    if (rc != PMIX_SUCCESS) {
-        px_wire_fail(b, rc);
+    if (t->wire != PMIX_SUCCESS) {
+        px_wire_fail(b, t->wire);
         return;
     }
-    if (d->size > 0 && (d->array == NULL || t.size == 0)) {
+    if (d->size > 0 && (d->array == NULL || t->size == 0)) {
         px_wire_fail(b, PMIX_ERR_BAD_PARAM); /* no storage, or PMIX_UNDEF elements */
         return;
     }
@@ -212,7 +218,7 @@ static void pack_darray(px_buf *b, const pmix_data_array_t *d)
     px_pack_u64(b, d->size);
     b->depth++;
     for (size_t i = 0; i < d->size && b->err == PMIX_SUCCESS; i++) {
-        pack_obj(b, elem + i * t.size, d->type);
+        pack_obj(b, elem + i * t->size, d->type);
     }
     b->depth--;
 }
@@ -319,70 +325,41 @@ static void pack_node_stats(px_buf *b, const pmix_node_stats_t *s)
 
 static void pack_obj(px_buf *b, const void *src, pmix_data_type_t type)
 {
-    px_wire_type t;
-    pmix_status_t rc;
+    const px_type *t = px_type_of(type);
 
     if (b->err != PMIX_SUCCESS) {
         return; /* do not walk what will not be written */
     }
-    rc = px_wire_type_info(type, &t);
-    if (rc != PMIX_SUCCESS) {
-        px_wire_fail(b, rc);
+    if (t->wire != PMIX_SUCCESS) {
+        px_wire_fail(b, t->wire);
         return;
     }
-    switch (type) {
-    case PMIX_UNDEF: break;
-    case PMIX_BOOL:
+    switch (t->shape) {
+    case PX_SHAPE_NONE: break; /* PMIX_UNDEF */
+    case PX_SHAPE_BOOL:
         px_pack_bool(b, *(const uint8_t *)src != 0); /* any non-zero byte is true */
         break;
-    case PMIX_BYTE:
-    case PMIX_INT8:
-    case PMIX_UINT8:
-    case PMIX_PERSIST:
-    case PMIX_SCOPE:
-    case PMIX_DATA_RANGE:
-    case PMIX_PROC_STATE:
-    case PMIX_JOB_STATE:
-    case PMIX_LINK_STATE:
-    case PMIX_ALLOC_DIRECTIVE:
-    case PMIX_COMMAND: px_pack_u8(b, *(const uint8_t *)src); break;
-    case PMIX_INT16:
-    case PMIX_UINT16:
-    case PMIX_IOF_CHANNEL:
-    case PMIX_LOCTYPE:
-    case PMIX_DATA_TYPE:
-    case PMIX_STOR_ACCESS_TYPE: px_pack_u16(b, *(const uint16_t *)src); break;
-    case PMIX_INT32:
-    case PMIX_UINT32:
-    case PMIX_PROC_RANK:
-    case PMIX_INFO_DIRECTIVES: px_pack_u32(b, *(const uint32_t *)src); break;
-    case PMIX_INT: px_pack_i32(b, *(const int *)src); break;
-    case PMIX_UINT: px_pack_u32(b, *(const unsigned int *)src); break;
-    case PMIX_STATUS: px_pack_i32(b, *(const pmix_status_t *)src); break;
-    case PMIX_PID: px_pack_i32(b, (int32_t) * (const pid_t *)src); break;
-    case PMIX_INT64:
-    case PMIX_UINT64:
-    case PMIX_DEVTYPE:
-    case PMIX_STOR_MEDIUM:
-    case PMIX_STOR_ACCESS:
-    case PMIX_STOR_PERSIST: px_pack_u64(b, *(const uint64_t *)src); break;
-    case PMIX_SIZE: px_pack_u64(b, *(const size_t *)src); break;
-    case PMIX_FLOAT: px_pack_float(b, *(const float *)src); break;
-    case PMIX_DOUBLE: px_pack_double(b, *(const double *)src); break;
-    case PMIX_TIMEVAL: pack_tv(b, src); break;
-    case PMIX_TIME: px_pack_i64(b, (int64_t) * (const time_t *)src); break;
-    case PMIX_STRING: px_pack_str(b, *(char *const *)src); break;
-    case PMIX_PROC_NSPACE: pack_fixed_str(b, src, PMIX_MAX_NSLEN); break;
-    case PMIX_PROC: px_pack_proc(b, src); break;
-    case PMIX_BYTE_OBJECT:
-    case PMIX_COMPRESSED_STRING:
-    case PMIX_COMPRESSED_BYTE_OBJECT:
-    case PMIX_REGEX: {
+    /* The integer shapes copy the bits, signed or not (int, pmix_status_t
+     * and the 32-bit enumerations are 32 bits: unpack.c checks). */
+    case PX_SHAPE_U8: px_pack_u8(b, *(const uint8_t *)src); break;
+    case PX_SHAPE_U16: px_pack_u16(b, *(const uint16_t *)src); break;
+    case PX_SHAPE_U32: px_pack_u32(b, *(const uint32_t *)src); break;
+    case PX_SHAPE_U64: px_pack_u64(b, *(const uint64_t *)src); break;
+    case PX_SHAPE_PID: px_pack_i32(b, (int32_t) * (const pid_t *)src); break;
+    case PX_SHAPE_SIZE: px_pack_u64(b, *(const size_t *)src); break;
+    case PX_SHAPE_FLOAT: px_pack_float(b, *(const float *)src); break;
+    case PX_SHAPE_DOUBLE: px_pack_double(b, *(const double *)src); break;
+    case PX_SHAPE_TIMEVAL: pack_tv(b, src); break;
+    case PX_SHAPE_TIME: px_pack_i64(b, (int64_t) * (const time_t *)src); break;
+    case PX_SHAPE_STRING: px_pack_str(b, *(char *const *)src); break;
+    case PX_SHAPE_NSPACE: pack_fixed_str(b, src, PMIX_MAX_NSLEN); break;
+    case PX_SHAPE_PROC: px_pack_proc(b, src); break;
+    case PX_SHAPE_BYTES: {
         const pmix_byte_object_t *bo = src;
         px_pack_bytes(b, bo->bytes, bo->size);
         break;
     }
-    case PMIX_PROC_INFO: {
+    case PX_SHAPE_PROC_INFO: {
         const pmix_proc_info_t *pi = src;
         px_pack_proc(b, &pi->proc);
         px_pack_str(b, pi->hostname);
@@ -392,16 +369,16 @@ static void pack_obj(px_buf *b, const void *src, pmix_data_type_t type)
         px_pack_u8(b, pi->state);
         break;
     }
-    case PMIX_DATA_ARRAY: pack_darray(b, src); break;
-    case PMIX_ENVAR: {
+    case PX_SHAPE_DARRAY: pack_darray(b, src); break;
+    case PX_SHAPE_ENVAR: {
         const pmix_envar_t *e = src;
         px_pack_str(b, e->envar);
         px_pack_str(b, e->value);
         px_pack_u8(b, (uint8_t)e->separator);
         break;
     }
-    case PMIX_COORD: pack_coord(b, src); break;
-    case PMIX_REGATTR: {
+    case PX_SHAPE_COORD: pack_coord(b, src); break;
+    case PX_SHAPE_REGATTR: {
         const pmix_regattr_t *r = src;
         px_pack_str(b, r->name);
         pack_fixed_str(b, r->string, PMIX_MAX_KEYLEN);
@@ -409,7 +386,7 @@ static void pack_obj(px_buf *b, const void *src, pmix_data_type_t type)
         px_pack_argv(b, r->description);
         break;
     }
-    case PMIX_PROC_CPUSET: {
+    case PX_SHAPE_CPUSET: {
         const pmix_cpuset_t *c = src;
         if (c->bitmap != NULL) {
             px_wire_fail(b, PMIX_ERR_NOT_SUPPORTED); /* a local hwloc handle */
@@ -418,7 +395,7 @@ static void pack_obj(px_buf *b, const void *src, pmix_data_type_t type)
         px_pack_str(b, c->source);
         break;
     }
-    case PMIX_GEOMETRY: {
+    case PX_SHAPE_GEOMETRY: {
         const pmix_geometry_t *g = src;
         px_pack_u64(b, g->fabric);
         px_pack_str(b, g->uuid);
@@ -429,7 +406,7 @@ static void pack_obj(px_buf *b, const void *src, pmix_data_type_t type)
         }
         break;
     }
-    case PMIX_DEVICE_DIST: {
+    case PX_SHAPE_DEVICE_DIST: {
         const pmix_device_distance_t *d = src;
         px_pack_str(b, d->uuid);
         px_pack_str(b, d->osname);
@@ -438,24 +415,24 @@ static void pack_obj(px_buf *b, const void *src, pmix_data_type_t type)
         px_pack_u16(b, d->maxdist);
         break;
     }
-    case PMIX_ENDPOINT: {
+    case PX_SHAPE_ENDPOINT: {
         const pmix_endpoint_t *e = src;
         px_pack_str(b, e->uuid);
         px_pack_str(b, e->osname);
         px_pack_bytes(b, e->endpt.bytes, e->endpt.size);
         break;
     }
-    case PMIX_DATA_BUFFER: pack_data_buffer(b, src); break;
-    case PMIX_VALUE: px_pack_value(b, src); break;
-    case PMIX_INFO: pack_info1(b, src); break;
-    case PMIX_PDATA: {
+    case PX_SHAPE_DATA_BUFFER: pack_data_buffer(b, src); break;
+    case PX_SHAPE_VALUE: px_pack_value(b, src); break;
+    case PX_SHAPE_INFO: pack_info1(b, src); break;
+    case PX_SHAPE_PDATA: {
         const pmix_pdata_t *p = src;
         px_pack_proc(b, &p->proc);
         pack_fixed_str(b, p->key, PMIX_MAX_KEYLEN);
         px_pack_value(b, &p->value);
         break;
     }
-    case PMIX_APP: {
+    case PX_SHAPE_APP: {
         const pmix_app_t *a = src;
         px_pack_str(b, a->cmd);
         px_pack_argv(b, a->argv);
@@ -465,18 +442,19 @@ static void pack_obj(px_buf *b, const void *src, pmix_data_type_t type)
         px_pack_info(b, a->info, a->ninfo);
         break;
     }
-    case PMIX_QUERY: {
+    case PX_SHAPE_QUERY: {
         const pmix_query_t *q = src;
         px_pack_argv(b, q->keys);
         px_pack_info(b, q->qualifiers, q->nqual);
         break;
     }
-    case PMIX_PROC_STATS: pack_proc_stats(b, src); break;
-    case PMIX_DISK_STATS: pack_disk_stats(b, src); break;
-    case PMIX_NET_STATS: pack_net_stats(b, src); break;
-    case PMIX_NODE_STATS: pack_node_stats(b, src); break;
-    default:
-        /* px_wire_type_info() accepted a type this switch does not encode. */
+    case PX_SHAPE_PROC_STATS: pack_proc_stats(b, src); break;
+    case PX_SHAPE_DISK_STATS: pack_disk_stats(b, src); break;
+    case PX_SHAPE_NET_STATS: pack_net_stats(b, src); break;
+    case PX_SHAPE_NODE_STATS: pack_node_stats(b, src); break;
+    case PX_SHAPE_POINTER:
+    case PX_SHAPE_TOPO:
+        /* Refused by their rows above; never encoded. */
         px_wire_fail(b, PMIX_ERR_NOT_SUPPORTED);
         break;
     }

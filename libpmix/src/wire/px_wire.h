@@ -36,9 +36,10 @@
  * without the terminating NUL. Byte objects are a u32 length and the bytes.
  * Sizes are u64. Pointers to structs are encoded as the struct (a NULL
  * pointer as a u8 0 flag before it, 1 otherwise). wire/pack.c lists the
- * layout of every type. Types that cannot cross a process boundary are
- * refused: PMIX_POINTER (PMIX_ERR_BAD_PARAM), PMIX_TOPO and a cpuset that
- * holds an hwloc bitmap (PMIX_ERR_NOT_SUPPORTED).
+ * layout of every type; the types themselves are the rows of the table of
+ * data types (common/px_types.def). Types that cannot cross a process
+ * boundary are refused: PMIX_POINTER (PMIX_ERR_BAD_PARAM), PMIX_TOPO and a
+ * cpuset that holds an hwloc bitmap (PMIX_ERR_NOT_SUPPORTED).
  */
 #ifndef PX_WIRE_H
 #define PX_WIRE_H

@@ -3,10 +3,11 @@
  * and with nobody else.
  *
  * buf.c owns the byte-level primitives (px_wire_take, px_wire_fail); types.c
- * knows the facts about every data type (object size, least encoded size,
+ * answers the facts about every data type (object size, least encoded size,
  * whether a pmix_value_t holds it by pointer, whether it may cross a process
- * boundary) and how to free what an object owns; pack.c and unpack.c walk
- * objects type by type; datastd.c and dataprint.c build the Standard's
+ * boundary) from the table of data types (common/px_types.def) and frees
+ * what an object owns; pack.c and unpack.c walk objects shape by shape, as
+ * the table's rows say; datastd.c and dataprint.c build the Standard's
  * PMIx_Data_* API on top.
  */
 #ifndef PX_WIRE_IMPL_H

@@ -3,7 +3,10 @@
  * layouts), hardened against anything a peer can send.
  *
  * One function, dec_obj(), decodes an object of any type into caller
- * memory that starts zeroed. It fills the object member by member and keeps
+ * memory that starts zeroed. Like the encoder it switches on the shape in
+ * the type's row of the table of data types (common/px_types.def); the row
+ * also gives the element size and least encoded size that bound an array
+ * before it is allocated. It fills the object member by member and keeps
  * it destructible at every step: an array is allocated zeroed and its count
  * set before its elements are decoded, so when a decode fails half way,
  * px_wire_destruct() on the whole object frees exactly what was built. The
@@ -16,7 +19,7 @@
  *
  * Limits. Every read goes through px_wire_take(), so nothing is read past
  * the end. A count from the wire is checked against the bytes that remain,
- * at the least encoded size of its element type (types.c), before the
+ * at the least encoded size of its element type (its row), before the
  * array is allocated: a forged count costs at most the element size over
  * its least encoded size times the message length. Containers nest at most
  * PX_WIRE_MAX_DEPTH deep, which bounds the recursion: a level is a data
@@ -34,6 +37,7 @@
 
 #include <pmix_common.h>
 
+#include "common/px_types.h"
 #include "wire/px_wire.h"
 #include "wire/px_wire_impl.h"
 
@@ -58,16 +62,17 @@ static pmix_status_t check_count(const px_buf *b, uint64_t n, size_t min, size_t
     return PMIX_SUCCESS;
 }
 
-/* Element-type facts for decoding: unknown types and refused ones are
- * malformed input here. */
-static pmix_status_t wire_type(pmix_data_type_t type, px_wire_type *t)
+/* The row of an element or value type for decoding: unknown types and
+ * refused ones are malformed input here. */
+static pmix_status_t wire_row(pmix_data_type_t type, const px_type **row)
 {
-    pmix_status_t rc = px_wire_type_info(type, t);
+    const px_type *t = px_type_of(type);
 
-    if (rc == PMIX_ERR_UNKNOWN_DATA_TYPE) {
-        return rc;
+    *row = t;
+    if (t->wire == PMIX_SUCCESS || t->wire == PMIX_ERR_UNKNOWN_DATA_TYPE) {
+        return t->wire;
     }
-    return rc == PMIX_SUCCESS ? PMIX_SUCCESS : PMIX_ERR_UNPACK_FAILURE;
+    return PMIX_ERR_UNPACK_FAILURE;
 }
 
 /* A u64 count followed by `n` objects of `type`, into a new zeroed array
@@ -75,25 +80,25 @@ static pmix_status_t wire_type(pmix_data_type_t type, px_wire_type *t)
 static pmix_status_t dec_array(px_buf *b, void **array, size_t *n, pmix_data_type_t type)
 {
     uint64_t count;
-    px_wire_type t;
+    const px_type *t;
     pmix_status_t rc;
     char *elems = NULL;
 
-    rc = wire_type(type, &t);
+    rc = wire_row(type, &t);
     if (rc == PMIX_SUCCESS) {
         rc = px_unpack_u64(b, &count);
     }
     if (rc == PMIX_SUCCESS) {
-        rc = check_count(b, count, t.min, t.size);
+        rc = check_count(b, count, t->min, t->size);
     }
     if (rc != PMIX_SUCCESS) {
         return rc;
     }
-    if (count > 0 && t.size == 0) {
+    if (count > 0 && t->size == 0) {
         return PMIX_ERR_UNPACK_FAILURE; /* elements of PMIX_UNDEF */
     }
     if (array != NULL && count > 0) {
-        elems = calloc((size_t)count, t.size);
+        elems = calloc((size_t)count, t->size);
         if (elems == NULL) {
             return PMIX_ERR_NOMEM;
         }
@@ -101,7 +106,7 @@ static pmix_status_t dec_array(px_buf *b, void **array, size_t *n, pmix_data_typ
         *n = (size_t)count;
     }
     for (size_t i = 0; i < count; i++) {
-        rc = dec_obj(b, elems != NULL ? elems + i * t.size : NULL, type);
+        rc = dec_obj(b, elems != NULL ? elems + i * t->size : NULL, type);
         if (rc != PMIX_SUCCESS) {
             return rc;
         }
@@ -113,14 +118,13 @@ static pmix_status_t dec_array(px_buf *b, void **array, size_t *n, pmix_data_typ
 static pmix_status_t dec_infos(px_buf *b, pmix_info_t **info, size_t *n)
 {
     uint64_t count;
-    px_wire_type t;
+    const px_type *t = px_type_of(PMIX_INFO);
     pmix_status_t rc;
     pmix_info_t *p = NULL;
 
-    px_wire_type_info(PMIX_INFO, &t);
     rc = px_unpack_u64(b, &count);
     if (rc == PMIX_SUCCESS) {
-        rc = check_count(b, count, t.min, t.size);
+        rc = check_count(b, count, t->min, t->size);
     }
     if (rc != PMIX_SUCCESS) {
         return rc;
@@ -255,12 +259,12 @@ static pmix_status_t dec_value(px_buf *b, pmix_value_t *v)
 {
     uint16_t type;
     uint8_t flag;
-    px_wire_type t;
+    const px_type *t = NULL;
     pmix_status_t rc = px_unpack_u16(b, &type);
     void *obj = NULL;
 
     if (rc == PMIX_SUCCESS) {
-        rc = wire_type(type, &t);
+        rc = wire_row(type, &t);
     }
     if (rc != PMIX_SUCCESS) {
         return rc;
@@ -271,7 +275,7 @@ static pmix_status_t dec_value(px_buf *b, pmix_value_t *v)
     if (type == PMIX_UNDEF) {
         return PMIX_SUCCESS;
     }
-    if (!t.by_pointer) {
+    if (t->hold != PX_HOLD_BOXED && t->hold != PX_HOLD_NESTED) {
         return dec_obj(b, M(v, data), type);
     }
     rc = px_unpack_u8(b, &flag);
@@ -281,14 +285,14 @@ static pmix_status_t dec_value(px_buf *b, pmix_value_t *v)
     if (flag != 1) {
         return PMIX_ERR_UNPACK_FAILURE;
     }
-    if (t.min > px_buf_left(b)) {
+    if (t->min > px_buf_left(b)) {
         return PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER; /* before allocating */
     }
-    if (t.holds_values && b->depth >= PX_WIRE_MAX_DEPTH) {
+    if (t->hold == PX_HOLD_NESTED && b->depth >= PX_WIRE_MAX_DEPTH) {
         return PMIX_ERR_UNPACK_FAILURE;
     }
     if (v != NULL) {
-        obj = calloc(1, t.size);
+        obj = calloc(1, t->size);
         if (obj == NULL) {
             return PMIX_ERR_NOMEM;
         }
@@ -296,7 +300,7 @@ static pmix_status_t dec_value(px_buf *b, pmix_value_t *v)
          * once stored, PMIx_Value_destruct() owns it. */
         memcpy(&v->data, &obj, sizeof(obj));
     }
-    if (!t.holds_values) {
+    if (t->hold != PX_HOLD_NESTED) {
         return dec_obj(b, obj, type);
     }
     b->depth++; /* a value inside a value: one nesting level */
@@ -489,36 +493,24 @@ static pmix_status_t dec_node_stats(px_buf *b, pmix_node_stats_t *s)
  * May leave `dst` partly built on failure; the caller destructs it. */
 static pmix_status_t dec_obj(px_buf *b, void *dst, pmix_data_type_t type)
 {
+    const px_type *row = px_type_of(type);
     pmix_status_t rc;
 
-    switch (type) {
-    case PMIX_UNDEF: return PMIX_SUCCESS;
-    case PMIX_BOOL: return px_unpack_bool(b, dst);
-    case PMIX_BYTE:
-    case PMIX_INT8:
-    case PMIX_UINT8:
-    case PMIX_PERSIST:
-    case PMIX_SCOPE:
-    case PMIX_DATA_RANGE:
-    case PMIX_PROC_STATE:
-    case PMIX_JOB_STATE:
-    case PMIX_LINK_STATE:
-    case PMIX_ALLOC_DIRECTIVE:
-    case PMIX_COMMAND: return px_unpack_u8(b, dst);
-    case PMIX_INT16:
-    case PMIX_UINT16:
-    case PMIX_IOF_CHANNEL:
-    case PMIX_LOCTYPE:
-    case PMIX_DATA_TYPE:
-    case PMIX_STOR_ACCESS_TYPE: return px_unpack_u16(b, dst);
-    case PMIX_INT32:
-    case PMIX_UINT32:
-    case PMIX_PROC_RANK:
-    case PMIX_INFO_DIRECTIVES:
-    case PMIX_UINT: return px_unpack_u32(b, dst);
-    case PMIX_INT:
-    case PMIX_STATUS: return px_unpack_i32(b, dst);
-    case PMIX_PID: {
+    switch (row->shape) {
+    case PX_SHAPE_NONE:
+        /* PMIX_UNDEF has no payload; the other types without a C form
+         * are refused, and unknown ones are unknown. */
+        if (type == PMIX_UNDEF) {
+            return PMIX_SUCCESS;
+        }
+        return row->wire == PMIX_ERR_UNKNOWN_DATA_TYPE ? row->wire : PMIX_ERR_UNPACK_FAILURE;
+    case PX_SHAPE_POINTER:
+    case PX_SHAPE_TOPO: return PMIX_ERR_UNPACK_FAILURE; /* refused by their rows */
+    case PX_SHAPE_BOOL: return px_unpack_bool(b, dst);
+    case PX_SHAPE_U8: return px_unpack_u8(b, dst);
+    case PX_SHAPE_U16: return px_unpack_u16(b, dst);
+    case PX_SHAPE_U32: return px_unpack_u32(b, dst);
+    case PX_SHAPE_PID: {
         int32_t pid;
         rc = px_unpack_i32(b, &pid);
         if (rc == PMIX_SUCCESS && dst != NULL) {
@@ -526,17 +518,12 @@ static pmix_status_t dec_obj(px_buf *b, void *dst, pmix_data_type_t type)
         }
         return rc;
     }
-    case PMIX_INT64:
-    case PMIX_UINT64:
-    case PMIX_DEVTYPE:
-    case PMIX_STOR_MEDIUM:
-    case PMIX_STOR_ACCESS:
-    case PMIX_STOR_PERSIST: return px_unpack_u64(b, dst);
-    case PMIX_SIZE: return dec_size(b, dst);
-    case PMIX_FLOAT: return px_unpack_float(b, dst);
-    case PMIX_DOUBLE: return px_unpack_double(b, dst);
-    case PMIX_TIMEVAL: return dec_tv(b, dst);
-    case PMIX_TIME: {
+    case PX_SHAPE_U64: return px_unpack_u64(b, dst);
+    case PX_SHAPE_SIZE: return dec_size(b, dst);
+    case PX_SHAPE_FLOAT: return px_unpack_float(b, dst);
+    case PX_SHAPE_DOUBLE: return px_unpack_double(b, dst);
+    case PX_SHAPE_TIMEVAL: return dec_tv(b, dst);
+    case PX_SHAPE_TIME: {
         int64_t t;
         rc = px_unpack_i64(b, &t);
         if (rc == PMIX_SUCCESS && dst != NULL) {
@@ -544,17 +531,14 @@ static pmix_status_t dec_obj(px_buf *b, void *dst, pmix_data_type_t type)
         }
         return rc;
     }
-    case PMIX_STRING: return dec_str(b, dst);
-    case PMIX_PROC_NSPACE: return px_unpack_strbuf(b, dst, PMIX_MAX_NSLEN + 1);
-    case PMIX_PROC: return dec_proc(b, dst);
-    case PMIX_BYTE_OBJECT:
-    case PMIX_COMPRESSED_STRING:
-    case PMIX_COMPRESSED_BYTE_OBJECT:
-    case PMIX_REGEX: {
+    case PX_SHAPE_STRING: return dec_str(b, dst);
+    case PX_SHAPE_NSPACE: return px_unpack_strbuf(b, dst, PMIX_MAX_NSLEN + 1);
+    case PX_SHAPE_PROC: return dec_proc(b, dst);
+    case PX_SHAPE_BYTES: {
         pmix_byte_object_t *bo = dst;
         return px_unpack_bytes(b, bo != NULL ? (void **)&bo->bytes : NULL, M(bo, size));
     }
-    case PMIX_PROC_INFO: {
+    case PX_SHAPE_PROC_INFO: {
         pmix_proc_info_t *pi = dst;
         int32_t pid = 0;
         rc = dec_proc(b, M(pi, proc));
@@ -578,8 +562,8 @@ static pmix_status_t dec_obj(px_buf *b, void *dst, pmix_data_type_t type)
         }
         return rc;
     }
-    case PMIX_DATA_ARRAY: return dec_darray(b, dst);
-    case PMIX_ENVAR: {
+    case PX_SHAPE_DARRAY: return dec_darray(b, dst);
+    case PX_SHAPE_ENVAR: {
         pmix_envar_t *e = dst;
         uint8_t sep = 0;
         rc = dec_str(b, M(e, envar));
@@ -594,8 +578,8 @@ static pmix_status_t dec_obj(px_buf *b, void *dst, pmix_data_type_t type)
         }
         return rc;
     }
-    case PMIX_COORD: return dec_coord(b, dst);
-    case PMIX_REGATTR: {
+    case PX_SHAPE_COORD: return dec_coord(b, dst);
+    case PX_SHAPE_REGATTR: {
         pmix_regattr_t *r = dst;
         rc = dec_str(b, M(r, name));
         if (rc == PMIX_SUCCESS) {
@@ -609,11 +593,11 @@ static pmix_status_t dec_obj(px_buf *b, void *dst, pmix_data_type_t type)
         }
         return rc;
     }
-    case PMIX_PROC_CPUSET: {
+    case PX_SHAPE_CPUSET: {
         pmix_cpuset_t *c = dst;
         return dec_str(b, M(c, source));
     }
-    case PMIX_GEOMETRY: {
+    case PX_SHAPE_GEOMETRY: {
         pmix_geometry_t *g = dst;
         rc = dec_size(b, M(g, fabric));
         if (rc == PMIX_SUCCESS) {
@@ -628,7 +612,7 @@ static pmix_status_t dec_obj(px_buf *b, void *dst, pmix_data_type_t type)
         }
         return rc;
     }
-    case PMIX_DEVICE_DIST: {
+    case PX_SHAPE_DEVICE_DIST: {
         pmix_device_distance_t *d = dst;
         rc = dec_str(b, M(d, uuid));
         if (rc == PMIX_SUCCESS) {
@@ -645,7 +629,7 @@ static pmix_status_t dec_obj(px_buf *b, void *dst, pmix_data_type_t type)
         }
         return rc;
     }
-    case PMIX_ENDPOINT: {
+    case PX_SHAPE_ENDPOINT: {
         pmix_endpoint_t *e = dst;
         rc = dec_str(b, M(e, uuid));
         if (rc == PMIX_SUCCESS) {
@@ -656,10 +640,10 @@ static pmix_status_t dec_obj(px_buf *b, void *dst, pmix_data_type_t type)
         }
         return rc;
     }
-    case PMIX_DATA_BUFFER: return dec_data_buffer(b, dst);
-    case PMIX_VALUE: return dec_value(b, dst);
-    case PMIX_INFO: return dec_info(b, dst);
-    case PMIX_PDATA: {
+    case PX_SHAPE_DATA_BUFFER: return dec_data_buffer(b, dst);
+    case PX_SHAPE_VALUE: return dec_value(b, dst);
+    case PX_SHAPE_INFO: return dec_info(b, dst);
+    case PX_SHAPE_PDATA: {
         pmix_pdata_t *p = dst;
         rc = dec_proc(b, M(p, proc));
         if (rc == PMIX_SUCCESS) {
@@ -670,7 +654,7 @@ static pmix_status_t dec_obj(px_buf *b, void *dst, pmix_data_type_t type)
         }
         return rc;
     }
-    case PMIX_APP: {
+    case PX_SHAPE_APP: {
         pmix_app_t *a = dst;
         rc = dec_str(b, M(a, cmd));
         if (rc == PMIX_SUCCESS) {
@@ -690,7 +674,7 @@ static pmix_status_t dec_obj(px_buf *b, void *dst, pmix_data_type_t type)
         }
         return rc;
     }
-    case PMIX_QUERY: {
+    case PX_SHAPE_QUERY: {
         pmix_query_t *q = dst;
         rc = dec_argv(b, M(q, keys));
         if (rc == PMIX_SUCCESS) {
@@ -698,28 +682,23 @@ static pmix_status_t dec_obj(px_buf *b, void *dst, pmix_data_type_t type)
         }
         return rc;
     }
-    case PMIX_PROC_STATS: return dec_proc_stats(b, dst);
-    case PMIX_DISK_STATS: return dec_disk_stats(b, dst);
-    case PMIX_NET_STATS: return dec_net_stats(b, dst);
-    case PMIX_NODE_STATS: return dec_node_stats(b, dst);
-    default: {
-        px_wire_type t;
-        return wire_type(type, &t) == PMIX_ERR_UNKNOWN_DATA_TYPE ? PMIX_ERR_UNKNOWN_DATA_TYPE
-                                                                 : PMIX_ERR_UNPACK_FAILURE;
+    case PX_SHAPE_PROC_STATS: return dec_proc_stats(b, dst);
+    case PX_SHAPE_DISK_STATS: return dec_disk_stats(b, dst);
+    case PX_SHAPE_NET_STATS: return dec_net_stats(b, dst);
+    case PX_SHAPE_NODE_STATS: return dec_node_stats(b, dst);
     }
-    }
+    return PMIX_ERR_UNPACK_FAILURE;
 }
 
 pmix_status_t px_wire_decode(px_buf *b, void *dst, pmix_data_type_t type)
 {
     size_t pos = b->pos;
     int depth = b->depth;
-    px_wire_type t;
+    size_t size = px_type_of(type)->size;
     pmix_status_t rc;
 
-    px_wire_type_info(type, &t);
-    if (dst != NULL && t.size > 0) {
-        memset(dst, 0, t.size);
+    if (dst != NULL && size > 0) {
+        memset(dst, 0, size);
     }
     rc = dec_obj(b, dst, type);
     if (rc != PMIX_SUCCESS) {
@@ -769,15 +748,14 @@ pmix_status_t px_unpack_procs(px_buf *b, pmix_proc_t **p, size_t *n)
     size_t pos = b->pos;
     uint64_t count;
     pmix_proc_t *procs = NULL;
-    px_wire_type t;
+    const px_type *t = px_type_of(PMIX_PROC);
     pmix_status_t rc;
 
     *p = NULL;
     *n = 0;
-    px_wire_type_info(PMIX_PROC, &t);
     rc = px_unpack_u64(b, &count);
     if (rc == PMIX_SUCCESS) {
-        rc = check_count(b, count, t.min, t.size);
+        rc = check_count(b, count, t->min, t->size);
     }
     if (rc == PMIX_SUCCESS && count > 0) {
         procs = PMIx_Proc_create((size_t)count);
@@ -845,8 +823,7 @@ pmix_status_t px_unpack_info(px_buf *b, pmix_info_t **info, size_t *n)
 
 pmix_status_t px_unpack_typed(px_buf *b, void *dst, pmix_data_type_t type)
 {
-    px_wire_type t;
-    pmix_status_t rc = px_wire_type_info(type, &t);
+    pmix_status_t rc = px_type_of(type)->wire;
 
     if (rc != PMIX_SUCCESS) {
         return rc;
