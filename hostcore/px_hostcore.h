@@ -9,6 +9,10 @@
  * runs it. The cross-node operations (fences, group construction,
  * connect) move here next.
  *
+ * It also reads a fence's request as the server engine hands it over
+ * (px_fence_req_read), so that no host decodes the fence's info keys
+ * itself.
+ *
  * Nothing here does I/O, reads a clock or keeps state between calls.
  */
 #ifndef PX_HOSTCORE_H
@@ -93,5 +97,26 @@ uint32_t px_jobmap_node_of(const px_jobmap *m, pmix_rank_t rank);
  * failure `out` holds what it held before. docs/user-guide.md lists the
  * keys. */
 pmix_status_t px_jobinfo_build(const px_jobmap *m, uint32_t node, px_ivec *out);
+
+/* ---- a fence, as the server engine hands it to its host ---- */
+
+/* What a host needs of one node's fence_nb upcall, read from its info
+ * array. The server engine puts there PMIX_COLLECT_DATA, PMIX_TIMEOUT,
+ * PMIX_LOCAL_COLLECTIVE_STATUS (a local participant failed or was late:
+ * this node must fail its part of the fence so that every node fails it)
+ * and the fence's own algorithm (pmixlab.fence.algo for a collecting fence,
+ * pmixlab.barrier.algo for a barrier). */
+typedef struct px_fence_req {
+    bool collect;
+    double timeout;             /* seconds, 0: none */
+    pmix_status_t local_status; /* PMIX_SUCCESS, or the local failure */
+    const char *algo;           /* this fence's kind's algorithm, borrowed from the
+                                 * info array, or NULL: the host's default */
+} px_fence_req;
+
+/* Read `info` (the upcall's, `ninfo` entries) into `out`. Unknown keys and
+ * values of the wrong type are ignored; a PMIX_COLLECT_DATA that is not a
+ * bool counts as true, as the Standard's attribute's presence does. */
+void px_fence_req_read(const pmix_info_t info[], size_t ninfo, px_fence_req *out);
 
 #endif /* PX_HOSTCORE_H */

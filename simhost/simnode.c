@@ -589,32 +589,18 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
 {
     sim_node *n = hctx;
     sim_run *run = n->ep.run;
-    bool collect = false, all;
-    double timeout = 0;
-    const char *algo_key[2] = {NULL, NULL}; /* barrier, allgather */
-    pmix_status_t local_fail = PMIX_SUCCESS;
+    bool all;
+    px_fence_req req;
     uint32_t count;
     uint32_t *set;
     uint64_t id;
     sim_coll *sc;
     sim_fence *f, **pp;
 
-    for (size_t i = 0; i < ninfo; i++) {
-        if (strcmp(info[i].key, PMIX_COLLECT_DATA) == 0)
-            collect = info[i].value.type != PMIX_BOOL || info[i].value.data.flag;
-        else if (strcmp(info[i].key, PMIX_TIMEOUT) == 0 && info[i].value.type == PMIX_INT)
-            timeout = info[i].value.data.integer;
-        else if (strcmp(info[i].key, PX_COLL_KEY_BARRIER) == 0 && info[i].value.type == PMIX_STRING)
-            algo_key[0] = info[i].value.data.string;
-        else if (strcmp(info[i].key, PX_COLL_KEY_FENCE) == 0 && info[i].value.type == PMIX_STRING)
-            algo_key[1] = info[i].value.data.string;
-        else if (strcmp(info[i].key, PMIX_LOCAL_COLLECTIVE_STATUS) == 0 &&
-                 info[i].value.type == PMIX_STATUS && info[i].value.data.status != PMIX_SUCCESS)
-            /* A local participant failed or was late: this node fails its
-             * epoch of the set (px_coll_start_failed), which ends it on the
-             * other nodes too and keeps the set in step. */
-            local_fail = info[i].value.data.status;
-    }
+    /* A local participant failed or was late (req.local_status): this node
+     * fails its epoch of the set (px_coll_start_failed), which ends it on
+     * the other nodes too and keeps the set in step. */
+    px_fence_req_read(info, ninfo, &req);
     if (n->broken) {
         cbfunc(PMIX_ERR_PROC_TERM_WO_SYNC, NULL, 0, cbdata, NULL, NULL);
         return PMIX_SUCCESS;
@@ -640,11 +626,11 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
     if (ndata > 0)
         memcpy(f->data, data, ndata);
     f->ndata = ndata;
-    f->local_fail = local_fail;
-    f->kind = collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER;
-    f->timeout = timeout;
-    if (algo_key[collect] != NULL)
-        snprintf(f->algo, sizeof(f->algo), "%s", algo_key[collect]);
+    f->local_fail = req.local_status;
+    f->kind = req.collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER;
+    f->timeout = req.timeout;
+    if (req.algo != NULL)
+        snprintf(f->algo, sizeof(f->algo), "%s", req.algo);
     f->cbfunc = cbfunc;
     f->cbdata = cbdata;
     for (pp = &sc->queue; *pp != NULL; pp = &(*pp)->next)

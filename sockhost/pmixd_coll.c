@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "pmixd.h"
+#include "px_hostcore.h"
 #include "pmixd_proto.h"
 
 typedef struct fence_req {
@@ -164,35 +165,20 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
 {
     pmixd_ctx *d = g_d;
     job *j = &d->j;
-    bool collect = false;
-    double timeout = 0;
-    const char *algo[2] = {NULL, NULL}; /* the fence's own: barrier, allgather */
+    px_fence_req req;
     px_coll_choice choice;
-    pmix_status_t local_fail = PMIX_SUCCESS;
     char err[512];
-    for (size_t i = 0; i < ninfo; i++) {
-        const pmix_info_t *in = &info[i];
-        if (strncmp(in->key, PMIX_LOCAL_COLLECTIVE_STATUS, PMIX_MAX_KEYLEN) == 0 &&
-            in->value.type == PMIX_STATUS && in->value.data.status != PMIX_SUCCESS)
-            /* A local participant failed (or timed out): this node fails
-             * its epoch of the set (px_coll_start_failed), which ends it on
-             * the other nodes too and keeps the set in step. */
-            local_fail = in->value.data.status;
-        else if (strncmp(in->key, PMIX_COLLECT_DATA, PMIX_MAX_KEYLEN) == 0)
-            collect = in->value.type != PMIX_BOOL || in->value.data.flag;
-        else if (strncmp(in->key, PMIX_TIMEOUT, PMIX_MAX_KEYLEN) == 0 &&
-                 in->value.type == PMIX_INT && in->value.data.integer > 0)
-            timeout = in->value.data.integer;
-        else if (strncmp(in->key, PX_COLL_KEY_BARRIER, PMIX_MAX_KEYLEN) == 0 &&
-                 in->value.type == PMIX_STRING)
-            algo[0] = in->value.data.string;
-        else if (strncmp(in->key, PX_COLL_KEY_FENCE, PMIX_MAX_KEYLEN) == 0 &&
-                 in->value.type == PMIX_STRING)
-            algo[1] = in->value.data.string;
-    }
+
+    /* A local participant failed (or timed out): req.local_status. This
+     * node then fails its epoch of the set (px_coll_start_failed), which
+     * ends it on the other nodes too and keeps the set in step. */
+    px_fence_req_read(info, ninfo, &req);
+    bool collect = req.collect;
+    double timeout = req.timeout;
+    pmix_status_t local_fail = req.local_status;
     choice = collect ? d->fence_choice : d->barrier_choice;
-    if (local_fail == PMIX_SUCCESS && algo[collect] != NULL &&
-        px_coll_parse(collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER, algo[collect], &choice, err,
+    if (local_fail == PMIX_SUCCESS && req.algo != NULL &&
+        px_coll_parse(collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER, req.algo, &choice, err,
                       sizeof err) != PMIX_SUCCESS) {
         /* The other members may have a good key (or none) and run this
          * fence: take the set's epoch anyway, only to fail it, so that it

@@ -183,12 +183,11 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
                               size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
                               void *cbdata)
 {
-    for (size_t i = 0; i < ninfo; i++) {
-        if (strncmp(info[i].key, PMIX_LOCAL_COLLECTIVE_STATUS, PMIX_MAX_KEYLEN) == 0 &&
-            info[i].value.type == PMIX_STATUS && info[i].value.data.status != PMIX_SUCCESS) {
-            cbfunc(info[i].value.data.status, NULL, 0, cbdata, NULL, NULL);
-            return PMIX_SUCCESS;
-        }
+    px_fence_req req;
+    px_fence_req_read(info, ninfo, &req);
+    if (req.local_status != PMIX_SUCCESS) {
+        cbfunc(req.local_status, NULL, 0, cbdata, NULL, NULL);
+        return PMIX_SUCCESS;
     }
     char *copy = NULL;
     if (ndata > 0) {

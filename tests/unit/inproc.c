@@ -8,6 +8,7 @@
  * needs to be: the lock ops do nothing.
  */
 #include "inproc.h"
+#include "px_hostcore.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -564,14 +565,12 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
 {
     inproc_ep *server = hctx;
     inproc_world *w = server->w;
-    pmix_status_t local = PMIX_SUCCESS;
+    px_fence_req req;
     hcoll *h;
 
     w->host_fences++;
-    for (size_t i = 0; i < ninfo; i++)
-        if (strcmp(info[i].key, PMIX_LOCAL_COLLECTIVE_STATUS) == 0)
-            local = info[i].value.data.status;
-    if (local != PMIX_SUCCESS)
+    px_fence_req_read(info, ninfo, &req);
+    if (req.local_status != PMIX_SUCCESS)
         w->local_failures++;
     for (h = w->colls; h != NULL; h = h->next)
         if (same_procs(h, procs, nprocs) && h->narrived < h->nexpected) {
@@ -607,10 +606,10 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
         abort();
     if (ndata > 0)
         memcpy(c->data, data, ndata);
-    if (local != PMIX_SUCCESS && h->status == PMIX_SUCCESS) {
+    if (req.local_status != PMIX_SUCCESS && h->status == PMIX_SUCCESS) {
         /* a server's participant died: fail everyone now, and the late ones
          * as they arrive */
-        h->status = local;
+        h->status = req.local_status;
         complete(w, h);
         for (size_t i = 0; i < h->narrived; i++)
             h->c[i].cbfunc = NULL;

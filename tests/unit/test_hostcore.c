@@ -2,7 +2,8 @@
  * test_hostcore - the host core's job-information builder
  * (hostcore/jobinfo.c): the keys it makes from a job map, for the node
  * that registers them, with and without describe_all; the host's own keys
- * for local ranks only; a failure leaves the array as it was.
+ * for local ranks only; a failure leaves the array as it was; and a
+ * fence's request read from the server engine's upcall.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -202,12 +203,62 @@ static void test_failures(void **state)
     px_ivec_free(&v);
 }
 
+/* A fence's request read from the upcall's info array: the flags, the
+ * timeout, a local failure, and the algorithm of the fence's own kind; bad
+ * types are ignored. */
+static void test_fence_req(void **state)
+{
+    (void)state;
+    pmix_info_t info[6];
+    px_fence_req r;
+    bool yes = true;
+    int secs = 5, neg = -1;
+    pmix_status_t failed = PMIX_ERR_PROC_TERM_WO_SYNC;
+
+    px_fence_req_read(NULL, 0, &r);
+    assert_false(r.collect);
+    assert_true(r.timeout == 0);
+    assert_int_equal(r.local_status, PMIX_SUCCESS);
+    assert_null(r.algo);
+
+    PMIx_Info_load(&info[0], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    PMIx_Info_load(&info[1], PMIX_TIMEOUT, &secs, PMIX_INT);
+    PMIx_Info_load(&info[2], "pmixlab.barrier.algo", "tree", PMIX_STRING);
+    PMIx_Info_load(&info[3], "pmixlab.fence.algo", "ring", PMIX_STRING);
+    PMIx_Info_load(&info[4], PMIX_LOCAL_COLLECTIVE_STATUS, &failed, PMIX_STATUS);
+    PMIx_Info_load(&info[5], "other", "x", PMIX_STRING);
+    px_fence_req_read(info, 6, &r);
+    assert_true(r.collect);
+    assert_true(r.timeout == 5);
+    assert_int_equal(r.local_status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    assert_string_equal(r.algo, "ring");
+    px_fence_req_read(info + 1, 5, &r); /* a barrier: its own key */
+    assert_false(r.collect);
+    assert_string_equal(r.algo, "tree");
+    for (int i = 0; i < 6; i++)
+        PMIx_Info_destruct(&info[i]);
+
+    /* wrong types: ignored (a non-bool PMIX_COLLECT_DATA is present: true) */
+    PMIx_Info_load(&info[0], PMIX_COLLECT_DATA, &secs, PMIX_INT);
+    PMIx_Info_load(&info[1], PMIX_TIMEOUT, &neg, PMIX_INT);
+    PMIx_Info_load(&info[2], PMIX_LOCAL_COLLECTIVE_STATUS, &secs, PMIX_INT);
+    PMIx_Info_load(&info[3], "pmixlab.fence.algo", &secs, PMIX_INT);
+    px_fence_req_read(info, 4, &r);
+    assert_true(r.collect);
+    assert_true(r.timeout == 0);
+    assert_int_equal(r.local_status, PMIX_SUCCESS);
+    assert_null(r.algo);
+    for (int i = 0; i < 4; i++)
+        PMIx_Info_destruct(&info[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block_all),
         cmocka_unit_test(test_map_local),
         cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_fence_req),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
