@@ -19,6 +19,12 @@
  * that its callbacks take). The completions the host gets for upcalls
  * never wait for the engine lock. Both go through px_defer.h, which says
  * why.
+ *
+ * Events. A server process has handlers too (Slurm registers a default
+ * one): they live in a client engine of their own that never connects,
+ * which gives them the client's chains and ordering. PMIx_Notify_event in
+ * the server process runs them, and for ranges beyond the process also
+ * reaches the server's clients.
  */
 #define _GNU_SOURCE /* asprintf */
 #include <errno.h>
@@ -31,6 +37,7 @@
 
 #include "api/px_api.h"
 #include "api/px_defer.h"
+#include "client/px_client.h"
 #include "common/px_common.h"
 #include "platform/px_posix.h"
 #include "server/px_server.h"
@@ -42,6 +49,7 @@ static struct {
     px_posix *posix;
     px_server *srv;
     px_defer *defer; /* callbacks to the host (px_defer.h) */
+    px_client *evc;  /* the server process's event handlers */
     char *uri;
     char dir[512];
     bool made_dir;
@@ -175,12 +183,28 @@ static const px_server_host adapter = {
 
 /* ---- init / finalize ---- */
 
+/* The server's own name, the source of the events it raises:
+ * PMIX_SERVER_NSPACE and PMIX_SERVER_RANK if the host gave them. */
+static const pmix_proc_t *server_proc(const pmix_info_t info[], size_t ninfo, pmix_proc_t *self)
+{
+    const char *ns = px_info_string(info, ninfo, PMIX_SERVER_NSPACE);
+    const pmix_info_t *rk = px_info_find(info, ninfo, PMIX_SERVER_RANK);
+    uint64_t v;
+
+    memset(self, 0, sizeof(*self));
+    snprintf(self->nspace, sizeof(self->nspace), "%s", ns != NULL ? ns : "pmix-server");
+    if (rk != NULL && px_value_get_number(&rk->value, &v) == PMIX_SUCCESS)
+        self->rank = (pmix_rank_t)v;
+    return self;
+}
+
 /* Stop the platform, then free what runs on it, then the platform. Nothing
  * queued for the host is called after this. */
 static void teardown(void)
 {
     px_posix_stop(S.posix);
     px_defer_destroy(S.defer);
+    px_client_destroy(S.evc);
     px_server_destroy(S.srv);
     px_posix_destroy(S.posix);
 }
@@ -191,6 +215,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
     const pmix_info_t *dir = px_info_find(info, ninfo, PMIX_SERVER_TMPDIR);
     char err[256] = "";
     pmix_status_t rc;
+    pmix_proc_t self;
 
     if (S.active) {
         S.refcount++; /* one default server per process, reference-counted */
@@ -214,7 +239,8 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
     }
     S.srv = px_server_create(&adapter, &S.module, px_posix_ops(), S.posix);
     S.defer = px_defer_create(S.posix);
-    if (S.srv == NULL || S.defer == NULL) {
+    S.evc = px_client_create(px_posix_ops(), S.posix, server_proc(info, ninfo, &self));
+    if (S.srv == NULL || S.defer == NULL || S.evc == NULL) {
         teardown();
         return PMIX_ERR_NOMEM;
     }
@@ -415,4 +441,64 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const char nspace[], p
     /* Nothing to prepare locally (see setup_application): the callback, if
      * any, says so after we return. */
     return later(PMIX_SUCCESS, cbfunc, cbdata);
+}
+
+/* ---- events in the server process (called by client_api.c) ---- */
+
+pmix_status_t px_api_server_register_event(const pmix_status_t codes[], size_t ncodes,
+                                           const pmix_info_t info[], size_t ninfo,
+                                           pmix_notification_fn_t evhdlr,
+                                           pmix_hdlr_reg_cbfunc_t cbfunc, void *cbdata)
+{
+    size_t id = 0;
+    pmix_status_t rc;
+
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    px_posix_ops()->lock(S.posix);
+    rc = px_client_register_event(S.evc, codes, ncodes, info, ninfo, evhdlr, &id);
+    if (rc == PMIX_SUCCESS && cbfunc != NULL) {
+        rc = px_defer_reg(S.defer, cbfunc, PMIX_SUCCESS, id, cbdata);
+        if (rc != PMIX_SUCCESS)
+            (void)px_client_deregister_event(S.evc, id);
+    }
+    px_posix_ops()->unlock(S.posix);
+    if (cbfunc == NULL && rc == PMIX_SUCCESS)
+        return (pmix_status_t)id; /* the blocking form returns the handler's id */
+    return rc;
+}
+
+pmix_status_t px_api_server_deregister_event(size_t ref, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_status_t rc;
+
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    rc = LOCKED(px_client_deregister_event(S.evc, ref));
+    if (rc == PMIX_SUCCESS)
+        rc = px_defer_op(S.defer, cbfunc, PMIX_SUCCESS, cbdata);
+    return rc;
+}
+
+pmix_status_t px_api_server_notify(pmix_status_t status, const pmix_proc_t *source,
+                                   pmix_data_range_t range, const pmix_info_t info[], size_t ninfo,
+                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_status_t rc;
+
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    px_posix_ops()->lock(S.posix);
+    /* this process's handlers run from the loop, never inside this call */
+    rc = px_client_notify(S.evc, status, source, range, info, ninfo, NULL, NULL);
+    if (rc == PMIX_OPERATION_SUCCEEDED) {
+        rc = PMIX_SUCCESS;
+        if (range != PMIX_RANGE_PROC_LOCAL)
+            px_server_notify(S.srv, status, source != NULL ? source : px_client_self(S.evc), range,
+                             info, ninfo);
+    }
+    px_posix_ops()->unlock(S.posix);
+    if (rc == PMIX_SUCCESS)
+        rc = px_defer_op(S.defer, cbfunc, PMIX_SUCCESS, cbdata);
+    return rc;
 }
