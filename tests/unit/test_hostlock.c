@@ -26,7 +26,9 @@
  * four-rank job whose ranks 2 and 3 "live on another node" (the host
  * completes the collectives), so every fence goes to the host. Each puts a
  * value, fences with data, gets the other's value, fences without data and
- * finalizes.
+ * finalizes. In the "getremote" job they ask for the data of ranks 2 and 3
+ * instead, which the host answers while its lock is held across the
+ * library's next upcall (see test_job_lock_order).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,7 +56,7 @@
 extern char **environ;
 
 #define WAIT_SECONDS 10.0 /* for anything the library owes us */
-#define JOB_SECONDS 30.0  /* for the clients to finish */
+#define JOB_SECONDS 20.0  /* for the clients to finish */
 
 /* ---- the host's state ---- */
 
@@ -72,6 +74,8 @@ typedef struct answer {
 static struct {
     pthread_mutex_t coll_lock; /* Slurm's collective lock: error-checking */
     bool inline_answers;       /* answer inside the upcall, else from `net` */
+    int hold_ms;               /* `net` holds the lock this long before answering */
+    bool lock_in_dmodex;       /* direct_modex takes the lock, as a host's own may */
     pthread_t net;
     pthread_mutex_t mu; /* the queue of answers for `net` */
     pthread_cond_t cv;
@@ -140,6 +144,8 @@ static void host_release(void *cbdata)
 static void give_answer(answer *a)
 {
     pthread_mutex_lock(&H.coll_lock);
+    if (H.hold_ms > 0 && !H.inline_answers)
+        usleep(H.hold_ms * 1000);
     in_lib_call = true;
     if (a->fence)
         a->cbfunc(PMIX_SUCCESS, a->data, a->ndata, a->cbdata, host_release, a->data);
@@ -258,9 +264,18 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
 static pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
                                pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
+    pmix_status_t rc;
+
     check_outside();
     atomic_fetch_add(&H.dmodex_upcalls, 1);
-    return queue_answer(false, NULL, 0, cbfunc, cbdata);
+    /* The library makes its upcalls holding its own lock: this may wait
+     * for `net`, which holds ours while it answers the previous one. */
+    if (H.lock_in_dmodex)
+        pthread_mutex_lock(&H.coll_lock);
+    rc = queue_answer(false, NULL, 0, cbfunc, cbdata);
+    if (H.lock_in_dmodex)
+        pthread_mutex_unlock(&H.coll_lock);
+    return rc;
 }
 
 static pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
@@ -309,6 +324,35 @@ static void op_cb(pmix_status_t status, void *cbdata)
 
 /* ---- the clients ---- */
 
+/* Ask for the data of a rank on the other node (the host has none: the
+ * answer is PMIX_ERR_NOT_FOUND); rank 1 asks a little after rank 0, so
+ * that its upcall comes while the host answers rank 0's. */
+static int client_getremote(void)
+{
+    pmix_proc_t me, other;
+    pmix_value_t *got = NULL;
+    pmix_status_t rc;
+
+    if ((rc = PMIx_Init(&me, NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client: PMIx_Init failed: %s\n", PMIx_Error_string(rc));
+        return 2;
+    }
+    if (me.rank == 1)
+        usleep(150000);
+    PMIx_Load_procid(&other, me.nspace, me.rank + 2);
+    rc = PMIx_Get(&other, "hostlock.value", NULL, 0, &got);
+    if (rc != PMIX_ERR_NOT_FOUND) {
+        fprintf(stderr, "client %u: the value of rank %u: %s, not PMIX_ERR_NOT_FOUND\n", me.rank,
+                other.rank, PMIx_Error_string(rc));
+        return 3;
+    }
+    if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client %u: PMIx_Finalize failed: %s\n", me.rank, PMIx_Error_string(rc));
+        return 7;
+    }
+    return 0;
+}
+
 static int client_main(void)
 {
     pmix_proc_t me, peer, wild;
@@ -356,7 +400,7 @@ static int client_main(void)
 
 /* ---- the job: register, start the two clients, wait for them ---- */
 
-static pid_t start_client(const char *nspace, pmix_rank_t rank)
+static pid_t start_client(const char *nspace, pmix_rank_t rank, const char *mode)
 {
     pmix_proc_t p;
     char **env;
@@ -376,7 +420,7 @@ static pid_t start_client(const char *nspace, pmix_rank_t rank)
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        char *argv[] = {"test_hostlock", "client", NULL};
+        char *argv[] = {"test_hostlock", "client", (char *)mode, NULL};
         execve("/proc/self/exe", argv, env);
         _exit(127);
     }
@@ -420,7 +464,7 @@ static int wait_clients(pid_t *pids, int n)
     return ok;
 }
 
-static void run_job(bool inline_answers)
+static void run_job(bool inline_answers, const char *mode)
 {
     const char *ns = "hostlock.job";
     uint32_t size = 4, local = 2;
@@ -453,20 +497,23 @@ static void run_job(bool inline_answers)
     for (size_t i = 0; i < 3; i++)
         PMIx_Info_destruct(&info[i]);
 
-    pids[0] = start_client(ns, 0);
-    pids[1] = start_client(ns, 1);
+    pids[0] = start_client(ns, 0, mode);
+    pids[1] = start_client(ns, 1, mode);
     assert_int_equal(wait_clients(pids, 2), 2);
 
     /* Both handshakes accepted on the legacy upcall's word alone. */
     assert_int_equal(atomic_load(&H.connected), 2);
     assert_int_equal(atomic_load(&H.finalized), 2);
-    /* Two fences went to the host; each answer's release came, later,
-     * with the collective lock free. */
-    assert_int_equal(atomic_load(&H.fences), 2);
+    /* Two fences (or two direct modex requests) went to the host; each
+     * answer's release came, later, with the collective lock free. */
+    if (strcmp(mode, "getremote") == 0)
+        assert_int_equal(atomic_load(&H.dmodex_upcalls), 2);
+    else
+        assert_int_equal(atomic_load(&H.fences), 2);
     assert_true(wait_for(&H.releases, atomic_load(&H.fences) + atomic_load(&H.dmodex_upcalls)));
     assert_int_equal(atomic_load(&H.release_deadlock), 0);
     assert_int_equal(atomic_load(&H.release_timeout), 0);
-    if (!inline_answers) {
+    if (!inline_answers && strcmp(mode, "getremote") != 0) {
         /* The host's direct-modex request for rank 0: answered with its
          * data, after the call. */
         assert_int_equal(atomic_load(&H.dmx_answers), 1);
@@ -567,13 +614,28 @@ static void test_register(void **state)
 /* The job, with the host answering from its own thread. */
 static void test_job_net_thread(void **state)
 {
-    run_job(false);
+    run_job(false, "fence");
 }
 
 /* The job, with the host answering inside its fence_nb upcall. */
 static void test_job_inline(void **state)
 {
-    run_job(true);
+    run_job(true, "fence");
+}
+
+/* Lock order: the host's thread holds the host's lock (here for 0.5 s)
+ * while it completes one direct modex request; meanwhile the library,
+ * holding its own lock, makes the next direct_modex upcall, which waits
+ * for the host's lock. A completion that waited for the library's lock
+ * would close the circle: both sides wait for ever, and the clients'
+ * Gets never return. */
+static void test_job_lock_order(void **state)
+{
+    H.hold_ms = 500;
+    H.lock_in_dmodex = true;
+    run_job(false, "getremote");
+    H.hold_ms = 0;
+    H.lock_in_dmodex = false;
 }
 
 /* ---- events in the server process ---- */
@@ -676,13 +738,12 @@ static void test_events(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_register),
-        cmocka_unit_test(test_job_net_thread),
-        cmocka_unit_test(test_job_inline),
+        cmocka_unit_test(test_register),   cmocka_unit_test(test_job_net_thread),
+        cmocka_unit_test(test_job_inline), cmocka_unit_test(test_job_lock_order),
         cmocka_unit_test(test_events),
     };
 
     if (argc > 1 && strcmp(argv[1], "client") == 0)
-        return client_main();
+        return argc > 2 && strcmp(argv[2], "getremote") == 0 ? client_getremote() : client_main();
     return cmocka_run_group_tests(tests, setup, teardown);
 }
