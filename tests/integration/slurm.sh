@@ -1,7 +1,8 @@
 #!/bin/bash
 # slurm.sh - Slurm's own PMIx server (the mpi/pmix plugin of slurmstepd) on
 # our libpmix.so.2: a small cluster of one slurmctld and two slurmd "nodes"
-# on this machine, and `srun --mpi=pmix -N 2 -n 4` with three programs.
+# on this machine, and `srun --mpi=pmix -N 2 -n 4` with three programs
+# (and -N 1 with one).
 #
 #   slurm.sh LIBPMIX HELLO FENCE_BENCH MPI_RING_SRC
 #
@@ -24,12 +25,13 @@
 # Checks (program output, never srun's status: srun exits 0 even when every
 # task failed to launch):
 #   - every task sees LIBPMIX mounted over PMIX2_LIB;
-#   - hello: four "hello from rank R of 4" lines;
+#   - hello: four "hello from rank R of 4" lines, on two nodes and on one;
 #   - fence_bench: its result line, impl=pmixlab (proof that the tasks ran
 #     on our library), errors=0;
 #   - mpi_ring (Open MPI 4.1 on our library): four ring lines.
 # Slurm 22.05's default (tree) fence is no barrier when TreeWidth exceeds
-# the node count; the ring fence is (docs/slurm.md): the jobs use it.
+# the node count; the ring fence is (docs/slurm.md): the jobs use it,
+# unless SLURM_PMIX_FENCE is set already.
 #
 # Exits 0 when every check holds, 1 otherwise, 77 (skipped, with the
 # reason) when this machine cannot run it: not root, no unshare, or Slurm
@@ -228,19 +230,19 @@ fi
 echo "slurm.sh: slurmctld and slurmd n1, n2 up (ports $base-$((base + 2)))"
 
 cd "$work/tmp" || exit 1
-# Every job uses the ring fence.
-export SLURM_PMIX_FENCE=ring
+# Every job uses the ring fence, unless told otherwise.
+export SLURM_PMIX_FENCE=${SLURM_PMIX_FENCE:-ring}
 
-# run NAME PROGRAM ARGS...: srun the program on 2 nodes, 4 tasks (with
-# PMIx unless MPI says otherwise); its output (both streams) in
-# $work/NAME.out. A step that does not end within 25 s (each takes about
+# run NAME PROGRAM ARGS...: srun the program on 2 nodes (or NODES), 4
+# tasks, with PMIx (unless MPI says otherwise); its output (both streams)
+# in $work/NAME.out. A step that does not end within 25 s (each takes about
 # a second) has hung: that fails, whatever its output (a deadlock in the
 # step's PMIx server can come after the program printed everything).
 run() {
-    local name=$1 mpi=${MPI:-pmix} rc
+    local name=$1 mpi=${MPI:-pmix} nodes=${NODES:-2} rc
     shift
-    echo "slurm.sh: srun --mpi=$mpi -N 2 -n 4 $*"
-    timeout -k 5 25 srun --mpi="$mpi" -N 2 -n 4 --export=ALL "$@" >"$work/$name.out" 2>&1
+    echo "slurm.sh: srun --mpi=$mpi -N $nodes -n 4 $*"
+    timeout -k 5 25 srun --mpi="$mpi" -N "$nodes" -n 4 --export=ALL "$@" >"$work/$name.out" 2>&1
     rc=$?
     echo "slurm.sh: srun exited $rc"
     sed 's/^/    /' "$work/$name.out"
@@ -260,6 +262,10 @@ MPI=none run mounts sh -c 'grep -c " /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix
 run hello "$hello"
 [ "$(count '^hello from rank [0-3] of 4$' "$work/hello.out")" = 4 ] ||
     fail "hello: expected 4 lines 'hello from rank R of 4'"
+# One node: every fence is the node's own, no collective through Slurm.
+NODES=1 run hello_n1 "$hello"
+[ "$(count '^hello from rank [0-3] of 4$' "$work/hello_n1.out")" = 4 ] ||
+    fail "hello on one node: expected 4 lines 'hello from rank R of 4'"
 
 run fence_bench "$bench" --iters 5 --warmup 2 --collect-iters 3
 grep -qE '^fence_bench impl=pmixlab n=4 .*errors=0$' "$work/fence_bench.out" ||
