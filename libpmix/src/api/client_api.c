@@ -706,8 +706,8 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
     pmix_status_t rc;
     size_t id = 0;
 
-    if (ac == NULL)
-        return PMIX_ERR_INIT;
+    if (ac == NULL) /* a server process has handlers too */
+        return px_api_server_register_event(codes, ncodes, info, ninfo, evhdlr, cbfunc, cbdata);
     need_progress(ac);
     ac->pops->lock(ac->pctx);
     rc = px_client_register_event(ac->client, codes, ncodes, info, ninfo, evhdlr, &id);
@@ -729,7 +729,7 @@ PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref, pmix_
     pmix_status_t rc;
 
     if (ac == NULL)
-        return PMIX_ERR_INIT;
+        return px_api_server_deregister_event(evhdlr_ref, cbfunc, cbdata);
     if (cbfunc != NULL)
         need_progress(ac);
     ac->pops->lock(ac->pctx);
@@ -748,7 +748,7 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
     pmix_status_t rc;
 
     if (ac == NULL)
-        return PMIX_ERR_INIT;
+        return px_api_server_notify(status, source, range, info, ninfo, cbfunc, cbdata);
     if (cbfunc != NULL)
         need_progress(ac);
     ac->pops->lock(ac->pctx);

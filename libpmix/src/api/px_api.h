@@ -67,4 +67,18 @@ pmix_status_t px_api_posix_open(void *arg, px_api_client *ac, const pmix_info_t 
 /* True if this process initialized a server (api/server_api.c). */
 bool px_api_server_active(void);
 
+/* Event handlers of a server process that is not also a client: what
+ * PMIx_Register_event_handler, PMIx_Deregister_event_handler and
+ * PMIx_Notify_event do there (api/server_api.c). Same contracts as those
+ * calls; callbacks come after the call returns. PMIX_ERR_INIT without a
+ * server. */
+pmix_status_t px_api_server_register_event(const pmix_status_t codes[], size_t ncodes,
+                                           const pmix_info_t info[], size_t ninfo,
+                                           pmix_notification_fn_t evhdlr,
+                                           pmix_hdlr_reg_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t px_api_server_deregister_event(size_t ref, pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t px_api_server_notify(pmix_status_t status, const pmix_proc_t *source,
+                                   pmix_data_range_t range, const pmix_info_t info[], size_t ninfo,
+                                   pmix_op_cbfunc_t cbfunc, void *cbdata);
+
 #endif /* PX_API_H */

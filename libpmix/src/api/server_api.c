@@ -11,6 +11,20 @@
  * given by PMIX_SERVER_TMPDIR (created with mode 0700 if missing), or in a
  * private directory it creates under $TMPDIR (or /tmp) and removes at
  * PMIx_server_finalize. PMIx_server_setup_fork tells each client where.
+ *
+ * Callbacks to the host. Calls that take a callback return PMIX_SUCCESS
+ * and call it later, from the library's progress thread with no lock of
+ * ours held, never from inside the host's call (as OpenPMIx does; Slurm's
+ * plugin takes anything else as a failure, and may hold a lock of its own
+ * that its callbacks take). The completions the host gets for upcalls
+ * never wait for the engine lock. Both go through px_defer.h, which says
+ * why.
+ *
+ * Events. A server process has handlers too (Slurm registers a default
+ * one): they live in a client engine of their own that never connects,
+ * which gives them the client's chains and ordering. PMIx_Notify_event in
+ * the server process runs them, and for ranges beyond the process also
+ * reaches the server's clients.
  */
 #define _GNU_SOURCE /* asprintf */
 #include <errno.h>
@@ -22,6 +36,8 @@
 #include <unistd.h>
 
 #include "api/px_api.h"
+#include "api/px_defer.h"
+#include "client/px_client.h"
 #include "common/px_common.h"
 #include "platform/px_posix.h"
 #include "server/px_server.h"
@@ -32,6 +48,8 @@ static struct {
     pmix_server_module_t module;
     px_posix *posix;
     px_server *srv;
+    px_defer *defer; /* callbacks to the host (px_defer.h) */
+    px_client *evc;  /* the server process's event handlers */
     char *uri;
     char dir[512];
     bool made_dir;
@@ -44,24 +62,46 @@ bool px_api_server_active(void)
 
 /* ---- the adapter: px_server_host over pmix_server_module_t ---- */
 
+/* Each upcall that takes a completion gets px_defer's in place of the
+ * engine's (px_defer.h, rule 2). */
+
 static pmix_status_t ad_connected(void *hctx, const pmix_proc_t *proc, void *obj,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
 
+    if (m->client_connected2 != NULL) {
+        if ((w = px_defer_wrap_op(S.defer, cbfunc, cbdata)) == NULL)
+            return PMIX_ERR_NOMEM;
+        rc = m->client_connected2(proc, obj, NULL, 0, px_defer_op_cb, w);
+        px_defer_wrap_done(w, rc);
+        return rc;
+    }
     if (m->client_connected == NULL)
         return PMIX_OPERATION_SUCCEEDED;
-    return m->client_connected(proc, obj, cbfunc, cbdata);
+    /* The legacy upcall has no callback (as in OpenPMIx 4): its answer is
+     * final. Hosts written for it (Slurm) return PMIX_SUCCESS and never
+     * call back. */
+    rc = m->client_connected(proc, obj, NULL, NULL);
+    return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
 }
 
 static pmix_status_t ad_finalized(void *hctx, const pmix_proc_t *proc, void *obj,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
 
     if (m->client_finalized == NULL)
         return PMIX_OPERATION_SUCCEEDED;
-    return m->client_finalized(proc, obj, cbfunc, cbdata);
+    if ((w = px_defer_wrap_op(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->client_finalized(proc, obj, px_defer_op_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
 }
 
 static pmix_status_t ad_abort(void *hctx, const pmix_proc_t *proc, void *obj, int status,
@@ -69,10 +109,16 @@ static pmix_status_t ad_abort(void *hctx, const pmix_proc_t *proc, void *obj, in
                               pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
 
     if (m->abort == NULL)
         return PMIX_ERR_NOT_SUPPORTED;
-    return m->abort(proc, obj, status, msg, procs, nprocs, cbfunc, cbdata);
+    if ((w = px_defer_wrap_op(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->abort(proc, obj, status, msg, procs, nprocs, px_defer_op_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
 }
 
 static pmix_status_t ad_fence(void *hctx, const pmix_proc_t procs[], size_t nprocs,
@@ -80,20 +126,32 @@ static pmix_status_t ad_fence(void *hctx, const pmix_proc_t procs[], size_t npro
                               pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
     const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
 
     if (m->fence_nb == NULL)
         return PMIX_ERR_NOT_SUPPORTED;
-    return m->fence_nb(procs, nprocs, info, ninfo, data, ndata, cbfunc, cbdata);
+    if ((w = px_defer_wrap_modex(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->fence_nb(procs, nprocs, info, ninfo, data, ndata, px_defer_modex_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
 }
 
 static pmix_status_t ad_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
                                size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
     const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
 
     if (m->direct_modex == NULL)
         return PMIX_ERR_NOT_SUPPORTED;
-    return m->direct_modex(proc, info, ninfo, cbfunc, cbdata);
+    if ((w = px_defer_wrap_modex(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->direct_modex(proc, info, ninfo, px_defer_modex_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
 }
 
 static pmix_status_t ad_jctrl(void *hctx, const pmix_proc_t *requestor, const pmix_proc_t targets[],
@@ -101,10 +159,16 @@ static pmix_status_t ad_jctrl(void *hctx, const pmix_proc_t *requestor, const pm
                               pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
     const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
 
     if (m->job_control == NULL)
         return PMIX_ERR_NOT_SUPPORTED;
-    return m->job_control(requestor, targets, ntargets, directives, ndirs, cbfunc, cbdata);
+    if ((w = px_defer_wrap_info(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->job_control(requestor, targets, ntargets, directives, ndirs, px_defer_info_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
 }
 
 static const px_server_host adapter = {
@@ -119,12 +183,39 @@ static const px_server_host adapter = {
 
 /* ---- init / finalize ---- */
 
+/* The server's own name, the source of the events it raises:
+ * PMIX_SERVER_NSPACE and PMIX_SERVER_RANK if the host gave them. */
+static const pmix_proc_t *server_proc(const pmix_info_t info[], size_t ninfo, pmix_proc_t *self)
+{
+    const char *ns = px_info_string(info, ninfo, PMIX_SERVER_NSPACE);
+    const pmix_info_t *rk = px_info_find(info, ninfo, PMIX_SERVER_RANK);
+    uint64_t v;
+
+    memset(self, 0, sizeof(*self));
+    snprintf(self->nspace, sizeof(self->nspace), "%s", ns != NULL ? ns : "pmix-server");
+    if (rk != NULL && px_value_get_number(&rk->value, &v) == PMIX_SUCCESS)
+        self->rank = (pmix_rank_t)v;
+    return self;
+}
+
+/* Stop the platform, then free what runs on it, then the platform. Nothing
+ * queued for the host is called after this. */
+static void teardown(void)
+{
+    px_posix_stop(S.posix);
+    px_defer_destroy(S.defer);
+    px_client_destroy(S.evc);
+    px_server_destroy(S.srv);
+    px_posix_destroy(S.posix);
+}
+
 PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_info_t info[],
                                            size_t ninfo)
 {
     const pmix_info_t *dir = px_info_find(info, ninfo, PMIX_SERVER_TMPDIR);
     char err[256] = "";
     pmix_status_t rc;
+    pmix_proc_t self;
 
     if (S.active) {
         S.refcount++; /* one default server per process, reference-counted */
@@ -147,16 +238,16 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         return PMIX_ERR_OUT_OF_RESOURCE;
     }
     S.srv = px_server_create(&adapter, &S.module, px_posix_ops(), S.posix);
-    if (S.srv == NULL) {
-        px_posix_destroy(S.posix);
+    S.defer = px_defer_create(S.posix);
+    S.evc = px_client_create(px_posix_ops(), S.posix, server_proc(info, ninfo, &self));
+    if (S.srv == NULL || S.defer == NULL || S.evc == NULL) {
+        teardown();
         return PMIX_ERR_NOMEM;
     }
     rc = px_posix_listen(S.posix, S.dir, px_server_sink(), S.srv, &S.uri, err, sizeof(err));
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmix: PMIx_server_init: cannot listen in %s: %s\n", S.dir, err);
-        px_posix_stop(S.posix);
-        px_server_destroy(S.srv);
-        px_posix_destroy(S.posix);
+        teardown();
         return rc;
     }
     S.active = true;
@@ -174,9 +265,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_finalize(void)
         return PMIX_SUCCESS;
     /* Nothing is delivered after px_posix_stop; the server's pending timers
      * are cancelled through the platform, which must still be there. */
-    px_posix_stop(S.posix);
-    px_server_destroy(S.srv);
-    px_posix_destroy(S.posix);
+    teardown();
     snprintf(sock, sizeof(sock), "%s/pmix.sock", S.dir);
     (void)unlink(sock);
     if (S.made_dir)
@@ -195,14 +284,15 @@ PMIX_EXPORT pmix_status_t PMIx_server_finalize(void)
         rc__;                            \
     })
 
-/* The Standard's rule for registration calls: with a callback, an
- * immediate success is PMIX_OPERATION_SUCCEEDED and the callback is not
- * called; without one, the call is blocking. */
-static pmix_status_t immediate(pmix_status_t rc, pmix_op_cbfunc_t cbfunc)
+/* Registration calls: with a callback, PMIX_SUCCESS now and the callback
+ * later (as OpenPMIx does, and Slurm requires; the Standard would allow
+ * PMIX_OPERATION_SUCCEEDED without a callback); an error now means no
+ * callback. Without one, the call is blocking. */
+static pmix_status_t later(pmix_status_t rc, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    if (rc == PMIX_SUCCESS && cbfunc != NULL)
-        return PMIX_OPERATION_SUCCEEDED;
-    return rc;
+    if (rc != PMIX_SUCCESS || cbfunc == NULL)
+        return rc;
+    return px_defer_op(S.defer, cbfunc, PMIX_SUCCESS, cbdata);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_server_register_nspace(const char nspace[], int nlocalprocs,
@@ -211,20 +301,22 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_nspace(const char nspace[], int n
 {
     if (!S.active)
         return PMIX_ERR_INIT;
-    return immediate(LOCKED(px_server_register_nspace(S.srv, nspace, nlocalprocs, info, ninfo)),
-                     cbfunc);
+    return later(LOCKED(px_server_register_nspace(S.srv, nspace, nlocalprocs, info, ninfo)), cbfunc,
+                 cbdata);
 }
 
 PMIX_EXPORT void PMIx_server_deregister_nspace(const char nspace[], pmix_op_cbfunc_t cbfunc,
                                                void *cbdata)
 {
-    if (S.active) {
-        px_posix_ops()->lock(S.posix);
-        px_server_deregister_nspace(S.srv, nspace);
-        px_posix_ops()->unlock(S.posix);
+    if (!S.active) {
+        if (cbfunc != NULL)
+            cbfunc(PMIX_ERR_INIT, cbdata); /* no server, no loop to call from */
+        return;
     }
-    if (cbfunc != NULL)
-        cbfunc(S.active ? PMIX_SUCCESS : PMIX_ERR_INIT, cbdata);
+    px_posix_ops()->lock(S.posix);
+    px_server_deregister_nspace(S.srv, nspace);
+    px_posix_ops()->unlock(S.posix);
+    (void)px_defer_op(S.defer, cbfunc, PMIX_SUCCESS, cbdata);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_server_register_client(const pmix_proc_t *proc, uid_t uid, gid_t gid,
@@ -233,20 +325,22 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_client(const pmix_proc_t *proc, u
 {
     if (!S.active)
         return PMIX_ERR_INIT;
-    return immediate(LOCKED(px_server_register_client(S.srv, proc, uid, gid, server_object)),
-                     cbfunc);
+    return later(LOCKED(px_server_register_client(S.srv, proc, uid, gid, server_object)), cbfunc,
+                 cbdata);
 }
 
 PMIX_EXPORT void PMIx_server_deregister_client(const pmix_proc_t *proc, pmix_op_cbfunc_t cbfunc,
                                                void *cbdata)
 {
-    if (S.active) {
-        px_posix_ops()->lock(S.posix);
-        px_server_deregister_client(S.srv, proc);
-        px_posix_ops()->unlock(S.posix);
+    if (!S.active) {
+        if (cbfunc != NULL)
+            cbfunc(PMIX_ERR_INIT, cbdata);
+        return;
     }
-    if (cbfunc != NULL)
-        cbfunc(S.active ? PMIX_SUCCESS : PMIX_ERR_INIT, cbdata);
+    px_posix_ops()->lock(S.posix);
+    px_server_deregister_client(S.srv, proc);
+    px_posix_ops()->unlock(S.posix);
+    (void)px_defer_op(S.defer, cbfunc, PMIX_SUCCESS, cbdata);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_server_setup_fork(const pmix_proc_t *proc, char ***env)
@@ -285,12 +379,41 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_fork(const pmix_proc_t *proc, char *
     return PMIX_SUCCESS;
 }
 
+/* The host's answer function and its cbdata, while the engine looks. */
+typedef struct dmx_req {
+    pmix_dmodex_response_fn_t fn;
+    void *cbdata;
+} dmx_req;
+
+/* The engine's answer (engine lock held, maybe inside the host's call):
+ * the host gets it later, from the queue. */
+static void dmx_answer(pmix_status_t status, char *data, size_t sz, void *cbdata)
+{
+    dmx_req *q = cbdata;
+
+    if (px_defer_dmodex(S.defer, q->fn, status, data, sz, q->cbdata) != PMIX_SUCCESS)
+        (void)px_defer_dmodex(S.defer, q->fn, PMIX_ERR_NOMEM, NULL, 0, q->cbdata);
+    free(q);
+}
+
 PMIX_EXPORT pmix_status_t PMIx_server_dmodex_request(const pmix_proc_t *proc,
                                                      pmix_dmodex_response_fn_t cbfunc, void *cbdata)
 {
+    dmx_req *q;
+    pmix_status_t rc;
+
     if (!S.active)
         return PMIX_ERR_INIT;
-    return LOCKED(px_server_dmodex_request(S.srv, proc, cbfunc, cbdata));
+    if (cbfunc == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    if ((q = malloc(sizeof(*q))) == NULL)
+        return PMIX_ERR_NOMEM;
+    q->fn = cbfunc;
+    q->cbdata = cbdata;
+    rc = LOCKED(px_server_dmodex_request(S.srv, proc, dmx_answer, q));
+    if (rc != PMIX_SUCCESS)
+        free(q); /* the engine will not answer */
+    return rc;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_server_setup_application(const char nspace[], pmix_info_t info[],
@@ -303,9 +426,8 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_application(const char nspace[], pmi
     if (nspace == NULL || cbfunc == NULL)
         return PMIX_ERR_BAD_PARAM;
     /* This library needs no application-level setup from the fabric or
-     * other local subsystems: the answer is an empty list. */
-    cbfunc(PMIX_SUCCESS, NULL, 0, cbdata, NULL, NULL);
-    return PMIX_SUCCESS;
+     * other local subsystems: the answer is an empty list, after we return. */
+    return px_defer_app(S.defer, cbfunc, PMIX_SUCCESS, cbdata);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const char nspace[], pmix_info_t info[],
@@ -316,6 +438,67 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const char nspace[], p
         return PMIX_ERR_INIT;
     if (nspace == NULL)
         return PMIX_ERR_BAD_PARAM;
-    /* Nothing to prepare locally (see setup_application). */
-    return cbfunc != NULL ? PMIX_OPERATION_SUCCEEDED : PMIX_SUCCESS;
+    /* Nothing to prepare locally (see setup_application): the callback, if
+     * any, says so after we return. */
+    return later(PMIX_SUCCESS, cbfunc, cbdata);
+}
+
+/* ---- events in the server process (called by client_api.c) ---- */
+
+pmix_status_t px_api_server_register_event(const pmix_status_t codes[], size_t ncodes,
+                                           const pmix_info_t info[], size_t ninfo,
+                                           pmix_notification_fn_t evhdlr,
+                                           pmix_hdlr_reg_cbfunc_t cbfunc, void *cbdata)
+{
+    size_t id = 0;
+    pmix_status_t rc;
+
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    px_posix_ops()->lock(S.posix);
+    rc = px_client_register_event(S.evc, codes, ncodes, info, ninfo, evhdlr, &id);
+    if (rc == PMIX_SUCCESS && cbfunc != NULL) {
+        rc = px_defer_reg(S.defer, cbfunc, PMIX_SUCCESS, id, cbdata);
+        if (rc != PMIX_SUCCESS)
+            (void)px_client_deregister_event(S.evc, id);
+    }
+    px_posix_ops()->unlock(S.posix);
+    if (cbfunc == NULL && rc == PMIX_SUCCESS)
+        return (pmix_status_t)id; /* the blocking form returns the handler's id */
+    return rc;
+}
+
+pmix_status_t px_api_server_deregister_event(size_t ref, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_status_t rc;
+
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    rc = LOCKED(px_client_deregister_event(S.evc, ref));
+    if (rc == PMIX_SUCCESS)
+        rc = px_defer_op(S.defer, cbfunc, PMIX_SUCCESS, cbdata);
+    return rc;
+}
+
+pmix_status_t px_api_server_notify(pmix_status_t status, const pmix_proc_t *source,
+                                   pmix_data_range_t range, const pmix_info_t info[], size_t ninfo,
+                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_status_t rc;
+
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    px_posix_ops()->lock(S.posix);
+    /* this process's handlers run from the loop, never inside this call */
+    rc = px_client_notify(S.evc, status, source, range, info, ninfo, NULL, NULL);
+    if (rc == PMIX_OPERATION_SUCCEEDED) {
+        rc = PMIX_SUCCESS;
+        if (range != PMIX_RANGE_PROC_LOCAL)
+            px_server_notify(S.srv, status, source != NULL ? source : px_client_self(S.evc), range,
+                             info, ninfo);
+    }
+    px_posix_ops()->unlock(S.posix);
+    if (rc == PMIX_SUCCESS)
+        rc = px_defer_op(S.defer, cbfunc, PMIX_SUCCESS, cbdata);
+    return rc;
 }

@@ -38,7 +38,7 @@ px_client *px_client_create(const px_platform_ops *pops, void *pctx, const pmix_
     c->pctx = pctx;
     c->self = *self;
     c->next_tag = 1;
-    c->next_evid = 1;
+    c->next_evid = 0; /* as OpenPMIx: Slurm deregisters "its" handler 0 */
     return c;
 }
 

@@ -534,3 +534,60 @@ void px_posix_destroy(px_posix *p)
     free(p->buckets);
     free(p);
 }
+
+/* ---- calls into the loop from any thread ---- */
+
+struct px_posix_async {
+    struct event *ev;
+    void (*cb)(void *arg);
+    void *arg;
+};
+
+/* Runs on the loop's thread without the engine lock: the loop itself
+ * holds nothing while it dispatches (drive_once and progress_main run it
+ * unlocked). */
+static void async_fire(evutil_socket_t fd, short what, void *arg)
+{
+    px_posix_async *a = arg;
+
+    a->cb(a->arg);
+}
+
+px_posix_async *px_posix_async_create(px_posix *p, void (*cb)(void *arg), void *arg)
+{
+    px_posix_async *a;
+
+    if (p == NULL || cb == NULL)
+        return NULL;
+    a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return NULL;
+    a->cb = cb;
+    a->arg = arg;
+    a->ev = event_new(p->base, -1, 0, async_fire, a);
+    if (a->ev == NULL) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void px_posix_async_send(px_posix_async *a)
+{
+    /* Takes libevent's own lock only, which the loop never holds while it
+     * runs a callback. */
+    event_active(a->ev, EV_READ, 0);
+}
+
+void px_posix_async_destroy(px_posix_async *a)
+{
+    if (a == NULL)
+        return;
+    event_free(a->ev);
+    free(a);
+}
+
+bool px_posix_trylock(px_posix *p)
+{
+    return pthread_mutex_trylock(&p->lock) == 0;
+}

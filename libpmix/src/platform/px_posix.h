@@ -72,4 +72,21 @@ void px_posix_progress(px_posix *p);
  * the thread exists. Call it without the lock held. */
 pmix_status_t px_posix_start_thread(px_posix *p);
 
+/* A call into the loop from any thread (like libuv's uv_async_t): after
+ * px_posix_async_send, `cb(arg)` runs once, soon, on the thread that runs
+ * the loop, WITHOUT the engine lock held; sends made before it runs may
+ * be merged into one call. Sending never blocks on the engine lock, so a
+ * thread that holds locks of its own may send (the api/ shim queues a
+ * host's completions this way). Create returns NULL on failure. Destroy
+ * only once the loop is stopped (px_posix_stop); NULL is a no-op. */
+typedef struct px_posix_async px_posix_async;
+px_posix_async *px_posix_async_create(px_posix *p, void (*cb)(void *arg), void *arg);
+void px_posix_async_send(px_posix_async *a);
+void px_posix_async_destroy(px_posix_async *a);
+
+/* Take the engine lock only if it is free (or already held by the
+ * caller: it is recursive); true if taken. Release it with the ops'
+ * unlock. For threads that must never wait for the engine. */
+bool px_posix_trylock(px_posix *p);
+
 #endif /* PX_POSIX_H */

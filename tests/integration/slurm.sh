@@ -1,0 +1,291 @@
+#!/bin/bash
+# slurm.sh - Slurm's own PMIx server (the mpi/pmix plugin of slurmstepd) on
+# our libpmix.so.2: a small cluster of one slurmctld and two slurmd "nodes"
+# on this machine, and `srun --mpi=pmix -N 2 -n 4` with three programs
+# (and -N 1 with one).
+#
+#   slurm.sh LIBPMIX HELLO FENCE_BENCH MPI_RING_SRC
+#
+# LIBPMIX is our built libpmix.so.2; HELLO and FENCE_BENCH are built
+# programs; MPI_RING_SRC (tests/foreign/mpi_ring.c) is compiled here with
+# Open MPI's mpicc when that is installed (the ring is skipped otherwise).
+#
+# How it works. The plugin does not link libpmix: it dlopens a path
+# compiled into it (PMIX2_LIB below). Each slurmd runs in its own mount
+# namespace (unshare -m --propagation private) in which LIBPMIX is
+# bind-mounted over that path, so slurmstepd, its child, and the tasks
+# load our library; nothing outside the namespaces changes. Everything else
+# lives in a temporary directory: slurm.conf (SLURM_CONF), a munge key and
+# a munged of our own with its socket there, spool, state, pid and log
+# files, and each node's TmpFS (the plugin's rendezvous directories; two
+# nodes sharing one would collide). Ports are chosen free. The processes
+# this script starts (munged, slurmctld, two slurmd) are stopped by pid on
+# every exit path, then their children (slurmstepd, tasks) if any remain.
+#
+# Checks (program output, never srun's status: srun exits 0 even when every
+# task failed to launch):
+#   - every task sees LIBPMIX mounted over PMIX2_LIB;
+#   - hello: four "hello from rank R of 4" lines, on two nodes and on one;
+#   - fence_bench: its result line, impl=pmixlab (proof that the tasks ran
+#     on our library), errors=0;
+#   - mpi_ring (Open MPI 4.1 on our library): four ring lines.
+# Slurm 22.05's default (tree) fence is no barrier when TreeWidth exceeds
+# the node count; the ring fence is (docs/slurm.md): the jobs use it,
+# unless SLURM_PMIX_FENCE is set already.
+#
+# Exits 0 when every check holds, 1 otherwise, 77 (skipped, with the
+# reason) when this machine cannot run it: not root, no unshare, or Slurm
+# and munge neither installed nor installable with apt-get (Debian's
+# libpmix-dev provides the plugin's path; the mount needs a file there).
+# PMIXLAB_SLURM_KEEP=1 keeps the directory (its logs) for a look afterwards.
+set -u
+
+[ $# -eq 4 ] || {
+    echo "usage: slurm.sh LIBPMIX HELLO FENCE_BENCH MPI_RING_SRC" >&2
+    exit 2
+}
+lib=$(readlink -f "$1") hello=$(readlink -f "$2") bench=$(readlink -f "$3")
+ring_src=$(readlink -f "$4")
+PMIX2_LIB=/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so
+PLUGIN=/usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix_v4.so
+
+skip() {
+    echo "slurm.sh: skipped: $*"
+    exit 77
+}
+
+[ "$(id -u)" = 0 ] || skip "running slurmd and bind mounts need root"
+command -v unshare >/dev/null 2>&1 || skip "no unshare (util-linux)"
+# A sanitizer build cannot be loaded into slurmstepd, which was not built
+# with the sanitizer (ASan must come first in a process).
+deps=$(ldd "$lib" 2>/dev/null || true)
+[[ $deps == *libasan* ]] && skip "$lib is built with AddressSanitizer; Slurm runs the plain build"
+
+have_slurm() {
+    command -v slurmctld >/dev/null 2>&1 && command -v slurmd >/dev/null 2>&1 &&
+        command -v srun >/dev/null 2>&1 && command -v munged >/dev/null 2>&1 &&
+        [ -e "$PLUGIN" ] && [ -e "$PMIX2_LIB" ]
+}
+if ! have_slurm; then
+    # ./run installs these (its PACKAGES); a bare ctest run may not have.
+    if command -v apt-get >/dev/null 2>&1; then
+        echo "slurm.sh: installing slurm-wlm, munge and libpmix-dev"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge libpmix-dev \
+            >/dev/null 2>&1 ||
+            { apt-get update -q >/dev/null 2>&1 &&
+                DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge libpmix-dev \
+                    >/dev/null 2>&1; }
+    fi
+    have_slurm || skip "Slurm and munge (slurm-wlm, munge, and libpmix-dev for $PMIX2_LIB) are not installed and could not be"
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/pmixlab-slurm.XXXXXX") || exit 2
+chmod 755 "$work"
+pids=()
+failures=0
+
+fail() {
+    echo "slurm.sh: FAILED: $*"
+    failures=$((failures + 1))
+}
+
+# Stop what we started, by pid: the daemons, then whatever is left in the
+# slurmd mount namespaces (slurmstepd and tasks, which slurmd does not keep
+# as its children), which were made for this test alone.
+nslinks=()
+cleanup() {
+    local p q ns deadline
+    for p in "${pids[@]}"; do
+        kill -TERM "$p" 2>/dev/null
+    done
+    deadline=$((SECONDS + 10))
+    for p in "${pids[@]}"; do
+        while kill -0 "$p" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
+            sleep 0.1
+        done
+        kill -KILL "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
+    for ns in "${nslinks[@]}"; do
+        for q in /proc/[0-9]*; do
+            [ "$(readlink "$q/ns/mnt" 2>/dev/null)" = "$ns" ] && kill -KILL "${q#/proc/}" 2>/dev/null
+        done
+    done
+    if [ "${PMIXLAB_SLURM_KEEP:-0}" = 1 ]; then
+        echo "slurm.sh: kept $work"
+    else
+        rm -rf "$work"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# Three consecutive free TCP ports.
+port_free() {
+    ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+base=
+for _ in $(seq 50); do
+    b=$((20000 + RANDOM % 30000))
+    if port_free $b && port_free $((b + 1)) && port_free $((b + 2)); then
+        base=$b
+        break
+    fi
+done
+[ -n "$base" ] || { fail "no free ports"; exit 1; }
+
+host=$(hostname -s)
+mkdir -p "$work"/{state,log,run,munge,tmp} "$work"/spool/{n1,n2} "$work"/tmpfs/{n1,n2}
+chmod 700 "$work/munge"
+cat >"$work/slurm.conf" <<EOF
+ClusterName=pmixlab
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$base
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$work/munge/munge.socket
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+SlurmdParameters=config_overrides
+MpiDefault=none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+JobAcctGatherType=jobacct_gather/none
+SlurmctldDebug=info
+SlurmdDebug=debug
+StateSaveLocation=$work/state
+SlurmctldPidFile=$work/run/slurmctld.pid
+SlurmctldLogFile=$work/log/slurmctld.log
+SlurmdSpoolDir=$work/spool/%n
+SlurmdPidFile=$work/run/slurmd-%n.pid
+SlurmdLogFile=$work/log/slurmd-%n.log
+TmpFS=$work/tmpfs/%n
+NodeName=n1 NodeHostname=n1 NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=4 State=UNKNOWN
+NodeName=n2 NodeHostname=n2 NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=4 State=UNKNOWN
+PartitionName=debug Nodes=n1,n2 Default=YES State=UP OverSubscribe=FORCE:4
+EOF
+export SLURM_CONF=$work/slurm.conf
+
+# munge: our own key and daemon, so that nothing else on this machine matters.
+head -c 1024 /dev/urandom >"$work/munge/munge.key"
+chmod 400 "$work/munge/munge.key"
+munged --force --socket="$work/munge/munge.socket" --key-file="$work/munge/munge.key" \
+    --pid-file="$work/munge/munged.pid" --log-file="$work/log/munged.log" \
+    --seed-file="$work/munge/seed" --foreground >>"$work/log/munged.out" 2>&1 &
+pids+=($!)
+
+slurmctld -D -i >"$work/log/slurmctld.out" 2>&1 &
+pids+=($!)
+for n in n1 n2; do
+    # exec all the way: the pid we keep is slurmd's own
+    unshare -m --propagation private sh -c \
+        'mount --bind "$1" "$2" && exec slurmd -D -N "$3"' sh "$lib" "$PMIX2_LIB" "$n" \
+        >"$work/log/slurmd-$n.out" 2>&1 &
+    pids+=($!)
+done
+# The nodes' mount namespaces, once each slurmd is in its own.
+own_ns=$(readlink /proc/$$/ns/mnt)
+for p in "${pids[@]:2}"; do
+    for _ in $(seq 50); do
+        ns=$(readlink "/proc/$p/ns/mnt" 2>/dev/null) || break
+        if [ "$ns" != "$own_ns" ]; then
+            nslinks+=("$ns")
+            break
+        fi
+        sleep 0.1
+    done
+done
+
+show_logs() {
+    local f
+    for f in "$work"/log/*; do
+        echo "---- $(basename "$f") (last 25 lines)"
+        tail -n 25 "$f"
+    done
+}
+
+# Both nodes idle.
+up=0
+for _ in $(seq 150); do
+    if [ "$(sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$')" = 2 ]; then
+        up=1
+        break
+    fi
+    for p in "${pids[@]}"; do
+        kill -0 "$p" 2>/dev/null || break 2
+    done
+    sleep 0.2
+done
+if [ $up != 1 ]; then
+    fail "the two slurmd nodes did not come up idle"
+    sinfo -N 2>&1
+    show_logs
+    exit 1
+fi
+echo "slurm.sh: slurmctld and slurmd n1, n2 up (ports $base-$((base + 2)))"
+
+cd "$work/tmp" || exit 1
+# Every job uses the ring fence, unless told otherwise.
+export SLURM_PMIX_FENCE=${SLURM_PMIX_FENCE:-ring}
+
+# run NAME PROGRAM ARGS...: srun the program on 2 nodes (or NODES), 4
+# tasks, with PMIx (unless MPI says otherwise); its output (both streams)
+# in $work/NAME.out. A step that does not end within 25 s (each takes about
+# a second) has hung: that fails, whatever its output (a deadlock in the
+# step's PMIx server can come after the program printed everything).
+run() {
+    local name=$1 mpi=${MPI:-pmix} nodes=${NODES:-2} rc
+    shift
+    echo "slurm.sh: srun --mpi=$mpi -N $nodes -n 4 $*"
+    timeout -k 5 25 srun --mpi="$mpi" -N "$nodes" -n 4 --export=ALL "$@" >"$work/$name.out" 2>&1
+    rc=$?
+    echo "slurm.sh: srun exited $rc"
+    sed 's/^/    /' "$work/$name.out"
+    if [ $rc = 124 ] || [ $rc = 137 ]; then
+        fail "$name: the step did not end within 25 s"
+    fi
+}
+# count ERE FILE: lines of FILE matching ERE
+count() {
+    grep -cE "$1" "$2"
+}
+
+MPI=none run mounts sh -c 'grep -c " /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so" /proc/self/mountinfo'
+[ "$(count '^1$' "$work/mounts.out")" = 4 ] ||
+    fail "the tasks do not all see our library mounted over $PMIX2_LIB"
+
+run hello "$hello"
+[ "$(count '^hello from rank [0-3] of 4$' "$work/hello.out")" = 4 ] ||
+    fail "hello: expected 4 lines 'hello from rank R of 4'"
+# One node: every fence is the node's own, no collective through Slurm.
+NODES=1 run hello_n1 "$hello"
+[ "$(count '^hello from rank [0-3] of 4$' "$work/hello_n1.out")" = 4 ] ||
+    fail "hello on one node: expected 4 lines 'hello from rank R of 4'"
+
+run fence_bench "$bench" --iters 5 --warmup 2 --collect-iters 3
+grep -qE '^fence_bench impl=pmixlab n=4 .*errors=0$' "$work/fence_bench.out" ||
+    fail "fence_bench: no result line with impl=pmixlab n=4 and errors=0"
+
+if command -v mpicc >/dev/null 2>&1; then
+    if mpicc -o "$work/mpi_ring" "$ring_src"; then
+        OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo run mpi_ring "$work/mpi_ring"
+        [ "$(count '^mpi_ring: rank [0-3] of 4 got [0-9]+ from its left, allreduce 4$' \
+            "$work/mpi_ring.out")" = 4 ] || fail "mpi_ring: expected 4 ring lines"
+    else
+        fail "mpicc could not build $ring_src"
+    fi
+else
+    echo "slurm.sh: mpi_ring skipped: Open MPI's mpicc is not installed (libopenmpi-dev)"
+fi
+
+if [ $failures -gt 0 ]; then
+    show_logs
+    exit 1
+fi
+echo "slurm.sh: all checks passed"
+exit 0

@@ -1,0 +1,751 @@
+/*
+ * test_hostlock.c - the Standard server API under a host that behaves like
+ * Slurm's mpi/pmix plugin (Slurm 22.05), written against pmix_server.h
+ * only.
+ *
+ * What the host does, as Slurm does:
+ *   - register_nspace and register_client take a callback, expect
+ *     PMIX_SUCCESS and then wait for the callback;
+ *   - the legacy client_connected upcall returns PMIX_SUCCESS and never
+ *     calls back; client_finalized calls back at once;
+ *   - fence_nb and direct_modex are answered while the host holds its own
+ *     non-recursive "collective" lock, from the host's own thread (the
+ *     network side) or, in the inline tests, from inside the upcall; the
+ *     release function it passes takes that same lock;
+ *   - a default event handler is registered in the server process.
+ *
+ * The lock is an error-checking mutex, taken with a deadline: a release
+ * function called from inside the host's own call (the same thread holds
+ * the lock: EDEADLK) or while another thread of the host waits for us
+ * (timeout) is counted, not hung on. Every host callback also checks that
+ * it is not running inside one of the host's calls into the library (a
+ * thread-local flag the host sets around those calls).
+ *
+ * The clients are this program again (argv[1] == "client"), started with
+ * the environment from PMIx_server_setup_fork: ranks 0 and 1 of a
+ * four-rank job whose ranks 2 and 3 "live on another node" (the host
+ * completes the collectives), so every fence goes to the host. Each puts a
+ * value, fences with data, gets the other's value, fences without data and
+ * finalizes. In the "getremote" job they ask for the data of ranks 2 and 3
+ * instead, which the host answers while its lock is held across the
+ * library's next upcall (see test_job_lock_order).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <pmix.h>
+#include <pmix_server.h>
+
+extern char **environ;
+
+#define WAIT_SECONDS 10.0 /* for anything the library owes us */
+#define JOB_SECONDS 20.0  /* for the clients to finish */
+
+/* ---- the host's state ---- */
+
+static __thread bool in_lib_call; /* this thread is inside a call into the library */
+
+typedef struct answer {
+    struct answer *next;
+    bool fence; /* else direct modex */
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+    char *data;
+    size_t ndata;
+} answer;
+
+static struct {
+    pthread_mutex_t coll_lock; /* Slurm's collective lock: error-checking */
+    bool inline_answers;       /* answer inside the upcall, else from `net` */
+    int hold_ms;               /* `net` holds the lock this long before answering */
+    bool lock_in_dmodex;       /* direct_modex takes the lock, as a host's own may */
+    pthread_t net;
+    pthread_mutex_t mu; /* the queue of answers for `net` */
+    pthread_cond_t cv;
+    answer *queue;
+    bool stop;
+    atomic_int inside;           /* host callbacks made inside a host call */
+    atomic_int release_deadlock; /* release: the lock was ours (EDEADLK) */
+    atomic_int release_timeout;  /* release: the lock never came */
+    atomic_int releases;
+    atomic_int connected, finalized, fences, dmodex_upcalls;
+    atomic_int dmx_asked, dmx_answers, dmx_ok;
+    char dir[256];
+} H;
+
+/* A host callback: count it if it runs inside a call of ours. */
+static void check_outside(void)
+{
+    if (in_lib_call)
+        atomic_fetch_add(&H.inside, 1);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Wait until *v >= want, at most WAIT_SECONDS; true if it got there. */
+static bool wait_for(atomic_int *v, int want)
+{
+    double end = now() + WAIT_SECONDS;
+
+    while (atomic_load(v) < want) {
+        if (now() > end)
+            return false;
+        usleep(1000);
+    }
+    return true;
+}
+
+/* The release function of the host's answers: takes the collective lock,
+ * as Slurm's does. */
+static void host_release(void *cbdata)
+{
+    struct timespec ts;
+    int rc;
+
+    check_outside();
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 5;
+    rc = pthread_mutex_timedlock(&H.coll_lock, &ts);
+    if (rc == EDEADLK) {
+        atomic_fetch_add(&H.release_deadlock, 1);
+    } else if (rc != 0) {
+        atomic_fetch_add(&H.release_timeout, 1);
+    } else {
+        pthread_mutex_unlock(&H.coll_lock);
+    }
+    free(cbdata);
+    atomic_fetch_add(&H.releases, 1);
+}
+
+/* Answer one upcall, holding the collective lock (the caller does not). */
+static void give_answer(answer *a)
+{
+    pthread_mutex_lock(&H.coll_lock);
+    if (H.hold_ms > 0 && !H.inline_answers)
+        usleep(H.hold_ms * 1000);
+    in_lib_call = true;
+    if (a->fence)
+        a->cbfunc(PMIX_SUCCESS, a->data, a->ndata, a->cbdata, host_release, a->data);
+    else /* remote data this host does not have */
+        a->cbfunc(PMIX_ERR_NOT_FOUND, NULL, 0, a->cbdata, host_release, a->data);
+    in_lib_call = false;
+    pthread_mutex_unlock(&H.coll_lock);
+    free(a);
+}
+
+static void dmx_response(pmix_status_t status, char *data, size_t sz, void *cbdata)
+{
+    check_outside();
+    if (status == PMIX_SUCCESS && sz > 0)
+        atomic_fetch_add(&H.dmx_ok, 1);
+    atomic_fetch_add(&H.dmx_answers, 1);
+}
+
+/* The network side: answers queued upcalls. Before the first fence's
+ * answer it asks the library for rank 0's data, as another node would
+ * (both clients have committed by then). */
+static void *net_main(void *arg)
+{
+    pthread_mutex_lock(&H.mu);
+    for (;;) {
+        while (H.queue == NULL && !H.stop)
+            pthread_cond_wait(&H.cv, &H.mu);
+        if (H.queue == NULL)
+            break;
+        answer *a = H.queue;
+        H.queue = a->next;
+        pthread_mutex_unlock(&H.mu);
+        if (a->fence && atomic_load(&H.dmx_asked) == 0 && a->ndata > 0) {
+            pmix_proc_t p;
+            pmix_status_t rc;
+
+            PMIx_Load_procid(&p, "hostlock.job", 0);
+            atomic_store(&H.dmx_asked, 1);
+            in_lib_call = true;
+            rc = PMIx_server_dmodex_request(&p, dmx_response, NULL);
+            in_lib_call = false;
+            if (rc == PMIX_SUCCESS)
+                wait_for(&H.dmx_answers, 1);
+        }
+        give_answer(a);
+        pthread_mutex_lock(&H.mu);
+    }
+    pthread_mutex_unlock(&H.mu);
+    return NULL;
+}
+
+/* ---- the host's upcalls ---- */
+
+static pmix_status_t up_connected(const pmix_proc_t *proc, void *server_object,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    check_outside();
+    atomic_fetch_add(&H.connected, 1);
+    return PMIX_SUCCESS; /* and never a callback */
+}
+
+static pmix_status_t up_finalized(const pmix_proc_t *proc, void *server_object,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    check_outside();
+    atomic_fetch_add(&H.finalized, 1);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t queue_answer(bool fence, const char *data, size_t ndata,
+                                  pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    answer *a = calloc(1, sizeof(*a));
+
+    if (a == NULL)
+        return PMIX_ERR_NOMEM;
+    a->fence = fence;
+    a->cbfunc = cbfunc;
+    a->cbdata = cbdata;
+    /* the host's copy; its release function frees it */
+    a->data = malloc(ndata > 0 ? ndata : 1);
+    if (a->data == NULL) {
+        free(a);
+        return PMIX_ERR_NOMEM;
+    }
+    if (ndata > 0)
+        memcpy(a->data, data, ndata);
+    a->ndata = ndata;
+    if (H.inline_answers) {
+        give_answer(a); /* inside the upcall, holding the lock */
+        return PMIX_SUCCESS;
+    }
+    pthread_mutex_lock(&H.mu);
+    answer **pp = &H.queue;
+    while (*pp != NULL)
+        pp = &(*pp)->next;
+    *pp = a;
+    pthread_cond_signal(&H.cv);
+    pthread_mutex_unlock(&H.mu);
+    return PMIX_SUCCESS;
+}
+
+/* This node's contribution is taken for everybody's (an allgather of one
+ * node): the two local ranks' data is what the clients read. */
+static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                              size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
+                              void *cbdata)
+{
+    check_outside();
+    atomic_fetch_add(&H.fences, 1);
+    return queue_answer(true, data, ndata, cbfunc, cbdata);
+}
+
+static pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                               pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_status_t rc;
+
+    check_outside();
+    atomic_fetch_add(&H.dmodex_upcalls, 1);
+    /* The library makes its upcalls holding its own lock: this may wait
+     * for `net`, which holds ours while it answers the previous one. */
+    if (H.lock_in_dmodex)
+        pthread_mutex_lock(&H.coll_lock);
+    rc = queue_answer(false, NULL, 0, cbfunc, cbdata);
+    if (H.lock_in_dmodex)
+        pthread_mutex_unlock(&H.coll_lock);
+    return rc;
+}
+
+static pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
+                                    size_t ntargets, const pmix_info_t directives[], size_t ndirs,
+                                    pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_server_module_t module = {
+    .client_connected = up_connected,
+    .client_finalized = up_finalized,
+    .fence_nb = up_fence,
+    .direct_modex = up_dmodex,
+    .job_control = up_job_control,
+};
+
+/* ---- registration callbacks ---- */
+
+typedef struct opwait {
+    atomic_int calls;
+    pmix_status_t status;
+} opwait;
+
+static void op_cb(pmix_status_t status, void *cbdata)
+{
+    opwait *w = cbdata;
+
+    check_outside();
+    w->status = status;
+    atomic_fetch_add(&w->calls, 1);
+}
+
+/* A registration call as Slurm makes it: PMIX_SUCCESS, then the callback
+ * (never inside the call). */
+#define REGISTERED(call, w)                          \
+    do {                                             \
+        pmix_status_t rc__;                          \
+        in_lib_call = true;                          \
+        rc__ = (call);                               \
+        in_lib_call = false;                         \
+        assert_int_equal(rc__, PMIX_SUCCESS);        \
+        assert_true(wait_for(&(w)->calls, 1));       \
+        assert_int_equal((w)->status, PMIX_SUCCESS); \
+    } while (0)
+
+/* ---- the clients ---- */
+
+/* Ask for the data of a rank on the other node (the host has none: the
+ * answer is PMIX_ERR_NOT_FOUND); rank 1 asks a little after rank 0, so
+ * that its upcall comes while the host answers rank 0's. */
+static int client_getremote(void)
+{
+    pmix_proc_t me, other;
+    pmix_value_t *got = NULL;
+    pmix_status_t rc;
+
+    if ((rc = PMIx_Init(&me, NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client: PMIx_Init failed: %s\n", PMIx_Error_string(rc));
+        return 2;
+    }
+    if (me.rank == 1)
+        usleep(150000);
+    PMIx_Load_procid(&other, me.nspace, me.rank + 2);
+    rc = PMIx_Get(&other, "hostlock.value", NULL, 0, &got);
+    if (rc != PMIX_ERR_NOT_FOUND) {
+        fprintf(stderr, "client %u: the value of rank %u: %s, not PMIX_ERR_NOT_FOUND\n", me.rank,
+                other.rank, PMIx_Error_string(rc));
+        return 3;
+    }
+    if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client %u: PMIx_Finalize failed: %s\n", me.rank, PMIx_Error_string(rc));
+        return 7;
+    }
+    return 0;
+}
+
+static int client_main(void)
+{
+    pmix_proc_t me, peer, wild;
+    pmix_value_t v, *got = NULL;
+    pmix_info_t collect;
+    bool yes = true;
+    pmix_status_t rc;
+
+    if ((rc = PMIx_Init(&me, NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client: PMIx_Init failed: %s\n", PMIx_Error_string(rc));
+        return 2;
+    }
+    v.type = PMIX_UINT32;
+    v.data.uint32 = 1000 + me.rank;
+    if ((rc = PMIx_Put(PMIX_GLOBAL, "hostlock.value", &v)) != PMIX_SUCCESS ||
+        (rc = PMIx_Commit()) != PMIX_SUCCESS) {
+        fprintf(stderr, "client %u: put/commit failed: %s\n", me.rank, PMIx_Error_string(rc));
+        return 3;
+    }
+    PMIx_Load_procid(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    PMIx_Info_load(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    if ((rc = PMIx_Fence(&wild, 1, &collect, 1)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client %u: collecting fence failed: %s\n", me.rank, PMIx_Error_string(rc));
+        return 4;
+    }
+    PMIx_Load_procid(&peer, me.nspace, me.rank ^ 1);
+    rc = PMIx_Get(&peer, "hostlock.value", NULL, 0, &got);
+    if (rc != PMIX_SUCCESS || got == NULL || got->type != PMIX_UINT32 ||
+        got->data.uint32 != 1000 + peer.rank) {
+        fprintf(stderr, "client %u: the value of rank %u: %s\n", me.rank, peer.rank,
+                rc != PMIX_SUCCESS ? PMIx_Error_string(rc) : "wrong");
+        return 5;
+    }
+    PMIx_Value_free(got, 1);
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client %u: barrier failed: %s\n", me.rank, PMIx_Error_string(rc));
+        return 6;
+    }
+    if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client %u: PMIx_Finalize failed: %s\n", me.rank, PMIx_Error_string(rc));
+        return 7;
+    }
+    return 0;
+}
+
+/* ---- the job: register, start the two clients, wait for them ---- */
+
+static pid_t start_client(const char *nspace, pmix_rank_t rank, const char *mode)
+{
+    pmix_proc_t p;
+    char **env;
+    size_t n = 0;
+    pid_t pid;
+
+    while (environ[n] != NULL)
+        n++;
+    env = calloc(n + 1, sizeof(*env));
+    assert_non_null(env);
+    for (size_t i = 0; i < n; i++)
+        env[i] = strdup(environ[i]);
+    PMIx_Load_procid(&p, nspace, rank);
+    in_lib_call = true;
+    assert_int_equal(PMIx_server_setup_fork(&p, &env), PMIX_SUCCESS);
+    in_lib_call = false;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char *argv[] = {"test_hostlock", "client", (char *)mode, NULL};
+        execve("/proc/self/exe", argv, env);
+        _exit(127);
+    }
+    for (size_t i = 0; env[i] != NULL; i++)
+        free(env[i]);
+    free(env);
+    return pid;
+}
+
+/* Wait for the clients; kill what is left at the deadline. Returns how
+ * many exited with status 0. */
+static int wait_clients(pid_t *pids, int n)
+{
+    double end = now() + JOB_SECONDS;
+    int left = n, ok = 0;
+
+    while (left > 0) {
+        for (int i = 0; i < n; i++) {
+            int st;
+            if (pids[i] <= 0 || waitpid(pids[i], &st, WNOHANG) != pids[i])
+                continue;
+            if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+                ok++;
+            else
+                print_error("client %d ended with status 0x%x\n", i, st);
+            pids[i] = 0;
+            left--;
+        }
+        if (left > 0 && now() > end) {
+            print_error("%d clients still running after %.0f s: killed\n", left, JOB_SECONDS);
+            for (int i = 0; i < n; i++) {
+                if (pids[i] > 0) {
+                    kill(pids[i], SIGKILL);
+                    waitpid(pids[i], NULL, 0);
+                }
+            }
+            break;
+        }
+        usleep(2000);
+    }
+    return ok;
+}
+
+static void run_job(bool inline_answers, const char *mode)
+{
+    const char *ns = "hostlock.job";
+    uint32_t size = 4, local = 2;
+    pmix_info_t info[3];
+    opwait wns, wc[2], wd[3];
+    pid_t pids[2];
+
+    memset(&wns, 0, sizeof(wns));
+    memset(wc, 0, sizeof(wc));
+    memset(wd, 0, sizeof(wd));
+    H.inline_answers = inline_answers;
+    atomic_store(&H.connected, 0);
+    atomic_store(&H.finalized, 0);
+    atomic_store(&H.fences, 0);
+    atomic_store(&H.dmodex_upcalls, 0);
+    atomic_store(&H.releases, 0);
+    atomic_store(&H.dmx_asked, 0);
+    atomic_store(&H.dmx_answers, 0);
+    atomic_store(&H.dmx_ok, 0);
+    PMIx_Info_load(&info[0], PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    PMIx_Info_load(&info[1], PMIX_LOCAL_SIZE, &local, PMIX_UINT32);
+    PMIx_Info_load(&info[2], PMIX_LOCAL_PEERS, "0,1", PMIX_STRING);
+    REGISTERED(PMIx_server_register_nspace(ns, 2, info, 3, op_cb, &wns), &wns);
+    for (pmix_rank_t r = 0; r < 2; r++) {
+        pmix_proc_t p;
+        PMIx_Load_procid(&p, ns, r);
+        REGISTERED(PMIx_server_register_client(&p, getuid(), getgid(), NULL, op_cb, &wc[r]),
+                   &wc[r]);
+    }
+    for (size_t i = 0; i < 3; i++)
+        PMIx_Info_destruct(&info[i]);
+
+    pids[0] = start_client(ns, 0, mode);
+    pids[1] = start_client(ns, 1, mode);
+    assert_int_equal(wait_clients(pids, 2), 2);
+
+    /* Both handshakes accepted on the legacy upcall's word alone. */
+    assert_int_equal(atomic_load(&H.connected), 2);
+    assert_int_equal(atomic_load(&H.finalized), 2);
+    /* Two fences (or two direct modex requests) went to the host; each
+     * answer's release came, later, with the collective lock free. */
+    if (strcmp(mode, "getremote") == 0)
+        assert_int_equal(atomic_load(&H.dmodex_upcalls), 2);
+    else
+        assert_int_equal(atomic_load(&H.fences), 2);
+    assert_true(wait_for(&H.releases, atomic_load(&H.fences) + atomic_load(&H.dmodex_upcalls)));
+    assert_int_equal(atomic_load(&H.release_deadlock), 0);
+    assert_int_equal(atomic_load(&H.release_timeout), 0);
+    if (!inline_answers && strcmp(mode, "getremote") != 0) {
+        /* The host's direct-modex request for rank 0: answered with its
+         * data, after the call. */
+        assert_int_equal(atomic_load(&H.dmx_answers), 1);
+        assert_int_equal(atomic_load(&H.dmx_ok), 1);
+    }
+
+    for (pmix_rank_t r = 0; r < 2; r++) {
+        pmix_proc_t p;
+        PMIx_Load_procid(&p, ns, r);
+        in_lib_call = true;
+        PMIx_server_deregister_client(&p, op_cb, &wd[r]);
+        in_lib_call = false;
+        assert_true(wait_for(&wd[r].calls, 1));
+    }
+    in_lib_call = true;
+    PMIx_server_deregister_nspace(ns, op_cb, &wd[2]);
+    in_lib_call = false;
+    assert_true(wait_for(&wd[2].calls, 1));
+    assert_int_equal(atomic_load(&H.inside), 0);
+}
+
+/* ---- tests ---- */
+
+static int setup(void **state)
+{
+    pthread_mutexattr_t ma;
+    pmix_info_t info;
+
+    memset(&H, 0, sizeof(H));
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&H.coll_lock, &ma);
+    pthread_mutexattr_destroy(&ma);
+    pthread_mutex_init(&H.mu, NULL);
+    pthread_cond_init(&H.cv, NULL);
+    if (pthread_create(&H.net, NULL, net_main, NULL) != 0)
+        return -1;
+    snprintf(H.dir, sizeof(H.dir), "%s/hostlock.XXXXXX",
+             getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+    if (mkdtemp(H.dir) == NULL)
+        return -1;
+    PMIx_Info_load(&info, PMIX_SERVER_TMPDIR, H.dir, PMIX_STRING);
+    pmix_status_t rc = PMIx_server_init(&module, &info, 1);
+    PMIx_Info_destruct(&info);
+    return rc == PMIX_SUCCESS ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    pmix_status_t rc = PMIx_server_finalize();
+
+    pthread_mutex_lock(&H.mu);
+    H.stop = true;
+    pthread_cond_signal(&H.cv);
+    pthread_mutex_unlock(&H.mu);
+    pthread_join(H.net, NULL);
+    pthread_cond_destroy(&H.cv);
+    pthread_mutex_destroy(&H.mu);
+    pthread_mutex_destroy(&H.coll_lock);
+    rmdir(H.dir); /* the server removes its socket; we made the directory */
+    return rc == PMIX_SUCCESS ? 0 : -1;
+}
+
+/* register_nspace / register_client: PMIX_SUCCESS, then the callback;
+ * an error means no callback; deregistration calls back later too. */
+static void test_register(void **state)
+{
+    opwait w, bad, dc, dn;
+    pmix_proc_t p;
+
+    memset(&w, 0, sizeof(w));
+    memset(&bad, 0, sizeof(bad));
+    memset(&dc, 0, sizeof(dc));
+    memset(&dn, 0, sizeof(dn));
+    REGISTERED(PMIx_server_register_nspace("hostlock.reg", 1, NULL, 0, op_cb, &w), &w);
+    memset(&w, 0, sizeof(w));
+    PMIx_Load_procid(&p, "hostlock.reg", 0);
+    REGISTERED(PMIx_server_register_client(&p, getuid(), getgid(), NULL, op_cb, &w), &w);
+    /* A client of a namespace nobody registered: refused, no callback. */
+    PMIx_Load_procid(&p, "hostlock.nosuch", 0);
+    in_lib_call = true;
+    assert_int_not_equal(PMIx_server_register_client(&p, getuid(), getgid(), NULL, op_cb, &bad),
+                         PMIX_SUCCESS);
+    in_lib_call = false;
+    PMIx_Load_procid(&p, "hostlock.reg", 0);
+    in_lib_call = true;
+    PMIx_server_deregister_client(&p, op_cb, &dc);
+    PMIx_server_deregister_nspace("hostlock.reg", op_cb, &dn);
+    in_lib_call = false;
+    assert_true(wait_for(&dc.calls, 1));
+    assert_true(wait_for(&dn.calls, 1));
+    usleep(50000);
+    assert_int_equal(atomic_load(&bad.calls), 0);
+    assert_int_equal(atomic_load(&w.calls), 1);
+    assert_int_equal(atomic_load(&H.inside), 0);
+}
+
+/* The job, with the host answering from its own thread. */
+static void test_job_net_thread(void **state)
+{
+    run_job(false, "fence");
+}
+
+/* The job, with the host answering inside its fence_nb upcall. */
+static void test_job_inline(void **state)
+{
+    run_job(true, "fence");
+}
+
+/* Lock order: the host's thread holds the host's lock (here for 0.5 s)
+ * while it completes one direct modex request; meanwhile the library,
+ * holding its own lock, makes the next direct_modex upcall, which waits
+ * for the host's lock. A completion that waited for the library's lock
+ * would close the circle: both sides wait for ever, and the clients'
+ * Gets never return. */
+static void test_job_lock_order(void **state)
+{
+    H.hold_ms = 500;
+    H.lock_in_dmodex = true;
+    run_job(false, "getremote");
+    H.hold_ms = 0;
+    H.lock_in_dmodex = false;
+}
+
+/* ---- events in the server process ---- */
+
+typedef struct evrec {
+    atomic_int calls;
+    pmix_status_t status;
+    int order; /* the value of `seq` when it ran */
+} evrec;
+
+static atomic_int seq;
+static evrec ev_default, ev_specific;
+static atomic_int reg_calls, dereg_calls;
+static size_t reg_id = (size_t)-1;
+
+static void handler(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                    size_t ninfo, pmix_info_t results[], size_t nresults,
+                    pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata, evrec *r)
+{
+    check_outside();
+    r->status = status;
+    r->order = atomic_fetch_add(&seq, 1);
+    atomic_fetch_add(&r->calls, 1);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void h_default(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                      pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                      pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    handler(id, status, source, info, ninfo, results, nresults, cbfunc, cbdata, &ev_default);
+}
+
+static void h_specific(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                       pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                       pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    handler(id, status, source, info, ninfo, results, nresults, cbfunc, cbdata, &ev_specific);
+}
+
+static void reg_cb(pmix_status_t status, size_t id, void *cbdata)
+{
+    check_outside();
+    if (status == PMIX_SUCCESS)
+        reg_id = id;
+    atomic_fetch_add(&reg_calls, 1);
+}
+
+static void dereg_cb(pmix_status_t status, void *cbdata)
+{
+    check_outside();
+    if (status == PMIX_SUCCESS)
+        atomic_fetch_add(&dereg_calls, 1);
+}
+
+static void test_events(void **state)
+{
+    pmix_status_t code = PMIX_ERR_PROC_ABORTED, rc;
+    opwait nw;
+
+    memset(&nw, 0, sizeof(nw));
+    /* Slurm's registration: a default handler, with a callback. */
+    in_lib_call = true;
+    rc = PMIx_Register_event_handler(NULL, 0, NULL, 0, h_default, reg_cb, NULL);
+    in_lib_call = false;
+    assert_int_equal(rc, PMIX_SUCCESS);
+    assert_true(wait_for(&reg_calls, 1));
+    /* The process's first handler is 0, as in OpenPMIx: Slurm deregisters
+     * reference 0 at the end, taking it for its own. */
+    assert_int_equal(reg_id, 0);
+    /* The blocking form returns the id. */
+    rc = PMIx_Register_event_handler(&code, 1, NULL, 0, h_specific, NULL, NULL);
+    assert_true(rc >= 0);
+    assert_true((size_t)rc != reg_id);
+
+    /* A local event reaches both, the specific handler first. */
+    in_lib_call = true;
+    rc = PMIx_Notify_event(code, NULL, PMIX_RANGE_PROC_LOCAL, NULL, 0, op_cb, &nw);
+    in_lib_call = false;
+    assert_int_equal(rc, PMIX_SUCCESS);
+    assert_true(wait_for(&nw.calls, 1));
+    assert_true(wait_for(&ev_default.calls, 1));
+    assert_true(wait_for(&ev_specific.calls, 1));
+    assert_int_equal(ev_default.status, code);
+    assert_true(ev_specific.order < ev_default.order);
+
+    /* Deregistered: the default handler hears nothing more. */
+    in_lib_call = true;
+    rc = PMIx_Deregister_event_handler(reg_id, dereg_cb, NULL);
+    in_lib_call = false;
+    assert_int_equal(rc, PMIX_SUCCESS);
+    assert_true(wait_for(&dereg_calls, 1));
+    assert_int_equal(PMIx_Notify_event(code, NULL, PMIX_RANGE_PROC_LOCAL, NULL, 0, NULL, NULL),
+                     PMIX_SUCCESS);
+    assert_true(wait_for(&ev_specific.calls, 2));
+    usleep(50000);
+    assert_int_equal(atomic_load(&ev_default.calls), 1);
+    assert_int_equal(atomic_load(&H.inside), 0);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_register),   cmocka_unit_test(test_job_net_thread),
+        cmocka_unit_test(test_job_inline), cmocka_unit_test(test_job_lock_order),
+        cmocka_unit_test(test_events),
+    };
+
+    if (argc > 1 && strcmp(argv[1], "client") == 0)
+        return argc > 2 && strcmp(argv[2], "getremote") == 0 ? client_getremote() : client_main();
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
