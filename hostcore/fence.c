@@ -3,6 +3,7 @@
  * (px_hostcore.h): the info array of a fence_nb upcall read once, here,
  * for every host.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <pmix_common.h>
@@ -40,4 +41,121 @@ void px_fence_req_read(const pmix_info_t info[], size_t ninfo, px_fence_req *out
         }
     }
     out->algo = algo[out->collect ? 1 : 0];
+}
+
+/* ---- participant sets ---- */
+
+#define FNV_BASIS 14695981039346656037ull
+#define FNV_PRIME 1099511628211ull
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= FNV_PRIME;
+    }
+    return h;
+}
+
+/* Ids 0 and 1 are kept out: 0 reads as "no collective" in places. */
+static uint64_t finish(uint64_t h)
+{
+    return h < 2 ? h + 2 : h;
+}
+
+uint64_t px_fence_set_all_id(const char *nspace)
+{
+    static const uint8_t all = 0xff; /* no rank's bytes start a set with it alone */
+    uint64_t h = fnv(FNV_BASIS, nspace, strnlen(nspace, PMIX_MAX_NSLEN));
+    return finish(fnv(fnv(h, "", 1), &all, 1));
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void px_fence_set_fini(px_fence_set *s)
+{
+    if (s != NULL) {
+        free(s->members);
+        s->members = NULL;
+    }
+}
+
+pmix_status_t px_fence_set_make(const px_jobmap *m, const pmix_proc_t procs[], size_t nprocs,
+                                px_fence_set *out)
+{
+    uint32_t *ranks = NULL, *nodes = NULL;
+    size_t n = 0, k = 0;
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < nprocs; i++) {
+        if (strncmp(procs[i].nspace, m->nspace, PMIX_MAX_NSLEN) != 0)
+            return PMIX_ERR_NOT_SUPPORTED; /* fences across namespaces: not yet */
+        if (procs[i].rank == PMIX_RANK_WILDCARD)
+            goto all;
+        if (procs[i].rank >= m->nprocs)
+            return PMIX_ERR_BAD_PARAM;
+    }
+    if (nprocs == 0)
+        goto all;
+    if ((ranks = malloc(nprocs * sizeof(*ranks))) == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < nprocs; i++)
+        ranks[i] = procs[i].rank;
+    qsort(ranks, nprocs, sizeof(*ranks), cmp_u32);
+    for (size_t i = 0; i < nprocs; i++)
+        if (i == 0 || ranks[i] != ranks[i - 1])
+            ranks[n++] = ranks[i];
+    if (n == m->nprocs) {
+        free(ranks);
+        goto all;
+    }
+    if ((nodes = malloc(n * sizeof(*nodes))) == NULL)
+        goto fail;
+    uint64_t h = fnv(FNV_BASIS, m->nspace, strnlen(m->nspace, PMIX_MAX_NSLEN));
+    h = fnv(h, "", 1);
+    for (size_t i = 0; i < n; i++) {
+        uint8_t b[4] = {(uint8_t)ranks[i], (uint8_t)(ranks[i] >> 8), (uint8_t)(ranks[i] >> 16),
+                        (uint8_t)(ranks[i] >> 24)};
+        h = fnv(h, b, sizeof(b));
+        nodes[i] = px_jobmap_node_of(m, ranks[i]);
+    }
+    qsort(nodes, n, sizeof(*nodes), cmp_u32);
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || nodes[i] != nodes[i - 1])
+            nodes[k++] = nodes[i];
+    free(ranks);
+    out->id = finish(h);
+    out->nmembers = (uint32_t)k;
+    out->members = nodes;
+    return PMIX_SUCCESS;
+all:
+    out->id = px_fence_set_all_id(m->nspace);
+    out->all = true;
+    if (m->rank_node == NULL) { /* blocks: the first nodes, as many as hold ranks */
+        uint32_t ppn = m->ppn != 0 ? m->ppn : (m->nprocs + m->nnodes - 1) / m->nnodes;
+        uint32_t used = ppn != 0 ? (m->nprocs + ppn - 1) / ppn : 0;
+        out->nmembers = used < m->nnodes ? used : m->nnodes;
+        return PMIX_SUCCESS;
+    }
+    if ((nodes = calloc(m->nnodes, sizeof(*nodes))) == NULL)
+        return PMIX_ERR_NOMEM;
+    for (uint32_t r = 0; r < m->nprocs; r++)
+        if (m->rank_node[r] < m->nnodes)
+            nodes[m->rank_node[r]] = 1;
+    for (uint32_t i = 0; i < m->nnodes; i++)
+        if (nodes[i] != 0)
+            nodes[k++] = i;
+    out->nmembers = (uint32_t)k;
+    out->members = nodes;
+    return PMIX_SUCCESS;
+fail:
+    free(ranks);
+    free(nodes);
+    return rc;
 }

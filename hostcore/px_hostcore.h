@@ -119,4 +119,31 @@ typedef struct px_fence_req {
  * bool counts as true, as the Standard's attribute's presence does. */
 void px_fence_req_read(const pmix_info_t info[], size_t ninfo, px_fence_req *out);
 
+/* A fence's participant set, the identity of its collective on every
+ * node: fences of the same set are the successive epochs of one
+ * collective, fences of different sets are different collectives even
+ * when they span the same nodes. The id is a hash of the namespace and
+ * the sorted, distinct ranks (order and repeats do not matter); the whole
+ * job (a wildcard, no procs, or every rank listed) is one set whose id
+ * px_fence_set_all_id gives without looking at the ranks. The members are
+ * the nodes that host a participant, ascending. */
+typedef struct px_fence_set {
+    uint64_t id;
+    bool all; /* the whole job */
+    uint32_t nmembers;
+    /* malloc'd; NULL for the whole job of a block mapping (rank_node NULL):
+     * the members are then nodes 0 .. nmembers - 1 */
+    uint32_t *members;
+} px_fence_set;
+
+/* The set of `procs` (`nprocs` entries; none means the whole job) in the
+ * job `m` (its nspace, nprocs, nnodes and mapping). PMIX_ERR_NOT_SUPPORTED
+ * for a process of another namespace, PMIX_ERR_BAD_PARAM for a rank outside
+ * the job, PMIX_ERR_NOMEM; on failure `out` holds nothing to free. */
+pmix_status_t px_fence_set_make(const px_jobmap *m, const pmix_proc_t procs[], size_t nprocs,
+                                px_fence_set *out);
+/* The id of the whole job's set (what px_fence_set_make gives it). */
+uint64_t px_fence_set_all_id(const char *nspace);
+void px_fence_set_fini(px_fence_set *s); /* frees members; NULL-safe */
+
 #endif /* PX_HOSTCORE_H */

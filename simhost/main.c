@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "pmixsim.h"
+#include "px_hostcore.h"
 #include "scenario.h"
 
 #define MAX_NODES 65536u
@@ -465,6 +466,7 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
     }
     snprintf(run->nspace, sizeof(run->nspace), "pmixsim");
     run->cwd = getcwd(NULL, 0); /* the app's PMIX_WDIR (NULL: none) */
+    run->all_id = px_fence_set_all_id(run->nspace);
     choose_algos(run);
 
     argv[argc++] = "pmixsim";

@@ -11,10 +11,12 @@
  * Fences. The server engine aggregates the node's participants and makes
  * one fence_nb upcall per fence. The host runs a px_coll collective among
  * the nodes that host participants: a barrier, or an allgather of the
- * nodes' records when the fence collects data. Each distinct set of nodes
- * is one px_coll (its id is 1 for "every node of the job", a hash of the
- * node list otherwise), created on first use; messages for a collective a
- * node has not created yet wait in `early`. Fences on one px_coll run one
+ * nodes' records when the fence collects data. Each distinct participant
+ * set is one px_coll among the nodes that host its participants (the host
+ * core's px_fence_set: its id a hash of the ranks, run->all_id for the
+ * whole job), created on first use; messages for a collective a node has
+ * not created yet wait in `early`, but for the whole job's, which a node
+ * creates when the first message comes. Fences on one px_coll run one
  * after the other, in the order of their upcalls (the same order on every
  * node, as the Standard requires of back-to-back fences); a fence whose
  * local participants failed or timed out here still takes its epoch, only
@@ -61,7 +63,6 @@
 #include "px_hostcore.h"
 #include "px_proto.h"
 
-#define COLL_ALL_NODES 1 /* the id of the collective among every node */
 #define DMX_REQ_BYTES 64 /* simulated size of a direct modex request */
 #define DMX_RESP_HDR 32  /* and of an answer's header */
 
@@ -530,70 +531,17 @@ static void start_next(sim_coll *sc)
     }
 }
 
-/* The node set of `procs`, sorted; *all is set when it is every node. */
-static uint32_t *node_set(sim_run *run, const pmix_proc_t procs[], size_t nprocs, uint32_t *count,
-                          bool *all)
-{
-    uint8_t *mark = calloc(run->nnodes, 1);
-    uint32_t *set, k = 0;
-
-    *all = false;
-    if (mark == NULL)
-        return NULL;
-    for (size_t i = 0; i < nprocs; i++) {
-        if (procs[i].rank == PMIX_RANK_WILDCARD) {
-            *all = true;
-            break;
-        }
-        if (procs[i].rank < run->nprocs)
-            mark[procs[i].rank / run->opt.ppn] = 1;
-    }
-    if (!*all) {
-        for (uint32_t i = 0; i < run->nnodes; i++)
-            k += mark[i];
-        *all = k == run->nnodes;
-    }
-    if (*all) {
-        free(mark);
-        *count = run->nnodes;
-        return NULL;
-    }
-    set = malloc((k ? k : 1) * sizeof(*set));
-    if (set != NULL) {
-        k = 0;
-        for (uint32_t i = 0; i < run->nnodes; i++)
-            if (mark[i])
-                set[k++] = i;
-    }
-    free(mark);
-    *count = k;
-    return set;
-}
-
-static uint64_t set_id(const uint32_t *set, uint32_t n)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-    for (uint32_t i = 0; i < n; i++) {
-        for (int b = 0; b < 4; b++) {
-            h ^= (set[i] >> (8 * b)) & 0xff;
-            h *= 1099511628211ULL;
-        }
-    }
-    return h <= COLL_ALL_NODES ? h + 2 : h;
-}
-
 static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t nprocs,
                                 const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
                                 pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
     sim_node *n = hctx;
     sim_run *run = n->ep.run;
-    bool all;
+    px_jobmap map = {
+        .nspace = run->nspace, .nprocs = run->nprocs, .nnodes = run->nnodes, .ppn = run->opt.ppn};
     px_fence_req req;
-    uint32_t count;
-    uint32_t *set;
-    uint64_t id;
+    px_fence_set set;
+    pmix_status_t rc;
     sim_coll *sc;
     sim_fence *f, **pp;
 
@@ -605,17 +553,17 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
         cbfunc(PMIX_ERR_PROC_TERM_WO_SYNC, NULL, 0, cbdata, NULL, NULL);
         return PMIX_SUCCESS;
     }
-    set = node_set(run, procs, nprocs, &count, &all);
-    if (!all && set == NULL)
-        return PMIX_ERR_NOMEM;
-    id = all ? COLL_ALL_NODES : set_id(set, count);
+    /* The participant set names the collective (host core): fences of
+     * other ranks on the same nodes are another collective. */
+    if ((rc = px_fence_set_make(&map, procs, nprocs, &set)) != PMIX_SUCCESS)
+        return rc;
     for (sc = n->colls; sc != NULL; sc = sc->next)
-        if (sc->id == id)
+        if (sc->id == set.id)
             break;
     if (sc != NULL) {
-        free(set);
-    } else if ((sc = coll_create(n, id, set, count)) == NULL) {
-        free(set);
+        px_fence_set_fini(&set);
+    } else if ((sc = coll_create(n, set.id, set.members, set.nmembers)) == NULL) {
+        px_fence_set_fini(&set);
         return PMIX_ERR_NOMEM;
     }
     f = calloc(1, sizeof(*f));
@@ -936,7 +884,7 @@ static void node_dispatch(sim_node *n, sim_msg *m)
                 return;
             }
         }
-        if (h.id == COLL_ALL_NODES && coll_create(n, COLL_ALL_NODES, NULL, n->ep.run->nnodes)) {
+        if (h.id == n->ep.run->all_id && coll_create(n, h.id, NULL, n->ep.run->nnodes)) {
             deliver_coll(n->colls, m);
             return;
         }

@@ -7,13 +7,18 @@
  *   put:SIZE              put a fresh value of SIZE bytes (PMIX_GLOBAL) under
  *                         the key pmixsim.seq.N, N = 1, 2... counting puts,
  *                         and commit it
- *   fence[:OPT,OPT...]    PMIx_Fence over the whole job with these options:
+ *   fence[:OPT,OPT...]    PMIx_Fence over the whole job (or, with parity,
+ *                         over the ranks of this rank's parity) with these
+ *                         options:
  *                           collect         PMIX_COLLECT_DATA
  *                           timeout=S       PMIX_TIMEOUT, in seconds
  *                           algo=NAME       pmixlab.fence.algo and
  *                                           pmixlab.barrier.algo (coll/)
  *                           algo@R=NAME     rank R passes NAME instead (a
  *                                           fence whose processes disagree)
+ *                           parity          the ranks of my parity only: the
+ *                                           even and the odd ranks fence as
+ *                                           two sets on the same nodes
  *                           expect=STATUS   the fence must return STATUS
  *                                           (a name: PMIX_ERR_BAD_PARAM or
  *                                           err_bad_param), and the
@@ -51,7 +56,7 @@ static int usage(const char *step)
             "seq: bad step '%s'\n"
             "usage: seq STEP...  with STEP put:SIZE |\n"
             "                    fence[:collect,timeout=S,algo=NAME,algo@RANK=NAME,\n"
-            "                          expect=STATUS] |\n"
+            "                          parity,expect=STATUS] |\n"
             "                    get:next|prev|RANK[:N]\n",
             step);
     return 2;
@@ -77,7 +82,7 @@ static pmix_status_t status_named(const char *name, bool *ok)
 /* fence[:OPT,...] for rank `me`: the info array and the expected status;
  * returns the count, or -1. */
 static int fence_info(const char *opts, pmix_rank_t me, pmix_info_t info[MAX_INFO],
-                      pmix_status_t *expect)
+                      pmix_status_t *expect, bool *parity)
 {
     char copy[256], *save = NULL;
     const char *algo = NULL, *mine = NULL;
@@ -106,6 +111,8 @@ static int fence_info(const char *opts, pmix_rank_t me, pmix_info_t info[MAX_INF
                 return -1;
             if (r == me)
                 mine = end + 1;
+        } else if (strcmp(o, "parity") == 0) {
+            *parity = true;
         } else if (strncmp(o, "expect=", 7) == 0) {
             bool ok;
             *expect = status_named(o + 7, &ok);
@@ -158,10 +165,21 @@ static pmix_status_t step(const char *s, const pmix_proc_t *me, uint32_t nprocs,
     if (strcmp(s, "fence") == 0 || strncmp(s, "fence:", 6) == 0) {
         pmix_info_t info[MAX_INFO];
         pmix_status_t expect = PMIX_SUCCESS;
-        int n = s[5] == ':' ? fence_info(s + 6, me->rank, info, &expect) : 0;
+        bool parity = false;
+        pmix_proc_t *procs = NULL;
+        size_t nprocs_in = 0;
+        int n = s[5] == ':' ? fence_info(s + 6, me->rank, info, &expect, &parity) : 0;
         if (n < 0)
             return BAD_STEP;
-        rc = PMIx_Fence(NULL, 0, n ? info : NULL, (size_t)n);
+        if (parity) { /* the ranks of my parity: another set on the same nodes */
+            procs = calloc(nprocs / 2 + 1, sizeof(*procs));
+            if (procs == NULL)
+                return PMIX_ERR_NOMEM;
+            for (pmix_rank_t r = me->rank % 2; r < nprocs; r += 2)
+                PMIX_PROC_LOAD(&procs[nprocs_in++], me->nspace, r);
+        }
+        rc = PMIx_Fence(procs, nprocs_in, n ? info : NULL, (size_t)n);
+        free(procs);
         for (int i = 0; i < n; i++)
             PMIX_INFO_DESTRUCT(&info[i]);
         if (rc != expect && expect != PMIX_SUCCESS) {

@@ -41,7 +41,7 @@ static const sim_workload workloads[] = {
      "[--peer RANK] [--wait-update FENCES]  examples/coords.c: network coordinates"},
     {"jobkeys", jobkeys, "  examples/jobkeys.c: which reserved keys a process can read"},
     {"seq", pmixsim_wl_seq_main,
-     "STEP...  put:SIZE, fence[:collect,timeout=S,algo=NAME], get:next|prev|RANK[:N]"},
+     "STEP...  put:SIZE, fence[:collect,timeout=S,algo=NAME,parity], get:next|prev|RANK[:N]"},
 };
 
 const sim_workload *sim_workload_find(const char *name)

@@ -4,9 +4,10 @@
  * a failure does to them.
  *
  * Fences. The library makes one fence_nb upcall per fence per node, with
- * the node's records. The participants (sorted, so order does not matter;
- * a wildcard stays a wildcard) name a *fence set*: its id is a hash of
- * them, the same on every node, and its members are the nodes that host a
+ * the node's records. The participants name a *fence set* (the host
+ * core's px_fence_set: order and repeats do not matter, and the whole job,
+ * by wildcard or by every rank, is one set): its id is a hash of them, the
+ * same on every node, and its members are the nodes that host a
  * participant, in node order. Each set has one px_coll; successive fences
  * of the set are its epochs, run one at a time in the order the upcalls
  * come (a later one waits in the set's queue), which is the same order on
@@ -143,22 +144,6 @@ static void free_item(inbox_item *it)
 
 /* ---- upcalls (progress thread) ---- */
 
-static int cmp_rank(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
                               size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
                               void *cbdata)
@@ -187,42 +172,27 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
                 collect ? PX_COLL_KEY_FENCE : PX_COLL_KEY_BARRIER, err);
         local_fail = PMIX_ERR_BAD_PARAM;
     }
-    size_t n = nprocs > 0 ? nprocs : 1;
-    uint32_t *ranks = calloc(n, sizeof *ranks);
-    bool *on = calloc((size_t)j->nnodes, sizeof *on);
+    /* The participant set names the collective (host core): its id, and
+     * its members, the nodes that host a participant. */
+    uint32_t *rank_node = malloc((size_t)j->nprocs * sizeof *rank_node);
     inbox_item *it = calloc(1, sizeof *it);
     fence_req *q = calloc(1, sizeof *q);
+    px_fence_set set = {0};
     pmix_status_t rc = PMIX_ERR_NOMEM;
-    if (ranks == NULL || on == NULL || it == NULL || q == NULL)
+    if (rank_node == NULL || it == NULL || q == NULL)
         goto fail;
-    for (size_t i = 0; i < n; i++) {
-        pmix_rank_t r = nprocs > 0 ? procs[i].rank : PMIX_RANK_WILDCARD;
-        if (nprocs > 0 && strncmp(procs[i].nspace, j->nspace, PMIX_MAX_NSLEN) != 0) {
-            rc = PMIX_ERR_NOT_SUPPORTED; /* fences across namespaces: not yet */
-            goto fail;
-        }
-        if (r == PMIX_RANK_WILDCARD) {
-            for (int k = 0; k < j->nprocs; k++)
-                on[j->rank_node[k]] = true;
-        } else if (r < (pmix_rank_t)j->nprocs) {
-            on[j->rank_node[r]] = true;
-        } else {
-            rc = PMIX_ERR_BAD_PARAM;
-            goto fail;
-        }
-        ranks[i] = r;
-    }
-    qsort(ranks, n, sizeof *ranks, cmp_rank);
-    uint64_t id = fnv(14695981039346656037ull, j->nspace, strlen(j->nspace));
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || ranks[i] != ranks[i - 1])
-            id = fnv(id, &ranks[i], sizeof ranks[i]);
-    it->members = calloc((size_t)j->nnodes, sizeof *it->members);
-    if (it->members == NULL)
+    for (int k = 0; k < j->nprocs; k++)
+        rank_node[k] = (uint32_t)j->rank_node[k];
+    px_jobmap map = {.nspace = j->nspace,
+                     .nprocs = (uint32_t)j->nprocs,
+                     .nnodes = (uint32_t)j->nnodes,
+                     .rank_node = rank_node};
+    if ((rc = px_fence_set_make(&map, procs, nprocs, &set)) != PMIX_SUCCESS)
         goto fail;
-    for (int k = 0; k < j->nnodes; k++)
-        if (on[k])
-            it->members[it->n++] = (uint32_t)k;
+    uint64_t id = set.id;
+    it->members = set.members; /* explicit: the map is given */
+    it->n = set.nmembers;
+    set.members = NULL;
     if (ndata > 0 && collect && local_fail == PMIX_SUCCESS) {
         q->data = malloc(ndata);
         if (q->data == NULL)
@@ -239,13 +209,11 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
     it->kind = IT_FENCE;
     it->id = id;
     it->req = q;
-    free(ranks);
-    free(on);
+    free(rank_node);
     push(d, it);
     return PMIX_SUCCESS;
 fail:
-    free(ranks);
-    free(on);
+    free(rank_node);
     if (it != NULL)
         free(it->members);
     free(it);

@@ -64,6 +64,12 @@
 #       --nodes 2 --ppn 2`, every layout key readable; the keys only a real
 #       machine has (directories, cpuset, locality: "host" lines) are all
 #       there under pmixrun, and none in pmixsim.
+#   simtest.sh fence-sets PMIXSIM
+#       The participant set names the collective (the host core's
+#       px_fence_set): on 2 nodes x 2, the even and the odd ranks fence as
+#       two sets over the same two nodes, twice each, with data, then the
+#       whole job: three collectives (three set ids in the event log), each
+#       parity fence an allgather of two records, and every value checked.
 set -u
 cmd=$1
 shift
@@ -76,6 +82,19 @@ fail() {
 }
 
 case $cmd in
+fence-sets)
+    sim=$1
+    "$sim" --quiet --nodes 2 --ppn 2 --events "$tmp/ev" seq put:100 fence:parity,collect get:2 \
+        fence:parity fence:collect get:next >"$tmp/out" 2>"$tmp/err" ||
+        fail "pmixsim seq with parity fences: $(cat "$tmp/err")"
+    cat "$tmp/out"
+    sets=$(awk -F'\t' '$2 == "fence-start" { split($4, w, " "); print w[2] }' "$tmp/ev" | sort -u | wc -l)
+    [[ $sets -eq 3 ]] || fail "expected 3 fence sets (even, odd, all), the event log names $sets"
+    awk -F'\t' '/^[0-9]/ && $2 == "allgather" && $1 <= 2 && $8 != 2 { bad++ } END { exit bad }' \
+        "$tmp/out" || fail "a parity allgather did not carry exactly two records"
+    grep -q "seq: 4 processes, 6 steps: ok" "$tmp/out" || fail "the sequence did not end ok"
+    echo "ok: $sets fence sets"
+    ;;
 jobkeys)
     sim=$1 run=$2 prog=$3
     "$run" -n 4 "$prog" >"$tmp/one" 2>"$tmp/err" || fail "pmixrun -n 4 jobkeys: $(cat "$tmp/err")"

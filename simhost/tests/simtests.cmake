@@ -43,12 +43,13 @@ endif()
 # Network planes and coordinates (docs/simulation.md).
 add_test(NAME sim_formula_bruck_64_2planes
          COMMAND ${SIMTEST} formula $<TARGET_FILE:pmixsim> 64 bruck 256 --planes 2)
+add_test(NAME sim_fence_sets COMMAND ${SIMTEST} fence-sets $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_coords_torus COMMAND ${SIMTEST} coords $<TARGET_FILE:pmixsim> torus)
 add_test(NAME sim_coords_fattree COMMAND ${SIMTEST} coords $<TARGET_FILE:pmixsim> fattree)
 add_test(NAME sim_coords_dragonfly COMMAND ${SIMTEST} coords $<TARGET_FILE:pmixsim> dragonfly)
 add_test(NAME sim_plane_down COMMAND ${SIMTEST} plane-down $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_hier_groups COMMAND ${SIMTEST} hier-groups $<TARGET_FILE:pmixsim>)
-list(APPEND PMIXSIM_TESTS sim_formula_bruck_64_2planes sim_coords_torus sim_coords_fattree
+list(APPEND PMIXSIM_TESTS sim_formula_bruck_64_2planes sim_fence_sets sim_coords_torus sim_coords_fattree
      sim_coords_dragonfly
      sim_plane_down sim_hier_groups)
 if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)

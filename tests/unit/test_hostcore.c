@@ -252,13 +252,80 @@ static void test_fence_req(void **state)
         PMIx_Info_destruct(&info[i]);
 }
 
+/* Participant sets: the same set whatever its order and repeats, the
+ * whole job however it is named, different sets on the same nodes apart;
+ * members are the nodes that host a participant. */
+static void test_fence_sets(void **state)
+{
+    (void)state;
+    const uint32_t rank_node[] = {0, 1, 0, 1, 3}; /* node 2 hosts nobody */
+    px_jobmap m = {.nspace = "ns", .nprocs = 5, .nnodes = 4, .rank_node = rank_node};
+    pmix_proc_t a[3], b[3], all[5];
+    px_fence_set s, t;
+
+    for (pmix_rank_t r = 0; r < 5; r++)
+        PMIx_Load_procid(&all[r], "ns", 4 - r);
+    PMIx_Load_procid(&a[0], "ns", 0);
+    PMIx_Load_procid(&a[1], "ns", 3);
+    PMIx_Load_procid(&a[2], "ns", 0);
+    PMIx_Load_procid(&b[0], "ns", 3);
+    PMIx_Load_procid(&b[1], "ns", 0);
+    assert_int_equal(px_fence_set_make(&m, a, 3, &s), PMIX_SUCCESS);
+    assert_int_equal(px_fence_set_make(&m, b, 2, &t), PMIX_SUCCESS);
+    assert_true(s.id == t.id && !s.all);
+    assert_int_equal(s.nmembers, 2);
+    assert_int_equal(s.members[0], 0);
+    assert_int_equal(s.members[1], 1);
+    px_fence_set_fini(&t);
+    /* ranks 1 and 2: the same nodes, another set */
+    PMIx_Load_procid(&b[0], "ns", 1);
+    PMIx_Load_procid(&b[1], "ns", 2);
+    assert_int_equal(px_fence_set_make(&m, b, 2, &t), PMIX_SUCCESS);
+    assert_true(s.id != t.id);
+    assert_int_equal(t.nmembers, 2);
+    px_fence_set_fini(&s);
+    px_fence_set_fini(&t);
+
+    /* the whole job: no procs, a wildcard, every rank */
+    assert_int_equal(px_fence_set_make(&m, NULL, 0, &s), PMIX_SUCCESS);
+    assert_true(s.all);
+    assert_true(s.id == px_fence_set_all_id("ns"));
+    assert_int_equal(s.nmembers, 3); /* nodes 0, 1 and 3 */
+    assert_int_equal(s.members[2], 3);
+    px_fence_set_fini(&s);
+    PMIx_Load_procid(&b[0], "ns", PMIX_RANK_WILDCARD);
+    assert_int_equal(px_fence_set_make(&m, b, 1, &s), PMIX_SUCCESS);
+    assert_true(s.all && s.id == px_fence_set_all_id("ns"));
+    px_fence_set_fini(&s);
+    assert_int_equal(px_fence_set_make(&m, all, 5, &s), PMIX_SUCCESS);
+    assert_true(s.all && s.id == px_fence_set_all_id("ns"));
+    px_fence_set_fini(&s);
+    assert_true(px_fence_set_all_id("ns") != px_fence_set_all_id("other"));
+
+    /* blocks of 2 over 4 nodes, 5 ranks: the whole job is nodes 0 to 2 */
+    px_jobmap blk = {.nspace = "ns", .nprocs = 5, .nnodes = 4, .ppn = 2};
+    assert_int_equal(px_fence_set_make(&blk, NULL, 0, &s), PMIX_SUCCESS);
+    assert_null(s.members);
+    assert_int_equal(s.nmembers, 3);
+    assert_int_equal(px_fence_set_make(&blk, a, 2, &t), PMIX_SUCCESS); /* ranks 0, 3 */
+    assert_int_equal(t.nmembers, 2);
+    assert_int_equal(t.members[1], 1);
+    px_fence_set_fini(&t);
+
+    /* refused */
+    PMIx_Load_procid(&b[0], "other", 0);
+    assert_int_equal(px_fence_set_make(&m, b, 1, &s), PMIX_ERR_NOT_SUPPORTED);
+    PMIx_Load_procid(&b[0], "ns", 5);
+    assert_int_equal(px_fence_set_make(&m, b, 1, &s), PMIX_ERR_BAD_PARAM);
+    assert_null(s.members);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_block_all),
-        cmocka_unit_test(test_map_local),
-        cmocka_unit_test(test_failures),
-        cmocka_unit_test(test_fence_req),
+        cmocka_unit_test(test_block_all),  cmocka_unit_test(test_map_local),
+        cmocka_unit_test(test_failures),   cmocka_unit_test(test_fence_req),
+        cmocka_unit_test(test_fence_sets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
