@@ -1729,7 +1729,9 @@ PMIX_EXPORT const char *PMIx_Get_attribute_name(const char *attributestring);
 
 #define PMIX_INFO_CONSTRUCT(m) PMIx_Info_construct(m)
 #define PMIX_INFO_DESTRUCT(m) PMIx_Info_destruct(m)
-#define PMIX_INFO_CREATE(m, n) ((m) = PMIx_Info_create(n))
+/* Marks the last element PMIX_INFO_ARRAY_END, as the Standard says
+ * (pmixlab_info_create, below). */
+#define PMIX_INFO_CREATE(m, n) ((m) = pmixlab_info_create(n))
 #define PMIX_INFO_FREE(m, n)      \
     do {                          \
         PMIx_Info_free((m), (n)); \
@@ -2138,6 +2140,17 @@ static inline pmix_boolean_t pmix_check_true(const pmix_value_t *value)
 #define PMIX_INFO_SET_QUALIFIER(m) PMIx_Info_qualifier(m)
 #define PMIX_INFO_SET_PERSISTENT(m) PMIx_Info_persistent(m)
 
+/* PMIx_Info_create(n) with the last element marked PMIX_INFO_ARRAY_END, for
+ * PMIX_INFO_CREATE: PMIX_INFO_IS_END finds the end of such an array. */
+static inline pmix_info_t *pmixlab_info_create(size_t n)
+{
+    pmix_info_t *p = PMIx_Info_create(n);
+    if (p != NULL && n > 0) {
+        p[n - 1].flags |= PMIX_INFO_ARRAY_END;
+    }
+    return p;
+}
+
 /* Splits a numeric value of any number type into one of three kinds (0
  * signed, 1 unsigned, 2 floating) for PMIX_VALUE_GET_NUMBER; returns
  * PMIX_ERR_BAD_PARAM, leaving the outputs alone, when the value holds no
@@ -2336,5 +2349,8 @@ static inline void pmix_pdata_free(pmix_pdata_t *pd, size_t n)
 #ifdef __cplusplus
 }
 #endif
+
+/* As in OpenPMIx, pmix_common.h brings pmix_deprecated.h along. */
+#include <pmix_deprecated.h>
 
 #endif /* PMIX_COMMON_H */

@@ -293,6 +293,24 @@ static void test_info_flags(void **state)
     PMIx_Value_destruct(&dst);
 }
 
+static void test_info_create_end(void **state)
+{
+    (void)state;
+    pmix_info_t *info;
+    PMIX_INFO_CREATE(info, 3);
+    assert_non_null(info);
+    assert_false(PMIX_INFO_IS_END(&info[0]));
+    assert_false(PMIX_INFO_IS_END(&info[1]));
+    assert_true(PMIX_INFO_IS_END(&info[2]));
+    size_t n = 0;
+    while (!PMIX_INFO_IS_END(&info[n]))
+        n++;
+    assert_int_equal(n, 2);
+    PMIX_INFO_FREE(info, 3);
+    PMIX_INFO_CREATE(info, 0);
+    assert_null(info);
+}
+
 static void test_info_list_insert(void **state)
 {
     (void)state;
@@ -419,12 +437,12 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_argv_helpers), cmocka_unit_test(test_argv_split),
-        cmocka_unit_test(test_setenv),       cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_check_true),   cmocka_unit_test(test_value_get_number),
-        cmocka_unit_test(test_info_flags),   cmocka_unit_test(test_info_list_insert),
-        cmocka_unit_test(test_stats),        cmocka_unit_test(test_app_pdata_loops),
-        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_argv_helpers),     cmocka_unit_test(test_argv_split),
+        cmocka_unit_test(test_setenv),           cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_check_true),       cmocka_unit_test(test_value_get_number),
+        cmocka_unit_test(test_info_flags),       cmocka_unit_test(test_info_create_end),
+        cmocka_unit_test(test_info_list_insert), cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_app_pdata_loops),  cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
