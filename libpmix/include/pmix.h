@@ -11,6 +11,8 @@
  */
 #ifndef PMIX_H
 #define PMIX_H
+/* OpenPMIx's spelling of the guard, which some programs test. */
+#define PMIx_H
 
 #include <pmix_common.h>
 

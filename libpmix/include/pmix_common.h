@@ -24,12 +24,17 @@
  */
 #ifndef PMIX_COMMON_H
 #define PMIX_COMMON_H
+/* OpenPMIx's spelling of the guard. */
+#define PMIx_COMMON_H
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <time.h>
@@ -48,11 +53,8 @@ extern "C" {
 #endif
 #endif
 
-/* Version of the Standard interface this library provides. */
-#define PMIX_VERSION_MAJOR 4L
-#define PMIX_VERSION_MINOR 2L
-#define PMIX_VERSION_RELEASE 0L
-#define PMIX_NUMERIC_VERSION 0x00040200
+/* The version macros (PMIX_VERSION_MAJOR, ...). */
+#include <pmix_version.h>
 
 /* ------------------------------------------------------------------------- */
 /* Scalar types                                                              */
@@ -1396,6 +1398,11 @@ PMIX_EXPORT pmix_status_t PMIx_Info_list_add(void *ptr, const char *key, const v
 PMIX_EXPORT pmix_status_t PMIx_Info_list_prepend(void *ptr, const char *key, const void *value,
                                                  pmix_data_type_t type);
 PMIX_EXPORT pmix_status_t PMIx_Info_list_xfer(void *ptr, const pmix_info_t *src);
+/* Not in the Standard; OpenPMIx 4.2 exports it. Appends a shallow copy of
+ * *info (its pointers are shared, not copied) marked PMIX_INFO_PERSISTENT:
+ * releasing the list leaves what they point to alone, converting it copies
+ * that data. The caller keeps *info's data alive while the list uses it. */
+PMIX_EXPORT pmix_status_t PMIx_Info_list_insert(void *ptr, pmix_info_t *info);
 PMIX_EXPORT pmix_status_t PMIx_Info_list_convert(void *ptr, pmix_data_array_t *par);
 PMIX_EXPORT void PMIx_Info_list_release(void *ptr);
 /* Iteration: curr NULL returns the first info; *next receives the cursor for
@@ -1717,11 +1724,14 @@ PMIX_EXPORT const char *PMIx_Get_attribute_name(const char *attributestring);
 #define PMIX_VALUE_LOAD(v, d, t) ((void)PMIx_Value_load((v), (d), (t)))
 #define PMIX_VALUE_UNLOAD(r, k, d, s) ((r) = PMIx_Value_unload((k), (d), (s)))
 #define PMIX_VALUE_XFER(r, d, s) ((r) = PMIx_Value_xfer((d), (s)))
-#define PMIX_VALUE_GET_NUMBER(s, m, n, t) ((s) = PMIx_Value_get_number((m), (void *)&(n), (t)))
+/* PMIX_VALUE_GET_NUMBER(s, m, n, t): t is a C type (as in OpenPMIx and the
+ * Standard's examples); defined below with the other OpenPMIx helpers. */
 
 #define PMIX_INFO_CONSTRUCT(m) PMIx_Info_construct(m)
 #define PMIX_INFO_DESTRUCT(m) PMIx_Info_destruct(m)
-#define PMIX_INFO_CREATE(m, n) ((m) = PMIx_Info_create(n))
+/* Marks the last element PMIX_INFO_ARRAY_END, as the Standard says
+ * (pmixlab_info_create, below). */
+#define PMIX_INFO_CREATE(m, n) ((m) = pmixlab_info_create(n))
 #define PMIX_INFO_FREE(m, n)      \
     do {                          \
         PMIx_Info_free((m), (n)); \
@@ -1909,7 +1919,9 @@ PMIX_EXPORT const char *PMIx_Get_attribute_name(const char *attributestring);
 
 #define PMIX_ARGV_APPEND(r, a, b) ((r) = PMIx_Argv_append_nosize(&(a), (b)))
 #define PMIX_ARGV_PREPEND(r, a, b) ((r) = PMIx_Argv_prepend_nosize(&(a), (b)))
-#define PMIX_ARGV_APPEND_UNIQUE(r, a, b) ((r) = PMIx_Argv_append_unique_nosize(&(a), (b)))
+/* a is the address of the array here, as in OpenPMIx (PMIX_ARGV_APPEND takes
+ * the array itself). */
+#define PMIX_ARGV_APPEND_UNIQUE(r, a, b) ((r) = PMIx_Argv_append_unique_nosize((a), (b)))
 #define PMIX_ARGV_FREE(a)  \
     do {                   \
         PMIx_Argv_free(a); \
@@ -1922,8 +1934,423 @@ PMIX_EXPORT const char *PMIx_Get_attribute_name(const char *attributestring);
 #define PMIX_ARGV_COPY(a, b) ((a) = PMIx_Argv_copy(b))
 #define PMIX_SETENV(r, n, v, e) ((r) = PMIx_Setenv((n), (v), true, (e)))
 
+/* ------------------------------------------------------------------------- */
+/* Beyond the Standard: what OpenPMIx 4.2's headers give programs            */
+/*
+ * Programs written for OpenPMIx use helpers that its pmix_common.h defines
+ * inline (the pmix_argv_* family, pmix_setenv, pmix_check_true, ...) and
+ * macros the Standard does not have (PMIX_INFO_SET_QUALIFIER, the statistics
+ * families, ...). They are here with the same meaning so that such programs
+ * compile unchanged. Each one does its small job in the header or calls an
+ * exported function of the Standard; none needs a symbol OpenPMIx 4.2 does
+ * not export. docs/abi.md lists every macro and inline function of
+ * OpenPMIx 4.2.2's headers and says where ours differ.
+ */
+
+/* Allocation hooks: plain malloc, free and calloc. */
+static inline void *pmix_malloc(size_t n)
+{
+    return malloc(n);
+}
+
+static inline void pmix_free(void *m)
+{
+    free(m);
+}
+
+static inline void *pmix_calloc(size_t n, size_t m)
+{
+    return calloc(n, m);
+}
+
+/* Copies at most len characters of src into dest, which holds len + 1, and
+ * always terminates it (src need not be terminated within len). */
+static inline void pmix_strncpy(char *dest, const char *src, size_t len)
+{
+    size_t i = 0;
+    while (i < len && src[i] != '\0') {
+        dest[i] = src[i];
+        i++;
+    }
+    dest[i] = '\0';
+}
+
+/* Length of a key or namespace, looking at no more than one character past
+ * the longest legal one: PMIX_MAX_KEYLEN + 1 (or PMIX_MAX_NSLEN + 1) means
+ * too long. 0 for NULL. */
+static inline size_t pmix_keylen(const char *src)
+{
+    size_t i = 0;
+    while (src != NULL && i <= PMIX_MAX_KEYLEN && src[i] != '\0') {
+        i++;
+    }
+    return i;
+}
+
+static inline size_t pmix_nslen(const char *src)
+{
+    size_t i = 0;
+    while (src != NULL && i <= PMIX_MAX_NSLEN && src[i] != '\0') {
+        i++;
+    }
+    return i;
+}
+
+/* The argv helpers: the Standard's PMIx_Argv_* under OpenPMIx's older
+ * names. Strings are copied in; arrays are freed with pmix_argv_free. */
+static inline int pmix_argv_count(char **argv)
+{
+    return PMIx_Argv_count(argv);
+}
+
+static inline pmix_status_t pmix_argv_append_nosize(char ***argv, const char *arg)
+{
+    return PMIx_Argv_append_nosize(argv, arg);
+}
+
+static inline pmix_status_t pmix_argv_prepend_nosize(char ***argv, const char *arg)
+{
+    return PMIx_Argv_prepend_nosize(argv, arg);
+}
+
+static inline pmix_status_t pmix_argv_append_unique_nosize(char ***argv, const char *arg)
+{
+    return PMIx_Argv_append_unique_nosize(argv, arg);
+}
+
+static inline void pmix_argv_free(char **argv)
+{
+    PMIx_Argv_free(argv);
+}
+
+/* Splits src_string at delimiter. Empty fields are dropped unless
+ * include_empty; even then, as in OpenPMIx, a delimiter at the very end
+ * adds no empty field and an empty string gives NULL. */
+static inline char **pmix_argv_split_inter(const char *src_string, int delimiter,
+                                           bool include_empty)
+{
+    if (!include_empty) {
+        return PMIx_Argv_split(src_string, delimiter);
+    }
+    char **v = PMIx_Argv_split_with_empty(src_string, delimiter);
+    size_t len = src_string != NULL ? strlen(src_string) : 0;
+    if (v != NULL && (len == 0 || src_string[len - 1] == (char)delimiter)) {
+        int n = PMIx_Argv_count(v);
+        if (n > 0 && v[n - 1][0] == '\0') {
+            free(v[n - 1]);
+            v[n - 1] = NULL;
+        }
+        if (v[0] == NULL) {
+            free(v);
+            v = NULL;
+        }
+    }
+    return v;
+}
+
+static inline char **pmix_argv_split_with_empty(const char *src_string, int delimiter)
+{
+    return pmix_argv_split_inter(src_string, delimiter, true);
+}
+
+static inline char **pmix_argv_split(const char *src_string, int delimiter)
+{
+    return pmix_argv_split_inter(src_string, delimiter, false);
+}
+
+/* A new string (free it); "" for an empty or NULL array. */
+static inline char *pmix_argv_join(char **argv, int delimiter)
+{
+    return PMIx_Argv_join(argv, delimiter);
+}
+
+static inline char **pmix_argv_copy(char **argv)
+{
+    return PMIx_Argv_copy(argv);
+}
+
+/* Sets name=value in the argv-style environment *env (a NULL value gives
+ * "name="): PMIX_ERR_EXISTS when name is set and not overwrite. Given the
+ * process's own `environ`, it calls setenv (unsetenv for a NULL value)
+ * instead (PMIx_Setenv does), as OpenPMIx's does. */
+static inline pmix_status_t pmix_setenv(const char *name, const char *value, bool overwrite,
+                                        char ***env)
+{
+    return PMIx_Setenv(name, value, overwrite, env);
+}
+
+/* Whether a value reads as true: PMIX_BOOL_TRUE for a true bool, an absent
+ * value (PMIX_UNDEF, as an info key given alone), a NULL or blank string, a
+ * string starting with a non-zero number, "yes" or "true"; PMIX_BOOL_FALSE
+ * for a false bool, a string starting with 0, "no" or "false" (letters in
+ * either case); PMIX_NON_BOOL for anything else. */
+typedef enum {
+    PMIX_BOOL_TRUE,
+    PMIX_BOOL_FALSE,
+    PMIX_NON_BOOL
+} pmix_boolean_t;
+
+static inline pmix_boolean_t pmix_check_true(const pmix_value_t *value)
+{
+    if (value->type == PMIX_UNDEF) {
+        return PMIX_BOOL_TRUE;
+    }
+    if (value->type == PMIX_BOOL) {
+        return value->data.flag ? PMIX_BOOL_TRUE : PMIX_BOOL_FALSE;
+    }
+    if (value->type != PMIX_STRING) {
+        return PMIX_NON_BOOL;
+    }
+    const char *s = value->data.string;
+    if (s == NULL) {
+        return PMIX_BOOL_TRUE;
+    }
+    while (isspace((unsigned char)*s)) {
+        s++;
+    }
+    if (*s == '\0') {
+        return PMIX_BOOL_TRUE;
+    }
+    if (isdigit((unsigned char)*s)) {
+        return atoi(s) != 0 ? PMIX_BOOL_TRUE : PMIX_BOOL_FALSE;
+    }
+    if (strncasecmp(s, "yes", 3) == 0 || strncasecmp(s, "true", 4) == 0) {
+        return PMIX_BOOL_TRUE;
+    }
+    if (strncasecmp(s, "no", 2) == 0 || strncasecmp(s, "false", 5) == 0) {
+        return PMIX_BOOL_FALSE;
+    }
+    return PMIX_NON_BOOL;
+}
+
+#define PMIX_CHECK_TRUE(a) (pmix_check_true(a) == PMIX_BOOL_TRUE)
+/* True when the value reads as a boolean at all, true or false. */
+#define PMIX_CHECK_BOOL(a) (pmix_check_true(a) != PMIX_NON_BOOL)
+
+/* Whether an event code is one of the host system's (PMIX_EVENT_SYS_BASE
+ * down to PMIX_EVENT_SYS_OTHER). */
+#define PMIX_SYSTEM_EVENT(a) ((a) <= PMIX_EVENT_SYS_BASE && (a) >= PMIX_EVENT_SYS_OTHER)
+
+#define PMIX_XFER_PROCID(a, b) PMIx_Xfer_procid((a), (b))
+#define PMIX_VALUE_XFER_DIRECT(r, v, s) ((r) = PMIx_Value_xfer((v), (s)))
+#define PMIX_INFO_LIST_INSERT(r, p, i) ((r) = PMIx_Info_list_insert((p), (i)))
+
+/* Directive flags without a Standard function of their own. */
+#define PMIX_INFO_SET_END(m) ((m)->flags |= PMIX_INFO_ARRAY_END)
+#define PMIX_INFO_SET_QUALIFIER(m) PMIx_Info_qualifier(m)
+#define PMIX_INFO_SET_PERSISTENT(m) PMIx_Info_persistent(m)
+
+/* PMIx_Info_create(n) with the last element marked PMIX_INFO_ARRAY_END, for
+ * PMIX_INFO_CREATE: PMIX_INFO_IS_END finds the end of such an array. */
+static inline pmix_info_t *pmixlab_info_create(size_t n)
+{
+    pmix_info_t *p = PMIx_Info_create(n);
+    if (p != NULL && n > 0) {
+        p[n - 1].flags |= PMIX_INFO_ARRAY_END;
+    }
+    return p;
+}
+
+/* Splits a numeric value of any number type into one of three kinds (0
+ * signed, 1 unsigned, 2 floating) for PMIX_VALUE_GET_NUMBER; returns
+ * PMIX_ERR_BAD_PARAM, leaving the outputs alone, when the value holds no
+ * number. */
+static inline pmix_status_t pmixlab_value_number(const pmix_value_t *m, int *kind, int64_t *i,
+                                                 uint64_t *u, double *d)
+{
+    switch (m->type) {
+    case PMIX_INT: *i = m->data.integer; break;
+    case PMIX_INT8: *i = m->data.int8; break;
+    case PMIX_INT16: *i = m->data.int16; break;
+    case PMIX_INT32: *i = m->data.int32; break;
+    case PMIX_INT64: *i = m->data.int64; break;
+    case PMIX_PID: *i = m->data.pid; break;
+    case PMIX_SIZE:
+        *u = m->data.size;
+        *kind = 1;
+        return PMIX_SUCCESS;
+    case PMIX_UINT:
+        *u = m->data.uint;
+        *kind = 1;
+        return PMIX_SUCCESS;
+    case PMIX_UINT8:
+        *u = m->data.uint8;
+        *kind = 1;
+        return PMIX_SUCCESS;
+    case PMIX_UINT16:
+        *u = m->data.uint16;
+        *kind = 1;
+        return PMIX_SUCCESS;
+    case PMIX_UINT32:
+        *u = m->data.uint32;
+        *kind = 1;
+        return PMIX_SUCCESS;
+    case PMIX_UINT64:
+        *u = m->data.uint64;
+        *kind = 1;
+        return PMIX_SUCCESS;
+    case PMIX_PROC_RANK:
+        *u = m->data.rank;
+        *kind = 1;
+        return PMIX_SUCCESS;
+    case PMIX_FLOAT:
+        *d = m->data.fval;
+        *kind = 2;
+        return PMIX_SUCCESS;
+    case PMIX_DOUBLE:
+        *d = m->data.dval;
+        *kind = 2;
+        return PMIX_SUCCESS;
+    default: return PMIX_ERR_BAD_PARAM;
+    }
+    *kind = 0;
+    return PMIX_SUCCESS;
+}
+
+/* Sets n, converted to the C type t, to the number that the value *m holds,
+ * whatever its number type; s is PMIX_SUCCESS, or PMIX_ERR_BAD_PARAM (n
+ * unchanged) when *m holds no number. PMIx_Value_get_number is the function
+ * form, which takes a PMIx data type and wants it to match exactly. */
+#define PMIX_VALUE_GET_NUMBER(s, m, n, t)                                                    \
+    do {                                                                                     \
+        int pmixlab_k_ = 0;                                                                  \
+        int64_t pmixlab_i_ = 0;                                                              \
+        uint64_t pmixlab_u_ = 0;                                                             \
+        double pmixlab_d_ = 0;                                                               \
+        (s) = pmixlab_value_number((m), &pmixlab_k_, &pmixlab_i_, &pmixlab_u_, &pmixlab_d_); \
+        if ((s) == PMIX_SUCCESS) {                                                           \
+            (n) = pmixlab_k_ == 0   ? (t)pmixlab_i_                                          \
+                  : pmixlab_k_ == 1 ? (t)pmixlab_u_                                          \
+                                    : (t)pmixlab_d_;                                         \
+        }                                                                                    \
+    } while (0)
+
+/* The statistics structures: CREATE allocates n zeroed ones (NULL for 0),
+ * DESTRUCT frees what one points to, FREE destructs n and frees the array,
+ * RELEASE frees one made by CREATE(m, 1). FREE and RELEASE set m to NULL. */
+#define PMIX_PROC_STATS_STATIC_INIT \
+    {                               \
+        0                           \
+    }
+#define PMIX_DISK_STATS_STATIC_INIT \
+    {                               \
+        0                           \
+    }
+#define PMIX_NET_STATS_STATIC_INIT \
+    {                              \
+        0                          \
+    }
+#define PMIX_NODE_STATS_STATIC_INIT \
+    {                               \
+        0                           \
+    }
+
+static inline void pmix_proc_stats_free(pmix_proc_stats_t *ps, size_t n)
+{
+    for (size_t k = 0; ps != NULL && k < n; k++) {
+        free(ps[k].node);
+        free(ps[k].cmd);
+        memset(&ps[k], 0, sizeof(ps[k]));
+    }
+}
+
+static inline void pmix_disk_stats_free(pmix_disk_stats_t *d, size_t n)
+{
+    for (size_t k = 0; d != NULL && k < n; k++) {
+        free(d[k].disk);
+        memset(&d[k], 0, sizeof(d[k]));
+    }
+}
+
+static inline void pmix_net_stats_free(pmix_net_stats_t *nst, size_t n)
+{
+    for (size_t k = 0; nst != NULL && k < n; k++) {
+        free(nst[k].net_interface);
+        memset(&nst[k], 0, sizeof(nst[k]));
+    }
+}
+
+static inline void pmix_node_stats_free(pmix_node_stats_t *nd, size_t n)
+{
+    for (size_t k = 0; nd != NULL && k < n; k++) {
+        free(nd[k].node);
+        pmix_disk_stats_free(nd[k].diskstats, nd[k].ndiskstats);
+        free(nd[k].diskstats);
+        pmix_net_stats_free(nd[k].netstats, nd[k].nnetstats);
+        free(nd[k].netstats);
+        memset(&nd[k], 0, sizeof(nd[k]));
+    }
+}
+
+#define PMIX_PROC_STATS_CONSTRUCT(m) memset((m), 0, sizeof(pmix_proc_stats_t))
+#define PMIX_PROC_STATS_CREATE(m, n) \
+    ((m) = (n) > 0 ? (pmix_proc_stats_t *)calloc((n), sizeof(pmix_proc_stats_t)) : NULL)
+#define PMIX_PROC_STATS_DESTRUCT(m) pmix_proc_stats_free((m), 1)
+#define PMIX_PROC_STATS_FREE(m, n)      \
+    do {                                \
+        pmix_proc_stats_free((m), (n)); \
+        free(m);                        \
+        (m) = NULL;                     \
+    } while (0)
+#define PMIX_PROC_STATS_RELEASE(m) PMIX_PROC_STATS_FREE((m), 1)
+
+#define PMIX_DISK_STATS_CONSTRUCT(m) memset((m), 0, sizeof(pmix_disk_stats_t))
+#define PMIX_DISK_STATS_CREATE(m, n) \
+    ((m) = (n) > 0 ? (pmix_disk_stats_t *)calloc((n), sizeof(pmix_disk_stats_t)) : NULL)
+#define PMIX_DISK_STATS_DESTRUCT(m) pmix_disk_stats_free((m), 1)
+#define PMIX_DISK_STATS_FREE(m, n)      \
+    do {                                \
+        pmix_disk_stats_free((m), (n)); \
+        free(m);                        \
+        (m) = NULL;                     \
+    } while (0)
+#define PMIX_DISK_STATS_RELEASE(m) PMIX_DISK_STATS_FREE((m), 1)
+
+#define PMIX_NET_STATS_CONSTRUCT(m) memset((m), 0, sizeof(pmix_net_stats_t))
+#define PMIX_NET_STATS_CREATE(m, n) \
+    ((m) = (n) > 0 ? (pmix_net_stats_t *)calloc((n), sizeof(pmix_net_stats_t)) : NULL)
+#define PMIX_NET_STATS_DESTRUCT(m) pmix_net_stats_free((m), 1)
+#define PMIX_NET_STATS_FREE(m, n)      \
+    do {                               \
+        pmix_net_stats_free((m), (n)); \
+        free(m);                       \
+        (m) = NULL;                    \
+    } while (0)
+#define PMIX_NET_STATS_RELEASE(m) PMIX_NET_STATS_FREE((m), 1)
+
+#define PMIX_NODE_STATS_CONSTRUCT(m) memset((m), 0, sizeof(pmix_node_stats_t))
+#define PMIX_NODE_STATS_CREATE(m, n) \
+    ((m) = (n) > 0 ? (pmix_node_stats_t *)calloc((n), sizeof(pmix_node_stats_t)) : NULL)
+#define PMIX_NODE_STATS_DESTRUCT(m) pmix_node_stats_free((m), 1)
+#define PMIX_NODE_STATS_FREE(m, n)      \
+    do {                                \
+        pmix_node_stats_free((m), (n)); \
+        free(m);                        \
+        (m) = NULL;                     \
+    } while (0)
+#define PMIX_NODE_STATS_RELEASE(m) PMIX_NODE_STATS_FREE((m), 1)
+
+/* OpenPMIx's element loops behind PMIX_APP_FREE and PMIX_PDATA_FREE: they
+ * destruct n elements and leave the array itself to the caller. */
+static inline void pmix_app_free(pmix_app_t *ap, size_t n)
+{
+    for (size_t k = 0; ap != NULL && k < n; k++) {
+        PMIx_App_destruct(&ap[k]);
+    }
+}
+
+static inline void pmix_pdata_free(pmix_pdata_t *pd, size_t n)
+{
+    for (size_t k = 0; pd != NULL && k < n; k++) {
+        PMIx_Pdata_destruct(&pd[k]);
+    }
+}
+
 #ifdef __cplusplus
 }
 #endif
+
+/* As in OpenPMIx, pmix_common.h brings pmix_deprecated.h along. */
+#include <pmix_deprecated.h>
 
 #endif /* PMIX_COMMON_H */

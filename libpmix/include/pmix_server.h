@@ -18,6 +18,8 @@
  */
 #ifndef PMIX_SERVER_H
 #define PMIX_SERVER_H
+/* OpenPMIx's spelling of the guard. */
+#define PMIx_SERVER_API_H
 
 #include <pmix.h>
 

@@ -9,6 +9,8 @@
  */
 #ifndef PMIX_TOOL_H
 #define PMIX_TOOL_H
+/* OpenPMIx's spelling of the guard. */
+#define PMIx_TOOL_API_H
 
 #include <pmix.h>
 

@@ -21,10 +21,15 @@
  *              handler next to a named one; PMIX_EVENT_HDLR_FIRST_IN_CATEGORY /
  *              _LAST_IN_CATEGORY put one at either end of its category.
  *   firstlast  PMIX_EVENT_HDLR_FIRST / _LAST run first / last across
- *              categories, and a second "first" handler is refused.
+ *              categories, and a second "first" handler is refused: returned
+ *              by the blocking form, reported through the callback (after
+ *              the call returned PMIX_SUCCESS, no handler id) by the other.
  *   stop       a handler completing with PMIX_EVENT_ACTION_COMPLETE ends the chain.
  *   dereg      a deregistered handler is no longer called (blocking and
- *              callback forms); deregistering an unknown id is an error.
+ *              callback forms); deregistering an unknown id is an error:
+ *              returned by the blocking form; with a callback, the call
+ *              returns PMIX_SUCCESS and the callback (once, after it
+ *              returned) reports PMIX_ERR_NOT_FOUND, as OpenPMIx does.
  *   regcb      the registration callback fires once, after the call returned,
  *              with the id the handler is later called with.
  *   range      PMIX_RANGE_PROC_LOCAL stays in the process; PMIX_RANGE_NAMESPACE
@@ -287,6 +292,22 @@ static void mode_names(void)
     expect_chain("notify X", CODE_X, NULL, 0, "F,A,E,C,B,L,D");
 }
 
+struct regcb_state {
+    pt_waiter w;
+    pthread_t caller;
+    volatile bool in_call;
+    volatile bool from_inside;
+};
+
+static void regcb(pmix_status_t status, size_t refid, void *cbdata)
+{
+    struct regcb_state *s = cbdata;
+    if (s->in_call && pthread_equal(pthread_self(), s->caller))
+        s->from_inside = true;
+    s->w.ref = refid;
+    pt_waiter_signal(&s->w, status);
+}
+
 static void mode_firstlast(void)
 {
     pmix_status_t x = CODE_X;
@@ -304,6 +325,26 @@ static void mode_firstlast(void)
         pt_fail(
             "a second PMIX_EVENT_HDLR_FIRST handler was accepted (id %d); only one may be first",
             rc);
+
+    struct regcb_state s;
+    pt_waiter_init(&s.w);
+    s.caller = pthread_self();
+    s.from_inside = false;
+    s.in_call = true;
+    rc = PMIx_Register_event_handler(&x, 1, &first, 1, h_A, regcb, &s);
+    s.in_call = false;
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("a refused registration with a callback returned %s, not PMIX_SUCCESS", pt_err(rc));
+    } else if (!pt_waiter_wait(&s.w, 5.0)) {
+        pt_fail("the callback of a refused registration was not called within 5 s");
+    } else {
+        if (s.w.status == PMIX_SUCCESS)
+            pt_fail("the callback of a second PMIX_EVENT_HDLR_FIRST handler reported success");
+        if (s.w.ref != SIZE_MAX)
+            pt_fail("the callback of a refused registration gave handler id %zu", s.w.ref);
+        if (s.from_inside)
+            pt_fail("the callback of a refused registration ran before the call returned");
+    }
     pt_info_free(&first, 1);
     pt_info_free(&last, 1);
 }
@@ -349,25 +390,26 @@ static void mode_dereg(void)
     rc = PMIx_Deregister_event_handler(987654, NULL, NULL);
     if (rc == PMIX_SUCCESS)
         pt_fail("deregistering an unknown handler id succeeded");
-    else if (rc != PMIX_ERR_BAD_PARAM)
-        pt_note("deregistering an unknown id returned %s (the Standard names PMIX_ERR_BAD_PARAM)",
+    else if (rc != PMIX_ERR_NOT_FOUND)
+        pt_fail("deregistering an unknown id returned %s, not PMIX_ERR_NOT_FOUND", pt_err(rc));
+
+    /* With a callback: PMIX_SUCCESS, then the callback says not found. */
+    pt_waiter_init(&w);
+    rc = PMIx_Deregister_event_handler(987654, pt_op_cb, &w);
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("deregistering an unknown id with a callback returned %s, not PMIX_SUCCESS",
                 pt_err(rc));
-}
-
-struct regcb_state {
-    pt_waiter w;
-    pthread_t caller;
-    volatile bool in_call;
-    volatile bool from_inside;
-};
-
-static void regcb(pmix_status_t status, size_t refid, void *cbdata)
-{
-    struct regcb_state *s = cbdata;
-    if (s->in_call && pthread_equal(pthread_self(), s->caller))
-        s->from_inside = true;
-    s->w.ref = refid;
-    pt_waiter_signal(&s->w, status);
+    } else if (!pt_waiter_wait(&w, 5.0)) {
+        pt_fail("the callback of deregistering an unknown id was not called within 5 s");
+    } else {
+        if (w.status != PMIX_ERR_NOT_FOUND)
+            pt_fail("deregistering an unknown id reported %s, not PMIX_ERR_NOT_FOUND",
+                    pt_err(w.status));
+        pt_sleep(0.2);
+        if (pt_waiter_count(&w) != 1)
+            pt_fail("the callback of deregistering an unknown id was called %d times",
+                    pt_waiter_count(&w));
+    }
 }
 
 static void mode_regcb(void)

@@ -25,6 +25,11 @@
  *            PMIX_NODEID and PMIX_HOSTNAME agree with it, PMIX_LOCAL_PEERS and
  *            PMIX_LOCAL_SIZE name exactly the ranks on our node, and so does
  *            PMIx_Resolve_peers for our hostname.
+ *   query    PMIx_Query_info answers the job size and the ABI version;
+ *            PMIx_Query_info_nb, PMIx_Get_nb and PMIx_Log_nb return
+ *            PMIX_SUCCESS and
+ *            report through their callback after they returned, errors
+ *            (an unknown key, a missing key, a refused channel) included.
  *   binding  (run with `pmixrun --bind-to core`) the process is bound: its
  *            affinity is a strict subset of the machine's CPUs when there
  *            are several, and the local peers' PMIX_CPUSET strings differ
@@ -637,9 +642,154 @@ static void mode_binding(void)
     free(cpuset);
 }
 
+/* What a callback of PMIx_Query_info_nb or PMIx_Log_nb saw. */
+struct cb_seen {
+    pt_waiter w;
+    pthread_t caller;
+    volatile bool in_call;
+    volatile bool from_inside;
+    uint32_t size;
+};
+
+static void query_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                     pmix_release_cbfunc_t release_fn, void *release_cbdata)
+{
+    struct cb_seen *s = cbdata;
+    if (s->in_call && pthread_equal(pthread_self(), s->caller))
+        s->from_inside = true;
+    for (size_t i = 0; i < ninfo; i++)
+        if (PMIx_Check_key(info[i].key, PMIX_JOB_SIZE) && info[i].value.type == PMIX_UINT32)
+            s->size = info[i].value.data.uint32;
+    if (release_fn != NULL)
+        release_fn(release_cbdata);
+    pt_waiter_signal(&s->w, status);
+}
+
+static void log_cb(pmix_status_t status, void *cbdata)
+{
+    struct cb_seen *s = cbdata;
+    if (s->in_call && pthread_equal(pthread_self(), s->caller))
+        s->from_inside = true;
+    pt_waiter_signal(&s->w, status);
+}
+
+static void get_cb(pmix_status_t status, pmix_value_t *kv, void *cbdata)
+{
+    struct cb_seen *s = cbdata;
+    if (s->in_call && pthread_equal(pthread_self(), s->caller))
+        s->from_inside = true;
+    if (status == PMIX_SUCCESS && kv != NULL && kv->type == PMIX_UINT32)
+        s->size = kv->data.uint32;
+    pt_waiter_signal(&s->w, status);
+}
+
+static void cb_start(struct cb_seen *s)
+{
+    pt_waiter_init(&s->w);
+    s->caller = pthread_self();
+    s->from_inside = false;
+    s->in_call = true;
+    s->size = 0;
+}
+
+/* Waits for one callback and checks it came after the call returned. */
+static bool cb_wait(struct cb_seen *s, const char *what)
+{
+    if (!pt_waiter_wait(&s->w, 5.0)) {
+        pt_fail("%s: callback not called within 5 s", what);
+        return false;
+    }
+    if (s->from_inside)
+        pt_fail("%s: callback ran before the call returned", what);
+    return true;
+}
+
+static void mode_query(void)
+{
+    pmix_query_t *q = PMIx_Query_create(1);
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+
+    PMIx_Argv_append_nosize(&q[0].keys, PMIX_JOB_SIZE);
+    PMIx_Argv_append_nosize(&q[0].keys, PMIX_QUERY_STABLE_ABI_VERSION);
+    pmix_status_t rc = PMIx_Query_info(q, 1, &info, &ninfo);
+    if (rc != PMIX_SUCCESS || ninfo != 2)
+        pt_fail("PMIx_Query_info of the job size and ABI version: %s, %zu answers", pt_err(rc),
+                ninfo);
+    else if (info[0].value.type != PMIX_UINT32 || info[0].value.data.uint32 != pt.size)
+        pt_fail("PMIx_Query_info: PMIX_JOB_SIZE is not %u", (unsigned)pt.size);
+    else if (info[1].value.type != PMIX_STRING)
+        pt_fail("PMIx_Query_info: PMIX_QUERY_STABLE_ABI_VERSION is not a string");
+    PMIx_Info_free(info, ninfo);
+
+    /* Non-blocking: PMIX_SUCCESS, the answer comes after the call returned. */
+    struct cb_seen s;
+    cb_start(&s);
+    rc = PMIx_Query_info_nb(q, 1, query_cb, &s);
+    s.in_call = false;
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Query_info_nb returned %s", pt_err(rc));
+    else if (cb_wait(&s, "PMIx_Query_info_nb") && (s.w.status != PMIX_SUCCESS || s.size != pt.size))
+        pt_fail("PMIx_Query_info_nb reported %s and job size %u", pt_err(s.w.status),
+                (unsigned)s.size);
+    PMIx_Query_free(q, 1);
+
+    /* A key nobody has: the callback reports it. */
+    q = PMIx_Query_create(1);
+    PMIx_Argv_append_nosize(&q[0].keys, "pmixlab.test.no-such-key");
+    cb_start(&s);
+    rc = PMIx_Query_info_nb(q, 1, query_cb, &s);
+    s.in_call = false;
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Query_info_nb of an unknown key returned %s", pt_err(rc));
+    else if (cb_wait(&s, "PMIx_Query_info_nb of an unknown key") &&
+             s.w.status != PMIX_ERR_NOT_FOUND)
+        pt_fail("PMIx_Query_info_nb of an unknown key reported %s", pt_err(s.w.status));
+    PMIx_Query_free(q, 1);
+
+    /* PMIx_Get_nb of a job key, and of a key nobody has. */
+    cb_start(&s);
+    rc = PMIx_Get_nb(&pt.wild, PMIX_JOB_SIZE, NULL, 0, get_cb, &s);
+    s.in_call = false;
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Get_nb of PMIX_JOB_SIZE returned %s", pt_err(rc));
+    else if (cb_wait(&s, "PMIx_Get_nb") && (s.w.status != PMIX_SUCCESS || s.size != pt.size))
+        pt_fail("PMIx_Get_nb of PMIX_JOB_SIZE reported %s, size %u", pt_err(s.w.status),
+                (unsigned)s.size);
+    cb_start(&s);
+    rc = PMIx_Get_nb(&pt.wild, "pmix.no.such.key", NULL, 0, get_cb, &s);
+    s.in_call = false;
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Get_nb of a missing job key returned %s", pt_err(rc));
+    else if (cb_wait(&s, "PMIx_Get_nb of a missing key") && s.w.status != PMIX_ERR_NOT_FOUND)
+        pt_fail("PMIx_Get_nb of a missing job key reported %s", pt_err(s.w.status));
+
+    /* PMIx_Log_nb: PMIX_SUCCESS, then the outcome through the callback, a
+     * channel refused included. */
+    pmix_info_t entry;
+    pt_info_str(&entry, PMIX_LOG_STDOUT, "job_info: logged through PMIx_Log_nb\n");
+    cb_start(&s);
+    rc = PMIx_Log_nb(&entry, 1, NULL, 0, log_cb, &s);
+    s.in_call = false;
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Log_nb returned %s", pt_err(rc));
+    else if (cb_wait(&s, "PMIx_Log_nb") && s.w.status != PMIX_SUCCESS)
+        pt_fail("PMIx_Log_nb reported %s", pt_err(s.w.status));
+    pt_info_free(&entry, 1);
+    pt_info_str(&entry, PMIX_LOG_SYSLOG, "job_info: no syslog here");
+    cb_start(&s);
+    rc = PMIx_Log_nb(&entry, 1, NULL, 0, log_cb, &s);
+    s.in_call = false;
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Log_nb to a refused channel returned %s", pt_err(rc));
+    else if (cb_wait(&s, "PMIx_Log_nb to a refused channel") && s.w.status == PMIX_SUCCESS)
+        pt_fail("PMIx_Log_nb to a refused channel reported success");
+    pt_info_free(&entry, 1);
+}
+
 int main(int argc, char **argv)
 {
-    const char *modes = "keys node app missing nodes [K] binding";
+    const char *modes = "keys node app missing nodes [K] binding query";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(40);
@@ -656,6 +806,8 @@ int main(int argc, char **argv)
         mode_nodes(argc > 2 ? atoi(argv[2]) : 0);
     else if (strcmp(argv[1], "binding") == 0)
         mode_binding();
+    else if (strcmp(argv[1], "query") == 0)
+        mode_query();
     else
         pt_usage(argv[0], modes);
     pt_barrier("final PMIx_Fence");

@@ -512,7 +512,7 @@ static void test_get_number(void **state)
 
     PMIx_Value_load(&v, &u8, PMIX_UINT8);
     assert_int_equal(PMIx_Value_get_number(&v, &i8, PMIX_INT8), PMIX_ERR_VALUE_OUT_OF_BOUNDS);
-    PMIX_VALUE_GET_NUMBER(rc, &v, u16, PMIX_UINT16);
+    PMIX_VALUE_GET_NUMBER(rc, &v, u16, uint16_t);
     assert_int_equal(rc, PMIX_SUCCESS);
     assert_int_equal(u16, 200);
 
@@ -861,7 +861,7 @@ static void test_argv(void **state)
     assert_int_equal(PMIx_Argv_count(v), 3);
     assert_string_equal(v[1], "");
     pmix_status_t rc;
-    PMIX_ARGV_APPEND_UNIQUE(rc, v, "b");
+    PMIX_ARGV_APPEND_UNIQUE(rc, &v, "b");
     assert_int_equal(rc, PMIX_SUCCESS);
     assert_int_equal(PMIx_Argv_count(v), 3);
     PMIX_ARGV_PREPEND(rc, v, "first");

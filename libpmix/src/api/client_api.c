@@ -494,14 +494,15 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
 typedef struct later_value {
     pmix_value_cbfunc_t cbfunc;
     void *cbdata;
-    pmix_value_t *value;
+    pmix_status_t status;
+    pmix_value_t *value; /* NULL when status is an error */
 } later_value;
 
 static void call_value_cb(void *arg)
 {
     later_value *l = arg;
 
-    l->cbfunc(PMIX_SUCCESS, l->value, l->cbdata);
+    l->cbfunc(l->status, l->value, l->cbdata);
     PMIx_Value_free(l->value, 1);
     free(l);
 }
@@ -525,18 +526,23 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
         return PMIX_ERR_NOMEM;
     ac->pops->lock(ac->pctx);
     rc = px_client_get(ac->client, proc, key, info, ninfo, &out, cbfunc, cbdata);
-    if (rc == PMIX_OPERATION_SUCCEEDED) {
-        /* answered from local memory: the callback still comes after we return */
+    if (rc == PMIX_OPERATION_SUCCEEDED || (rc != PMIX_SUCCESS && rc != PMIX_ERR_BAD_PARAM &&
+                                           rc != PMIX_ERR_NOMEM && rc != PMIX_ERR_INIT)) {
+        /* Answered from local memory, or a key that is not there (as
+         * OpenPMIx does, its programs wait for the callback whatever
+         * happened): the callback still comes after we return. */
         l->cbfunc = cbfunc;
         l->cbdata = cbdata;
+        l->status = rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc;
         l->value = out;
         rc = px_client_defer(ac->client, call_value_cb, l);
         if (rc != PMIX_SUCCESS)
             PMIx_Value_free(out, 1);
+        else
+            l = NULL;
     }
     ac->pops->unlock(ac->pctx);
-    if (rc != PMIX_SUCCESS || out == NULL)
-        free(l);
+    free(l);
     return rc;
 }
 
@@ -545,6 +551,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
 typedef struct later_op {
     pmix_op_cbfunc_t opcb;
     pmix_hdlr_reg_cbfunc_t regcb;
+    pmix_status_t status;
     size_t id;
     void *cbdata;
 } later_op;
@@ -554,15 +561,16 @@ static void call_op_cb(void *arg)
     later_op *l = arg;
 
     if (l->regcb != NULL)
-        l->regcb(PMIX_SUCCESS, l->id, l->cbdata);
+        l->regcb(l->status, l->id, l->cbdata);
     else
-        l->opcb(PMIX_SUCCESS, l->cbdata);
+        l->opcb(l->status, l->cbdata);
     free(l);
 }
 
-/* Call a completion callback after the caller's API call has returned. */
+/* Call a completion callback with `status` after the caller's API call has
+ * returned. */
 static pmix_status_t later(px_api_client *ac, pmix_op_cbfunc_t opcb, pmix_hdlr_reg_cbfunc_t regcb,
-                           size_t id, void *cbdata)
+                           pmix_status_t status, size_t id, void *cbdata)
 {
     later_op *l = malloc(sizeof(*l));
     pmix_status_t rc;
@@ -571,12 +579,23 @@ static pmix_status_t later(px_api_client *ac, pmix_op_cbfunc_t opcb, pmix_hdlr_r
         return PMIX_ERR_NOMEM;
     l->opcb = opcb;
     l->regcb = regcb;
+    l->status = status;
     l->id = id;
     l->cbdata = cbdata;
     rc = px_client_defer(ac->client, call_op_cb, l);
     if (rc != PMIX_SUCCESS)
         free(l);
     return rc;
+}
+
+pmix_status_t px_api_defer(void (*fn)(void *arg), void *arg)
+{
+    px_api_client *ac = ready();
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    need_progress(ac);
+    return ENGINE(ac, px_client_defer(ac->client, fn, arg));
 }
 
 /* ---- fence ---- */
@@ -690,7 +709,7 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
      * PMIX_SUCCESS as a failure (a 1-rank MPI_Init aborted), so the
      * callback runs, after we return. */
     if (rc == PMIX_OPERATION_SUCCEEDED)
-        rc = cbfunc != NULL ? later(ac, cbfunc, NULL, 0, cbdata) : PMIX_SUCCESS;
+        rc = cbfunc != NULL ? later(ac, cbfunc, NULL, PMIX_SUCCESS, 0, cbdata) : PMIX_SUCCESS;
     ac->pops->unlock(ac->pctx);
     return rc;
 }
@@ -712,9 +731,14 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
     ac->pops->lock(ac->pctx);
     rc = px_client_register_event(ac->client, codes, ncodes, info, ninfo, evhdlr, &id);
     if (rc == PMIX_SUCCESS && cbfunc != NULL) {
-        rc = later(ac, NULL, cbfunc, id, cbdata);
+        rc = later(ac, NULL, cbfunc, PMIX_SUCCESS, id, cbdata);
         if (rc != PMIX_SUCCESS)
             (void)px_client_deregister_event(ac->client, id);
+    } else if (cbfunc != NULL) {
+        /* A registration the library refused: the callback says so, with
+         * no handler id (SIZE_MAX), as OpenPMIx's does; its programs wait
+         * for that callback whatever happened. */
+        rc = later(ac, NULL, cbfunc, rc, SIZE_MAX, cbdata);
     }
     ac->pops->unlock(ac->pctx);
     if (cbfunc == NULL && rc == PMIX_SUCCESS)
@@ -734,8 +758,11 @@ PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref, pmix_
         need_progress(ac);
     ac->pops->lock(ac->pctx);
     rc = px_client_deregister_event(ac->client, evhdlr_ref);
-    if (rc == PMIX_SUCCESS && cbfunc != NULL)
-        rc = later(ac, cbfunc, NULL, 0, cbdata);
+    /* An id that names no handler is reported through the callback
+     * (PMIX_ERR_NOT_FOUND), as OpenPMIx does: its programs wait for the
+     * callback. The blocking form returns it. */
+    if (cbfunc != NULL && (rc == PMIX_SUCCESS || rc == PMIX_ERR_NOT_FOUND))
+        rc = later(ac, cbfunc, NULL, rc, 0, cbdata);
     ac->pops->unlock(ac->pctx);
     return rc;
 }
@@ -753,8 +780,12 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
         need_progress(ac);
     ac->pops->lock(ac->pctx);
     rc = px_client_notify(ac->client, status, source, range, info, ninfo, NULL, NULL);
+    /* With a callback, a notice the server could not be sent is reported
+     * through it (after the local handlers ran), as OpenPMIx does. */
     if (rc == PMIX_OPERATION_SUCCEEDED)
-        rc = cbfunc != NULL ? later(ac, cbfunc, NULL, 0, cbdata) : PMIX_SUCCESS;
+        rc = cbfunc != NULL ? later(ac, cbfunc, NULL, PMIX_SUCCESS, 0, cbdata) : PMIX_SUCCESS;
+    else if (cbfunc != NULL)
+        rc = later(ac, cbfunc, NULL, rc, 0, cbdata);
     ac->pops->unlock(ac->pctx);
     return rc;
 }

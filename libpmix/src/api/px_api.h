@@ -64,6 +64,12 @@ void px_api_set_binding(const px_api_binding *b);
 pmix_status_t px_api_posix_open(void *arg, px_api_client *ac, const pmix_info_t info[],
                                 size_t ninfo, char *errbuf, size_t errlen);
 
+/* Runs fn(arg) from the caller's progress, after the current PMIx_* call
+ * has returned (api/client_api.c): how non-blocking calls answered inside
+ * the process call their callbacks. PMIX_ERR_INIT before PMIx_Init; on
+ * any error fn is never called. */
+pmix_status_t px_api_defer(void (*fn)(void *arg), void *arg);
+
 /* True if this process initialized a server (api/server_api.c). */
 bool px_api_server_active(void);
 

@@ -9,7 +9,10 @@
  * server. PMIX_QUERY_NAMESPACES names the caller's namespace. The result
  * holds one info per key answered; the status is PMIX_SUCCESS if every
  * key was answered, PMIX_ERR_PARTIAL_SUCCESS if some were, and
- * PMIX_ERR_NOT_FOUND if none were.
+ * PMIX_ERR_NOT_FOUND if none were. The ABI version keys
+ * (PMIX_QUERY_STABLE_ABI_VERSION, PMIX_QUERY_PROVISIONAL_ABI_VERSION) are
+ * answered by the library itself, and a blocking query of those keys alone
+ * works before PMIx_Init too, as the Standard wants.
  *
  * Log: entries for PMIX_LOG_STDERR and PMIX_LOG_STDOUT are written to the
  * process's own streams; other channels need a host and are refused.
@@ -21,6 +24,22 @@
 #include <pmix.h>
 
 #include "common/px_common.h"
+#include "px_api.h"
+
+/* The binary interface is the one OpenPMIx 4.2.2 ships (docs/abi.md), so
+ * the versions are those it reports for it. */
+#define STABLE_ABI_VERSION "0.0"
+#define PROVISIONAL_ABI_VERSION "0.0"
+
+/* The version string of an ABI version key, or NULL for any other key. */
+static const char *abi_version(const char *key)
+{
+    if (strcmp(key, PMIX_QUERY_STABLE_ABI_VERSION) == 0)
+        return STABLE_ABI_VERSION;
+    if (strcmp(key, PMIX_QUERY_PROVISIONAL_ABI_VERSION) == 0)
+        return PROVISIONAL_ABI_VERSION;
+    return NULL;
+}
 
 /* Answer `key` of one query into `out`; false if it cannot be. */
 static bool answer(const pmix_query_t *q, const char *key, pmix_info_t *out)
@@ -32,7 +51,10 @@ static bool answer(const pmix_query_t *q, const char *key, pmix_info_t *out)
     pmix_value_t *v = NULL;
     bool opt = true;
     pmix_status_t rc;
+    const char *abi = abi_version(key);
 
+    if (abi != NULL)
+        return PMIx_Info_load(out, key, abi, PMIX_STRING) == PMIX_SUCCESS;
     if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS)
         return false;
     PMIx_Finalize(NULL, 0);
@@ -80,13 +102,17 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nquerie
 
     if (info == NULL || ninfo == NULL || (queries == NULL && nqueries > 0))
         return PMIX_ERR_BAD_PARAM;
+    size_t nabi = 0;
     *info = NULL;
     *ninfo = 0;
-    if (!PMIx_Initialized())
-        return PMIX_ERR_INIT;
     for (size_t q = 0; q < nqueries; q++)
-        for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++)
+        for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++) {
             nkeys++;
+            if (abi_version(queries[q].keys[k]) != NULL)
+                nabi++;
+        }
+    if (!PMIx_Initialized() && (nkeys == 0 || nabi < nkeys))
+        return PMIX_ERR_INIT;
     if (nkeys == 0)
         return PMIX_ERR_BAD_PARAM;
     res = PMIx_Info_create(nkeys);
@@ -108,8 +134,11 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nquerie
 }
 
 typedef struct query_result {
+    pmix_status_t status;
     pmix_info_t *info;
     size_t ninfo;
+    pmix_info_cbfunc_t cbfunc;
+    void *cbdata;
 } query_result;
 
 static void release_result(void *cbdata)
@@ -120,6 +149,16 @@ static void release_result(void *cbdata)
     free(r);
 }
 
+static void call_query_cb(void *arg)
+{
+    query_result *r = arg;
+
+    r->cbfunc(r->status, r->info, r->ninfo, r->cbdata, release_result, r);
+}
+
+/* Answered at once from local memory; the callback still runs after the
+ * call returns (as OpenPMIx's does: its programs may hold a lock the
+ * callback takes), with the query's status, PMIX_ERR_NOT_FOUND included. */
 PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nqueries,
                                              pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
@@ -128,6 +167,8 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nque
 
     if (cbfunc == NULL)
         return PMIX_ERR_BAD_PARAM;
+    if (!PMIx_Initialized())
+        return PMIX_ERR_INIT;
     r = calloc(1, sizeof(*r));
     if (r == NULL)
         return PMIX_ERR_NOMEM;
@@ -136,9 +177,13 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nque
         free(r);
         return rc;
     }
-    /* answered from local memory: the Standard allows the callback now */
-    cbfunc(rc, r->info, r->ninfo, cbdata, release_result, r);
-    return PMIX_SUCCESS;
+    r->status = rc;
+    r->cbfunc = cbfunc;
+    r->cbdata = cbdata;
+    rc = px_api_defer(call_query_cb, r);
+    if (rc != PMIX_SUCCESS)
+        release_result(r);
+    return rc;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t data[], size_t ndata,
@@ -165,13 +210,42 @@ PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t data[], size_t ndata,
     return done > 0 ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_ERR_NOT_SUPPORTED;
 }
 
+typedef struct log_done {
+    pmix_status_t status;
+    pmix_op_cbfunc_t cbfunc;
+    void *cbdata;
+} log_done;
+
+static void call_log_cb(void *arg)
+{
+    log_done *d = arg;
+
+    d->cbfunc(d->status, d->cbdata);
+    free(d);
+}
+
+/* Done before it returns. With a callback it returns PMIX_SUCCESS and the
+ * callback reports the outcome (also a channel refused) after the call
+ * returned, as OpenPMIx does; PMIX_OPERATION_SUCCEEDED, which the Standard
+ * allows, is taken for a failure by programs written for OpenPMIx. Without
+ * a callback it returns the outcome. */
 PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
                                       const pmix_info_t directives[], size_t ndirs,
                                       pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     pmix_status_t rc = PMIx_Log(data, ndata, directives, ndirs);
+    log_done *d;
 
-    if (rc != PMIX_SUCCESS)
+    if (cbfunc == NULL || rc == PMIX_ERR_BAD_PARAM || rc == PMIX_ERR_INIT)
         return rc;
-    return PMIX_OPERATION_SUCCEEDED; /* done; cbfunc is not called */
+    d = malloc(sizeof(*d));
+    if (d == NULL)
+        return PMIX_ERR_NOMEM;
+    d->status = rc;
+    d->cbfunc = cbfunc;
+    d->cbdata = cbdata;
+    rc = px_api_defer(call_log_cb, d);
+    if (rc != PMIX_SUCCESS)
+        free(d);
+    return rc;
 }

@@ -9,6 +9,8 @@
 
 #include "px_common.h"
 
+extern char **environ;
+
 int PMIx_Argv_count(char **argv)
 {
     int n = 0;
@@ -161,10 +163,19 @@ char **PMIx_Argv_copy(char **argv)
     return out;
 }
 
+/* The process's own environment (environ) is not an array this library
+ * allocated: setenv and unsetenv change it. */
 pmix_status_t PMIx_Setenv(const char *name, const char *value, bool overwrite, char ***env)
 {
     if (name == NULL || env == NULL || strchr(name, '=') != NULL) {
         return PMIX_ERR_BAD_PARAM;
+    }
+    if (*env == environ) {
+        if (!overwrite && value != NULL && getenv(name) != NULL) {
+            return PMIX_ERR_EXISTS;
+        }
+        int rc = value != NULL ? setenv(name, value, 1) : unsetenv(name);
+        return rc == 0 ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
     }
     size_t nl = strlen(name);
     size_t vl = value != NULL ? strlen(value) : 0;

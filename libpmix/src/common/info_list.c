@@ -5,7 +5,9 @@
  * copies the key and data in; converting copies the whole list out into a
  * pmix_data_array_t of PMIX_INFO. The iteration cursor handed out by
  * PMIx_Info_list_get_info is a pointer to an element, so it is invalidated by
- * any later add or prepend.
+ * any later add or prepend. An element appended by PMIx_Info_list_insert (an
+ * OpenPMIx extension) shares the caller's data and is marked persistent:
+ * releasing the list does not free that data, converting it copies it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +103,21 @@ pmix_status_t PMIx_Info_list_xfer(void *ptr, const pmix_info_t *src)
     return rc;
 }
 
+pmix_status_t PMIx_Info_list_insert(void *ptr, pmix_info_t *info)
+{
+    struct info_list *l = ptr;
+    if (l == NULL || info == NULL) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    pmix_info_t *slot = open_slot(l, l->n);
+    if (slot == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    *slot = *info;
+    PMIx_Info_persistent(slot);
+    return PMIX_SUCCESS;
+}
+
 pmix_status_t PMIx_Info_list_convert(void *ptr, pmix_data_array_t *par)
 {
     struct info_list *l = ptr;
@@ -128,7 +145,9 @@ void PMIx_Info_list_release(void *ptr)
         return;
     }
     for (size_t i = 0; i < l->n; i++) {
-        PMIx_Info_destruct(&l->v[i]);
+        if (!PMIx_Info_is_persistent(&l->v[i])) {
+            PMIx_Info_destruct(&l->v[i]);
+        }
     }
     free(l->v);
     free(l);
