@@ -538,8 +538,10 @@ static void connected(px_sclient *c, pmix_status_t status)
     if (c->state != PX_SC_HELLO)
         return; /* the connection went away meanwhile */
     if (status != PMIX_SUCCESS) {
-        px_srv_logf(s, PX_LOG_WARN, "host refused client %s:%u: %s", c->proc.nspace, c->proc.rank,
-                    PMIx_Error_string(status));
+        uint32_t pid =
+            c->has_conn && s->pops->peer_pid != NULL ? s->pops->peer_pid(s->pctx, c->conn) : 0;
+        px_srv_logf(s, PX_LOG_WARN, "host refused client %s:%u (pid %u): %s", c->proc.nspace,
+                    c->proc.rank, pid, PMIx_Error_string(status));
         send_welcome(s, c, c->pending_tag, status);
         c->state = PX_SC_REGISTERED;
         if (c->has_conn) {
