@@ -32,6 +32,12 @@
  *                descriptor with a byte and no frame: every one must be
  *                dropped, and the launcher must hold no more descriptors
  *                afterwards than before (a few of slack).
+ *   noread       a client that does not read: rank 1 commits 1 MiB; rank 0,
+ *                with PMIX_EXTERNAL_PROGRESS and no progress, asks for it
+ *                300 times (Get_nb) and reads none of the answers. The server
+ *                must drop rank 0 when 64 MiB wait for it, and not grow by
+ *                128 MB. The job then ends with an error (rank 0 exits
+ *                without PMIx_Finalize); rank 1's fence fails as expected.
  *   impostor     rank 1 waits; rank 0 starts a process outside its own tree
  *                (a double fork) that calls PMIx_Init as rank 1: the server
  *                must refuse it, and then the real rank 1 initializes.
@@ -480,6 +486,72 @@ static int impostor_job(void)
     return pt_result();
 }
 
+static void noread_cb(pmix_status_t status, pmix_value_t *kv, void *cbdata)
+{
+    (void)status;
+    (void)kv;
+    (void)cbdata;
+}
+
+static int noread_job(void)
+{
+    const char *r = getenv("PMIX_RANK");
+    bool reader = r != NULL && strcmp(r, "0") == 0;
+    pmix_info_t ext;
+    pt_info_bool(&ext, PMIX_EXTERNAL_PROGRESS, true);
+    pt_start("sock_rules", "noread", reader ? &ext : NULL, reader ? 1 : 0);
+    if (!reader) {
+        size_t n = (size_t)1 << 20;
+        char *big = malloc(n);
+        if (big == NULL)
+            return 2;
+        memset(big, 'x', n - 1);
+        big[n - 1] = '\0';
+        pmix_value_t v;
+        memset(&v, 0, sizeof v);
+        v.type = PMIX_STRING;
+        v.data.string = big;
+        pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, "noread.big", &v);
+        if (rc == PMIX_SUCCESS)
+            rc = PMIx_Commit();
+        free(big);
+        if (rc != PMIX_SUCCESS)
+            pt_fail("put/commit of 1 MiB failed: %s", pt_err(rc));
+        pt_barrier("fence before the reader asks");
+        /* rank 0 is dropped meanwhile: this fence fails */
+        pt_phase("fence while rank 0 does not read");
+        rc = PMIx_Fence(NULL, 0, NULL, 0);
+        if (rc == PMIX_SUCCESS)
+            pt_fail("the last fence succeeded: rank 0 was not dropped");
+        else
+            pt_note("fence failed as expected: %s", pt_err(rc));
+        PMIx_Finalize(NULL, 0);
+        return pt.failures > 0 ? 1 : 0;
+    }
+    pt_barrier("fence before asking");
+    long server = (long)getppid();
+    long before = rss_kb(server);
+    pmix_proc_t peer;
+    pt_proc(&peer, pt.me.nspace, 1);
+    for (int i = 0; i < 300; i++) {
+        pmix_status_t rc = PMIx_Get_nb(&peer, "noread.big", NULL, 0, noread_cb, NULL);
+        if (rc != PMIX_SUCCESS) {
+            pt_note("Get_nb %d: %s", i, pt_err(rc));
+            break;
+        }
+    }
+    pt_sleep(5.0); /* no progress: nothing is read */
+    long after = rss_kb(server);
+    pt_note("server grew by %ld kB (from %ld kB) while 300 MiB of answers were not read",
+            after - before, before);
+    if (before < 0 || after < 0)
+        pt_fail("cannot read the memory of pid %ld", server);
+    else if (after - before >= 128 * 1000)
+        pt_fail("the server grew by %ld kB for a client that does not read", after - before);
+    fflush(stdout);
+    return pt.failures > 0 ? 1 : 0; /* without PMIx_Finalize: the job ends */
+}
+
 /* ---- the job ---------------------------------------------------------------- */
 
 static pid_t start_helper(const char *mode, const char *uri)
@@ -579,7 +651,7 @@ static int run_job(const char *mode)
 
 int main(int argc, char **argv)
 {
-    const char *modes = "garbage foreign_uid silent bigframe fds impostor";
+    const char *modes = "garbage foreign_uid silent bigframe fds noread impostor";
     if (argc < 2)
         pt_usage(argv[0], modes);
     const char *m = argv[1];
@@ -600,6 +672,8 @@ int main(int argc, char **argv)
     pt_watchdog(50);
     if (strcmp(m, "impostor") == 0)
         return impostor_job();
+    if (strcmp(m, "noread") == 0)
+        return noread_job();
     if (strcmp(m, "garbage") == 0 || strcmp(m, "foreign_uid") == 0 || strcmp(m, "silent") == 0 ||
         strcmp(m, "bigframe") == 0 || strcmp(m, "fds") == 0)
         return run_job(m);
