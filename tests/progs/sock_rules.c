@@ -546,8 +546,16 @@ static int noread_job(void)
             after - before, before);
     if (before < 0 || after < 0)
         pt_fail("cannot read the memory of pid %ld", server);
+#ifdef __SANITIZE_ADDRESS__
+    /* AddressSanitizer keeps freed blocks in quarantine (256 MB by
+     * default): the figure says nothing here; the drop is still checked
+     * (the server's message, rank 1's failed fence). */
+    else
+        pt_note("built with AddressSanitizer: the figure is not checked");
+#else
     else if (after - before >= 128 * 1000)
         pt_fail("the server grew by %ld kB for a client that does not read", after - before);
+#endif
     fflush(stdout);
     return pt.failures > 0 ? 1 : 0; /* without PMIx_Finalize: the job ends */
 }
