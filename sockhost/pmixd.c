@@ -697,6 +697,10 @@ static int setup(pmixd_ctx *d, int parent, const char *listen)
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGQUIT); /* as in pmixrun: end in order, directory removed */
+    sigaddset(&mask, SIGUSR1);
+    sigaddset(&mask, SIGUSR2);
+    sigaddset(&mask, SIGALRM);
     if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0 ||
         (j->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
         pipe2(j->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||

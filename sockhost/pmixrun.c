@@ -13,8 +13,8 @@
  * forks the ranks (pmixrun_launch.c). The library serves the clients on its
  * own progress thread; pmixrun's main thread runs a poll() loop over
  *
- *   - a signalfd for SIGCHLD, SIGINT, SIGTERM and SIGHUP (blocked in every
- *     thread, so they arrive only there),
+ *   - a signalfd for SIGCHLD and the signals that end the job (below;
+ *     blocked in every thread, so they arrive only there),
  *   - a self-pipe that the module's upcalls write to (PMIx_Abort),
  *   - the ranks' stdout and stderr pipes (pmixrun_iof.c),
  *
@@ -38,8 +38,9 @@
  *     only once the ranks are gone, so it never returns); exit status: the
  *     abort status;
  *   - --timeout expires: exit status 124;
- *   - pmixrun gets SIGINT, SIGTERM or SIGHUP: exit status 128+signal (a
- *     second signal skips the grace period).
+ *   - pmixrun gets SIGINT, SIGTERM or SIGHUP (or SIGQUIT, SIGUSR1, SIGUSR2,
+ *     SIGALRM): exit status 128+signal (a second signal skips the grace
+ *     period).
  *
  * Stopping means SIGTERM to each rank's process group, then SIGKILL after
  * PMIXRUN_GRACE_S seconds. When the ranks are gone, what they left running
@@ -553,6 +554,12 @@ static int setup_signals(job *j, sigset_t *mask)
     sigaddset(mask, SIGINT);
     sigaddset(mask, SIGTERM);
     sigaddset(mask, SIGHUP);
+    /* The other signals that would end pmixrun at once by default end the
+     * job in order, so that its directory goes too. */
+    sigaddset(mask, SIGQUIT);
+    sigaddset(mask, SIGUSR1);
+    sigaddset(mask, SIGUSR2);
+    sigaddset(mask, SIGALRM);
     /* Blocked before any thread exists, so the library's progress thread
      * inherits the mask and the signals come only through the signalfd. */
     if (sigprocmask(SIG_BLOCK, mask, NULL) != 0)

@@ -126,7 +126,7 @@ typedef struct job {
     char *prog; /* resolved path of argv[0] */
     char hostname[256];
     pmix_nspace_t nspace;
-    char *topdir; /* $TMPDIR/pmixrun.<uid>.<pid>: socket, nsdir, procdirs */
+    char *topdir; /* $TMPDIR/pmixrun.<uid>.<pid>.XXXXXX: socket, nsdir, procdirs */
     char *nsdir;
     hwloc_topology_t topo;
 
@@ -203,6 +203,7 @@ void iof_stream_close(iof_stream *s, int rank, bool tag);
 
 /* pmixrun_files.c */
 int files_make_topdir(job *j);        /* 0 or -1 (message printed) */
+void files_remove_stale(void);        /* job directories of ours in $TMPDIR whose process is gone */
 int files_make_dir(const char *path); /* mkdir 0700; 0 or -1 (errno) */
 void files_remove_tree(const char *path);
 /* Record a cleanup registered through job_control (called under mu). */

@@ -4,14 +4,19 @@
  *
  * Layout, under $TMPDIR (or /tmp):
  *
- *     pmixrun.<uid>.<pid>/          mode 0700; PMIX_TMPDIR; the server's socket
+ *     pmixrun.<uid>.<pid>.XXXXXX/   mode 0700 (mkdtemp); PMIX_TMPDIR; the socket
  *         pmix.sock
  *         <nspace>/                 PMIX_NSDIR
  *             <rank>/               PMIX_PROCDIR of each rank
  *
- * The whole tree is removed when pmixrun exits, on every path but SIGKILL;
- * a tree left by a pmixrun that was killed so is removed by the next
- * pmixrun that gets the same pid.
+ * The random end of the name is what makes it safe in a directory that
+ * everyone can write to: another user cannot create it first (a name made
+ * of the uid and pid alone could be, and pmixrun then could not start).
+ * Clients find the socket through PMIX_SERVER_URI, never by its name. The
+ * uid and pid in the name say whose it is: the whole tree is removed when
+ * pmixrun (or pmixd) exits, on every path but SIGKILL, and a tree of this
+ * user whose process is gone (killed so, or a crash) is removed by the
+ * next pmixrun or pmixd of the user that starts in the same $TMPDIR.
  *
  * Cleanup registrations (PMIX_REGISTER_CLEANUP / _DIR from PMIx_Job_control)
  * are carried out at job end, after the ranks are gone. Only paths owned by
@@ -20,11 +25,13 @@
  * are refused.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,32 +61,60 @@ void files_remove_tree(const char *path)
     nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
+/* If `name` (in `base`) is a job directory of this user whose pmixrun or
+ * pmixd is gone, remove it. Names: pmixrun.<uid>.<pid>.XXXXXX, or
+ * pmixrun.<uid>.<pid> as older versions made them. Only a private
+ * directory of ours, never followed through a link, and only when no
+ * process has that pid (kill says ESRCH; a pid in use, even by another
+ * program, keeps it). */
+static void remove_if_stale(const char *base, const char *name)
+{
+    unsigned uid;
+    long pid;
+    int end = 0;
+    if (sscanf(name, "pmixrun.%u.%ld%n", &uid, &pid, &end) != 2 || uid != (unsigned)getuid() ||
+        pid <= 0 || pid == (long)getpid())
+        return;
+    if (name[end] != '\0' && (name[end] != '.' || strlen(name + end + 1) != 6))
+        return;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        return;
+    char *path;
+    if (asprintf(&path, "%s/%s", base, name) < 0)
+        return;
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+        (st.st_mode & 077) == 0)
+        files_remove_tree(path);
+    free(path);
+}
+
+void files_remove_stale(void)
+{
+    const char *base = getenv("TMPDIR");
+    if (base == NULL || *base == '\0')
+        base = "/tmp";
+    DIR *d = opendir(base);
+    if (d == NULL)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, "pmixrun.", 8) == 0)
+            remove_if_stale(base, e->d_name);
+    closedir(d);
+}
+
 int files_make_topdir(job *j)
 {
     const char *base = getenv("TMPDIR");
     if (base == NULL || *base == '\0')
         base = "/tmp";
-    if (asprintf(&j->topdir, "%s/pmixrun.%u.%ld", base, (unsigned)getuid(), (long)getpid()) < 0) {
+    files_remove_stale();
+    if (asprintf(&j->topdir, "%s/pmixrun.%u.%ld.XXXXXX", base, (unsigned)getuid(), (long)getpid()) <
+        0) {
         j->topdir = NULL;
         return -1;
     }
-    struct stat st;
-    if (lstat(j->topdir, &st) == 0) {
-        /* Our pid is ours alone: a directory of this name is left over from
-         * a pmixrun that was killed. Remove it if it is plainly ours. */
-        if (S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 077) == 0) {
-            files_remove_tree(j->topdir);
-        } else {
-            fprintf(stderr,
-                    "pmixrun: %s already exists and is not a private directory of yours; "
-                    "remove it or set TMPDIR to another directory\n",
-                    j->topdir);
-            free(j->topdir);
-            j->topdir = NULL;
-            return -1;
-        }
-    }
-    if (files_make_dir(j->topdir) != 0) {
+    if (mkdtemp(j->topdir) == NULL) {
         fprintf(stderr,
                 "pmixrun: cannot create the job directory %s: %s (set TMPDIR to a "
                 "writable directory)\n",

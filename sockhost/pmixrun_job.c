@@ -15,9 +15,21 @@
  * in the job under `mu` and poke the main loop; they never block, never
  * print, and never call back into the library except through the cbfunc
  * they were handed.
+ *
+ * Who may be a rank. A process that says HELLO as rank R is accepted only
+ * if it is the process forked for R or a descendant of it: the library
+ * gives client_connected2 the peer's pid (SO_PEERCRED), and its parent
+ * chain in /proc must reach R's pid. So a wrapper that execs the program
+ * (the pid stays) or that forks it and waits (`sh -c`, `time`, a debugger
+ * that starts it) works, while any other process of the user (a sibling,
+ * a process started elsewhere, one that left the rank's tree by a double
+ * fork) is refused with PMIX_ERR_NO_PERMISSIONS and cannot take the
+ * rank's place. R's pid is written under `mu` with the fork itself
+ * (launch_rank), so the check never sees a rank half started.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -129,9 +141,61 @@ static pmix_status_t up_connected(const pmix_proc_t *proc, void *server_object,
     return PMIX_OPERATION_SUCCEEDED;
 }
 
+static bool info_is(const pmix_info_t *i, const char *key);
+
+/* The parent of `pid` per /proc/PID/stat ("pid (comm) state ppid ..."; the
+ * command may hold spaces and parentheses: the last ')' ends it), 0 if
+ * unknown. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    char state;
+    long ppid;
+    if (p == NULL || sscanf(p + 1, " %c %ld", &state, &ppid) != 2)
+        return 0;
+    return (pid_t)ppid;
+}
+
+/* True if `pid` is `root` or one of its descendants (at most 64 levels). */
+static bool descends_from(pid_t pid, pid_t root)
+{
+    for (int depth = 0; depth < 64 && pid > 0 && root > 0; depth++) {
+        if (pid == root)
+            return true;
+        if (pid == 1)
+            return false;
+        pid = parent_of(pid);
+    }
+    return false;
+}
+
+/* The library says who the peer is (PMIX_PROC_PID): only the rank's own
+ * process, or one it started, may be the rank. */
 static pmix_status_t up_connected2(const pmix_proc_t *proc, void *server_object, pmix_info_t info[],
                                    size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
+    rank_proc *r = job_rank_of(g_job, proc);
+    if (r == NULL)
+        return PMIX_ERR_NOT_FOUND;
+    pid_t peer = 0;
+    for (size_t i = 0; i < ninfo; i++)
+        if (info_is(&info[i], PMIX_PROC_PID) && info[i].value.type == PMIX_PID)
+            peer = info[i].value.data.pid;
+    pthread_mutex_lock(&g_job->mu);
+    pid_t want = r->pid;
+    pthread_mutex_unlock(&g_job->mu);
+    if (!descends_from(peer, want))
+        return PMIX_ERR_NO_PERMISSIONS;
     return up_connected(proc, server_object, cbfunc, cbdata);
 }
 

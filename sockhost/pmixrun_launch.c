@@ -163,8 +163,13 @@ int launch_rank(job *j, rank_proc *r)
         goto fail;
     }
     pid_t parent = getpid();
+    /* The rank's pid is known to the server's client_connected2 (under mu)
+     * before the rank can connect (pmixrun_job.c). The child never touches
+     * mu. */
+    pthread_mutex_lock(&j->mu);
     pid_t pid = fork();
     if (pid < 0) {
+        pthread_mutex_unlock(&j->mu);
         fprintf(stderr, "pmixrun: cannot start rank %d: fork: %s\n", r->rank, strerror(errno));
         goto fail;
     }
@@ -190,8 +195,9 @@ int launch_rank(job *j, rank_proc *r)
         child_fail(exep[1], errno);
     }
     /* The parent. Set the group here too: no race with the first kill. */
-    setpgid(pid, pid);
     r->pid = pid;
+    pthread_mutex_unlock(&j->mu);
+    setpgid(pid, pid);
     j->nstarted++;
     close(outp[1]);
     close(errp[1]);

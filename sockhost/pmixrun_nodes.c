@@ -421,15 +421,8 @@ static void daemon_gone(nodes *ns, int n, int wstatus)
         j->nreaped++;
         lost++;
     }
-    if (WIFSIGNALED(wstatus)) {
-        /* It could not remove its directory (files_make_topdir's name). */
-        const char *base = getenv("TMPDIR");
-        char *dir = NULL;
-        if (asprintf(&dir, "%s/pmixrun.%u.%ld", base != NULL && *base != '\0' ? base : "/tmp",
-                     (unsigned)getuid(), (long)d->pid) >= 0)
-            files_remove_tree(dir);
-        free(dir);
-    }
+    if (WIFSIGNALED(wstatus))
+        files_remove_stale(); /* it could not remove its directory */
     bool normal = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 && ns->stop_level > 0;
     if (normal && lost == 0)
         return;

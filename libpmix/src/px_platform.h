@@ -224,6 +224,19 @@ typedef struct px_platform_ops {
      * that timer cost 4% of a collect and 8% of a barrier at 64 processes
      * on 2 cores. */
     bool (*page_bound)(void *pctx);
+
+    /* Optional. conn_accepted (server): the engine accepted the peer of
+     * `conn`, whose handshake is done; the platform lifts the limits it
+     * keeps on connections whose handshake is not (posix: a deadline, a
+     * small frame size, how many there may be: px_posix.h). Without it,
+     * the engine's peers have no such limits. */
+    void (*conn_accepted)(void *pctx, uint64_t conn);
+
+    /* Optional. peer_pid (server): the process id of the peer of `conn`
+     * as the system vouches for it (posix: SO_PEERCRED at accept), 0 if
+     * unknown. The engine tells the host (client_connected2), which may
+     * check it against the process it started. */
+    uint32_t (*peer_pid)(void *pctx, uint64_t conn);
 } px_platform_ops;
 
 /*

@@ -69,6 +69,7 @@ struct inproc_ep {
     void *page;           /* client: the fence page it received */
     size_t page_len;
     bool refuse_page; /* client: cannot "map" the page */
+    bool accepted;    /* client: its server said the handshake is done (conn_accepted) */
 };
 
 /* A fence page: plain memory, shared by the engines of one world. */
@@ -115,7 +116,9 @@ struct inproc_world {
     size_t frames_to_servers;   /* frames delivered to server sinks */
     px_page *page_list[64];     /* pages made, freed with the world */
     size_t npages;
-    char log[16384]; /* recent log lines, one per line */
+    uint32_t refuse_pid;                      /* the host refuses a peer with this pid */
+    uint32_t hello_pid, hello_uid, hello_gid; /* what the last client_connected2 heard */
+    char log[16384];                          /* recent log lines, one per line */
 };
 
 static void push(inproc_world *w, ev *e)
@@ -441,6 +444,29 @@ static void op_log(void *pctx, px_log_level level, const char *msg)
         fprintf(stderr, "inproc log[%d]: %s\n", (int)level, msg);
 }
 
+/* The client endpoint of server endpoint `srv`'s connection `conn`. */
+static inproc_ep *conn_ep(inproc_ep *srv, uint64_t conn)
+{
+    for (inproc_ep *e = srv->w->eps; e != NULL; e = e->next)
+        if (!e->is_server && e->server_ep == srv && e->conn == conn)
+            return e;
+    return NULL;
+}
+
+static void op_conn_accepted(void *pctx, uint64_t conn)
+{
+    inproc_ep *e = conn_ep(pctx, conn);
+
+    if (e != NULL)
+        e->accepted = true;
+}
+
+/* Each client "process" has pid 10000 + its connection id. */
+static uint32_t op_peer_pid(void *pctx, uint64_t conn)
+{
+    return conn_ep(pctx, conn) != NULL ? (uint32_t)(10000 + conn) : 0;
+}
+
 static const px_platform_ops inproc_ops = {
     .version = PX_PLATFORM_OPS_VERSION,
     .send = op_send,
@@ -466,6 +492,8 @@ static const px_platform_ops inproc_ops = {
     .page_write = op_page_write,
     .page_trim = op_page_trim,
     .page_discard = op_page_discard,
+    .conn_accepted = op_conn_accepted,
+    .peer_pid = op_peer_pid,
 };
 
 /* ---- the world as a host ---- */
@@ -689,11 +717,33 @@ static pmix_status_t host_abort(void *hctx, const pmix_proc_t *proc, void *obj, 
     return PMIX_OPERATION_SUCCEEDED;
 }
 
+/* Note who the peer is; refuse the pid the test named. */
+static pmix_status_t host_connected2(void *hctx, const pmix_proc_t *proc, void *obj,
+                                     const pmix_info_t info[], size_t ninfo,
+                                     pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    inproc_world *w = ((inproc_ep *)hctx)->w;
+
+    w->hello_pid = w->hello_uid = w->hello_gid = 0;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_PROC_PID) && info[i].value.type == PMIX_PID)
+            w->hello_pid = (uint32_t)info[i].value.data.pid;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_USERID) && info[i].value.type == PMIX_UINT32)
+            w->hello_uid = info[i].value.data.uint32;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_GRPID) && info[i].value.type == PMIX_UINT32)
+            w->hello_gid = info[i].value.data.uint32;
+    }
+    if (w->refuse_pid != 0 && w->hello_pid == w->refuse_pid)
+        return PMIX_ERR_NO_PERMISSIONS;
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
 static const px_server_host inproc_host = {
     .version = PX_SERVER_HOST_VERSION,
     .fence_nb = host_fence,
     .direct_modex = host_dmodex,
     .abort = host_abort,
+    .client_connected2 = host_connected2,
 };
 
 /* ---- the world ---- */
@@ -1008,6 +1058,28 @@ void inproc_corrupt_collects(inproc_world *w, int n)
 const char *inproc_last_log(const inproc_world *w)
 {
     return w->log;
+}
+
+uint32_t inproc_client_pid(inproc_world *w, px_client *c)
+{
+    return (uint32_t)(10000 + client_ep(w, c)->conn);
+}
+
+bool inproc_client_accepted(inproc_world *w, px_client *c)
+{
+    return client_ep(w, c)->accepted;
+}
+
+void inproc_refuse_pid(inproc_world *w, uint32_t pid)
+{
+    w->refuse_pid = pid;
+}
+
+void inproc_last_hello(const inproc_world *w, uint32_t *pid, uint32_t *uid, uint32_t *gid)
+{
+    *pid = w->hello_pid;
+    *uid = w->hello_uid;
+    *gid = w->hello_gid;
 }
 
 void inproc_enable_pages(inproc_world *w)

@@ -96,6 +96,16 @@ size_t inproc_orphan_timers_fired(const inproc_world *w);
 /* Recent log lines the engines reported, newline-separated, for
  * assertions ("dropping client"). */
 const char *inproc_last_log(const inproc_world *w);
+/* Each client is a "process" with pid 10000 + its connection id, which the
+ * platform's peer_pid reports; the world as host records what its
+ * client_connected2 heard last (0 for what it did not hear) and refuses
+ * the handshake of the pid named by inproc_refuse_pid. accepted: the
+ * server told the platform the client's handshake is done
+ * (conn_accepted). */
+uint32_t inproc_client_pid(inproc_world *w, px_client *c);
+bool inproc_client_accepted(inproc_world *w, px_client *c);
+void inproc_refuse_pid(inproc_world *w, uint32_t pid);
+void inproc_last_hello(const inproc_world *w, uint32_t *pid, uint32_t *uid, uint32_t *gid);
 /* The host garbles the data of the next `n` cross-node collectives it
  * completes (every node gets the same bad bytes). */
 void inproc_corrupt_collects(inproc_world *w, int n);

@@ -600,6 +600,46 @@ static void test_foreign_credentials_refused(void **state)
     job_end(j);
 }
 
+/* The host hears who the peer is (client_connected2: pid, uid, gid); the
+ * platform hears of a completed handshake (conn_accepted) and of no
+ * refused one. A process the host refuses leaves the rank free: the real
+ * one connects afterwards. */
+static void test_handshake_peer_identity(void **state)
+{
+    job *j = job_start(1, 2);
+    pmix_proc_t r2;
+    proc impostor = {0}, real = {0};
+    uint32_t pid, uid, gid;
+    char want[64];
+
+    inproc_last_hello(j->w, &pid, &uid, &gid);
+    assert_int_equal(pid, inproc_client_pid(j->w, j->p[1].c));
+    assert_int_equal(uid, 1000);
+    assert_int_equal(gid, 1000);
+    assert_true(inproc_client_accepted(j->w, j->p[0].c));
+    assert_true(inproc_client_accepted(j->w, j->p[1].c));
+
+    PMIx_Load_procid(&r2, "job", 2);
+    assert_int_equal(px_server_register_client(j->srv[0], &r2, 1000, 1000, NULL), PMIX_SUCCESS);
+    impostor.c = inproc_client(j->w, j->srv[0], &r2);
+    inproc_refuse_pid(j->w, inproc_client_pid(j->w, impostor.c));
+    assert_int_equal(px_client_connect(impostor.c, NULL, 0, inproc_op_cb, &impostor), PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &impostor.done));
+    assert_int_not_equal(impostor.status, PMIX_SUCCESS);
+    assert_false(inproc_client_accepted(j->w, impostor.c));
+    snprintf(want, sizeof want, "(pid %u)", inproc_client_pid(j->w, impostor.c));
+    assert_non_null(strstr(inproc_last_log(j->w), want));
+
+    real.c = inproc_client(j->w, j->srv[0], &r2);
+    assert_int_equal(px_client_connect(real.c, NULL, 0, inproc_op_cb, &real), PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &real.done));
+    assert_int_equal(real.status, PMIX_SUCCESS);
+    assert_true(inproc_client_accepted(j->w, real.c));
+    inproc_last_hello(j->w, &pid, &uid, &gid);
+    assert_int_equal(pid, inproc_client_pid(j->w, real.c));
+    job_end(j);
+}
+
 static void test_fence_of_unknown_rank_refused(void **state)
 {
     job *j = job_start(1, 2);
@@ -634,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_event_results_accumulate),
         cmocka_unit_test(test_garbage_drops_only_sender),
         cmocka_unit_test(test_foreign_credentials_refused),
+        cmocka_unit_test(test_handshake_peer_identity),
         cmocka_unit_test(test_fence_of_unknown_rank_refused),
     };
 

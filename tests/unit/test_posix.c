@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -243,6 +244,12 @@ static void fx_listen_connect(fixture *fx)
     if (rc != PMIX_SUCCESS)
         fail_msg("connect: %s", err);
     assert_true(wait_count(fx->srv, fx->ext_srv, &fx->rs.opened, 1));
+    /* as an engine does once the handshake is done: the limits on
+     * connections before it (test_limit_*) are lifted */
+    ops->lock(fx->srv);
+    uint64_t conn = fx->rs.conn;
+    ops->unlock(fx->srv);
+    ops->conn_accepted(fx->srv, conn);
 }
 
 static int fx_teardown(void **state)
@@ -902,8 +909,31 @@ static void put_le(uint8_t *p, uint64_t v, int bytes)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* A raw server (no platform) for the fixture's client platform: the
+ * accepted end, to send what a server sends (pages, regions, fds). */
+static int raw_serve(fixture *fx)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    char uri[sizeof sa.sun_path + 8], err[256];
+    assert_true(strlen(fx->base) + sizeof "/raw.sock" <= sizeof sa.sun_path);
+    memcpy(sa.sun_path, fx->base, strlen(fx->base));
+    memcpy(sa.sun_path + strlen(fx->base), "/raw.sock", sizeof "/raw.sock");
+    int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(lfd >= 0);
+    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(lfd, 1), 0);
+    snprintf(uri, sizeof uri, "unix:%s", sa.sun_path);
+    assert_int_equal(px_posix_connect(fx->cli, uri, 5.0, &rec_sink, &fx->rc, err, sizeof err),
+                     PMIX_SUCCESS);
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    assert_true(fd >= 0);
+    close(lfd);
+    unlink(sa.sun_path);
+    return fd;
+}
+
 /* File descriptors go with the frames they came with, by place in the
- * stream. A page frame whose fd the kernel dropped (the process is at its
+ * stream. A page frame whose fd the kernel dropped (the client is at its
  * open-file limit) arrives in two reads, and the second read also brings
  * a region frame with the region's fd. The page is done without; the
  * region is delivered with its own fd. (Before, the page frame took the
@@ -918,9 +948,7 @@ static void test_fd_matched_by_place(void **state)
     uint8_t *df = make_frame(4, 32, &dlen);
     bool drained;
 
-    fx_listen_connect(fx);
-    int fd = raw_connect(fx->uri);
-    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 2));
+    int fd = raw_serve(fx);
     int pfd = memfd_create("test-page", MFD_CLOEXEC);
     int rfd = memfd_create("test-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     assert_true(pfd >= 0 && rfd >= 0);
@@ -950,13 +978,13 @@ static void test_fd_matched_by_place(void **state)
     assert_true(drained);
 
     raw_sendmsg(fd, more, m, rfd);
-    assert_true(wait_count(fx->srv, false, &fx->rs.regions, 1));
-    ops->lock(fx->srv);
-    assert_int_equal(fx->rs.region_bytes, n);
-    assert_int_equal(fx->rs.bad_regions, 0);
-    assert_int_equal(fx->rs.bad_frames, 0);
-    assert_int_equal(fx->rs.closed, 0);
-    ops->unlock(fx->srv);
+    assert_true(wait_count(fx->cli, false, &fx->rc.regions, 1));
+    ops->lock(fx->cli);
+    assert_int_equal(fx->rc.region_bytes, n);
+    assert_int_equal(fx->rc.bad_regions, 0);
+    assert_int_equal(fx->rc.bad_frames, 0);
+    assert_int_equal(fx->rc.closed, 0);
+    ops->unlock(fx->cli);
     close(fd);
     close(pfd);
     close(rfd);
@@ -964,33 +992,30 @@ static void test_fd_matched_by_place(void **state)
     free(df);
 }
 
-/* An fd that comes before the frame that announces one belongs to an
- * earlier frame that announced none: the peer broke the protocol, and the
- * connection is closed (before, the page frame took that fd). */
+/* An fd that comes with a frame that announces none belongs to no frame:
+ * the peer broke the protocol, and the connection is closed as soon as
+ * that frame is read, not when a later frame might have claimed it. The
+ * fd is closed (the peer sees EOF on the pipe it passed). */
 static void test_fd_stray(void **state)
 {
     fixture *fx = *state;
-    uint8_t page[PX_FRAME_HDR + 8];
     size_t dlen;
     uint8_t *df = make_frame(6, 16, &dlen);
+    int pp[2];
+    char c;
 
-    fx_listen_connect(fx);
-    int fd = raw_connect(fx->uri);
-    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 2));
-    int pfd = memfd_create("test-page", MFD_CLOEXEC);
-    assert_true(pfd >= 0);
-    assert_int_equal(ftruncate(pfd, 4096), 0);
-    raw_sendmsg(fd, df, dlen, pfd); /* an ordinary frame, with an fd */
-    assert_true(wait_count(fx->srv, false, &fx->rs.frames, 1));
-    plat_hdr(page, 0x7f03, 8);
-    put_le(page + PX_FRAME_HDR, 4096, 8);
-    raw_sendmsg(fd, page, sizeof(page), -1);
-    assert_true(wait_count(fx->srv, false, &fx->rs.closed, 1));
-    ops->lock(fx->srv);
-    assert_int_equal(fx->rs.why, PMIX_ERR_UNPACK_FAILURE);
-    ops->unlock(fx->srv);
+    int fd = raw_serve(fx);
+    assert_int_equal(pipe2(pp, O_CLOEXEC), 0);
+    raw_sendmsg(fd, df, dlen, pp[1]); /* an ordinary frame, with an fd */
+    close(pp[1]);
+    assert_true(wait_count(fx->cli, false, &fx->rc.closed, 1));
+    ops->lock(fx->cli);
+    assert_int_equal(fx->rc.frames, 1);
+    assert_int_equal(fx->rc.why, PMIX_ERR_UNPACK_FAILURE);
+    ops->unlock(fx->cli);
+    assert_int_equal(read(pp[0], &c, 1), 0);
+    close(pp[0]);
     close(fd);
-    close(pfd);
     free(df);
 }
 
@@ -1029,6 +1054,229 @@ static void test_region_without_fd(void **state)
     assert_int_equal(fx->rs.why, PMIX_ERR_UNPACK_FAILURE);
     assert_int_equal(fx->rs.regions, 0);
     ops->unlock(fx->srv);
+    close(fd);
+}
+
+/* ---- limits on accepted connections (px_posix_limits) ---- */
+
+/* Set the server's limits (zero fields keep their defaults). */
+static void fx_limits(fixture *fx, double handshake_s, size_t max_pending, size_t max_queued)
+{
+    px_posix_limits lim;
+    px_posix_get_limits(fx->srv, &lim);
+    lim.handshake_s = handshake_s;
+    lim.max_pending = max_pending;
+    lim.max_queued = max_queued;
+    px_posix_set_limits(fx->srv, &lim);
+}
+
+/* True if `fd` reads EOF (or a reset) within 10 s. */
+static bool raw_eof(int fd)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    double deadline = now_s() + 10.0;
+    char b[256];
+    while (now_s() < deadline) {
+        if (poll(&pfd, 1, 100) <= 0)
+            continue;
+        ssize_t n = read(fd, b, sizeof b);
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+            return true;
+    }
+    return false;
+}
+
+/* The defaults, and PMIXLAB_HANDSHAKE_TIMEOUT. */
+static void test_limit_defaults(void **state)
+{
+    char err[256];
+    px_posix_limits lim;
+    const char *vals[] = {NULL, "2.5", "0", "soon"};
+    double want[] = {10.0, 2.5, 0.0, 10.0};
+
+    for (int i = 0; i < 4; i++) {
+        if (vals[i] == NULL)
+            unsetenv("PMIXLAB_HANDSHAKE_TIMEOUT");
+        else
+            setenv("PMIXLAB_HANDSHAKE_TIMEOUT", vals[i], 1);
+        px_posix *p = px_posix_create(true, err, sizeof err);
+        assert_non_null(p);
+        px_posix_get_limits(p, &lim);
+        assert_true(lim.handshake_s == want[i]);
+        assert_int_equal(lim.handshake_frame, 4096);
+        assert_int_equal(lim.max_pending, 64);
+        assert_int_equal(lim.max_queued, (size_t)64 << 20);
+        px_posix_destroy(p);
+    }
+    unsetenv("PMIXLAB_HANDSHAKE_TIMEOUT");
+}
+
+/* A connection that never completes its handshake is closed when its
+ * deadline runs out (the sink hears PMIX_ERR_TIMEOUT, the peer EOF); one
+ * whose handshake is done is not. */
+static void test_limit_handshake_deadline(void **state)
+{
+    fixture *fx = *state;
+    fx_limits(fx, 0.5, 0, 0);
+    fx_listen_connect(fx); /* connection 1: accepted by the "engine" */
+    int fd = raw_connect(fx->uri);
+    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 2));
+    assert_true(raw_eof(fd));
+    assert_true(wait_count(fx->srv, false, &fx->rs.closed, 1));
+    sleep_ms(600); /* connection 1's deadline would be over too */
+    ops->lock(fx->srv);
+    assert_int_equal(fx->rs.closed, 1);
+    assert_int_equal(fx->rs.closed_conn, 2);
+    assert_int_equal(fx->rs.why, PMIX_ERR_TIMEOUT);
+    ops->unlock(fx->srv);
+    size_t len;
+    void *f = make_frame(9, 100, &len);
+    ops->lock(fx->cli);
+    assert_int_equal(ops->send(fx->cli, PX_CONN_SERVER, f, len), PMIX_SUCCESS);
+    ops->unlock(fx->cli);
+    assert_true(wait_count(fx->srv, false, &fx->rs.frames, 1));
+    close(fd);
+}
+
+/* Before its handshake a peer may send frames of handshake_frame bytes
+ * and no more: a header that announces 200 MiB closes the connection at
+ * once, without a buffer of that size. */
+static void test_limit_handshake_frame(void **state)
+{
+    fixture *fx = *state;
+    fx_listen_connect(fx);
+    int fd = raw_connect(fx->uri);
+    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 2));
+    size_t len;
+    uint8_t *f = make_frame(5, 4096, &len);
+    assert_int_equal(write(fd, f, len), (ssize_t)len);
+    free(f);
+    assert_true(wait_count(fx->srv, false, &fx->rs.frames, 1));
+    f = make_frame(6, 1000, &len);
+    for (int i = 0; i < 4; i++) /* announce 200 MiB, send 1000 bytes */
+        f[12 + i] = (uint8_t)(((uint32_t)200 << 20) >> (8 * i));
+    assert_int_equal(write(fd, f, len), (ssize_t)len);
+    free(f);
+    assert_true(wait_count(fx->srv, false, &fx->rs.closed, 1));
+    ops->lock(fx->srv);
+    assert_int_equal(fx->rs.closed_conn, 2);
+    assert_int_equal(fx->rs.why, PMIX_ERR_OUT_OF_RESOURCE);
+    assert_int_equal(fx->rs.frames, 1);
+    ops->unlock(fx->srv);
+    assert_true(raw_eof(fd));
+    close(fd);
+}
+
+/* A client passes the server no descriptor: one that does is dropped at
+ * once, and the descriptor is closed (the write end of a pipe: its read
+ * end sees EOF). Nor a page or a region frame, without descriptors. */
+static void test_limit_client_fds(void **state)
+{
+    fixture *fx = *state;
+    int pp[2];
+    char c;
+    size_t len;
+    uint8_t *f = make_frame(7, 16, &len);
+    uint8_t page[PX_FRAME_HDR + 8], region[PX_FRAME_HDR + 16];
+
+    fx_listen_connect(fx);
+    int fd = raw_connect(fx->uri);
+    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 2));
+    assert_int_equal(pipe2(pp, O_CLOEXEC), 0);
+    raw_sendmsg(fd, f, len, pp[1]);
+    close(pp[1]);
+    assert_true(wait_count(fx->srv, false, &fx->rs.closed, 1));
+    assert_int_equal(read(pp[0], &c, 1), 0);
+    close(pp[0]);
+    close(fd);
+
+    plat_hdr(page, 0x7f03, 8);
+    put_le(page + PX_FRAME_HDR, 4096, 8);
+    plat_hdr(region, 0x7f01, 16);
+    memset(region + PX_FRAME_HDR, 0, 16); /* a known slab, no fd */
+    put_le(region + PX_FRAME_HDR + 8, 64, 8);
+    const uint8_t *bad[] = {page, region};
+    size_t badlen[] = {sizeof page, sizeof region};
+    for (int i = 0; i < 2; i++) {
+        fd = raw_connect(fx->uri);
+        assert_true(wait_count(fx->srv, false, &fx->rs.opened, 3 + i));
+        assert_int_equal(write(fd, bad[i], badlen[i]), (ssize_t)badlen[i]);
+        assert_true(wait_count(fx->srv, false, &fx->rs.closed, 2 + i));
+        ops->lock(fx->srv);
+        assert_int_equal(fx->rs.why, PMIX_ERR_UNPACK_FAILURE);
+        ops->unlock(fx->srv);
+        close(fd);
+    }
+    ops->lock(fx->srv);
+    assert_int_equal(fx->rs.frames, 0);
+    ops->unlock(fx->srv);
+    free(f);
+}
+
+/* At max_pending connections before their handshake, later ones wait in
+ * the backlog: accepted when one of those closes, or completes its
+ * handshake. */
+static void test_limit_pending(void **state)
+{
+    fixture *fx = *state;
+    char err[256] = "";
+    fx_limits(fx, 0, 2, 0);
+    assert_int_equal(
+        px_posix_listen(fx->srv, fx->dir, &rec_sink, &fx->rs, &fx->uri, err, sizeof err),
+        PMIX_SUCCESS);
+    int a = raw_connect(fx->uri), b = raw_connect(fx->uri), c = raw_connect(fx->uri);
+    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 2));
+    sleep_ms(300);
+    ops->lock(fx->srv);
+    assert_int_equal(fx->rs.opened, 2);
+    ops->unlock(fx->srv);
+    close(a); /* connection 1 */
+    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 3));
+    ops->conn_accepted(fx->srv, 2); /* b's handshake is done */
+    int d = raw_connect(fx->uri);
+    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 4));
+    int e = raw_connect(fx->uri);
+    sleep_ms(300);
+    ops->lock(fx->srv);
+    assert_int_equal(fx->rs.opened, 4);
+    assert_int_equal(fx->rs.conn, 4);
+    ops->unlock(fx->srv);
+    close(b);
+    close(c);
+    close(d);
+    close(e);
+}
+
+/* A peer that does not read: a frame of any size is queued when nothing
+ * waits; one that would take the queue past max_queued drops the peer. */
+static void test_limit_queued(void **state)
+{
+    fixture *fx = *state;
+    size_t len;
+    fx_limits(fx, 0, 0, (size_t)64 << 10);
+    fx_listen_connect(fx);
+    int fd = raw_connect(fx->uri);
+    assert_true(wait_count(fx->srv, false, &fx->rs.opened, 2));
+    ops->conn_accepted(fx->srv, 2);
+    void *big = make_frame(1, (size_t)4 << 20, &len);
+    ops->lock(fx->srv);
+    assert_int_equal(ops->send(fx->srv, 2, big, len), PMIX_SUCCESS);
+    ops->unlock(fx->srv);
+    void *small = make_frame(2, 16, &len);
+    ops->lock(fx->srv);
+    assert_int_equal(ops->send(fx->srv, 2, small, len), PMIX_ERR_UNREACH);
+    ops->unlock(fx->srv);
+    assert_true(wait_count(fx->srv, false, &fx->rs.closed, 1));
+    ops->lock(fx->srv);
+    assert_int_equal(fx->rs.closed_conn, 2);
+    assert_int_equal(fx->rs.why, PMIX_ERR_LOST_CONNECTION);
+    ops->unlock(fx->srv);
+    /* the client that reads is not concerned */
+    small = make_frame(3, 16, &len);
+    ops->lock(fx->srv);
+    assert_int_equal(ops->send(fx->srv, 1, small, len), PMIX_SUCCESS);
+    ops->unlock(fx->srv);
+    assert_true(wait_count(fx->cli, false, &fx->rc.frames, 1));
     close(fd);
 }
 
@@ -1492,6 +1740,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fd_matched_by_place, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_fd_stray, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_region_bad_release, fx_setup, fx_teardown),
+        cmocka_unit_test(test_limit_defaults),
+        cmocka_unit_test_setup_teardown(test_limit_handshake_deadline, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_limit_handshake_frame, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_limit_client_fds, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_limit_pending, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_limit_queued, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_refused_by_opened, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_engine_close, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_close_in_deliver, fx_setup, fx_teardown),

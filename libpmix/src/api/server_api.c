@@ -88,6 +88,19 @@ static pmix_status_t ad_connected(void *hctx, const pmix_proc_t *proc, void *obj
     return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
 }
 
+/* The engine says who the peer is (PMIX_PROC_PID, PMIX_USERID,
+ * PMIX_GRPID); a host with client_connected2 hears it. */
+static pmix_status_t ad_connected2(void *hctx, const pmix_proc_t *proc, void *obj,
+                                   const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                   void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+
+    if (m->client_connected2 != NULL)
+        return m->client_connected2(proc, obj, (pmix_info_t *)info, ninfo, cbfunc, cbdata);
+    return ad_connected(hctx, proc, obj, cbfunc, cbdata);
+}
+
 static pmix_status_t ad_finalized(void *hctx, const pmix_proc_t *proc, void *obj,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
@@ -179,6 +192,7 @@ static const px_server_host adapter = {
     .fence_nb = ad_fence,
     .direct_modex = ad_dmodex,
     .job_control = ad_jctrl,
+    .client_connected2 = ad_connected2,
 };
 
 /* ---- init / finalize ---- */

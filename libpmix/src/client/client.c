@@ -222,7 +222,9 @@ pmix_status_t px_client_connect(px_client *c, const pmix_info_t info[], size_t n
     px_pack_u32(&b, PX_PROTOCOL);
     px_pack_proc(&b, &c->self);
     px_pack_u32(&b, 0);
-    px_pack_info(&b, info, ninfo);
+    /* The server reads no directive of PMIx_Init, and before the handshake
+     * it takes small frames only (a few KiB): none go. */
+    px_pack_info(&b, NULL, 0);
     return px_cli_send(c, &b, r);
 }
 

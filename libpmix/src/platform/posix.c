@@ -399,6 +399,8 @@ static const px_platform_ops posix_ops = {
     .page_trim = px_posix_page_trim,
     .page_discard = px_posix_page_discard,
     .page_bound = px_posix_page_bound,
+    .conn_accepted = px_posix_conn_accepted,
+    .peer_pid = px_posix_peer_pid,
 };
 
 const px_platform_ops *px_posix_ops(void)
@@ -411,6 +413,39 @@ void px_posix_set_max_frame(px_posix *p, size_t max_payload)
     pthread_mutex_lock(&p->lock);
     p->max_payload = max_payload > 0 ? max_payload : PX_FRAME_MAX_DEFAULT;
     pthread_mutex_unlock(&p->lock);
+}
+
+void px_posix_get_limits(px_posix *p, px_posix_limits *lim)
+{
+    pthread_mutex_lock(&p->lock);
+    *lim = p->lim;
+    pthread_mutex_unlock(&p->lock);
+}
+
+void px_posix_set_limits(px_posix *p, const px_posix_limits *lim)
+{
+    pthread_mutex_lock(&p->lock);
+    p->lim.handshake_s = lim->handshake_s > 0 ? lim->handshake_s : 0;
+    p->lim.handshake_frame =
+        lim->handshake_frame > 0 ? lim->handshake_frame : PX_POSIX_HANDSHAKE_FRAME;
+    p->lim.max_pending = lim->max_pending > 0 ? lim->max_pending : PX_POSIX_MAX_PENDING;
+    p->lim.max_queued = lim->max_queued > 0 ? lim->max_queued : PX_POSIX_MAX_QUEUED;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* PMIXLAB_HANDSHAKE_TIMEOUT=S (seconds, 0 for none) replaces the default
+ * handshake deadline: a test knob, and a way out for a site whose clients
+ * take longer than 10 s between connect and HELLO. */
+static double handshake_from_env(void)
+{
+    const char *v = getenv("PMIXLAB_HANDSHAKE_TIMEOUT");
+    char *end;
+    if (v == NULL || *v == '\0')
+        return PX_POSIX_HANDSHAKE_S;
+    double s = strtod(v, &end);
+    if (*end != '\0' || !(s >= 0) || s > 1e6)
+        return PX_POSIX_HANDSHAKE_S;
+    return s;
 }
 
 /* ---- create / destroy ---- */
@@ -431,6 +466,10 @@ px_posix *px_posix_create(bool external_progress, char *errbuf, size_t errlen)
     p->external = external_progress;
     p->max_payload = PX_FRAME_MAX_DEFAULT;
     p->verbosity = verbosity_from_env();
+    p->lim.handshake_s = handshake_from_env();
+    p->lim.handshake_frame = PX_POSIX_HANDSHAKE_FRAME;
+    p->lim.max_pending = PX_POSIX_MAX_PENDING;
+    p->lim.max_queued = PX_POSIX_MAX_QUEUED;
     p->next_id = 1;
     p->nbuckets = 64;
     p->buckets = calloc(p->nbuckets, sizeof *p->buckets);

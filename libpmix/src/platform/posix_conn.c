@@ -32,6 +32,20 @@
  * and the struct itself (with the receive buffer a `deliver` may still be
  * reading) is freed by the second finalizer.
  *
+ * Limits (px_posix_limits in px_posix.h). An accepted connection is
+ * `pending` until the engine calls conn_accepted (its handshake is done):
+ * until then its frames may be no larger than `handshake_frame`, and its
+ * `hsev` timer closes it when `handshake_s` run out. At most `max_pending`
+ * connections are pending: at that count accept_cb takes its listeners'
+ * events out (`paused`) and pending_end puts them back, so later
+ * connections wait in the kernel's backlog, costing the server nothing.
+ * An accepted peer may pass no file descriptor (take_fds) and no page or
+ * region frame (platform_frame); a client's connection keeps at most
+ * PX_MAX_PENDING_FDS, and one that no frame claims ends the connection as
+ * soon as the frames its bytes started are read (deliver_frames). A frame
+ * for an accepted peer that would take what is queued for it past
+ * `max_queued` drops that peer (enqueue): it does not read.
+ *
  * Connection ids: accepted connections are numbered 1, 2, ... per
  * px_posix; the connection made by px_posix_connect() is PX_CONN_SERVER (0).
  */
@@ -133,6 +147,27 @@ static void wq_free(px_conn *c)
         o = next;
     }
     c->wq_head = c->wq_tail = NULL;
+    c->wq_bytes = 0;
+}
+
+/* The handshake of `c` is over (done, or the connection is gone): it no
+ * longer counts against max_pending, and paused listeners accept again. */
+static void pending_end(px_conn *c)
+{
+    px_posix *p = c->p;
+
+    if (!c->pending)
+        return;
+    c->pending = false;
+    p->npending--;
+    if (p->npending >= p->lim.max_pending)
+        return;
+    for (px_listener *l = p->listeners; l != NULL; l = l->next) {
+        if (l->paused) {
+            l->paused = false;
+            event_add(l->ev, NULL);
+        }
+    }
 }
 
 /* Close the received fds no frame claimed. */
@@ -194,18 +229,21 @@ static void conn_release(px_conn *c)
         return;
     c->closed = true;
     table_remove(p, c);
+    pending_end(c);
     if (c->wq_head != NULL && c->werr == PMIX_SUCCESS)
         (void)flush_queue(c); /* best effort: a last reply may fit */
     wq_free(c);
     fds_close(c);
     px_posix_region_conn_gone(c);
     int fd = c->fd;
-    struct event *rev = c->rev, *wev = c->wev;
+    struct event *rev = c->rev, *wev = c->wev, *hsev = c->hsev;
     c->fd = -1;
     /* From here on `c` may be freed at any moment by the loop thread (the
      * finalizers run there), so it is not touched again. */
     event_free_finalize(0, rev, conn_finalized);
     event_free_finalize(0, wev, conn_finalized);
+    if (hsev != NULL)
+        event_free_finalize(0, hsev, conn_finalized);
     close(fd);
 }
 
@@ -274,7 +312,9 @@ static int flush_queue(px_conn *c)
 {
     while (c->wq_head != NULL) {
         px_out *o = c->wq_head;
+        size_t left = o->hlen + o->len - o->off;
         int err = write_out(c, o);
+        c->wq_bytes -= left - (o->hlen + o->len - o->off);
         if (err == EAGAIN) {
             if (!c->closed)
                 event_add(c->wev, NULL);
@@ -467,6 +507,16 @@ static pmix_status_t enqueue(px_posix *p, uint64_t id, void *frame, size_t len,
         free(frame);
         goto out;
     }
+    if (c->accepted && c->wq_head != NULL && c->wq_bytes + PX_OUT_HEAD + len > p->lim.max_queued) {
+        px_posix_logf(p, PX_LOG_ERROR,
+                      "connection %llu: the peer does not read what it is sent (%zu bytes wait "
+                      "for it, and %zu more would pass the limit of %zu); closing the connection",
+                      (unsigned long long)c->id, c->wq_bytes, len, p->lim.max_queued);
+        free(frame);
+        conn_write_failed(c, ENOBUFS);
+        rc = PMIX_ERR_UNREACH;
+        goto out;
+    }
     /* The common case: nothing queued and the socket takes the whole
      * frame; it goes from here, with no queue node. Otherwise the rest is
      * queued, and a queue node that cannot be had after part of the frame
@@ -507,6 +557,7 @@ static pmix_status_t enqueue(px_posix *p, uint64_t id, void *frame, size_t len,
     }
     *o = now;
     o->next = NULL;
+    c->wq_bytes += o->hlen + o->len - o->off;
     if (c->wq_head == NULL) {
         c->wq_head = o;
         event_add(c->wev, NULL); /* the socket was full */
@@ -574,7 +625,10 @@ static bool platform_frame(px_conn *c, const px_frame_hdr *h, const uint8_t *b, 
     const char *what = NULL;
     int fd = -1;
 
-    if (h->type == PX_PLAT_PAGE) {
+    if (c->accepted && h->type != PX_PLAT_RELEASE) {
+        /* a client hands its server no page and no region */
+        what = "a fence page or a shared region (only a server sends those)";
+    } else if (h->type == PX_PLAT_PAGE) {
         int got = h->len == 8 ? frame_fd(c, at, &fd) : 1;
         if (h->len != 8)
             what = "a malformed page frame";
@@ -651,14 +705,17 @@ static bool deliver_frames(px_conn *c)
     c->rneed = 0;
     while (c->rlen - off >= PX_FRAME_HDR) {
         px_frame_hdr h;
-        pmix_status_t rc = px_frame_parse(c->rbuf + off, c->rlen - off, p->max_payload, &h);
+        /* before its handshake, a peer may send a HELLO and little more */
+        size_t max = c->pending && p->lim.handshake_frame < p->max_payload ? p->lim.handshake_frame
+                                                                           : p->max_payload;
+        pmix_status_t rc = px_frame_parse(c->rbuf + off, c->rlen - off, max, &h);
         if (rc != PMIX_SUCCESS) {
             if (rc == PMIX_ERR_OUT_OF_RESOURCE)
                 px_posix_logf(p, PX_LOG_ERROR,
                               "connection %llu: peer announced a frame of %lu bytes, more than "
-                              "the limit of %zu; closing the connection",
+                              "the limit of %zu%s; closing the connection",
                               (unsigned long long)c->id, (unsigned long)le32(c->rbuf + off + 12),
-                              p->max_payload);
+                              max, c->pending ? " before its handshake" : "");
             else
                 px_posix_logf(p, PX_LOG_ERROR,
                               "connection %llu: malformed frame header (not a pmixlab peer, or "
@@ -726,6 +783,16 @@ static bool deliver_frames(px_conn *c)
         c->rlen -= off;
         c->rpos += off;
     }
+    /* Every frame that starts where the oldest fd came has been read, and
+     * none took it: it belongs to no frame. */
+    if (c->nfds > 0 && c->fds[0].to <= c->rpos) {
+        px_posix_logf(p, PX_LOG_ERROR,
+                      "connection %llu: peer passed a file descriptor that no frame announced; "
+                      "closing the connection",
+                      (unsigned long long)c->id);
+        conn_fail(c, PMIX_ERR_UNPACK_FAILURE);
+        return false;
+    }
     return true;
 }
 
@@ -759,7 +826,8 @@ static bool rbuf_reserve(px_conn *c)
 
 /* Keep the fds that came with a read of the stream bytes [from, to)
  * (SCM_RIGHTS). False if the peer broke the protocol (they are closed):
- * more than PX_MAX_PENDING_FDS waiting, or several fds in one message
+ * any fd from an accepted peer, more than PX_MAX_PENDING_FDS waiting,
+ * or several fds in one message
  * (each frame passes at most one, and one read never joins two messages
  * that carry fds, so a read that says MSG_CTRUNC yet brought some had
  * more than fit). An fd the kernel could not give us (at the open-file
@@ -769,6 +837,7 @@ static bool take_fds(px_conn *c, struct msghdr *msg, uint64_t from, uint64_t to)
 {
     bool ok = true;
     int got = 0;
+    int cap = c->accepted ? 0 : PX_MAX_PENDING_FDS;
 
     for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm != NULL; cm = CMSG_NXTHDR(msg, cm)) {
         if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
@@ -778,7 +847,7 @@ static bool take_fds(px_conn *c, struct msghdr *msg, uint64_t from, uint64_t to)
             int fd;
             memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
             got++;
-            if (ok && c->nfds < PX_MAX_PENDING_FDS) {
+            if (ok && c->nfds < cap) {
                 c->fds[c->nfds].fd = fd;
                 c->fds[c->nfds].from = from;
                 c->fds[c->nfds].to = to;
@@ -790,7 +859,7 @@ static bool take_fds(px_conn *c, struct msghdr *msg, uint64_t from, uint64_t to)
         }
     }
     if (msg->msg_flags & MSG_CTRUNC) {
-        if (got > 0 || c->nfds == PX_MAX_PENDING_FDS)
+        if (got > 0 || c->nfds >= cap)
             return false;
         c->fds[c->nfds].fd = -1;
         c->fds[c->nfds].from = from;
@@ -830,8 +899,10 @@ static void conn_read(px_conn *c)
         ssize_t n = recvmsg(c->fd, &msg, MSG_CMSG_CLOEXEC);
         if (n > 0 && !take_fds(c, &msg, c->rpos + c->rlen, c->rpos + c->rlen + (size_t)n)) {
             px_posix_logf(p, PX_LOG_ERROR,
-                          "connection %llu: peer passed more file descriptors than frames "
-                          "announce; closing the connection",
+                          c->accepted ? "connection %llu: peer passed a file descriptor (clients "
+                                        "pass none); closing the connection"
+                                      : "connection %llu: peer passed more file descriptors than "
+                                        "frames announce; closing the connection",
                           (unsigned long long)c->id);
             conn_fail(c, PMIX_ERR_UNPACK_FAILURE);
             return;
@@ -884,7 +955,69 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 static void listener_retry_cb(evutil_socket_t fd, short what, void *arg)
 {
     px_listener *l = arg;
-    event_add(l->ev, NULL);
+    pthread_mutex_lock(&l->p->lock);
+    if (!l->paused)
+        event_add(l->ev, NULL);
+    pthread_mutex_unlock(&l->p->lock);
+}
+
+/* The handshake deadline of an accepted connection. */
+static void handshake_cb(evutil_socket_t fd, short what, void *arg)
+{
+    px_conn *c = arg;
+    px_posix *p = c->p;
+    pthread_mutex_lock(&p->lock);
+    if (!c->closed && c->pending) {
+        px_posix_logf(p, PX_LOG_WARN,
+                      "connection %llu (pid %u) did not complete its handshake within %g s; "
+                      "closing it",
+                      (unsigned long long)c->id, c->pid, p->lim.handshake_s);
+        conn_fail(c, PMIX_ERR_TIMEOUT);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Hold accepted connection `c` to the limits of a connection whose
+ * handshake is not done. False if its timer cannot be had. */
+static bool conn_hold(px_conn *c, uint32_t pid)
+{
+    px_posix *p = c->p;
+
+    c->accepted = true;
+    c->pid = pid;
+    c->pending = true;
+    p->npending++;
+    if (p->lim.handshake_s > 0) {
+        c->hsev = evtimer_new(p->base, handshake_cb, c);
+        if (c->hsev == NULL)
+            return false;
+        atomic_fetch_add(&c->refs, 1); /* its finalizer too */
+        double s = p->lim.handshake_s;
+        struct timeval tv = {(time_t)s, (suseconds_t)((s - (double)(time_t)s) * 1e6)};
+        evtimer_add(c->hsev, &tv);
+    }
+    return true;
+}
+
+void px_posix_conn_accepted(void *pctx, uint64_t id)
+{
+    px_posix *p = pctx;
+    pthread_mutex_lock(&p->lock);
+    px_conn *c = conn_find(p, id);
+    /* the timer stays: it finds the connection no longer pending */
+    if (c != NULL && !c->closed)
+        pending_end(c);
+    pthread_mutex_unlock(&p->lock);
+}
+
+uint32_t px_posix_peer_pid(void *pctx, uint64_t id)
+{
+    px_posix *p = pctx;
+    pthread_mutex_lock(&p->lock);
+    px_conn *c = conn_find(p, id);
+    uint32_t pid = c != NULL && !c->closed ? c->pid : 0;
+    pthread_mutex_unlock(&p->lock);
+    return pid;
 }
 
 static void accept_cb(evutil_socket_t lfd, short what, void *arg)
@@ -893,6 +1026,17 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
     px_posix *p = l->p;
     pthread_mutex_lock(&p->lock);
     for (int i = 0; i < ACCEPTS_PER_CALLBACK; i++) {
+        if (p->npending >= p->lim.max_pending) {
+            /* Level-triggered: out until a handshake ends (pending_end). */
+            if (!l->paused)
+                px_posix_logf(p, PX_LOG_WARN,
+                              "%zu connections on %s have not completed their handshake; the "
+                              "next is accepted when one of them does, or closes",
+                              p->npending, l->path);
+            l->paused = true;
+            event_del(l->ev);
+            break;
+        }
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
@@ -923,6 +1067,11 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
         px_conn *c = conn_new(p, fd, id, l->sink, l->sctx);
         if (c == NULL) {
             px_posix_logf(p, PX_LOG_ERROR, "out of memory accepting a connection on %s", l->path);
+            continue;
+        }
+        if (!conn_hold(c, (uint32_t)cr.pid)) {
+            px_posix_logf(p, PX_LOG_ERROR, "out of memory accepting a connection on %s", l->path);
+            conn_release(c);
             continue;
         }
         pmix_status_t rc = PMIX_SUCCESS;
@@ -1251,12 +1400,15 @@ void px_posix_conns_destroy(px_posix *p)
             px_posix_region_conn_gone(c);
             event_free(c->rev);
             event_free(c->wev);
+            if (c->hsev != NULL)
+                event_free(c->hsev);
             close(c->fd);
             free(c->rbuf);
             free(c);
         }
     }
     p->nconns = 0;
+    p->npending = 0;
     while (p->listeners != NULL) {
         px_listener *l = p->listeners;
         p->listeners = l->next;

@@ -93,8 +93,11 @@ typedef struct px_out {
     uint8_t head[PX_OUT_HEAD];
 } px_out;
 
-/* File descriptors received on a connection, waiting for their frames. */
-#define PX_MAX_PENDING_FDS 16
+/* File descriptors received on a connection, waiting for their frames.
+ * Each frame carries at most one and takes it as soon as its (small)
+ * platform frame is read, so a few is plenty; accepted connections may
+ * hold none (px_posix_limits). */
+#define PX_MAX_PENDING_FDS 4
 
 typedef struct px_conn {
     struct px_posix *p;
@@ -116,6 +119,16 @@ typedef struct px_conn {
 
     px_out *wq_head;
     px_out *wq_tail;
+    size_t wq_bytes; /* what the queue still has to write */
+
+    /* An accepted connection (a server's peer) and its limits
+     * (px_posix_limits): `pending` until the engine says its handshake is
+     * done; `hsev` (NULL on a client's connection) closes it if that takes
+     * too long. `pid` is the peer's, from SO_PEERCRED (0 if unknown). */
+    bool accepted;
+    bool pending;
+    struct event *hsev;
+    uint32_t pid;
 
     /* File descriptors received with SCM_RIGHTS, oldest first, each with
      * the stream offsets [from, to) of the read it came with: each rides
@@ -147,7 +160,7 @@ typedef struct px_conn {
 
     bool closed;        /* released: no more sink calls, fd closed */
     pmix_status_t werr; /* a write failed; the read callback reports it */
-    atomic_int refs;    /* finalizers still to run before free (2) */
+    atomic_int refs;    /* finalizers still to run before free (2, 3 with hsev) */
 } px_conn;
 
 typedef struct px_listener {
@@ -156,6 +169,7 @@ typedef struct px_listener {
     int fd;
     struct event *ev;       /* persistent EV_READ: accept */
     struct event *retry_ev; /* resumes accepting after EMFILE and friends */
+    bool paused;            /* max_pending connections wait for their handshake */
     const px_sink *sink;
     void *sctx;
     char *path;   /* the socket file, unlinked at destroy */
@@ -192,6 +206,8 @@ struct px_posix {
 
     size_t max_payload;
     int verbosity; /* highest px_log_level printed */
+    px_posix_limits lim;
+    size_t npending; /* accepted connections whose handshake is not done */
 
     uint64_t next_id; /* next connection id handed out by accept; starts at 1 */
     px_conn **buckets;
@@ -224,6 +240,9 @@ pmix_status_t px_posix_conn_send_region(void *pctx, uint64_t conn, void *frame, 
 /* posix_conn.c, for posix_region.c: queue the release of one delivery
  * of slab `id` on connection `conn` (sent with its next frame). */
 void px_posix_conn_note_release(px_posix *p, uint64_t conn, uint32_t id);
+/* posix_conn.c: the `conn_accepted` and `peer_pid` platform ops. */
+void px_posix_conn_accepted(void *pctx, uint64_t conn);
+uint32_t px_posix_peer_pid(void *pctx, uint64_t conn);
 
 /* posix_region.c */
 struct px_region *px_posix_region_create(void *pctx, const void *data, size_t len);

@@ -12,8 +12,10 @@
  * Rendezvous: a server listens on a Unix socket `<dir>/pmix.sock`. The
  * directory must exist with mode 0700 (px_posix_listen creates it if it
  * does not). Each accepted peer's credentials are read with SO_PEERCRED and
- * given to the sink's `opened`, which decides. The URI handed to clients
- * (environment variable PMIX_SERVER_URI) is "unix:<path>".
+ * given to the sink's `opened`, which decides (its pid is kept for the
+ * `peer_pid` op). The URI handed to clients (environment variable
+ * PMIX_SERVER_URI) is "unix:<path>". What an accepted peer may cost the
+ * server is bounded: px_posix_limits below.
  */
 #ifndef PX_POSIX_H
 #define PX_POSIX_H
@@ -61,6 +63,47 @@ pmix_status_t px_posix_listen(px_posix *p, const char *dir, const px_sink *sink,
 /* Largest payload accepted from a peer; a bigger frame drops that peer.
  * Default PX_FRAME_MAX_DEFAULT. */
 void px_posix_set_max_frame(px_posix *p, size_t max_payload);
+
+/* What a server spends on peers, so that a peer that misbehaves (or a
+ * program that is no PMIx client at all) cannot exhaust it. The first
+ * three hold for accepted connections until the engine says their
+ * handshake is done (the platform op `conn_accepted`):
+ *
+ *   handshake_s     seconds an accepted connection has to complete its
+ *                   handshake; then it is closed. Default 10, or
+ *                   PMIXLAB_HANDSHAKE_TIMEOUT (seconds) from the
+ *                   environment of px_posix_create; 0: no deadline.
+ *   handshake_frame largest payload accepted before the handshake is done
+ *                   (a HELLO needs under 300 bytes). Default 4 KiB.
+ *   max_pending     accepted connections whose handshake is not done; at
+ *                   the limit the listener stops accepting and later
+ *                   connections wait in the socket's backlog until one of
+ *                   those ends. Default 64.
+ *   max_queued      bytes queued for one accepted peer that does not read
+ *                   what it is sent; a frame that would go past the limit
+ *                   while others wait drops the peer (a single frame of any
+ *                   size is queued when nothing waits). Default 64 MiB.
+ *
+ * Accepted peers never pass file descriptors in this protocol (only the
+ * server does, to its clients): one that does is dropped at once and the
+ * descriptors are closed. */
+typedef struct px_posix_limits {
+    double handshake_s;
+    size_t handshake_frame;
+    size_t max_pending;
+    size_t max_queued;
+} px_posix_limits;
+
+#define PX_POSIX_HANDSHAKE_S 10.0
+#define PX_POSIX_HANDSHAKE_FRAME ((size_t)4 << 10)
+#define PX_POSIX_MAX_PENDING 64
+#define PX_POSIX_MAX_QUEUED ((size_t)64 << 20)
+
+/* Read or change the limits; a changed limit holds for connections
+ * accepted from then on (max_queued and max_pending: at once). A zero
+ * handshake_frame, max_pending or max_queued means its default. */
+void px_posix_get_limits(px_posix *p, px_posix_limits *lim);
+void px_posix_set_limits(px_posix *p, const px_posix_limits *lim);
 
 /* Run the event loop once without blocking (PMIx_Progress). Takes the
  * engine lock itself; call it without the lock held. */

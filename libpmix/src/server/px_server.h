@@ -74,6 +74,15 @@ typedef struct px_server_host {
                                  const pmix_proc_t targets[], size_t ntargets,
                                  const pmix_info_t directives[], size_t ndirs,
                                  pmix_info_cbfunc_t cbfunc, void *cbdata);
+    /* As client_connected (and used instead of it when not NULL), with
+     * what the platform vouches for about the peer: PMIX_USERID and
+     * PMIX_GRPID (PMIX_UINT32), and PMIX_PROC_PID (PMIX_PID) when the
+     * platform knows it (posix: SO_PEERCRED). A host that started the
+     * process itself can refuse a peer that is not that process. `info`
+     * is borrowed for the call. May be NULL. */
+    pmix_status_t (*client_connected2)(void *hctx, const pmix_proc_t *proc, void *server_object,
+                                       const pmix_info_t info[], size_t ninfo,
+                                       pmix_op_cbfunc_t cbfunc, void *cbdata);
 } px_server_host;
 
 /* Create a server. `hops`/`hctx` are the host, `pops`/`pctx` the platform;

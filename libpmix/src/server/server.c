@@ -8,8 +8,12 @@
  *   2. The platform reports a connection (sink `opened`) with the peer's
  *      uid and gid. A uid that no registered client has is refused at once.
  *   3. The first frame must be HELLO naming a registered process whose uid
- *      and gid match; the host's client_connected decides; WELCOME carries
- *      the job-level data, so the client answers job Gets by itself.
+ *      and gid match; the host's client_connected decides (with
+ *      client_connected2 it also learns the peer's pid, to check that the
+ *      peer is the process it started); WELCOME carries the job-level
+ *      data, so the client answers job Gets by itself. From then on the
+ *      platform lifts its limits on connections that have not done so
+ *      (conn_accepted: a deadline, a small frame size).
  *   4. Requests follow (commit, fence, get, ...), dispatched by type.
  *   5. FINALIZE ends it cleanly. A connection that closes before that, or
  *      a message that breaks the protocol, makes the client "lost": its
@@ -534,8 +538,10 @@ static void connected(px_sclient *c, pmix_status_t status)
     if (c->state != PX_SC_HELLO)
         return; /* the connection went away meanwhile */
     if (status != PMIX_SUCCESS) {
-        px_srv_logf(s, PX_LOG_WARN, "host refused client %s:%u: %s", c->proc.nspace, c->proc.rank,
-                    PMIx_Error_string(status));
+        uint32_t pid =
+            c->has_conn && s->pops->peer_pid != NULL ? s->pops->peer_pid(s->pctx, c->conn) : 0;
+        px_srv_logf(s, PX_LOG_WARN, "host refused client %s:%u (pid %u): %s", c->proc.nspace,
+                    c->proc.rank, pid, PMIx_Error_string(status));
         send_welcome(s, c, c->pending_tag, status);
         c->state = PX_SC_REGISTERED;
         if (c->has_conn) {
@@ -546,7 +552,29 @@ static void connected(px_sclient *c, pmix_status_t status)
         return;
     }
     c->state = PX_SC_CONNECTED;
+    if (c->has_conn && s->pops->conn_accepted != NULL)
+        s->pops->conn_accepted(s->pctx, c->conn);
     send_welcome(s, c, c->pending_tag, PMIX_SUCCESS);
+}
+
+static void connected_cb(pmix_status_t status, void *cbdata);
+
+/* Ask the host about the handshake of `c` on connection `k`. */
+static pmix_status_t ask_host(px_server *s, px_sconn *k, px_sclient *c, px_cref *r)
+{
+    if (s->hops->client_connected2 == NULL)
+        return s->hops->client_connected(s->hctx, &c->proc, c->server_object, connected_cb, r);
+    pmix_info_t info[3];
+    size_t n = 0;
+    uint32_t pid = s->pops->peer_pid != NULL ? s->pops->peer_pid(s->pctx, k->id) : 0;
+    PMIx_Info_load(&info[n++], PMIX_USERID, &k->uid, PMIX_UINT32);
+    PMIx_Info_load(&info[n++], PMIX_GRPID, &k->gid, PMIX_UINT32);
+    if (pid != 0) {
+        pid_t p = (pid_t)pid;
+        PMIx_Info_load(&info[n++], PMIX_PROC_PID, &p, PMIX_PID);
+    }
+    return s->hops->client_connected2(s->hctx, &c->proc, c->server_object, info, n, connected_cb,
+                                      r);
 }
 
 /* The host's answer to client_connected; from any thread. */
@@ -608,12 +636,12 @@ static pmix_status_t do_hello(px_server *s, px_sconn *k, uint32_t tag, px_buf *b
     c->state = PX_SC_HELLO;
     c->pending_tag = tag;
     rc = PMIX_OPERATION_SUCCEEDED;
-    if (s->hops->client_connected != NULL) {
+    if (s->hops->client_connected != NULL || s->hops->client_connected2 != NULL) {
         px_cref *r = cref_new(s, c);
         if (r == NULL) {
             rc = PMIX_ERR_NOMEM;
         } else {
-            rc = s->hops->client_connected(s->hctx, &c->proc, c->server_object, connected_cb, r);
+            rc = ask_host(s, k, c, r);
             if (rc != PMIX_SUCCESS)
                 free(r); /* the host will not call back */
         }
