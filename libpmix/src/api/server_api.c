@@ -65,40 +65,39 @@ bool px_api_server_active(void)
 /* Each upcall that takes a completion gets px_defer's in place of the
  * engine's (px_defer.h, rule 2). */
 
+/* The legacy upcall has no callback (as in OpenPMIx 4): its answer is
+ * final. Hosts written for it (Slurm) return PMIX_SUCCESS and never call
+ * back. */
 static pmix_status_t ad_connected(void *hctx, const pmix_proc_t *proc, void *obj,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     const pmix_server_module_t *m = hctx;
-    px_defer_wrap *w;
     pmix_status_t rc;
 
-    if (m->client_connected2 != NULL) {
-        if ((w = px_defer_wrap_op(S.defer, cbfunc, cbdata)) == NULL)
-            return PMIX_ERR_NOMEM;
-        rc = m->client_connected2(proc, obj, NULL, 0, px_defer_op_cb, w);
-        px_defer_wrap_done(w, rc);
-        return rc;
-    }
     if (m->client_connected == NULL)
         return PMIX_OPERATION_SUCCEEDED;
-    /* The legacy upcall has no callback (as in OpenPMIx 4): its answer is
-     * final. Hosts written for it (Slurm) return PMIX_SUCCESS and never
-     * call back. */
     rc = m->client_connected(proc, obj, NULL, NULL);
     return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
 }
 
 /* The engine says who the peer is (PMIX_PROC_PID, PMIX_USERID,
- * PMIX_GRPID); a host with client_connected2 hears it. */
+ * PMIX_GRPID); a host with client_connected2 hears it, and gets px_defer's
+ * completion in place of the engine's, as every upcall with one does. */
 static pmix_status_t ad_connected2(void *hctx, const pmix_proc_t *proc, void *obj,
                                    const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
                                    void *cbdata)
 {
     const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
 
-    if (m->client_connected2 != NULL)
-        return m->client_connected2(proc, obj, (pmix_info_t *)info, ninfo, cbfunc, cbdata);
-    return ad_connected(hctx, proc, obj, cbfunc, cbdata);
+    if (m->client_connected2 == NULL)
+        return ad_connected(hctx, proc, obj, cbfunc, cbdata);
+    if ((w = px_defer_wrap_op(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->client_connected2(proc, obj, (pmix_info_t *)info, ninfo, px_defer_op_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
 }
 
 static pmix_status_t ad_finalized(void *hctx, const pmix_proc_t *proc, void *obj,
