@@ -37,7 +37,7 @@
  * sanitizer build's leak check ignores (what a killed actor held on its
  * stack is lost with it, as in a real crash).
  *
- * What a death does to the fences is simnode.c's (sim_node_break, the rule
+ * What a death does to the fences is simfence.c's (sim_node_break, the rule
  * of pmixd); the news of a process's death travels as MSG_BROKEN notices
  * down a binomial tree rooted at its node (a node whose send to a child
  * fails forwards to that child's subtree itself).

@@ -10,8 +10,11 @@
  *
  *   simplat.c   the platform ops over SimGrid (endpoints, messages, timers,
  *               blocking), the api/ binding, the process actors
- *   simnode.c   the node actors: the server engine's host (fence_nb over
- *               px_coll, direct modex between nodes), job registration
+ *   simnode.c   the node actors: the server engine's host, job registration
+ *               (the host core's job information), the node's messages
+ *   simfence.c  the node's fences: a px_coll per participant set, the
+ *               per-set queue, collected data once per run, failures
+ *   simdmx.c    direct modex between nodes
  *   topo.c      platforms generated from parameters (SimGrid cluster XML)
  *   coords.c    network coordinates, their registration, hier groups
  *   planes.c    messages over one or two network planes, planes going down
@@ -288,7 +291,7 @@ struct sim_run {
     double cpu_charged; /* simulated seconds of library CPU time (--cpu) */
     sim_pfence *pf;     /* per-process fence results, by the process's fence number */
     size_t npf;
-    struct sim_share *shares; /* collecting fences' data, once per run (simnode.c) */
+    struct sim_share *shares; /* collecting fences' data, once per run (simfence.c) */
     FILE *events;             /* --events, or NULL */
     px_api_client none;       /* what the binding answers outside a process actor */
     bool merged;              /* one actor per node (simplat.c, "One actor per node") */
@@ -297,8 +300,8 @@ struct sim_run {
     px_api_binding binding;
 };
 
-/* simnode.c: drop the run's hold on the collected data still kept (at the
- * end of a run). */
+/* simfence.c: drop the run's hold on the collected data still kept (at
+ * the end of a run). */
 void sim_shares_fini(sim_run *run);
 
 /* simplat.c */
@@ -330,6 +333,25 @@ double sim_node_timers(sim_node *n);
 void sim_node_serve(sim_node *n);
 void sim_node_fini(sim_node *n);
 
+/* simfence.c: the node's fences. The fence_nb upcall; a px_coll message
+ * from another node (it keeps or frees `m`); a node's collectives freed
+ * at the end. */
+pmix_status_t sim_host_fence(void *hctx, const pmix_proc_t procs[], size_t nprocs,
+                             const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
+                             pmix_modex_cbfunc_t cbfunc, void *cbdata);
+void sim_coll_dispatch(sim_node *n, sim_msg *m);
+void sim_colls_fini(sim_node *n);
+
+/* simdmx.c: direct modex. The direct_modex upcall; a request from another
+ * node and an answer to ours (the caller frees `m`); the requests to a
+ * lost node failed with PMIX_ERR_UNREACH; waits freed at the end. */
+pmix_status_t sim_host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                              size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata);
+void sim_dmx_request(sim_node *n, sim_msg *m);
+void sim_dmx_answered(sim_node *n, sim_msg *m);
+void sim_dmx_lost(sim_node *n, uint32_t dead);
+void sim_dmx_fini(sim_node *n);
+
 /* topo.c: write the platform for the options into `path`; returns 0 or -1
  * with a reason. */
 int sim_topo_write(const sim_opts *o, const char *path, char *err, size_t errlen);
@@ -343,7 +365,7 @@ const char *sim_topo_name(sim_topology t);
 void sim_handle(sim_ep *ep, void (*deliver)(void *ep, sim_msg *m), sim_msg *m);
 double sim_thread_cpu(void); /* the OS thread's CPU time, seconds */
 
-/* simnode.c: the job breaks on this node (a process of the job died, or a
+/* simfence.c: the job breaks on this node (a process of the job died, or a
  * node was lost): the running and queued fences fail with
  * PMIX_ERR_PROC_TERM_WO_SYNC, and so does every later one. */
 void sim_node_break(sim_node *n, const char *why);

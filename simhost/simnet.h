@@ -82,7 +82,7 @@ void sim_plane_name(unsigned plane, char *buf, size_t len);
 void sim_nic_name(uint32_t node, unsigned plane, char *buf, size_t len);
 void sim_nic_host(uint32_t node, unsigned plane, char *buf, size_t len);
 /* The network keys for node `node`, to be registered with that node's
- * server (simnode.c register_job): its own in `out` (PMIX_INFO; empty
+ * server (simnode.c, register_job): its own in `out` (PMIX_INFO; empty
  * without coordinates), which the caller destructs, and those every node
  * registers alike in shared[0..nshared-1], built once and owned by
  * run->net (until sim_net_fini). */
