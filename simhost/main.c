@@ -2,11 +2,13 @@
  * main.c - pmixsim's command line.
  *
  *   pmixsim [OPTIONS] WORKLOAD [ARGS...]
+ *   pmixsim [OPTIONS] ./PROGRAM.so [ARGS...]
  *   pmixsim --list
  *
  * One run builds the platform, creates one node actor per simulated node
  * (its server engine registered with the job) and one process actor per
- * simulated process (running WORKLOAD), runs the simulation to its end and
+ * simulated process (running WORKLOAD: a built-in program, or one loaded
+ * from a shared object, program.c), runs the simulation to its end and
  * reports every fence (report.c). With --algo all, the run is repeated in a
  * child process per algorithm of the catalog (SimGrid runs one simulation
  * per process), and the reports follow each other.
@@ -49,11 +51,13 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: pmixsim [OPTIONS] WORKLOAD [ARGS...]\n"
+            "       pmixsim [OPTIONS] ./PROGRAM.so [ARGS...]\n"
             "       pmixsim --list\n"
             "       pmixsim run FILE | suite DIR ...   scenarios (pmixsim run --help)\n"
             "\n"
-            "Runs WORKLOAD (a PMIx program built into pmixsim) on every simulated process\n"
-            "of a job, with a real PMIx server per simulated node, inside SimGrid.\n"
+            "Runs WORKLOAD (a PMIx program built into pmixsim, or one built as a shared\n"
+            "object: a path with a '/') on every simulated process of a job, with a real\n"
+            "PMIx server per simulated node, inside SimGrid.\n"
             "\n"
             "  --nodes N             simulated nodes (1..%u; default 4)\n"
             "  --ppn P               processes per node (default 1)\n"
@@ -93,10 +97,13 @@ static void usage(FILE *f)
             "                        runs its node's server (less time and memory;\n"
             "                        docs/simulation.md)\n"
             "  --json FILE           write the report as JSON too\n"
+            "  --privatize           a copy of a loaded PROGRAM.so per process, each with\n"
+            "                        its own globals (at most %u processes); without it,\n"
+            "                        a program with writable globals is refused\n"
             "  --quiet               no progress line\n"
             "  --cfg=ITEM:VALUE      passed to SimGrid (also --log=...)\n"
             "  --list                list the workloads and the algorithms\n",
-            MAX_NODES);
+            MAX_NODES, SIM_PRIVATIZE_MAX);
 }
 
 static int bad(const char *fmt, const char *a, const char *b)
@@ -195,6 +202,8 @@ static void list(void)
 {
     printf("workloads:\n");
     sim_workload_list(stdout);
+    printf("./PROG.so    [ARGS]  any PMIx program built as a shared object "
+           "(docs/simulation.md)\n");
     printf("\nalgorithms (--algo):");
     for (size_t i = 0; px_coll_algo_at(i) != NULL; i++) {
         const px_coll_algo *a = px_coll_algo_at(i);
@@ -249,6 +258,10 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
         }
         if (strcmp(a, "--server-actors") == 0) {
             o->server_actors = true;
+            continue;
+        }
+        if (strcmp(a, "--privatize") == 0) {
+            o->privatize = true;
             continue;
         }
         if (!has)
@@ -349,8 +362,14 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
     o->workload = argv[i];
     o->wl_argc = argc - i - 1;
     o->wl_argv = argv + i + 1;
-    if (sim_workload_find(o->workload) == NULL)
-        return bad("unknown workload %s (pmixsim --list shows them)%s", o->workload, "");
+    if (strchr(o->workload, '/') == NULL && sim_workload_find(o->workload) == NULL)
+        return bad("unknown workload %s (pmixsim --list shows them; a program built as a shared "
+                   "object is given by its path: ./%s.so)",
+                   o->workload, o->workload);
+    if (o->privatize && strchr(o->workload, '/') == NULL)
+        return bad("--privatize: %s is built into pmixsim; --privatize applies to a program "
+                   "loaded from a shared object (./PROGRAM.so)%s",
+                   o->workload, "");
     if (o->planes > 1 && o->topology == TOPO_FILE)
         return bad("--planes %s with --platform: a platform file describes its own network; "
                    "give one plane, or a generated --topology%s",
@@ -456,7 +475,8 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         return 1;
     run->opt = *opt;
     run->wall_start = wall_now();
-    run->wl = sim_workload_find(opt->workload);
+    run->wl = opt->program != NULL ? sim_program_workload(opt->program)
+                                   : sim_workload_find(opt->workload);
     run->tty = !opt->quiet && isatty(2);
     if (opt->events != NULL && (run->events = fopen(opt->events, "a")) == NULL) {
         fprintf(stderr, "pmixsim: cannot write the event log %s: %s\n", opt->events,
@@ -550,8 +570,13 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
                 sgw_host_count(), run->nnodes);
         goto out;
     }
-    status = 1;
     run->nprocs = run->nnodes * opt->ppn;
+    if (opt->program != NULL && opt->privatize &&
+        sim_program_privatize(opt->program, run->nprocs, err, sizeof(err)) != 0) {
+        fprintf(stderr, "pmixsim: %s\n", err);
+        goto out;
+    }
+    status = 1;
     run->nodes = calloc(run->nnodes, sizeof(*run->nodes));
     procs = calloc(run->nprocs, sizeof(*procs));
     if (run->nodes == NULL || procs == NULL) {
@@ -677,6 +702,13 @@ int main(int argc, char **argv)
     rc = parse(argc, argv, &o, sgargv, &sgargc);
     if (rc >= 0)
         return rc;
+    if (strchr(o.workload, '/') != NULL) {
+        char err[2048];
+        if (sim_program_open(o.workload, o.privatize, &o.program, err, sizeof(err)) != 0) {
+            fprintf(stderr, "pmixsim: %s\n", err);
+            return 2;
+        }
+    }
     if (o.events != NULL) {
         FILE *ev = fopen(o.events, "w"); /* each run appends its log */
         if (ev == NULL) {
@@ -741,5 +773,6 @@ int main(int argc, char **argv)
         fflush(NULL);
         _exit(rc);
     }
+    sim_program_close(o.program);
     return rc;
 }

@@ -23,6 +23,7 @@
  *               detection, the event log and per-process fence results
  *   report.c    per-fence measurements, formulas, TSV and JSON
  *   workloads.c the programs built into pmixsim, and the `fence` workload
+ *   program.c   programs loaded from a shared object (`pmixsim ./prog.so`)
  *   sgw.cpp     SimGrid's C++ interface behind a few C functions (sgw.h)
  *   main.c      the command line, one run per algorithm
  *
@@ -56,6 +57,7 @@ typedef struct sim_coll sim_coll;
 typedef struct sim_ep sim_ep;
 typedef struct sim_fault sim_fault;
 typedef struct sim_pfence sim_pfence;
+typedef struct sim_program sim_program;
 
 #define SIM_MAX_FAULTS 64
 
@@ -97,7 +99,11 @@ typedef struct sim_opts {
     double cpu_byte;    /* and per byte of it */
     bool quiet;         /* no workload-independent chatter */
     bool server_actors; /* --server-actors: never one actor per node */
+    bool privatize;     /* --privatize: a copy of a loaded program per process */
+    /* A built-in's name, or the path of a program to load (it has a '/'),
+     * and that program once loaded (program.c), or NULL. */
     const char *workload;
+    sim_program *program;
     int wl_argc;
     char **wl_argv;
 } sim_opts;
@@ -201,6 +207,23 @@ typedef struct sim_workload {
 
 const sim_workload *sim_workload_find(const char *name);
 void sim_workload_list(FILE *f);
+
+/* program.c: a PMIx program in a shared object. Open checks the file and
+ * loads it: returns 0 and the program in *out, or -1 with a sentence in
+ * `err` (not a file, not ELF, not a shared object, linked to libpmix, no
+ * main, writable globals unless `privatize`). */
+#define SIM_PRIVATIZE_MAX 4096u /* processes: a loaded copy each */
+int sim_program_open(const char *path, bool privatize, sim_program **out, char *err, size_t errlen);
+/* For the report: name = the path as given. */
+const sim_workload *sim_program_workload(const sim_program *p);
+/* Load a copy per process (--privatize): returns 0, or -1 with a reason;
+ * call it once per run, before the processes start. */
+int sim_program_privatize(sim_program *p, uint32_t nprocs, char *err, size_t errlen);
+/* Run the program's main (rank's copy, if privatized) as the calling
+ * actor's process; returns its status. */
+int sim_program_run(const sim_program *p, uint32_t rank, int argc, char **argv);
+/* Free `p` (NULL: nothing); the loaded objects stay loaded. */
+void sim_program_close(sim_program *p);
 
 struct sim_proc {
     sim_ep ep;

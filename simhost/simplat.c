@@ -768,7 +768,12 @@ static void proc_body(void *arg)
     /* Rank 0 runs first. If it failed before PMIx_Init (its arguments,
      * most likely: it said why), the others would only say it again,
      * thousands of times: they do not run. */
-    p->exit_code = run->no_start ? 0 : run->wl->main(argc, argv);
+    if (run->no_start)
+        p->exit_code = 0;
+    else if (run->opt.program != NULL)
+        p->exit_code = sim_program_run(run->opt.program, p->proc.rank, argc, argv);
+    else
+        p->exit_code = run->wl->main(argc, argv);
     free(argv);
     if (p->proc.rank == 0 && p->exit_code != 0 && !p->opened && run->nprocs > 1) {
         run->no_start = true;
