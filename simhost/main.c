@@ -362,10 +362,14 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
     o->workload = argv[i];
     o->wl_argc = argc - i - 1;
     o->wl_argv = argv + i + 1;
-    if (strchr(o->workload, '/') == NULL && sim_workload_find(o->workload) == NULL)
-        return bad("unknown workload %s (pmixsim --list shows them; a program built as a shared "
-                   "object is given by its path: ./%s.so)",
-                   o->workload, o->workload);
+    if (strchr(o->workload, '/') == NULL && sim_workload_find(o->workload) == NULL) {
+        size_t n = strlen(o->workload);
+        if (n > 3 && strcmp(o->workload + n - 3, ".so") == 0)
+            return bad("unknown workload %s (a program built as a shared object is given by a "
+                       "path with a '/': ./%s)",
+                       o->workload, o->workload);
+        return bad("unknown workload %s (pmixsim --list shows them)%s", o->workload, "");
+    }
     if (o->privatize && strchr(o->workload, '/') == NULL)
         return bad("--privatize: %s is built into pmixsim; --privatize applies to a program "
                    "loaded from a shared object (./PROGRAM.so)%s",

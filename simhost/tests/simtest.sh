@@ -57,13 +57,36 @@
 #       transfer with an actor per server, as in bizcard, the two differ:
 #       docs/simulation.md, "How far to trust it".) The wall line counts
 #       the actors.
-#   simtest.sh jobkeys PMIXSIM PMIXRUN JOBKEYS
+#   simtest.sh jobkeys PMIXSIM PMIXRUN JOBKEYS [JOBKEYS_SO]
 #       The host core's job information: examples/jobkeys (which reserved
 #       job, node, app and process keys a process reads) prints the same
 #       lines under `pmixrun -n 4`, `pmixrun --nodes 2 -n 4` and `pmixsim
 #       --nodes 2 --ppn 2`, every layout key readable; the keys only a real
 #       machine has (directories, cpuset, locality: "host" lines) are all
-#       there under pmixrun, and none in pmixsim.
+#       there under pmixrun, and none in pmixsim. With JOBKEYS_SO, pmixsim
+#       runs that shared object (`pmixsim ... ./jobkeys.so`) instead of its
+#       built-in jobkeys.
+#   simtest.sh program-same PMIXSIM PMIXRUN NODES PROGRAM PROGRAM_SO ARGS...
+#       PROGRAM built as a shared object and loaded (`pmixsim --nodes 2
+#       --ppn 2 ./PROGRAM.so ARGS`, from its directory) prints the same
+#       report (fences, simulated times; but the wall line and the workload's
+#       name) and the same lines, in the same order, as pmixsim's built-in
+#       PROGRAM; and its lines are those of `pmixrun -n 4 PROGRAM ARGS` (1
+#       in NODES) and `pmixrun --nodes 2 -n 4 PROGRAM ARGS` (2: the nodes as
+#       simulated; a program whose lines say what is local, as bizcard's
+#       do, gives other lines on one node).
+#   simtest.sh program-errors PMIXSIM NOMAIN_SO LINKED_SO EXECUTABLE
+#       pmixsim refuses, with status 2 and a sentence, a missing file, a
+#       file that is not ELF, a shared object without main, one linked
+#       against libpmix.so.2, an executable, and --privatize with a
+#       built-in workload.
+#   simtest.sh program-globals PMIXSIM GLOBALS_SO
+#       A program with writable globals is refused with their names; with
+#       --privatize every simulated process has its own copy of them.
+#   simtest.sh program-exports PMIXSIM LIBPMIX
+#       pmixsim exports every function that libpmix.so.2 exports (a loaded
+#       program may call any of them), and no function of its own (but
+#       for the sanitizers' hooks, named __*).
 #   simtest.sh fence-sets PMIXSIM
 #       The participant set names the collective (the host core's
 #       px_fence_set): on 2 nodes x 2, the even and the odd ranks fence as
@@ -96,12 +119,12 @@ fence-sets)
     echo "ok: $sets fence sets"
     ;;
 jobkeys)
-    sim=$1 run=$2 prog=$3
+    sim=$1 run=$2 prog=$3 wl=${4:-jobkeys}
     "$run" -n 4 "$prog" >"$tmp/one" 2>"$tmp/err" || fail "pmixrun -n 4 jobkeys: $(cat "$tmp/err")"
     "$run" --nodes 2 -n 4 "$prog" >"$tmp/two" 2>"$tmp/err" ||
         fail "pmixrun --nodes 2 -n 4 jobkeys: $(cat "$tmp/err")"
-    "$sim" --quiet --nodes 2 --ppn 2 jobkeys >"$tmp/simout" 2>"$tmp/err" ||
-        fail "pmixsim --nodes 2 --ppn 2 jobkeys: $(cat "$tmp/err")"
+    "$sim" --quiet --nodes 2 --ppn 2 "$wl" >"$tmp/simout" 2>"$tmp/err" ||
+        fail "pmixsim --nodes 2 --ppn 2 $wl: $(cat "$tmp/err")"
     grep -v -e '^#' -e '^fence	' -e '^[0-9]' "$tmp/simout" >"$tmp/sim"
     cat "$tmp/one"
     [[ $(grep -vc '^host ' "$tmp/one") -ge 40 ]] || fail "too few layout keys printed"
@@ -114,6 +137,93 @@ jobkeys)
     [[ $(grep '^host ' "$tmp/sim" | grep -vc ': not found') -eq 0 ]] ||
         fail "pmixsim gives a host key it has no real value for: $(grep '^host ' "$tmp/sim")"
     echo "ok: the same $(grep -vc '^host ' "$tmp/one") layout keys under pmixrun and pmixsim"
+    ;;
+program-same)
+    sim=$1 run=$2 layouts=$3 exe=$4 so=$5 prog=$(basename "$4")
+    shift 5
+    mask='s/[0-9]+\.[0-9]+ s/X s/g'
+    (cd "$(dirname "$so")" && "$sim" --quiet --nodes 2 --ppn 2 "./$(basename "$so")" "$@") \
+        >"$tmp/so" 2>"$tmp/so.err" ||
+        fail "pmixsim --nodes 2 --ppn 2 ./$(basename "$so") $*: $(cat "$tmp/so.err")"
+    "$sim" --quiet --nodes 2 --ppn 2 "$prog" "$@" >"$tmp/builtin" 2>"$tmp/builtin.err" ||
+        fail "pmixsim --nodes 2 --ppn 2 $prog $*: $(cat "$tmp/builtin.err")"
+    grep -q "workload=./$(basename "$so") " "$tmp/so" || fail "the report does not name ./$(basename "$so")"
+    echo "--- pmixsim --nodes 2 --ppn 2 ./$(basename "$so") $*:"
+    cat "$tmp/so"
+    norm() { grep -v '^# wall:' "$1" | sed -E "s/ workload=[^ ]+//; $mask"; }
+    diff <(norm "$tmp/builtin") <(norm "$tmp/so") ||
+        fail "the loaded program's run differs from the built-in $prog's"
+    grep -v -e '^#' -e '^fence	' -e '^[0-9]' "$tmp/so" | sed -E "$mask" | sort >"$tmp/a"
+    for k in $layouts; do
+        opts=(-n 4)
+        [[ $k == 1 ]] || opts=(--nodes "$k" -n 4)
+        "$run" "${opts[@]}" "$exe" "$@" >"$tmp/real" 2>"$tmp/real.err" ||
+            fail "pmixrun ${opts[*]} $prog $*: $(cat "$tmp/real.err")"
+        sed -E "$mask" "$tmp/real" | sort >"$tmp/b"
+        diff "$tmp/b" "$tmp/a" ||
+            fail "the loaded program's lines differ from pmixrun ${opts[*]} $prog's"
+        echo "ok: the same lines as under pmixrun ${opts[*]}"
+    done
+    echo "ok: the same run as the built-in $prog"
+    ;;
+program-errors)
+    sim=$1 nomain=$2 linked=$3 exe=$4
+    check() { # EXPECTED-WORDS ARGS...
+        local want=$1
+        shift
+        "$sim" --quiet "$@" >"$tmp/o" 2>"$tmp/e"
+        local rc=$?
+        [[ $rc -eq 2 ]] || fail "pmixsim $*: exit status $rc, expected 2: $(cat "$tmp/e")"
+        grep -q -- "$want" "$tmp/e" || fail "pmixsim $*: no '$want' in: $(cat "$tmp/e")"
+        [[ -s $tmp/o ]] && fail "pmixsim $*: it ran: $(cat "$tmp/o")"
+        echo "ok: pmixsim $* -> $(head -1 "$tmp/e")"
+    }
+    echo "just text" >"$tmp/text.so"
+    check "cannot open the program $tmp/nosuch.so: No such file" "$tmp/nosuch.so"
+    check "$tmp/text.so is not an ELF file" "$tmp/text.so"
+    check "is not a file" "$tmp"
+    check "$nomain has no main function" "$nomain"
+    check "is linked against libpmix.so.2" "$linked"
+    check "is an executable" "$exe"
+    check "unknown workload hello.so (a program built as a shared object is given by a path" hello.so
+    check "--privatize: hello is built into pmixsim" --privatize hello
+    ;;
+program-globals)
+    sim=$1 so=$2
+    "$sim" --quiet --nodes 2 --ppn 2 "$so" >"$tmp/o" 2>"$tmp/e"
+    rc=$?
+    cat "$tmp/e"
+    [[ $rc -eq 2 ]] || fail "a program with writable globals: exit status $rc, expected 2"
+    [[ -s $tmp/o ]] && fail "a program with writable globals ran: $(cat "$tmp/o")"
+    for g in total start 'calls (static)' 'depth (static, in a function)'; do
+        grep -qF "$g" "$tmp/e" || fail "the refusal does not name $g"
+    done
+    "$sim" --quiet --nodes 2 --ppn 2 --privatize "$so" >"$tmp/o" 2>"$tmp/e" ||
+        fail "--privatize: $(cat "$tmp/e")"
+    cat "$tmp/o"
+    for r in 0 1 2 3; do
+        grep -qx "rank $r: calls 1 total 1 start 7 depth 1" "$tmp/o" ||
+            fail "--privatize: rank $r did not have globals of its own"
+    done
+    [[ $(grep -c '^rank ' "$tmp/o") -eq 4 ]] || fail "--privatize: expected 4 lines"
+    "$sim" --quiet --nodes 4097 --privatize "$so" >"$tmp/o" 2>"$tmp/e"
+    rc=$?
+    [[ $rc -eq 2 ]] && grep -q "at most 4096 processes" "$tmp/e" ||
+        fail "--privatize with 4097 processes: status $rc, $(cat "$tmp/e")"
+    echo "ok: refused with the names of its globals; per-process globals with --privatize"
+    ;;
+program-exports)
+    sim=$1 lib=$2
+    funcs() { nm -D --defined-only "$1" | awk '$2 == "T" { print $3 }' | sort; }
+    funcs "$lib" >"$tmp/lib"
+    funcs "$sim" >"$tmp/sim"
+    [[ $(wc -l <"$tmp/lib") -ge 200 ]] || fail "libpmix exports only $(wc -l <"$tmp/lib") functions"
+    comm -23 "$tmp/lib" "$tmp/sim" >"$tmp/missing"
+    [[ -s $tmp/missing ]] && fail "pmixsim does not export: $(head "$tmp/missing")"
+    # (A sanitized build also exports the sanitizers' hooks: __lsan_*.)
+    comm -13 "$tmp/lib" "$tmp/sim" | grep -v '^__' >"$tmp/extra"
+    [[ -s $tmp/extra ]] && fail "pmixsim exports functions of its own: $(head "$tmp/extra")"
+    echo "ok: pmixsim exports the $(wc -l <"$tmp/lib") functions of libpmix.so.2, and no other"
     ;;
 formula)
     sim=$1 nodes=$2 algo=$3 size=$4

@@ -40,6 +40,48 @@ if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
        sim_bizcard_sparse_as_pmixrun)
 endif()
 
+# Programs loaded from a shared object (`pmixsim ./prog.so`, program.c),
+# built with the users' CMake function: the examples as .so files, and two
+# programs of the tests' own, one with writable globals and one without
+# main; hello linked against libpmix.so.2, which pmixsim refuses.
+include(${CMAKE_SOURCE_DIR}/cmake/PmixsimProgram.cmake)
+set(SIMPROG_DIR ${CMAKE_CURRENT_BINARY_DIR}/progs)
+foreach(prog hello jobkeys bizcard)
+  pmixsim_add_program(simprog_${prog} ${CMAKE_SOURCE_DIR}/examples/${prog}.c)
+  set_target_properties(simprog_${prog} PROPERTIES OUTPUT_NAME ${prog} LIBRARY_OUTPUT_DIRECTORY
+                                                                        ${SIMPROG_DIR})
+endforeach()
+foreach(prog globals nomain)
+  pmixsim_add_program(simprog_${prog} ${CMAKE_CURRENT_SOURCE_DIR}/tests/progs/${prog}.c)
+  set_target_properties(simprog_${prog} PROPERTIES OUTPUT_NAME ${prog} LIBRARY_OUTPUT_DIRECTORY
+                                                                        ${SIMPROG_DIR})
+endforeach()
+add_library(simprog_linked MODULE ${CMAKE_SOURCE_DIR}/examples/hello.c)
+target_link_libraries(simprog_linked PRIVATE pmix)
+set_target_properties(simprog_linked PROPERTIES PREFIX "" OUTPUT_NAME linked LIBRARY_OUTPUT_DIRECTORY
+                                                                             ${SIMPROG_DIR})
+if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
+  add_test(NAME sim_hello_so
+           COMMAND ${SIMTEST} program-same $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun> "1 2"
+                   $<TARGET_FILE:hello> $<TARGET_FILE:simprog_hello>)
+  add_test(NAME sim_bizcard_so
+           COMMAND ${SIMTEST} program-same $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun> 2
+                   $<TARGET_FILE:bizcard> $<TARGET_FILE:simprog_bizcard> full --size 64)
+  add_test(NAME sim_jobkeys_so_as_pmixrun
+           COMMAND ${SIMTEST} jobkeys $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
+                   $<TARGET_FILE:jobkeys> $<TARGET_FILE:simprog_jobkeys>)
+  add_test(NAME sim_program_errors
+           COMMAND ${SIMTEST} program-errors $<TARGET_FILE:pmixsim> $<TARGET_FILE:simprog_nomain>
+                   $<TARGET_FILE:simprog_linked> $<TARGET_FILE:hello>)
+  list(APPEND PMIXSIM_TESTS sim_hello_so sim_bizcard_so sim_jobkeys_so_as_pmixrun
+       sim_program_errors)
+endif()
+add_test(NAME sim_program_globals
+         COMMAND ${SIMTEST} program-globals $<TARGET_FILE:pmixsim> $<TARGET_FILE:simprog_globals>)
+add_test(NAME sim_program_exports
+         COMMAND ${SIMTEST} program-exports $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmix>)
+list(APPEND PMIXSIM_TESTS sim_program_globals sim_program_exports)
+
 # Network planes and coordinates (docs/simulation.md).
 add_test(NAME sim_formula_bruck_64_2planes
          COMMAND ${SIMTEST} formula $<TARGET_FILE:pmixsim> 64 bruck 256 --planes 2)
