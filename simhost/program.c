@@ -90,8 +90,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-/* ---- reading the ELF file ---- */
-
 /* The file, mapped read-only, and its section headers once checked. */
 typedef struct elf_file {
     const unsigned char *data;
@@ -132,6 +130,8 @@ static const char *str_at(const elf_file *f, uint32_t link, uint64_t off)
     return (const char *)f->data + s->sh_offset + off;
 }
 
+/* Check the ELF header (a 64-bit shared object for this machine) and find
+ * the section headers: 0, or -1 with a reason. */
 static int elf_check(elf_file *f, const char *path, char *err, size_t errlen)
 {
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f->data;
@@ -299,9 +299,11 @@ static int elf_symbols(const elf_file *f, char **globals, bool *has_main, bool *
             if ((s->sh_flags & (SHF_WRITE | SHF_ALLOC)) != (SHF_WRITE | SHF_ALLOC) ||
                 toolchain_section(sec_name(f, s)) || toolchain_name(name))
                 continue;
+            /* The first eight are named, the others counted. A static
+             * inside a function is NAME.N. */
             if (++count > 8)
-                continue;            /* counted, not named */
-            dot = strchr(name, '.'); /* a static inside a function: NAME.N */
+                continue;
+            dot = strchr(name, '.');
             if (bind == STB_LOCAL && dot != NULL)
                 snprintf(one, sizeof(one), "%s%.*s (static, in a function)", count > 1 ? ", " : "",
                          (int)(dot - name < 200 ? dot - name : 200), name);
@@ -319,8 +321,8 @@ static int elf_symbols(const elf_file *f, char **globals, bool *has_main, bool *
     return 0;
 }
 
-/* ---- loading ---- */
-
+/* dlopen `path` and find its main: the handle, or NULL with a reason (it
+ * does not load, it has no main, it brings a second PMIx library). */
 static void *load(const char *path, prog_main *main_fn, char *err, size_t errlen)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
