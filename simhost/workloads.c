@@ -5,7 +5,9 @@
  * compile time (-Dmain=pmixsim_wl_NAME_main, see CMakeLists.txt); each
  * simulated process runs it in its own actor with argv = NAME ARGS... Its
  * PMIx_* calls reach that actor's client. To add one, add its source to
- * PMIXSIM_WORKLOADS in CMakeLists.txt and a line below.
+ * PMIXSIM_WORKLOADS in CMakeLists.txt and a line below. A program need not
+ * be built in to run: pmixsim loads one built as a shared object
+ * (`pmixsim ./prog.so`, program.c).
  */
 #include <string.h>
 
