@@ -11,7 +11,9 @@
  *
  * It also reads a fence's request as the server engine hands it over
  * (px_fence_req_read), so that no host decodes the fence's info keys
- * itself.
+ * itself, names a fence's collective by its participant set
+ * (px_fence_set_make), and keeps the direct modex requests a node waits
+ * on (px_dmx_*).
  *
  * Nothing here does I/O, reads a clock or keeps state between calls.
  */
@@ -145,5 +147,35 @@ pmix_status_t px_fence_set_make(const px_jobmap *m, const pmix_proc_t procs[], s
 /* The id of the whole job's set (what px_fence_set_make gives it). */
 uint64_t px_fence_set_all_id(const char *nspace);
 void px_fence_set_fini(px_fence_set *s); /* frees members; NULL-safe */
+
+/* ---- direct modex: the requests a node waits on ---- */
+
+/* A Get of a rank of another node is a direct modex request to the node
+ * that hosts it (px_jobmap_node_of). The table keeps the requests this
+ * node sent until their answer comes, or the node they went to is lost
+ * (they fail with PMIX_ERR_UNREACH): no Get waits on a node that is gone.
+ * Zero it to start; one per node. */
+typedef struct px_dmx_wait px_dmx_wait;
+typedef struct px_dmx_table {
+    px_dmx_wait *head;
+    uint32_t next_id;
+} px_dmx_table;
+
+/* Remember a request to `node` whose answer goes to cbfunc(cbdata); its id
+ * (never 0) travels with the request and comes back with the answer. 0
+ * when memory runs out (nothing is kept; the caller fails the request). */
+uint32_t px_dmx_add(px_dmx_table *t, uint32_t node, pmix_modex_cbfunc_t cbfunc, void *cbdata);
+/* The request `id` could not be sent: forget it without calling back. */
+void px_dmx_cancel(px_dmx_table *t, uint32_t id);
+/* The answer to `id`: on success cbfunc gets `data` (`len` bytes) with
+ * `release`(`release_arg`) to free it; on an error status cbfunc gets the
+ * status alone and `release` is called here. An id not waited for (an
+ * answer after its node was given up) is released and false returned. */
+bool px_dmx_answer(px_dmx_table *t, uint32_t id, pmix_status_t status, char *data, size_t len,
+                   pmix_release_cbfunc_t release, void *release_arg);
+/* Node `node` is lost: every request to it fails with PMIX_ERR_UNREACH. */
+void px_dmx_node_lost(px_dmx_table *t, uint32_t node);
+/* Forget every request without calling back (the host is going away). */
+void px_dmx_fini(px_dmx_table *t);
 
 #endif /* PX_HOSTCORE_H */

@@ -44,6 +44,7 @@
 #include "api/px_api.h"
 #include "client/px_client.h"
 #include "px_coll.h"
+#include "px_hostcore.h"
 #include "px_platform.h"
 #include "server/px_server.h"
 #include "sgw.h"
@@ -251,8 +252,6 @@ struct sim_proc {
 
 /* ---- nodes ---- */
 
-typedef struct sim_dmx sim_dmx;
-
 struct sim_node {
     sim_ep ep;
     uint32_t id;
@@ -262,9 +261,8 @@ struct sim_node {
     uint32_t nprocs;
     uint64_t next_conn;
     sim_coll *colls;
-    sim_msg *early; /* px_coll messages for a collective not created yet */
-    sim_dmx *dmx;   /* direct modex requests waiting for an answer */
-    uint64_t next_tag;
+    sim_msg *early;      /* px_coll messages for a collective not created yet */
+    px_dmx_table dmx;    /* direct modex requests waiting for an answer (host core) */
     long actor;          /* SimGrid's id of the node actor */
     bool broken;         /* a process of the job died: every fence fails (faults.c) */
     bool dead;           /* crashed (node fault) */

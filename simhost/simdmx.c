@@ -4,7 +4,9 @@
  *
  * Direct modex. The node that hosts rank r is r / ppn. A request travels
  * there, the server engine there answers it (px_server_dmodex_request:
- * at once, or when the process commits) and the answer travels back.
+ * at once, or when the process commits) and the answer travels back. The
+ * requests a node waits on are the host core's table (px_dmx_*): a lost
+ * node fails them with PMIX_ERR_UNREACH.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,14 +16,6 @@
 
 #define DMX_REQ_BYTES 64 /* simulated size of a direct modex request */
 #define DMX_RESP_HDR 32  /* and of an answer's header */
-
-struct sim_dmx {
-    sim_dmx *next;
-    uint64_t tag;
-    uint32_t node; /* asked of this node */
-    pmix_modex_cbfunc_t cbfunc;
-    void *cbdata;
-};
 
 static void release_free(void *arg)
 {
@@ -58,32 +52,20 @@ pmix_status_t sim_host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_in
 {
     sim_node *n = hctx;
     sim_run *run = n->ep.run;
-    sim_dmx *d;
+    uint32_t node, id;
     sim_msg *m;
 
     if (strcmp(proc->nspace, run->nspace) != 0 || proc->rank >= run->nprocs)
         return PMIX_ERR_NOT_FOUND;
-    d = calloc(1, sizeof(*d));
-    if (d == NULL)
+    node = proc->rank / run->opt.ppn;
+    if ((id = px_dmx_add(&n->dmx, node, cbfunc, cbdata)) == 0)
         return PMIX_ERR_NOMEM;
-    d->tag = n->next_tag++;
-    d->node = proc->rank / run->opt.ppn;
-    d->cbfunc = cbfunc;
-    d->cbdata = cbdata;
-    d->next = n->dmx;
-    n->dmx = d;
     m = sim_msg_new(MSG_DMX_REQ, NULL, 0);
     m->from = n->id;
-    m->tag = d->tag;
+    m->tag = id;
     m->proc = *proc;
-    if (sim_send(&run->nodes[proc->rank / run->opt.ppn].ep, m, DMX_REQ_BYTES) != 0) {
-        for (sim_dmx **pp = &n->dmx; *pp != NULL; pp = &(*pp)->next) {
-            if (*pp == d) {
-                *pp = d->next;
-                break;
-            }
-        }
-        free(d);
+    if (sim_send(&run->nodes[node].ep, m, DMX_REQ_BYTES) != 0) {
+        px_dmx_cancel(&n->dmx, id);
         return PMIX_ERR_UNREACH; /* that node is gone, or cut off */
     }
     return PMIX_SUCCESS;
@@ -108,37 +90,19 @@ void sim_dmx_request(sim_node *n, sim_msg *m)
 
 void sim_dmx_answered(sim_node *n, sim_msg *m)
 {
-    for (sim_dmx **pp = &n->dmx; *pp != NULL; pp = &(*pp)->next) {
-        sim_dmx *d = *pp;
-        if (d->tag != m->tag)
-            continue;
-        *pp = d->next;
-        d->cbfunc(m->status, m->data, m->len, d->cbdata, release_free, m->data);
-        m->data = NULL; /* released through release_free */
-        free(d);
-        return;
-    }
+    /* the data goes to the server with release_free; m keeps nothing */
+    char *data = m->data;
+    m->data = NULL;
+    px_dmx_answer(&n->dmx, (uint32_t)m->tag, m->status, data, m->len,
+                  data != NULL ? release_free : NULL, data);
 }
 
 void sim_dmx_lost(sim_node *n, uint32_t dead)
 {
-    for (sim_dmx **pp = &n->dmx; *pp != NULL;) {
-        sim_dmx *d = *pp;
-        if (d->node != dead) {
-            pp = &d->next;
-            continue;
-        }
-        *pp = d->next;
-        d->cbfunc(PMIX_ERR_UNREACH, NULL, 0, d->cbdata, NULL, NULL);
-        free(d);
-    }
+    px_dmx_node_lost(&n->dmx, dead);
 }
 
 void sim_dmx_fini(sim_node *n)
 {
-    while (n->dmx != NULL) {
-        sim_dmx *d = n->dmx;
-        n->dmx = d->next;
-        free(d);
-    }
+    px_dmx_fini(&n->dmx);
 }

@@ -118,7 +118,6 @@ int sim_node_setup(sim_run *run, sim_node *n)
     snprintf(box, sizeof(box), "s%u", n->id);
     n->ep.box = sgw_box_create(box);
     n->next_conn = 1;
-    n->next_tag = 1;
     n->srv = px_server_create(&sim_server_host, n, &sim_platform_ops, n);
     if (n->srv == NULL)
         return -1;

@@ -29,9 +29,9 @@
 
 #include "pmixrun.h"
 #include "tcplink.h"
+#include "px_hostcore.h"
 
 typedef struct fence_set fence_set;
-typedef struct dmdx_wait dmdx_wait;
 typedef struct inbox_item inbox_item;
 
 struct px_coll_timer {
@@ -74,8 +74,7 @@ typedef struct pmixd_ctx {
     unsigned nomem_replies; /* PMIXLAB_PMIXD_NOMEM_REPLIES, a test hook */
     unsigned dmdx_tries;    /* PMIXLAB_PMIXD_DMDX_TRIES, a test hook; 0 = the default */
     fence_set *sets;
-    dmdx_wait *dmdx;
-    uint32_t next_reqid;
+    px_dmx_table dmdx; /* direct modex requests waiting for an answer (host core) */
     struct px_coll_timer *timers;
 
     pthread_mutex_t qmu;

@@ -34,7 +34,8 @@
  *
  * Direct modex. A Get of a rank of another node becomes a PD_DMDX_REQ to
  * that rank's daemon, which asks its server (PMIx_server_dmodex_request:
- * answered when the rank has committed) and sends the record back.
+ * answered when the rank has committed) and sends the record back. The
+ * requests a daemon waits on are the host core's table (px_dmx_*).
  *
  * Failures (docs/pmixd.md). A rank of this node that dies, or a peer
  * daemon whose connection drops, *breaks* the job here: every fence that is
@@ -76,14 +77,6 @@ struct fence_set {
     px_coll *coll;
     fence_req *running;
     fence_req *qhead, *qtail;
-};
-
-struct dmdx_wait {
-    dmdx_wait *next;
-    uint32_t reqid;
-    int node;
-    pmix_modex_cbfunc_t cbfunc;
-    void *cbdata;
 };
 
 enum {
@@ -517,16 +510,7 @@ void coll_peer_lost(pmixd_ctx *d, int node)
                 px_coll_peer_failed(s->coll, i);
         pump(s);
     }
-    for (dmdx_wait **pp = &d->dmdx; *pp != NULL;) {
-        dmdx_wait *w = *pp;
-        if (w->node != node) {
-            pp = &w->next;
-            continue;
-        }
-        *pp = w->next;
-        w->cbfunc(PMIX_ERR_UNREACH, NULL, 0, w->cbdata, NULL, NULL);
-        free(w);
-    }
+    px_dmx_node_lost(&d->dmdx, (uint32_t)node);
 }
 
 /* ---- the main thread's side ---- */
@@ -553,28 +537,23 @@ static void do_fence(pmixd_ctx *d, inbox_item *it)
 
 static void do_dmdx(pmixd_ctx *d, inbox_item *it)
 {
-    dmdx_wait *w = calloc(1, sizeof *w);
-    if (w == NULL || d->peer_lost[it->node]) {
-        free(w);
-        it->cbfunc(w == NULL ? PMIX_ERR_NOMEM : PMIX_ERR_UNREACH, NULL, 0, it->cbdata, NULL, NULL);
+    uint32_t id = d->peer_lost[it->node]
+                      ? 0
+                      : px_dmx_add(&d->dmdx, (uint32_t)it->node, it->cbfunc, it->cbdata);
+    if (id == 0) {
+        it->cbfunc(d->peer_lost[it->node] ? PMIX_ERR_UNREACH : PMIX_ERR_NOMEM, NULL, 0, it->cbdata,
+                   NULL, NULL);
         return;
     }
-    w->reqid = ++d->next_reqid;
-    w->node = it->node;
-    w->cbfunc = it->cbfunc;
-    w->cbdata = it->cbdata;
     tl_buf b = {0};
-    tl_put_u32(&b, w->reqid);
+    tl_put_u32(&b, id);
     tl_put_u32(&b, it->rank);
     int rc = pmixd_peer_send(d, it->node, PD_DMDX_REQ, &b);
     tl_buf_free(&b);
     if (rc != 0) {
-        w->cbfunc(send_status(rc), NULL, 0, w->cbdata, NULL, NULL);
-        free(w);
-        return;
+        px_dmx_cancel(&d->dmdx, id);
+        it->cbfunc(send_status(rc), NULL, 0, it->cbdata, NULL, NULL);
     }
-    w->next = d->dmdx;
-    d->dmdx = w;
 }
 
 /* An error reply (no data) that could not go either, for want of memory:
@@ -735,25 +714,13 @@ static void got_dmdx_rep(pmixd_ctx *d, tl_reader *r)
     const void *data = tl_get_bytes(r, &len);
     if (r->bad)
         return;
-    for (dmdx_wait **pp = &d->dmdx; *pp != NULL; pp = &(*pp)->next) {
-        dmdx_wait *w = *pp;
-        if (w->reqid != reqid)
-            continue;
-        *pp = w->next;
-        char *copy = len > 0 ? malloc(len) : NULL;
-        if (len > 0 && copy == NULL)
-            status = PMIX_ERR_NOMEM;
-        if (copy != NULL)
-            memcpy(copy, data, len);
-        if (status == PMIX_SUCCESS)
-            w->cbfunc(status, copy, len, w->cbdata, copy != NULL ? free_release : NULL, copy);
-        else
-            w->cbfunc(status, NULL, 0, w->cbdata, NULL, NULL);
-        if (status != PMIX_SUCCESS)
-            free(copy);
-        free(w);
-        return;
-    }
+    char *copy = status == PMIX_SUCCESS && len > 0 ? malloc(len) : NULL;
+    if (status == PMIX_SUCCESS && len > 0 && copy == NULL)
+        status = PMIX_ERR_NOMEM;
+    if (copy != NULL)
+        memcpy(copy, data, len);
+    px_dmx_answer(&d->dmdx, reqid, status, copy, copy != NULL ? len : 0,
+                  copy != NULL ? free_release : NULL, copy);
 }
 
 void coll_frame(pmixd_ctx *d, int from, uint8_t type, const uint8_t *p, size_t len)
@@ -833,11 +800,7 @@ void coll_fini(pmixd_ctx *d)
         d->timers = t->next;
         free(t);
     }
-    while (d->dmdx != NULL) {
-        dmdx_wait *w = d->dmdx;
-        d->dmdx = w->next;
-        free(w);
-    }
+    px_dmx_fini(&d->dmdx);
     pthread_mutex_lock(&d->qmu);
     inbox_item *it = d->qhead;
     d->qhead = d->qtail = NULL;

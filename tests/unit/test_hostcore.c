@@ -320,12 +320,79 @@ static void test_fence_sets(void **state)
     assert_null(s.members);
 }
 
+/* The direct modex requests a node waits on: answered once, with the
+ * data or the error alone; a lost node fails its own requests only; a late
+ * or unknown answer is released; a cancelled one never calls back. */
+typedef struct dmx_seen {
+    int calls;
+    pmix_status_t status;
+    size_t len;
+    int released;
+} dmx_seen;
+
+static void dmx_cb(pmix_status_t status, const char *data, size_t ndata, void *cbdata,
+                   pmix_release_cbfunc_t release_fn, void *release_cbdata)
+{
+    dmx_seen *s = cbdata;
+    s->calls++;
+    s->status = status;
+    s->len = data != NULL ? ndata : 0;
+    if (release_fn != NULL)
+        release_fn(release_cbdata);
+}
+
+static void count_release(void *arg)
+{
+    ((dmx_seen *)arg)->released++;
+}
+
+static void test_dmx_table(void **state)
+{
+    (void)state;
+    px_dmx_table t = {0};
+    dmx_seen a = {0}, b = {0}, c = {0}, d = {0}, rel = {0};
+    char bytes[8] = "record";
+
+    uint32_t ia = px_dmx_add(&t, 1, dmx_cb, &a), ib = px_dmx_add(&t, 2, dmx_cb, &b);
+    uint32_t ic = px_dmx_add(&t, 1, dmx_cb, &c), id = px_dmx_add(&t, 3, dmx_cb, &d);
+    assert_true(ia != 0 && ib != 0 && ic != 0 && id != 0 && ia != ib && ib != ic);
+
+    assert_true(px_dmx_answer(&t, ib, PMIX_SUCCESS, bytes, 6, count_release, &rel));
+    assert_int_equal(b.calls, 1);
+    assert_int_equal(b.len, 6);
+    assert_int_equal(rel.released, 1); /* by the callback */
+    assert_false(px_dmx_answer(&t, ib, PMIX_SUCCESS, bytes, 6, count_release, &rel));
+    assert_int_equal(b.calls, 1);
+    assert_int_equal(rel.released, 2); /* a late answer: released here */
+
+    px_dmx_node_lost(&t, 1); /* a and c */
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.status, PMIX_ERR_UNREACH);
+    assert_int_equal(c.calls, 1);
+    assert_int_equal(d.calls, 0);
+
+    assert_true(px_dmx_answer(&t, id, PMIX_ERR_NOT_FOUND, bytes, 6, count_release, &rel));
+    assert_int_equal(d.status, PMIX_ERR_NOT_FOUND);
+    assert_int_equal(d.len, 0); /* an error carries no data */
+    assert_int_equal(rel.released, 3);
+
+    dmx_seen e = {0};
+    uint32_t ie = px_dmx_add(&t, 4, dmx_cb, &e);
+    px_dmx_cancel(&t, ie);
+    assert_false(px_dmx_answer(&t, ie, PMIX_SUCCESS, NULL, 0, NULL, NULL));
+    assert_int_equal(e.calls, 0);
+    (void)px_dmx_add(&t, 5, dmx_cb, &e);
+    px_dmx_fini(&t); /* forgets without calling back */
+    assert_int_equal(e.calls, 0);
+    assert_null(t.head);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block_all),  cmocka_unit_test(test_map_local),
         cmocka_unit_test(test_failures),   cmocka_unit_test(test_fence_req),
-        cmocka_unit_test(test_fence_sets),
+        cmocka_unit_test(test_fence_sets), cmocka_unit_test(test_dmx_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
