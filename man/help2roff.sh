@@ -53,7 +53,7 @@ shift
 cmd=("$@")
 
 # A sanitizer build must not fail the build over what --help leaves behind.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 
 help_text() { # [SUBCOMMAND]
     local text rc=0

@@ -37,7 +37,24 @@ if [[ $deps == *libasan* ]]; then
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pmixlab-install.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# cmake --install rewrites BUILD_DIR/install_manifest.txt, which lists what
+# a real install of this build put where (docs/install.md removes an
+# install with it): keep it as it was.
+manifest=$build/install_manifest.txt
+had_manifest=false
+if [[ -e $manifest ]]; then
+    cp -p "$manifest" "$work/install_manifest.txt"
+    had_manifest=true
+fi
+cleanup() {
+    if $had_manifest; then
+        cp -p "$work/install_manifest.txt" "$manifest"
+    else
+        rm -f "$manifest"
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
 prefix=$work/prefix
 fail=0
 bad() {
