@@ -6,7 +6,7 @@
 #   dev  the public headers                       INCLUDEDIR/pmixlab/
 #        libpmix.so (the link-time name), libpmix.a   LIBDIR/pmixlab/
 #        pmixlab.pc (pmix.pc if asked for)         LIBDIR/pkgconfig/
-#        pmixlabConfig.cmake                       LIBDIR/cmake/pmixlab/
+#        pmixlabConfig.cmake, PmixsimProgram.cmake LIBDIR/cmake/pmixlab/
 #        the examples' sources                    DOCDIR/examples/
 #   bin  pmixrun, pmixd, pmixsim                   BINDIR/
 #        their man pages                          MANDIR/man1/
@@ -85,6 +85,13 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/cmake/pmixlabConfigVersion.
 install(FILES ${CMAKE_BINARY_DIR}/cmake/pmixlabConfig.cmake
               ${CMAKE_BINARY_DIR}/cmake/pmixlabConfigVersion.cmake
   DESTINATION ${PMIXLAB_INSTALL_CMAKEDIR} COMPONENT dev)
+
+# pmixsim_add_program(), to build programs for the installed pmixsim; the
+# CMake package includes it (pmixlabConfig.cmake.in).
+if(TARGET pmixsim AND EXISTS ${CMAKE_SOURCE_DIR}/cmake/PmixsimProgram.cmake)
+  install(FILES ${CMAKE_SOURCE_DIR}/cmake/PmixsimProgram.cmake
+    DESTINATION ${PMIXLAB_INSTALL_CMAKEDIR} COMPONENT dev)
+endif()
 
 if(PMIXLAB_HAVE_examples)
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples

@@ -14,8 +14,9 @@
 #   3. builds examples/hello.c with `pkg-config --cflags --libs pmixlab` and
 #      with find_package(pmixlab), runs both under the installed pmixrun
 #      (-n 2, and -n 2 --nodes 2) and checks with LD_DEBUG=libs that every
-#      process loads the installed libpmix.so.2; runs pmixsim on the
-#      installed hello scenario;
+#      process loads the installed libpmix.so.2; runs hello built as a
+#      shared object (pmixsim_add_program) and the installed hello scenario
+#      in pmixsim;
 #   4. apt-get remove the three packages, always, and checks that none of
 #      their files is left and no package of them is known to dpkg.
 set -euo pipefail
@@ -141,6 +142,16 @@ run_job() { # PROG NP PROCS_WITH_LIBPMIX [pmixrun options...]
 [[ -x $work/hello-cmake ]] && run_job hello-cmake 2 5 --nodes 2
 
 if command -v pmixsim >/dev/null; then
+    if [[ -e $work/cm/client_sim.so ]]; then
+        echo "== pmixsim --nodes 2 --quiet ./hello.so (pmixsim_add_program)"
+        cp "$work/cm/client_sim.so" "$work/hello.so"
+        out=$(cd "$work" && pmixsim --nodes 2 --quiet ./hello.so 2>&1) || bad "pmixsim ./hello.so failed: $out"
+        grep '^hello from' <<<"$out" | sed 's/^/    /'
+        [[ $(grep -c '^hello from rank [0-9]* of 2$' <<<"$out" || true) -eq 2 ]] ||
+            bad "pmixsim ./hello.so did not print 2 hello lines"
+    else
+        bad "find_package(pmixlab) gave no pmixsim_add_program, or it built nothing"
+    fi
     echo "== pmixsim run /usr/share/pmixlab/scenarios/hello.scn"
     pmixsim run /usr/share/pmixlab/scenarios/hello.scn >"$work/sim.log" 2>&1 || {
         cat "$work/sim.log"

@@ -18,7 +18,9 @@
 #      installed pmixrun: -n 2 alone, and -n 2 --nodes 2, where pmixrun
 #      starts the installed pmixd next to it. LD_DEBUG=libs shows which
 #      libpmix.so.2 every process (pmixrun, pmixd, hello) really loads:
-#      all must be the installed one.
+#      all must be the installed one;
+#   5. with pmixsim installed: hello built as a shared object with the
+#      CMake package's pmixsim_add_program runs in the installed pmixsim.
 # Exits 77 (skipped) for a sanitizer build: a program built without the
 # sanitizer cannot load that library (the plain build checks the install).
 set -euo pipefail
@@ -170,6 +172,20 @@ run_job() { # PROG NP PROCS_WITH_LIBPMIX [pmixrun options...]
 }
 [[ -x $work/hello-pc ]] && run_job hello-pc 2 3
 [[ -x $work/hello-cmake ]] && run_job hello-cmake 2 5 --nodes 2
+
+# pmixsim_add_program of the CMake package, for the installed pmixsim.
+if [[ -x $prefix/bin/pmixsim ]]; then
+    echo "== $prefix/bin/pmixsim --nodes 2 --quiet ./hello.so (pmixsim_add_program)"
+    if [[ ! -e $work/cmake-client/client_sim.so ]]; then
+        bad "find_package(pmixlab) gave no pmixsim_add_program, or it built nothing"
+    else
+        cp "$work/cmake-client/client_sim.so" "$work/hello.so"
+        out=$(cd "$work" && "$prefix/bin/pmixsim" --nodes 2 --quiet ./hello.so 2>&1) || bad "pmixsim ./hello.so failed: $out"
+        n=$(grep -c '^hello from rank [0-9]* of 2$' <<<"$out" || true)
+        grep '^hello from' <<<"$out" | sed 's/^/    /'
+        [[ $n -eq 2 ]] || bad "pmixsim ./hello.so: 2 lines 'hello from rank R of 2' expected, got $n"
+    fi
+fi
 
 if [[ $fail -ne 0 ]]; then
     echo "check-install: FAILED"
