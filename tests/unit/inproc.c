@@ -118,6 +118,7 @@ struct inproc_world {
     size_t npages;
     uint32_t refuse_pid;                      /* the host refuses a peer with this pid */
     uint32_t hello_pid, hello_uid, hello_gid; /* what the last client_connected2 heard */
+    struct dmx_req *dmx;                      /* direct modex requests the servers hold */
     char log[16384];                          /* recent log lines, one per line */
 };
 
@@ -661,11 +662,25 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
     return PMIX_SUCCESS;
 }
 
+/* A direct modex request a server holds until the process commits; a
+ * server destroyed before that never answers (px_server_destroy calls no
+ * callback), and the world frees what is left. */
 typedef struct dmx_req {
+    struct dmx_req *next;
     inproc_world *w;
     pmix_modex_cbfunc_t cbfunc;
     void *cbdata;
 } dmx_req;
+
+static void dmx_forget(dmx_req *r)
+{
+    for (dmx_req **pp = &r->w->dmx; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == r) {
+            *pp = r->next;
+            return;
+        }
+    }
+}
 
 static void dmx_resp(pmix_status_t status, char *data, size_t sz, void *cbdata)
 {
@@ -681,6 +696,7 @@ static void dmx_resp(pmix_status_t status, char *data, size_t sz, void *cbdata)
     d->cbfunc = r->cbfunc;
     d->cbdata = r->cbdata;
     push_call(r->w, call_hdone, d);
+    dmx_forget(r);
     free(r);
 }
 
@@ -699,11 +715,15 @@ static pmix_status_t host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix
             r->w = w;
             r->cbfunc = cbfunc;
             r->cbdata = cbdata;
+            r->next = w->dmx;
+            w->dmx = r;
             rc = e->server_ep->srv != NULL
                      ? px_server_dmodex_request(e->server_ep->srv, proc, dmx_resp, r)
                      : PMIX_ERR_UNREACH; /* its server was destroyed */
-            if (rc != PMIX_SUCCESS)
+            if (rc != PMIX_SUCCESS) {
+                dmx_forget(r);
                 free(r);
+            }
             return rc;
         }
     }
@@ -794,6 +814,11 @@ void inproc_world_destroy(inproc_world *w)
     }
     while (w->colls != NULL)
         free_hcoll(w, w->colls);
+    while (w->dmx != NULL) {
+        dmx_req *r = w->dmx;
+        w->dmx = r->next;
+        free(r);
+    }
     while (w->eps != NULL) {
         inproc_ep *e = w->eps;
         w->eps = e->next;
