@@ -15,13 +15,16 @@
  *                 some of the processes), gets (job data, a peer's data,
  *                 with directives), registers handlers, notifies, aborts,
  *                 asks for job control, finalizes, or dies; the fence page
- *                 (arrive, check, go to the server);
+ *                 (arrive, check, go to the server); PMIx_Store_internal;
  *   raw frames    a frame from the input (its type, tag and payload, with
  *                 a correct header, or the bytes as they are) reaches the
  *                 server as from that client's connection, or the client
  *                 as from its server (with or without a region);
  *   the host      a client's death, an event, direct modex, a client or
  *                 the namespace deregistered and registered again;
+ *   failures      the platform's knobs: the server's sends to a client
+ *                 fail, a client's own sends fail, a client cannot map
+ *                 the fence page;
  *   run           the world runs until nothing is queued and no timer is
  *                 left (virtual time: timeouts fire at once).
  *
@@ -182,8 +185,9 @@ static void run(world *wd)
 
 /* ---- real traffic ---- */
 
-/* A value from the input: a number, a string, bytes, or any value the
- * codec can read. */
+/* A value from the input: a number, a string, bytes, a large byte object
+ * (up to 64 KiB of a pattern: collected data that large travels in a
+ * region), or any value the codec can read. */
 static void take_value(fuzz_in *in, pmix_value_t *v)
 {
     size_t len;
@@ -191,7 +195,7 @@ static void take_value(fuzz_in *in, pmix_value_t *v)
     px_buf b;
 
     PMIx_Value_construct(v);
-    switch (fuzz_u8(in) % 4) {
+    switch (fuzz_u8(in) % 5) {
     case 0: {
         uint32_t u = fuzz_u16(in);
         PMIx_Value_load(v, &u, PMIX_UINT32);
@@ -212,6 +216,16 @@ static void take_value(fuzz_in *in, pmix_value_t *v)
         bo.bytes = (char *)p;
         bo.size = len;
         PMIx_Value_load(v, &bo, PMIX_BYTE_OBJECT); /* copies */
+        break;
+    }
+    case 3: {
+        pmix_byte_object_t bo;
+        bo.size = ((size_t)fuzz_u8(in) + 1) * 256;
+        bo.bytes = malloc(bo.size);
+        FUZZ_CHECK(bo.bytes != NULL);
+        memset(bo.bytes, 0x5a, bo.size);
+        PMIx_Value_load(v, &bo, PMIX_BYTE_OBJECT);
+        free(bo.bytes);
         break;
     }
     default:
@@ -482,7 +496,7 @@ static void step(world *wd, fuzz_in *in)
     int i = fuzz_u8(in) % (wd->nodes * PPN);
     slot *s = &wd->s[i];
 
-    switch (op % 20) {
+    switch (op % 22) {
     case 0: connect_client(wd, i); break;
     case 1: do_put(wd, s->c, in); break;
     case 2: (void)px_client_commit(s->c); break;
@@ -523,10 +537,32 @@ static void step(world *wd, fuzz_in *in)
     case 16: host_step(wd, i, in); break;
     case 17: do_page(wd, s, in); break;
     case 18: inproc_cut_client(wd->w, s->c); break;
-    default: {
+    case 19:
         /* a put and a commit at once: the usual business card */
         do_put(wd, s->c, in);
         (void)px_client_commit(s->c);
+        break;
+    case 20: {
+        /* the platform's failure knobs */
+        uint8_t how = fuzz_u8(in);
+        if (how & 1) {
+            inproc_refuse_sends(wd->w, s->c);
+        } else if (how & 2) {
+            inproc_refuse_page(wd->w, s->c);
+        } else {
+            inproc_fail_client_sends(wd->w, s->c, how >> 2);
+        }
+        break;
+    }
+    default: {
+        pmix_proc_t p;
+        char key[PMIX_MAX_KEYLEN + 1];
+        pmix_value_t v;
+        PMIx_Load_procid(&p, "job", fuzz_u8(in) % (MAX_SLOTS + 1));
+        take_key(in, key);
+        take_value(in, &v);
+        (void)px_client_store_internal(s->c, &p, key, &v);
+        PMIx_Value_destruct(&v);
         break;
     }
     }

@@ -566,6 +566,8 @@ enum {
     EN_PAGE,
     EN_CUT,
     EN_PUT_COMMIT,
+    EN_KNOBS,
+    EN_STORE_INTERNAL,
 };
 
 static void en(seed *s, uint8_t op, uint8_t slot)
@@ -629,6 +631,42 @@ static void engine_seeds(void)
         en(&s, EN_RUN, 0);
         save("engine", nodes == 1 ? "fence-collect-1node" : "fence-collect-2nodes", &s);
     }
+
+    /* collected data large enough for a region (64 KiB per process) */
+    put8(&s, 0x04);
+    for (int i = 0; i < 2; i++) {
+        en(&s, EN_PUT_COMMIT, (uint8_t)i);
+        put8(&s, PMIX_GLOBAL);
+        put8(&s, 0);
+        put8(&s, 3);
+        put8(&s, 255);
+    }
+    en(&s, EN_FENCE_ALL, 0);
+    put8(&s, 0x01);
+    en(&s, EN_RUN, 0);
+    en_get(&s, 0, 1, 0, 0);
+    save("engine", "fence-collect-region", &s);
+
+    /* failures: a client the server cannot send to, one that cannot send */
+    put8(&s, 0x06);
+    en(&s, EN_KNOBS, 1);
+    put8(&s, 1);
+    en(&s, EN_KNOBS, 2);
+    put8(&s, 2 << 2);
+    en_card(&s, 0);
+    en_card(&s, 2);
+    en(&s, EN_STORE_INTERNAL, 3);
+    put8(&s, 3);
+    put8(&s, 1);
+    put8(&s, 0);
+    put16(&s, 9);
+    en(&s, EN_FENCE_ALL, 0);
+    put8(&s, 0x03);
+    put8(&s, 1);
+    en(&s, EN_RUN, 0);
+    en_get(&s, 3, 0, 0, 0);
+    en(&s, EN_RUN, 0);
+    save("engine", "failures", &s);
 
     /* direct modex: no fence, gets across nodes, a timeout */
     put8(&s, 0x06);
