@@ -601,6 +601,10 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
     px_fence_req_read(info, ninfo, &req);
     if (req.local_status != PMIX_SUCCESS)
         w->local_failures++;
+    /* A server hosts a participant of any fence it hands up; one that does
+     * not (processes no endpoint holds) would overrun the contributions. */
+    if (!hosts_participant(w, server, procs, nprocs))
+        return PMIX_ERR_BAD_PARAM;
     for (h = w->colls; h != NULL; h = h->next)
         if (same_procs(h, procs, nprocs) && h->narrived < h->nexpected) {
             bool mine = false;
