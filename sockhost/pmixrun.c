@@ -3,8 +3,14 @@
  *
  *     pmixrun -n N [--timeout S] [--tag-output] [--bind-to core|none] prog [args...]
  *
- * (With --nodes K or --hostfile the job runs over node daemons instead:
- * pmixrun_nodes.c, which reuses the rules below of how a job ends.)
+ * (With --nodes K, --hostfile or --host with virtual nodes the job runs
+ * over node daemons instead: pmixrun_nodes.c, which reuses the rules below
+ * of how a job ends.)
+ *
+ * The options are mpirun's and prterun's where pmixrun has the feature
+ * (usage() groups them as prterun does; docs/user-guide.md has the table);
+ * what it cannot do (another host, per-rank work on the daemons) is
+ * refused with a message that says so, never ignored.
  *
  * How it works. pmixrun makes a private job directory, starts the PMIx
  * server library through the Standard's server API only (PMIx_server_init
@@ -13,10 +19,12 @@
  * forks the ranks (pmixrun_launch.c). The library serves the clients on its
  * own progress thread; pmixrun's main thread runs a poll() loop over
  *
- *   - a signalfd for SIGCHLD and the signals that end the job (below;
- *     blocked in every thread, so they arrive only there),
+ *   - a signalfd for SIGCHLD, the signals that end the job (below) and
+ *     those forwarded to the ranks (blocked in every thread, so they
+ *     arrive only there),
  *   - a self-pipe that the module's upcalls write to (PMIx_Abort),
- *   - the ranks' stdout and stderr pipes (pmixrun_iof.c),
+ *   - the ranks' stdout and stderr pipes, and pmixrun's stdin with the
+ *     pipes of the ranks that read it (pmixrun_iof.c),
  *
  * with a timeout for --timeout and for the phases of stopping.
  *
@@ -38,9 +46,13 @@
  *     only once the ranks are gone, so it never returns); exit status: the
  *     abort status;
  *   - --timeout expires: exit status 124;
- *   - pmixrun gets SIGINT, SIGTERM or SIGHUP (or SIGQUIT, SIGUSR1, SIGUSR2,
- *     SIGALRM): exit status 128+signal (a second signal skips the grace
- *     period).
+ *   - pmixrun gets SIGINT, SIGTERM or SIGHUP (or SIGQUIT, SIGALRM): exit
+ *     status 128+signal (a second signal skips the grace period).
+ *
+ * SIGUSR1 and SIGUSR2 do not end the job: they go to every rank's process
+ * group, as mpirun forwards them (a rank that does not catch one dies of
+ * it, and the job ends as above). SIGTSTP stops the ranks with SIGSTOP and
+ * then pmixrun itself; SIGCONT continues them (forward_signal).
  *
  * Stopping means SIGTERM to each rank's process group, then SIGKILL after
  * PMIXRUN_GRACE_S seconds. When the ranks are gone, what they left running

@@ -5,7 +5,8 @@
  *   pmixrun_job.c      the job's data for the PMIx server (register_nspace),
  *                      bindings, the server module (upcalls)
  *   pmixrun_launch.c   finding the program, fork/exec of the ranks
- *   pmixrun_iof.c      forwarding the ranks' stdout/stderr line by line
+ *   pmixrun_iof.c      forwarding the ranks' stdout/stderr line by line (and
+ *                      to --output-filename's files), and pmixrun's stdin
  *   pmixrun_files.c    the private job directory and registered cleanups
  *
  * Threads. pmixrun's own code runs on the main thread. The PMIx server

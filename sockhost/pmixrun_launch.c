@@ -9,9 +9,10 @@
  * Each rank is forked from the main thread. Between fork and exec the child
  * only makes async-signal-safe calls: its own process group (so that the
  * whole group can be signalled), PR_SET_PDEATHSIG (it dies if pmixrun is
- * killed, even with SIGKILL), stdin from /dev/null, stdout and stderr into
- * pipes read by pmixrun, default signal dispositions and an empty mask, its
- * binding (sched_setaffinity) and execve. If execve fails, the child writes
+ * killed, even with SIGKILL), stdin from /dev/null or from a pipe pmixrun
+ * writes (--stdin), stdout and stderr into pipes read by pmixrun (one pipe
+ * for both with --merge-stderr-to-stdout), default signal dispositions and
+ * an empty mask, its binding (sched_setaffinity) and execve. If execve fails, the child writes
  * errno into a close-on-exec pipe, which pmixrun reads: an empty read means
  * the exec succeeded.
  */
