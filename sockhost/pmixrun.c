@@ -799,6 +799,8 @@ static bool forward_signal(job *j, int sig)
     case SIGUSR2:
     case SIGCONT: break;
     case SIGTSTP:
+        if (j->reason != END_NONE)
+            return true; /* the job is ending: let it */
         forward_signal(j, SIGSTOP);
         kill(getpid(), SIGSTOP);
         return true;
@@ -1054,11 +1056,16 @@ int main(int argc, char **argv)
 
     j->sigfd = j->wake[0] = j->wake[1] = j->devnull = -1;
     pthread_mutex_init(&j->mu, NULL);
+    /* Whether we have a stdin to forward, asked before we open anything
+     * (closed, its number would soon be another descriptor of ours). */
+    bool stdin_open = fcntl(STDIN_FILENO, F_GETFD) >= 0;
     int rc = parse_args(j, argc, argv);
     if (rc < 0 && (rc = launch_resolve(j)) == 0)
         rc = -1; /* run it */
     if (rc >= 0) {
         nodes_free_names(j);
+        if (j->topo != NULL)
+            hwloc_topology_destroy(j->topo);
         job_release(j);
         return rc;
     }
@@ -1083,7 +1090,7 @@ int main(int argc, char **argv)
         j->ranks[i].out.fd = j->ranks[i].err.fd = -1;
         j->ranks[i].files[0].fd = j->ranks[i].files[1].fd = j->ranks[i].in_fd = -1;
     }
-    j->in_open = j->stdin_to != STDIN_NONE && j->nnodes <= 1 && j->node_addrs == NULL;
+    j->in_open = j->stdin_to != STDIN_NONE && stdin_open && j->nnodes <= 1 && j->node_addrs == NULL;
     j->nlocal = j->nprocs;
     if (j->nnodes > 1 || j->node_addrs != NULL) {
         status = nodes_run(j);

@@ -21,7 +21,8 @@
 #             to pmixrun's output too; a relative DIR; :nocopy; merged into
 #             one file
 #   stdin     rank 0 reads pmixrun's stdin by default, the others /dev/null;
-#             --stdin all, --stdin 1, --stdin none
+#             --stdin all, --stdin 1, --stdin none; more than a pipe holds;
+#             a closed stdin
 #   signals   SIGUSR1 and SIGUSR2 reach every rank; SIGTSTP stops the ranks
 #             and pmixrun, SIGCONT continues them; the job directory goes
 #   ppr       --map-by ppr:N:core|node: N per core or node, -n defaults to
@@ -187,6 +188,9 @@ stdin)
     timeout -k 5 60 "$pmixrun" --timeout 30 -n 2 --stdin all sh -c 'echo "rank $PMIX_RANK got $(wc -c)"' \
         <"$work/in" >"$work/out" 2>&1
     expect_lines 2 '^rank [01] got 300000$' "$(cat "$work/out")"
+    # No stdin at all (closed): every rank reads end of file, none hangs.
+    timeout -k 5 60 "$pmixrun" --timeout 30 -n 2 sh -c "$prog" >"$work/out" 2>&1 <&-
+    expect_lines 2 '^rank [01] eof$' "$(cat "$work/out")"
     run -n 2 --stdin 2 true
     [ $status = 2 ] || fail "--stdin 2 with 2 ranks: status $status, not 2"
     ;;
