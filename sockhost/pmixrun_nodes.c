@@ -4,7 +4,8 @@
  *
  * How it works. pmixrun computes the map (which node runs which rank:
  * --map-by slot gives node i a block of consecutive ranks, the first N%K
- * nodes one more; --map-by node deals ranks round robin; --hostfile names
+ * nodes one more, or as many as its --host slots or --map-by ppr say;
+ * --map-by node deals ranks round robin; --hostfile names
  * the nodes, the addresses their daemons listen on, and optionally a
  * network namespace to start a daemon in) and starts the K daemons, each
  * with its node id, its address and one end of a socketpair as its control
@@ -75,21 +76,8 @@ static int make_map(job *j)
         j->node_names = calloc((size_t)j->nnodes, sizeof *j->node_names);
     if (j->rank_node == NULL || j->node_names == NULL)
         return -1;
-    if (j->node_slots != NULL && !j->map_by_node) {
-        /* --host slots or --map-by ppr: fill each node's slots in turn, and
-         * go round again if there are more ranks than slots. */
-        for (int r = 0, n = 0, used = 0; r < j->nprocs; r++) {
-            while (used >= j->node_slots[n]) {
-                n = (n + 1) % j->nnodes;
-                used = 0;
-            }
-            j->rank_node[r] = n;
-            used++;
-        }
-    }
     int base = j->nprocs / j->nnodes, extra = j->nprocs % j->nnodes;
-    for (int r = 0, n = 0, left = base + (extra > 0);
-         r < j->nprocs && (j->node_slots == NULL || j->map_by_node); r++) {
+    for (int r = 0, n = 0, left = base + (extra > 0); r < j->nprocs; r++) {
         if (j->map_by_node) {
             j->rank_node[r] = r % j->nnodes;
             continue;
@@ -100,6 +88,18 @@ static int make_map(job *j)
         }
         j->rank_node[r] = n;
         left--;
+    }
+    if (j->node_slots != NULL && !j->map_by_node) {
+        /* --host slots or --map-by ppr, instead: fill each node's slots in
+         * turn, and go round again if there are more ranks than slots. */
+        for (int r = 0, n = 0, used = 0; r < j->nprocs; r++) {
+            while (used >= j->node_slots[n]) {
+                n = (n + 1) % j->nnodes;
+                used = 0;
+            }
+            j->rank_node[r] = n;
+            used++;
+        }
     }
     for (int n = 0; n < j->nnodes; n++)
         if (j->node_names[n] == NULL && asprintf(&j->node_names[n], "node%d", n) < 0)
