@@ -379,8 +379,10 @@ static int parse_output(job *j, const char *v)
             else if (strcasecmp(d, "nojobid") == 0)
                 jobid = false;
             else {
+                int rc =
+                    bad_usage("--output-filename: unknown directive '%s' (nocopy, nojobid)", d);
                 free(dir);
-                return bad_usage("--output-filename: unknown directive '%s' (nocopy, nojobid)", d);
+                return rc;
             }
         }
     }

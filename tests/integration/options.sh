@@ -162,6 +162,9 @@ output)
     [ "$(sort "$work/m/1/rank.1/stdout" | tr '\n' ' ')" = "err 1 out 1 " ] ||
         fail "merged rank.1/stdout: $(cat "$work/m/1/rank.1/stdout")"
     [ -e "$work/m/1/rank.1/stderr" ] && fail "merged output has a stderr file"
+    run -n 1 --output-filename "$work/x:bogus" true
+    [ $status = 2 ] || fail "an unknown directive: status $status, not 2"
+    expect_lines 1 "unknown directive 'bogus'" "$err"
     ;;
 stdin)
     prog='if read -r line; then echo "rank $PMIX_RANK read $line"; else echo "rank $PMIX_RANK eof"; fi'
