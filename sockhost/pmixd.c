@@ -721,6 +721,7 @@ static int setup(pmixd_ctx *d, int parent, const char *listen)
     sigaddset(&mask, SIGHUP);
     sigaddset(&mask, SIGQUIT); /* as in pmixrun: end in order, directory removed */
     sigaddset(&mask, SIGALRM);
+    job_more_ending_signals(&mask);
     /* pmixrun forwards these to the ranks through us */
     sigaddset(&mask, SIGUSR1);
     sigaddset(&mask, SIGUSR2);

@@ -46,8 +46,9 @@
  *     only once the ranks are gone, so it never returns); exit status: the
  *     abort status;
  *   - --timeout expires: exit status 124;
- *   - pmixrun gets SIGINT, SIGTERM or SIGHUP (or SIGQUIT, SIGALRM): exit
- *     status 128+signal (a second signal skips the grace period).
+ *   - pmixrun gets SIGINT, SIGTERM or SIGHUP (or SIGQUIT, SIGALRM, or
+ *     another signal that would kill it from outside: job_more_ending_signals):
+ *     exit status 128+signal (a second signal skips the grace period).
  *
  * SIGUSR1 and SIGUSR2 do not end the job: they go to every rank's process
  * group, as mpirun forwards them (a rank that does not catch one dies of
@@ -146,7 +147,8 @@ static void usage(FILE *f)
             "\n"
             "Signals: SIGUSR1 and SIGUSR2 are forwarded to every process; SIGTSTP stops\n"
             "them (SIGSTOP) and pmixrun, SIGCONT continues them. SIGINT, SIGTERM, SIGHUP,\n"
-            "SIGQUIT and SIGALRM stop the job (a second one kills it at once).\n"
+            "SIGQUIT, SIGALRM and the other signals that would kill pmixrun stop the job\n"
+            "(a second one kills it at once).\n"
             "A node with more processes than cores tells Open MPI to yield when idle\n"
             "(OMPI_MCA_mpi_yield_when_idle=1, unless it is set already).\n"
             "\n"
@@ -818,8 +820,20 @@ static bool forward_signal(job *j, int sig)
     return true;
 }
 
+/* "TERM", or "RTMIN+3" for a real-time signal (sigabbrev_np has no name
+ * for those). */
+static const char *sig_name(int sig, char *buf, size_t len)
+{
+    const char *n = sigabbrev_np(sig);
+    if (n != NULL)
+        return n;
+    snprintf(buf, len, "RTMIN+%d", sig - SIGRTMIN);
+    return buf;
+}
+
 void handle_signals(job *j)
 {
+    char nb[16];
     struct signalfd_siginfo si;
     while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
         int sig = (int)si.ssi_signo;
@@ -828,12 +842,12 @@ void handle_signals(job *j)
         if (forward_signal(j, sig))
             continue;
         if (j->reason == END_NONE) {
-            fprintf(stderr, "pmixrun: received SIG%s; stopping %d process%s\n", sigabbrev_np(sig),
-                    live_ranks(j), live_ranks(j) == 1 ? "" : "es");
+            fprintf(stderr, "pmixrun: received SIG%s; stopping %d process%s\n",
+                    sig_name(sig, nb, sizeof nb), live_ranks(j), live_ranks(j) == 1 ? "" : "es");
             end_job(j, END_SIGNAL, 128 + sig);
         } else if (j->phase != PHASE_KILLING) {
             fprintf(stderr, "pmixrun: received SIG%s again; killing %d process%s now\n",
-                    sigabbrev_np(sig), live_ranks(j), live_ranks(j) == 1 ? "" : "es");
+                    sig_name(sig, nb, sizeof nb), live_ranks(j), live_ranks(j) == 1 ? "" : "es");
             if (j->reason == END_RANK_FAILED) { /* the user wants out: their signal counts */
                 j->reason = END_SIGNAL;
                 j->reason_code = 128 + sig;
@@ -998,6 +1012,7 @@ static int setup_signals(job *j, sigset_t *mask)
      * job in order, so that its directory goes too. */
     sigaddset(mask, SIGQUIT);
     sigaddset(mask, SIGALRM);
+    job_more_ending_signals(mask);
     /* These go to the ranks (forward_signal). */
     sigaddset(mask, SIGUSR1);
     sigaddset(mask, SIGUSR2);

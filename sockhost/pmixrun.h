@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -198,6 +199,13 @@ typedef struct job {
 double now_s(void);
 void job_wake(job *j);    /* from upcalls: poke the main loop */
 void job_release(job *j); /* free what any job holds (pmixrun and pmixd) */
+/* Add to `mask` the signals besides SIGINT, SIGTERM, SIGHUP, SIGQUIT and
+ * SIGALRM that would end pmixrun or pmixd at once by default and that come
+ * from outside (SIGXCPU, SIGVTALRM, SIGPROF, SIGPWR, SIGSTKFLT, SIGPOLL and
+ * the real-time signals): they end the job in order instead, so that its
+ * directory goes too. Not SIGSEGV and its kind, which the process raises
+ * itself. */
+void job_more_ending_signals(sigset_t *mask);
 int live_ranks(job *j);
 void end_job(job *j, end_reason reason, int code); /* the first reason sticks */
 int final_status(job *j);

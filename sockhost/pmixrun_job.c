@@ -624,6 +624,15 @@ double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void job_more_ending_signals(sigset_t *mask)
+{
+    static const int sigs[] = {SIGXCPU, SIGVTALRM, SIGPROF, SIGPWR, SIGSTKFLT, SIGPOLL};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaddset(mask, sigs[i]);
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+        sigaddset(mask, s);
+}
+
 void job_wake(job *j)
 {
     char c = 1;
