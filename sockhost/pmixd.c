@@ -85,6 +85,7 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
     uint32_t nprocs = tl_get_u32(r), nnodes = tl_get_u32(r);
     j->tag_output = tl_get_u8(r) != 0;
     j->map_by_node = tl_get_u8(r) != 0;
+    j->merge_stderr = tl_get_u8(r) != 0;
     if (ns == NULL || r->bad || nprocs == 0 || nprocs > 65535 || nnodes == 0 || nnodes > 65535 ||
         (uint32_t)d->node >= nnodes) {
         free(ns);
@@ -135,6 +136,15 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
     for (uint32_t i = 0; i < argc; i++)
         if ((j->argv[i] = tl_get_str(r)) == NULL)
             return -1;
+    uint32_t nenv = tl_get_u32(r); /* -x VAR=VAL */
+    if (r->bad || nenv > r->left)
+        return -1;
+    j->env_set = calloc(nenv + 1, sizeof *j->env_set);
+    if (j->env_set == NULL)
+        return -1;
+    for (uint32_t i = 0; i < nenv; i++)
+        if ((j->env_set[i] = tl_get_str(r)) == NULL)
+            return -1;
     j->ranks = calloc((size_t)(j->nlocal > 0 ? j->nlocal : 1), sizeof *j->ranks);
     if (j->ranks == NULL || r->bad)
         return -1;
@@ -143,6 +153,7 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
             continue;
         j->ranks[k].rank = i;
         j->ranks[k].out.fd = j->ranks[k].err.fd = -1;
+        j->ranks[k].files[0].fd = j->ranks[k].files[1].fd = j->ranks[k].in_fd = -1;
         k++;
     }
     snprintf(j->hostname, sizeof j->hostname, "%s", j->node_names[d->node]);
@@ -639,9 +650,20 @@ static void run(pmixd_ctx *d)
             int w = who[i];
             if (w == -1) {
                 struct signalfd_siginfo si;
-                while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si)
-                    if (si.ssi_signo != SIGCHLD)
+                while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+                    int sig = (int)si.ssi_signo;
+                    if (sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGCONT) {
+                        if (!d->stopping || sig == SIGCONT)
+                            signal_ranks(d, sig); /* forwarded by pmixrun */
+                    } else if (sig == SIGTSTP) {
+                        /* pmixrun stops; the daemon does not, or its peers
+                         * would count it lost */
+                        if (!d->stopping)
+                            signal_ranks(d, SIGSTOP);
+                    } else if (sig != SIGCHLD) {
                         stop(d, d->stopping); /* a second signal: at once */
+                    }
+                }
             } else if (w == -2) {
                 char buf[64];
                 while (read(j->wake[0], buf, sizeof buf) > 0)
@@ -698,9 +720,13 @@ static int setup(pmixd_ctx *d, int parent, const char *listen)
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGHUP);
     sigaddset(&mask, SIGQUIT); /* as in pmixrun: end in order, directory removed */
+    sigaddset(&mask, SIGALRM);
+    job_more_ending_signals(&mask);
+    /* pmixrun forwards these to the ranks through us */
     sigaddset(&mask, SIGUSR1);
     sigaddset(&mask, SIGUSR2);
-    sigaddset(&mask, SIGALRM);
+    sigaddset(&mask, SIGTSTP);
+    sigaddset(&mask, SIGCONT);
     if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0 ||
         (j->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
         pipe2(j->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||

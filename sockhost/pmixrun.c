@@ -3,8 +3,14 @@
  *
  *     pmixrun -n N [--timeout S] [--tag-output] [--bind-to core|none] prog [args...]
  *
- * (With --nodes K or --hostfile the job runs over node daemons instead:
- * pmixrun_nodes.c, which reuses the rules below of how a job ends.)
+ * (With --nodes K, --hostfile or --host with virtual nodes the job runs
+ * over node daemons instead: pmixrun_nodes.c, which reuses the rules below
+ * of how a job ends.)
+ *
+ * The options are mpirun's and prterun's where pmixrun has the feature
+ * (usage() groups them as prterun does; docs/user-guide.md has the table);
+ * what it cannot do (another host, per-rank work on the daemons) is
+ * refused with a message that says so, never ignored.
  *
  * How it works. pmixrun makes a private job directory, starts the PMIx
  * server library through the Standard's server API only (PMIx_server_init
@@ -13,10 +19,12 @@
  * forks the ranks (pmixrun_launch.c). The library serves the clients on its
  * own progress thread; pmixrun's main thread runs a poll() loop over
  *
- *   - a signalfd for SIGCHLD and the signals that end the job (below;
- *     blocked in every thread, so they arrive only there),
+ *   - a signalfd for SIGCHLD, the signals that end the job (below) and
+ *     those forwarded to the ranks (blocked in every thread, so they
+ *     arrive only there),
  *   - a self-pipe that the module's upcalls write to (PMIx_Abort),
- *   - the ranks' stdout and stderr pipes (pmixrun_iof.c),
+ *   - the ranks' stdout and stderr pipes, and pmixrun's stdin with the
+ *     pipes of the ranks that read it (pmixrun_iof.c),
  *
  * with a timeout for --timeout and for the phases of stopping.
  *
@@ -38,9 +46,14 @@
  *     only once the ranks are gone, so it never returns); exit status: the
  *     abort status;
  *   - --timeout expires: exit status 124;
- *   - pmixrun gets SIGINT, SIGTERM or SIGHUP (or SIGQUIT, SIGUSR1, SIGUSR2,
- *     SIGALRM): exit status 128+signal (a second signal skips the grace
- *     period).
+ *   - pmixrun gets SIGINT, SIGTERM or SIGHUP (or SIGQUIT, SIGALRM, or
+ *     another signal that would kill it from outside: job_more_ending_signals):
+ *     exit status 128+signal (a second signal skips the grace period).
+ *
+ * SIGUSR1 and SIGUSR2 do not end the job: they go to every rank's process
+ * group, as mpirun forwards them (a rank that does not catch one dies of
+ * it, and the job ends as above). SIGTSTP stops the ranks with SIGSTOP and
+ * then pmixrun itself; SIGCONT continues them (forward_signal).
  *
  * Stopping means SIGTERM to each rank's process group, then SIGKILL after
  * PMIXRUN_GRACE_S seconds. When the ranks are gone, what they left running
@@ -62,6 +75,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -75,30 +89,68 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "Usage: pmixrun -n N [options] program [arguments...]\n"
+            "Usage: pmixrun [options] program [arguments...]\n"
             "\n"
-            "Start N copies of program on this node as one PMIx job.\n"
+            "Start N copies of program on this node as one PMIx job. The options are\n"
+            "those of mpirun and prterun where pmixrun has the feature\n"
+            "(docs/user-guide.md has a table).\n"
             "\n"
-            "Options:\n"
-            "  -n, --np N          number of processes to start (required, 1..%d)\n"
+            "General:\n"
+            "  -n, --np N          number of processes to start (1..%d; required unless\n"
+            "                      --host or --map-by ppr says how many)\n"
+            "  -x VAR[=VALUE]      set VAR in the processes' environment (to VALUE, or to\n"
+            "                      pmixrun's own value); repeatable\n"
+            "  --wdir DIR          run the processes in DIR (the program is looked up\n"
+            "                      from there too)\n"
             "  --timeout S         stop the job if it runs longer than S seconds (exit 124)\n"
-            "  --tag-output        prefix every line of output with \"[rank] \"\n"
-            "  --bind-to core|none bind each process to one core, round robin (default: none)\n"
+            "  --allow-run-as-root accepted for mpirun's sake; pmixrun runs as root anyway\n"
+            "  -h, --help          show this help\n"
+            "  -V, --version       show pmixrun's version\n"
+            "  --                  end of options (for a program whose name starts with '-')\n"
+            "\n"
+            "Mapping and binding:\n"
+            "  --host LIST         the nodes, \"NAME[:SLOTS],...\": this machine (localhost or\n"
+            "                      its host name), or virtual nodes node0..node{K-1}; a name\n"
+            "                      given again adds a slot. Without -n: as many processes\n"
+            "                      as slots\n"
             "  --nodes K           run the job on K virtual nodes of this machine: one pmixd\n"
             "                      daemon per node, connected over loopback TCP (default 1:\n"
             "                      no daemon, pmixrun serves the processes itself)\n"
-            "  --map-by slot|node  with --nodes: consecutive ranks fill each node in turn\n"
-            "                      (slot, the default) or go round robin over the nodes\n"
             "  --hostfile FILE     one node per line, \"NAME [ADDRESS [netns=NS]]\": the\n"
             "                      node's name, the IPv4 address its daemon listens on\n"
             "                      (default: NAME, which must then be an address) and a\n"
             "                      network namespace to start it in; the daemons still\n"
             "                      run on this machine. With --nodes K: the first K lines\n"
-            "  -h, --help          show this help\n"
-            "  --                  end of options (for a program whose name starts with '-')\n"
+            "  --map-by slot|node|ppr:N:node|core|socket\n"
+            "                      slot (default): consecutive ranks fill each node in\n"
+            "                      turn; node: round robin over the nodes; ppr: N processes\n"
+            "                      per node, core or socket of each node (without -n: that\n"
+            "                      many)\n"
+            "  --bind-to core|socket|numa|none\n"
+            "                      bind each process to one core, socket or NUMA node,\n"
+            "                      round robin (default none: the system places them)\n"
+            "  --report-bindings   print where each process is bound, on stderr\n"
+            "  --oversubscribe     allow more processes than cores on a node (the default)\n"
+            "  --nooversubscribe   refuse more processes than cores (or --host slots)\n"
             "\n"
-            "Output: each process's stdout and stderr go to pmixrun's stdout and stderr,\n"
-            "one whole line at a time. Standard input of the processes is /dev/null.\n"
+            "Input and output:\n"
+            "  --tag-output        prefix every line of output with \"[rank] \"\n"
+            "  --merge-stderr-to-stdout\n"
+            "                      a process's stderr goes where its stdout goes\n"
+            "  --output-filename DIR[:nocopy]\n"
+            "                      also write each process's output to DIR/1/rank.R/stdout\n"
+            "                      and stderr (R zero-padded to the digits of N; nocopy:\n"
+            "                      only there)\n"
+            "  --stdin all|none|RANK\n"
+            "                      who reads pmixrun's standard input (default 0: rank 0;\n"
+            "                      the others read /dev/null)\n"
+            "\n"
+            "Signals: SIGUSR1 and SIGUSR2 are forwarded to every process; SIGTSTP stops\n"
+            "them (SIGSTOP) and pmixrun, SIGCONT continues them. SIGINT, SIGTERM, SIGHUP,\n"
+            "SIGQUIT, SIGALRM and the other signals that would kill pmixrun stop the job\n"
+            "(a second one kills it at once).\n"
+            "A node with more processes than cores tells Open MPI to yield when idle\n"
+            "(OMPI_MCA_mpi_yield_when_idle=1, unless it is set already).\n"
             "\n"
             "Environment, with --nodes (docs/user-guide.md has them all):\n"
             "  PMIXLAB_FENCE_ALGO, PMIXLAB_BARRIER_ALGO   the cross-node algorithm of\n"
@@ -127,11 +179,245 @@ static int bad_usage(const char *fmt, const char *arg)
     return PMIXRUN_EXIT_USAGE;
 }
 
+/* A refusal that names what pmixrun cannot do: no usage text after it. */
+static int refuse(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "pmixrun: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    return PMIXRUN_EXIT_USAGE;
+}
+
+static bool is_one_of(const char *name, const char *const *names)
+{
+    for (; *names != NULL; names++)
+        if (strcmp(name, *names) == 0)
+            return true;
+    return false;
+}
+
+static const char *const opt_np[] = {"-n", "-np", "--np", "--n", NULL};
+static const char *const opt_wdir[] = {"--wdir", "-wdir", "--wd", "-wd", NULL};
+static const char *const opt_host[] = {"--host", "-host", "-H", NULL};
+static const char *const opt_valued[] = {
+    "--timeout", "--bind-to",         "--nodes",          "--map-by", "--hostfile", "-hostfile",
+    "-x",        "--output-filename", "-output-filename", "--stdin",  "-stdin",     NULL};
+
+/* A positive integer from 1 to max, or -1. */
+static long parse_count(const char *v, long max)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || n < 1 || n > max)
+        return -1;
+    return n;
+}
+
+/* True if `name` is this machine. */
+static bool is_this_host(const char *name)
+{
+    char host[256] = "";
+    if (strcmp(name, "localhost") == 0 || strcmp(name, "127.0.0.1") == 0)
+        return true;
+    if (gethostname(host, sizeof host - 1) != 0)
+        return false;
+    if (strcmp(name, host) == 0)
+        return true;
+    char *dot = strchr(host, '.');
+    size_t l = strlen(name);
+    return dot != NULL && (size_t)(dot - host) == l && strncmp(name, host, l) == 0;
+}
+
+/* --host NAME[:SLOTS],...: one node if every name is this machine, or the
+ * virtual nodes node0..node{K-1}, each named at least once. Fills nnodes
+ * and node_slots; 0, or an exit status (message printed). */
+static int parse_hosts(job *j, const char *list)
+{
+    int slots[MAX_NODES] = {0}, k = 0;
+    bool local = false, virt = false;
+    char *copy = strdup(list);
+    if (copy == NULL)
+        return PMIXRUN_EXIT_SETUP;
+    int rc = 0;
+    char *save = NULL;
+    for (char *h = strtok_r(copy, ",", &save); h != NULL; h = strtok_r(NULL, ",", &save)) {
+        long n = 1;
+        char *colon = strchr(h, ':');
+        if (colon != NULL) {
+            *colon = '\0';
+            n = parse_count(colon + 1, MAX_PROCS);
+            if (n < 0) {
+                rc =
+                    refuse("--host %s: the slots after ':' must be a number from 1 to 65535", list);
+                break;
+            }
+        }
+        long id = -1;
+        if (is_this_host(h)) {
+            local = true;
+            id = 0;
+        } else if (strncmp(h, "node", 4) == 0 && parse_count(h + 4, MAX_NODES) >= 0) {
+            id = parse_count(h + 4, MAX_NODES);
+        } else if (strcmp(h, "node0") == 0) {
+            id = 0;
+        }
+        if (id < 0) {
+            rc = refuse("--host: '%s' is not a node pmixrun can use: it runs every process on "
+                        "this machine, as one node (localhost or this host's name) or as virtual "
+                        "nodes node0..node{K-1} (--nodes)",
+                        h);
+            break;
+        }
+        if (id != 0 || strncmp(h, "node", 4) == 0)
+            virt = true;
+        if (id >= MAX_NODES) {
+            rc = refuse("--host %s: too many virtual nodes", list);
+            break;
+        }
+        slots[id] += (int)n;
+        if (slots[id] > MAX_PROCS)
+            slots[id] = MAX_PROCS;
+        if (id + 1 > k)
+            k = (int)id + 1;
+    }
+    free(copy);
+    if (rc != 0)
+        return rc;
+    if (local && virt)
+        return refuse("--host %s: give either this machine or virtual nodes node0..node{K-1}, "
+                      "not both",
+                      list);
+    for (int n = 0; n < k; n++)
+        if (slots[n] == 0) {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "--host %%s: virtual nodes are node0..node{K-1}, each named: node%d is "
+                     "missing",
+                     n);
+            return refuse(msg, list);
+        }
+    if (k == 0)
+        return refuse("--host '%s' names no node", list);
+    if (j->nnodes > 0 && j->nnodes != k)
+        return refuse("--host %s and --nodes name different numbers of nodes", list);
+    j->nnodes = k;
+    j->node_slots = calloc((size_t)k, sizeof *j->node_slots);
+    if (j->node_slots == NULL)
+        return PMIXRUN_EXIT_SETUP;
+    memcpy(j->node_slots, slots, (size_t)k * sizeof *slots);
+    return 0;
+}
+
+/* --map-by ppr:N:node|core|socket */
+static int parse_ppr(job *j, const char *v)
+{
+    char obj[32];
+    int n, used = 0;
+    if (sscanf(v, "ppr:%d:%31[a-z]%n", &n, obj, &used) != 2 || v[used] != '\0' || n < 1 ||
+        n > MAX_PROCS)
+        return bad_usage("--map-by ppr takes ppr:N:node, ppr:N:core or ppr:N:socket, not '%s'", v);
+    if (strcmp(obj, "node") == 0)
+        j->ppr_obj = HWLOC_OBJ_MACHINE;
+    else if (strcmp(obj, "core") == 0)
+        j->ppr_obj = HWLOC_OBJ_CORE;
+    else if (strcmp(obj, "socket") == 0 || strcmp(obj, "package") == 0)
+        j->ppr_obj = HWLOC_OBJ_PACKAGE;
+    else
+        return refuse("--map-by %s: pmixrun maps per node, core or socket only", v);
+    j->ppr_n = n;
+    return 0;
+}
+
+/* -x VAR or -x VAR=VALUE: kept as VAR=VALUE for the ranks' environment. */
+static int add_env(job *j, const char *v)
+{
+    const char *eq = strchr(v, '=');
+    size_t nl = eq != NULL ? (size_t)(eq - v) : strlen(v);
+    if (nl == 0)
+        return bad_usage("-x needs a variable name, not '%s'", v);
+    char *e = NULL;
+    if (eq != NULL) {
+        e = strdup(v);
+    } else {
+        const char *cur = getenv(v);
+        if (cur == NULL) {
+            fprintf(stderr, "pmixrun: warning: -x %s: %s is not set in pmixrun's environment\n", v,
+                    v);
+            return 0;
+        }
+        if (asprintf(&e, "%s=%s", v, cur) < 0)
+            e = NULL;
+    }
+    size_t n = 0;
+    while (j->env_set != NULL && j->env_set[n] != NULL)
+        n++;
+    char **ne = realloc(j->env_set, (n + 2) * sizeof *ne);
+    if (e == NULL || ne == NULL) {
+        free(e);
+        return PMIXRUN_EXIT_SETUP;
+    }
+    ne[n] = e;
+    ne[n + 1] = NULL;
+    j->env_set = ne;
+    return 0;
+}
+
+/* --output-filename DIR[:nocopy|nojobid,...] */
+static int parse_output(job *j, const char *v)
+{
+    char *dir = strdup(v);
+    if (dir == NULL)
+        return PMIXRUN_EXIT_SETUP;
+    bool jobid = true;
+    j->output_copy = true;
+    char *colon = strchr(dir, ':');
+    if (colon != NULL) {
+        *colon = '\0';
+        char *save = NULL;
+        for (char *d = strtok_r(colon + 1, ",", &save); d != NULL; d = strtok_r(NULL, ",", &save)) {
+            if (strcasecmp(d, "nocopy") == 0)
+                j->output_copy = false;
+            else if (strcasecmp(d, "nojobid") == 0)
+                jobid = false;
+            else {
+                int rc =
+                    bad_usage("--output-filename: unknown directive '%s' (nocopy, nojobid)", d);
+                free(dir);
+                return rc;
+            }
+        }
+    }
+    if (*dir == '\0') {
+        free(dir);
+        return bad_usage("--output-filename needs a directory, not '%s'", v);
+    }
+    /* Relative to where pmixrun was started, before --wdir, as mpirun. */
+    char cwd[PATH_MAX];
+    free(j->output_dir);
+    j->output_dir = NULL;
+    int r;
+    if (dir[0] == '/')
+        r = asprintf(&j->output_dir, "%s%s", dir, jobid ? "/1" : "");
+    else if (getcwd(cwd, sizeof cwd) != NULL)
+        r = asprintf(&j->output_dir, "%s/%s%s", cwd, dir, jobid ? "/1" : "");
+    else
+        r = -1;
+    free(dir);
+    if (r < 0) {
+        j->output_dir = NULL;
+        return refuse("--output-filename %s: cannot find the current directory", v);
+    }
+    return 0;
+}
+
 /* Returns -1 when the job should run, or an exit status. */
 static int parse_args(job *j, int argc, char **argv)
 {
     int i = 1;
-    const char *hostfile = NULL;
+    const char *hostfile = NULL, *hosts = NULL, *wdir = NULL;
+    bool got_np = false;
+    j->stdin_to = 0;
     while (i < argc) {
         char *a = argv[i];
         char *val = NULL;
@@ -144,11 +430,8 @@ static int parse_args(job *j, int argc, char **argv)
         char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
         char name[64];
         snprintf(name, sizeof name, "%.*s", eq != NULL ? (int)(eq - a) : (int)strlen(a), a);
-        bool takes_value = strcmp(name, "-n") == 0 || strcmp(name, "-np") == 0 ||
-                           strcmp(name, "--np") == 0 || strcmp(name, "--n") == 0 ||
-                           strcmp(name, "--timeout") == 0 || strcmp(name, "--bind-to") == 0 ||
-                           strcmp(name, "--nodes") == 0 || strcmp(name, "--map-by") == 0 ||
-                           strcmp(name, "--hostfile") == 0;
+        bool takes_value = is_one_of(name, opt_np) || is_one_of(name, opt_wdir) ||
+                           is_one_of(name, opt_host) || is_one_of(name, opt_valued);
         if (takes_value) {
             if (eq != NULL) {
                 val = eq + 1;
@@ -162,11 +445,45 @@ static int parse_args(job *j, int argc, char **argv)
         }
         i++;
 
+        int rc = 0;
         if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
             usage(stdout);
             return 0;
+        } else if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
+            printf("pmixrun (pmixlab) %s\n", PMIXLAB_VERSION);
+            return 0;
         } else if (strcmp(name, "--tag-output") == 0) {
             j->tag_output = true;
+        } else if (strcmp(name, "--oversubscribe") == 0) {
+            j->no_oversubscribe = false;
+        } else if (strcmp(name, "--nooversubscribe") == 0) {
+            j->no_oversubscribe = true;
+        } else if (strcmp(name, "--merge-stderr-to-stdout") == 0) {
+            j->merge_stderr = true;
+        } else if (strcmp(name, "--report-bindings") == 0) {
+            j->report_bindings = true;
+        } else if (strcmp(name, "--allow-run-as-root") == 0) {
+            /* mpirun refuses root without it; pmixrun does not */
+        } else if (strcmp(name, "-x") == 0) {
+            rc = add_env(j, val);
+        } else if (is_one_of(name, opt_wdir)) {
+            wdir = val;
+        } else if (is_one_of(name, opt_host)) {
+            hosts = val;
+        } else if (strcmp(name, "--output-filename") == 0 ||
+                   strcmp(name, "-output-filename") == 0) {
+            rc = parse_output(j, val);
+        } else if (strcmp(name, "--stdin") == 0 || strcmp(name, "-stdin") == 0) {
+            if (strcmp(val, "all") == 0)
+                j->stdin_to = STDIN_ALL;
+            else if (strcmp(val, "none") == 0)
+                j->stdin_to = STDIN_NONE;
+            else if (strcmp(val, "0") == 0)
+                j->stdin_to = 0;
+            else if (parse_count(val, MAX_PROCS - 1) > 0)
+                j->stdin_to = (int)parse_count(val, MAX_PROCS - 1);
+            else
+                return bad_usage("--stdin takes all, none or a rank, not '%s'", val);
         } else if (strcmp(name, "--timeout") == 0) {
             char *end;
             errno = 0;
@@ -176,63 +493,153 @@ static int parse_args(job *j, int argc, char **argv)
             j->timeout = t;
         } else if (strcmp(name, "--bind-to") == 0) {
             if (strcmp(val, "core") == 0)
-                j->bind_core = true;
+                j->bind_to = BIND_CORE;
+            else if (strcmp(val, "socket") == 0 || strcmp(val, "package") == 0)
+                j->bind_to = BIND_SOCKET;
+            else if (strcmp(val, "numa") == 0)
+                j->bind_to = BIND_NUMA;
             else if (strcmp(val, "none") == 0)
-                j->bind_core = false;
+                j->bind_to = BIND_NONE;
             else
-                return bad_usage("--bind-to takes 'core' or 'none', not '%s'", val);
-        } else if (strcmp(name, "--hostfile") == 0) {
+                return bad_usage("--bind-to takes core, socket, numa or none, not '%s'", val);
+        } else if (strcmp(name, "--hostfile") == 0 || strcmp(name, "-hostfile") == 0) {
             hostfile = val;
         } else if (strcmp(name, "--map-by") == 0) {
+            j->ppr_n = 0;
             if (strcmp(val, "slot") == 0)
                 j->map_by_node = false;
             else if (strcmp(val, "node") == 0)
                 j->map_by_node = true;
-            else
-                return bad_usage("--map-by takes 'slot' or 'node', not '%s'", val);
+            else if (strncmp(val, "ppr:", 4) == 0) {
+                j->map_by_node = false;
+                rc = parse_ppr(j, val);
+            } else
+                return bad_usage("--map-by takes slot, node or ppr:N:node|core|socket, not '%s'",
+                                 val);
         } else if (strcmp(name, "--nodes") == 0) {
-            char *end;
-            errno = 0;
-            long k = strtol(val, &end, 10);
-            if (errno != 0 || end == val || *end != '\0' || k < 1 || k > MAX_NODES) {
+            long k = parse_count(val, MAX_NODES);
+            if (k < 0) {
                 char msg[128];
                 snprintf(msg, sizeof msg, "--nodes needs a number of nodes from 1 to %d, not '%%s'",
                          MAX_NODES);
                 return bad_usage(msg, val);
             }
             j->nnodes = (int)k;
-        } else if (takes_value) { /* -n and its spellings */
-            char *end;
-            errno = 0;
-            long n = strtol(val, &end, 10);
-            if (errno != 0 || end == val || *end != '\0' || n < 1 || n > MAX_PROCS) {
+        } else if (is_one_of(name, opt_np)) {
+            long n = parse_count(val, MAX_PROCS);
+            if (n < 0) {
                 char msg[128];
                 snprintf(msg, sizeof msg, "-n needs a number of processes from 1 to %d, not '%%s'",
                          MAX_PROCS);
                 return bad_usage(msg, val);
             }
             j->nprocs = (int)n;
+            got_np = true;
         } else {
             return bad_usage("unknown option '%s'", a);
         }
+        if (rc != 0)
+            return rc;
     }
     if (i >= argc)
         return bad_usage("%sno program to run", "");
-    if (j->nprocs == 0)
-        return bad_usage("%s-n N is required: how many processes to start", "");
+    if (hosts != NULL && hostfile != NULL)
+        return refuse("%s--host and --hostfile both name the nodes: give one of them", "");
+    if (hosts != NULL) {
+        int rc = parse_hosts(j, hosts);
+        if (rc != 0)
+            return rc;
+    }
     if (hostfile != NULL) {
         char err[512];
         if (nodes_read_hostfile(j, hostfile, j->nnodes, err, sizeof err) != 0)
             return bad_usage("%s", err);
     }
+    int nnodes = j->nnodes > 0 ? j->nnodes : 1;
+    if (j->ppr_n > 0) {
+        if (j->node_slots != NULL) {
+            nodes_free_names(j);
+            return refuse("%s--map-by ppr and --host slots both say how many processes go on a "
+                          "node: give one of them",
+                          "");
+        }
+        int per = j->ppr_obj == HWLOC_OBJ_MACHINE ? 1 : job_count_objs(j, j->ppr_obj);
+        if (per <= 0) {
+            nodes_free_names(j);
+            return PMIXRUN_EXIT_SETUP;
+        }
+        long cap = (long)j->ppr_n * per;
+        if (cap > MAX_PROCS)
+            cap = MAX_PROCS;
+        j->node_slots = calloc((size_t)nnodes, sizeof *j->node_slots);
+        if (j->node_slots == NULL)
+            return PMIXRUN_EXIT_SETUP;
+        for (int n = 0; n < nnodes; n++)
+            j->node_slots[n] = (int)cap;
+        if (!got_np)
+            j->nprocs = (int)(cap * nnodes > MAX_PROCS ? MAX_PROCS : cap * nnodes);
+        else if ((long)j->nprocs > cap * nnodes) {
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "--map-by ppr places at most %ld process%s on each of %d node%s: -n %%s is "
+                     "more",
+                     cap, cap == 1 ? "" : "es", nnodes, nnodes == 1 ? "" : "s");
+            char nb[16];
+            snprintf(nb, sizeof nb, "%d", j->nprocs);
+            nodes_free_names(j);
+            return refuse(msg, nb);
+        }
+    } else if (j->node_slots != NULL && !got_np) {
+        long total = 0;
+        for (int n = 0; n < nnodes; n++)
+            total += j->node_slots[n];
+        j->nprocs = (int)(total > MAX_PROCS ? MAX_PROCS : total);
+    }
+    if (j->nprocs == 0) {
+        nodes_free_names(j);
+        return bad_usage("%s-n N is required: how many processes to start", "");
+    }
     const char *bad = NULL;
+    bool multi = j->nnodes > 1 || hostfile != NULL;
     if (j->nnodes > j->nprocs)
         bad = "--nodes K (or a hostfile of K nodes) needs at least K processes (-n)";
-    else if ((j->nnodes > 1 || hostfile != NULL) && j->bind_core)
-        bad = "--bind-to core is not supported with --nodes or --hostfile yet";
+    else if (multi && j->bind_to != BIND_NONE)
+        bad = "--bind-to is not supported with several nodes or --hostfile yet";
+    else if (multi && j->report_bindings)
+        bad = "--report-bindings is not supported with several nodes or --hostfile yet";
+    else if (multi && j->output_dir != NULL)
+        bad = "--output-filename is not supported with several nodes or --hostfile yet";
+    else if (multi && j->stdin_to >= 0 && j->stdin_to != 0)
+        bad = "--stdin is not supported with several nodes or --hostfile yet (their processes "
+              "read /dev/null)";
+    else if (multi && j->stdin_to == STDIN_ALL)
+        bad = "--stdin is not supported with several nodes or --hostfile yet (their processes "
+              "read /dev/null)";
+    else if (j->stdin_to >= j->nprocs)
+        bad = "--stdin names a rank the job does not have";
     if (bad != NULL) {
         nodes_free_names(j);
-        return bad_usage("%s", bad);
+        return refuse("%s", bad);
+    }
+    if (multi)
+        j->stdin_to = STDIN_NONE;
+    if (multi && j->no_oversubscribe) {
+        /* The daemons do not know the option: the map's fullest node decides
+         * here (every virtual node has this machine's cores). */
+        int cores = job_count_objs(j, HWLOC_OBJ_CORE);
+        long most = (j->nprocs + j->nnodes - 1) / j->nnodes, slots = 0;
+        for (int n = 0; j->node_slots != NULL && n < j->nnodes; n++)
+            slots += j->node_slots[n];
+        if (cores <= 0 || (j->node_slots != NULL && j->ppr_n == 0 && j->nprocs > slots) ||
+            ((j->node_slots == NULL || j->ppr_n > 0) && most > cores)) {
+            nodes_free_names(j);
+            return refuse("%s--nooversubscribe: more processes than slots or cores on a node", "");
+        }
+    }
+    if (wdir != NULL && chdir(wdir) != 0) {
+        fprintf(stderr, "pmixrun: --wdir %s: %s\n", wdir, strerror(errno));
+        nodes_free_names(j);
+        return PMIXRUN_EXIT_SETUP;
     }
     j->argv = &argv[i];
     return -1;
@@ -385,20 +792,62 @@ void check_abort(job *j)
     }
 }
 
+/* SIGUSR1 and SIGUSR2 go to every rank, as mpirun forwards them; SIGTSTP
+ * stops the ranks (SIGSTOP, which they cannot ignore, as Open MPI does) and
+ * then pmixrun, so that the shell sees the job stopped; SIGCONT, which has
+ * already continued pmixrun, continues them. */
+static bool forward_signal(job *j, int sig)
+{
+    switch (sig) {
+    case SIGUSR1:
+    case SIGUSR2:
+    case SIGCONT: break;
+    case SIGTSTP:
+        if (j->reason != END_NONE)
+            return true; /* the job is ending: let it */
+        forward_signal(j, SIGSTOP);
+        kill(getpid(), SIGSTOP);
+        return true;
+    case SIGSTOP: break;
+    default: return false;
+    }
+    if (j->reason != END_NONE && sig != SIGCONT)
+        return true; /* the job is ending: the stop signals are under way */
+    if (j->node_addrs != NULL || j->nnodes > 1)
+        nodes_signal(j, sig);
+    else
+        signal_all(j, sig);
+    return true;
+}
+
+/* "TERM", or "RTMIN+3" for a real-time signal (sigabbrev_np has no name
+ * for those). */
+static const char *sig_name(int sig, char *buf, size_t len)
+{
+    const char *n = sigabbrev_np(sig);
+    if (n != NULL)
+        return n;
+    snprintf(buf, len, "RTMIN+%d", sig - SIGRTMIN);
+    return buf;
+}
+
 void handle_signals(job *j)
 {
+    char nb[16];
     struct signalfd_siginfo si;
     while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
         int sig = (int)si.ssi_signo;
         if (sig == SIGCHLD)
             continue; /* reap() runs after every wake-up */
+        if (forward_signal(j, sig))
+            continue;
         if (j->reason == END_NONE) {
-            fprintf(stderr, "pmixrun: received SIG%s; stopping %d process%s\n", sigabbrev_np(sig),
-                    live_ranks(j), live_ranks(j) == 1 ? "" : "es");
+            fprintf(stderr, "pmixrun: received SIG%s; stopping %d process%s\n",
+                    sig_name(sig, nb, sizeof nb), live_ranks(j), live_ranks(j) == 1 ? "" : "es");
             end_job(j, END_SIGNAL, 128 + sig);
         } else if (j->phase != PHASE_KILLING) {
             fprintf(stderr, "pmixrun: received SIG%s again; killing %d process%s now\n",
-                    sigabbrev_np(sig), live_ranks(j), live_ranks(j) == 1 ? "" : "es");
+                    sig_name(sig, nb, sizeof nb), live_ranks(j), live_ranks(j) == 1 ? "" : "es");
             if (j->reason == END_RANK_FAILED) { /* the user wants out: their signal counts */
                 j->reason = END_SIGNAL;
                 j->reason_code = 128 + sig;
@@ -467,7 +916,7 @@ int poll_timeout_ms(job *j)
 
 static void run_loop(job *j)
 {
-    size_t cap = 2 + 2 * (size_t)j->nprocs;
+    size_t cap = 3 + 3 * (size_t)j->nprocs;
     struct pollfd *pfd = calloc(cap, sizeof *pfd);
     iof_stream **who = calloc(cap, sizeof *who);
     rank_proc **whose = calloc(cap, sizeof *whose);
@@ -509,6 +958,9 @@ static void run_loop(job *j)
         }
         if (drain_until != 0 && n == 2)
             break; /* all output collected */
+        nfds_t in_from = n;
+        if (drain_until == 0)
+            iof_stdin_poll(j, pfd, &n);
         int tmo = poll_timeout_ms(j);
         if (drain_until != 0) {
             int left = (int)((drain_until - now_s()) * 1000.0) + 1;
@@ -530,10 +982,12 @@ static void run_loop(job *j)
             while (read(j->wake[0], buf, sizeof buf) > 0)
                 ;
         }
-        for (nfds_t i = 2; i < n; i++)
+        for (nfds_t i = 2; i < in_from; i++)
             if (pfd[i].revents != 0)
                 iof_stream_read(who[i], whose[i]->rank, j->tag_output);
+        iof_stdin_act(j, pfd, in_from, n);
     }
+    iof_stdin_close(j);
     signal_all(j, SIGKILL); /* leftovers that ignored SIGTERM */
     /* Flush and close what is left (partial lines, pipes held by orphans). */
     for (int i = 0; i < j->nstarted; i++) {
@@ -557,9 +1011,13 @@ static int setup_signals(job *j, sigset_t *mask)
     /* The other signals that would end pmixrun at once by default end the
      * job in order, so that its directory goes too. */
     sigaddset(mask, SIGQUIT);
+    sigaddset(mask, SIGALRM);
+    job_more_ending_signals(mask);
+    /* These go to the ranks (forward_signal). */
     sigaddset(mask, SIGUSR1);
     sigaddset(mask, SIGUSR2);
-    sigaddset(mask, SIGALRM);
+    sigaddset(mask, SIGTSTP);
+    sigaddset(mask, SIGCONT);
     /* Blocked before any thread exists, so the library's progress thread
      * inherits the mask and the signals come only through the signalfd. */
     if (sigprocmask(SIG_BLOCK, mask, NULL) != 0)
@@ -568,6 +1026,7 @@ static int setup_signals(job *j, sigset_t *mask)
     if (j->sigfd < 0)
         return -1;
     signal(SIGPIPE, SIG_IGN); /* a closed stdout must not kill us */
+    signal(SIGTTIN, SIG_IGN); /* reading the terminal from the background fails instead */
     return 0;
 }
 
@@ -588,6 +1047,7 @@ static void teardown(job *j)
                 }
         }
     }
+    iof_stdin_close(j);
     job_server_stop(j);
     files_run_cleanups(j);
     files_remove_topdir(j);
@@ -595,6 +1055,7 @@ static void teardown(job *j)
         for (int i = 0; i < j->nprocs; i++) {
             iof_stream_close(&j->ranks[i].out, i, false);
             iof_stream_close(&j->ranks[i].err, i, false);
+            iof_close_files(&j->ranks[i]);
             hwloc_bitmap_free(j->ranks[i].cpuset);
         }
     }
@@ -612,15 +1073,17 @@ int main(int argc, char **argv)
 
     j->sigfd = j->wake[0] = j->wake[1] = j->devnull = -1;
     pthread_mutex_init(&j->mu, NULL);
+    /* Whether we have a stdin to forward, asked before we open anything
+     * (closed, its number would soon be another descriptor of ours). */
+    bool stdin_open = fcntl(STDIN_FILENO, F_GETFD) >= 0;
     int rc = parse_args(j, argc, argv);
+    if (rc < 0 && (rc = launch_resolve(j)) == 0)
+        rc = -1; /* run it */
     if (rc >= 0) {
-        pthread_mutex_destroy(&j->mu);
-        return rc;
-    }
-    rc = launch_resolve(j);
-    if (rc != 0) {
         nodes_free_names(j);
-        pthread_mutex_destroy(&j->mu);
+        if (j->topo != NULL)
+            hwloc_topology_destroy(j->topo);
+        job_release(j);
         return rc;
     }
     j->outs[1] = (iof_out){.fd = STDOUT_FILENO};
@@ -642,7 +1105,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < j->nprocs; i++) {
         j->ranks[i].rank = i;
         j->ranks[i].out.fd = j->ranks[i].err.fd = -1;
+        j->ranks[i].files[0].fd = j->ranks[i].files[1].fd = j->ranks[i].in_fd = -1;
     }
+    j->in_open = j->stdin_to != STDIN_NONE && stdin_open && j->nnodes <= 1 && j->node_addrs == NULL;
     j->nlocal = j->nprocs;
     if (j->nnodes > 1 || j->node_addrs != NULL) {
         status = nodes_run(j);

@@ -5,7 +5,8 @@
  *   pmixrun_job.c      the job's data for the PMIx server (register_nspace),
  *                      bindings, the server module (upcalls)
  *   pmixrun_launch.c   finding the program, fork/exec of the ranks
- *   pmixrun_iof.c      forwarding the ranks' stdout/stderr line by line
+ *   pmixrun_iof.c      forwarding the ranks' stdout/stderr line by line (and
+ *                      to --output-filename's files), and pmixrun's stdin
  *   pmixrun_files.c    the private job directory and registered cleanups
  *
  * Threads. pmixrun's own code runs on the main thread. The PMIx server
@@ -16,8 +17,10 @@
 #ifndef PMIXRUN_H
 #define PMIXRUN_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -41,9 +44,10 @@ typedef struct iof_out {
 
 /* One of a rank's output pipes. */
 typedef struct iof_stream {
-    int fd; /* read end, -1 once closed */
-    iof_out *out;
-    char *buf; /* bytes of an unfinished line */
+    int fd;        /* read end, -1 once closed */
+    iof_out *out;  /* our stdout or stderr, or NULL (--output-filename DIR:nocopy) */
+    iof_out *file; /* the rank's file under --output-filename, or NULL */
+    char *buf;     /* bytes of an unfinished line */
     size_t len, cap;
     bool line_start; /* the next byte written begins a line */
 } iof_stream;
@@ -60,6 +64,9 @@ typedef struct rank_proc {
     bool connected;
     bool finalized;
     iof_stream out, err;
+    iof_out files[2];      /* --output-filename: its stdout and stderr files (fd -1: none) */
+    int in_fd;             /* --stdin: the write end of its stdin pipe, -1 if none */
+    size_t in_off;         /* how much of job.in_buf it has been given */
     hwloc_bitmap_t cpuset; /* where it runs: its binding, or all allowed PUs */
     bool bound;
     cpu_set_t affinity; /* the same for sched_setaffinity in the child */
@@ -94,17 +101,36 @@ typedef enum {
     END_RANK_FAILED, /* non-zero exit, signal, or exit without PMIx_Finalize */
     END_ABORT,       /* PMIx_Abort */
     END_TIMEOUT,
-    END_SIGNAL, /* pmixrun got SIGINT/SIGTERM/SIGHUP */
+    END_SIGNAL, /* pmixrun got SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGALRM */
     END_LAUNCH, /* a rank could not be started */
 } end_reason;
+
+/* --bind-to: what each process is bound to. */
+typedef enum {
+    BIND_NONE,
+    BIND_CORE,
+    BIND_SOCKET,
+    BIND_NUMA
+} bind_kind;
+
+/* --stdin: who gets pmixrun's standard input. */
+#define STDIN_NONE (-1)
+#define STDIN_ALL (-2)
 
 typedef struct job {
     /* options */
     int nprocs;
     double timeout; /* seconds; 0 = none */
     bool tag_output;
-    bool bind_core;
-    char **argv; /* program and arguments (borrowed from main) */
+    bind_kind bind_to;
+    bool report_bindings;
+    bool no_oversubscribe; /* refuse more processes than cores on a node */
+    bool merge_stderr;     /* a rank's stderr goes into its stdout */
+    char **env_set;        /* -x VAR=VAL: set in the ranks' environment (NULL-terminated) */
+    char *output_dir;      /* --output-filename: absolute, with "/1" unless nojobid */
+    bool output_copy;      /* and the output still goes to pmixrun's stdout/stderr */
+    int stdin_to;          /* --stdin: a rank, STDIN_ALL or STDIN_NONE */
+    char **argv;           /* program and arguments (borrowed from main) */
 
     /* The map. pmixrun alone: one node, every rank local (rank_node and
      * node_names NULL, nlocal = nprocs, ranks[i].rank = i). pmixd and
@@ -115,13 +141,17 @@ typedef struct job {
     int nlocal;
     int *rank_node;
     char **node_names;
-    char **node_addrs; /* pmixrun --hostfile: the address each daemon listens on */
-    char **node_netns; /* and the network namespace it runs in (NULL entries: none) */
-    bool map_by_node;  /* --map-by node (round robin) rather than slot */
+    char **node_addrs;        /* pmixrun --hostfile: the address each daemon listens on */
+    char **node_netns;        /* and the network namespace it runs in (NULL entries: none) */
+    bool map_by_node;         /* --map-by node (round robin) rather than slot */
+    int *node_slots;          /* --host name:slots or --map-by ppr: ranks per node, or NULL */
+    int ppr_n;                /* --map-by ppr:N:OBJ: N processes per OBJ (0: no ppr) */
+    hwloc_obj_type_t ppr_obj; /* HWLOC_OBJ_MACHINE (node), _CORE or _PACKAGE (socket) */
     /* Module upcalls that replace pmixrun's own (pmixd: cross-node fences
      * and direct modex); NULL keeps the single-node ones. */
     pmix_server_fencenb_fn_t fence_fn;
     pmix_server_dmodex_req_fn_t dmodex_fn;
+    struct nodes *nodes; /* pmixrun --nodes: its daemons (pmixrun_nodes.c) */
 
     char *prog; /* resolved path of argv[0] */
     char hostname[256];
@@ -129,6 +159,13 @@ typedef struct job {
     char *topdir; /* $TMPDIR/pmixrun.<uid>.<pid>.XXXXXX: socket, nsdir, procdirs */
     char *nsdir;
     hwloc_topology_t topo;
+    int ncores; /* the cores this node's processes may use (job_bindings) */
+
+    /* --stdin: pmixrun's stdin, read into in_buf and written to each
+     * target's pipe (rank_proc.in_fd) before more is read. */
+    bool in_open;
+    char *in_buf;
+    size_t in_len;
 
     rank_proc *ranks;
     int nstarted;
@@ -162,6 +199,13 @@ typedef struct job {
 double now_s(void);
 void job_wake(job *j);    /* from upcalls: poke the main loop */
 void job_release(job *j); /* free what any job holds (pmixrun and pmixd) */
+/* Add to `mask` the signals besides SIGINT, SIGTERM, SIGHUP, SIGQUIT and
+ * SIGALRM that would end pmixrun or pmixd at once by default and that come
+ * from outside (SIGXCPU, SIGVTALRM, SIGPROF, SIGPWR, SIGSTKFLT, SIGPOLL and
+ * the real-time signals): they end the job in order instead, so that its
+ * directory goes too. Not SIGSEGV and its kind, which the process raises
+ * itself. */
+void job_more_ending_signals(sigset_t *mask);
 int live_ranks(job *j);
 void end_job(job *j, end_reason reason, int code); /* the first reason sticks */
 int final_status(job *j);
@@ -179,8 +223,14 @@ int nodes_run(job *j); /* the job's exit status */
  * `limit` nodes when limit > 0). 0, or -1 with a message in err. */
 int nodes_read_hostfile(job *j, const char *path, int limit, char *err, size_t errlen);
 void nodes_free_names(job *j); /* node_names and node_addrs */
+/* Forward `sig` to the ranks of every node through their daemons (SIGSTOP
+ * as SIGTSTP: a daemon stops its ranks but not itself). */
+void nodes_signal(job *j, int sig);
 
 /* pmixrun_job.c */
+/* How many objects of `type` this process may run on (loads j->topo);
+ * -1 if the topology cannot be read (message printed). */
+int job_count_objs(job *j, hwloc_obj_type_t type);
 int job_bindings(job *j);                 /* cpusets per rank; 0 or -1 (message printed) */
 int job_server_start(job *j);             /* PMIx_server_init with our module */
 int job_register(job *j);                 /* register_nspace + register_client for all */
@@ -200,6 +250,17 @@ void iof_stream_init(iof_stream *s, int fd, iof_out *out);
  * EOF (it is then closed and any partial line flushed). */
 bool iof_stream_read(iof_stream *s, int rank, bool tag);
 void iof_stream_close(iof_stream *s, int rank, bool tag);
+/* --output-filename: make the rank's directory and open its files, and
+ * point its streams at them. 0, or -1 (message printed). */
+int iof_open_files(job *j, rank_proc *r);
+void iof_close_files(rank_proc *r);
+/* --stdin: pmixrun's stdin goes to the ranks' pipes (rank_proc.in_fd).
+ * iof_stdin_poll adds what to wait for to pfd (from *n, at most 1 + the
+ * number of ranks) and iof_stdin_act acts on the revents of those entries;
+ * iof_stdin_close closes every pipe, so the ranks read end of file. */
+void iof_stdin_poll(job *j, struct pollfd *pfd, nfds_t *n);
+void iof_stdin_act(job *j, const struct pollfd *pfd, nfds_t from, nfds_t to);
+void iof_stdin_close(job *j);
 
 /* pmixrun_files.c */
 int files_make_topdir(job *j);        /* 0 or -1 (message printed) */

@@ -10,9 +10,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -25,6 +27,7 @@ void iof_stream_init(iof_stream *s, int fd, iof_out *out)
 {
     s->fd = fd;
     s->out = out;
+    s->file = NULL;
     s->buf = NULL;
     s->len = s->cap = 0;
     s->line_start = true;
@@ -32,7 +35,7 @@ void iof_stream_init(iof_stream *s, int fd, iof_out *out)
 
 static void out_write(iof_out *o, struct iovec *iov, int n)
 {
-    if (o->broken)
+    if (o == NULL || o->broken)
         return;
     while (n > 0) {
         ssize_t w = writev(o->fd, iov, n);
@@ -72,6 +75,10 @@ static void emit(iof_stream *s, const char *p, size_t len, int rank, bool tag, b
         iov[n++] = (struct iovec){prefix, (size_t)pl};
     }
     iov[n++] = (struct iovec){(void *)p, len};
+    if (s->file != NULL) {
+        struct iovec raw = {(void *)p, len};
+        out_write(s->file, &raw, 1);
+    }
     out_write(s->out, iov, n);
     s->line_start = complete;
 }
@@ -147,4 +154,138 @@ void iof_stream_close(iof_stream *s, int rank, bool tag)
     if (s->fd >= 0)
         close(s->fd);
     s->fd = -1;
+}
+
+/* mkdir -p, each new directory 0755 as Open MPI makes them. */
+static int make_dirs(char *path)
+{
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        int rc = mkdir(path, 0755);
+        int err = errno;
+        *p = c;
+        if (rc != 0 && err != EEXIST)
+            return -1;
+        if (c == '\0')
+            return 0;
+    }
+}
+
+int iof_open_files(job *j, rank_proc *r)
+{
+    int digits = 1;
+    for (int n = j->nprocs / 10; n > 0; n /= 10)
+        digits++;
+    char *dir = NULL;
+    if (asprintf(&dir, "%s/rank.%0*d", j->output_dir, digits, r->rank) < 0)
+        return -1;
+    const char *names[2] = {"stdout", "stderr"};
+    int rc = make_dirs(dir);
+    for (int k = 0; rc == 0 && k < (j->merge_stderr ? 1 : 2); k++) {
+        char *path = NULL;
+        if (asprintf(&path, "%s/%s", dir, names[k]) < 0) {
+            rc = -1;
+            break;
+        }
+        r->files[k] = (iof_out){.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+        free(path);
+        if (r->files[k].fd < 0)
+            rc = -1;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "pmixrun: --output-filename: cannot write %s/%s: %s\n", dir,
+                r->files[0].fd < 0 ? names[0] : names[1], strerror(errno));
+        iof_close_files(r);
+    }
+    free(dir);
+    return rc;
+}
+
+void iof_close_files(rank_proc *r)
+{
+    for (int k = 0; k < 2; k++) {
+        if (r->files[k].fd >= 0)
+            close(r->files[k].fd);
+        r->files[k].fd = -1;
+    }
+}
+
+/* ---- standard input ---- */
+
+void iof_stdin_poll(job *j, struct pollfd *pfd, nfds_t *n)
+{
+    if (j->in_len == 0) {
+        if (j->in_open)
+            pfd[(*n)++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+        return;
+    }
+    for (int i = 0; i < j->nstarted; i++) {
+        rank_proc *r = &j->ranks[i];
+        if (r->in_fd >= 0 && r->in_off < j->in_len)
+            pfd[(*n)++] = (struct pollfd){.fd = r->in_fd, .events = POLLOUT};
+    }
+}
+
+static void drop_target(rank_proc *r)
+{
+    close(r->in_fd);
+    r->in_fd = -1;
+}
+
+void iof_stdin_act(job *j, const struct pollfd *pfd, nfds_t from, nfds_t to)
+{
+    for (nfds_t k = from; k < to; k++) {
+        if (pfd[k].revents == 0)
+            continue;
+        if (pfd[k].fd == STDIN_FILENO) {
+            if (j->in_buf == NULL && (j->in_buf = malloc(IOF_CHUNK)) == NULL)
+                return;
+            ssize_t got = read(STDIN_FILENO, j->in_buf, IOF_CHUNK);
+            if (got < 0 && (errno == EINTR || errno == EAGAIN))
+                continue;
+            if (got <= 0) { /* end of file, or a terminal we may not read */
+                iof_stdin_close(j);
+                return;
+            }
+            j->in_len = (size_t)got;
+            for (int i = 0; i < j->nstarted; i++)
+                j->ranks[i].in_off = 0;
+            continue;
+        }
+        for (int i = 0; i < j->nstarted; i++) {
+            rank_proc *r = &j->ranks[i];
+            if (r->in_fd != pfd[k].fd || r->in_off >= j->in_len)
+                continue;
+            ssize_t w = write(r->in_fd, j->in_buf + r->in_off, j->in_len - r->in_off);
+            if (w > 0)
+                r->in_off += (size_t)w;
+            else if (w < 0 && errno != EINTR && errno != EAGAIN)
+                drop_target(r); /* EPIPE: it no longer reads */
+        }
+    }
+    /* Everyone has the chunk (or is gone): read the next one. */
+    bool pending = false, any = false;
+    for (int i = 0; i < j->nstarted; i++) {
+        rank_proc *r = &j->ranks[i];
+        if (r->in_fd >= 0) {
+            any = true;
+            pending |= r->in_off < j->in_len;
+        }
+    }
+    if (!pending)
+        j->in_len = 0;
+    if (!any && j->nstarted == j->nprocs && j->in_open)
+        iof_stdin_close(j); /* every target has gone */
+}
+
+void iof_stdin_close(job *j)
+{
+    j->in_open = false;
+    j->in_len = 0;
+    for (int i = 0; j->ranks != NULL && i < j->nstarted; i++)
+        if (j->ranks[i].in_fd >= 0)
+            drop_target(&j->ranks[i]);
 }

@@ -46,46 +46,155 @@ static job *g_job;
 
 /* ---- bindings ---- */
 
-int job_bindings(job *j)
+/* Load the topology once; `mine` gets the PUs this process may use. */
+static int load_topology(job *j, hwloc_bitmap_t mine)
 {
-    if (hwloc_topology_init(&j->topo) != 0 || hwloc_topology_load(j->topo) != 0) {
+    if (j->topo == NULL &&
+        (hwloc_topology_init(&j->topo) != 0 || hwloc_topology_load(j->topo) != 0)) {
+        if (j->topo != NULL)
+            hwloc_topology_destroy(j->topo);
+        j->topo = NULL;
         fprintf(stderr, "pmixrun: cannot read this machine's topology (hwloc failed)\n");
         return -1;
     }
     hwloc_const_bitmap_t allowed = hwloc_topology_get_allowed_cpuset(j->topo);
-    hwloc_bitmap_t mine = hwloc_bitmap_alloc();
-    if (mine == NULL)
-        return -1;
     if (hwloc_get_cpubind(j->topo, mine, HWLOC_CPUBIND_PROCESS) != 0)
         hwloc_bitmap_copy(mine, allowed);
     else
         hwloc_bitmap_and(mine, mine, allowed);
     if (hwloc_bitmap_iszero(mine))
         hwloc_bitmap_copy(mine, allowed);
+    return 0;
+}
 
-    /* Binding targets: the cores we may run on, or PUs if hwloc sees no cores. */
-    hwloc_obj_type_t type = HWLOC_OBJ_CORE;
+/* The objects of `type` that hold some of `mine`, in the topology's order,
+ * into objs (at most max); their number. NUMA nodes are not in the tree of
+ * PUs (hwloc 2): they are found by their cpusets too. */
+static int objs_in(job *j, hwloc_const_bitmap_t mine, hwloc_obj_type_t type, hwloc_obj_t *objs,
+                   int max)
+{
+    int n = 0, all = hwloc_get_nbobjs_by_type(j->topo, type);
+    for (int i = 0; i < all; i++) {
+        hwloc_obj_t o = hwloc_get_obj_by_type(j->topo, type, (unsigned)i);
+        if (o == NULL || o->cpuset == NULL || !hwloc_bitmap_intersects(o->cpuset, mine))
+            continue;
+        if (objs != NULL && n < max)
+            objs[n] = o;
+        n++;
+    }
+    return n;
+}
+
+int job_count_objs(job *j, hwloc_obj_type_t type)
+{
+    hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+    if (mine == NULL || load_topology(j, mine) != 0) {
+        hwloc_bitmap_free(mine);
+        return -1;
+    }
+    int n = objs_in(j, mine, type, NULL, 0);
+    if (n <= 0 && type == HWLOC_OBJ_CORE)
+        n = objs_in(j, mine, HWLOC_OBJ_PU, NULL, 0);
+    hwloc_bitmap_free(mine);
+    return n > 0 ? n : 1;
+}
+
+/* Open MPI's picture of a binding: per socket, '/'-separated cores, 'B'
+ * for a core the process may run on, '.' otherwise: "[B/.]". */
+static void report_binding(job *j, rank_proc *r, hwloc_const_bitmap_t mine)
+{
+    char map[1024], what[64] = "";
+    size_t len = 0;
+    int npkg = hwloc_get_nbobjs_by_type(j->topo, HWLOC_OBJ_PACKAGE);
+    for (int p = 0; p < (npkg > 0 ? npkg : 1) && len < sizeof map - 8; p++) {
+        hwloc_obj_t pkg = npkg > 0 ? hwloc_get_obj_by_type(j->topo, HWLOC_OBJ_PACKAGE, (unsigned)p)
+                                   : hwloc_get_root_obj(j->topo);
+        map[len++] = '[';
+        int nc = hwloc_get_nbobjs_inside_cpuset_by_type(j->topo, pkg->cpuset, HWLOC_OBJ_CORE);
+        for (int c = 0; c < nc && len < sizeof map - 4; c++) {
+            hwloc_obj_t core = hwloc_get_obj_inside_cpuset_by_type(j->topo, pkg->cpuset,
+                                                                   HWLOC_OBJ_CORE, (unsigned)c);
+            if (c > 0)
+                map[len++] = '/';
+            map[len++] = hwloc_bitmap_isincluded(core->cpuset, r->cpuset) ? 'B' : '.';
+            if (what[0] == '\0' && r->bound && hwloc_bitmap_intersects(core->cpuset, r->cpuset))
+                snprintf(what, sizeof what, "socket %d[core %u]", p, core->logical_index);
+        }
+        map[len++] = ']';
+    }
+    map[len] = '\0';
+    if (!r->bound || hwloc_bitmap_isequal(r->cpuset, mine))
+        fprintf(stderr,
+                "[%s:%d] MCW rank %d is not bound (or bound to all available "
+                "processors)\n",
+                j->hostname, (int)getpid(), r->rank);
+    else
+        fprintf(stderr, "[%s:%d] MCW rank %d bound to %s: %s\n", j->hostname, (int)getpid(),
+                r->rank, what, map);
+}
+
+int job_bindings(job *j)
+{
+    hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+    if (mine == NULL || load_topology(j, mine) != 0) {
+        hwloc_bitmap_free(mine);
+        return -1;
+    }
+    /* The node's cores, for oversubscription (PUs if hwloc sees no cores). */
+    j->ncores = objs_in(j, mine, HWLOC_OBJ_CORE, NULL, 0);
+    if (j->ncores <= 0)
+        j->ncores = objs_in(j, mine, HWLOC_OBJ_PU, NULL, 0);
+    if (j->ncores <= 0)
+        j->ncores = 1;
+    int slots = j->ncores;
+    if (j->node_slots != NULL && j->ppr_n == 0)
+        slots = j->node_slots[j->node];
+    if (j->no_oversubscribe && j->nlocal > slots) {
+        fprintf(stderr,
+                "pmixrun: %d processes on %s, which has %d %s%s: refused (--nooversubscribe; "
+                "leave it out to run them anyway)\n",
+                j->nlocal, j->hostname, slots,
+                j->node_slots != NULL && j->ppr_n == 0 ? "slot" : "core", slots == 1 ? "" : "s");
+        hwloc_bitmap_free(mine);
+        return -1;
+    }
+
+    /* Binding targets: the cores, sockets or NUMA nodes we may run on (PUs
+     * if hwloc sees no cores). */
+    hwloc_obj_type_t type = j->bind_to == BIND_SOCKET ? HWLOC_OBJ_PACKAGE
+                            : j->bind_to == BIND_NUMA ? HWLOC_OBJ_NUMANODE
+                                                      : HWLOC_OBJ_CORE;
+    const char *what = j->bind_to == BIND_SOCKET ? "socket"
+                       : j->bind_to == BIND_NUMA ? "NUMA node"
+                                                 : "core";
     int ntargets = 0;
-    if (j->bind_core) {
-        if (hwloc_get_nbobjs_inside_cpuset_by_type(j->topo, mine, type) <= 0)
+    hwloc_obj_t *targets = NULL;
+    if (j->bind_to != BIND_NONE) {
+        ntargets = objs_in(j, mine, type, NULL, 0);
+        if (ntargets <= 0 && type == HWLOC_OBJ_CORE) {
             type = HWLOC_OBJ_PU;
-        ntargets = hwloc_get_nbobjs_inside_cpuset_by_type(j->topo, mine, type);
-        if (ntargets <= 0) {
-            fprintf(stderr, "pmixrun: --bind-to core: no core is available to this process\n");
+            ntargets = objs_in(j, mine, type, NULL, 0);
+        }
+        if (ntargets <= 0 || (targets = calloc((size_t)ntargets, sizeof *targets)) == NULL) {
+            fprintf(stderr, "pmixrun: --bind-to: no %s is available to this process\n", what);
             hwloc_bitmap_free(mine);
             return -1;
         }
-        if (j->nlocal > ntargets)
+        objs_in(j, mine, type, targets, ntargets);
+        if (j->bind_to == BIND_CORE && j->nlocal > ntargets)
             fprintf(stderr,
                     "pmixrun: warning: %d processes on %d cores: several processes share a "
                     "core (use --bind-to none to let the system place them)\n",
                     j->nlocal, ntargets);
     }
+    /* --map-by ppr:N:OBJ with --bind-to OBJ: N consecutive ranks per object. */
+    int per = 1;
+    if (j->ppr_n > 0 && j->ppr_obj == type)
+        per = j->ppr_n;
     for (int i = 0; i < j->nlocal; i++) {
         rank_proc *r = &j->ranks[i];
-        if (j->bind_core) {
-            hwloc_obj_t obj =
-                hwloc_get_obj_inside_cpuset_by_type(j->topo, mine, type, (unsigned)(i % ntargets));
+        if (j->bind_to != BIND_NONE) {
+            hwloc_obj_t obj = targets[(i / per) % ntargets];
             r->cpuset = hwloc_bitmap_dup(obj->cpuset);
             if (r->cpuset != NULL)
                 hwloc_bitmap_and(r->cpuset, r->cpuset, mine);
@@ -95,12 +204,16 @@ int job_bindings(job *j)
         }
         if (r->cpuset == NULL) {
             fprintf(stderr, "pmixrun: out of memory\n");
+            free(targets);
             hwloc_bitmap_free(mine);
             return -1;
         }
         CPU_ZERO(&r->affinity);
         hwloc_cpuset_to_glibc_sched_affinity(j->topo, r->cpuset, &r->affinity, sizeof r->affinity);
+        if (j->report_bindings)
+            report_binding(j, r, mine);
     }
+    free(targets);
     hwloc_bitmap_free(mine);
     return 0;
 }
@@ -443,10 +556,14 @@ int job_register(job *j)
         .node_name = node_name,
         .napps = 1,
         .apps = &app,
-        .mapby = j->bind_core     ? "BYCORE"
-                 : j->map_by_node ? "BYNODE"
-                                  : "BYSLOT",
-        .bindto = j->bind_core ? "CORE" : "NONE",
+        .mapby = j->ppr_n > 0              ? "PPR"
+                 : j->bind_to == BIND_CORE ? "BYCORE"
+                 : j->map_by_node          ? "BYNODE"
+                                           : "BYSLOT",
+        .bindto = j->bind_to == BIND_CORE     ? "CORE"
+                  : j->bind_to == BIND_SOCKET ? "PACKAGE"
+                  : j->bind_to == BIND_NUMA   ? "NUMA"
+                                              : "NONE",
         .tmpdir = j->topdir,
         .nsdir = j->nsdir,
         .describe_all = true,
@@ -507,6 +624,15 @@ double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void job_more_ending_signals(sigset_t *mask)
+{
+    static const int sigs[] = {SIGXCPU, SIGVTALRM, SIGPROF, SIGPWR, SIGSTKFLT, SIGPOLL};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaddset(mask, sigs[i]);
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+        sigaddset(mask, s);
+}
+
 void job_wake(job *j)
 {
     char c = 1;
@@ -514,10 +640,16 @@ void job_wake(job *j)
     (void)w;
 }
 
-/* What every job holds whoever ran it (pmixrun or pmixd): its program
- * name, abort message, descriptors and lock. */
+/* What every job holds whoever ran it (pmixrun or pmixd): its options,
+ * program name, abort message, descriptors and lock. */
 void job_release(job *j)
 {
+    for (size_t i = 0; j->env_set != NULL && j->env_set[i] != NULL; i++)
+        free(j->env_set[i]);
+    free(j->env_set);
+    free(j->output_dir);
+    free(j->node_slots);
+    free(j->in_buf);
     free(j->prog);
     free(j->abort_msg);
     if (j->sigfd >= 0)

@@ -9,14 +9,16 @@
  * Each rank is forked from the main thread. Between fork and exec the child
  * only makes async-signal-safe calls: its own process group (so that the
  * whole group can be signalled), PR_SET_PDEATHSIG (it dies if pmixrun is
- * killed, even with SIGKILL), stdin from /dev/null, stdout and stderr into
- * pipes read by pmixrun, default signal dispositions and an empty mask, its
- * binding (sched_setaffinity) and execve. If execve fails, the child writes
+ * killed, even with SIGKILL), stdin from /dev/null or from a pipe pmixrun
+ * writes (--stdin), stdout and stderr into pipes read by pmixrun (one pipe
+ * for both with --merge-stderr-to-stdout), default signal dispositions and
+ * an empty mask, its binding (sched_setaffinity) and execve. If execve fails, the child writes
  * errno into a close-on-exec pipe, which pmixrun reads: an empty read means
  * the exec succeeded.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -97,22 +99,57 @@ int launch_resolve(job *j)
     return PMIXRUN_EXIT_NOEXEC;
 }
 
-/* The rank's environment: ours without a previous job's PMIx identity, plus
+/* True if the environment entry `e` sets a variable that `set` (VAR=VAL
+ * entries) sets too. */
+static bool env_overridden(const char *e, char **set)
+{
+    size_t l = strcspn(e, "=");
+    for (size_t i = 0; set != NULL && set[i] != NULL; i++)
+        if (strncmp(set[i], e, l) == 0 && set[i][l] == '=')
+            return true;
+    return false;
+}
+
+/* The rank's environment: ours without a previous job's PMIx identity, with
+ * -x's variables, OMPI_MCA_mpi_yield_when_idle=1 when the node has more
+ * processes than cores (as mpirun sets it, unless the user did: an Open MPI
+ * process then yields its core when it waits instead of spinning), plus
  * what the server adds (namespace, rank, server URI). malloc'd strings. */
 static char **rank_env(job *j, int rank)
 {
-    size_t n = 0;
+    static const char yield[] = "OMPI_MCA_mpi_yield_when_idle=";
+    size_t n = 0, nset = 0;
     for (char **e = environ; *e != NULL; e++)
         n++;
-    char **env = calloc(n + 1, sizeof *env);
+    while (j->env_set != NULL && j->env_set[nset] != NULL)
+        nset++;
+    char **env = calloc(n + nset + 2, sizeof *env);
     if (env == NULL)
         return NULL;
     size_t k = 0;
+    bool has_yield = false;
     for (char **e = environ; *e != NULL; e++) {
         if (strncmp(*e, "PMIX_NAMESPACE=", 15) == 0 || strncmp(*e, "PMIX_RANK=", 10) == 0 ||
-            strncmp(*e, "PMIX_SERVER_", 12) == 0)
+            strncmp(*e, "PMIX_SERVER_", 12) == 0 || env_overridden(*e, j->env_set))
             continue;
         env[k] = strdup(*e);
+        if (env[k] == NULL)
+            goto fail;
+        k++;
+    }
+    for (size_t i = 0; i < nset; i++) {
+        if (env_overridden(j->env_set[i], &j->env_set[i + 1]))
+            continue; /* a later -x of the same variable wins */
+        env[k] = strdup(j->env_set[i]);
+        if (env[k] == NULL)
+            goto fail;
+        k++;
+    }
+    for (size_t i = 0; i < k; i++)
+        if (strncmp(env[i], yield, sizeof yield - 1) == 0)
+            has_yield = true;
+    if (!has_yield && j->ncores > 0 && j->nlocal > j->ncores) {
+        env[k] = strdup("OMPI_MCA_mpi_yield_when_idle=1");
         if (env[k] == NULL)
             goto fail;
         k++;
@@ -151,17 +188,25 @@ static _Noreturn void child_fail(int fd, int err)
 
 int launch_rank(job *j, rank_proc *r)
 {
-    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, exep[2] = {-1, -1};
+    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, exep[2] = {-1, -1}, inp[2] = {-1, -1};
+    bool wants_in = j->in_open && (j->stdin_to == STDIN_ALL || j->stdin_to == r->rank);
+    r->in_fd = -1;
+    r->files[0].fd = r->files[1].fd = -1;
     char **env = rank_env(j, r->rank);
     if (env == NULL)
         return 1;
-    if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 || pipe2(exep, O_CLOEXEC) != 0) {
+    if (pipe2(outp, O_CLOEXEC) != 0 || (!j->merge_stderr && pipe2(errp, O_CLOEXEC) != 0) ||
+        pipe2(exep, O_CLOEXEC) != 0 || (wants_in && pipe2(inp, O_CLOEXEC) != 0)) {
         fprintf(stderr,
                 "pmixrun: cannot create pipes for rank %d: %s (too many processes for "
                 "the open-file limit? see ulimit -n)\n",
                 r->rank, strerror(errno));
         goto fail;
     }
+    if (j->output_dir != NULL && iof_open_files(j, r) != 0)
+        goto fail;
+    int errw = j->merge_stderr ? outp[1] : errp[1];
+    int inr = wants_in ? inp[0] : j->devnull;
     pid_t parent = getpid();
     /* The rank's pid is known to the server's client_connected2 (under mu)
      * before the rank can connect (pmixrun_job.c). The child never touches
@@ -179,7 +224,7 @@ int launch_rank(job *j, rank_proc *r)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(PMIXRUN_EXIT_NOEXEC); /* pmixrun died meanwhile */
-        if (dup2(j->devnull, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
+        if (dup2(inr, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errw, 2) < 0)
             child_fail(exep[1], errno);
         struct sigaction dfl = {.sa_handler = SIG_DFL};
         sigemptyset(&dfl.sa_mask);
@@ -200,13 +245,26 @@ int launch_rank(job *j, rank_proc *r)
     setpgid(pid, pid);
     j->nstarted++;
     close(outp[1]);
-    close(errp[1]);
+    if (errp[1] >= 0)
+        close(errp[1]);
     close(exep[1]);
+    if (inp[0] >= 0) {
+        close(inp[0]);
+        r->in_fd = inp[1];
+        fcntl(inp[1], F_SETFL, O_NONBLOCK);
+    }
     free_env(env);
     fcntl(outp[0], F_SETFL, O_NONBLOCK);
-    fcntl(errp[0], F_SETFL, O_NONBLOCK);
-    iof_stream_init(&r->out, outp[0], &j->outs[1]);
-    iof_stream_init(&r->err, errp[0], &j->outs[2]);
+    iof_stream_init(&r->out, outp[0], j->output_copy || j->output_dir == NULL ? &j->outs[1] : NULL);
+    if (errp[0] >= 0) {
+        fcntl(errp[0], F_SETFL, O_NONBLOCK);
+        iof_stream_init(&r->err, errp[0],
+                        j->output_copy || j->output_dir == NULL ? &j->outs[2] : NULL);
+    }
+    if (r->files[0].fd >= 0)
+        r->out.file = &r->files[0];
+    if (r->files[1].fd >= 0)
+        r->err.file = &r->files[1];
 
     int cerr = 0;
     ssize_t n;
@@ -229,7 +287,10 @@ fail:
             close(errp[i]);
         if (exep[i] >= 0)
             close(exep[i]);
+        if (inp[i] >= 0)
+            close(inp[i]);
     }
+    iof_close_files(r);
     free_env(env);
     return 1;
 }

@@ -4,7 +4,8 @@
  *
  * How it works. pmixrun computes the map (which node runs which rank:
  * --map-by slot gives node i a block of consecutive ranks, the first N%K
- * nodes one more; --map-by node deals ranks round robin; --hostfile names
+ * nodes one more, or as many as its --host slots or --map-by ppr say;
+ * --map-by node deals ranks round robin; --hostfile names
  * the nodes, the addresses their daemons listen on, and optionally a
  * network namespace to start a daemon in) and starts the K daemons, each
  * with its node id, its address and one end of a socketpair as its control
@@ -88,10 +89,34 @@ static int make_map(job *j)
         j->rank_node[r] = n;
         left--;
     }
+    if (j->node_slots != NULL && !j->map_by_node) {
+        /* --host slots or --map-by ppr, instead: fill each node's slots in
+         * turn, and go round again if there are more ranks than slots. */
+        for (int r = 0, n = 0, used = 0; r < j->nprocs; r++) {
+            while (used >= j->node_slots[n]) {
+                n = (n + 1) % j->nnodes;
+                used = 0;
+            }
+            j->rank_node[r] = n;
+            used++;
+        }
+    }
     for (int n = 0; n < j->nnodes; n++)
         if (j->node_names[n] == NULL && asprintf(&j->node_names[n], "node%d", n) < 0)
             return -1;
     return 0;
+}
+
+void nodes_signal(job *j, int sig)
+{
+    nodes *ns = j->nodes;
+    if (ns == NULL)
+        return;
+    if (sig == SIGSTOP)
+        sig = SIGTSTP; /* the daemons stop their ranks, not themselves */
+    for (int i = 0; i < ns->k; i++)
+        if (ns->d[i].pid > 0 && !ns->d[i].reaped)
+            kill(ns->d[i].pid, sig);
 }
 
 void nodes_free_names(job *j)
@@ -280,6 +305,7 @@ static void send_job(nodes *ns)
     tl_put_u32(&b, (uint32_t)j->nnodes);
     tl_put_u8(&b, j->tag_output);
     tl_put_u8(&b, j->map_by_node);
+    tl_put_u8(&b, j->merge_stderr);
     for (int r = 0; r < j->nprocs; r++)
         tl_put_u32(&b, (uint32_t)j->rank_node[r]);
     for (int n = 0; n < j->nnodes; n++) {
@@ -294,6 +320,12 @@ static void send_job(nodes *ns)
     tl_put_u32(&b, argc);
     for (uint32_t i = 0; i < argc; i++)
         tl_put_str(&b, j->argv[i]);
+    uint32_t nenv = 0;
+    while (j->env_set != NULL && j->env_set[nenv] != NULL)
+        nenv++;
+    tl_put_u32(&b, nenv);
+    for (uint32_t i = 0; i < nenv; i++)
+        tl_put_str(&b, j->env_set[i]);
     send_all(ns, PD_JOB, &b);
     tl_buf_free(&b);
     ns->job_sent = true;
@@ -565,6 +597,7 @@ static void loop(nodes *ns)
 int nodes_run(job *j)
 {
     nodes ns = {.j = j, .k = j->nnodes};
+    j->nodes = &ns;
     char *path = NULL;
     bool failed = true;
     j->timeout_at = now_s() + j->timeout;
@@ -608,5 +641,6 @@ out:;
     nodes_free_names(j);
     free(j->rank_node);
     j->rank_node = NULL;
+    j->nodes = NULL;
     return status;
 }

@@ -16,7 +16,11 @@
 #    that is not private, are kept.
 # 3. The job's directory has the form pmixrun.<uid>.<pid>.XXXXXX, holds the
 #    socket the ranks were given (PMIX_SERVER_URI), and is gone after
-#    pmixrun exits normally and after SIGTERM, SIGQUIT and SIGUSR1.
+#    pmixrun exits normally, after SIGTERM, SIGQUIT, SIGHUP, SIGPROF and a
+#    real-time signal (each of which would end it at once by default), and
+#    after SIGUSR1, which pmixrun forwards to the ranks: they die of it
+#    (they do not catch it), and the job ends as for any rank killed by a
+#    signal.
 set -u
 
 [ $# -eq 3 ] || { echo "usage: rendezvous.sh PMIXRUN HELLO JOB_RULES" >&2; exit 2; }
@@ -114,7 +118,7 @@ fresh="$work/fresh"
 mkdir -m 700 "$fresh"
 out=$(TMPDIR="$fresh" "$pmixrun" -n 2 --timeout 30 "$hello" 2>&1) || fail "hello failed: $out"
 [ -z "$(ls -A "$fresh")" ] || fail "left after a normal exit: $(ls -A "$fresh")"
-for sig in TERM QUIT USR1; do
+for sig in TERM QUIT HUP USR1 PROF RTMIN+1; do
     log="$work/out.$sig"
     TMPDIR="$fresh" "$pmixrun" -n 2 "$prog" sleep "$marker" >"$log" 2>&1 </dev/null &
     pid=$!
