@@ -26,25 +26,11 @@ pmixrun=$1
 prog=$2
 np=${3:-2}
 
-marker="ctrlc-marker-$$-$(date +%s%N)"
-work=$(mktemp -d "${TMPDIR:-/tmp}/ctrlc.XXXXXX") || exit 2
+. "$(dirname "$0")/harness.sh"
+harness_init ctrlc
 fresh="$work/tmp"
 mkdir "$fresh"
 out="$work/out"
-failures=0
-fail() {
-    echo "ctrlc.sh: FAILED: $*"
-    failures=$((failures + 1))
-}
-
-cleanup() {
-    # Only the processes of this run: their command lines carry our marker.
-    for p in $(pgrep -f -- "$marker"); do
-        kill -KILL "$p" 2>/dev/null
-    done
-    rm -rf "$work"
-}
-trap cleanup EXIT
 
 # Job control gives the job its own process group and keeps SIGINT at its
 # default disposition (non-interactive shells ignore it in background jobs).

@@ -39,20 +39,8 @@ set -u
 pmixrun=$(realpath "$1")
 what=$2
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/options.XXXXXX") || exit 2
-marker="options-marker-$$-$(date +%s%N)"
-failures=0
-fail() {
-    echo "options.sh: FAILED: $*"
-    failures=$((failures + 1))
-}
-cleanup() {
-    for p in $(pgrep -f -- "$marker"); do
-        kill -KILL "$p" 2>/dev/null
-    done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/harness.sh"
+harness_init options
 
 # run OPTS... -- sets $out (stdout), $err (stderr) and $status.
 run() {

@@ -28,21 +28,9 @@ pmixrun=$1
 hello=$2
 prog=$3
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/rendezvous.XXXXXX") || exit 2
-marker="rendezvous-marker-$$-$(date +%s%N)"
+. "$(dirname "$0")/harness.sh"
+harness_init rendezvous
 uid=$(id -u)
-failures=0
-fail() {
-    echo "rendezvous.sh: FAILED: $*"
-    failures=$((failures + 1))
-}
-cleanup() {
-    for p in $(pgrep -f -- "$marker"); do
-        kill -KILL "$p" 2>/dev/null
-    done
-    rm -rf "$work"
-}
-trap cleanup EXIT
 
 # A pid that no process has: one that just exited.
 dead_pid() {
