@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MIN_CAP 8
+#define MIN_CAP 4
 
 static uint64_t mix_word(uint64_t h, uint64_t w)
 {
