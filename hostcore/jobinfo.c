@@ -320,24 +320,6 @@ fail:
     return rc;
 }
 
-static char *join_argv(char *const *argv)
-{
-    size_t len = 1;
-    char *s;
-
-    for (char *const *a = argv; *a != NULL; a++) {
-        len += strlen(*a) + 1;
-    }
-    if ((s = malloc(len)) == NULL) {
-        return NULL;
-    }
-    s[0] = '\0';
-    for (size_t at = 0; *argv != NULL; argv++) {
-        at += (size_t)snprintf(s + at, len - at, "%s%s", at != 0 ? " " : "", *argv);
-    }
-    return s;
-}
-
 static pmix_status_t add_app_array(const px_jobmap *m, uint32_t a, px_ivec *out)
 {
     px_ivec v = {0};
@@ -345,7 +327,7 @@ static pmix_status_t add_app_array(const px_jobmap *m, uint32_t a, px_ivec *out)
     const px_jobmap_app *app = m->napps != 0 ? &m->apps[a] : NULL;
     uint32_t size = app != NULL ? app->size : m->nprocs;
     pmix_rank_t leader = app != NULL ? app->first : 0;
-    char *argv = app != NULL && app->argv != NULL ? join_argv(app->argv) : NULL;
+    char *argv = app != NULL && app->argv != NULL ? PMIx_Argv_join((char **)app->argv, ' ') : NULL;
 
     if (app != NULL && app->argv != NULL && argv == NULL) {
         return PMIX_ERR_NOMEM;

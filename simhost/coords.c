@@ -215,32 +215,8 @@ void sim_nic_host(uint32_t node, unsigned plane, char *buf, size_t len)
  * a growing info array (no PMIx_Info_list, whose adds, conversions and
  * nesting copied every value three or four times: a tenth of a 16,384-node
  * run went there). */
-typedef struct ivec {
-    pmix_info_t *v;
-    size_t n, cap;
-} ivec;
-
-/* A zeroed slot at the end of `a` with `key`, or NULL. */
-static pmix_info_t *ivec_next(ivec *a, const char *key)
-{
-    pmix_info_t *v = sim_grow(a->v, &a->cap, a->n, sizeof(*v));
-
-    if (v == NULL)
-        return NULL;
-    a->v = v;
-    memset(&a->v[a->n], 0, sizeof(a->v[a->n]));
-    PMIx_Load_key(a->v[a->n].key, key);
-    return &a->v[a->n++];
-}
-
-static void ivec_free(ivec *a)
-{
-    for (size_t i = 0; i < a->n; i++)
-        PMIx_Info_destruct(&a->v[i]);
-    free(a->v);
-    a->v = NULL;
-    a->n = a->cap = 0;
-}
+/* Info arrays are built in the host core's px_ivec (px_hostcore.h). */
+typedef px_ivec ivec;
 
 /* Move `a`'s entries into `out` as an info data array; `a` is empty after. */
 static pmix_status_t ivec_move(ivec *a, pmix_value_t *out)
@@ -271,7 +247,7 @@ static pmix_status_t add_qn(ivec *list, const char *key, pmix_value_t *val, int 
     char name[32];
 
     if (plane < 0 && nic == NULL && view == PMIX_COORD_VIEW_UNDEF) {
-        if ((e = ivec_next(list, key)) != NULL) {
+        if ((e = px_ivec_next(list, key)) != NULL) {
             e->value = *val;
             val->type = PMIX_UNDEF;
             return PMIX_SUCCESS;
@@ -279,7 +255,7 @@ static pmix_status_t add_qn(ivec *list, const char *key, pmix_value_t *val, int 
         PMIx_Value_destruct(val);
         return rc;
     }
-    if ((e = ivec_next(&q, key)) == NULL) {
+    if ((e = px_ivec_next(&q, key)) == NULL) {
         PMIx_Value_destruct(val);
         return rc;
     }
@@ -287,21 +263,21 @@ static pmix_status_t add_qn(ivec *list, const char *key, pmix_value_t *val, int 
     val->type = PMIX_UNDEF;
     if (plane >= 0) {
         sim_plane_name((unsigned)plane, name, sizeof(name));
-        if ((e = ivec_next(&q, PMIX_NETWORK_PLANE)) == NULL)
+        if ((e = px_ivec_next(&q, PMIX_NETWORK_PLANE)) == NULL)
             goto fail;
         PMIx_Value_load(&e->value, name, PMIX_STRING);
     }
     if (nic != NULL) {
-        if ((e = ivec_next(&q, PMIX_NETWORK_NIC)) == NULL)
+        if ((e = px_ivec_next(&q, PMIX_NETWORK_NIC)) == NULL)
             goto fail;
         PMIx_Value_load(&e->value, nic, PMIX_STRING);
     }
     if (view != PMIX_COORD_VIEW_UNDEF) {
-        if ((e = ivec_next(&q, PMIX_NETWORK_VIEW)) == NULL)
+        if ((e = px_ivec_next(&q, PMIX_NETWORK_VIEW)) == NULL)
             goto fail;
         PMIx_Value_load(&e->value, &view, PMIX_UINT8);
     }
-    if ((e = ivec_next(list, PMIX_QUALIFIED_VALUE)) == NULL)
+    if ((e = px_ivec_next(list, PMIX_QUALIFIED_VALUE)) == NULL)
         goto fail;
     if ((rc = ivec_move(&q, &e->value)) != PMIX_SUCCESS) {
         list->n--; /* the slot is empty */
@@ -309,7 +285,7 @@ static pmix_status_t add_qn(ivec *list, const char *key, pmix_value_t *val, int 
     }
     return PMIX_SUCCESS;
 fail:
-    ivec_free(&q);
+    px_ivec_free(&q);
     return rc;
 }
 
@@ -547,9 +523,9 @@ static pmix_status_t add_node(const sim_run *run, uint32_t node, ivec *top)
     pmix_info_t *e;
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
-    if ((e = ivec_next(&nd, PMIX_NODEID)) != NULL) {
+    if ((e = px_ivec_next(&nd, PMIX_NODEID)) != NULL) {
         PMIx_Value_load(&e->value, &node, PMIX_UINT32);
-        if ((e = ivec_next(&nd, PMIX_HOSTNAME)) != NULL) {
+        if ((e = px_ivec_next(&nd, PMIX_HOSTNAME)) != NULL) {
             PMIx_Value_load(&e->value, run->nodes[node].host, PMIX_STRING);
             rc = PMIX_SUCCESS;
         }
@@ -577,10 +553,10 @@ static pmix_status_t add_node(const sim_run *run, uint32_t node, ivec *top)
     if (rc == PMIX_SUCCESS)
         rc = add_variants(run, node, &nd, PMIX_NETWORK_ENDPT, make_endpt, false);
     if (rc == PMIX_SUCCESS)
-        rc = (e = ivec_next(top, PMIX_NODE_INFO_ARRAY)) != NULL ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+        rc = (e = px_ivec_next(top, PMIX_NODE_INFO_ARRAY)) != NULL ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
     if (rc == PMIX_SUCCESS && (rc = ivec_move(&nd, &e->value)) != PMIX_SUCCESS)
         top->n--; /* the slot is empty */
-    ivec_free(&nd);
+    px_ivec_free(&nd);
     return rc;
 }
 
@@ -591,16 +567,16 @@ static pmix_status_t add_peer(pmix_rank_t rank, uint32_t node, ivec *top)
     pmix_info_t *e;
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
-    if ((e = ivec_next(&pd, PMIX_RANK)) == NULL)
+    if ((e = px_ivec_next(&pd, PMIX_RANK)) == NULL)
         return rc;
     PMIx_Value_load(&e->value, &rank, PMIX_PROC_RANK);
-    if ((e = ivec_next(&pd, PMIX_NODEID)) != NULL) {
+    if ((e = px_ivec_next(&pd, PMIX_NODEID)) != NULL) {
         PMIx_Value_load(&e->value, &node, PMIX_UINT32);
-        if ((e = ivec_next(top, PMIX_PROC_DATA)) != NULL &&
+        if ((e = px_ivec_next(top, PMIX_PROC_DATA)) != NULL &&
             (rc = ivec_move(&pd, &e->value)) != PMIX_SUCCESS)
             top->n--;
     }
-    ivec_free(&pd);
+    px_ivec_free(&pd);
     return rc;
 }
 
@@ -611,7 +587,7 @@ static pmix_status_t add_common(const sim_run *run, bool peers, ivec *top)
     pmix_info_t *e;
     pmix_status_t rc = PMIX_SUCCESS;
 
-    if ((e = ivec_next(top, PMIX_NETWORK_PLANE)) == NULL)
+    if ((e = px_ivec_next(top, PMIX_NETWORK_PLANE)) == NULL)
         return PMIX_ERR_NOMEM;
     if ((e->value.data.darray = PMIx_Data_array_create(run->opt.planes, PMIX_STRING)) != NULL)
         e->value.type = PMIX_DATA_ARRAY;
@@ -650,7 +626,7 @@ pmix_status_t sim_net_register(const sim_run *run, uint32_t node, pmix_data_arra
     if (net->common.array == NULL) { /* built for the first node, kept for the others */
         ivec c = {0};
         if ((rc = add_common(run, peers, &c)) != PMIX_SUCCESS) {
-            ivec_free(&c);
+            px_ivec_free(&c);
             return rc;
         }
         net->common.type = PMIX_INFO;
@@ -666,7 +642,7 @@ pmix_status_t sim_net_register(const sim_run *run, uint32_t node, pmix_data_arra
             rc = add_peer(i * run->opt.ppn + j, i, &top);
     }
     if (rc != PMIX_SUCCESS) {
-        ivec_free(&top);
+        px_ivec_free(&top);
         return rc;
     }
     out->size = top.n;

@@ -490,6 +490,13 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
     }
     snprintf(run->nspace, sizeof(run->nspace), "pmixsim");
     run->cwd = getcwd(NULL, 0); /* the app's PMIX_WDIR (NULL: none) */
+    /* the app's PMIX_APP_ARGV, once for every node (NULL: none) */
+    run->app_argv = calloc((size_t)opt->wl_argc + 2, sizeof(*run->app_argv));
+    if (run->app_argv != NULL) {
+        run->app_argv[0] = (char *)opt->workload;
+        for (int i = 0; i < opt->wl_argc; i++)
+            run->app_argv[i + 1] = opt->wl_argv[i];
+    }
     run->all_id = px_fence_set_all_id(run->nspace);
     choose_algos(run);
 
@@ -690,6 +697,7 @@ out:
     free(run->nodes);
     free(run->fstats);
     free(run->cwd);
+    free(run->app_argv);
     free(run);
     return status;
 }

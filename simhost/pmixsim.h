@@ -296,6 +296,7 @@ struct sim_run {
     const sim_workload *wl;
     char nspace[PMIX_MAX_NSLEN + 1];
     char *cwd;                             /* pmixsim's working directory: the app's PMIX_WDIR */
+    char **app_argv;                       /* the workload and its arguments: PMIX_APP_ARGV */
     uint64_t all_id;                       /* the whole job's fence set (px_fence_set_all_id) */
     char fence_algo[64], barrier_algo[64]; /* what PMIXLAB_*_ALGO would say */
     double alpha, beta;                    /* route latency and 1/bandwidth, node to node */

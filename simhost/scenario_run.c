@@ -263,24 +263,38 @@ static char **output_lines(char *text, bool sim, size_t *n)
     return lines;
 }
 
+/* The directory of the pmixsim that runs the scenarios (a build tree's
+ * simhost/, where its siblings are found), or NULL. */
+static char *self_dir(const scn_env *env)
+{
+    char *dir = scn_strdup(env->self), *slash = strrchr(dir, '/');
+
+    if (slash == NULL) {
+        free(dir);
+        return NULL;
+    }
+    *slash = '\0';
+    return dir;
+}
+
 static char *find_program(const scn_env *env, const scn *s)
 {
-    char dir[4096], *slash, *p;
+    char *dir, *p;
     const char *tries[] = {"%s/../examples/%s", "%s/pmixsim_%s", "%s/../bench/%s"};
 
     if (env->program != NULL)
         return scn_strdup(env->program);
-    snprintf(dir, sizeof(dir), "%s", env->self);
-    slash = strrchr(dir, '/');
-    if (slash == NULL)
+    if ((dir = self_dir(env)) == NULL)
         return NULL;
-    *slash = '\0';
     for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
         p = scn_printf(tries[i], dir, s->program);
-        if (access(p, X_OK) == 0)
+        if (access(p, X_OK) == 0) {
+            free(dir);
             return p;
+        }
         free(p);
     }
+    free(dir);
     return NULL;
 }
 
@@ -421,15 +435,9 @@ static void run_bare(const scn_env *env, const scn *s, scn_result *r, const char
     if (env->bare != NULL) {
         path = scn_strdup(env->bare);
     } else {
-        char *slash;
-        path = scn_printf("%s", env->self);
-        slash = strrchr(path, '/');
-        if (slash != NULL) {
-            *slash = '\0';
-            char *p = scn_printf("%s/../bench/sgbare", path);
-            free(path);
-            path = p;
-        }
+        char *dir = self_dir(env);
+        path = scn_printf("%s/../bench/sgbare", dir != NULL ? dir : ".");
+        free(dir);
     }
     if (access(path, X_OK) != 0) {
         r->bare_why = scn_printf("no sgbare at %s: build the target sgbare (bench/) or give "

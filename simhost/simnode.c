@@ -56,8 +56,7 @@ static const char *node_name(void *ctx, uint32_t node)
 static pmix_status_t register_job(sim_run *run, sim_node *n)
 {
     bool all = run->nnodes <= SIM_NET_PEERS_MAX_NODES && run->nprocs <= SIM_NET_PEERS_MAX_PROCS;
-    char **argv = calloc((size_t)run->opt.wl_argc + 2, sizeof(*argv));
-    px_jobmap_app app = {.first = 0, .size = run->nprocs, .argv = argv, .wdir = run->cwd};
+    px_jobmap_app app = {.first = 0, .size = run->nprocs, .argv = run->app_argv, .wdir = run->cwd};
     px_jobmap map = {
         .nspace = run->nspace,
         .nprocs = run->nprocs,
@@ -78,11 +77,6 @@ static pmix_status_t register_job(sim_run *run, sim_node *n)
     pmix_info_t *arr = NULL;
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
-    if (argv == NULL)
-        goto out;
-    argv[0] = (char *)run->opt.workload;
-    for (int i = 0; i < run->opt.wl_argc; i++)
-        argv[i + 1] = run->opt.wl_argv[i];
     if ((rc = px_jobinfo_build(&map, n->id, &job)) != PMIX_SUCCESS)
         goto out;
     if ((rc = sim_net_register(run, n->id, &coords, &shared, &nshared)) != PMIX_SUCCESS)
@@ -104,7 +98,6 @@ out:
     px_ivec_free(&job);
     if (coords.array != NULL)
         PMIx_Data_array_destruct(&coords);
-    free(argv);
     return rc;
 }
 

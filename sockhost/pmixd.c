@@ -114,7 +114,7 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
         uint32_t n = tl_get_u32(r);
         if (n >= nnodes)
             return -1;
-        j->rank_node[i] = (int)n;
+        j->rank_node[i] = n;
         if ((int)n == d->node)
             j->nlocal++;
     }
@@ -149,7 +149,7 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
     if (j->ranks == NULL || r->bad)
         return -1;
     for (int i = 0, k = 0; i < j->nprocs; i++) {
-        if (j->rank_node[i] != d->node)
+        if ((int)j->rank_node[i] != d->node)
             continue;
         j->ranks[k].rank = i;
         j->ranks[k].out.fd = j->ranks[k].err.fd = -1;

@@ -151,62 +151,55 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
      * node then fails its epoch of the set (px_coll_start_failed), which
      * ends it on the other nodes too and keeps the set in step. */
     px_fence_req_read(info, ninfo, &req);
-    bool collect = req.collect;
-    double timeout = req.timeout;
     pmix_status_t local_fail = req.local_status;
-    choice = collect ? d->fence_choice : d->barrier_choice;
+    choice = req.collect ? d->fence_choice : d->barrier_choice;
     if (local_fail == PMIX_SUCCESS && req.algo != NULL &&
-        px_coll_parse(collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER, req.algo, &choice, err,
+        px_coll_parse(req.collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER, req.algo, &choice, err,
                       sizeof err) != PMIX_SUCCESS) {
         /* The other members may have a good key (or none) and run this
          * fence: take the set's epoch anyway, only to fail it, so that it
          * ends everywhere and the next fence of the set pairs right. */
         fprintf(stderr, "pmixd %s: a fence's %s: %s\n", j->hostname,
-                collect ? PX_COLL_KEY_FENCE : PX_COLL_KEY_BARRIER, err);
+                req.collect ? PX_COLL_KEY_FENCE : PX_COLL_KEY_BARRIER, err);
         local_fail = PMIX_ERR_BAD_PARAM;
     }
     /* The participant set names the collective (host core): its id, and
      * its members, the nodes that host a participant. */
-    uint32_t *rank_node = malloc((size_t)j->nprocs * sizeof *rank_node);
     inbox_item *it = calloc(1, sizeof *it);
     fence_req *q = calloc(1, sizeof *q);
     px_fence_set set = {0};
     pmix_status_t rc = PMIX_ERR_NOMEM;
-    if (rank_node == NULL || it == NULL || q == NULL)
+    if (it == NULL || q == NULL)
         goto fail;
-    for (int k = 0; k < j->nprocs; k++)
-        rank_node[k] = (uint32_t)j->rank_node[k];
     px_jobmap map = {.nspace = j->nspace,
                      .nprocs = (uint32_t)j->nprocs,
                      .nnodes = (uint32_t)j->nnodes,
-                     .rank_node = rank_node};
+                     .rank_node = j->rank_node};
     if ((rc = px_fence_set_make(&map, procs, nprocs, &set)) != PMIX_SUCCESS)
         goto fail;
     uint64_t id = set.id;
     it->members = set.members; /* explicit: the map is given */
     it->n = set.nmembers;
     set.members = NULL;
-    if (ndata > 0 && collect && local_fail == PMIX_SUCCESS) {
+    if (ndata > 0 && req.collect && local_fail == PMIX_SUCCESS) {
         q->data = malloc(ndata);
         if (q->data == NULL)
             goto fail;
         memcpy(q->data, data, ndata);
         q->ndata = ndata;
     }
-    q->collect = collect;
+    q->collect = req.collect;
     q->local_fail = local_fail;
     q->choice = choice;
-    q->timeout = timeout;
+    q->timeout = req.timeout;
     q->cbfunc = cbfunc;
     q->cbdata = cbdata;
     it->kind = IT_FENCE;
     it->id = id;
     it->req = q;
-    free(rank_node);
     push(d, it);
     return PMIX_SUCCESS;
 fail:
-    free(rank_node);
     if (it != NULL)
         free(it->members);
     free(it);
@@ -222,13 +215,13 @@ static pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t info[]
     pmixd_ctx *d = g_d;
     job *j = &d->j;
     if (strncmp(proc->nspace, j->nspace, PMIX_MAX_NSLEN) != 0 ||
-        proc->rank >= (pmix_rank_t)j->nprocs || j->rank_node[proc->rank] == d->node)
+        proc->rank >= (pmix_rank_t)j->nprocs || (int)j->rank_node[proc->rank] == d->node)
         return PMIX_ERR_NOT_FOUND;
     inbox_item *it = calloc(1, sizeof *it);
     if (it == NULL)
         return PMIX_ERR_NOMEM;
     it->kind = IT_DMDX;
-    it->node = j->rank_node[proc->rank];
+    it->node = (int)j->rank_node[proc->rank];
     it->rank = proc->rank;
     it->cbfunc = cbfunc;
     it->cbdata = cbdata;

@@ -139,7 +139,7 @@ typedef struct job {
     int nnodes;
     int node; /* this node's id */
     int nlocal;
-    int *rank_node;
+    uint32_t *rank_node;
     char **node_names;
     char **node_addrs;        /* pmixrun --hostfile: the address each daemon listens on */
     char **node_netns;        /* and the network namespace it runs in (NULL entries: none) */

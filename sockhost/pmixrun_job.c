@@ -239,7 +239,7 @@ const char *job_node_name(const job *j, int node)
 
 int job_node_of(const job *j, int rank)
 {
-    return j->rank_node != NULL ? j->rank_node[rank] : 0;
+    return j->rank_node != NULL ? (int)j->rank_node[rank] : 0;
 }
 
 static pmix_status_t up_connected(const pmix_proc_t *proc, void *server_object,
@@ -542,7 +542,6 @@ static pmix_status_t local_keys(void *ctx, pmix_rank_t rank, px_ivec *v)
 int job_register(job *j)
 {
     char cwd[4096];
-    uint32_t *rank_node = NULL;
     px_jobmap_app app = {
         .first = 0,
         .size = (uint32_t)j->nprocs,
@@ -553,6 +552,7 @@ int job_register(job *j)
         .nspace = j->nspace,
         .nprocs = (uint32_t)j->nprocs,
         .nnodes = (uint32_t)j->nnodes,
+        .rank_node = j->rank_node, /* NULL alone: every rank on node 0 */
         .node_name = node_name,
         .napps = 1,
         .apps = &app,
@@ -573,13 +573,6 @@ int job_register(job *j)
     px_ivec info = {0};
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
-    if (j->rank_node != NULL) {
-        if ((rank_node = malloc((size_t)j->nprocs * sizeof(*rank_node))) == NULL)
-            goto nomem;
-        for (int i = 0; i < j->nprocs; i++)
-            rank_node[i] = (uint32_t)j->rank_node[i];
-        map.rank_node = rank_node;
-    }
     rc = px_jobinfo_build(&map, (uint32_t)j->node, &info);
     if (rc == PMIX_ERR_NOMEM)
         goto nomem;
@@ -611,7 +604,6 @@ nomem:
 fail:
 done:
     px_ivec_free(&info);
-    free(rank_node);
     return rc == PMIX_SUCCESS ? 0 : -1;
 }
 

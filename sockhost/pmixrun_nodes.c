@@ -79,14 +79,14 @@ static int make_map(job *j)
     int base = j->nprocs / j->nnodes, extra = j->nprocs % j->nnodes;
     for (int r = 0, n = 0, left = base + (extra > 0); r < j->nprocs; r++) {
         if (j->map_by_node) {
-            j->rank_node[r] = r % j->nnodes;
+            j->rank_node[r] = (uint32_t)(r % j->nnodes);
             continue;
         }
         if (left == 0) {
             n++;
             left = base + (n < extra);
         }
-        j->rank_node[r] = n;
+        j->rank_node[r] = (uint32_t)n;
         left--;
     }
     if (j->node_slots != NULL && !j->map_by_node) {
@@ -97,7 +97,7 @@ static int make_map(job *j)
                 n = (n + 1) % j->nnodes;
                 used = 0;
             }
-            j->rank_node[r] = n;
+            j->rank_node[r] = (uint32_t)n;
             used++;
         }
     }
@@ -307,7 +307,7 @@ static void send_job(nodes *ns)
     tl_put_u8(&b, j->map_by_node);
     tl_put_u8(&b, j->merge_stderr);
     for (int r = 0; r < j->nprocs; r++)
-        tl_put_u32(&b, (uint32_t)j->rank_node[r]);
+        tl_put_u32(&b, j->rank_node[r]);
     for (int n = 0; n < j->nnodes; n++) {
         tl_put_str(&b, j->node_names[n]);
         tl_put_str(&b, node_addr(j, n));
@@ -444,7 +444,7 @@ static void daemon_gone(nodes *ns, int n, int wstatus)
     char list[256] = "";
     size_t len = 0;
     for (int r = 0; r < j->nprocs; r++) {
-        if (j->rank_node[r] != n || j->ranks[r].reaped)
+        if ((int)j->rank_node[r] != n || j->ranks[r].reaped)
             continue;
         if (len < sizeof list - 16)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", lost ? "," : "", r);
