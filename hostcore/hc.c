@@ -77,6 +77,18 @@ static void logf_(px_hc *hc, const char *fmt, ...)
     hc->ops->log(hc->ctx, line);
 }
 
+/* The name of `node` for a log line: the job map's, else "node N". */
+static const char *name_of(const px_hc *hc, uint32_t node, char *buf, size_t len)
+{
+    const px_jobmap *job = hc->cfg.job;
+    const char *name = job->node_name != NULL ? job->node_name(job->ctx, node) : NULL;
+
+    if (name != NULL)
+        return name;
+    snprintf(buf, len, "node %u", node);
+    return buf;
+}
+
 /* ---- little-endian encoding ---- */
 
 static uint8_t *put32(uint8_t *p, uint32_t v)
@@ -348,9 +360,8 @@ static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
                                                &rarg);
                 if (status != PMIX_SUCCESS)
                     logf_(hc,
-                          "node %u: collected data of %zu bytes does not match the"
-                          " contributions: %s",
-                          hc->cfg.node, res->size, PMIx_Error_string(status));
+                          "collected data of %zu bytes does not match the contributions: %s",
+                          res->size, PMIx_Error_string(status));
             } else if (res->data != NULL) {
                 data = (char *)res->data;
                 res->data = NULL;
@@ -416,14 +427,14 @@ static void pump(hc_set *s)
             /* Refused (a choice that cannot serve this set, no memory):
              * the epoch is not taken yet; fail it, as for a bad key, so
              * that the set stays in step on every member. */
-            logf_(hc, "node %u: cannot start a fence on %u nodes: %s; failing it on every node",
-                  hc->cfg.node, s->n, PMIx_Error_string(rc));
+            logf_(hc, "cannot start a fence on %u nodes: %s; failing it on every node", s->n,
+                  PMIx_Error_string(rc));
             f->local_fail = rc;
         }
         rc = px_coll_start_failed(s->coll, f->local_fail, fence_done, s);
         if (rc != PMIX_SUCCESS) {
             s->running = NULL;
-            logf_(hc, "node %u: cannot fail a fence: %s", hc->cfg.node, PMIx_Error_string(rc));
+            logf_(hc, "cannot fail a fence: %s", PMIx_Error_string(rc));
             count_end(s, f, rc);
             f->cbfunc(rc, NULL, 0, f->cbdata, NULL, NULL);
             if (hc->cfg.sizes_only && f->kind == PX_COLL_ALLGATHER)
@@ -465,14 +476,21 @@ pmix_status_t px_hc_fence(px_hc *hc, const pmix_proc_t procs[], size_t nprocs,
     f->args.kind = f->kind;
     f->args.timeout = req.timeout > 0 ? req.timeout : hc->cfg.coll_timeout;
     dflt = req.collect ? hc->cfg.fence_algo : hc->cfg.barrier_algo;
-    rc = px_coll_choose(f->kind, req.algo, dflt != NULL && dflt[0] ? dflt : NULL, &f->args.choice,
-                        err, sizeof(err));
+    if (req.algo != NULL)
+        rc = px_coll_parse(f->kind, req.algo, &f->args.choice, err, sizeof(err));
+    else
+        rc = px_coll_choose(f->kind, NULL, dflt != NULL && dflt[0] ? dflt : NULL, &f->args.choice,
+                            err, sizeof(err));
     f->choice_ok = rc == PMIX_SUCCESS;
     if (rc != PMIX_SUCCESS && f->local_fail == PMIX_SUCCESS) {
         /* The other members may have a good key (or none) and run this
-         * fence: take the set's epoch anyway, only to fail it. */
-        logf_(hc, "node %u: a fence's algorithm: %s; failing it on every node", hc->cfg.node,
-              err);
+         * fence: take the set's epoch anyway, only to fail it, so that it
+         * ends everywhere and the next fence of the set pairs right. */
+        if (req.algo != NULL)
+            logf_(hc, "a fence's %s: %s", req.collect ? PX_COLL_KEY_FENCE : PX_COLL_KEY_BARRIER,
+                  err);
+        else
+            logf_(hc, "a fence's algorithm: %s", err);
         f->local_fail = PMIX_ERR_BAD_PARAM;
     }
     if (req.collect && ndata > 0 && f->local_fail == PMIX_SUCCESS) {
@@ -708,6 +726,7 @@ static void retry_arm(px_hc *hc, uint32_t node, uint32_t reqid, pmix_status_t st
     double delay = DMX_RETRY_FIRST * (double)(1u << (tries < 8 ? tries - 1 : 7));
     unsigned most = hc->cfg.dmx_tries > 0 ? hc->cfg.dmx_tries : DMX_RETRY_TRIES;
     hc_retry *r = tries < most ? calloc(1, sizeof(*r)) : NULL;
+    char nbuf[32];
 
     if (r != NULL) {
         *r = (hc_retry){.hc = hc, .node = node, .reqid = reqid, .status = status, .tries = tries};
@@ -720,9 +739,9 @@ static void retry_arm(px_hc *hc, uint32_t node, uint32_t reqid, pmix_status_t st
         free(r);
     }
     logf_(hc,
-          "node %u: gave up telling node %u that its direct modex request failed (%s) after %u "
-          "tries: out of memory; dropping the link to it",
-          hc->cfg.node, node, PMIx_Error_string(status), tries);
+          "gave up telling %s that its direct modex request failed (%s) after %u tries: "
+          "out of memory; dropping the link to it",
+          name_of(hc, node, nbuf, sizeof(nbuf)), PMIx_Error_string(status), tries);
     if (hc->ops->drop != NULL)
         hc->ops->drop(hc->ctx, node);
 }
@@ -746,8 +765,9 @@ static void send_answer(px_hc *hc, uint32_t node, uint32_t reqid, pmix_status_t 
     if ((rc == PMIX_ERR_NOMEM || rc == PMIX_ERR_OUT_OF_RESOURCE) && ndata > 0) {
         /* The answer cannot go: send why, or the requester's Get would
          * wait for ever (or until its own PMIX_TIMEOUT). */
-        logf_(hc, "node %u: cannot send %zu bytes of direct modex data to node %u: %s",
-              hc->cfg.node, ndata, node, PMIx_Error_string(rc));
+        char nbuf[32];
+        logf_(hc, "cannot send %zu bytes of direct modex data to %s: %s", ndata,
+              name_of(hc, node, nbuf, sizeof(nbuf)), PMIx_Error_string(rc));
         send_answer(hc, node, reqid, rc, NULL, 0, 0);
     } else if (rc == PMIX_ERR_NOMEM) {
         retry_arm(hc, node, reqid, status, tries + 1); /* a few bytes: later */

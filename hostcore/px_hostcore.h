@@ -279,7 +279,8 @@ typedef struct px_hc_ops {
     /* Drop the link to `node` as if it had failed: the core could not
      * answer it for seconds. The adapter then calls px_hc_node_lost. */
     void (*drop)(void *ctx, uint32_t node);
-    /* One line for the host's log (no newline). */
+    /* One line for the host's log (no newline, no node name: the adapter
+     * says which node it is). */
     void (*log)(void *ctx, const char *line);
     /* Groups for the hierarchical algorithm over `members` (`n` node ids,
      * ascending; NULL: nodes 0 .. n - 1): the result is borrowed by the

@@ -130,7 +130,8 @@ static pmix_status_t hc_dmodex_local(void *ctx, const pmix_proc_t *proc,
 
 static void hc_log(void *ctx, const char *line)
 {
-    sim_logf(((sim_node *)ctx)->ep.run, "%s", line);
+    sim_node *n = ctx;
+    sim_logf(n->ep.run, "node %u: %s", n->id, line);
 }
 
 static const px_coll_groups *hc_groups(void *ctx, const uint32_t *members, uint32_t n,
