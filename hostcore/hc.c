@@ -44,6 +44,8 @@ typedef struct hc_set {
     uint32_t *members; /* node ids, ascending; NULL: nodes 0 .. n - 1 */
     px_coll *coll;
     px_coll_groups *groups; /* owned hier groups, or NULL */
+    uint8_t *hdr;           /* a COLL message's header for this set (type and runs) */
+    size_t hdrlen;
     hc_fence *qhead, *qtail;
     hc_fence *running;
     bool pumping;
@@ -170,35 +172,39 @@ static bool member_of_node(const hc_set *s, uint32_t node, uint32_t *m)
     return false;
 }
 
-/* The member list as runs of consecutive node ids: the bytes of a COLL
- * message's header (without the type byte), written to `p` if not NULL;
- * returns their count. */
-static size_t runs_encode(const hc_set *s, uint8_t *p)
+/* The member list as runs of consecutive node ids, after the type byte:
+ * the header of every COLL message of the set, made once. */
+static int runs_make(hc_set *s)
 {
     uint32_t nruns = 0;
-    uint8_t *at = p != NULL ? p + 4 : NULL;
+    uint8_t *at;
 
+    for (uint32_t i = 0; i < s->n; nruns++) {
+        uint32_t first = node_of_member(s, i), count = 1;
+        while (i + count < s->n && node_of_member(s, i + count) == first + count)
+            count++;
+        i += count;
+    }
+    s->hdrlen = 5 + 8 * (size_t)nruns;
+    if ((s->hdr = malloc(s->hdrlen)) == NULL)
+        return -1;
+    s->hdr[0] = PX_HC_COLL;
+    at = put32(s->hdr + 1, nruns);
     for (uint32_t i = 0; i < s->n;) {
         uint32_t first = node_of_member(s, i), count = 1;
         while (i + count < s->n && node_of_member(s, i + count) == first + count)
             count++;
-        if (at != NULL) {
-            at = put32(at, first);
-            at = put32(at, count);
-        }
-        nruns++;
+        at = put32(put32(at, first), count);
         i += count;
     }
-    if (p != NULL)
-        put32(p, nruns);
-    return 4 + 8 * (size_t)nruns;
+    return 0;
 }
 
 static pmix_status_t c_send_sized(void *ctx, uint32_t to, void *msg, size_t len, size_t wire)
 {
     hc_set *s = ctx;
     px_hc *hc = s->hc;
-    size_t hdr = 1 + runs_encode(s, NULL);
+    size_t hdr = s->hdrlen;
     uint8_t *m;
     px_coll_msg_info h;
     px_hc_sent what = {.kind = PX_HC_COLL, .wire = wire, .set = s->id};
@@ -207,8 +213,7 @@ static pmix_status_t c_send_sized(void *ctx, uint32_t to, void *msg, size_t len,
         free(msg);
         return to >= s->n ? PMIX_ERR_BAD_PARAM : PMIX_ERR_NOMEM;
     }
-    m[0] = PX_HC_COLL;
-    runs_encode(s, m + 1);
+    memcpy(m, s->hdr, hdr);
     memcpy(m + hdr, msg, len);
     free(msg);
     if (px_coll_msg_peek(m + hdr, len, &h) == PMIX_SUCCESS) {
@@ -274,7 +279,7 @@ static hc_set *set_make(px_hc *hc, uint64_t id, uint32_t *members, uint32_t n)
     s->id = id;
     s->n = n;
     s->members = members;
-    if (n == 0 || !member_of_node(s, hc->cfg.node, &s->me))
+    if (n == 0 || !member_of_node(s, hc->cfg.node, &s->me) || runs_make(s) != 0)
         goto fail;
     memset(&cfg, 0, sizeof(cfg));
     cfg.id = id;
@@ -296,6 +301,7 @@ static hc_set *set_make(px_hc *hc, uint64_t id, uint32_t *members, uint32_t n)
     return s;
 fail:
     px_coll_groups_destroy(s->groups);
+    free(s->hdr);
     free(s->members);
     free(s);
     return NULL;
@@ -904,6 +910,7 @@ void px_hc_destroy(px_hc *hc)
         }
         if (s->running != NULL)
             fence_free(s->running);
+        free(s->hdr);
         free(s->members);
         free(s);
     }
