@@ -8,6 +8,7 @@
  *   pmixrun_iof.c      forwarding the ranks' stdout/stderr line by line (and
  *                      to --output-filename's files), and pmixrun's stdin
  *   pmixrun_files.c    the private job directory and registered cleanups
+ *   pmixrun_tool.c     tools: their names, the job's process table
  *
  * Threads. pmixrun's own code runs on the main thread. The PMIx server
  * library calls the module's upcalls (pmixrun_job.c) on its progress
@@ -272,5 +273,14 @@ void files_register_cleanup(job *j, const char *list, bool is_dir, bool recursiv
                             const char *ignore);
 void files_run_cleanups(job *j);
 void files_remove_topdir(job *j);
+
+/* pmixrun_tool.c: tools attached to the job */
+bool tool_support(const job *j); /* this server accepts tools (every rank is local) */
+/* Point the module's tool_connected and query at this file's, for job j. */
+void tool_module(job *j, pmix_server_module_t *mod);
+void tool_connected_up(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbfunc_t cbfunc,
+                       void *cbdata);
+pmix_status_t tool_query_up(pmix_proc_t *proct, pmix_query_t *queries, size_t nqueries,
+                            pmix_info_cbfunc_t cbfunc, void *cbdata);
 
 #endif /* PMIXRUN_H */

@@ -5,9 +5,16 @@
  * chosen by the client (never 0); its reply carries the same tag. Messages
  * without a reply (COMMIT, NOTIFY, NOPAGE, PCOLLECT) use tag 0. Payloads, in order:
  *
- *   HELLO     c->s  u32 protocol, proc self, u32 pid, info directives
+ *   HELLO     c->s  u32 protocol, proc self, u32 pid, info directives,
+ *                   then optionally u8 role: PX_ROLE_TOOL says the peer is
+ *                   a tool (server/tool.c); absent, a client. A tool's proc
+ *                   is the identity it asks for (PMIX_TOOL_NSPACE and
+ *                   PMIX_TOOL_RANK), or an empty namespace for "the host
+ *                   assigns one"
  *   WELCOME   s->c  i32 status; on success u8 page (1: the fence page,
- *                   px_page.h, came with it), the job data (px_store_pack_job)
+ *                   px_page.h, came with it), the job data (px_store_pack_job);
+ *                   to a tool then proc assigned (its identity from now
+ *                   on), proc server (the server's own)
  *   NOPAGE    c->s  (empty): the client cannot use the fence page
  *   PCOLLECT  c->s  u32 generation: everyone arrived on the fence page for
  *                   a collect; the server answers through the page
@@ -33,6 +40,9 @@
  *   JCTRL     c->s  procs targets, info directives    reply: INFO_DONE
  *   INFO_DONE s->c  i32 status, info results
  *   REPLY     s->c  i32 status
+ *   QUERY     c->s  u32 n, n x PMIX_QUERY (px_pack_typed)   reply: INFO_DONE
+ *                   (the host's answers to PMIx_Query_info keys that only
+ *                   the host knows: PMIX_QUERY_PROC_TABLE ...)
  *
  * A server that does not understand a message drops the client (protocol
  * error); a client that receives a reply with an unknown tag ignores it
@@ -62,7 +72,15 @@ enum px_msg_type {
     PX_MSG_REPLY = 14,
     PX_MSG_NOPAGE = 15,
     PX_MSG_PCOLLECT = 16,
+    PX_MSG_QUERY = 17,
 };
+
+/* HELLO's optional last byte: who connects. */
+#define PX_ROLE_CLIENT 0
+#define PX_ROLE_TOOL 1
+
+/* Most queries in one QUERY message; more is a protocol error. */
+#define PX_QUERY_MAX 64
 
 /* How FENCE_DONE carries the collected records. */
 #define PX_DATA_INLINE 0

@@ -53,6 +53,11 @@ static px_api_client *current(void)
     return binding->current(binding->arg);
 }
 
+px_api_client *px_api_current(void)
+{
+    return current();
+}
+
 /* ---- the posix binding ---- */
 
 static void posix_progress(px_api_client *ac)
@@ -125,6 +130,12 @@ pmix_status_t px_api_posix_open(void *arg, px_api_client *ac, const pmix_info_t 
         px_posix_destroy(p);
         return rc;
     }
+    px_api_posix_adopt(ac, p, c);
+    return PMIX_SUCCESS;
+}
+
+void px_api_posix_adopt(px_api_client *ac, px_posix *p, px_client *c)
+{
     ac->client = c;
     ac->pops = px_posix_ops();
     ac->pctx = p;
@@ -132,7 +143,6 @@ pmix_status_t px_api_posix_open(void *arg, px_api_client *ac, const pmix_info_t 
     ac->progress = posix_progress;
     ac->need_progress = posix_need_progress;
     ac->teardown = posix_teardown;
-    return PMIX_SUCCESS;
 }
 
 /* ---- blocking on engine operations ---- */

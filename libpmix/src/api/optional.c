@@ -352,37 +352,3 @@ PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t info[], s
 {
     return PMIX_ERR_NOT_SUPPORTED;
 }
-
-/* ---- The tool role ---- */
-
-PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_tool_finalize(void)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t *proc, pmix_proc_t *server,
-                                                     pmix_info_t info[], size_t ninfo)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_tool_disconnect(const pmix_proc_t *server)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_tool_get_servers(pmix_proc_t *servers[], size_t *nservers)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_tool_set_server(const pmix_proc_t *server, pmix_info_t info[],
-                                               size_t ninfo)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}

@@ -70,6 +70,22 @@ pmix_status_t px_api_posix_open(void *arg, px_api_client *ac, const pmix_info_t 
  * any error fn is never called. */
 pmix_status_t px_api_defer(void (*fn)(void *arg), void *arg);
 
+/* The caller's state (the binding's current), for api/tool_api.c. */
+px_api_client *px_api_current(void);
+/* Make `ac` run engine `c` on posix platform `p` (both owned by `ac` from
+ * then on: its teardown stops the platform, frees the engine, then the
+ * platform), as px_api_posix_open does for a client. */
+struct px_posix;
+void px_api_posix_adopt(px_api_client *ac, struct px_posix *p, px_client *c);
+
+/* api/query_host.c: the PMIx_Query_info keys only a host can answer, and
+ * asking the server for them (blocking): the answers to those keys of
+ * `queries` in *info (PMIx_Info_free), or an error (PMIX_ERR_NOT_FOUND
+ * when no query holds such a key). */
+bool px_api_query_host_key(const char *key);
+pmix_status_t px_api_query_host(const pmix_query_t queries[], size_t nqueries, pmix_info_t **info,
+                                size_t *ninfo);
+
 /* True if this process initialized a server (api/server_api.c). */
 bool px_api_server_active(void);
 

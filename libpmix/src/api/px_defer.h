@@ -68,6 +68,8 @@ typedef struct px_defer_wrap px_defer_wrap;
 px_defer_wrap *px_defer_wrap_op(px_defer *d, pmix_op_cbfunc_t fn, void *cbdata);
 px_defer_wrap *px_defer_wrap_modex(px_defer *d, pmix_modex_cbfunc_t fn, void *cbdata);
 px_defer_wrap *px_defer_wrap_info(px_defer *d, pmix_info_cbfunc_t fn, void *cbdata);
+/* A tool's connection (tool_connected): the host's `proc` is copied. */
+px_defer_wrap *px_defer_wrap_tool(px_defer *d, pmix_tool_connection_cbfunc_t fn, void *cbdata);
 void px_defer_wrap_done(px_defer_wrap *w, pmix_status_t rc);
 
 void px_defer_op_cb(pmix_status_t status, void *cbdata);
@@ -75,5 +77,7 @@ void px_defer_modex_cb(pmix_status_t status, const char *data, size_t ndata, voi
                        pmix_release_cbfunc_t release_fn, void *release_cbdata);
 void px_defer_info_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
                       pmix_release_cbfunc_t release_fn, void *release_cbdata);
+
+void px_defer_tool_cb(pmix_status_t status, pmix_proc_t *proc, void *cbdata);
 
 #endif /* PX_DEFER_H */

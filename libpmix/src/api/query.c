@@ -6,7 +6,10 @@
  * PMIX_RANK; the caller's namespace by default) and whose other qualifiers
  * (PMIX_NODEID, PMIX_HOSTNAME, PMIX_APPNUM) pick node- or app-level data.
  * Only what the process already holds is used: a query never waits on the
- * server. PMIX_QUERY_NAMESPACES names the caller's namespace. The result
+ * server, except for the keys only a host knows (PMIX_QUERY_NAMESPACES,
+ * PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE: query_host.c),
+ * which go to the server first; PMIX_QUERY_NAMESPACES names the caller's
+ * namespace when the host does not answer it. The result
  * holds one info per key answered; the status is PMIX_SUCCESS if every
  * key was answered, PMIX_ERR_PARTIAL_SUCCESS if some were, and
  * PMIX_ERR_NOT_FOUND if none were. The ABI version keys
@@ -94,6 +97,38 @@ static bool answer(const pmix_query_t *q, const char *key, pmix_info_t *out)
     return rc == PMIX_SUCCESS;
 }
 
+/* The keys only a host knows (api/query_host.c), asked of the server
+ * first: their answers go to res[0..), at most `cap`; returns how many. */
+static size_t host_answers(const pmix_query_t queries[], size_t nqueries, pmix_info_t *res,
+                           size_t cap)
+{
+    pmix_info_t *hi = NULL;
+    size_t nh = 0, n = 0;
+    pmix_status_t rc;
+    bool any = false;
+
+    for (size_t q = 0; q < nqueries && !any; q++)
+        for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++)
+            any = any || px_api_query_host_key(queries[q].keys[k]);
+    if (!any)
+        return 0;
+    rc = px_api_query_host(queries, nqueries, &hi, &nh);
+    if (rc == PMIX_SUCCESS || rc == PMIX_ERR_PARTIAL_SUCCESS)
+        for (size_t i = 0; i < nh && n < cap; i++)
+            PMIx_Info_xfer(&res[n++], &hi[i]);
+    PMIx_Info_free(hi, nh);
+    return n;
+}
+
+/* True if one of res[0..n) answers `key` (each answered key once). */
+static bool answered(const pmix_info_t *res, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(res[i].key, key, PMIX_MAX_KEYLEN) == 0)
+            return true;
+    return false;
+}
+
 PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nqueries,
                                           pmix_info_t *info[], size_t *ninfo)
 {
@@ -118,9 +153,11 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nquerie
     res = PMIx_Info_create(nkeys);
     if (res == NULL)
         return PMIX_ERR_NOMEM;
+    n = host_answers(queries, nqueries, res, nkeys);
     for (size_t q = 0; q < nqueries; q++)
         for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++)
-            if (answer(&queries[q], queries[q].keys[k], &res[n]))
+            if (!answered(res, n, queries[q].keys[k]) &&
+                answer(&queries[q], queries[q].keys[k], &res[n]))
                 n++;
     if (n == 0) {
         PMIx_Info_free(res, nkeys);

@@ -20,6 +20,15 @@
  * never wait for the engine lock. Both go through px_defer.h, which says
  * why.
  *
+ * Tools. With PMIX_SERVER_TOOL_SUPPORT (or PMIX_SERVER_SYSTEM_SUPPORT)
+ * the server accepts tools of its own user and writes rendezvous files
+ * (px_rndz.h) into its directory: one by its pid, one by its namespace
+ * (PMIX_SERVER_NSPACE) and one by each namespace the host registers, removed
+ * at deregistration and at PMIx_server_finalize; with
+ * PMIX_SERVER_SYSTEM_SUPPORT also the system file, in PMIX_SYSTEM_TMPDIR
+ * (the attribute, else as px_rndz.h says). The module's tool_connected
+ * names each tool; its query answers what tools and clients ask the host.
+ *
  * Events. A server process has handlers too (Slurm registers a default
  * one): they live in a client engine of their own that never connects,
  * which gives them the client's chains and ordering. PMIx_Notify_event in
@@ -37,6 +46,7 @@
 
 #include "api/px_api.h"
 #include "api/px_defer.h"
+#include "api/px_rndz.h"
 #include "client/px_client.h"
 #include "common/px_common.h"
 #include "platform/px_posix.h"
@@ -53,6 +63,10 @@ static struct {
     char *uri;
     char dir[512];
     bool made_dir;
+    bool tools;              /* tool support: rendezvous files are written */
+    char sysdir[512];        /* where the system file is, if one was written */
+    char **rndz;             /* names of the files written in dir (NULL-terminated) */
+    pthread_mutex_t rndz_mu; /* hosts may register from several threads; zeroed is valid (glibc) */
 } S;
 
 bool px_api_server_active(void)
@@ -183,6 +197,39 @@ static pmix_status_t ad_jctrl(void *hctx, const pmix_proc_t *requestor, const pm
     return rc;
 }
 
+/* The Standard's tool_connected returns nothing: the host always calls
+ * back. */
+static void ad_tool(void *hctx, const pmix_info_t info[], size_t ninfo,
+                    pmix_tool_connection_cbfunc_t cbfunc, void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+
+    if (m->tool_connected == NULL || (w = px_defer_wrap_tool(S.defer, cbfunc, cbdata)) == NULL) {
+        cbfunc(m->tool_connected == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM, NULL, cbdata);
+        return;
+    }
+    m->tool_connected((pmix_info_t *)info, ninfo, px_defer_tool_cb, w);
+    px_defer_wrap_done(w, PMIX_SUCCESS);
+}
+
+static pmix_status_t ad_query(void *hctx, const pmix_proc_t *requestor,
+                              const pmix_query_t queries[], size_t nqueries,
+                              pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
+
+    if (m->query == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if ((w = px_defer_wrap_info(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->query((pmix_proc_t *)requestor, (pmix_query_t *)queries, nqueries, px_defer_info_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
+}
+
 static const px_server_host adapter = {
     .version = PX_SERVER_HOST_VERSION,
     .client_connected = ad_connected,
@@ -192,7 +239,125 @@ static const px_server_host adapter = {
     .direct_modex = ad_dmodex,
     .job_control = ad_jctrl,
     .client_connected2 = ad_connected2,
+    .tool_connected = ad_tool,
+    .query = ad_query,
 };
+
+/* ---- rendezvous files for tools ---- */
+
+/* Write the file for `key` (a pid or a namespace) into the server's
+ * directory and remember its name. Failure is reported, not fatal: tools
+ * can still be given the URI. */
+static void rndz_add_locked(const char *name);
+
+static void rndz_add(const char *key)
+{
+    char name[600];
+
+    px_rndz_name(key, name, sizeof(name));
+    pthread_mutex_lock(&S.rndz_mu);
+    rndz_add_locked(name);
+    pthread_mutex_unlock(&S.rndz_mu);
+}
+
+static void rndz_add_locked(const char *name)
+{
+    size_t n = 0;
+    char **v;
+
+    while (S.rndz != NULL && S.rndz[n] != NULL)
+        if (strcmp(S.rndz[n++], name) == 0)
+            return; /* written already */
+    if (px_rndz_write(S.dir, name, S.uri, 0600) != 0) {
+        fprintf(stderr, "pmix: cannot write the rendezvous file %s/%s: %s\n", S.dir, name,
+                strerror(errno));
+        return;
+    }
+    if ((v = realloc(S.rndz, (n + 2) * sizeof(char *))) == NULL || (v[n] = strdup(name)) == NULL) {
+        if (v != NULL)
+            S.rndz = v;
+        px_rndz_remove(S.dir, name); /* could not remember it: do not leave it */
+        return;
+    }
+    v[n + 1] = NULL;
+    S.rndz = v;
+}
+
+static void rndz_drop(const char *key)
+{
+    char name[600];
+    size_t n = 0, i;
+
+    px_rndz_name(key, name, sizeof(name));
+    pthread_mutex_lock(&S.rndz_mu);
+    while (S.rndz != NULL && S.rndz[n] != NULL)
+        n++;
+    for (i = 0; i < n; i++)
+        if (strcmp(S.rndz[i], name) == 0)
+            break;
+    if (i < n) {
+        px_rndz_remove(S.dir, name);
+        free(S.rndz[i]);
+        S.rndz[i] = S.rndz[n - 1];
+        S.rndz[n - 1] = NULL;
+    }
+    pthread_mutex_unlock(&S.rndz_mu);
+}
+
+static void rndz_clear(void)
+{
+    for (size_t i = 0; S.rndz != NULL && S.rndz[i] != NULL; i++) {
+        px_rndz_remove(S.dir, S.rndz[i]);
+        free(S.rndz[i]);
+    }
+    free(S.rndz);
+    S.rndz = NULL;
+    if (S.sysdir[0] != '\0') {
+        char name[300];
+        px_rndz_name(NULL, name, sizeof(name));
+        px_rndz_remove(S.sysdir, name);
+    }
+}
+
+/* PMIX_SERVER_TOOL_SUPPORT / _SYSTEM_SUPPORT at PMIx_server_init: let the
+ * engine accept tools, write the files. */
+static pmix_status_t tools_start(const pmix_info_t info[], size_t ninfo, const pmix_proc_t *self)
+{
+    bool sys = px_info_flag(info, ninfo, PMIX_SERVER_SYSTEM_SUPPORT) == 1;
+    char pid[32];
+    pmix_status_t rc;
+
+    if (px_info_flag(info, ninfo, PMIX_SERVER_TOOL_SUPPORT) != 1 && !sys)
+        return PMIX_SUCCESS;
+    px_posix_ops()->lock(S.posix);
+    rc = px_server_tools(S.srv, self, (uint32_t)getuid());
+    px_posix_ops()->unlock(S.posix);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    S.tools = true;
+    snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+    rndz_add(pid);
+    if (px_info_string(info, ninfo, PMIX_SERVER_NSPACE) != NULL)
+        rndz_add(self->nspace);
+    if (sys) {
+        const char *d = px_info_string(info, ninfo, PMIX_SYSTEM_TMPDIR);
+        char name[300];
+        if (d != NULL)
+            snprintf(S.sysdir, sizeof(S.sysdir), "%s", d);
+        else
+            px_rndz_system_dir(S.sysdir, sizeof(S.sysdir));
+        px_rndz_name(NULL, name, sizeof(name));
+        if (px_rndz_write(S.sysdir, name, S.uri, 0644) != 0) {
+            fprintf(stderr,
+                    "pmix: PMIx_server_init: cannot write the system rendezvous file %s/%s:"
+                    " %s\n",
+                    S.sysdir, name, strerror(errno));
+            S.sysdir[0] = '\0';
+            return PMIX_ERR_FILE_OPEN_FAILURE;
+        }
+    }
+    return PMIX_SUCCESS;
+}
 
 /* ---- init / finalize ---- */
 
@@ -263,6 +428,12 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         teardown();
         return rc;
     }
+    rc = tools_start(info, ninfo, &self);
+    if (rc != PMIX_SUCCESS) {
+        rndz_clear();
+        teardown();
+        return rc;
+    }
     S.active = true;
     S.refcount = 1;
     return PMIX_SUCCESS;
@@ -279,6 +450,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_finalize(void)
     /* Nothing is delivered after px_posix_stop; the server's pending timers
      * are cancelled through the platform, which must still be there. */
     teardown();
+    rndz_clear();
     snprintf(sock, sizeof(sock), "%s/pmix.sock", S.dir);
     (void)unlink(sock);
     if (S.made_dir)
@@ -312,10 +484,14 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_nspace(const char nspace[], int n
                                                       pmix_info_t info[], size_t ninfo,
                                                       pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
+    pmix_status_t rc;
+
     if (!S.active)
         return PMIX_ERR_INIT;
-    return later(LOCKED(px_server_register_nspace(S.srv, nspace, nlocalprocs, info, ninfo)), cbfunc,
-                 cbdata);
+    rc = LOCKED(px_server_register_nspace(S.srv, nspace, nlocalprocs, info, ninfo));
+    if (rc == PMIX_SUCCESS && S.tools && nspace != NULL)
+        rndz_add(nspace); /* a tool finds the server of a job by its namespace */
+    return later(rc, cbfunc, cbdata);
 }
 
 PMIX_EXPORT void PMIx_server_deregister_nspace(const char nspace[], pmix_op_cbfunc_t cbfunc,
@@ -329,6 +505,8 @@ PMIX_EXPORT void PMIx_server_deregister_nspace(const char nspace[], pmix_op_cbfu
     px_posix_ops()->lock(S.posix);
     px_server_deregister_nspace(S.srv, nspace);
     px_posix_ops()->unlock(S.posix);
+    if (S.tools && nspace != NULL)
+        rndz_drop(nspace);
     (void)px_defer_op(S.defer, cbfunc, PMIX_SUCCESS, cbdata);
 }
 

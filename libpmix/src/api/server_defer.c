@@ -28,6 +28,7 @@ typedef enum {
     HC_E_OP,    /* engine: pmix_op_cbfunc_t */
     HC_E_MODEX, /* engine: pmix_modex_cbfunc_t, then the host's release */
     HC_E_INFO,  /* engine: pmix_info_cbfunc_t, then the host's release */
+    HC_E_TOOL,  /* engine: pmix_tool_connection_cbfunc_t, with a copy of the name */
 } hc_kind;
 
 typedef struct px_hcall {
@@ -41,9 +42,11 @@ typedef struct px_hcall {
         pmix_setup_application_cbfunc_t app;
         pmix_modex_cbfunc_t modex;
         pmix_info_cbfunc_t info;
+        pmix_tool_connection_cbfunc_t tool;
     } fn;
     void *cbdata;
     pmix_status_t status;
+    pmix_proc_t proc; /* HC_E_TOOL */
     size_t id;
     const char *data; /* HC_DMODEX, HC_E_MODEX */
     size_t ndata;
@@ -70,6 +73,7 @@ struct px_defer_wrap {
         pmix_op_cbfunc_t op;
         pmix_modex_cbfunc_t modex;
         pmix_info_cbfunc_t info;
+        pmix_tool_connection_cbfunc_t tool;
     } fn;
     void *cbdata;
 };
@@ -93,6 +97,7 @@ static void run(px_hcall *h)
     case HC_E_OP: h->fn.op(h->status, h->cbdata); break;
     case HC_E_MODEX: h->fn.modex(h->status, h->data, h->ndata, h->cbdata, NULL, NULL); break;
     case HC_E_INFO: h->fn.info(h->status, h->info, h->ninfo, h->cbdata, NULL, NULL); break;
+    case HC_E_TOOL: h->fn.tool(h->status, &h->proc, h->cbdata); break;
     }
     /* The engine has copied what it keeps: the host may have it back. */
     if (h->release != NULL)
@@ -300,6 +305,15 @@ px_defer_wrap *px_defer_wrap_info(px_defer *d, pmix_info_cbfunc_t fn, void *cbda
     return w;
 }
 
+px_defer_wrap *px_defer_wrap_tool(px_defer *d, pmix_tool_connection_cbfunc_t fn, void *cbdata)
+{
+    px_defer_wrap *w = wrap_new(d, cbdata);
+
+    if (w != NULL)
+        w->fn.tool = fn;
+    return w;
+}
+
 void px_defer_wrap_done(px_defer_wrap *w, pmix_status_t rc)
 {
     if (w == NULL)
@@ -432,6 +446,32 @@ void px_defer_info_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, voi
                    NULL);
         if (release_fn != NULL)
             release_fn(release_cbdata);
+    }
+    wrap_unref(w);
+}
+
+void px_defer_tool_cb(pmix_status_t status, pmix_proc_t *proc, void *cbdata)
+{
+    px_defer_wrap *w = cbdata;
+    px_defer *d = w->d;
+    px_hcall *h;
+    pmix_proc_t copy;
+
+    atomic_store(&w->called, true);
+    memset(&copy, 0, sizeof(copy));
+    if (proc != NULL)
+        copy = *proc;
+    else if (status == PMIX_SUCCESS)
+        status = PMIX_ERR_BAD_PARAM; /* accepted, but under no name */
+    if (engine_now(d)) {
+        w->fn.tool(status, &copy, w->cbdata);
+        engine_done(d);
+    } else if ((h = hcall_new(HC_E_TOOL, w->cbdata, status)) != NULL) {
+        h->fn.tool = w->fn.tool;
+        h->proc = copy;
+        enqueue(d, h);
+    } else {
+        w->fn.tool(status, &copy, w->cbdata); /* no memory to queue it (rare) */
     }
     wrap_unref(w);
 }

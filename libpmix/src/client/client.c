@@ -225,6 +225,8 @@ pmix_status_t px_client_connect(px_client *c, const pmix_info_t info[], size_t n
     /* The server reads no directive of PMIx_Init, and before the handshake
      * it takes small frames only (a few KiB): none go. */
     px_pack_info(&b, NULL, 0);
+    if (c->tool)
+        px_pack_u8(&b, PX_ROLE_TOOL);
     return px_cli_send(c, &b, r);
 }
 
@@ -290,6 +292,8 @@ static void welcome(px_client *c, px_req *r, pmix_status_t status, px_buf *b)
         status = PMIX_ERR_UNPACK_FAILURE;
     if (status == PMIX_SUCCESS)
         status = px_store_unpack_job(c->store, b);
+    if (status == PMIX_SUCCESS && c->tool)
+        status = px_cli_tool_welcome(c, b);
     if (status == PMIX_SUCCESS) {
         c->connected = true;
         if (page)

@@ -101,6 +101,10 @@ struct px_client {
      * (what the server would write for it), for its slot on the page;
      * empty before the first commit or if it could not be built */
     px_buf prec;
+    /* A tool (tool.c): its HELLO says so, its WELCOME names it and the
+     * server. */
+    bool tool;
+    pmix_proc_t server;
 };
 
 /* client.c */
@@ -129,6 +133,9 @@ void px_cli_fence_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b
  * misuse, or it cannot use the page): every participant goes to the server
  * from now on. */
 void px_cli_page_break(px_client *c, const char *why);
+
+/* tool.c: the tool's part of WELCOME (after the job data). */
+pmix_status_t px_cli_tool_welcome(px_client *c, px_buf *b);
 
 /* events.c */
 void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *source,

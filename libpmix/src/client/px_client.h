@@ -130,4 +130,20 @@ pmix_status_t px_client_job_control(px_client *c, const pmix_proc_t targets[], s
                                     const pmix_info_t directives[], size_t ndirs,
                                     pmix_info_cbfunc_t cbfunc, void *cbdata);
 
+/* Tools (client/tool.c). A tool is a client engine that says so in its
+ * HELLO: px_client_set_tool before px_client_connect. Its `self` is then
+ * the identity it asks for (an empty namespace: "the host assigns one"),
+ * and once connected px_client_self is the one the server's host gave it
+ * and px_client_server the server's own name. */
+void px_client_set_tool(px_client *c);
+bool px_client_is_tool(const px_client *c);
+const pmix_proc_t *px_client_server(const px_client *c);
+
+/* Send `queries` to the server, whose host answers them (PMIx_Query_info
+ * keys only a host knows). cbfunc(status, info, ninfo, ...) with the
+ * answers; PMIX_ERR_NOT_SUPPORTED if the host has no answer for queries.
+ * Same rules as px_client_job_control. */
+pmix_status_t px_client_query(px_client *c, const pmix_query_t queries[], size_t nqueries,
+                              pmix_info_cbfunc_t cbfunc, void *cbdata);
+
 #endif /* PX_CLIENT_H */

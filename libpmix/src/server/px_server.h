@@ -31,7 +31,9 @@
 
 #include "px_platform.h"
 
-#define PX_SERVER_HOST_VERSION 1
+/* 2 appended tool_connected and query. A table of an older version is
+ * accepted; the upcalls it lacks count as NULL. */
+#define PX_SERVER_HOST_VERSION 2
 
 typedef struct px_server px_server;
 
@@ -83,6 +85,29 @@ typedef struct px_server_host {
     pmix_status_t (*client_connected2)(void *hctx, const pmix_proc_t *proc, void *server_object,
                                        const pmix_info_t info[], size_t ninfo,
                                        pmix_op_cbfunc_t cbfunc, void *cbdata);
+
+    /* Version 2. */
+
+    /* A tool asks to connect (server/tool.c; only once px_server_tools
+     * allowed tools). `info` says who it is: PMIX_USERID, PMIX_GRPID
+     * (PMIX_UINT32) and PMIX_PROC_PID (PMIX_PID) as the platform vouches
+     * for them, and PMIX_TOOL_NSPACE / PMIX_TOOL_RANK if the tool asked
+     * for that identity. The host calls cbfunc(status, proc, cbdata) once,
+     * from inside the upcall or later, with the namespace and rank the
+     * tool gets (or an error to refuse it); `proc` is borrowed for that
+     * call. `info` is borrowed for the upcall. If NULL, tools are refused
+     * with PMIX_ERR_NOT_SUPPORTED. */
+    void (*tool_connected)(void *hctx, const pmix_info_t info[], size_t ninfo,
+                           pmix_tool_connection_cbfunc_t cbfunc, void *cbdata);
+    /* PMIx_Query_info keys a client or tool sent to its server (the ones
+     * only a host can answer: PMIX_QUERY_NAMESPACES, PMIX_QUERY_PROC_TABLE,
+     * PMIX_QUERY_LOCAL_PROC_TABLE). Same return rules as job_control:
+     * PMIX_SUCCESS and cbfunc later (or inside), or an error and no call.
+     * The answer is one info per key answered; PMIX_ERR_PARTIAL_SUCCESS or
+     * PMIX_ERR_NOT_FOUND say some or none were. If NULL, queries get
+     * PMIX_ERR_NOT_SUPPORTED. */
+    pmix_status_t (*query)(void *hctx, const pmix_proc_t *requestor, const pmix_query_t queries[],
+                           size_t nqueries, pmix_info_cbfunc_t cbfunc, void *cbdata);
 } px_server_host;
 
 /* Create a server. `hops`/`hctx` are the host, `pops`/`pctx` the platform;
@@ -133,7 +158,19 @@ void px_server_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t wh
 void px_server_notify(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                       pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
 
-/* Number of clients connected and in the handshake-completed state. */
+/* Number of clients connected and in the handshake-completed state
+ * (tools not counted). */
 size_t px_server_nclients(const px_server *s);
+
+/* Accept tools (server/tool.c): peers of user `uid` that say they are
+ * tools in their HELLO. `self` is the server's own name, which each tool
+ * learns in its WELCOME (PMIx_tool_get_servers). At most PX_SERVER_MAX_TOOLS
+ * tools are connected at once; more are refused (PMIX_ERR_OUT_OF_RESOURCE).
+ * Without this call every tool is refused at its connection, as a peer of
+ * any uid that no registered client has is. */
+#define PX_SERVER_MAX_TOOLS 64
+pmix_status_t px_server_tools(px_server *s, const pmix_proc_t *self, uint32_t uid);
+/* Number of tools connected (handshake done). */
+size_t px_server_ntools(const px_server *s);
 
 #endif /* PX_SERVER_H */

@@ -47,7 +47,7 @@ px_server *px_server_create(const px_server_host *hops, void *hctx, const px_pla
     px_server *s;
 
     if (hops == NULL || pops == NULL || pops->version != PX_PLATFORM_OPS_VERSION ||
-        hops->version != PX_SERVER_HOST_VERSION)
+        hops->version < 1 || hops->version > PX_SERVER_HOST_VERSION)
         return NULL;
     s = calloc(1, sizeof(*s));
     if (s == NULL)
@@ -251,7 +251,7 @@ static px_sconn *find_conn(px_server *s, uint64_t id)
     return NULL;
 }
 
-static void forget_conn(px_server *s, uint64_t id)
+void px_srv_forget_conn(px_server *s, uint64_t id)
 {
     for (px_sconn **pp = &s->conns; *pp != NULL; pp = &(*pp)->next) {
         if ((*pp)->id == id) {
@@ -271,7 +271,7 @@ void px_server_deregister_client(px_server *s, const pmix_proc_t *proc)
 {
     px_sclient *c = px_srv_client(s, proc);
 
-    if (c == NULL)
+    if (c == NULL || c->tool) /* tools are not registered */
         return;
     /* A host deregisters a process that did not finalize when it is gone
      * (pmixrun does so when waitpid reports it, which may come before its
@@ -284,7 +284,7 @@ void px_server_deregister_client(px_server *s, const pmix_proc_t *proc)
         px_srv_get_proc_died(s, &c->proc, PMIX_ERR_NOT_FOUND);
     if (c->has_conn) {
         s->pops->close(s->pctx, c->conn);
-        forget_conn(s, c->conn);
+        px_srv_forget_conn(s, c->conn);
         c->has_conn = false;
     }
     px_srv_get_client_gone(s, c);
@@ -350,7 +350,7 @@ size_t px_server_nclients(const px_server *s)
     size_t n = 0;
 
     for (const px_sclient *c = s->clients; c != NULL; c = c->next)
-        if (c->state == PX_SC_CONNECTED)
+        if (c->state == PX_SC_CONNECTED && !c->tool)
             n++;
     return n;
 }
@@ -433,6 +433,8 @@ void px_server_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t wh
 {
     px_sclient *c = px_srv_client(s, proc);
 
+    if (c != NULL && c->tool)
+        return; /* no collective counts on a tool */
     if (c != NULL) {
         client_died(s, c, why);
         return;
@@ -501,9 +503,11 @@ static void drop_now(void *arg)
     if (c == NULL || !c->has_conn)
         return;
     s->pops->close(s->pctx, c->conn);
-    forget_conn(s, c->conn);
+    px_srv_forget_conn(s, c->conn);
     c->has_conn = false;
-    if (c->state == PX_SC_FINALIZING)
+    if (c->tool)
+        px_srv_tool_gone(s, c);
+    else if (c->state == PX_SC_FINALIZING)
         finalized(c);
     else if (c->state != PX_SC_FINALIZED)
         client_died(s, c, PMIX_ERR_LOST_CONNECTION);
@@ -546,7 +550,7 @@ static void connected(px_sclient *c, pmix_status_t status)
         c->state = PX_SC_REGISTERED;
         if (c->has_conn) {
             s->pops->close(s->pctx, c->conn);
-            forget_conn(s, c->conn);
+            px_srv_forget_conn(s, c->conn);
             c->has_conn = false;
         }
         return;
@@ -611,6 +615,15 @@ static pmix_status_t do_hello(px_server *s, px_sconn *k, uint32_t tag, px_buf *b
         px_srv_logf(s, PX_LOG_ERROR, "connection %llu speaks protocol %u, this server %u",
                     (unsigned long long)k->id, proto, PX_PROTOCOL);
         return PMIX_ERR_NOT_SUPPORTED;
+    }
+    if (px_buf_left(b) > 0) { /* the optional role byte */
+        uint8_t role;
+        if ((rc = px_unpack_u8(b, &role)) != PMIX_SUCCESS)
+            return rc;
+        if (role == PX_ROLE_TOOL)
+            return px_srv_tool_hello(s, k, tag, &proc);
+        if (role != PX_ROLE_CLIENT)
+            return PMIX_ERR_BAD_PARAM;
     }
     c = px_srv_client(s, &proc);
     if (c == NULL) {
@@ -684,6 +697,11 @@ static pmix_status_t do_finalize(px_server *s, px_sclient *c, uint32_t tag)
 {
     pmix_status_t rc = PMIX_OPERATION_SUCCEEDED;
 
+    if (c->tool) { /* forgotten when its connection closes */
+        c->state = PX_SC_FINALIZED;
+        px_srv_reply_status(s, c, PX_MSG_REPLY, tag, PMIX_SUCCESS);
+        return PMIX_SUCCESS;
+    }
     c->state = PX_SC_FINALIZING;
     c->pending_tag = tag;
     /* it will not arrive on the page again: later fences of its namespace
@@ -724,8 +742,8 @@ static pmix_status_t sink_opened(void *sctx, uint64_t conn, uint32_t uid, uint32
     bool known = false;
 
     for (px_sclient *c = s->clients; c != NULL && !known; c = c->next)
-        known = c->uid == uid;
-    if (!known) {
+        known = c->uid == uid && !c->tool;
+    if (!known && !px_srv_tool_uid_ok(s, uid)) {
         px_srv_logf(s, PX_LOG_WARN,
                     "refused connection %llu from uid %u: no registered client runs as that user",
                     (unsigned long long)conn, uid);
@@ -755,6 +773,7 @@ static const char *msg_name(uint16_t type)
     case PX_MSG_JCTRL: return "JCTRL";
     case PX_MSG_NOPAGE: return "NOPAGE";
     case PX_MSG_PCOLLECT: return "PCOLLECT";
+    case PX_MSG_QUERY: return "QUERY";
     default: return "unknown";
     }
 }
@@ -768,12 +787,14 @@ static void drop_conn(px_server *s, px_sconn *k, pmix_status_t why)
 
     if (c != NULL) {
         c->has_conn = false;
-        if (c->state == PX_SC_HELLO)
+        if (c->tool)
+            px_srv_tool_gone(s, c);
+        else if (c->state == PX_SC_HELLO)
             c->state = PX_SC_REGISTERED;
         else
             client_died(s, c, why);
     }
-    forget_conn(s, id);
+    px_srv_forget_conn(s, id);
 }
 
 static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, size_t len)
@@ -811,7 +832,10 @@ static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, 
         case PX_MSG_NOTIFY: rc = px_srv_notify(s, c, &b); break;
         case PX_MSG_JCTRL: rc = px_srv_jctrl(s, c, hdr.tag, &b); break;
         case PX_MSG_PCOLLECT: rc = px_srv_page_collect(s, c, &b); break;
+        case PX_MSG_QUERY: rc = px_srv_query(s, c, hdr.tag, &b); break;
         case PX_MSG_NOPAGE:
+            if (c->tool)
+                break;
             px_srv_page_break(s, px_srv_nspace(s, c->proc.nspace), "a process cannot map it");
             break;
         default: rc = PMIX_ERR_BAD_PARAM; break;
@@ -848,10 +872,14 @@ static void sink_closed(void *sctx, uint64_t conn, pmix_status_t why)
     if (k == NULL)
         return;
     c = k->client;
-    forget_conn(s, conn);
+    px_srv_forget_conn(s, conn);
     if (c == NULL)
         return;
     c->has_conn = false;
+    if (c->tool) {
+        px_srv_tool_gone(s, c);
+        return;
+    }
     if (c->state == PX_SC_HELLO) {
         c->state = PX_SC_REGISTERED;
         return;

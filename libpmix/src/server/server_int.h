@@ -63,6 +63,7 @@ typedef struct px_sclient {
     bool committed;
     uint32_t ncommits;    /* commits received (see px_page.h) */
     uint32_t pending_tag; /* HELLO or FINALIZE tag while the host decides */
+    bool tool;            /* a tool (tool.c): not registered, forgotten when it goes */
 } px_sclient;
 
 typedef struct px_sconn {
@@ -163,6 +164,11 @@ struct px_server {
     px_dmx *dmxs;
     px_drop *drops; /* timers that will drop a client */
     uint64_t next_fence_id;
+    /* Tools (tool.c): allowed at all, of which uid, the server's name. */
+    bool tools_on;
+    uint32_t tool_uid;
+    pmix_proc_t self;
+    size_t ntools; /* tools in `clients`, connected or waiting for the host */
 };
 
 /* server.c */
@@ -181,6 +187,18 @@ void px_srv_reply_status(px_server *s, px_sclient *c, uint16_t type, uint32_t ta
                          pmix_status_t status);
 void px_srv_logf(px_server *s, px_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+void px_srv_forget_conn(px_server *s, uint64_t id);
+
+/* tool.c */
+bool px_srv_tool_uid_ok(const px_server *s, uint32_t uid);
+/* HELLO from a tool on connection `k`, asking for name `want` (empty
+ * namespace: any). The tool is kept and the host asked; PMIX_SUCCESS even
+ * when the tool is refused (it hears so in its WELCOME). */
+pmix_status_t px_srv_tool_hello(px_server *s, px_sconn *k, uint32_t tag, const pmix_proc_t *want);
+/* Forget tool `t` (its connection is closed or being closed). */
+void px_srv_tool_gone(px_server *s, px_sclient *t);
+pmix_status_t px_srv_query(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 
 /* fence.c */
 pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);

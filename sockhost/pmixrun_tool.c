@@ -1,0 +1,195 @@
+/*
+ * pmixrun_tool.c - tools that attach to a running job: their identities
+ * and the job's process table.
+ *
+ * pmixrun's server accepts tools of its user (PMIX_SERVER_TOOL_SUPPORT),
+ * and the library writes the rendezvous files by which a tool finds it:
+ * pmix.<host>.tool.<pid> and pmix.<host>.tool.<namespace> in the job's
+ * private directory (docs/user-guide.md, "Tools"). The library checks a
+ * tool's uid; this file names each tool and answers its queries:
+ *
+ *   tool_connected   the tool gets namespace "<job namespace>.tool.<n>",
+ *                    rank 0, n counting from 1; or the PMIX_TOOL_NSPACE and
+ *                    PMIX_TOOL_RANK it asked for, unless that is the job's
+ *                    namespace (refused).
+ *   query            PMIX_QUERY_NAMESPACES: the job's namespace.
+ *                    PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE
+ *                    (every rank is local): for the job's namespace (the
+ *                    qualifier PMIX_NSPACE; the job's if absent) one
+ *                    pmix_proc_info_t per rank: host, executable (the path
+ *                    pmixrun ran), pid (0 until started), exit code, state.
+ *
+ * Threads. Both upcalls run on the library's progress thread and answer
+ * at once. A rank's pid and end (reaped, code, signaled) are written once
+ * by the main thread, connected and finalized under job.mu by upcalls; the
+ * table reads them under job.mu, with the main thread's fields read
+ * atomically (each is one word set once: a reader sees either before or
+ * after, never a mix).
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pmixrun.h"
+
+static job *t_job;          /* the job the module's upcalls serve */
+static atomic_uint t_count; /* tools named so far */
+
+bool tool_support(const job *j)
+{
+    /* pmixrun alone, or a daemon of a one-node job: every rank is here */
+    return j->nnodes <= 1;
+}
+
+void tool_module(job *j, pmix_server_module_t *mod)
+{
+    t_job = j;
+    mod->tool_connected = tool_connected_up;
+    mod->query = tool_query_up;
+}
+
+void tool_connected_up(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbfunc_t cbfunc,
+                       void *cbdata)
+{
+    job *j = t_job;
+    pmix_proc_t p;
+    const char *want = NULL;
+    pmix_rank_t rank = 0;
+
+    for (size_t i = 0; i < ninfo; i++) {
+        if (strncmp(info[i].key, PMIX_TOOL_NSPACE, PMIX_MAX_KEYLEN) == 0 &&
+            info[i].value.type == PMIX_STRING)
+            want = info[i].value.data.string;
+        else if (strncmp(info[i].key, PMIX_TOOL_RANK, PMIX_MAX_KEYLEN) == 0 &&
+                 info[i].value.type == PMIX_PROC_RANK)
+            rank = info[i].value.data.rank;
+    }
+    memset(&p, 0, sizeof(p));
+    if (want != NULL && want[0] != '\0') {
+        if (strncmp(want, j->nspace, PMIX_MAX_NSLEN) == 0) {
+            cbfunc(PMIX_ERR_NO_PERMISSIONS, NULL, cbdata); /* a tool is no rank */
+            return;
+        }
+        PMIx_Load_procid(&p, want, rank);
+    } else {
+        unsigned n = atomic_fetch_add(&t_count, 1) + 1;
+        char ns[PMIX_MAX_NSLEN + 32];
+        snprintf(ns, sizeof ns, "%s.tool.%u", j->nspace, n);
+        if (strlen(ns) > PMIX_MAX_NSLEN) {
+            cbfunc(PMIX_ERR_BAD_PARAM, NULL, cbdata);
+            return;
+        }
+        PMIx_Load_procid(&p, ns, 0);
+    }
+    cbfunc(PMIX_SUCCESS, &p, cbdata);
+}
+
+/* The state of rank `r` as PMIx names it; under j->mu. */
+static pmix_proc_state_t rank_state(rank_proc *r, pid_t pid)
+{
+    if (__atomic_load_n(&r->reaped, __ATOMIC_ACQUIRE)) {
+        if (__atomic_load_n(&r->signaled, __ATOMIC_RELAXED))
+            return PMIX_PROC_STATE_ABORTED_BY_SIG;
+        if (__atomic_load_n(&r->code, __ATOMIC_RELAXED) != 0)
+            return PMIX_PROC_STATE_TERM_NON_ZERO;
+        return r->finalized ? PMIX_PROC_STATE_TERMINATED : PMIX_PROC_STATE_TERM_WO_SYNC;
+    }
+    if (pid == 0)
+        return PMIX_PROC_STATE_PREPPED;
+    if (r->connected && !r->finalized)
+        return PMIX_PROC_STATE_CONNECTED;
+    return PMIX_PROC_STATE_RUNNING;
+}
+
+/* The job's table into `out` (key `key`). */
+static pmix_status_t proc_table(job *j, const char *key, pmix_info_t *out)
+{
+    pmix_data_array_t *da = PMIx_Data_array_create((size_t)j->nlocal, PMIX_PROC_INFO);
+    pmix_proc_info_t *pi;
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    if (da == NULL)
+        return PMIX_ERR_NOMEM;
+    pi = da->array;
+    pthread_mutex_lock(&j->mu);
+    for (int i = 0; i < j->nlocal; i++) {
+        rank_proc *r = &j->ranks[i];
+        pid_t pid = __atomic_load_n(&r->pid, __ATOMIC_ACQUIRE);
+        PMIx_Load_procid(&pi[i].proc, j->nspace, (pmix_rank_t)r->rank);
+        pi[i].hostname = strdup(job_node_name(j, job_node_of(j, r->rank)));
+        pi[i].executable_name = strdup(j->prog != NULL ? j->prog : "");
+        pi[i].pid = pid;
+        pi[i].state = rank_state(r, pid);
+        pi[i].exit_code = __atomic_load_n(&r->reaped, __ATOMIC_ACQUIRE)
+                              ? __atomic_load_n(&r->code, __ATOMIC_RELAXED)
+                              : 0;
+        if (pi[i].hostname == NULL || pi[i].executable_name == NULL)
+            rc = PMIX_ERR_NOMEM;
+    }
+    pthread_mutex_unlock(&j->mu);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_load(out, key, da, PMIX_DATA_ARRAY);
+    PMIx_Data_array_free(da);
+    return rc;
+}
+
+typedef struct answers {
+    pmix_info_t *info;
+    size_t n;
+} answers;
+
+static void release_answers(void *cbdata)
+{
+    answers *a = cbdata;
+
+    PMIx_Info_free(a->info, a->n);
+    free(a);
+}
+
+pmix_status_t tool_query_up(pmix_proc_t *proct, pmix_query_t *queries, size_t nqueries,
+                            pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    job *j = t_job;
+    size_t nkeys = 0, n = 0;
+    answers *a;
+
+    for (size_t q = 0; q < nqueries; q++)
+        for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++)
+            nkeys++;
+    if (nkeys == 0)
+        return PMIX_ERR_BAD_PARAM;
+    if ((a = calloc(1, sizeof *a)) == NULL || (a->info = PMIx_Info_create(nkeys)) == NULL) {
+        free(a);
+        return PMIX_ERR_NOMEM;
+    }
+    a->n = nkeys;
+    for (size_t q = 0; q < nqueries; q++) {
+        const char *ns = NULL;
+        for (size_t i = 0; i < queries[q].nqual; i++)
+            if (strncmp(queries[q].qualifiers[i].key, PMIX_NSPACE, PMIX_MAX_KEYLEN) == 0 &&
+                queries[q].qualifiers[i].value.type == PMIX_STRING)
+                ns = queries[q].qualifiers[i].value.data.string;
+        bool ours = ns == NULL || strncmp(ns, j->nspace, PMIX_MAX_NSLEN) == 0;
+        for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++) {
+            const char *key = queries[q].keys[k];
+            if (strcmp(key, PMIX_QUERY_NAMESPACES) == 0) {
+                if (PMIx_Info_load(&a->info[n], key, j->nspace, PMIX_STRING) == PMIX_SUCCESS)
+                    n++;
+            } else if (ours && (strcmp(key, PMIX_QUERY_PROC_TABLE) == 0 ||
+                                strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0)) {
+                if (proc_table(j, key, &a->info[n]) == PMIX_SUCCESS)
+                    n++;
+            }
+        }
+    }
+    if (n == 0) {
+        release_answers(a);
+        cbfunc(PMIX_ERR_NOT_FOUND, NULL, 0, cbdata, NULL, NULL);
+        return PMIX_SUCCESS;
+    }
+    cbfunc(n == nkeys ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS, a->info, n, cbdata,
+           release_answers, a);
+    return PMIX_SUCCESS;
+}
