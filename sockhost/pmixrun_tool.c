@@ -13,6 +13,8 @@
  *                    PMIX_TOOL_RANK it asked for, unless that is the job's
  *                    namespace (refused).
  *   query            PMIX_QUERY_NAMESPACES: the job's namespace.
+ *                    PMIX_QUERY_NAMESPACE_INFO: an array with one array
+ *                    per job: PMIX_NSPACE, PMIX_CMD_LINE (as OpenPMIx).
  *                    PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE
  *                    (every rank is local): for the job's namespace (the
  *                    qualifier PMIX_NSPACE; the job's if absent) one
@@ -135,6 +137,28 @@ static pmix_status_t proc_table(job *j, const char *key, pmix_info_t *out)
     return rc;
 }
 
+/* PMIX_QUERY_NAMESPACE_INFO: [[PMIX_NSPACE, PMIX_CMD_LINE]] for the job. */
+static pmix_status_t nspace_info(job *j, const char *key, pmix_info_t *out)
+{
+    pmix_data_array_t *outer = PMIx_Data_array_create(1, PMIX_INFO);
+    pmix_data_array_t *inner = PMIx_Data_array_create(2, PMIX_INFO);
+    char *cmd = PMIx_Argv_join(j->argv, ' ');
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+
+    if (outer != NULL && inner != NULL && cmd != NULL) {
+        pmix_info_t *in = inner->array, *o = outer->array;
+        PMIx_Info_load(&in[0], PMIX_NSPACE, j->nspace, PMIX_STRING);
+        PMIx_Info_load(&in[1], PMIX_CMD_LINE, cmd, PMIX_STRING);
+        rc = PMIx_Info_load(&o[0], PMIX_QUERY_NAMESPACE_INFO, inner, PMIX_DATA_ARRAY);
+        if (rc == PMIX_SUCCESS)
+            rc = PMIx_Info_load(out, key, outer, PMIX_DATA_ARRAY);
+    }
+    free(cmd);
+    PMIx_Data_array_free(inner);
+    PMIx_Data_array_free(outer);
+    return rc;
+}
+
 typedef struct answers {
     pmix_info_t *info;
     size_t n;
@@ -176,6 +200,9 @@ pmix_status_t tool_query_up(pmix_proc_t *proct, pmix_query_t *queries, size_t nq
             const char *key = queries[q].keys[k];
             if (strcmp(key, PMIX_QUERY_NAMESPACES) == 0) {
                 if (PMIx_Info_load(&a->info[n], key, j->nspace, PMIX_STRING) == PMIX_SUCCESS)
+                    n++;
+            } else if (strcmp(key, PMIX_QUERY_NAMESPACE_INFO) == 0) {
+                if (nspace_info(j, key, &a->info[n]) == PMIX_SUCCESS)
                     n++;
             } else if (ours && (strcmp(key, PMIX_QUERY_PROC_TABLE) == 0 ||
                                 strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0)) {

@@ -119,6 +119,9 @@ struct inproc_world {
     uint32_t refuse_pid;                      /* the host refuses a peer with this pid */
     uint32_t hello_pid, hello_uid, hello_gid; /* what the last client_connected2 heard */
     struct dmx_req *dmx;                      /* direct modex requests the servers hold */
+    int tool_mode;                            /* tool_connected: 0 answer now, 1 later, 2 refuse */
+    unsigned tools_named;                     /* tool names given ("tool.<n>") */
+    uint32_t tool_pid;                        /* what the last tool_connected heard */
     char log[16384];                          /* recent log lines, one per line */
 };
 
@@ -762,13 +765,121 @@ static pmix_status_t host_connected2(void *hctx, const pmix_proc_t *proc, void *
     return PMIX_OPERATION_SUCCEEDED;
 }
 
+/* A tool's name, given now or from the queue. */
+typedef struct tool_answer {
+    pmix_status_t status;
+    pmix_proc_t proc;
+    pmix_tool_connection_cbfunc_t cbfunc;
+    void *cbdata;
+} tool_answer;
+
+static void call_tool_answer(void *arg)
+{
+    tool_answer *a = arg;
+
+    a->cbfunc(a->status, &a->proc, a->cbdata);
+    /* the queue frees arg */
+}
+
+/* Names tools "tool.<n>" (or what they asked for), now, later or never
+ * (inproc_tool_mode). */
+static void host_tool(void *hctx, const pmix_info_t info[], size_t ninfo,
+                      pmix_tool_connection_cbfunc_t cbfunc, void *cbdata)
+{
+    inproc_world *w = ((inproc_ep *)hctx)->w;
+    tool_answer *a = calloc(1, sizeof(*a));
+    const char *want = NULL;
+    pmix_rank_t rank = 0;
+
+    if (a == NULL)
+        abort();
+    w->tool_pid = 0;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_PROC_PID) && info[i].value.type == PMIX_PID)
+            w->tool_pid = (uint32_t)info[i].value.data.pid;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_TOOL_NSPACE) && info[i].value.type == PMIX_STRING)
+            want = info[i].value.data.string;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_TOOL_RANK) && info[i].value.type == PMIX_PROC_RANK)
+            rank = info[i].value.data.rank;
+    }
+    a->cbfunc = cbfunc;
+    a->cbdata = cbdata;
+    a->status = w->tool_mode == 2 ? PMIX_ERR_NO_PERMISSIONS : PMIX_SUCCESS;
+    if (want != NULL) {
+        PMIx_Load_procid(&a->proc, want, rank);
+    } else {
+        char ns[32];
+        snprintf(ns, sizeof(ns), "tool.%u", ++w->tools_named);
+        PMIx_Load_procid(&a->proc, ns, 0);
+    }
+    if (w->tool_mode == 1) {
+        push_call(w, call_tool_answer, a);
+        return;
+    }
+    call_tool_answer(a);
+    free(a);
+}
+
+/* PMIX_QUERY_NAMESPACES: "job"; PMIX_QUERY_PROC_TABLE of "job" (the
+ * qualifier PMIX_NSPACE): ranks 0 and 1 on "node0", pids 4242 and 4243. */
+static pmix_status_t host_query(void *hctx, const pmix_proc_t *requestor,
+                                const pmix_query_t queries[], size_t nqueries,
+                                pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_info_t out[4];
+    size_t n = 0;
+
+    memset(out, 0, sizeof(out));
+    for (size_t q = 0; q < nqueries; q++) {
+        const char *ns = NULL;
+        for (size_t i = 0; i < queries[q].nqual; i++)
+            if (PMIX_CHECK_KEY(&queries[q].qualifiers[i], PMIX_NSPACE))
+                ns = queries[q].qualifiers[i].value.data.string;
+        for (size_t k = 0; queries[q].keys[k] != NULL && n < 4; k++) {
+            if (strcmp(queries[q].keys[k], PMIX_QUERY_NAMESPACES) == 0) {
+                PMIx_Info_load(&out[n++], PMIX_QUERY_NAMESPACES, "job", PMIX_STRING);
+            } else if (strcmp(queries[q].keys[k], PMIX_QUERY_PROC_TABLE) == 0 && ns != NULL &&
+                       strcmp(ns, "job") == 0) {
+                pmix_data_array_t *da = PMIx_Data_array_create(2, PMIX_PROC_INFO);
+                pmix_proc_info_t *pi = da->array;
+                for (int r = 0; r < 2; r++) {
+                    PMIx_Load_procid(&pi[r].proc, "job", (pmix_rank_t)r);
+                    pi[r].hostname = strdup("node0");
+                    pi[r].executable_name = strdup("/bin/prog");
+                    pi[r].pid = 4242 + r;
+                    pi[r].state = PMIX_PROC_STATE_RUNNING;
+                }
+                PMIx_Info_load(&out[n++], PMIX_QUERY_PROC_TABLE, da, PMIX_DATA_ARRAY);
+                PMIx_Data_array_free(da);
+            }
+        }
+    }
+    /* answered inside the upcall; the engine copies what it sends */
+    cbfunc(n == 0 ? PMIX_ERR_NOT_FOUND : PMIX_SUCCESS, out, n, cbdata, NULL, NULL);
+    for (size_t i = 0; i < n; i++)
+        PMIx_Info_destruct(&out[i]);
+    return PMIX_SUCCESS;
+}
+
 static const px_server_host inproc_host = {
     .version = PX_SERVER_HOST_VERSION,
     .fence_nb = host_fence,
     .direct_modex = host_dmodex,
     .abort = host_abort,
     .client_connected2 = host_connected2,
+    .tool_connected = host_tool,
+    .query = host_query,
 };
+
+void inproc_tool_mode(inproc_world *w, int mode)
+{
+    w->tool_mode = mode;
+}
+
+uint32_t inproc_last_tool_pid(const inproc_world *w)
+{
+    return w->tool_pid;
+}
 
 /* ---- the world ---- */
 
@@ -892,6 +1003,18 @@ px_client *inproc_client_as(inproc_world *w, px_server *srv, const pmix_proc_t *
     if (px_server_sink()->opened(srv, e->conn, uid, gid) != PMIX_SUCCESS)
         e->closed = true;
     return e->cli;
+}
+
+px_client *inproc_tool(inproc_world *w, px_server *srv, const pmix_proc_t *want, uint32_t uid)
+{
+    pmix_proc_t none;
+    px_client *c;
+
+    memset(&none, 0, sizeof(none));
+    none.rank = PMIX_RANK_UNDEF;
+    c = inproc_client_as(w, srv, want != NULL ? want : &none, uid, uid);
+    px_client_set_tool(c);
+    return c;
 }
 
 typedef struct death {

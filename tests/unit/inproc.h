@@ -55,6 +55,18 @@ px_server *inproc_server(inproc_world *w, int nodeid);
 px_client *inproc_client(inproc_world *w, px_server *srv, const pmix_proc_t *self);
 px_client *inproc_client_as(inproc_world *w, px_server *srv, const pmix_proc_t *self, uint32_t uid,
                             uint32_t gid);
+/* A tool (px_client_set_tool) connected to `srv` as `uid` (gid the same),
+ * asking for name `want` (NULL: any), not yet through the handshake. The
+ * world as host names tools "tool.<n>", rank 0 (n from 1), or as they
+ * ask; inproc_tool_mode says when: 0 inside the upcall, 1 later (from the
+ * queue), 2 never (refused, PMIX_ERR_NO_PERMISSIONS). As host it answers
+ * queries too: PMIX_QUERY_NAMESPACES "job", and PMIX_QUERY_PROC_TABLE of
+ * "job": ranks 0 and 1 on "node0", executable "/bin/prog", pids 4242
+ * and 4243, running. */
+px_client *inproc_tool(inproc_world *w, px_server *srv, const pmix_proc_t *want, uint32_t uid);
+void inproc_tool_mode(inproc_world *w, int mode);
+/* The PMIX_PROC_PID the last tool_connected upcall carried (0: none). */
+uint32_t inproc_last_tool_pid(const inproc_world *w);
 /* Break a client's connection as if the process died; then, as a host's
  * failure detector would, tell every other server that it died. */
 void inproc_kill_client(inproc_world *w, px_client *c);

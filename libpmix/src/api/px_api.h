@@ -83,6 +83,8 @@ void px_api_posix_adopt(px_api_client *ac, struct px_posix *p, px_client *c);
  * `queries` in *info (PMIx_Info_free), or an error (PMIX_ERR_NOT_FOUND
  * when no query holds such a key). */
 bool px_api_query_host_key(const char *key);
+/* True if the caller initialized as a tool (PMIx_tool_init). */
+bool px_api_is_tool(void);
 pmix_status_t px_api_query_host(const pmix_query_t queries[], size_t nqueries, pmix_info_t **info,
                                 size_t *ninfo);
 

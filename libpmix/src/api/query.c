@@ -6,7 +6,8 @@
  * PMIX_RANK; the caller's namespace by default) and whose other qualifiers
  * (PMIX_NODEID, PMIX_HOSTNAME, PMIX_APPNUM) pick node- or app-level data.
  * Only what the process already holds is used: a query never waits on the
- * server, except for the keys only a host knows (PMIX_QUERY_NAMESPACES,
+ * server (in a tool, which holds no job's data, such a Get may ask it),
+ * except for the keys only a host knows (PMIX_QUERY_NAMESPACES,
  * PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE: query_host.c),
  * which go to the server first; PMIX_QUERY_NAMESPACES names the caller's
  * namespace when the host does not answer it. The result
@@ -52,7 +53,7 @@ static bool answer(const pmix_query_t *q, const char *key, pmix_info_t *out)
     pmix_info_t quals[8];
     size_t nq = 0;
     pmix_value_t *v = NULL;
-    bool opt = true;
+    bool opt = !px_api_is_tool(); /* a tool holds no job's data: its server does */
     pmix_status_t rc;
     const char *abi = abi_version(key);
 

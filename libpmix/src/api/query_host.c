@@ -3,7 +3,8 @@
  * of the server (QUERY, px_proto.h) by a client or a tool.
  *
  * PMIX_QUERY_NAMESPACES (the namespaces the server serves: for a tool,
- * the running jobs), PMIX_QUERY_PROC_TABLE and PMIX_QUERY_LOCAL_PROC_TABLE
+ * the running jobs), PMIX_QUERY_NAMESPACE_INFO (the same, each with its
+ * command line), PMIX_QUERY_PROC_TABLE and PMIX_QUERY_LOCAL_PROC_TABLE
  * (a pmix_data_array_t of pmix_proc_info_t: host, executable, pid, exit
  * code and state of every process of the namespace the qualifier
  * PMIX_NSPACE names, or of its processes on the server's node) go to the
@@ -21,9 +22,17 @@
 
 static const char *const host_keys[] = {
     PMIX_QUERY_NAMESPACES,
+    PMIX_QUERY_NAMESPACE_INFO,
     PMIX_QUERY_PROC_TABLE,
     PMIX_QUERY_LOCAL_PROC_TABLE,
 };
+
+bool px_api_is_tool(void)
+{
+    px_api_client *ac = px_api_current();
+
+    return ac->refcount > 0 && ac->client != NULL && px_client_is_tool(ac->client);
+}
 
 bool px_api_query_host_key(const char *key)
 {
