@@ -745,7 +745,8 @@ static pmix_status_t sink_opened(void *sctx, uint64_t conn, uint32_t uid, uint32
         known = c->uid == uid && !c->tool;
     if (!known && !px_srv_tool_uid_ok(s, uid)) {
         px_srv_logf(s, PX_LOG_WARN,
-                    "refused connection %llu from uid %u: no registered client runs as that user",
+                    "refused connection %llu from uid %u: no registered client runs as that user"
+                    " and no tool may",
                     (unsigned long long)conn, uid);
         return PMIX_ERR_NO_PERMISSIONS;
     }
