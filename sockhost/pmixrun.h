@@ -278,6 +278,9 @@ void files_remove_topdir(job *j);
 bool tool_support(const job *j); /* this server accepts tools (every rank is local) */
 /* Point the module's tool_connected and query at this file's, for job j. */
 void tool_module(job *j, pmix_server_module_t *mod);
+/* After PMIx_server_init: the rendezvous file of the job's namespace next
+ * to the library's pid file. 0, or -1 (tools then find us by pid only). */
+int tool_rendezvous(job *j);
 void tool_connected_up(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbfunc_t cbfunc,
                        void *cbdata);
 pmix_status_t tool_query_up(pmix_proc_t *proct, pmix_query_t *queries, size_t nqueries,

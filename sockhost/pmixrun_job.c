@@ -464,6 +464,9 @@ int job_server_start(job *j)
         return -1;
     }
     j->server_up = true;
+    if (tool_support(j) && tool_rendezvous(j) != 0)
+        fprintf(stderr, "pmixrun: cannot write the rendezvous file of namespace %s: %s\n",
+                j->nspace, strerror(errno));
     return 0;
 }
 

@@ -2,11 +2,15 @@
  * pmixrun_tool.c - tools that attach to a running job: their identities
  * and the job's process table.
  *
- * pmixrun's server accepts tools of its user (PMIX_SERVER_TOOL_SUPPORT),
- * and the library writes the rendezvous files by which a tool finds it:
- * pmix.<host>.tool.<pid> and pmix.<host>.tool.<namespace> in the job's
- * private directory (docs/user-guide.md, "Tools"). The library checks a
- * tool's uid; this file names each tool and answers its queries:
+ * pmixrun's server accepts tools of its user (PMIX_SERVER_TOOL_SUPPORT).
+ * The library writes the rendezvous file by which a tool finds it by pid,
+ * pmix.<host>.tool.<pid>, in the job's private directory (mode 0700), as
+ * OpenPMIx names it; tool_rendezvous adds pmix.<host>.tool.<namespace>
+ * beside it, the same URI under the job's namespace, so that a tool finds
+ * the job's server by the name the ranks know (PMIX_SERVER_NSPACE). Both
+ * go with the directory when pmixrun exits (docs/user-guide.md, "Tools").
+ * The library checks a tool's uid; this file names each tool and answers
+ * its queries:
  *
  *   tool_connected   the tool gets namespace "<job namespace>.tool.<n>",
  *                    rank 0, n counting from 1; or the PMIX_TOOL_NSPACE and
@@ -28,6 +32,9 @@
  * atomically (each is one word set once: a reader sees either before or
  * after, never a mix).
  */
+#define _GNU_SOURCE /* mkostemp */
+#include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +57,35 @@ void tool_module(job *j, pmix_server_module_t *mod)
     t_job = j;
     mod->tool_connected = tool_connected_up;
     mod->query = tool_query_up;
+}
+
+int tool_rendezvous(job *j)
+{
+    char from[PATH_MAX], to[PATH_MAX], tmp[PATH_MAX], uri[PATH_MAX + 8];
+    ssize_t n;
+    int fd;
+
+    if (!tool_support(j))
+        return 0;
+    if (snprintf(from, sizeof from, "%s/pmix.%s.tool.%ld", j->topdir, j->hostname,
+                 (long)getpid()) >= (int)sizeof from ||
+        snprintf(to, sizeof to, "%s/pmix.%s.tool.%s", j->topdir, j->hostname, j->nspace) >=
+            (int)sizeof to ||
+        snprintf(tmp, sizeof tmp, "%s.XXXXXX", to) >= (int)sizeof tmp)
+        return -1;
+    if ((fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return -1; /* the library wrote none: no tool can find us by pid either */
+    n = read(fd, uri, sizeof uri);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) /* 0600, in our 0700 directory */
+        return -1;
+    if (write(fd, uri, (size_t)n) != n || close(fd) != 0 || rename(tmp, to) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
 }
 
 void tool_connected_up(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbfunc_t cbfunc,

@@ -6,9 +6,9 @@
  * line, "unix:<socket path>"), named as OpenPMIx names them:
  *
  *   pmix.<host>.tool.<pid>      in the server's own directory (mode 0700,
- *   pmix.<host>.tool.<nspace>   the one its socket is in): by pid, by the
- *                               server's namespace and by the namespace of
- *                               each job it serves; mode 0600
+ *   pmix.<host>.tool.<nspace>   the one its socket is in): by pid and by
+ *                               the server's namespace (a host may add
+ *                               others: pmixrun adds its job's); mode 0600
  *   pmix.sys.<host>             in the system directory: the machine's
  *                               system server; mode 0644
  *

@@ -22,9 +22,9 @@
  *
  * Tools. With PMIX_SERVER_TOOL_SUPPORT (or PMIX_SERVER_SYSTEM_SUPPORT)
  * the server accepts tools of its own user and writes rendezvous files
- * (px_rndz.h) into its directory: one by its pid, one by its namespace
- * (PMIX_SERVER_NSPACE) and one by each namespace the host registers, removed
- * at deregistration and at PMIx_server_finalize; with
+ * (px_rndz.h) into its directory, as OpenPMIx does: one by its pid, one by
+ * its namespace if the host named it (PMIX_SERVER_NSPACE), removed at
+ * PMIx_server_finalize; with
  * PMIX_SERVER_SYSTEM_SUPPORT also the system file, in PMIX_SYSTEM_TMPDIR
  * (the attribute, else as px_rndz.h says). The module's tool_connected
  * names each tool; its query answers what tools and clients ask the host.
@@ -66,7 +66,7 @@ static struct {
     bool tools;              /* tool support: rendezvous files are written */
     char sysdir[512];        /* where the system file is, if one was written */
     char **rndz;             /* names of the files written in dir (NULL-terminated) */
-    pthread_mutex_t rndz_mu; /* hosts may register from several threads; zeroed is valid (glibc) */
+    pthread_mutex_t rndz_mu; /* guards rndz; zeroed is valid (glibc) */
 } S;
 
 bool px_api_server_active(void)
@@ -283,27 +283,6 @@ static void rndz_add_locked(const char *name)
     S.rndz = v;
 }
 
-static void rndz_drop(const char *key)
-{
-    char name[600];
-    size_t n = 0, i;
-
-    px_rndz_name(key, name, sizeof(name));
-    pthread_mutex_lock(&S.rndz_mu);
-    while (S.rndz != NULL && S.rndz[n] != NULL)
-        n++;
-    for (i = 0; i < n; i++)
-        if (strcmp(S.rndz[i], name) == 0)
-            break;
-    if (i < n) {
-        px_rndz_remove(S.dir, name);
-        free(S.rndz[i]);
-        S.rndz[i] = S.rndz[n - 1];
-        S.rndz[n - 1] = NULL;
-    }
-    pthread_mutex_unlock(&S.rndz_mu);
-}
-
 static void rndz_clear(void)
 {
     for (size_t i = 0; S.rndz != NULL && S.rndz[i] != NULL; i++) {
@@ -484,14 +463,10 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_nspace(const char nspace[], int n
                                                       pmix_info_t info[], size_t ninfo,
                                                       pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    pmix_status_t rc;
-
     if (!S.active)
         return PMIX_ERR_INIT;
-    rc = LOCKED(px_server_register_nspace(S.srv, nspace, nlocalprocs, info, ninfo));
-    if (rc == PMIX_SUCCESS && S.tools && nspace != NULL)
-        rndz_add(nspace); /* a tool finds the server of a job by its namespace */
-    return later(rc, cbfunc, cbdata);
+    return later(LOCKED(px_server_register_nspace(S.srv, nspace, nlocalprocs, info, ninfo)), cbfunc,
+                 cbdata);
 }
 
 PMIX_EXPORT void PMIx_server_deregister_nspace(const char nspace[], pmix_op_cbfunc_t cbfunc,
@@ -505,8 +480,6 @@ PMIX_EXPORT void PMIx_server_deregister_nspace(const char nspace[], pmix_op_cbfu
     px_posix_ops()->lock(S.posix);
     px_server_deregister_nspace(S.srv, nspace);
     px_posix_ops()->unlock(S.posix);
-    if (S.tools && nspace != NULL)
-        rndz_drop(nspace);
     (void)px_defer_op(S.defer, cbfunc, PMIX_SUCCESS, cbdata);
 }
 
