@@ -778,7 +778,7 @@ static void call_tool_answer(void *arg)
     tool_answer *a = arg;
 
     a->cbfunc(a->status, &a->proc, a->cbdata);
-    /* the queue frees arg */
+    free(a);
 }
 
 /* Names tools "tool.<n>" (or what they asked for), now, later or never
@@ -817,7 +817,6 @@ static void host_tool(void *hctx, const pmix_info_t info[], size_t ninfo,
         return;
     }
     call_tool_answer(a);
-    free(a);
 }
 
 /* PMIX_QUERY_NAMESPACES: "job"; PMIX_QUERY_PROC_TABLE of "job" (the
