@@ -276,8 +276,12 @@ void files_remove_topdir(job *j);
 
 /* pmixrun_tool.c: tools attached to the job */
 bool tool_support(const job *j); /* this server accepts tools (every rank is local) */
-/* Point the module's tool_connected and query at this file's, for job j. */
-void tool_module(job *j, pmix_server_module_t *mod);
+/* Before PMIx_server_init: if tool_support, point the module's
+ * tool_connected and query at this file's, for job j, and load into
+ * info[] (room for TOOL_SERVER_INFO) the attributes that accept tools and
+ * name the server; returns how many were loaded. */
+#define TOOL_SERVER_INFO 3
+size_t tool_server_setup(job *j, pmix_server_module_t *mod, pmix_info_t *info);
 /* After PMIx_server_init: the rendezvous file of the job's namespace next
  * to the library's pid file. 0, or -1 (tools then find us by pid only). */
 int tool_rendezvous(job *j);

@@ -440,9 +440,8 @@ static pmix_server_module_t module = {
 
 int job_server_start(job *j)
 {
-    pmix_info_t *info = PMIx_Info_create(2);
+    pmix_info_t *info = PMIx_Info_create(1 + TOOL_SERVER_INFO);
     size_t ninfo = 1;
-    bool yes = true;
     if (info == NULL)
         return -1;
     PMIx_Info_load(&info[0], PMIX_SERVER_TMPDIR, j->topdir, PMIX_STRING);
@@ -453,12 +452,9 @@ int job_server_start(job *j)
         mod.fence_nb = j->fence_fn;
     if (j->dmodex_fn != NULL)
         mod.direct_modex = j->dmodex_fn;
-    if (tool_support(j)) { /* pmixrun_tool.c */
-        PMIx_Info_load(&info[ninfo++], PMIX_SERVER_TOOL_SUPPORT, &yes, PMIX_BOOL);
-        tool_module(j, &mod);
-    }
+    ninfo += tool_server_setup(j, &mod, &info[ninfo]); /* pmixrun_tool.c */
     pmix_status_t rc = PMIx_server_init(&mod, info, ninfo);
-    PMIx_Info_free(info, 2);
+    PMIx_Info_free(info, 1 + TOOL_SERVER_INFO);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmixrun: cannot start the PMIx server: %s\n", PMIx_Error_string(rc));
         return -1;

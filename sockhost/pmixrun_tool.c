@@ -2,7 +2,8 @@
  * pmixrun_tool.c - tools that attach to a running job: their identities
  * and the job's process table.
  *
- * pmixrun's server accepts tools of its user (PMIX_SERVER_TOOL_SUPPORT).
+ * pmixrun's server accepts tools of its user (PMIX_SERVER_TOOL_SUPPORT)
+ * and is named "<job namespace>.srv", rank 0 (PMIX_SERVER_NSPACE).
  * The library writes the rendezvous file by which a tool finds it by pid,
  * pmix.<host>.tool.<pid>, in the job's private directory (mode 0700), as
  * OpenPMIx names it; tool_rendezvous adds pmix.<host>.tool.<namespace>
@@ -52,11 +53,24 @@ bool tool_support(const job *j)
     return j->nnodes <= 1;
 }
 
-void tool_module(job *j, pmix_server_module_t *mod)
+size_t tool_server_setup(job *j, pmix_server_module_t *mod, pmix_info_t *info)
 {
+    bool yes = true;
+    char ns[PMIX_MAX_NSLEN + 1];
+    pmix_rank_t rank = (pmix_rank_t)j->node;
+
+    if (!tool_support(j))
+        return 0;
     t_job = j;
     mod->tool_connected = tool_connected_up;
     mod->query = tool_query_up;
+    /* the server's own name, what a tool's PMIx_tool_get_servers says:
+     * the job's namespace with ".srv", rank the node */
+    snprintf(ns, sizeof ns, "%.*s.srv", PMIX_MAX_NSLEN - 4, j->nspace);
+    PMIx_Info_load(&info[0], PMIX_SERVER_TOOL_SUPPORT, &yes, PMIX_BOOL);
+    PMIx_Info_load(&info[1], PMIX_SERVER_NSPACE, ns, PMIX_STRING);
+    PMIx_Info_load(&info[2], PMIX_SERVER_RANK, &rank, PMIX_PROC_RANK);
+    return TOOL_SERVER_INFO;
 }
 
 int tool_rendezvous(job *j)

@@ -52,7 +52,7 @@ pidfile=$dir/pmix.$host.tool.$job
 
 # ---- the rendezvous files: 0600 in a 0700 directory, holding the URI ----
 [ "$(stat -c %a "$dir")" = 700 ] || fail "job directory mode $(stat -c %a "$dir"), want 700"
-for f in "$pidfile" "$dir/pmix.$host.tool.$nspace"; do
+for f in "$pidfile" "$dir/pmix.$host.tool.$nspace" "$dir/pmix.$host.tool.$nspace.srv"; do
     [ -f "$f" ] || { fail "no rendezvous file $f"; continue; }
     [ "$(stat -c %a "$f")" = 600 ] || fail "$f has mode $(stat -c %a "$f"), want 600"
 done
@@ -73,6 +73,7 @@ expect_ps=$(ps_table)
 check_probe() {
     local name=$1 out=$2
     grep -q "^init ok $nspace\.tool\.[0-9]* 0$" "$out" || fail "$name: no tool name of the job: $(head -3 "$out")"
+    grep -q "^tool $nspace\.tool\.[0-9]* 0 server $nspace\.srv 0$" "$out" || fail "$name: the server's name (PMIx_tool_get_servers): $(grep '^tool' "$out")"
     grep -q "^job $nspace$" "$out" || fail "$name: PMIX_QUERY_NAMESPACES lacks $nspace"
     local got ranks
     got=$(awk -v h="$host" '$1 == "proc" && $3 == h { print $4, $7 }' "$out" | sort)

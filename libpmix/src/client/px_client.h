@@ -141,8 +141,9 @@ const pmix_proc_t *px_client_server(const px_client *c);
 
 /* Send `queries` to the server, whose host answers them (PMIx_Query_info
  * keys only a host knows). cbfunc(status, info, ninfo, ...) with the
- * answers; PMIX_ERR_NOT_SUPPORTED if the host has no answer for queries.
- * Same rules as px_client_job_control. */
+ * answers; PMIX_ERR_NOT_SUPPORTED if the host has no answer for queries;
+ * PMIX_ERR_TIMEOUT if a query's PMIX_TIMEOUT qualifier (the longest
+ * counts) passes first. Same rules as px_client_job_control. */
 pmix_status_t px_client_query(px_client *c, const pmix_query_t queries[], size_t nqueries,
                               pmix_info_cbfunc_t cbfunc, void *cbdata);
 
