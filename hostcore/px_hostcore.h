@@ -215,6 +215,12 @@ void px_dmx_fini(px_dmx_table *t);
  * epochs on every member) and fails the direct modex requests sent to it
  * with PMIX_ERR_UNREACH.
  *
+ * Departures. A process that finalized and exited (px_hc_departed) will
+ * never join a fence again: every fence that names it, running (not yet
+ * joined by it), queued or later, fails with PMIX_ERR_LOST_CONNECTION on
+ * every node (the server engine does the same for its local fences), and
+ * the news travels like a death's, without breaking the job.
+ *
  * Direct modex. A Get of a rank of another node goes to that rank's node,
  * whose adapter asks its server (ops->dmodex_local) and whose core sends
  * the answer back. An answer that cannot be sent (too big, no memory)
@@ -233,7 +239,8 @@ typedef enum px_hc_kind {
     PX_HC_COLL = 1,    /* a collective's message */
     PX_HC_BROKEN = 2,  /* the news of a dead process */
     PX_HC_DMX_REQ = 3, /* a direct modex request */
-    PX_HC_DMX_REP = 4  /* its answer */
+    PX_HC_DMX_REP = 4, /* its answer */
+    PX_HC_DEPARTED = 5 /* a process finalized and exited */
 } px_hc_kind;
 
 typedef struct px_hc_sent {
@@ -343,6 +350,9 @@ pmix_status_t px_hc_deliver(px_hc *hc, uint32_t from, const void *msg, size_t le
  * here (rank PMIX_RANK_INVALID): fail every fence; with `tell`, the other
  * nodes learn it too. */
 void px_hc_break(px_hc *hc, pmix_rank_t rank, bool tell, const char *why);
+/* Process `rank` of the job finalized and exited: fences that name it
+ * fail (above); with `tell`, the other nodes learn it too. */
+void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell);
 /* Node `node` is gone (its link dropped, its host died). */
 void px_hc_node_lost(px_hc *hc, uint32_t node);
 bool px_hc_broken(const px_hc *hc);

@@ -53,7 +53,7 @@ struct net {
     double now;
     bool down[MAXN];      /* sends to it fail: its host is gone */
     unsigned refuse_reps; /* DMX_REP sends refused as out of memory */
-    unsigned sent_kind[5];
+    unsigned sent_kind[PX_HC_DEPARTED + 1];
 };
 
 /* ---- a fence's outcome ---- */
@@ -88,7 +88,7 @@ static pmix_status_t op_send(void *ctx, uint32_t to, void *data, size_t len, con
     net *w = nd->w;
     msg *m;
 
-    assert_true(what->kind >= PX_HC_COLL && what->kind <= PX_HC_DMX_REP);
+    assert_true(what->kind >= PX_HC_COLL && what->kind <= PX_HC_DEPARTED);
     w->sent_kind[what->kind]++;
     if (what->kind == PX_HC_DMX_REP && w->refuse_reps > 0) {
         w->refuse_reps--;
@@ -380,6 +380,55 @@ static void test_break_spreads(void **state)
     net_free(w);
 }
 
+/* Rank 0 (node 0) finalizes and exits after joining epoch 1 of the whole
+ * job's set, which the other nodes have not all reached: the news must
+ * not fail epoch 1 (rank 0 is in it), but epoch 2 fails everywhere: on
+ * the nodes already running it when the news comes, and at once, without
+ * taking the epoch, on those whose upcall comes later. A subset without
+ * rank 0 is not touched. Then ranks of an unknown set. */
+static void test_departed(void **state)
+{
+    net *w = net_new(4, 1, 0);
+    outcome e1[4], e2[4], sub[4];
+    const uint32_t others[] = {1, 2, 3};
+
+    fence(w, 0, NULL, 0, NULL, NULL, 0, &e1[0]);
+    fence(w, 1, NULL, 0, NULL, NULL, 0, &e1[1]);
+    net_run(w, false);
+    px_hc_departed(w->nodes[0].hc, 0, true);
+    net_run(w, false); /* the news arrives before nodes 2 and 3 fence */
+    fence(w, 2, NULL, 0, NULL, NULL, 0, &e1[2]);
+    fence(w, 3, NULL, 0, NULL, NULL, 0, &e1[3]);
+    net_run(w, false);
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(e1[i].status, PMIX_SUCCESS);
+    /* epoch 2: node 1 before the news of a second departure... */
+    fence(w, 1, NULL, 0, NULL, NULL, 0, &e2[1]);
+    assert_true(e2[1].done); /* rank 0 joined only epoch 1 */
+    assert_int_equal(e2[1].status, PMIX_ERR_LOST_CONNECTION);
+    fence(w, 2, NULL, 0, NULL, NULL, 0, &e2[2]);
+    assert_int_equal(e2[2].status, PMIX_ERR_LOST_CONNECTION);
+    /* a set without rank 0 still runs */
+    for (uint32_t i = 0; i < 3; i++)
+        fence(w, others[i], others, 3, "s", NULL, 0, &sub[others[i]]);
+    net_run(w, false);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(sub[others[i]].status, PMIX_SUCCESS);
+
+    /* A fence running when the news comes: rank 3 (node 3) leaves having
+     * joined nothing of the set {1, 2, 3}'s second epoch. */
+    fence(w, 1, others, 3, "t", NULL, 0, &sub[1]);
+    fence(w, 2, others, 3, "t", NULL, 0, &sub[2]);
+    net_run(w, false);
+    assert_false(sub[1].done);
+    px_hc_departed(w->nodes[3].hc, 3, true);
+    net_run(w, false);
+    assert_int_equal(sub[1].status, PMIX_ERR_LOST_CONNECTION);
+    assert_int_equal(sub[2].status, PMIX_ERR_LOST_CONNECTION);
+    assert_false(px_hc_broken(w->nodes[1].hc)); /* no death: the job goes on */
+    net_free(w);
+}
+
 /* Node 2 is lost while a fence runs and a direct modex waits on it: both
  * fail on the survivors (the fence with PMIX_ERR_PROC_TERM_WO_SYNC, the
  * request with PMIX_ERR_UNREACH), and a new request to it fails at once. */
@@ -545,15 +594,11 @@ static void test_malformed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sets_pair),
-        cmocka_unit_test(test_subset),
-        cmocka_unit_test(test_bad_key_in_step),
-        cmocka_unit_test(test_break_spreads),
-        cmocka_unit_test(test_node_lost),
-        cmocka_unit_test(test_dmodex),
-        cmocka_unit_test(test_dmodex_answer_refused),
-        cmocka_unit_test(test_timeout),
-        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_sets_pair),       cmocka_unit_test(test_subset),
+        cmocka_unit_test(test_bad_key_in_step), cmocka_unit_test(test_break_spreads),
+        cmocka_unit_test(test_departed),        cmocka_unit_test(test_node_lost),
+        cmocka_unit_test(test_dmodex),          cmocka_unit_test(test_dmodex_answer_refused),
+        cmocka_unit_test(test_timeout),         cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
