@@ -33,7 +33,9 @@ typedef struct hc_fence {
     size_t ndata;
     double started;
     uint32_t epoch;
-    pmix_modex_cbfunc_t cbfunc;
+    pmix_modex_cbfunc_t cbfunc; /* a fence's, or NULL */
+    px_hc_group_cb gcb;         /* a group operation's, or NULL */
+    bool ctxid_here;            /* this node makes the group's context id */
     void *cbdata;
     bool answered; /* the node broke while it ran: the server has its answer */
 } hc_fence;
@@ -421,6 +423,51 @@ static void fence_info(const hc_set *s, const hc_fence *f, px_coll_choice *resol
         out->resolved = resolved;
 }
 
+/* The server's answer to a failed fence or group operation. */
+static void fence_fail(hc_fence *f, pmix_status_t status)
+{
+    if (f->gcb != NULL)
+        f->gcb(status, false, 0, NULL, 0, f->cbdata, NULL, NULL);
+    else
+        f->cbfunc(status, NULL, 0, f->cbdata, NULL, NULL);
+}
+
+/* A group operation's result: every node's block is a u8 flag, a u64
+ * context id (from the node that makes it) and that node's data; the
+ * server gets the data concatenated and the id. */
+static void group_answer(hc_fence *f, const px_coll_result *res, const uint8_t *data)
+{
+    uint64_t ctxid = 0;
+    bool has = false;
+    size_t out = 0;
+    uint8_t *cat = NULL;
+
+    for (uint32_t i = 0; i < res->nmembers; i++) {
+        uint64_t len = res->offsets[i + 1] - res->offsets[i];
+        const uint8_t *b = data + res->offsets[i];
+        if (len < 9) {
+            fence_fail(f, PMIX_ERR_BAD_PARAM);
+            return;
+        }
+        if (b[0]) {
+            has = true;
+            ctxid = (uint64_t)get32(b + 1) | (uint64_t)get32(b + 5) << 32;
+        }
+        out += len - 9;
+    }
+    if (out > 0 && (cat = malloc(out)) == NULL) {
+        fence_fail(f, PMIX_ERR_NOMEM);
+        return;
+    }
+    out = 0;
+    for (uint32_t i = 0; i < res->nmembers; i++) {
+        uint64_t len = res->offsets[i + 1] - res->offsets[i];
+        memcpy(cat + out, data + res->offsets[i] + 9, len - 9);
+        out += len - 9;
+    }
+    f->gcb(PMIX_SUCCESS, has, ctxid, (const char *)cat, out, f->cbdata, free, cat);
+}
+
 static void count_end(hc_set *s, hc_fence *f, pmix_status_t status)
 {
     px_hc *hc = s->hc;
@@ -475,10 +522,20 @@ static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
         }
         count_end(s, f, status);
         f->answered = true;
-        if (status == PMIX_SUCCESS && data != NULL)
+        if (status != PMIX_SUCCESS) {
+            fence_fail(f, status);
+        } else if (f->gcb != NULL) {
+            if (res == NULL || data == NULL)
+                fence_fail(f, PMIX_ERR_BAD_PARAM); /* every block has its header */
+            else
+                group_answer(f, res, (const uint8_t *)data);
+            if (release != NULL)
+                release(rarg);
+        } else if (data != NULL) {
             f->cbfunc(status, data, size, f->cbdata, release, rarg);
-        else
+        } else {
             f->cbfunc(status, NULL, 0, f->cbdata, NULL, NULL);
+        }
     }
     if (shared)
         hc->ops->share_ended(hc->ctx, s->id, f->epoch, s->n);
@@ -505,8 +562,7 @@ static void pump(hc_set *s)
         if (s->qhead == NULL)
             s->qtail = NULL;
         if (hc->broken || past_departure(s)) {
-            f->cbfunc(hc->broken ? PMIX_ERR_PROC_TERM_WO_SYNC : PMIX_ERR_LOST_CONNECTION, NULL, 0,
-                      f->cbdata, NULL, NULL);
+            fence_fail(f, hc->broken ? PMIX_ERR_PROC_TERM_WO_SYNC : PMIX_ERR_LOST_CONNECTION);
             fence_free(f);
             continue;
         }
@@ -516,6 +572,14 @@ static void pump(hc_set *s)
         if (hc->ops->fence_start != NULL) {
             fence_info(s, f, &resolved, &fi);
             hc->ops->fence_start(hc->ctx, &fi);
+        }
+        if (f->local_fail == PMIX_SUCCESS && f->ctxid_here) {
+            /* made as the epoch starts, so ids follow the order of the
+             * maker's operations; a failed epoch spends none */
+            uint64_t id = hc->ops->ctxid(hc->ctx);
+            uint8_t *b = f->data;
+            b[0] = 1;
+            put32(put32(b + 1, (uint32_t)id), (uint32_t)(id >> 32));
         }
         if (f->local_fail == PMIX_SUCCESS) {
             const void *contrib = f->data;
@@ -540,13 +604,24 @@ static void pump(hc_set *s)
             s->running = NULL;
             logf_(hc, "cannot fail a fence: %s", PMIx_Error_string(rc));
             count_end(s, f, rc);
-            f->cbfunc(rc, NULL, 0, f->cbdata, NULL, NULL);
+            fence_fail(f, rc);
             if (hc->cfg.sizes_only && f->kind == PX_COLL_ALLGATHER)
                 hc->ops->share_ended(hc->ctx, s->id, f->epoch, s->n);
             fence_free(f);
         }
     }
     s->pumping = false;
+}
+
+static void enqueue(hc_set *s, hc_fence *f, const pmix_proc_t procs[], size_t nprocs)
+{
+    set_know(s, procs, nprocs);
+    if (s->qtail != NULL)
+        s->qtail->next = f;
+    else
+        s->qhead = f;
+    s->qtail = f;
+    pump(s);
 }
 
 pmix_status_t px_hc_fence(px_hc *hc, const pmix_proc_t procs[], size_t nprocs,
@@ -618,13 +693,72 @@ pmix_status_t px_hc_fence(px_hc *hc, const pmix_proc_t procs[], size_t nprocs,
         fence_free(f);
         return PMIX_ERR_NOMEM;
     }
-    set_know(s, procs, nprocs);
-    if (s->qtail != NULL)
-        s->qtail->next = f;
-    else
-        s->qhead = f;
-    s->qtail = f;
-    pump(s);
+    enqueue(s, f, procs, nprocs);
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t px_hc_group(px_hc *hc, const px_hc_group_req *req, px_hc_group_cb cb, void *cbdata)
+{
+    px_fence_set set;
+    hc_set *s;
+    hc_fence *f;
+    char err[256] = "";
+    uint64_t id;
+    size_t nlen;
+    pmix_status_t rc;
+
+    if (req->grp == NULL || (nlen = strnlen(req->grp, PMIX_MAX_NSLEN + 1)) > PMIX_MAX_NSLEN ||
+        (req->op != PMIX_GROUP_CONSTRUCT && req->op != PMIX_GROUP_DESTRUCT) ||
+        (req->assign_ctxid && hc->ops->ctxid == NULL))
+        return PMIX_ERR_BAD_PARAM;
+    if (hc->broken) {
+        cb(PMIX_ERR_PROC_TERM_WO_SYNC, false, 0, NULL, 0, cbdata, NULL, NULL);
+        return PMIX_SUCCESS;
+    }
+    if ((rc = px_fence_set_make(hc->cfg.job, req->procs, req->nprocs, &set)) != PMIX_SUCCESS)
+        return rc;
+    /* A group operation is its own collective: the members' set, the
+     * operation and the group's name (FNV-1a over them). */
+    id = set.id ^ 0x9e3779b97f4a7c15ull * (uint64_t)(req->op + 1);
+    for (size_t i = 0; i < nlen; i++) {
+        id ^= (uint8_t)req->grp[i];
+        id *= 1099511628211ull;
+    }
+    if ((f = calloc(1, sizeof(*f))) == NULL || (f->data = malloc(9 + req->ndata)) == NULL) {
+        free(f);
+        px_fence_set_fini(&set);
+        return PMIX_ERR_NOMEM;
+    }
+    memset(f->data, 0, 9);
+    if (req->ndata > 0)
+        memcpy((uint8_t *)f->data + 9, req->data, req->ndata);
+    f->ndata = 9 + req->ndata;
+    f->kind = f->args.kind = PX_COLL_ALLGATHER;
+    f->local_fail = req->local_status;
+    f->args.timeout = req->timeout > 0 ? req->timeout : hc->cfg.coll_timeout;
+    rc = px_coll_choose(f->kind, NULL, hc->cfg.fence_algo != NULL && hc->cfg.fence_algo[0]
+                                           ? hc->cfg.fence_algo
+                                           : NULL,
+                        &f->args.choice, err, sizeof(err));
+    f->choice_ok = rc == PMIX_SUCCESS;
+    if (rc != PMIX_SUCCESS && f->local_fail == PMIX_SUCCESS)
+        f->local_fail = PMIX_ERR_BAD_PARAM;
+    /* the lowest member node makes the context id */
+    f->ctxid_here = req->assign_ctxid &&
+                    (set.members != NULL ? set.members[0] : 0) == hc->cfg.node;
+    f->gcb = cb;
+    f->cbdata = cbdata;
+    s = set_find(hc, id);
+    if (s == NULL) {
+        s = set_make(hc, id, set.members, set.nmembers);
+        set.members = NULL; /* taken */
+    }
+    px_fence_set_fini(&set);
+    if (s == NULL) {
+        fence_free(f);
+        return PMIX_ERR_NOMEM;
+    }
+    enqueue(s, f, req->procs, req->nprocs);
     return PMIX_SUCCESS;
 }
 
@@ -717,7 +851,7 @@ static void do_break(px_hc *hc, const char *why)
             /* kept until px_coll ends it, so that it still answers its peers */
             f->answered = true;
             count_end(s, f, PMIX_ERR_PROC_TERM_WO_SYNC);
-            f->cbfunc(PMIX_ERR_PROC_TERM_WO_SYNC, NULL, 0, f->cbdata, NULL, NULL);
+            fence_fail(f, PMIX_ERR_PROC_TERM_WO_SYNC);
         }
         pump(s);
     }
@@ -750,7 +884,7 @@ static void depart(px_hc *hc, hc_gone *g)
             /* as for a broken job: px_coll goes on until it ends */
             f->answered = true;
             count_end(s, f, PMIX_ERR_LOST_CONNECTION);
-            f->cbfunc(PMIX_ERR_LOST_CONNECTION, NULL, 0, f->cbdata, NULL, NULL);
+            fence_fail(f, PMIX_ERR_LOST_CONNECTION);
         }
         pump(s);
     }
