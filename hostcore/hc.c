@@ -462,7 +462,8 @@ static void group_answer(hc_fence *f, const px_coll_result *res, const uint8_t *
     out = 0;
     for (uint32_t i = 0; i < res->nmembers; i++) {
         uint64_t len = res->offsets[i + 1] - res->offsets[i];
-        memcpy(cat + out, data + res->offsets[i] + 9, len - 9);
+        if (len > 9)
+            memcpy(cat + out, data + res->offsets[i] + 9, len - 9);
         out += len - 9;
     }
     f->gcb(PMIX_SUCCESS, has, ctxid, (const char *)cat, out, f->cbdata, free, cat);
@@ -1230,7 +1231,7 @@ pmix_status_t px_hc_deliver(px_hc *hc, uint32_t from, const void *msg, size_t le
 {
     const uint8_t *p = msg;
 
-    if (len < 1 || from >= hc->cfg.job->nnodes)
+    if (len < 1 || from >= hc->cfg.job->nnodes || from == hc->cfg.node)
         return PMIX_ERR_BAD_PARAM;
     switch (p[0]) {
     case PX_HC_COLL: return got_coll(hc, from, p + 1, len - 1);
