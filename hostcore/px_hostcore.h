@@ -69,7 +69,7 @@ typedef struct px_jobmap {
     /* The host name of `node` (0 .. nnodes - 1), with `ctx`; asked only
      * for the nodes the build describes. */
     const char *(*node_name)(void *ctx, uint32_t node);
-    uint32_t napps;          /* 0: one app of every rank, no argv or wdir */
+    uint32_t napps; /* 0: one app of every rank, no argv or wdir */
     const px_jobmap_app *apps;
     uint32_t univ_size;         /* 0: nprocs */
     const char *mapby, *bindto; /* PMIX_MAPBY, PMIX_BINDTO, or NULL */
@@ -269,9 +269,9 @@ typedef enum px_hc_kind {
 
 typedef struct px_hc_sent {
     px_hc_kind kind;
-    size_t wire; /* COLL: the collective message's size with the bytes it
-                  * stands for (px_coll's sizes_only); others: the payload
-                  * (DMX_REP: the data's bytes, 0 for an error) */
+    size_t wire;    /* COLL: the collective message's size with the bytes it
+                     * stands for (px_coll's sizes_only); others: the payload
+                     * (DMX_REP: the data's bytes, 0 for an error) */
     uint64_t set;   /* COLL: the set's id */
     uint32_t epoch; /* COLL: the epoch */
     uint8_t type;   /* COLL: px_coll's message type (1 data, 2 notice) */
@@ -303,8 +303,8 @@ typedef struct px_hc_ops {
     /* Ask this node's server for `proc`'s data (px_server_dmodex_request
      * or PMIx_server_dmodex_request): PMIX_SUCCESS and cb(cbdata) once
      * later (or from inside), or an error and no callback. */
-    pmix_status_t (*dmodex_local)(void *ctx, const pmix_proc_t *proc,
-                                  pmix_dmodex_response_fn_t cb, void *cbdata);
+    pmix_status_t (*dmodex_local)(void *ctx, const pmix_proc_t *proc, pmix_dmodex_response_fn_t cb,
+                                  void *cbdata);
 
     /* Optional (NULL: none). */
     /* A context id for a group, unique for the life of the host (its
