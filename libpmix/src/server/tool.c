@@ -182,7 +182,10 @@ pmix_status_t px_srv_tool_hello(px_server *s, px_sconn *k, uint32_t tag, const p
     t->has_conn = true;
     t->state = PX_SC_HELLO;
     t->pending_tag = tag;
-    t->proc.rank = PMIX_RANK_UNDEF; /* nameless until the host answers */
+    /* Nameless until the host answers: an empty namespace (no client has
+     * one) and the connection for a rank, so that two tools waiting at
+     * once are never taken for each other (drop_later finds by name). */
+    t->proc.rank = (pmix_rank_t)(k->id % PMIX_RANK_VALID);
     t->next = s->clients;
     s->clients = t;
     s->ntools++;
