@@ -1,7 +1,14 @@
 /*
- * pmixd_coll.c - the cross-node half of pmixd's PMIx server module: fences
- * over px_coll among the daemons, direct modex between daemons, and what
- * a failure does to them.
+ * pmixd_coll.c - the cross-node half of pmixd's server host: fences over
+ * px_coll among the daemons, direct modex between daemons, and what a
+ * failure does to them.
+ *
+ * The upcalls (up_fence, up_dmodex: px_server_host functions whose
+ * context is the daemon, installed as the job's `cross` table) and the
+ * answers of job_dmodex_request (dmdx_answer) run on the main thread,
+ * inside a turn of the loop, like everything else of the daemon: they do
+ * the work at once (do_fence, do_dmdx, send_dmdx_reply), and may complete
+ * the engine's callback before they return.
  *
  * Fences. The library makes one fence_nb upcall per fence per node, with
  * the node's records. The participants name a *fence set* (the host
@@ -33,7 +40,7 @@
  * yet can make the set when the first message of its peers arrives.
  *
  * Direct modex. A Get of a rank of another node becomes a PD_DMDX_REQ to
- * that rank's daemon, which asks its server (PMIx_server_dmodex_request:
+ * that rank's daemon, which asks its server (job_dmodex_request:
  * answered when the rank has committed) and sends the record back. The
  * requests a daemon waits on are the host core's table (px_dmx_*).
  *
@@ -79,69 +86,26 @@ struct fence_set {
     fence_req *qhead, *qtail;
 };
 
-enum {
-    IT_FENCE,
-    IT_DMDX,
-    IT_DMDX_REP
-};
-
-struct inbox_item {
-    inbox_item *next;
-    int kind;
-    /* IT_FENCE */
-    uint64_t id;
-    uint32_t n;
-    uint32_t *members;
-    fence_req *req;
-    /* IT_DMDX, IT_DMDX_REP */
-    int node;
-    pmix_rank_t rank;
-    pmix_modex_cbfunc_t cbfunc;
-    void *cbdata;
-    uint32_t reqid;
-    pmix_status_t status;
-    char *data;
-    size_t ndata;
-};
-
-/* The Standard's module carries no context: the one daemon of this process. */
-static pmixd_ctx *g_d;
-
 static void free_release(void *p)
 {
     free(p);
 }
 
-static void push(pmixd_ctx *d, inbox_item *it)
-{
-    pthread_mutex_lock(&d->qmu);
-    if (d->qtail != NULL)
-        d->qtail->next = it;
-    else
-        d->qhead = it;
-    d->qtail = it;
-    pthread_mutex_unlock(&d->qmu);
-    job_wake(&d->j);
-}
+static void answer(fence_req *q, pmix_status_t st, px_coll_result *res);
+static void free_req(fence_req *q);
+static void do_fence(pmixd_ctx *d, uint64_t id, uint32_t n, const uint32_t *members, fence_req *q);
+static void do_dmdx(pmixd_ctx *d, int node, pmix_rank_t rank, pmix_modex_cbfunc_t cbfunc,
+                    void *cbdata);
+static void send_dmdx_reply(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_t status,
+                            const char *data, size_t ndata, unsigned tries);
 
-static void free_item(inbox_item *it)
-{
-    if (it->req != NULL) {
-        free(it->req->data);
-        free(it->req);
-    }
-    free(it->members);
-    free(it->data);
-    free(it);
-}
+/* ---- upcalls (the main thread, inside a turn of the loop) ---- */
 
-/* ---- upcalls (progress thread) ---- */
-
-static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
-                              size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
-                              void *cbdata)
+static pmix_status_t up_fence(void *hctx, const pmix_proc_t procs[], size_t nprocs,
+                              const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
+                              pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    pmixd_ctx *d = g_d;
+    pmixd_ctx *d = hctx;
     job *j = &d->j;
     px_fence_req req;
     px_coll_choice choice;
@@ -165,11 +129,10 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
     }
     /* The participant set names the collective (host core): its id, and
      * its members, the nodes that host a participant. */
-    inbox_item *it = calloc(1, sizeof *it);
     fence_req *q = calloc(1, sizeof *q);
     px_fence_set set = {0};
     pmix_status_t rc = PMIX_ERR_NOMEM;
-    if (it == NULL || q == NULL)
+    if (q == NULL)
         goto fail;
     px_jobmap map = {.nspace = j->nspace,
                      .nprocs = (uint32_t)j->nprocs,
@@ -177,10 +140,6 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
                      .rank_node = j->rank_node};
     if ((rc = px_fence_set_make(&map, procs, nprocs, &set)) != PMIX_SUCCESS)
         goto fail;
-    uint64_t id = set.id;
-    it->members = set.members; /* explicit: the map is given */
-    it->n = set.nmembers;
-    set.members = NULL;
     if (ndata > 0 && req.collect && local_fail == PMIX_SUCCESS) {
         q->data = malloc(ndata);
         if (q->data == NULL)
@@ -194,40 +153,40 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
     q->timeout = req.timeout;
     q->cbfunc = cbfunc;
     q->cbdata = cbdata;
-    it->kind = IT_FENCE;
-    it->id = id;
-    it->req = q;
-    push(d, it);
+    if (d->stopping) {
+        answer(q, PMIX_ERR_PROC_TERM_WO_SYNC, NULL);
+        free_req(q);
+    } else {
+        do_fence(d, set.id, set.nmembers, set.members, q); /* explicit: the map is given */
+    }
+    free(set.members);
     return PMIX_SUCCESS;
 fail:
-    if (it != NULL)
-        free(it->members);
-    free(it);
+    free(set.members);
     if (q != NULL)
         free(q->data);
     free(q);
     return rc;
 }
 
-static pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
-                               pmix_modex_cbfunc_t cbfunc, void *cbdata)
+static pmix_status_t up_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                               size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    pmixd_ctx *d = g_d;
+    pmixd_ctx *d = hctx;
     job *j = &d->j;
     if (strncmp(proc->nspace, j->nspace, PMIX_MAX_NSLEN) != 0 ||
         proc->rank >= (pmix_rank_t)j->nprocs || (int)j->rank_node[proc->rank] == d->node)
         return PMIX_ERR_NOT_FOUND;
-    inbox_item *it = calloc(1, sizeof *it);
-    if (it == NULL)
-        return PMIX_ERR_NOMEM;
-    it->kind = IT_DMDX;
-    it->node = (int)j->rank_node[proc->rank];
-    it->rank = proc->rank;
-    it->cbfunc = cbfunc;
-    it->cbdata = cbdata;
-    push(d, it);
+    do_dmdx(d, (int)j->rank_node[proc->rank], proc->rank, cbfunc, cbdata);
     return PMIX_SUCCESS;
 }
+
+/* What the job's server table hands pmixd (job.cross). */
+static const px_server_host cross_host = {
+    .version = PX_SERVER_HOST_VERSION,
+    .fence_nb = up_fence,
+    .direct_modex = up_dmodex,
+};
 
 typedef struct dmdx_ctx {
     pmixd_ctx *d;
@@ -235,27 +194,13 @@ typedef struct dmdx_ctx {
     uint32_t reqid;
 } dmdx_ctx;
 
-/* PMIx_server_dmodex_request's answer: any thread, maybe inside the call. */
+/* job_dmodex_request's answer (the main thread, maybe inside the call):
+ * the record, borrowed for the call, goes to the requesting node. */
 static void dmdx_answer(pmix_status_t status, char *data, size_t sz, void *cbdata)
 {
     dmdx_ctx *c = cbdata;
-    inbox_item *it = calloc(1, sizeof *it);
-    if (it != NULL) {
-        it->kind = IT_DMDX_REP;
-        it->node = c->node;
-        it->reqid = c->reqid;
-        it->status = status;
-        if (status == PMIX_SUCCESS && sz > 0) {
-            it->data = malloc(sz);
-            if (it->data != NULL) {
-                memcpy(it->data, data, sz);
-                it->ndata = sz;
-            } else {
-                it->status = PMIX_ERR_NOMEM;
-            }
-        }
-        push(c->d, it);
-    }
+    bool ok = status == PMIX_SUCCESS;
+    send_dmdx_reply(c->d, c->node, c->reqid, status, ok ? data : NULL, ok ? sz : 0, 0);
     free(c);
 }
 
@@ -508,13 +453,11 @@ void coll_peer_lost(pmixd_ctx *d, int node)
 
 /* ---- the main thread's side ---- */
 
-static void do_fence(pmixd_ctx *d, inbox_item *it)
+static void do_fence(pmixd_ctx *d, uint64_t id, uint32_t n, const uint32_t *members, fence_req *q)
 {
-    fence_req *q = it->req;
-    it->req = NULL;
-    fence_set *s = set_find(d, it->id);
+    fence_set *s = set_find(d, id);
     if (s == NULL)
-        s = set_make(d, it->id, it->n, it->members);
+        s = set_make(d, id, n, members);
     if (s == NULL) {
         answer(q, PMIX_ERR_NOMEM, NULL);
         free_req(q);
@@ -528,24 +471,22 @@ static void do_fence(pmixd_ctx *d, inbox_item *it)
     pump(s);
 }
 
-static void do_dmdx(pmixd_ctx *d, inbox_item *it)
+static void do_dmdx(pmixd_ctx *d, int node, pmix_rank_t rank, pmix_modex_cbfunc_t cbfunc,
+                    void *cbdata)
 {
-    uint32_t id = d->peer_lost[it->node]
-                      ? 0
-                      : px_dmx_add(&d->dmdx, (uint32_t)it->node, it->cbfunc, it->cbdata);
+    uint32_t id = d->peer_lost[node] ? 0 : px_dmx_add(&d->dmdx, (uint32_t)node, cbfunc, cbdata);
     if (id == 0) {
-        it->cbfunc(d->peer_lost[it->node] ? PMIX_ERR_UNREACH : PMIX_ERR_NOMEM, NULL, 0, it->cbdata,
-                   NULL, NULL);
+        cbfunc(d->peer_lost[node] ? PMIX_ERR_UNREACH : PMIX_ERR_NOMEM, NULL, 0, cbdata, NULL, NULL);
         return;
     }
     tl_buf b = {0};
     tl_put_u32(&b, id);
-    tl_put_u32(&b, it->rank);
-    int rc = pmixd_peer_send(d, it->node, PD_DMDX_REQ, &b);
+    tl_put_u32(&b, rank);
+    int rc = pmixd_peer_send(d, node, PD_DMDX_REQ, &b);
     tl_buf_free(&b);
     if (rc != 0) {
         px_dmx_cancel(&d->dmdx, id);
-        it->cbfunc(send_status(rc), NULL, 0, it->cbdata, NULL, NULL);
+        cbfunc(send_status(rc), NULL, 0, cbdata, NULL, NULL);
     }
 }
 
@@ -569,9 +510,6 @@ typedef struct dmdx_retry {
     pmix_status_t status;
     unsigned tries; /* sends that failed so far */
 } dmdx_retry;
-
-static void send_dmdx_reply(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_t status,
-                            const char *data, size_t ndata, unsigned tries);
 
 static void dmdx_retry_fire(void *arg)
 {
@@ -621,33 +559,6 @@ static void send_dmdx_reply(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_
     }
 }
 
-void coll_inbox(pmixd_ctx *d)
-{
-    pthread_mutex_lock(&d->qmu);
-    inbox_item *it = d->qhead;
-    d->qhead = d->qtail = NULL;
-    pthread_mutex_unlock(&d->qmu);
-    while (it != NULL) {
-        inbox_item *next = it->next;
-        switch (it->kind) {
-        case IT_FENCE:
-            if (d->stopping) {
-                answer(it->req, PMIX_ERR_PROC_TERM_WO_SYNC, NULL);
-                break;
-            }
-            do_fence(d, it);
-            break;
-        case IT_DMDX: do_dmdx(d, it); break;
-        case IT_DMDX_REP:
-            send_dmdx_reply(d, it->node, it->reqid, it->status, it->data, it->ndata, 0);
-            break;
-        default: break;
-        }
-        free_item(it);
-        it = next;
-    }
-}
-
 static void got_coll(pmixd_ctx *d, int from, tl_reader *r)
 {
     uint32_t n = tl_get_u32(r);
@@ -689,9 +600,7 @@ static void got_dmdx_req(pmixd_ctx *d, int from, tl_reader *r)
     pmix_status_t rc = PMIX_ERR_NOMEM;
     if (c != NULL) {
         *c = (dmdx_ctx){d, from, reqid};
-        pmix_proc_t p;
-        PMIx_Load_procid(&p, d->j.nspace, rank);
-        rc = PMIx_server_dmodex_request(&p, dmdx_answer, c);
+        rc = job_dmodex_request(&d->j, rank, dmdx_answer, c);
     }
     if (rc != PMIX_SUCCESS) {
         free(c);
@@ -767,9 +676,8 @@ void coll_timers(pmixd_ctx *d)
 
 void coll_init(pmixd_ctx *d)
 {
-    g_d = d;
-    d->j.fence_fn = up_fence;
-    d->j.dmodex_fn = up_dmodex;
+    d->j.cross = &cross_host;
+    d->j.cross_ctx = d;
 }
 
 void coll_fini(pmixd_ctx *d)
@@ -794,13 +702,4 @@ void coll_fini(pmixd_ctx *d)
         free(t);
     }
     px_dmx_fini(&d->dmdx);
-    pthread_mutex_lock(&d->qmu);
-    inbox_item *it = d->qhead;
-    d->qhead = d->qtail = NULL;
-    pthread_mutex_unlock(&d->qmu);
-    while (it != NULL) {
-        inbox_item *next = it->next;
-        free_item(it);
-        it = next;
-    }
 }

@@ -155,9 +155,7 @@ static char **rank_env(job *j, int rank)
         k++;
     }
     env[k] = NULL;
-    pmix_proc_t p;
-    PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)rank);
-    pmix_status_t rc = PMIx_server_setup_fork(&p, &env);
+    pmix_status_t rc = job_setup_fork(j, rank, &env);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmixrun: cannot prepare the environment of rank %d: %s\n", rank,
                 PMIx_Error_string(rc));
@@ -208,13 +206,11 @@ int launch_rank(job *j, rank_proc *r)
     int errw = j->merge_stderr ? outp[1] : errp[1];
     int inr = wants_in ? inp[0] : j->devnull;
     pid_t parent = getpid();
-    /* The rank's pid is known to the server's client_connected2 (under mu)
-     * before the rank can connect (pmixrun_job.c). The child never touches
-     * mu. */
-    pthread_mutex_lock(&j->mu);
+    /* The rank's pid is known to the server's client_connected2
+     * (pmixrun_job.c) before the loop runs again, and so before the rank's
+     * HELLO can be read. */
     pid_t pid = fork();
     if (pid < 0) {
-        pthread_mutex_unlock(&j->mu);
         fprintf(stderr, "pmixrun: cannot start rank %d: fork: %s\n", r->rank, strerror(errno));
         goto fail;
     }
@@ -241,7 +237,6 @@ int launch_rank(job *j, rank_proc *r)
     }
     /* The parent. Set the group here too: no race with the first kill. */
     r->pid = pid;
-    pthread_mutex_unlock(&j->mu);
     setpgid(pid, pid);
     j->nstarted++;
     close(outp[1]);
@@ -265,6 +260,15 @@ int launch_rank(job *j, rank_proc *r)
         r->out.file = &r->files[0];
     if (r->files[1].fd >= 0)
         r->err.file = &r->files[1];
+    /* Its pipes go on the job's loop (their descriptors close with the
+     * streams at teardown if this fails). */
+    if (iof_stream_watch(&r->out, j->plat, r->rank, j->tag_output) != 0 ||
+        (r->err.fd >= 0 && iof_stream_watch(&r->err, j->plat, r->rank, j->tag_output) != 0) ||
+        (r->in_fd >= 0 && iof_stdin_watch_rank(j, r) != 0)) {
+        fprintf(stderr, "pmixrun: cannot watch the pipes of rank %d: out of memory\n", r->rank);
+        close(exep[0]);
+        return 1;
+    }
 
     int cerr = 0;
     ssize_t n;
