@@ -184,6 +184,25 @@ static _Noreturn void child_fail(int fd, int err)
     _exit(PMIXRUN_EXIT_NOEXEC);
 }
 
+static void exec_done(void *arg, unsigned what)
+{
+    *(bool *)arg = true;
+}
+
+/* Until the child has exec'd (its end of the CLOEXEC pipe closes) or
+ * failed to (it writes errno there), the loop goes on: the ranks started
+ * before it connect meanwhile, and their PMIx_Init does not wait for the
+ * whole launch. Callbacks may run here (signals, output, upcalls), as in
+ * any turn of the loop. Without a watch, the read that follows blocks. */
+static void wait_exec(job *j, int fd)
+{
+    bool ready = false;
+    px_posix_watch *w = px_posix_watch_create(j->plat, fd, PX_POSIX_READ, exec_done, &ready);
+    while (w != NULL && !ready)
+        px_posix_run_once(j->plat, -1.0);
+    px_posix_watch_destroy(w);
+}
+
 int launch_rank(job *j, rank_proc *r)
 {
     int outp[2] = {-1, -1}, errp[2] = {-1, -1}, exep[2] = {-1, -1}, inp[2] = {-1, -1};
@@ -272,6 +291,7 @@ int launch_rank(job *j, rank_proc *r)
 
     int cerr = 0;
     ssize_t n;
+    wait_exec(j, exep[0]);
     do
         n = read(exep[0], &cerr, sizeof cerr);
     while (n < 0 && errno == EINTR);
