@@ -261,9 +261,10 @@ void job_server_stop(job *j);
 /* Add to `env` what rank `rank` needs to reach the server (the engine's
  * identity variables and PMIX_SERVER_URI). PMIX_SUCCESS or an error. */
 pmix_status_t job_setup_fork(job *j, int rank, char ***env);
-/* pmixd: ask the server for the data of its local rank `rank` for another
- * node (px_server_dmodex_request: cbfunc may run before this returns). */
-pmix_status_t job_dmodex_request(job *j, pmix_rank_t rank, pmix_dmodex_response_fn_t cbfunc,
+/* pmixd: ask the server for the data of its local process `proc` for
+ * another node (px_server_dmodex_request: cbfunc may run before this
+ * returns). */
+pmix_status_t job_dmodex_request(job *j, const pmix_proc_t *proc, pmix_dmodex_response_fn_t cbfunc,
                                  void *cbdata);
 rank_proc *job_rank_of(job *j, const pmix_proc_t *proc);
 const char *job_node_name(const job *j, int node);

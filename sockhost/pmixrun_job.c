@@ -537,14 +537,12 @@ pmix_status_t job_setup_fork(job *j, int rank, char ***env)
     return PMIX_SUCCESS;
 }
 
-pmix_status_t job_dmodex_request(job *j, pmix_rank_t rank, pmix_dmodex_response_fn_t cbfunc,
+pmix_status_t job_dmodex_request(job *j, const pmix_proc_t *proc, pmix_dmodex_response_fn_t cbfunc,
                                  void *cbdata)
 {
-    pmix_proc_t p;
     if (!j->server_up)
         return PMIX_ERR_INIT;
-    PMIx_Load_procid(&p, j->nspace, rank);
-    return LOCKED(j, px_server_dmodex_request(j->srv, &p, cbfunc, cbdata));
+    return LOCKED(j, px_server_dmodex_request(j->srv, proc, cbfunc, cbdata));
 }
 
 /* Answer the pending PMIx_Abort calls, then release the server; nothing
