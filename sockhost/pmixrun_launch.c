@@ -14,7 +14,9 @@
  * for both with --merge-stderr-to-stdout), default signal dispositions and
  * an empty mask, its binding (sched_setaffinity) and execve. If execve fails, the child writes
  * errno into a close-on-exec pipe, which pmixrun reads: an empty read means
- * the exec succeeded.
+ * the exec succeeded. While it waits for that, the job's loop turns
+ * (wait_exec), so the server answers the ranks started before; the rank's
+ * pipes become watches on the loop (pmixrun_iof.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
