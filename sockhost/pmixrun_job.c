@@ -509,32 +509,13 @@ int job_server_start(job *j)
 pmix_status_t job_setup_fork(job *j, int rank, char ***env)
 {
     pmix_proc_t p;
-    char *entry, **e;
-    size_t n = 0;
 
     PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)rank);
     pmix_status_t rc = LOCKED(j, px_server_setup_fork(j->srv, &p, env));
     if (rc != PMIX_SUCCESS)
         return rc;
-    if (asprintf(&entry, "PMIX_SERVER_URI=%s", j->uri) < 0)
-        return PMIX_ERR_NOMEM;
-    for (; (*env)[n] != NULL; n++) {
-        if (strncmp((*env)[n], "PMIX_SERVER_URI=", 16) == 0) {
-            /* pmixrun's own (it runs under another server): ours instead */
-            free((*env)[n]);
-            (*env)[n] = entry;
-            return PMIX_SUCCESS;
-        }
-    }
-    e = realloc(*env, (n + 2) * sizeof *e);
-    if (e == NULL) {
-        free(entry);
-        return PMIX_ERR_NOMEM;
-    }
-    e[n] = entry;
-    e[n + 1] = NULL;
-    *env = e;
-    return PMIX_SUCCESS;
+    /* ours, also over pmixrun's own (when it runs under another server) */
+    return PMIx_Setenv("PMIX_SERVER_URI", j->uri, true, env);
 }
 
 pmix_status_t job_dmodex_request(job *j, const pmix_proc_t *proc, pmix_dmodex_response_fn_t cbfunc,

@@ -195,10 +195,16 @@ static void exec_done(void *arg, unsigned what)
  * failed to (it writes errno there), the loop goes on: the ranks started
  * before it connect meanwhile, and their PMIx_Init does not wait for the
  * whole launch. Callbacks may run here (signals, output, upcalls), as in
- * any turn of the loop. Without a watch, the read that follows blocks. */
+ * any turn of the loop. Without a watch, or when called from inside a
+ * turn (which cannot turn the loop again), the read that follows blocks. */
 static void wait_exec(job *j, int fd)
 {
-    bool ready = false;
+    bool ready = false, nested;
+    px_posix_ops()->lock(j->plat);
+    nested = px_posix_ops()->in_callback(j->plat); /* inside a turn: no turn of our own */
+    px_posix_ops()->unlock(j->plat);
+    if (nested)
+        return;
     px_posix_watch *w = px_posix_watch_create(j->plat, fd, PX_POSIX_READ, exec_done, &ready);
     while (w != NULL && !ready)
         px_posix_run_once(j->plat, -1.0);

@@ -1832,7 +1832,9 @@ static void test_watch_destroy_other(void **state)
  * ready, as poll() says, and a turn with one wanting does not sleep. */
 static void test_watch_always_ready(void **state)
 {
-    char err[128], path[] = "/tmp/test_posix_watch.XXXXXX";
+    char err[128], path[256];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/test_posix_watch.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     px_posix *p = px_posix_create(true, err, sizeof err);
     int fd = mkstemp(path), dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
     wrec w = {0}, wn = {0};

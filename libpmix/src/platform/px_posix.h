@@ -173,7 +173,8 @@ void px_posix_watch_destroy(px_posix_watch *w);
  * passed (negative: no limit; 0: do not wait), run every callback that is
  * ready, and return. Takes the engine lock itself; call it without the
  * lock held, from the thread that made the watches. No-op on a platform
- * with a progress thread. */
+ * with a progress thread, and from inside a callback of the loop (the
+ * loop is turning already). */
 void px_posix_run_once(px_posix *p, double timeout);
 
 #endif /* PX_POSIX_H */
