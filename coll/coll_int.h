@@ -294,6 +294,7 @@ struct px_coll_groups {
     uint32_t *col_start; /* ncols + 1 */
     uint32_t *col_members;
     uint32_t *col_rank; /* member -> index within its column */
+    bool switched;      /* px_coll_groups_set_switched() */
 };
 
 /* ---- the member context (core.c, notice.c) ---- */

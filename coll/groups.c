@@ -265,6 +265,13 @@ void px_coll_groups_destroy(px_coll_groups *g)
     free(g);
 }
 
+void px_coll_groups_set_switched(px_coll_groups *g, bool switched)
+{
+    if (g != NULL) {
+        g->switched = switched;
+    }
+}
+
 uint32_t px_coll_groups_count(const px_coll_groups *g)
 {
     return g != NULL ? g->ngroups : 1;

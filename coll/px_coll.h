@@ -286,8 +286,9 @@ bool px_coll_algo_supports(const px_coll_algo *a, px_coll_kind kind);
  * power of two, else bruck. Never NULL for a valid kind. */
 const px_coll_algo *px_coll_auto(px_coll_kind kind, uint32_t nmembers, uint64_t bytes);
 /* The `auto` rule with the members' groups (NULL: none): hier for an
- * allgather over more than one group with a group of more than one member
- * (where the ring rule above does not apply), else px_coll_auto().
+ * allgather over groups of one size (more than one group of more than one
+ * member) that the host marked switched (px_coll_groups_set_switched),
+ * where the ring rule above does not apply; else px_coll_auto().
  * px_coll_resolve() applies it; docs/collectives.md has the study behind
  * it. */
 const px_coll_algo *px_coll_auto_groups(px_coll_kind kind, uint32_t nmembers, uint64_t bytes,
@@ -355,6 +356,12 @@ px_coll_groups *px_coll_groups_create(uint32_t nmembers, const uint32_t *labels)
 px_coll_groups *px_coll_groups_from_coords(uint32_t nmembers, const pmix_coord_t *coords,
                                            size_t prefix);
 void px_coll_groups_destroy(px_coll_groups *g);
+/* The host says that every group sits under one switch: its members reach
+ * each other at the full rate of their links, without the links between
+ * groups (a fat tree's leaf switch; not a torus line). Only then does the
+ * auto rule pick hier (px_coll_auto_groups). Call it before lending the
+ * groups to any px_coll; false by default. NULL is a no-op. */
+void px_coll_groups_set_switched(px_coll_groups *g, bool switched);
 uint32_t px_coll_groups_count(const px_coll_groups *g);
 uint32_t px_coll_groups_of(const px_coll_groups *g, uint32_t member); /* 0..count-1 */
 uint32_t px_coll_groups_size(const px_coll_groups *g, uint32_t group);

@@ -22,10 +22,12 @@
  *   with groups (px_coll_auto_groups, what px_coll_resolve applies):
  *              hier, every member a leader, for an allgather over groups
  *              of one size (more than one group of more than one member)
- *              unless the ring rule applies: it is never slower than flat
- *              recursive doubling or Bruck in the study of
- *              docs/collectives.md ("Where hierarchy wins") and much
- *              faster where the links between groups are tapered.
+ *              that the host marked switched (each under one switch),
+ *              unless the ring rule applies: there it is never measurably
+ *              slower than flat recursive doubling or Bruck in the study
+ *              of docs/collectives.md ("Where hierarchy wins") and much
+ *              faster where the links between groups are tapered. Not on
+ *              a torus's lines, where the study found it slower.
  * Every member must resolve to the same algorithm; `auto` is a pure
  * function of (kind, n, bytes, groups), so members agree as long as they
  * pass the same `bytes` and groups.
@@ -74,7 +76,7 @@ static bool groups_even(const px_coll_groups *g, uint32_t nmembers)
 const px_coll_algo *px_coll_auto_groups(px_coll_kind kind, uint32_t nmembers, uint64_t bytes,
                                         const px_coll_groups *groups)
 {
-    if (kind == PX_COLL_ALLGATHER && groups_even(groups, nmembers) &&
+    if (kind == PX_COLL_ALLGATHER && groups_even(groups, nmembers) && groups->switched &&
         !(bytes >= AUTO_LONG && nmembers <= AUTO_RING_MAX)) {
         return px_coll_algo_by_name("hier");
     }

@@ -425,8 +425,12 @@ static void test_resolve_and_counts(void **state)
     assert_int_equal(out.leaders, PX_COLL_LEADERS_ALL);
     assert_int_equal(px_coll_resolve(&in, PX_COLL_BARRIER, 8, 0, g, &out), PMIX_SUCCESS);
     assert_int_equal(out.leaders, PX_COLL_LEADERS_ONE);
-    /* auto: hier over even groups for an allgather only */
+    /* auto: hier over even, switched groups for an allgather only */
     in.algo = NULL;
+    assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 8, 0, g, &out), PMIX_SUCCESS);
+    assert_ptr_equal(out.algo, A("recdbl")); /* not switched */
+    px_coll_groups_set_switched(g, true);
+    px_coll_groups_set_switched(NULL, true);
     assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 8, 0, g, &out), PMIX_SUCCESS);
     assert_ptr_equal(out.algo, A("hier"));
     assert_int_equal(out.leaders, PX_COLL_LEADERS_ALL);
@@ -435,6 +439,7 @@ static void test_resolve_and_counts(void **state)
     assert_ptr_equal(px_coll_auto_groups(PX_COLL_ALLGATHER, 8, 1 << 20, g), A("ring"));
     px_coll_groups_destroy(g);
     g = px_coll_groups_create(7, labels); /* uneven: flat */
+    px_coll_groups_set_switched(g, true);
     assert_ptr_equal(px_coll_auto_groups(PX_COLL_ALLGATHER, 7, 0, g), A("bruck"));
     px_coll_groups_destroy(g);
 
