@@ -69,7 +69,7 @@ typedef struct px_jobmap {
     /* The host name of `node` (0 .. nnodes - 1), with `ctx`; asked only
      * for the nodes the build describes. */
     const char *(*node_name)(void *ctx, uint32_t node);
-    uint32_t napps;          /* 0: one app of every rank, no argv or wdir */
+    uint32_t napps; /* 0: one app of every rank, no argv or wdir */
     const px_jobmap_app *apps;
     uint32_t univ_size;         /* 0: nprocs */
     const char *mapby, *bindto; /* PMIX_MAPBY, PMIX_BINDTO, or NULL */
@@ -215,6 +215,12 @@ void px_dmx_fini(px_dmx_table *t);
  * epochs on every member) and fails the direct modex requests sent to it
  * with PMIX_ERR_UNREACH.
  *
+ * Departures. A process that finalized and exited (px_hc_departed) will
+ * never join a fence again: every fence that names it, running (not yet
+ * joined by it), queued or later, fails with PMIX_ERR_LOST_CONNECTION on
+ * every node (the server engine does the same for its local fences), and
+ * the news travels like a death's, without breaking the job.
+ *
  * Direct modex. A Get of a rank of another node goes to that rank's node,
  * whose adapter asks its server (ops->dmodex_local) and whose core sends
  * the answer back. An answer that cannot be sent (too big, no memory)
@@ -228,19 +234,44 @@ void px_dmx_fini(px_dmx_table *t);
  * broken job). */
 typedef struct px_hc px_hc;
 
+/* A group operation of this node (construct or destruct), as the server
+ * engine hands it to its host; everything borrowed for the call. Every
+ * node that hosts a member makes one per operation, with the same op,
+ * grp and procs. */
+typedef struct px_hc_group_req {
+    pmix_group_operation_t op; /* PMIX_GROUP_CONSTRUCT or PMIX_GROUP_DESTRUCT */
+    const char *grp;
+    const pmix_proc_t *procs; /* the members */
+    size_t nprocs;
+    bool assign_ctxid;          /* PMIX_GROUP_ASSIGN_CONTEXT_ID */
+    double timeout;             /* seconds, 0: the host's default */
+    pmix_status_t local_status; /* a member of this node failed: fail it everywhere */
+    const char *data;           /* this node's contribution */
+    size_t ndata;
+} px_hc_group_req;
+
+/* A group operation's end: the same status on every node; on success
+ * every node's contribution concatenated (in member-node order) and the
+ * context id when one was asked for. `release(arg)` frees the data once
+ * the callee is done with it (it may be NULL). */
+typedef void (*px_hc_group_cb)(pmix_status_t status, bool has_ctxid, uint64_t ctxid,
+                               const char *data, size_t ndata, void *cbdata,
+                               pmix_release_cbfunc_t release, void *arg);
+
 /* What a message is, for an adapter that charges a network for it. */
 typedef enum px_hc_kind {
     PX_HC_COLL = 1,    /* a collective's message */
     PX_HC_BROKEN = 2,  /* the news of a dead process */
     PX_HC_DMX_REQ = 3, /* a direct modex request */
-    PX_HC_DMX_REP = 4  /* its answer */
+    PX_HC_DMX_REP = 4, /* its answer */
+    PX_HC_DEPARTED = 5 /* a process finalized and exited */
 } px_hc_kind;
 
 typedef struct px_hc_sent {
     px_hc_kind kind;
-    size_t wire; /* COLL: the collective message's size with the bytes it
-                  * stands for (px_coll's sizes_only); others: the payload
-                  * (DMX_REP: the data's bytes, 0 for an error) */
+    size_t wire;    /* COLL: the collective message's size with the bytes it
+                     * stands for (px_coll's sizes_only); others: the payload
+                     * (DMX_REP: the data's bytes, 0 for an error) */
     uint64_t set;   /* COLL: the set's id */
     uint32_t epoch; /* COLL: the epoch */
     uint8_t type;   /* COLL: px_coll's message type (1 data, 2 notice) */
@@ -272,10 +303,15 @@ typedef struct px_hc_ops {
     /* Ask this node's server for `proc`'s data (px_server_dmodex_request
      * or PMIx_server_dmodex_request): PMIX_SUCCESS and cb(cbdata) once
      * later (or from inside), or an error and no callback. */
-    pmix_status_t (*dmodex_local)(void *ctx, const pmix_proc_t *proc,
-                                  pmix_dmodex_response_fn_t cb, void *cbdata);
+    pmix_status_t (*dmodex_local)(void *ctx, const pmix_proc_t *proc, pmix_dmodex_response_fn_t cb,
+                                  void *cbdata);
 
     /* Optional (NULL: none). */
+    /* A context id for a group, unique for the life of the host (its
+     * daemon set); asked only on the lowest member node of a construct
+     * with PMIX_GROUP_ASSIGN_CONTEXT_ID. NULL: such constructs fail with
+     * PMIX_ERR_BAD_PARAM. */
+    uint64_t (*ctxid)(void *ctx);
     /* Drop the link to `node` as if it had failed: the core could not
      * answer it for seconds. The adapter then calls px_hc_node_lost. */
     void (*drop)(void *ctx, uint32_t node);
@@ -332,6 +368,13 @@ void px_hc_destroy(px_hc *hc);
 pmix_status_t px_hc_fence(px_hc *hc, const pmix_proc_t procs[], size_t nprocs,
                           const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
                           pmix_modex_cbfunc_t cbfunc, void *cbdata);
+/* A group operation (the server engine's group upcall, read into a
+ * px_hc_group_req): a collective of its own among the nodes that host a
+ * member, run like a fence's (per-set queue, failing in step, a death or a
+ * departed member failing it), an allgather of the nodes' contributions
+ * plus the context id the lowest member node makes. The same errors as
+ * px_hc_fence, and PMIX_ERR_BAD_PARAM for a bad request. */
+pmix_status_t px_hc_group(px_hc *hc, const px_hc_group_req *req, px_hc_group_cb cb, void *cbdata);
 /* The server engine's direct_modex upcall: PMIX_ERR_NOT_FOUND for a
  * process of this node or outside the job (the server answers itself). */
 pmix_status_t px_hc_dmodex(px_hc *hc, const pmix_proc_t *proc, const pmix_info_t info[],
@@ -343,8 +386,56 @@ pmix_status_t px_hc_deliver(px_hc *hc, uint32_t from, const void *msg, size_t le
  * here (rank PMIX_RANK_INVALID): fail every fence; with `tell`, the other
  * nodes learn it too. */
 void px_hc_break(px_hc *hc, pmix_rank_t rank, bool tell, const char *why);
+/* Process `rank` of the job finalized and exited: fences that name it
+ * fail (above); with `tell`, the other nodes learn it too. */
+void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell);
 /* Node `node` is gone (its link dropped, its host died). */
 void px_hc_node_lost(px_hc *hc, uint32_t node);
 bool px_hc_broken(const px_hc *hc);
+
+/* ---- who may join a job's daemons: px_auth ---- */
+
+/* The daemons of a job share a secret key that their launcher made
+ * (px_auth_keygen) and gave each of them out of band (its control
+ * connection, or the environment of the command that starts it: never a
+ * command line, which every user can read). A connection between two
+ * daemons, or from a daemon to its launcher, is trusted only after both
+ * ends proved they hold the key, each for this connection alone:
+ *
+ *   connector -> acceptor   its node id and a fresh nonce nc
+ *   acceptor  -> connector  a fresh nonce na, tag(ACCEPTOR, nc, na)
+ *   connector -> acceptor   tag(CONNECTOR, nc, na)
+ *
+ * A tag is HMAC-SHA-256 under the key of the role, both node ids, both
+ * nonces and the job's name (libsodium), so it answers one challenge of
+ * one connection of one job: a tag seen on one connection is worth
+ * nothing on another. Nothing else of the protocol is read from a peer
+ * before its tag checks. */
+#define PX_AUTH_KEYLEN 32
+#define PX_AUTH_NONCELEN 16
+#define PX_AUTH_TAGLEN 32
+
+typedef enum px_auth_role {
+    PX_AUTH_CONNECTOR,
+    PX_AUTH_ACCEPTOR
+} px_auth_role;
+
+/* A new random key, or a nonce: 0, or -1 if libsodium cannot start. */
+int px_auth_keygen(uint8_t key[PX_AUTH_KEYLEN]);
+int px_auth_nonce(uint8_t nonce[PX_AUTH_NONCELEN]);
+/* The key as 64 hexadecimal digits, and back (-1: not 64 hex digits; the
+ * key is unchanged then). */
+void px_auth_key_hex(const uint8_t key[PX_AUTH_KEYLEN], char hex[2 * PX_AUTH_KEYLEN + 1]);
+int px_auth_key_parse(const char *hex, uint8_t key[PX_AUTH_KEYLEN]);
+/* The tag `role` sends on the connection from node `connector` to node
+ * `acceptor` (a launcher uses an id of its own, e.g. UINT32_MAX) of job
+ * `job`, after the nonces nc and na; 0, or -1. px_auth_check compares in
+ * constant time. */
+int px_auth_tag(const uint8_t key[PX_AUTH_KEYLEN], px_auth_role role, const char *job,
+                uint32_t connector, uint32_t acceptor, const uint8_t nc[PX_AUTH_NONCELEN],
+                const uint8_t na[PX_AUTH_NONCELEN], uint8_t tag[PX_AUTH_TAGLEN]);
+bool px_auth_check(const uint8_t key[PX_AUTH_KEYLEN], px_auth_role role, const char *job,
+                   uint32_t connector, uint32_t acceptor, const uint8_t nc[PX_AUTH_NONCELEN],
+                   const uint8_t na[PX_AUTH_NONCELEN], const uint8_t tag[PX_AUTH_TAGLEN]);
 
 #endif /* PX_HOSTCORE_H */
