@@ -168,7 +168,7 @@ if command -v gnuplot >/dev/null; then
         echo "set output '$out/hier-study.png'"
         echo "set multiplot layout 1,2"
         echo "set xlabel 'bytes per process'; set ylabel 'best flat time / hier time'"
-        echo "set logscale x 2; set yrange [0:*]; set key left top; set grid"
+        echo "set logscale xy 2; set yrange [0.4:32]; set key left top; set grid"
         for model in cm02 lv08; do
             echo "set title '1,024 nodes, $model'"
             printf "plot 1 notitle lc rgb 'gray'"
