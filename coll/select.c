@@ -281,14 +281,7 @@ void px_coll_choice_format(const px_coll_choice *ch, char *buf, size_t len)
         const char *lead = ch->leaders == PX_COLL_LEADERS_ALL   ? ":all"
                            : ch->leaders == PX_COLL_LEADERS_ONE ? ":one"
                                                                 : "";
-        if (ch->leaders == PX_COLL_LEADERS_ALL) {
-            /* the radix does not matter there (no trees) unless inside */
-            if (ch->inner != NULL && ch->inner->radix && ch->radix != 0) {
-                snprintf(buf, len, "hier:%s:%u:all", ch->inner->name, ch->radix);
-            } else {
-                snprintf(buf, len, "hier:%s:all", px_coll_algo_name(ch->inner));
-            }
-        } else if (ch->radix != 0) {
+        if (ch->radix != 0) {
             snprintf(buf, len, "hier:%s:%u%s", px_coll_algo_name(ch->inner), ch->radix, lead);
         } else if (ch->inner != NULL) {
             snprintf(buf, len, "hier:%s%s", ch->inner->name, lead);
@@ -337,8 +330,13 @@ pmix_status_t px_coll_resolve(const px_coll_choice *in, px_coll_kind kind, uint3
             return PMIX_ERR_BAD_PARAM; /* a column would miss the groups that are short */
         }
         if (ch.leaders == PX_COLL_LEADERS_ALL) {
-            /* the columns: as many members as there are groups */
+            /* the columns: as many members as there are groups; no trees
+             * but a tree among the columns, so no radix otherwise (members
+             * that name one or not agree) */
             ch.inner = in->inner != NULL ? in->inner : px_coll_auto(kind, ngroups, 0);
+            if (!ch.inner->radix) {
+                ch.radix = 0;
+            }
         } else {
             ch.inner = in->inner != NULL ? in->inner : px_coll_auto(kind, ngroups, size_hint);
         }

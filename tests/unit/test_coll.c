@@ -263,6 +263,7 @@ static void test_parse(void **state)
     parse_ok(PX_COLL_ALLGATHER, "hier:ring:ALL", "hier", "ring", 0);
     parse_ok(PX_COLL_ALLGATHER, "hier:tree:4:one", "hier", "tree", 4);
     parse_ok(PX_COLL_ALLGATHER, "hier:3:one", "hier", NULL, 3);
+    parse_ok(PX_COLL_ALLGATHER, "hier:ring:4:all", "hier", "ring", 4);
     assert_int_equal(px_coll_parse(PX_COLL_ALLGATHER, "hier:bruck:all", &ch, NULL, 0),
                      PMIX_SUCCESS);
     assert_int_equal(ch.leaders, PX_COLL_LEADERS_ALL);
@@ -420,6 +421,15 @@ static void test_resolve_and_counts(void **state)
     assert_int_equal(out.leaders, PX_COLL_LEADERS_ALL);
     assert_int_equal(px_coll_messages(&out, 8, g), 4 * 2 + 2 * 8);
     assert_int_equal(px_coll_rounds(&out, 8, g), 1 + 2);
+    in.radix = 4; /* no tree anywhere: no radix, so that members agree */
+    in.inner = A("ring");
+    assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 8, 0, g, &out), PMIX_SUCCESS);
+    assert_int_equal(out.radix, 0);
+    in.inner = A("tree"); /* a tree among the columns keeps it */
+    assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 8, 0, g, &out), PMIX_SUCCESS);
+    assert_int_equal(out.radix, 4);
+    in.inner = NULL;
+    in.radix = 0;
     in.leaders = 0; /* the default for an allgather over even groups */
     assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 8, 0, g, &out), PMIX_SUCCESS);
     assert_int_equal(out.leaders, PX_COLL_LEADERS_ALL);
