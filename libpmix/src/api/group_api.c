@@ -3,7 +3,13 @@
  * (client/group.c; the server's half is server/group.c).
  *
  * The non-blocking forms start the engine's operation and return; the
- * callback runs later, from the caller's progress, exactly once. The
+ * callback runs later, from the caller's progress, exactly once. As
+ * everywhere in the library (user-guide.md, "Errors: returned, or through
+ * the callback"), a call with a callback returns an error itself only for
+ * arguments wrong on their face (PMIX_ERR_BAD_PARAM), PMIX_ERR_INIT and
+ * PMIX_ERR_NOMEM; any other refusal (an unknown group: PMIX_ERR_NOT_FOUND;
+ * a name in use: PMIX_ERR_EXISTS; a lost server) comes through the
+ * callback, after the call returned, as OpenPMIx's programs expect. The
  * blocking forms wait for the same operation and hand back the results
  * array (a copy the caller frees with PMIx_Info_free). A blocking call
  * from inside a PMIx callback returns PMIX_ERR_WOULD_BLOCK: PMIx_Group_join
@@ -94,6 +100,47 @@ static px_api_client *nonblocking(void)
     return ac;
 }
 
+typedef struct late {
+    pmix_status_t status;
+    pmix_op_cbfunc_t opcb;
+    pmix_info_cbfunc_t infocb;
+    void *cbdata;
+} late;
+
+static void call_late(void *arg)
+{
+    late *l = arg;
+
+    if (l->opcb != NULL)
+        l->opcb(l->status, l->cbdata);
+    else
+        l->infocb(l->status, NULL, 0, l->cbdata, NULL, NULL);
+    free(l);
+}
+
+/* What a non-blocking call returns when the engine said `rc`: a refusal
+ * other than the ones returned directly goes to the callback, later. */
+static pmix_status_t nb_result(pmix_status_t rc, pmix_op_cbfunc_t opcb, pmix_info_cbfunc_t infocb,
+                               void *cbdata)
+{
+    late *l;
+
+    if (rc == PMIX_SUCCESS || rc == PMIX_ERR_BAD_PARAM || rc == PMIX_ERR_INIT ||
+        rc == PMIX_ERR_NOMEM || (opcb == NULL && infocb == NULL))
+        return rc;
+    if ((l = malloc(sizeof(*l))) == NULL)
+        return PMIX_ERR_NOMEM;
+    l->status = rc;
+    l->opcb = opcb;
+    l->infocb = infocb;
+    l->cbdata = cbdata;
+    if (px_api_defer(call_late, l) != PMIX_SUCCESS) {
+        free(l);
+        return rc;
+    }
+    return PMIX_SUCCESS;
+}
+
 #define ENGINE(ac, call)                \
     ({                                  \
         pmix_status_t rc__;             \
@@ -112,8 +159,9 @@ PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_p
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
-    return ENGINE(ac, px_client_group_construct(ac->client, grp, procs, nprocs, directives, ndirs,
-                                                cbfunc, cbdata));
+    return nb_result(ENGINE(ac, px_client_group_construct(ac->client, grp, procs, nprocs,
+                                                          directives, ndirs, cbfunc, cbdata)),
+                     NULL, cbfunc, cbdata);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[],
@@ -140,7 +188,9 @@ PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_in
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
-    return ENGINE(ac, px_client_group_destruct(ac->client, grp, directives, ndirs, cbfunc, cbdata));
+    return nb_result(
+        ENGINE(ac, px_client_group_destruct(ac->client, grp, directives, ndirs, cbfunc, cbdata)),
+        cbfunc, NULL, cbdata);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t directives[],
@@ -165,8 +215,9 @@ PMIX_EXPORT pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
-    return ENGINE(
-        ac, px_client_group_invite(ac->client, grp, procs, nprocs, info, ninfo, cbfunc, cbdata));
+    return nb_result(ENGINE(ac, px_client_group_invite(ac->client, grp, procs, nprocs, info, ninfo,
+                                                       cbfunc, cbdata)),
+                     NULL, cbfunc, cbdata);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[],
@@ -192,8 +243,9 @@ PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
-    return ENGINE(ac,
-                  px_client_group_join(ac->client, grp, leader, opt, info, ninfo, cbfunc, cbdata));
+    return nb_result(
+        ENGINE(ac, px_client_group_join(ac->client, grp, leader, opt, info, ninfo, cbfunc, cbdata)),
+        NULL, cbfunc, cbdata);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader,
@@ -218,7 +270,9 @@ PMIX_EXPORT pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
-    return ENGINE(ac, px_client_group_leave(ac->client, grp, info, ninfo, cbfunc, cbdata));
+    return nb_result(
+        ENGINE(ac, px_client_group_leave(ac->client, grp, info, ninfo, cbfunc, cbdata)), cbfunc,
+        NULL, cbdata);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_leave(const char grp[], const pmix_info_t info[], size_t ninfo)
