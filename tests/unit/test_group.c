@@ -53,6 +53,7 @@ static const pmix_status_t ev_codes[] = {
     PMIX_GROUP_INVITE_FAILED,
     PMIX_GROUP_LEFT,
     PMIX_GROUP_MEMBER_FAILED,
+    PMIX_GROUP_CONSTRUCT_COMPLETE,
 };
 #define NCODES (sizeof(ev_codes) / sizeof(ev_codes[0]))
 
@@ -456,7 +457,8 @@ static void test_construct_nodes_no_ctxid(void **state)
 /* ---- invitations ---- */
 
 /* Rank 0 invites 1, 2 and 3; 1 and 2 accept, 3 declines. The leader hears
- * each answer, the group is 0, 1, 2 with one context id; 2 leaves and the
+ * each answer, the group is 0, 1, 2 with one context id, and those who
+ * accepted hear it is complete; a fence names the group; 2 leaves and the
  * others hear it; the rest destruct it. */
 static void test_invite_join_decline_leave(void **state)
 {
@@ -507,6 +509,34 @@ static void test_invite_join_decline_leave(void **state)
     assert_int_equal(j->p[0].events[ev_index(PMIX_GROUP_INVITE_ACCEPTED)], 2);
     assert_int_equal(j->p[0].events[ev_index(PMIX_GROUP_INVITE_DECLINED)], 1);
     assert_int_equal(j->p[0].ev_about.rank, 3);
+    /* those who accepted hear that the group is complete, from the leader */
+    for (int r = 0; r < 4; r++)
+        assert_int_equal(j->p[r].events[ev_index(PMIX_GROUP_CONSTRUCT_COMPLETE)], r == 1 || r == 2);
+    assert_int_equal(j->p[1].ev_source.rank, 0);
+
+    /* a fence over the group's name is a fence of its members */
+    pmix_proc_t team;
+    PMIx_Load_procid(&team, "team", PMIX_RANK_WILDCARD);
+    for (int r = 0; r <= 2; r++) {
+        j->p[r].done = 0;
+        assert_int_equal(px_client_fence(j->p[r].c, &team, 1, NULL, 0, op_cb, &j->p[r]),
+                         PMIX_SUCCESS);
+    }
+    wait_all(j, group, 3, PMIX_SUCCESS);
+    /* its group ranks name members too; one it does not have is refused */
+    pmix_proc_t two[2];
+    PMIx_Load_procid(&two[0], "team", 0);
+    PMIx_Load_procid(&two[1], "team", 1);
+    for (int r = 0; r <= 1; r++) {
+        j->p[r].done = 0;
+        assert_int_equal(px_client_fence(j->p[r].c, two, 2, NULL, 0, op_cb, &j->p[r]),
+                         PMIX_SUCCESS);
+    }
+    wait_all(j, rest, 2, PMIX_SUCCESS);
+    PMIx_Load_procid(&two[1], "team", 7);
+    j->p[0].done = 0;
+    assert_int_equal(px_client_fence(j->p[0].c, two, 2, NULL, 0, op_cb, &j->p[0]), PMIX_SUCCESS);
+    wait_all(j, rest, 1, PMIX_ERR_BAD_PARAM);
 
     /* 2 leaves: 0 and 1 hear it */
     j->p[2].done = 0;

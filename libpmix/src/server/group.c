@@ -22,7 +22,8 @@
  * fellow members committed before the construct) and this node's records
  * cut for local readers, which take precedence, as after a collecting
  * fence. A server keeps the groups with a local member (px_sgroup): their
- * members and context id, for destruct and leave.
+ * members and context id, for destruct and leave, and for fences that
+ * name a group ({group, rank}: px_srv_group_expand).
  *
  * Invitations. PMIx_Group_invite makes a tracker whose members are the
  * inviter (the leader, group rank 0) and the invited processes, and sends
@@ -30,7 +31,8 @@
  * accept joins the tracker (the leader hears PMIX_GROUP_INVITE_ACCEPTED),
  * a decline leaves it (PMIX_GROUP_INVITE_DECLINED; the decliner's join
  * completes at once). When everyone answered, the group is built from the
- * leader and those who accepted, as a construct would be. Events do not
+ * leader and those who accepted, as a construct would be, and those who
+ * accepted also hear PMIX_GROUP_CONSTRUCT_COMPLETE. Events do not
  * cross nodes yet, so invited processes must be on the leader's node.
  *
  * Failure. A member that dies before the operation completes fails it on
@@ -361,9 +363,35 @@ static void reply_done(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
 
 /* The operation succeeded with `members` (and, for a construct, the other
  * nodes' data): remember or forget the group, answer everyone, free. */
+/* An invitation's group is complete: its members other than the leader
+ * hear PMIX_GROUP_CONSTRUCT_COMPLETE from it, with the group's name, its
+ * membership and context id (programs written for OpenPMIx wait for this
+ * event rather than for their join's callback). */
+static void announce(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
+                     const pmix_proc_t *members, size_t nmembers)
+{
+    pmix_data_array_t da = {.type = PMIX_PROC, .size = nmembers, .array = (void *)members};
+    size_t id = (size_t)ctxid, n = 2;
+    pmix_info_t info[3];
+
+    memset(info, 0, sizeof(info));
+    PMIx_Info_load(&info[0], PMIX_GROUP_ID, t->name, PMIX_STRING);
+    PMIx_Info_load(&info[1], PMIX_GROUP_MEMBERSHIP, &da, PMIX_DATA_ARRAY);
+    if (has_ctxid)
+        PMIx_Info_load(&info[n++], PMIX_GROUP_CONTEXT_ID, &id, PMIX_SIZE);
+    for (size_t i = 0; i < t->nslots; i++)
+        if (t->slots[i].client != NULL && t->slots[i].joiner)
+            px_srv_event_to(s, t->slots[i].client, PMIX_GROUP_CONSTRUCT_COMPLETE, &t->leader,
+                            PMIX_RANGE_CUSTOM, info, n);
+    for (size_t i = 0; i < n; i++)
+        PMIx_Info_destruct(&info[i]);
+}
+
 static void succeed(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
                     const pmix_proc_t *members, size_t nmembers, const void *groups, size_t ngroups)
 {
+    if (t->op == PMIX_GROUP_CONSTRUCT && t->invite)
+        announce(s, t, has_ctxid, ctxid, members, nmembers);
     if (t->op == PMIX_GROUP_CONSTRUCT) {
         keep_group(s, t, members, nmembers, has_ctxid, ctxid);
     } else {
@@ -911,6 +939,48 @@ pmix_status_t px_srv_group(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
     case PX_GRP_JOIN: do_join(s, c, tag, grp, &leader, accept != 0); break;
     default: do_leave(s, c, tag, grp); break;
     }
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t px_srv_group_expand(px_server *s, pmix_proc_t **procs, size_t *n)
+{
+    size_t total = 0, k = 0;
+    bool any = false;
+    pmix_proc_t *v;
+
+    for (size_t i = 0; i < *n; i++) {
+        px_sgroup *g =
+            px_srv_nspace(s, (*procs)[i].nspace) == NULL ? find_group(s, (*procs)[i].nspace) : NULL;
+        if (g == NULL) {
+            total++;
+        } else if ((*procs)[i].rank == PMIX_RANK_WILDCARD) {
+            total += g->nmembers;
+            any = true;
+        } else if ((*procs)[i].rank >= g->nmembers) {
+            return PMIX_ERR_BAD_PARAM; /* no such group rank */
+        } else {
+            total++;
+            any = true;
+        }
+    }
+    if (!any)
+        return PMIX_SUCCESS;
+    if ((v = calloc(total ? total : 1, sizeof(*v))) == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < *n; i++) {
+        px_sgroup *g =
+            px_srv_nspace(s, (*procs)[i].nspace) == NULL ? find_group(s, (*procs)[i].nspace) : NULL;
+        if (g == NULL)
+            v[k++] = (*procs)[i];
+        else if ((*procs)[i].rank == PMIX_RANK_WILDCARD)
+            for (size_t m = 0; m < g->nmembers; m++)
+                v[k++] = g->members[m];
+        else
+            v[k++] = g->members[(*procs)[i].rank];
+    }
+    free(*procs);
+    *procs = v;
+    *n = k;
     return PMIX_SUCCESS;
 }
 

@@ -251,6 +251,11 @@ pmix_status_t px_srv_group(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
 void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why);
 void px_srv_group_client_gone(px_server *s, const px_sclient *c);
 void px_srv_group_destroy_all(px_server *s);
+/* Replace the entries of *procs that name a group this server knows
+ * ({group, wildcard}: every member; {group, r}: its member of group rank
+ * r) by its members; *procs is reallocated. PMIX_ERR_BAD_PARAM for a rank
+ * the group does not have; the array is unchanged on failure. */
+pmix_status_t px_srv_group_expand(px_server *s, pmix_proc_t **procs, size_t *n);
 
 /* get.c */
 pmix_status_t px_srv_get(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
