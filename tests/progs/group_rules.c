@@ -11,9 +11,10 @@
  *              PMIX_GROUP_MEMBERSHIP agrees; every card is readable with
  *              PMIX_OPTIONAL; the group queries see both groups; both are
  *              destructed (blocking and non-blocking) and gone.
- *   invite     rank 0 invites the others (non-blocking); they accept from
- *              their PMIX_GROUP_INVITED handler with PMIx_Group_join_nb;
- *              everyone ends with the same membership, rank 0 first.
+ *   invite     rank 0 invites every rank, itself included (non-blocking);
+ *              the others accept from their PMIX_GROUP_INVITED handler
+ *              with PMIx_Group_join_nb; everyone ends with the same
+ *              membership, rank 0 first.
  *   bad        wrong arguments are refused as the library's rules say: at
  *              once for arguments wrong on their face, through the callback
  *              for an unknown group.
@@ -183,11 +184,12 @@ static void mode_invite(void)
         pt_fail("registering for PMIX_GROUP_INVITED: %s", pt_err(rc));
     pt_barrier("handlers registered");
     if (pt.me.rank == 0) {
+        /* itself too: the leader is a member only if it names itself */
         pmix_proc_t *procs = calloc(pt.size, sizeof(*procs));
-        for (uint32_t i = 1; i < pt.size; i++)
-            pt_proc(&procs[i - 1], pt.me.nspace, i);
+        for (uint32_t i = 0; i < pt.size; i++)
+            pt_proc(&procs[i], pt.me.nspace, i);
         pt_phase("PMIx_Group_invite_nb");
-        rc = PMIx_Group_invite_nb("rules-team", procs, pt.size - 1, NULL, 0, info_cb, &joined);
+        rc = PMIx_Group_invite_nb("rules-team", procs, pt.size, NULL, 0, info_cb, &joined);
         free(procs);
         if (rc != PMIX_SUCCESS)
             pt_fail("PMIx_Group_invite_nb: %s", pt_err(rc));

@@ -457,21 +457,23 @@ static void test_construct_nodes_no_ctxid(void **state)
 /* ---- invitations ---- */
 
 /* Rank 0 invites 1, 2 and 3; 1 and 2 accept, 3 declines. The leader hears
- * each answer, the group is 0, 1, 2 with one context id, and those who
- * accepted hear it is complete; a fence names the group; 2 leaves and the
+ * each answer, the group is 0, 1, 2 with one context id, and its members
+ * hear it is complete; a fence names the group; 2 leaves and the
  * others hear it; the rest destruct it. */
 static void test_invite_join_decline_leave(void **state)
 {
     job *j = job_start(1, 4);
     const int invited[] = {1, 2, 3}, group[] = {0, 1, 2}, rest[] = {0, 1};
-    pmix_proc_t procs[3];
+    pmix_proc_t procs[4];
     size_t nd;
     pmix_info_t *d = dirs_make(true, 0, false, &nd);
 
+    /* the leader names itself first: it is a member, group rank 0 */
+    procs[0] = j->p[0].self;
     for (int i = 0; i < 3; i++)
-        procs[i] = j->p[invited[i]].self;
+        procs[i + 1] = j->p[invited[i]].self;
     put_cards(j, group, 3);
-    assert_int_equal(px_client_group_invite(j->p[0].c, "team", procs, 3, d, nd, grp_cb, &j->p[0]),
+    assert_int_equal(px_client_group_invite(j->p[0].c, "team", procs, 4, d, nd, grp_cb, &j->p[0]),
                      PMIX_SUCCESS);
     for (int i = 0; i < 3; i++) {
         gproc *p = &j->p[invited[i]];
@@ -509,9 +511,9 @@ static void test_invite_join_decline_leave(void **state)
     assert_int_equal(j->p[0].events[ev_index(PMIX_GROUP_INVITE_ACCEPTED)], 2);
     assert_int_equal(j->p[0].events[ev_index(PMIX_GROUP_INVITE_DECLINED)], 1);
     assert_int_equal(j->p[0].ev_about.rank, 3);
-    /* those who accepted hear that the group is complete, from the leader */
+    /* the members hear that the group is complete, from the leader */
     for (int r = 0; r < 4; r++)
-        assert_int_equal(j->p[r].events[ev_index(PMIX_GROUP_CONSTRUCT_COMPLETE)], r == 1 || r == 2);
+        assert_int_equal(j->p[r].events[ev_index(PMIX_GROUP_CONSTRUCT_COMPLETE)], r <= 2);
     assert_int_equal(j->p[1].ev_source.rank, 0);
 
     /* a fence over the group's name is a fence of its members */
@@ -551,6 +553,86 @@ static void test_invite_join_decline_leave(void **state)
     assert_int_equal(px_client_group_destruct(j->p[2].c, "team", NULL, 0, op_cb, &j->p[2]),
                      PMIX_ERR_NOT_FOUND); /* no longer a member */
     destruct(j, "team", rest, 2, PMIX_SUCCESS);
+    PMIx_Info_free(d, 3);
+    job_end(j);
+}
+
+/* A leader that does not name itself invites 1 and 2: the group is theirs;
+ * the leader hears the outcome and is no member. */
+static void test_invite_others(void **state)
+{
+    job *j = job_start(1, 3);
+    const int pair[] = {1, 2};
+    pmix_proc_t procs[2];
+    pmix_info_t out;
+
+    procs[0] = j->p[1].self;
+    procs[1] = j->p[2].self;
+    assert_int_equal(px_client_group_invite(j->p[0].c, "pair", procs, 2, NULL, 0, grp_cb, &j->p[0]),
+                     PMIX_SUCCESS);
+    for (int r = 1; r <= 2; r++) {
+        assert_true(inproc_run_until(j->w, &j->p[r].events[ev_index(PMIX_GROUP_INVITED)]));
+        j->p[r].done = 0;
+        assert_int_equal(px_client_group_join(j->p[r].c, "pair", &j->p[0].self, PMIX_GROUP_ACCEPT,
+                                              NULL, 0, grp_cb, &j->p[r]),
+                         PMIX_SUCCESS);
+    }
+    wait_all(j, pair, 2, PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[0].done));
+    assert_int_equal(j->p[0].status, PMIX_SUCCESS);
+    inproc_run_until(j->w, NULL);
+    for (int r = 0; r <= 2; r++) {
+        assert_members(&j->p[r], pair, 2);
+        assert_int_equal(j->p[r].events[ev_index(PMIX_GROUP_CONSTRUCT_COMPLETE)], r != 0);
+    }
+    PMIx_Info_construct(&out);
+    assert_int_equal(px_client_group_query(j->p[0].c, PMIX_QUERY_NUM_GROUPS, NULL, 0, &out),
+                     PMIX_SUCCESS);
+    assert_int_equal(out.value.data.size, 0); /* the leader is no member */
+    PMIx_Info_destruct(&out);
+    destruct(j, "pair", pair, 2, PMIX_SUCCESS);
+    job_end(j);
+}
+
+/* An invited process that never answers: PMIX_TIMEOUT ends the wait, the
+ * leader hears PMIX_GROUP_INVITE_FAILED for it, and the group forms
+ * without it. */
+static void test_invite_timeout(void **state)
+{
+    job *j = job_start(1, 3);
+    const int two[] = {0, 1};
+    pmix_proc_t procs[3];
+    size_t nd;
+    pmix_info_t *d = dirs_make(false, 2, false, &nd);
+    double t0 = inproc_now(j->w);
+
+    for (int r = 0; r < 3; r++)
+        procs[r] = j->p[r].self;
+    assert_int_equal(px_client_group_invite(j->p[0].c, "quiet", procs, 3, d, nd, grp_cb, &j->p[0]),
+                     PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[1].events[ev_index(PMIX_GROUP_INVITED)]));
+    j->p[1].done = 0;
+    assert_int_equal(px_client_group_join(j->p[1].c, "quiet", &j->p[0].self, PMIX_GROUP_ACCEPT,
+                                          NULL, 0, grp_cb, &j->p[1]),
+                     PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[0].done));
+    assert_true(inproc_now(j->w) - t0 >= 2.0 && inproc_now(j->w) - t0 < 3.0);
+    assert_int_equal(j->p[0].status, PMIX_ERR_PARTIAL_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[1].done));
+    assert_int_equal(j->p[1].status, PMIX_SUCCESS);
+    inproc_run_until(j->w, NULL);
+    assert_int_equal(j->p[0].events[ev_index(PMIX_GROUP_INVITE_FAILED)], 1);
+    assert_int_equal(j->p[0].ev_about.rank, 2);
+    assert_members(&j->p[0], two, 2);
+    assert_members(&j->p[1], two, 2);
+    /* too late: no invitation waits for it any more */
+    j->p[2].done = 0;
+    assert_int_equal(px_client_group_join(j->p[2].c, "quiet", &j->p[0].self, PMIX_GROUP_ACCEPT,
+                                          NULL, 0, grp_cb, &j->p[2]),
+                     PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[2].done));
+    assert_int_equal(j->p[2].status, PMIX_ERR_NOT_FOUND);
+    destruct(j, "quiet", two, 2, PMIX_SUCCESS);
     PMIx_Info_free(d, 3);
     job_end(j);
 }
@@ -766,6 +848,8 @@ int main(void)
         cmocka_unit_test(test_construct_nodes),
         cmocka_unit_test(test_construct_nodes_no_ctxid),
         cmocka_unit_test(test_invite_join_decline_leave),
+        cmocka_unit_test(test_invite_others),
+        cmocka_unit_test(test_invite_timeout),
         cmocka_unit_test(test_member_dies_remote),
         cmocka_unit_test(test_member_dies_local),
         cmocka_unit_test(test_member_dead_before),

@@ -8,7 +8,8 @@
  * if one was asked for, and the data the members committed before the
  * construct: the other nodes' records as groups and this node's records,
  * added to the store as a collecting fence's are, so that a Get of any
- * member's key is answered here. The client keeps the groups it is a
+ * member's key is answered here. An inviter that did not name itself
+ * hears the outcome and the membership, and is not a member. The client keeps the groups it is a
  * member of (px_cgroup) and answers PMIX_GROUP_MEMBERSHIP and
  * PMIX_GROUP_CONTEXT_ID of {group, PMIX_RANK_WILDCARD}, PMIX_GROUP_NAMES of
  * a member, and the group queries from them, without a message.
@@ -174,10 +175,12 @@ pmix_status_t px_client_group_leave(px_client *c, const char grp[], const pmix_i
 
 /* ---- the reply ---- */
 
-/* The results array (results() below: two entries, unused ones empty). */
+/* Entries of a results array (results() below), unused ones empty. */
+#define NRESULTS 3
+
 static void release_results(void *arg)
 {
-    PMIx_Info_free(arg, 2);
+    PMIx_Info_free(arg, NRESULTS);
 }
 
 /* Add the data that came with the reply (copies: the frame goes). */
@@ -230,17 +233,20 @@ static pmix_status_t keep(px_client *c, const char *name, pmix_proc_t *members, 
     return PMIX_SUCCESS;
 }
 
-/* The results array of a construct: PMIX_GROUP_CONTEXT_ID if assigned,
- * PMIX_GROUP_MEMBERSHIP. Two entries allocated, unused ones empty. */
+/* The results array of a construct, an invitation or a join: PMIX_GROUP_ID,
+ * PMIX_GROUP_CONTEXT_ID if assigned, PMIX_GROUP_MEMBERSHIP. NRESULTS
+ * entries allocated, unused ones empty. */
 static pmix_info_t *results(const px_cgroup *g, size_t *n)
 {
-    pmix_info_t *res = PMIx_Info_create(2);
+    pmix_info_t *res = PMIx_Info_create(NRESULTS);
     pmix_data_array_t da;
     size_t ctx;
 
     *n = 0;
     if (res == NULL)
         return NULL;
+    if (PMIx_Info_load(&res[*n], PMIX_GROUP_ID, g->name, PMIX_STRING) == PMIX_SUCCESS)
+        (*n)++;
     if (g->has_ctxid) {
         ctx = (size_t)g->ctxid;
         PMIx_Info_load(&res[(*n)++], PMIX_GROUP_CONTEXT_ID, &ctx, PMIX_SIZE);
@@ -251,6 +257,15 @@ static pmix_info_t *results(const px_cgroup *g, size_t *n)
     if (PMIx_Info_load(&res[*n], PMIX_GROUP_MEMBERSHIP, &da, PMIX_DATA_ARRAY) == PMIX_SUCCESS)
         (*n)++;
     return res;
+}
+
+static bool is_member(const pmix_proc_t *members, size_t n, const pmix_proc_t *p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (members[i].rank == p->rank &&
+            strncmp(members[i].nspace, p->nspace, PMIX_MAX_NSLEN) == 0)
+            return true;
+    return false;
 }
 
 void px_cli_group_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b)
@@ -280,7 +295,8 @@ void px_cli_group_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b
     }
     if ((status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS) && op == PX_GRP_DESTRUCT)
         forget(c, name);
-    else if ((status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS) && nmembers > 0) {
+    else if ((status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS) && nmembers > 0 &&
+             is_member(members, nmembers, &c->self)) {
         pmix_status_t rc = take_data(c, groups, ngroups, recs, nrecs);
         if (rc == PMIX_SUCCESS)
             rc = keep(c, name, members, nmembers, has_ctxid != 0, ctxid);
@@ -290,19 +306,26 @@ void px_cli_group_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b
         } else {
             status = rc;
         }
+    } else if (status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS) {
+        /* an inviter that is not a member: the outcome only */
+        px_cgroup tmp = {
+            .members = members, .nmembers = nmembers, .has_ctxid = has_ctxid != 0, .ctxid = ctxid};
+        memcpy(tmp.name, name, sizeof(tmp.name));
+        if (nmembers > 0)
+            res = results(&tmp, &nres);
     }
     free(members);
     if (opcb != NULL) {
         opcb(status, cbdata);
     } else if (infocb != NULL) {
         if (status != PMIX_SUCCESS && status != PMIX_ERR_PARTIAL_SUCCESS) {
-            PMIx_Info_free(res, 2);
+            PMIx_Info_free(res, NRESULTS);
             res = NULL;
             nres = 0;
         }
         infocb(status, res, nres, cbdata, release_results, res);
     } else {
-        PMIx_Info_free(res, 2);
+        PMIx_Info_free(res, NRESULTS);
     }
 }
 

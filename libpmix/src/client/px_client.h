@@ -132,7 +132,7 @@ pmix_status_t px_client_job_control(px_client *c, const pmix_proc_t targets[], s
 
 /* Groups (client/group.c). Each sends one request to the server and
  * calls its callback once with the outcome; the info callbacks get the
- * results array (PMIX_GROUP_CONTEXT_ID if one was assigned,
+ * results array (PMIX_GROUP_ID, PMIX_GROUP_CONTEXT_ID if one was assigned,
  * PMIX_GROUP_MEMBERSHIP) on PMIX_SUCCESS and PMIX_ERR_PARTIAL_SUCCESS, with
  * a release function. Bad arguments (a NULL or empty name, no members, a
  * NULL leader) return PMIX_ERR_BAD_PARAM; a destruct or leave of a group

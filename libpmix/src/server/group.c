@@ -26,13 +26,14 @@
  * name a group ({group, rank}: px_srv_group_expand).
  *
  * Invitations. PMIx_Group_invite makes a tracker whose members are the
- * inviter (the leader, group rank 0) and the invited processes, and sends
- * each invited process PMIX_GROUP_INVITED. PMIx_Group_join answers: an
+ * processes named, in that order (the inviter, the leader, is one only if
+ * it names itself; else it just hears the outcome), and sends each of
+ * them but the leader PMIX_GROUP_INVITED. PMIx_Group_join answers: an
  * accept joins the tracker (the leader hears PMIX_GROUP_INVITE_ACCEPTED),
  * a decline leaves it (PMIX_GROUP_INVITE_DECLINED; the decliner's join
- * completes at once). When everyone answered, the group is built from the
- * leader and those who accepted, as a construct would be, and those who
- * accepted also hear PMIX_GROUP_CONSTRUCT_COMPLETE. Events do not
+ * completes at once). When everyone answered, the group is built from
+ * those who accepted (and the leader if named), as a construct would be, and its members
+ * also hear PMIX_GROUP_CONSTRUCT_COMPLETE. Events do not
  * cross nodes yet, so invited processes must be on the leader's node.
  *
  * Failure. A member that dies before the operation completes fails it on
@@ -40,8 +41,9 @@
  * carrying that local_status, so that the host fails it on the other
  * nodes), unless PMIX_GROUP_OPTIONAL was given: the operation then goes on
  * without it and ends in PMIX_ERR_PARTIAL_SUCCESS. An invited process that
- * dies counts as a decline (the leader hears PMIX_GROUP_INVITE_FAILED); a
- * leader that dies fails the invitation with PMIX_GROUP_LEADER_FAILED.
+ * dies counts as a decline (the leader hears PMIX_GROUP_INVITE_FAILED, as
+ * for one that had not answered when PMIX_TIMEOUT expired); a leader that
+ * dies fails the invitation with PMIX_GROUP_LEADER_FAILED.
  * With PMIX_GROUP_NOTIFY_TERMINATION the leader (or, without one, every
  * local member) also hears PMIX_GROUP_MEMBER_FAILED. PMIX_TIMEOUT bounds
  * the wait: on expiry an optional operation or an invitation goes on with
@@ -222,6 +224,7 @@ static void free_trk(px_server *s, px_gtrk *t)
         s->pops->timer_cancel(s->pctx, t->timer);
     free(t->procs);
     free(t->slots);
+    free(t->answered);
     free(t);
 }
 
@@ -253,6 +256,8 @@ static const char *op_name(const px_gtrk *t)
 }
 
 static void gtrk_timeout(void *arg);
+static void event_to_proc(px_server *s, const pmix_proc_t *to, pmix_status_t status,
+                          const pmix_proc_t *about, const char *grp);
 
 /* A tracker for `procs` (taken over), with `nlocal` local members. */
 static px_gtrk *new_trk(px_server *s, pmix_group_operation_t op, const char *name,
@@ -311,13 +316,17 @@ static void reply_error(px_server *s, px_sclient *c, uint32_t tag, pmix_status_t
     px_srv_reply_status(s, c, PX_MSG_GROUP_DONE, tag, rc);
 }
 
-/* Fail every local member waiting on `t`. */
+/* Fail every local member waiting on `t` (and an inviter that is not
+ * one). */
 static void reply_all_error(px_server *s, px_gtrk *t, pmix_status_t rc)
 {
     for (size_t i = 0; i < t->nslots; i++)
         if (t->slots[i].client != NULL)
             reply_error(s, t->slots[i].client, t->slots[i].tag, rc);
     t->nslots = 0;
+    if (t->inviter != NULL)
+        reply_error(s, t->inviter, t->inviter_tag, rc);
+    t->inviter = NULL;
 }
 
 /* Tell the members the operation is done: `members` is the group,
@@ -359,14 +368,27 @@ static void reply_done(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
     }
     t->nslots = 0;
     px_buf_fini(&recs);
+    if (t->inviter != NULL) {
+        /* the outcome, without the data: the inviter is not a member */
+        px_buf b;
+        px_buf_init_frame(&b, PX_MSG_GROUP_DONE, t->inviter_tag);
+        px_pack_i32(&b, t->partial ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_SUCCESS);
+        px_pack_u8(&b, has_ctxid);
+        px_pack_u64(&b, has_ctxid ? ctxid : 0);
+        px_pack_procs(&b, members, nmembers);
+        px_pack_bytes(&b, NULL, 0);
+        px_pack_bytes(&b, NULL, 0);
+        px_srv_send(s, t->inviter, &b);
+        t->inviter = NULL;
+    }
 }
 
 /* The operation succeeded with `members` (and, for a construct, the other
  * nodes' data): remember or forget the group, answer everyone, free. */
-/* An invitation's group is complete: its members other than the leader
- * hear PMIX_GROUP_CONSTRUCT_COMPLETE from it, with the group's name, its
- * membership and context id (programs written for OpenPMIx wait for this
- * event rather than for their join's callback). */
+/* An invitation's group is complete: its members, the leader too, hear
+ * PMIX_GROUP_CONSTRUCT_COMPLETE from the leader, with the group's name,
+ * its membership and context id (programs written for OpenPMIx wait for
+ * this event rather than for their join's callback). */
 static void announce(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
                      const pmix_proc_t *members, size_t nmembers)
 {
@@ -380,7 +402,7 @@ static void announce(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
     if (has_ctxid)
         PMIx_Info_load(&info[n++], PMIX_GROUP_CONTEXT_ID, &id, PMIX_SIZE);
     for (size_t i = 0; i < t->nslots; i++)
-        if (t->slots[i].client != NULL && t->slots[i].joiner)
+        if (t->slots[i].client != NULL)
             px_srv_event_to(s, t->slots[i].client, PMIX_GROUP_CONSTRUCT_COMPLETE, &t->leader,
                             PMIX_RANGE_CUSTOM, info, n);
     for (size_t i = 0; i < n; i++)
@@ -664,6 +686,10 @@ static void gtrk_timeout(void *arg)
                 t->name, op_name(t), (unsigned long long)t->id, t->timeout, t->nslots,
                 t->nexpected);
     if (t->state == PX_TRK_GATHERING && (t->optional || t->invite) && t->nslots > 0) {
+        /* the leader hears of every invited process that never answered */
+        for (size_t i = 0; t->invite && t->answered != NULL && i < t->nprocs; i++)
+            if (!t->answered[i])
+                event_to_proc(s, &t->leader, PMIX_GROUP_INVITE_FAILED, &t->procs[i], t->name);
         t->partial = true; /* on with those who came */
         t->nexpected = t->nslots;
         all_joined(s, t);
@@ -678,6 +704,15 @@ static void add_slot(px_gtrk *t, px_sclient *c, uint32_t tag, bool joiner)
     t->slots[t->nslots].tag = tag;
     t->slots[t->nslots].joiner = joiner;
     t->nslots++;
+}
+
+/* An invited process answered (or died): no INVITE_FAILED for it at the
+ * timeout. */
+static void mark_answered(px_gtrk *t, const pmix_proc_t *p)
+{
+    for (size_t i = 0; t->answered != NULL && i < t->nprocs; i++)
+        if (proc_eq(&t->procs[i], p))
+            t->answered[i] = true;
 }
 
 /* Tell `to` (a proc, if it is a client here) of `status` about `about`. */
@@ -783,37 +818,32 @@ static void do_destruct(px_server *s, px_sclient *c, uint32_t tag, const char *g
 }
 
 static void do_invite(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
-                      pmix_proc_t *invited, size_t n, const gdirs *d)
+                      pmix_proc_t *procs, size_t n, const gdirs *d)
 {
     pmix_status_t rc = PMIX_SUCCESS;
-    pmix_proc_t *procs = NULL;
-    size_t m = 1;
-    px_gtrk *t;
+    bool member = procs_have(procs, n, &c->proc);
+    px_gtrk *t = NULL;
 
     if (find_group(s, grp) != NULL || find_trk(s, grp) != NULL)
         rc = PMIX_ERR_EXISTS;
-    else if ((procs = calloc(n + 1, sizeof(*procs))) == NULL)
-        rc = PMIX_ERR_NOMEM;
-    if (rc == PMIX_SUCCESS) {
-        procs[0] = c->proc; /* the leader is group rank 0 */
-        for (size_t i = 0; i < n && rc == PMIX_SUCCESS; i++) {
-            if (procs_have(procs, m, &invited[i]))
-                continue;
-            if (px_srv_client(s, &invited[i]) == NULL)
-                rc = PMIX_ERR_NOT_SUPPORTED; /* events do not cross nodes yet */
-            else if (!local_alive(s, &invited[i]))
-                rc = PMIX_ERR_PROC_TERM_WO_SYNC;
-            else
-                procs[m++] = invited[i];
-        }
-        if (rc == PMIX_SUCCESS && m < 2)
-            rc = PMIX_ERR_BAD_PARAM; /* nobody to invite */
+    else if (n < (member ? 2u : 1u))
+        rc = PMIX_ERR_BAD_PARAM; /* nobody to invite */
+    for (size_t i = 0; i < n && rc == PMIX_SUCCESS; i++) {
+        if (px_srv_client(s, &procs[i]) == NULL)
+            rc = PMIX_ERR_NOT_SUPPORTED; /* events do not cross nodes yet */
+        else if (!local_alive(s, &procs[i]))
+            rc = PMIX_ERR_PROC_TERM_WO_SYNC;
     }
-    if (rc == PMIX_SUCCESS && (t = new_trk(s, PMIX_GROUP_CONSTRUCT, grp, procs, m)) == NULL)
+    if (rc == PMIX_SUCCESS && (t = new_trk(s, PMIX_GROUP_CONSTRUCT, grp, procs, n)) == NULL)
         rc = PMIX_ERR_NOMEM;
-    free(invited);
+    if (rc == PMIX_SUCCESS && (t->answered = calloc(n, sizeof(*t->answered))) == NULL) {
+        finish_trk(s, t); /* frees procs */
+        procs = NULL;
+        rc = PMIX_ERR_NOMEM;
+    }
     if (rc != PMIX_SUCCESS) {
-        free(procs);
+        if (t == NULL)
+            free(procs);
         reply_error(s, c, tag, rc);
         return;
     }
@@ -821,9 +851,17 @@ static void do_invite(px_server *s, px_sclient *c, uint32_t tag, const char *grp
     gdirs dd = *d;
     dd.leader = true;
     merge_dirs(s, t, &dd, c);
-    add_slot(t, c, tag, false);
-    for (size_t i = 1; i < t->nprocs; i++) {
+    if (member) {
+        mark_answered(t, &c->proc);
+        add_slot(t, c, tag, false);
+    } else {
+        t->inviter = c; /* answered with the outcome, not a member */
+        t->inviter_tag = tag;
+    }
+    for (size_t i = 0; i < t->nprocs; i++) {
         pmix_info_t info[2];
+        if (proc_eq(&t->procs[i], &c->proc))
+            continue;
         PMIx_Info_construct(&info[0]);
         PMIx_Info_construct(&info[1]);
         PMIx_Info_load(&info[0], PMIX_GROUP_ID, grp, PMIX_STRING);
@@ -841,7 +879,8 @@ static void do_join(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
     px_gtrk *t = find_trk(s, grp);
 
     if (t == NULL || !t->invite || t->state != PX_TRK_GATHERING ||
-        !procs_have(t->procs + 1, t->nprocs - 1, &c->proc) || slot_of(t, c) != NULL) {
+        !procs_have(t->procs, t->nprocs, &c->proc) || proc_eq(&c->proc, &t->leader) ||
+        slot_of(t, c) != NULL) {
         reply_error(s, c, tag, PMIX_ERR_NOT_FOUND); /* no invitation waits for it */
         return;
     }
@@ -849,6 +888,7 @@ static void do_join(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
         reply_error(s, c, tag, PMIX_ERR_BAD_PARAM);
         return;
     }
+    mark_answered(t, &c->proc);
     if (accept) {
         add_slot(t, c, tag, true);
         event_to_proc(s, &t->leader, PMIX_GROUP_INVITE_ACCEPTED, &c->proc, grp);
@@ -1015,8 +1055,9 @@ static void member_died(px_server *s, px_gtrk *t, const pmix_proc_t *proc)
         if (t->nexpected > 0)
             t->nexpected--;
         t->partial = true;
-        if (t->invite)
+        if (t->invite && (t->answered == NULL || sl == NULL))
             event_to_proc(s, &t->leader, PMIX_GROUP_INVITE_FAILED, proc, t->name);
+        mark_answered(t, proc);
         check_joined(s, t);
         return;
     }
@@ -1063,10 +1104,13 @@ void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t
 
 void px_srv_group_client_gone(px_server *s, const px_sclient *c)
 {
-    for (px_gtrk *t = s->gtrks; t != NULL; t = t->next)
+    for (px_gtrk *t = s->gtrks; t != NULL; t = t->next) {
+        if (t->inviter == c)
+            t->inviter = NULL;
         for (size_t i = 0; i < t->nslots; i++)
             if (t->slots[i].client == c)
                 t->slots[i].client = NULL;
+    }
 }
 
 void px_srv_group_destroy_all(px_server *s)

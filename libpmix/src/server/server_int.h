@@ -176,7 +176,10 @@ typedef struct px_gtrk {
     char name[PMIX_MAX_NSLEN + 1];
     pmix_proc_t *procs; /* members, group-rank order */
     size_t nprocs;
-    bool invite; /* built by PMIx_Group_invite: members answer with join */
+    bool invite;          /* built by PMIx_Group_invite: members answer with join */
+    bool *answered;       /* invite: procs[i] accepted, declined or died */
+    px_sclient *inviter;  /* invite: a leader that is not a member, or NULL */
+    uint32_t inviter_tag; /* ... and its request's tag */
     bool has_leader;
     pmix_proc_t leader;
     bool assign_ctxid, optional, notify_termination;
