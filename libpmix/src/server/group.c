@@ -366,7 +366,6 @@ static void reply_done(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
         px_pack_bytes(&b, recs.data, recs.size);
         px_srv_send(s, c, &b);
     }
-    t->nslots = 0;
     px_buf_fini(&recs);
     if (t->inviter != NULL) {
         /* the outcome, without the data: the inviter is not a member */
@@ -383,8 +382,6 @@ static void reply_done(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
     }
 }
 
-/* The operation succeeded with `members` (and, for a construct, the other
- * nodes' data): remember or forget the group, answer everyone, free. */
 /* An invitation's group is complete: its members, the leader too, hear
  * PMIX_GROUP_CONSTRUCT_COMPLETE from the leader, with the group's name,
  * its membership and context id (programs written for OpenPMIx wait for
@@ -409,19 +406,22 @@ static void announce(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
         PMIx_Info_destruct(&info[i]);
 }
 
+/* The operation succeeded with `members` (and, for a construct, the other
+ * nodes' data): remember or forget the group, answer everyone (the
+ * replies go out before an invitation's PMIX_GROUP_CONSTRUCT_COMPLETE, so
+ * that a member's handler finds the group known), free. */
 static void succeed(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
                     const pmix_proc_t *members, size_t nmembers, const void *groups, size_t ngroups)
 {
+    px_sgroup *g = find_group(s, t->name);
+
+    if (t->op == PMIX_GROUP_CONSTRUCT && t->nslots > 0)
+        keep_group(s, t, members, nmembers, has_ctxid, ctxid);
+    else if (t->op == PMIX_GROUP_DESTRUCT && g != NULL)
+        drop_group(s, g);
+    reply_done(s, t, has_ctxid, ctxid, members, nmembers, groups, ngroups);
     if (t->op == PMIX_GROUP_CONSTRUCT && t->invite)
         announce(s, t, has_ctxid, ctxid, members, nmembers);
-    if (t->op == PMIX_GROUP_CONSTRUCT) {
-        keep_group(s, t, members, nmembers, has_ctxid, ctxid);
-    } else {
-        px_sgroup *g = find_group(s, t->name);
-        if (g != NULL)
-            drop_group(s, g);
-    }
-    reply_done(s, t, has_ctxid, ctxid, members, nmembers, groups, ngroups);
     finish_trk(s, t);
 }
 
