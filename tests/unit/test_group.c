@@ -714,6 +714,84 @@ static void test_optional_member_dies(void **state)
     job_end(j);
 }
 
+/* PMIX_GROUP_OPTIONAL over two nodes: rank 3 dies on node 1 while rank 2
+ * waits there; node 1 goes on without it and every survivor, on both
+ * nodes, gets the same reduced group. */
+static void test_optional_dies_nodes(void **state)
+{
+    job *j = job_start(2, 2);
+    const int all[] = {0, 1, 2, 3}, waiting[] = {0, 1, 2};
+    size_t nd;
+    pmix_info_t *d = dirs_make(true, 0, true, &nd);
+
+    put_cards(j, waiting, 3);
+    construct(j, "raft", waiting, 3, all, 4, d, nd);
+    inproc_run_until(j->w, NULL);
+    inproc_kill_client(j->w, j->p[3].c);
+    wait_all(j, waiting, 3, PMIX_ERR_PARTIAL_SUCCESS);
+    for (int i = 0; i < 3; i++) {
+        assert_members(&j->p[i], waiting, 3);
+        assert_int_equal(j->p[i].ctxid, j->p[0].ctxid);
+        assert_card(j, i, 2 - i);
+    }
+    destruct(j, "raft", waiting, 3, PMIX_SUCCESS);
+    PMIx_Info_free(d, 3);
+    job_end(j);
+}
+
+/* With a leader (PMIX_GROUP_LEADER) and PMIX_GROUP_NOTIFY_TERMINATION,
+ * only the leader hears of a member's death; a member that dies after the
+ * construct fails the destruct, unless the group asked to be told of
+ * deaths: then the others destruct it and hear of the death. */
+static void test_notify_leader_and_destruct(void **state)
+{
+    job *j = job_start(1, 4);
+    const int all[] = {0, 1, 2, 3}, waiting[] = {0, 1, 2}, two[] = {0, 1};
+    bool yes = true;
+    size_t nd;
+    pmix_info_t *d = dirs_make(false, 0, true, &nd);
+
+    PMIx_Info_load(&d[nd++], PMIX_GROUP_NOTIFY_TERMINATION, &yes, PMIX_BOOL);
+    /* rank 0 says it leads */
+    pmix_info_t lead[3];
+    memset(lead, 0, sizeof(lead));
+    PMIx_Info_xfer(&lead[0], &d[0]);
+    PMIx_Info_xfer(&lead[1], &d[1]);
+    PMIx_Info_load(&lead[2], PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
+    construct(j, "led", waiting, 1, all, 4, lead, 3);
+    construct(j, "led", waiting + 1, 2, all, 4, d, nd);
+    inproc_run_until(j->w, NULL);
+    inproc_kill_client(j->w, j->p[3].c);
+    wait_all(j, waiting, 3, PMIX_ERR_PARTIAL_SUCCESS);
+    inproc_run_until(j->w, NULL);
+    assert_int_equal(j->p[0].events[ev_index(PMIX_GROUP_MEMBER_FAILED)], 1);
+    assert_int_equal(j->p[1].events[ev_index(PMIX_GROUP_MEMBER_FAILED)], 0);
+    assert_int_equal(j->p[2].events[ev_index(PMIX_GROUP_MEMBER_FAILED)], 0);
+    /* rank 2 dies now: the group asked to hear of deaths, so the others
+     * hear it, and their destruct does not wait for rank 2 */
+    inproc_kill_client(j->w, j->p[2].c);
+    inproc_run_until(j->w, NULL);
+    assert_int_equal(j->p[1].events[ev_index(PMIX_GROUP_MEMBER_FAILED)], 1);
+    assert_int_equal(j->p[1].ev_about.rank, 2);
+    destruct(j, "led", two, 2, PMIX_SUCCESS);
+    assert_int_equal(inproc_host_groups(j->w), 0); /* its members were all here */
+    for (size_t i = 0; i < 3; i++)
+        PMIx_Info_destruct(&lead[i]);
+    PMIx_Info_free(d, 3);
+
+    /* without notification, a member dead since the construct fails the
+     * destruct at once */
+    job_end(j);
+    j = job_start(1, 3);
+    const int trio[] = {0, 1, 2};
+    construct(j, "plain", trio, 3, trio, 3, NULL, 0);
+    wait_all(j, trio, 3, PMIX_SUCCESS);
+    inproc_kill_client(j->w, j->p[2].c);
+    inproc_run_until(j->w, NULL);
+    destruct(j, "plain", two, 2, PMIX_GROUP_MEMBER_FAILED);
+    job_end(j);
+}
+
 /* PMIX_TIMEOUT bounds the wait for a member that never comes, on one node
  * and when the other nodes' part is with the host. */
 static void test_timeout(void **state)
@@ -854,6 +932,8 @@ int main(void)
         cmocka_unit_test(test_member_dies_local),
         cmocka_unit_test(test_member_dead_before),
         cmocka_unit_test(test_optional_member_dies),
+        cmocka_unit_test(test_optional_dies_nodes),
+        cmocka_unit_test(test_notify_leader_and_destruct),
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_ctxid_rule),

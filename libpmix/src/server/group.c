@@ -90,6 +90,13 @@ static bool local_alive(px_server *s, const pmix_proc_t *p)
     return c != NULL && c->state != PX_SC_DEAD && c->state != PX_SC_FINALIZED;
 }
 
+/* A member that can no longer take part: known dead, or a client here
+ * that died or finalized. */
+static bool gone(px_server *s, const pmix_proc_t *p)
+{
+    return px_srv_is_dead(s, p) || (px_srv_client(s, p) != NULL && !local_alive(s, p));
+}
+
 /* ---- the directives ---- */
 
 typedef struct gdirs {
@@ -259,18 +266,22 @@ static void gtrk_timeout(void *arg);
 static void event_to_proc(px_server *s, const pmix_proc_t *to, pmix_status_t status,
                           const pmix_proc_t *about, const char *grp);
 
-/* A tracker for `procs` (taken over), with `nlocal` local members. */
+/* A tracker for `procs` (taken over): it waits for the members that are
+ * live clients here, and is all local if every member is a client here. */
 static px_gtrk *new_trk(px_server *s, pmix_group_operation_t op, const char *name,
                         pmix_proc_t *procs, size_t n)
 {
     px_gtrk *t = calloc(1, sizeof(*t));
-    size_t nlocal = 0;
+    size_t nlocal = 0, nhere = 0;
 
     if (t == NULL)
         return NULL;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (local_alive(s, &procs[i]))
             nlocal++;
+        if (px_srv_client(s, &procs[i]) != NULL)
+            nhere++; /* alive or not: no other node answers for it */
+    }
     t->slots = calloc(nlocal ? nlocal : 1, sizeof(*t->slots));
     if (t->slots == NULL) {
         free(t);
@@ -282,7 +293,7 @@ static px_gtrk *new_trk(px_server *s, pmix_group_operation_t op, const char *nam
     t->procs = procs;
     t->nprocs = n;
     t->nexpected = nlocal;
-    t->all_local = nlocal == n;
+    t->all_local = nhere == n;
     t->state = PX_TRK_GATHERING;
     t->id = s->next_fence_id++;
     t->next = s->gtrks;
@@ -751,7 +762,7 @@ static void do_construct(px_server *s, px_sclient *c, uint32_t tag, const char *
     else if (t != NULL && !same_members(t->procs, t->nprocs, procs, n))
         rc = PMIX_ERR_BAD_PARAM; /* members must agree on who they are */
     for (size_t i = 0; i < n && rc == PMIX_SUCCESS && t == NULL; i++)
-        if (px_srv_is_dead(s, &procs[i]) && !d->optional)
+        if (gone(s, &procs[i]) && !d->optional)
             rc = PMIX_GROUP_MEMBER_FAILED;
     if (rc == PMIX_SUCCESS && t == NULL) {
         if ((t = new_trk(s, PMIX_GROUP_CONSTRUCT, grp, procs, n)) == NULL) {
@@ -759,7 +770,7 @@ static void do_construct(px_server *s, px_sclient *c, uint32_t tag, const char *
         } else {
             procs = NULL; /* the tracker's now */
             for (size_t i = 0; i < t->nprocs; i++)
-                if (px_srv_is_dead(s, &t->procs[i]))
+                if (gone(s, &t->procs[i]))
                     t->partial = true; /* optional: on without it */
         }
     }
@@ -789,7 +800,7 @@ static void do_destruct(px_server *s, px_sclient *c, uint32_t tag, const char *g
         rc = PMIX_ERR_EXISTS;
     if (rc == PMIX_SUCCESS && t == NULL) {
         for (size_t i = 0; i < g->nmembers && rc == PMIX_SUCCESS; i++)
-            if (px_srv_is_dead(s, &g->members[i]) && !g->notify_termination)
+            if (gone(s, &g->members[i]) && !g->notify_termination)
                 rc = PMIX_GROUP_MEMBER_FAILED;
         if (rc == PMIX_SUCCESS && (procs = malloc(g->nmembers * sizeof(*procs))) == NULL)
             rc = PMIX_ERR_NOMEM;
