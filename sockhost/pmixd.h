@@ -72,6 +72,7 @@ typedef struct pmixd_ctx {
     unsigned dmdx_tries;    /* PMIXLAB_PMIXD_DMDX_TRIES, a test hook; 0 = the default */
     px_jobmap map;          /* the job as the host core sees it */
     px_hc *hc;              /* fences, failures, direct modex (host core; pmixd_coll.c) */
+    px_ctxid_gen ctxids;    /* the groups' context ids this daemon makes */
     struct px_coll_timer *timers;
 
     /* The watches of the daemon's connections on the job's loop: the

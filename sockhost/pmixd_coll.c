@@ -59,11 +59,34 @@ static pmix_status_t up_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_i
     return px_hc_dmodex(d->hc, proc, info, ninfo, cbfunc, cbdata);
 }
 
+static pmix_status_t up_group(void *hctx, const px_group_req *req, px_group_cbfunc_t cbfunc,
+                              void *cbdata)
+{
+    pmixd_ctx *d = hctx;
+    if (d->stopping || d->hc == NULL) {
+        cbfunc(PMIX_GROUP_MEMBER_FAILED, false, 0, NULL, 0, cbdata, NULL, NULL);
+        return PMIX_SUCCESS;
+    }
+    px_hc_group_req r = {
+        .op = req->op,
+        .grp = req->grp,
+        .procs = req->procs,
+        .nprocs = req->nprocs,
+        .assign_ctxid = req->assign_ctxid,
+        .timeout = req->timeout,
+        .local_status = req->local_status,
+        .data = req->data,
+        .ndata = req->ndata,
+    };
+    return px_hc_group(d->hc, &r, cbfunc, cbdata);
+}
+
 /* What the job's server table hands pmixd (job.cross). */
 static const px_server_host cross_host = {
     .version = PX_SERVER_HOST_VERSION,
     .fence_nb = up_fence,
     .direct_modex = up_dmodex,
+    .group = up_group,
 };
 
 /* ---- the core's operations ---- */
@@ -154,6 +177,14 @@ static void hc_fence_end(void *ctx, const px_hc_fence_info *fi, pmix_status_t st
             (now_s() - fi->started) * 1e6);
 }
 
+/* The groups' context ids this daemon makes, as node `d->node`: unique
+ * in the daemon set without asking anyone (px_ctxid_next). */
+static uint64_t hc_ctxid(void *ctx)
+{
+    pmixd_ctx *d = ctx;
+    return px_ctxid_next(&d->ctxids);
+}
+
 static const px_hc_ops hc_ops = {
     .version = PX_HC_OPS_VERSION,
     .send = hc_send,
@@ -161,6 +192,7 @@ static const px_hc_ops hc_ops = {
     .timer_cancel = hc_timer_cancel,
     .now = hc_now,
     .dmodex_local = hc_dmodex_local,
+    .ctxid = hc_ctxid,
     .drop = hc_drop,
     .log = hc_log,
     .fence_end = hc_fence_end,
@@ -251,6 +283,7 @@ int coll_init(pmixd_ctx *d)
         .barrier_algo = getenv(PX_COLL_ENV_BARRIER),
         .dmx_tries = d->dmdx_tries,
     };
+    d->ctxids.node = (uint32_t)d->node;
     d->hc = px_hc_create(&hc_ops, d, &cfg);
     if (d->hc == NULL) {
         fprintf(stderr, "pmixd %s: out of memory\n", j->hostname);

@@ -38,6 +38,7 @@
 
 #include "platform/px_posix.h"
 #include "server/px_server.h"
+#include "px_hostcore.h"
 
 #define PMIXRUN_GRACE_S 2.0  /* SIGTERM -> SIGKILL */
 #define PMIXRUN_SETTLE_S 1.0 /* a failed rank's peers see their fences fail, then SIGTERM */
@@ -165,6 +166,9 @@ typedef struct job {
      * with cross_ctx) in place of the single-node ones; NULL: pmixrun's. */
     const px_server_host *cross;
     void *cross_ctx;
+    /* pmixrun alone: the context ids of the groups it constructs (the
+     * host core's rule, as node 0); pmixd's are its own (pmixd.h). */
+    px_ctxid_gen ctxids;
     struct nodes *nodes; /* pmixrun --nodes: its daemons (pmixrun_nodes.c) */
 
     char *prog; /* resolved path of argv[0] */

@@ -442,6 +442,26 @@ static pmix_status_t up_job_control(void *hctx, const pmix_proc_t *requestor,
     return any ? PMIX_OPERATION_SUCCEEDED : PMIX_ERR_NOT_SUPPORTED;
 }
 
+/* A group operation: one node is the whole job, so every member is here
+ * and the node's contribution is the group's data; what the engine needs
+ * a host for is the context id. pmixd's go to the host core (job.cross). */
+static pmix_status_t up_group(void *hctx, const px_group_req *req, px_group_cbfunc_t cbfunc,
+                              void *cbdata)
+{
+    job *j = hctx;
+    if (j->cross != NULL && j->cross->group != NULL)
+        return j->cross->group(j->cross_ctx, req, cbfunc, cbdata);
+    if (req->local_status != PMIX_SUCCESS) {
+        cbfunc(req->local_status, false, 0, NULL, 0, cbdata, NULL, NULL);
+        return PMIX_SUCCESS;
+    }
+    uint64_t id = 0;
+    if (req->assign_ctxid && (id = px_ctxid_next(&j->ctxids)) == 0)
+        return PMIX_ERR_OUT_OF_RESOURCE; /* 2^40 groups made */
+    cbfunc(PMIX_SUCCESS, req->assign_ctxid, id, req->data, req->ndata, cbdata, NULL, NULL);
+    return PMIX_SUCCESS;
+}
+
 static const px_server_host host = {
     .version = PX_SERVER_HOST_VERSION,
     .client_connected = up_connected,
@@ -451,6 +471,7 @@ static const px_server_host host = {
     .fence_nb = up_fence,
     .direct_modex = up_dmodex,
     .job_control = up_job_control,
+    .group = up_group,
 };
 
 /* ---- the loop and the server ---- */

@@ -233,8 +233,8 @@ static pmix_status_t keep(px_client *c, const char *name, pmix_proc_t *members, 
     return PMIX_SUCCESS;
 }
 
-/* The results array of a construct, an invitation or a join: PMIX_GROUP_ID,
- * PMIX_GROUP_CONTEXT_ID if assigned, PMIX_GROUP_MEMBERSHIP. NRESULTS
+/* The results array of a construct, an invitation or a join:
+ * PMIX_GROUP_CONTEXT_ID if assigned, PMIX_GROUP_ID, PMIX_GROUP_MEMBERSHIP. NRESULTS
  * entries allocated, unused ones empty. */
 static pmix_info_t *results(const px_cgroup *g, size_t *n)
 {
@@ -245,12 +245,14 @@ static pmix_info_t *results(const px_cgroup *g, size_t *n)
     *n = 0;
     if (res == NULL)
         return NULL;
-    if (PMIx_Info_load(&res[*n], PMIX_GROUP_ID, g->name, PMIX_STRING) == PMIX_SUCCESS)
-        (*n)++;
+    /* The context id first: OpenPMIx returns it so, and its examples
+     * (group_dmodex, group_lcl_cid) read it from results[0]. */
     if (g->has_ctxid) {
         ctx = (size_t)g->ctxid;
         PMIx_Info_load(&res[(*n)++], PMIX_GROUP_CONTEXT_ID, &ctx, PMIX_SIZE);
     }
+    if (PMIx_Info_load(&res[*n], PMIX_GROUP_ID, g->name, PMIX_STRING) == PMIX_SUCCESS)
+        (*n)++;
     da.type = PMIX_PROC;
     da.size = g->nmembers;
     da.array = g->members;
