@@ -1,17 +1,17 @@
 /*
- * pmixrun_tool.c - tools that attach to a running job: their identities
- * and the job's process table.
+ * pmixrun_tool.c - tools that attach to a running job: how they find it,
+ * their names, and the job's process table.
  *
- * pmixrun's server accepts tools of its user (PMIX_SERVER_TOOL_SUPPORT)
- * and is named "<job namespace>.srv", rank 0 (PMIX_SERVER_NSPACE).
- * The library writes the rendezvous file by which a tool finds it by pid,
- * pmix.<host>.tool.<pid>, in the job's private directory (mode 0700), as
- * OpenPMIx names it; tool_rendezvous adds pmix.<host>.tool.<namespace>
- * beside it, the same URI under the job's namespace, so that a tool finds
- * the job's server by the name the ranks know (PMIX_SERVER_NSPACE). Both
- * go with the directory when pmixrun exits (docs/user-guide.md, "Tools").
- * The library checks a tool's uid; this file names each tool and answers
- * its queries:
+ * tool_start (after the server listens) lets the server engine accept
+ * tools of pmixrun's user (px_server_tools, under the name
+ * "<job namespace>.srv", rank the node) and writes the rendezvous files by
+ * which a tool finds the server (api/px_rndz.h, OpenPMIx's names), 0600 in
+ * the job's private directory (mode 0700), which goes when pmixrun exits:
+ * pmix.<host>.tool.<pid> (PMIX_SERVER_PIDINFO), and
+ * pmix.<host>.tool.<namespace> for the server's namespace and for the
+ * job's, so that a tool finds the job's server by the name the ranks know
+ * (PMIX_SERVER_NSPACE). The engine checks a tool's uid; the two upcalls of
+ * the host table (pmixrun_job.c) name each tool and answer its queries:
  *
  *   tool_connected   the tool gets namespace "<job namespace>.tool.<n>",
  *                    rank 0, n counting from 1; or the PMIX_TOOL_NSPACE and
@@ -26,26 +26,20 @@
  *                    pmix_proc_info_t per rank: host, executable (the path
  *                    pmixrun ran), pid (0 until started), exit code, state.
  *
- * Threads. Both upcalls run on the library's progress thread and answer
- * at once. A rank's pid and end (reaped, code, signaled) are written once
- * by the main thread, connected and finalized under job.mu by upcalls; the
- * table reads them under job.mu, with the main thread's fields read
- * atomically (each is one word set once: a reader sees either before or
- * after, never a mix).
+ * Both upcalls run on the main thread, the loop's only one, with the job
+ * as their context, and answer at once.
  */
 #define _GNU_SOURCE /* mkostemp */
 #include <fcntl.h>
 #include <limits.h>
-#include <stdatomic.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "api/px_rndz.h"
 #include "pmixrun.h"
-
-static job *t_job;          /* the job the module's upcalls serve */
-static atomic_uint t_count; /* tools named so far */
 
 bool tool_support(const job *j)
 {
@@ -53,59 +47,40 @@ bool tool_support(const job *j)
     return j->nnodes <= 1;
 }
 
-size_t tool_server_setup(job *j, pmix_server_module_t *mod, pmix_info_t *info)
+int tool_start(job *j)
 {
-    bool yes = true;
-    char ns[PMIX_MAX_NSLEN + 1];
-    pmix_rank_t rank = (pmix_rank_t)j->node;
+    pmix_proc_t self;
+    char name[600], key[32];
+    pmix_status_t rc;
 
     if (!tool_support(j))
         return 0;
-    t_job = j;
-    mod->tool_connected = tool_connected_up;
-    mod->query = tool_query_up;
-    /* the server's own name, what a tool's PMIx_tool_get_servers says:
-     * the job's namespace with ".srv", rank the node */
-    snprintf(ns, sizeof ns, "%.*s.srv", PMIX_MAX_NSLEN - 4, j->nspace);
-    PMIx_Info_load(&info[0], PMIX_SERVER_TOOL_SUPPORT, &yes, PMIX_BOOL);
-    PMIx_Info_load(&info[1], PMIX_SERVER_NSPACE, ns, PMIX_STRING);
-    PMIx_Info_load(&info[2], PMIX_SERVER_RANK, &rank, PMIX_PROC_RANK);
-    return TOOL_SERVER_INFO;
-}
-
-int tool_rendezvous(job *j)
-{
-    char from[PATH_MAX], to[PATH_MAX], tmp[PATH_MAX], uri[PATH_MAX + 8];
-    ssize_t n;
-    int fd;
-
-    if (!tool_support(j))
-        return 0;
-    if (snprintf(from, sizeof from, "%s/pmix.%s.tool.%ld", j->topdir, j->hostname,
-                 (long)getpid()) >= (int)sizeof from ||
-        snprintf(to, sizeof to, "%s/pmix.%s.tool.%s", j->topdir, j->hostname, j->nspace) >=
-            (int)sizeof to ||
-        snprintf(tmp, sizeof tmp, "%s.XXXXXX", to) >= (int)sizeof tmp)
+    PMIx_Load_procid(&self, "", (pmix_rank_t)j->node);
+    snprintf(self.nspace, sizeof self.nspace, "%.*s.srv", PMIX_MAX_NSLEN - 4, j->nspace);
+    px_posix_ops()->lock(j->plat);
+    rc = px_server_tools(j->srv, &self, (uint32_t)getuid());
+    px_posix_ops()->unlock(j->plat);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "pmixrun: cannot accept tools: %s\n", PMIx_Error_string(rc));
         return -1;
-    if ((fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        return -1; /* the library wrote none: no tool can find us by pid either */
-    n = read(fd, uri, sizeof uri);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) /* 0600, in our 0700 directory */
-        return -1;
-    if (write(fd, uri, (size_t)n) != n || close(fd) != 0 || rename(tmp, to) != 0) {
-        unlink(tmp);
-        return -1;
+    }
+    snprintf(key, sizeof key, "%ld", (long)getpid());
+    const char *keys[] = {key, self.nspace, j->nspace};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        px_rndz_name(keys[i], name, sizeof name);
+        if (px_rndz_write(j->topdir, name, j->uri, 0600) != 0) {
+            fprintf(stderr, "pmixrun: cannot write the rendezvous file %s/%s: %s\n", j->topdir,
+                    name, strerror(errno));
+            return -1;
+        }
     }
     return 0;
 }
 
-void tool_connected_up(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbfunc_t cbfunc,
-                       void *cbdata)
+void tool_connected_up(void *hctx, const pmix_info_t info[], size_t ninfo,
+                       pmix_tool_connection_cbfunc_t cbfunc, void *cbdata)
 {
-    job *j = t_job;
+    job *j = hctx;
     pmix_proc_t p;
     const char *want = NULL;
     pmix_rank_t rank = 0;
@@ -126,7 +101,7 @@ void tool_connected_up(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbf
         }
         PMIx_Load_procid(&p, want, rank);
     } else {
-        unsigned n = atomic_fetch_add(&t_count, 1) + 1;
+        unsigned n = ++j->tools_named;
         char ns[PMIX_MAX_NSLEN + 32];
         snprintf(ns, sizeof ns, "%s.tool.%u", j->nspace, n);
         if (strlen(ns) > PMIX_MAX_NSLEN) {
@@ -138,13 +113,13 @@ void tool_connected_up(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbf
     cbfunc(PMIX_SUCCESS, &p, cbdata);
 }
 
-/* The state of rank `r` as PMIx names it; under j->mu. */
+/* The state of rank `r` as PMIx names it. */
 static pmix_proc_state_t rank_state(rank_proc *r, pid_t pid)
 {
-    if (__atomic_load_n(&r->reaped, __ATOMIC_ACQUIRE)) {
-        if (__atomic_load_n(&r->signaled, __ATOMIC_RELAXED))
+    if (r->reaped) {
+        if (r->signaled)
             return PMIX_PROC_STATE_ABORTED_BY_SIG;
-        if (__atomic_load_n(&r->code, __ATOMIC_RELAXED) != 0)
+        if (r->code != 0)
             return PMIX_PROC_STATE_TERM_NON_ZERO;
         return r->finalized ? PMIX_PROC_STATE_TERMINATED : PMIX_PROC_STATE_TERM_WO_SYNC;
     }
@@ -165,22 +140,18 @@ static pmix_status_t proc_table(job *j, const char *key, pmix_info_t *out)
     if (da == NULL)
         return PMIX_ERR_NOMEM;
     pi = da->array;
-    pthread_mutex_lock(&j->mu);
     for (int i = 0; i < j->nlocal; i++) {
         rank_proc *r = &j->ranks[i];
-        pid_t pid = __atomic_load_n(&r->pid, __ATOMIC_ACQUIRE);
+        pid_t pid = r->pid;
         PMIx_Load_procid(&pi[i].proc, j->nspace, (pmix_rank_t)r->rank);
         pi[i].hostname = strdup(job_node_name(j, job_node_of(j, r->rank)));
         pi[i].executable_name = strdup(j->prog != NULL ? j->prog : "");
         pi[i].pid = pid;
         pi[i].state = rank_state(r, pid);
-        pi[i].exit_code = __atomic_load_n(&r->reaped, __ATOMIC_ACQUIRE)
-                              ? __atomic_load_n(&r->code, __ATOMIC_RELAXED)
-                              : 0;
+        pi[i].exit_code = r->reaped ? r->code : 0;
         if (pi[i].hostname == NULL || pi[i].executable_name == NULL)
             rc = PMIX_ERR_NOMEM;
     }
-    pthread_mutex_unlock(&j->mu);
     if (rc == PMIX_SUCCESS)
         rc = PMIx_Info_load(out, key, da, PMIX_DATA_ARRAY);
     PMIx_Data_array_free(da);
@@ -222,10 +193,10 @@ static void release_answers(void *cbdata)
     free(a);
 }
 
-pmix_status_t tool_query_up(pmix_proc_t *proct, pmix_query_t *queries, size_t nqueries,
-                            pmix_info_cbfunc_t cbfunc, void *cbdata)
+pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix_query_t queries[],
+                            size_t nqueries, pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
-    job *j = t_job;
+    job *j = hctx;
     size_t nkeys = 0, n = 0;
     answers *a;
 

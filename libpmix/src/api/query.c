@@ -10,7 +10,9 @@
  * except for the keys only a host knows (PMIX_QUERY_NAMESPACES,
  * PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE: query_host.c),
  * which go to the server first; PMIX_QUERY_NAMESPACES names the caller's
- * namespace when the host does not answer it. The result
+ * namespace when the host does not answer it; the group queries
+ * (PMIX_QUERY_NUM_GROUPS, _GROUP_NAMES, _GROUP_MEMBERSHIP) are answered
+ * from the groups the process is a member of (group_api.c). The result
  * holds one info per key answered; the status is PMIX_SUCCESS if every
  * key was answered, PMIX_ERR_PARTIAL_SUCCESS if some were, and
  * PMIX_ERR_NOT_FOUND if none were. The ABI version keys
@@ -66,6 +68,8 @@ static bool answer(const pmix_query_t *q, const char *key, pmix_info_t *out)
         PMIx_Info_load(out, key, me.nspace, PMIX_STRING);
         return true;
     }
+    if ((rc = px_api_group_query(key, q->qualifiers, q->nqual, out)) != PMIX_ERR_NOT_SUPPORTED)
+        return rc == PMIX_SUCCESS;
     PMIx_Load_procid(&target, me.nspace, PMIX_RANK_WILDCARD);
     if ((pi = px_info_find(q->qualifiers, q->nqual, PMIX_PROCID)) != NULL &&
         pi->value.type == PMIX_PROC && pi->value.data.proc != NULL) {

@@ -39,7 +39,7 @@
 static void (*host_tool_connected(const px_server *s))(void *, const pmix_info_t *, size_t,
                                                        pmix_tool_connection_cbfunc_t, void *)
 {
-    return s->hops->version >= 2 ? s->hops->tool_connected : NULL;
+    return s->hops->version >= 3 ? s->hops->tool_connected : NULL;
 }
 
 pmix_status_t px_server_tools(px_server *s, const pmix_proc_t *self, uint32_t uid)
@@ -259,7 +259,7 @@ static void query_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void
 pmix_status_t px_srv_query(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
 {
     pmix_status_t (*up)(void *, const pmix_proc_t *, const pmix_query_t *, size_t,
-                        pmix_info_cbfunc_t, void *) = s->hops->version >= 2 ? s->hops->query : NULL;
+                        pmix_info_cbfunc_t, void *) = s->hops->version >= 3 ? s->hops->query : NULL;
     pmix_query_t *q = NULL;
     uint32_t n;
     pmix_status_t rc;
