@@ -33,6 +33,11 @@
  *   JCTRL     c->s  procs targets, info directives    reply: INFO_DONE
  *   INFO_DONE s->c  i32 status, info results
  *   REPLY     s->c  i32 status
+ *   PUBLISH   c->s  info (the data and the directives) reply: REPLY
+ *   LOOKUP    c->s  argv keys, info directives      reply: LOOKUP_DONE
+ *   LOOKUP_DONE s->c i32 status, u64 n, n x pdata (the keys found)
+ *   UNPUBLISH c->s  argv keys (NULL: every key of the sender),
+ *                   info directives                   reply: REPLY
  *
  * A server that does not understand a message drops the client (protocol
  * error); a client that receives a reply with an unknown tag ignores it
@@ -62,6 +67,10 @@ enum px_msg_type {
     PX_MSG_REPLY = 14,
     PX_MSG_NOPAGE = 15,
     PX_MSG_PCOLLECT = 16,
+    PX_MSG_PUBLISH = 17,
+    PX_MSG_LOOKUP = 18,
+    PX_MSG_LOOKUP_DONE = 19,
+    PX_MSG_UNPUBLISH = 20,
 };
 
 /* How FENCE_DONE carries the collected records. */

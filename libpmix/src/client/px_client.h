@@ -130,4 +130,19 @@ pmix_status_t px_client_job_control(px_client *c, const pmix_proc_t targets[], s
                                     const pmix_info_t directives[], size_t ndirs,
                                     pmix_info_cbfunc_t cbfunc, void *cbdata);
 
+/* Publish, lookup, unpublish: requests to the server's host (the
+ * Standard's rules; px_proto.h for the messages). Each returns
+ * PMIX_SUCCESS and calls its callback once with the host's answer (or
+ * PMIX_ERR_TIMEOUT after PMIX_TIMEOUT, PMIX_ERR_LOST_CONNECTION), or
+ * returns an error (PMIX_ERR_BAD_PARAM for no data, no key or a bad key,
+ * PMIX_ERR_INIT, PMIX_ERR_UNREACH) and never calls it. The lookup's data
+ * is borrowed for the callback. NULL keys to unpublish: every key the
+ * caller published. */
+pmix_status_t px_client_publish(px_client *c, const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t px_client_lookup(px_client *c, char **keys, const pmix_info_t info[], size_t ninfo,
+                               pmix_lookup_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t px_client_unpublish(px_client *c, char **keys, const pmix_info_t info[], size_t ninfo,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata);
+
 #endif /* PX_CLIENT_H */
