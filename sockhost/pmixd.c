@@ -397,6 +397,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             }
         } else if (type == PD_STOP) {
             stop(d, tl_get_u8(&r) != 0);
+        } else if (type == PD_PUBSUB_REP) {
+            pubsub_answer(p, len);
         }
         return 0;
     }
@@ -557,6 +559,7 @@ static void run(pmixd_ctx *d)
         reap(d);
         check_abort_d(d);
         coll_inbox(d);
+        pubsub_flush(&d->parent);
         coll_timers(d);
         if (d->have_job && !d->launched && !d->stopping && d->npeers == j->nnodes - 1)
             launch(d);

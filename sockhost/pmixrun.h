@@ -8,6 +8,8 @@
  *   pmixrun_iof.c      forwarding the ranks' stdout/stderr line by line (and
  *                      to --output-filename's files), and pmixrun's stdin
  *   pmixrun_files.c    the private job directory and registered cleanups
+ *   pmixrun_pubsub.c   publish/lookup: the job's data service (pmixrun), or
+ *                      forwarding to it (pmixd)
  *
  * Threads. pmixrun's own code runs on the main thread. The PMIx server
  * library calls the module's upcalls (pmixrun_job.c) on its progress
@@ -272,5 +274,25 @@ void files_register_cleanup(job *j, const char *list, bool is_dir, bool recursiv
                             const char *ignore);
 void files_run_cleanups(job *j);
 void files_remove_topdir(job *j);
+
+/* pmixrun_pubsub.c: publish, lookup, unpublish. pmixrun keeps the job's
+ * data service (pubsub_start, on the main thread; pubsub_stop answers
+ * what still waits); pmixd forwards its ranks' requests to it. */
+struct tl_link;
+int pubsub_start(job *j); /* 0 or -1 (message printed) */
+void pubsub_stop(job *j);
+/* Fill the module's publish, lookup and unpublish: the service itself,
+ * or (forwarding, pmixd) requests to pmixrun over the control link. */
+void pubsub_module(job *j, pmix_server_module_t *m, bool forwarding);
+int pubsub_timeout_ms(job *j); /* until the next lookup deadline, -1 if none */
+void pubsub_tick(job *j);      /* end the lookups whose deadline passed */
+void pubsub_rank_ended(job *j, int rank);
+/* pmixrun --nodes: a PD_PUBSUB frame from the daemon on `from`. */
+void pubsub_frame(job *j, struct tl_link *from, const uint8_t *p, size_t len);
+/* pmixd: send the requests the upcalls queued; apply a PD_PUBSUB_REP;
+ * answer every forwarded request still waiting with PMIX_ERR_UNREACH. */
+void pubsub_flush(struct tl_link *parent);
+void pubsub_answer(const uint8_t *p, size_t len);
+void pubsub_fail_pending(void);
 
 #endif /* PMIXRUN_H */

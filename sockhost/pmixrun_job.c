@@ -451,6 +451,11 @@ int job_server_start(job *j)
         mod.fence_nb = j->fence_fn;
     if (j->dmodex_fn != NULL)
         mod.direct_modex = j->dmodex_fn;
+    /* a daemon (its map has rank_node) forwards publish/lookup to pmixrun */
+    bool forwarding = j->rank_node != NULL;
+    if (!forwarding && pubsub_start(j) != 0)
+        return -1;
+    pubsub_module(j, &mod, forwarding);
     pmix_status_t rc = PMIx_server_init(&mod, info, 1);
     PMIx_Info_free(info, 1);
     if (rc != PMIX_SUCCESS) {
@@ -484,6 +489,8 @@ void job_server_stop(job *j)
         }
         PMIx_server_deregister_nspace(j->nspace, NULL, NULL);
     }
+    pubsub_stop(j);
+    pubsub_fail_pending();
     PMIx_server_finalize();
     j->server_up = false;
 }
