@@ -460,6 +460,7 @@ int job_server_start(job *j)
     PMIx_Info_free(info, 1);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmixrun: cannot start the PMIx server: %s\n", PMIx_Error_string(rc));
+        pubsub_stop(j);
         return -1;
     }
     j->server_up = true;
