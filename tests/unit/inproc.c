@@ -123,6 +123,8 @@ struct inproc_world {
     px_pubsub *ps;                            /* the data service of publish/lookup */
     px_timer *ps_timer;                       /* its next lookup deadline */
     inproc_ep *ps_timer_ep;                   /* ... started on this server's endpoint */
+    uint32_t pub_uid, pub_gid;                /* the last publish's PMIX_USERID, PMIX_GRPID */
+    int pub_nids;                             /* ... and how many of them it carried */
     char log[16384];                          /* recent log lines, one per line */
 };
 
@@ -813,8 +815,21 @@ static pmix_status_t host_publish(void *hctx, const pmix_proc_t *proc, const pmi
                                   size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     inproc_ep *ep = hctx;
+    inproc_world *w = ep->w;
     px_pubsub_who who = pubsub_who(ep, proc);
-    pmix_status_t rc = px_pubsub_publish(pubsub_of(ep->w), &who, info, ninfo, ep->w->now);
+    pmix_status_t rc;
+
+    w->pub_nids = 0;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_USERID) && info[i].value.type == PMIX_UINT32) {
+            w->pub_uid = info[i].value.data.uint32;
+            w->pub_nids++;
+        } else if (PMIX_CHECK_KEY(&info[i], PMIX_GRPID) && info[i].value.type == PMIX_UINT32) {
+            w->pub_gid = info[i].value.data.uint32;
+            w->pub_nids++;
+        }
+    }
+    rc = px_pubsub_publish(pubsub_of(w), &who, info, ninfo, w->now);
 
     pubsub_arm(ep->w, ep);
     return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
@@ -847,6 +862,13 @@ static pmix_status_t host_unpublish(void *hctx, const pmix_proc_t *proc, char **
 size_t inproc_published(const inproc_world *w)
 {
     return w->ps != NULL ? px_pubsub_entries(w->ps) : 0;
+}
+
+void inproc_last_publish_ids(const inproc_world *w, uint32_t *uid, uint32_t *gid, int *n)
+{
+    *uid = w->pub_uid;
+    *gid = w->pub_gid;
+    *n = w->pub_nids;
 }
 
 size_t inproc_lookups_waiting(const inproc_world *w)

@@ -134,5 +134,8 @@ size_t inproc_frames_to_servers(const inproc_world *w);
  * each server a node). */
 size_t inproc_published(const inproc_world *w);
 size_t inproc_lookups_waiting(const inproc_world *w); /* lookups it holds (PMIX_WAIT) */
+/* The PMIX_USERID and PMIX_GRPID the host's last publish upcall carried,
+ * and how many such entries it had. */
+void inproc_last_publish_ids(const inproc_world *w, uint32_t *uid, uint32_t *gid, int *n);
 
 #endif /* INPROC_H */

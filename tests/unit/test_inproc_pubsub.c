@@ -191,6 +191,24 @@ static void test_publish_lookup_across_nodes(void **state)
     lookup(&wd->p[1], "nsonly", PMIX_RANGE_NAMESPACE, false, 0, &l);
     assert_true(inproc_run_until(wd->w, &l.done));
     assert_int_equal(l.status, PMIX_SUCCESS);
+    /* the host hears who published, as the handshake vouched for it,
+     * whatever the client claims */
+    pmix_info_t claim[2];
+    uint32_t root = 0, uid = 0, gid = 0;
+    int nids = 0;
+    PMIx_Info_load(&claim[0], "claimed", "x", PMIX_STRING);
+    PMIx_Info_load(&claim[1], PMIX_USERID, &root, PMIX_UINT32);
+    wd->p[1].done = 0;
+    assert_int_equal(px_client_publish(wd->p[1].c, claim, 2, inproc_op_cb, &wd->p[1]),
+                     PMIX_SUCCESS);
+    PMIx_Info_destruct(&claim[0]);
+    PMIx_Info_destruct(&claim[1]);
+    assert_true(inproc_run_until(wd->w, &wd->p[1].done));
+    assert_int_equal(wd->p[1].status, PMIX_SUCCESS);
+    inproc_last_publish_ids(wd->w, &uid, &gid, &nids);
+    assert_int_equal(nids, 2);
+    assert_int_equal(uid, 1000);
+    assert_int_equal(gid, 1000);
     /* a duplicate, from anyone */
     assert_int_equal(publish(wd, &wd->p[2], "svc", "mine", -1), PMIX_ERR_DUPLICATE_KEY);
     /* bad requests are refused by the client engine itself */

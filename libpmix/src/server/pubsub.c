@@ -40,20 +40,25 @@ static const px_server_host *v2(px_server *s)
 }
 
 /* The client's directives with its uid and gid appended: a new array
- * (PMIx_Info_free), or NULL. `info` is emptied into it. */
+ * (PMIx_Info_free), or NULL. `info` is emptied into it. A PMIX_USERID or
+ * PMIX_GRPID the client sent itself is dropped: the host must find only
+ * what the platform vouched for at the handshake. */
 static pmix_info_t *with_ids(px_sclient *c, pmix_info_t *info, size_t ninfo, size_t *nout)
 {
     pmix_info_t *all = PMIx_Info_create(ninfo + 2);
+    size_t n = 0;
 
     if (all == NULL)
         return NULL;
     for (size_t i = 0; i < ninfo; i++) {
-        all[i] = info[i]; /* moved: `info` keeps nothing */
+        if (PMIx_Check_key(info[i].key, PMIX_USERID) || PMIx_Check_key(info[i].key, PMIX_GRPID))
+            continue;       /* freed with `info` */
+        all[n++] = info[i]; /* moved: `info` keeps nothing */
         PMIx_Info_construct(&info[i]);
     }
-    PMIx_Info_load(&all[ninfo], PMIX_USERID, &c->uid, PMIX_UINT32);
-    PMIx_Info_load(&all[ninfo + 1], PMIX_GRPID, &c->gid, PMIX_UINT32);
-    *nout = ninfo + 2;
+    PMIx_Info_load(&all[n++], PMIX_USERID, &c->uid, PMIX_UINT32);
+    PMIx_Info_load(&all[n++], PMIX_GRPID, &c->gid, PMIX_UINT32);
+    *nout = n;
     return all;
 }
 
