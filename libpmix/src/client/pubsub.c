@@ -7,12 +7,18 @@
  * keys found. The client keeps nothing: a lookup always asks, since
  * published data can change. PMIX_TIMEOUT bounds the wait here too (the
  * request's timer), so a host that never answers cannot hang the caller.
+ * A lookup's timer runs LOOKUP_GRACE longer than PMIX_TIMEOUT: the host
+ * ends a waiting lookup at PMIX_TIMEOUT itself, and its answer must win,
+ * since a PMIX_PERSIST_FIRST_READ entry it hands over is gone from the
+ * host and would be lost if the client had stopped listening.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "client_int.h"
 #include "common/px_common.h"
+
+#define LOOKUP_GRACE 1.0 /* seconds */
 
 /* A valid key list: NULL-terminated, at least one key, none empty or too
  * long. */
@@ -32,10 +38,13 @@ static pmix_status_t send_request(px_client *c, uint16_t type, uint16_t reply, c
 {
     px_buf b;
     px_req *r;
+    double timeout = px_cli_timeout(info, ninfo);
 
     if (!px_client_connected(c))
         return c->lost ? PMIX_ERR_UNREACH : PMIX_ERR_INIT;
-    r = px_cli_req_new(c, reply, px_cli_timeout(info, ninfo));
+    if (type == PX_MSG_LOOKUP && timeout > 0)
+        timeout += LOOKUP_GRACE;
+    r = px_cli_req_new(c, reply, timeout);
     if (r == NULL)
         return PMIX_ERR_NOMEM;
     r->opcb = proto->opcb;

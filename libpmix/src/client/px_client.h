@@ -133,7 +133,8 @@ pmix_status_t px_client_job_control(px_client *c, const pmix_proc_t targets[], s
 /* Publish, lookup, unpublish: requests to the server's host (the
  * Standard's rules; px_proto.h for the messages). Each returns
  * PMIX_SUCCESS and calls its callback once with the host's answer (or
- * PMIX_ERR_TIMEOUT after PMIX_TIMEOUT, PMIX_ERR_LOST_CONNECTION), or
+ * PMIX_ERR_TIMEOUT after PMIX_TIMEOUT (a lookup: a second later, should
+ * the host not end it itself), PMIX_ERR_LOST_CONNECTION), or
  * returns an error (PMIX_ERR_BAD_PARAM for no data, no key or a bad key,
  * PMIX_ERR_INIT, PMIX_ERR_UNREACH) and never calls it. The lookup's data
  * is borrowed for the callback. NULL keys to unpublish: every key the
