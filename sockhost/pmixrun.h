@@ -284,6 +284,16 @@ void pubsub_stop(job *j);
 /* Fill the module's publish, lookup and unpublish: the service itself,
  * or (forwarding, pmixd) requests to pmixrun over the control link. */
 void pubsub_module(job *j, pmix_server_module_t *m, bool forwarding);
+/* The same requests with the job as context (what px_server_host's
+ * upcalls would call): the upcalls' return rules (PMIX_OPERATION_SUCCEEDED
+ * when answered at once, PMIX_SUCCESS and cbfunc later, or an error). */
+pmix_status_t pubsub_publish(job *j, const pmix_proc_t *proc, const pmix_info_t info[],
+                             size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t pubsub_lookup(job *j, const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                            size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t pubsub_unpublish(job *j, const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                               void *cbdata);
 int pubsub_timeout_ms(job *j); /* until the next lookup deadline, -1 if none */
 void pubsub_tick(job *j);      /* end the lookups whose deadline passed */
 void pubsub_rank_ended(job *j, int rank);

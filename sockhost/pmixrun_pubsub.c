@@ -27,9 +27,11 @@
  * than PUBSUB_PENDING_MAX requests at a time and refuses the rest with
  * PMIX_ERR_OUT_OF_RESOURCE.
  *
- * The Standard's module carries no context: the upcalls find the job
- * through the one pointer below, set by pubsub_start (one job per
- * process, as in pmixrun_job.c).
+ * pubsub_publish, pubsub_lookup and pubsub_unpublish take the job: a host
+ * on the engine's interface (px_server_host, whose upcalls carry a
+ * context) calls them from its upcalls. The Standard's module carries no
+ * context: its upcalls (pubsub_module) find the job through the one
+ * pointer below (one job per process, as in pmixrun_job.c).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -70,6 +72,7 @@ typedef struct outframe {
 
 static struct {
     job *j;
+    bool forwarding; /* pmixd: requests go to pmixrun */
     pthread_mutex_t mu;
     px_pubsub *ps; /* pmixrun: the service */
     /* pmixd: requests forwarded and frames not sent yet */
@@ -143,13 +146,13 @@ void pubsub_rank_ended(job *j, int rank)
     pthread_mutex_unlock(&P.mu);
 }
 
-/* The module's upcalls on pmixrun's own server: the service answers. The
+/* The requests on pmixrun's own server: the service answers. The
  * completions the library handed us never wait for its lock (px_defer.h),
  * so they may run under `mu`. */
-static pmix_status_t up_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
-                                pmix_op_cbfunc_t cbfunc, void *cbdata)
+static pmix_status_t serve_publish(job *j, const pmix_proc_t *proc, const pmix_info_t info[],
+                                   size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    px_pubsub_who w = who_of(P.j, proc->rank);
+    px_pubsub_who w = who_of(j, proc->rank);
 
     pthread_mutex_lock(&P.mu);
     pmix_status_t rc = px_pubsub_publish(P.ps, &w, info, ninfo, now_s());
@@ -157,24 +160,26 @@ static pmix_status_t up_publish(const pmix_proc_t *proc, const pmix_info_t info[
     return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
 }
 
-static pmix_status_t up_lookup(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
-                               size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata)
+static pmix_status_t serve_lookup(job *j, const pmix_proc_t *proc, char **keys,
+                                  const pmix_info_t info[], size_t ninfo,
+                                  pmix_lookup_cbfunc_t cbfunc, void *cbdata)
 {
-    px_pubsub_who w = who_of(P.j, proc->rank);
+    px_pubsub_who w = who_of(j, proc->rank);
 
     pthread_mutex_lock(&P.mu);
     pmix_status_t rc = px_pubsub_lookup(P.ps, &w, keys, info, ninfo, now_s(), cbfunc, cbdata);
     bool deadline = px_pubsub_next_deadline(P.ps) > 0;
     pthread_mutex_unlock(&P.mu);
     if (deadline)
-        job_wake(P.j); /* the main loop's poll must now end at that deadline */
+        job_wake(j); /* the main loop's poll must now end at that deadline */
     return rc;
 }
 
-static pmix_status_t up_unpublish(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
-                                  size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+static pmix_status_t serve_unpublish(job *j, const pmix_proc_t *proc, char **keys,
+                                     const pmix_info_t info[], size_t ninfo,
+                                     pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    px_pubsub_who w = who_of(P.j, proc->rank);
+    px_pubsub_who w = who_of(j, proc->rank);
 
     pthread_mutex_lock(&P.mu);
     pmix_status_t rc = px_pubsub_unpublish(P.ps, &w, keys, info, ninfo);
@@ -360,7 +365,7 @@ void pubsub_frame(job *j, tl_link *from, const uint8_t *p, size_t len)
 
 /* ---- pmixd: forwarding ---- */
 
-static void forward(int op, const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+static void forward(job *j, int op, const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
                     size_t ninfo, pending *pd, pmix_status_t *rc)
 {
     outframe *of = calloc(1, sizeof(*of));
@@ -397,12 +402,12 @@ static void forward(int op, const pmix_proc_t *proc, char **keys, const pmix_inf
         free(of);
         free(pd);
     } else {
-        job_wake(P.j);
+        job_wake(j);
     }
 }
 
-static pmix_status_t fw_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
-                                pmix_op_cbfunc_t cbfunc, void *cbdata)
+static pmix_status_t forward_publish(job *j, const pmix_proc_t *proc, const pmix_info_t info[],
+                                     size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     pending *pd = calloc(1, sizeof(*pd));
     pmix_status_t rc;
@@ -411,12 +416,13 @@ static pmix_status_t fw_publish(const pmix_proc_t *proc, const pmix_info_t info[
         return PMIX_ERR_NOMEM;
     pd->opcb = cbfunc;
     pd->cbdata = cbdata;
-    forward(OP_PUBLISH, proc, NULL, info, ninfo, pd, &rc);
+    forward(j, OP_PUBLISH, proc, NULL, info, ninfo, pd, &rc);
     return rc;
 }
 
-static pmix_status_t fw_lookup(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
-                               size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata)
+static pmix_status_t forward_lookup(job *j, const pmix_proc_t *proc, char **keys,
+                                    const pmix_info_t info[], size_t ninfo,
+                                    pmix_lookup_cbfunc_t cbfunc, void *cbdata)
 {
     pending *pd = calloc(1, sizeof(*pd));
     pmix_status_t rc;
@@ -425,12 +431,13 @@ static pmix_status_t fw_lookup(const pmix_proc_t *proc, char **keys, const pmix_
         return PMIX_ERR_NOMEM;
     pd->lookupcb = cbfunc;
     pd->cbdata = cbdata;
-    forward(OP_LOOKUP, proc, keys, info, ninfo, pd, &rc);
+    forward(j, OP_LOOKUP, proc, keys, info, ninfo, pd, &rc);
     return rc;
 }
 
-static pmix_status_t fw_unpublish(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
-                                  size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+static pmix_status_t forward_unpublish(job *j, const pmix_proc_t *proc, char **keys,
+                                       const pmix_info_t info[], size_t ninfo,
+                                       pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     pending *pd = calloc(1, sizeof(*pd));
     pmix_status_t rc;
@@ -439,7 +446,7 @@ static pmix_status_t fw_unpublish(const pmix_proc_t *proc, char **keys, const pm
         return PMIX_ERR_NOMEM;
     pd->opcb = cbfunc;
     pd->cbdata = cbdata;
-    forward(OP_UNPUBLISH, proc, keys, info, ninfo, pd, &rc);
+    forward(j, OP_UNPUBLISH, proc, keys, info, ninfo, pd, &rc);
     return rc;
 }
 
@@ -543,14 +550,55 @@ void pubsub_fail_pending(void)
     }
 }
 
-/* ---- the module ---- */
+/* ---- the requests, and the Standard's module ---- */
+
+pmix_status_t pubsub_publish(job *j, const pmix_proc_t *proc, const pmix_info_t info[],
+                             size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return P.forwarding ? forward_publish(j, proc, info, ninfo, cbfunc, cbdata)
+                        : serve_publish(j, proc, info, ninfo, cbfunc, cbdata);
+}
+
+pmix_status_t pubsub_lookup(job *j, const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                            size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata)
+{
+    return P.forwarding ? forward_lookup(j, proc, keys, info, ninfo, cbfunc, cbdata)
+                        : serve_lookup(j, proc, keys, info, ninfo, cbfunc, cbdata);
+}
+
+pmix_status_t pubsub_unpublish(job *j, const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                               void *cbdata)
+{
+    return P.forwarding ? forward_unpublish(j, proc, keys, info, ninfo, cbfunc, cbdata)
+                        : serve_unpublish(j, proc, keys, info, ninfo, cbfunc, cbdata);
+}
+
+static pmix_status_t mod_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                                 pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return pubsub_publish(P.j, proc, info, ninfo, cbfunc, cbdata);
+}
+
+static pmix_status_t mod_lookup(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                                size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata)
+{
+    return pubsub_lookup(P.j, proc, keys, info, ninfo, cbfunc, cbdata);
+}
+
+static pmix_status_t mod_unpublish(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                                   size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return pubsub_unpublish(P.j, proc, keys, info, ninfo, cbfunc, cbdata);
+}
 
 void pubsub_module(job *j, pmix_server_module_t *m, bool forwarding)
 {
     P.j = j;
+    P.forwarding = forwarding;
     if (P.out_tail == NULL)
         P.out_tail = &P.out;
-    m->publish = forwarding ? fw_publish : up_publish;
-    m->lookup = forwarding ? fw_lookup : up_lookup;
-    m->unpublish = forwarding ? fw_unpublish : up_unpublish;
+    m->publish = mod_publish;
+    m->lookup = mod_lookup;
+    m->unpublish = mod_unpublish;
 }
