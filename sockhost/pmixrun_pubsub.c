@@ -168,7 +168,7 @@ static pmix_status_t serve_lookup(job *j, const pmix_proc_t *proc, char **keys,
 
     pthread_mutex_lock(&P.mu);
     pmix_status_t rc = px_pubsub_lookup(P.ps, &w, keys, info, ninfo, now_s(), cbfunc, cbdata);
-    bool deadline = px_pubsub_next_deadline(P.ps) > 0;
+    bool deadline = P.ps != NULL && px_pubsub_next_deadline(P.ps) > 0;
     pthread_mutex_unlock(&P.mu);
     if (deadline)
         job_wake(j); /* the main loop's poll must now end at that deadline */
