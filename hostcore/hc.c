@@ -10,6 +10,8 @@
  *   BROKEN   u8 2, u32 origin node, u32 rank (PMIX_RANK_INVALID: none)
  *   DMX_REQ  u8 3, u32 request id, u32 rank, u16 nspace length, nspace
  *   DMX_REP  u8 4, u32 request id, i32 status, data (the rest)
+ *   DEPARTED u8 5, u32 origin node, u32 rank, u32 nsets, nsets x (u64 set,
+ *            u32 epoch): the last epoch of each set the rank joined
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,7 +33,9 @@ typedef struct hc_fence {
     size_t ndata;
     double started;
     uint32_t epoch;
-    pmix_modex_cbfunc_t cbfunc;
+    pmix_modex_cbfunc_t cbfunc; /* a fence's, or NULL */
+    px_hc_group_cb gcb;         /* a group operation's, or NULL */
+    bool ctxid_here;            /* this node makes the group's context id */
     void *cbdata;
     bool answered; /* the node broke while it ran: the server has its answer */
 } hc_fence;
@@ -49,7 +53,25 @@ typedef struct hc_set {
     hc_fence *qhead, *qtail;
     hc_fence *running;
     bool pumping;
+    /* Its participants, once an upcall named them: the whole job, or
+     * `nranks` sorted ranks. Not known for a set made from a message. */
+    bool known, all;
+    pmix_rank_t *ranks;
+    uint32_t nranks;
+    /* A participant finalized and exited after joining the set's epochs
+     * up to this one: a later epoch fails (UINT32_MAX: none). */
+    uint32_t fail_after;
 } hc_set;
+
+/* The news of a departed rank: the epochs of each set it had joined, as
+ * its node counted them (a set not listed: none). */
+typedef struct hc_gone {
+    struct hc_gone *next;
+    pmix_rank_t rank;
+    uint32_t nsets;
+    uint64_t *sets;
+    uint32_t *epochs;
+} hc_gone;
 
 typedef struct hc_retry hc_retry;
 
@@ -61,6 +83,7 @@ struct px_hc {
     bool broken;
     uint32_t *lost; /* lost nodes, ascending */
     uint32_t nlost;
+    hc_gone *gone; /* departed ranks */
     px_dmx_table dmx;
     hc_retry *retries;
 };
@@ -109,15 +132,16 @@ static uint32_t get32(const uint8_t *p)
 
 /* ---- lost nodes ---- */
 
-static bool is_lost(const px_hc *hc, uint32_t node)
+/* Sorted arrays of ids (lost nodes, departed ranks). */
+static bool ids_has(const uint32_t *v, uint32_t n, uint32_t id)
 {
-    uint32_t lo = 0, hi = hc->nlost;
+    uint32_t lo = 0, hi = n;
 
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (hc->lost[mid] == node)
+        if (v[mid] == id)
             return true;
-        if (hc->lost[mid] < node)
+        if (v[mid] < id)
             lo = mid + 1;
         else
             hi = mid;
@@ -125,22 +149,34 @@ static bool is_lost(const px_hc *hc, uint32_t node)
     return false;
 }
 
-static void mark_lost(px_hc *hc, uint32_t node)
+/* Insert `id`; false when memory runs out (nothing changed). */
+static bool ids_add(uint32_t **v, uint32_t *n, uint32_t id)
 {
     uint32_t i = 0;
     uint32_t *grown;
 
-    if (is_lost(hc, node))
-        return;
-    grown = realloc(hc->lost, (hc->nlost + 1) * sizeof(*grown));
-    if (grown == NULL)
-        return; /* the sets it belongs to still learn it (px_hc_node_lost) */
-    hc->lost = grown;
-    while (i < hc->nlost && hc->lost[i] < node)
+    if (ids_has(*v, *n, id))
+        return true;
+    if ((grown = realloc(*v, (*n + 1) * sizeof(*grown))) == NULL)
+        return false;
+    *v = grown;
+    while (i < *n && grown[i] < id)
         i++;
-    memmove(&hc->lost[i + 1], &hc->lost[i], (hc->nlost - i) * sizeof(*grown));
-    hc->lost[i] = node;
-    hc->nlost++;
+    memmove(&grown[i + 1], &grown[i], (*n - i) * sizeof(*grown));
+    grown[i] = id;
+    (*n)++;
+    return true;
+}
+
+static bool is_lost(const px_hc *hc, uint32_t node)
+{
+    return ids_has(hc->lost, hc->nlost, node);
+}
+
+static void mark_lost(px_hc *hc, uint32_t node)
+{
+    /* without memory the sets it belongs to still learn it (px_hc_node_lost) */
+    (void)ids_add(&hc->lost, &hc->nlost, node);
 }
 
 /* ---- sets ---- */
@@ -255,6 +291,60 @@ static const px_coll_ops coll_ops = {
     .send_sized = c_send_sized,
 };
 
+static void set_check_gone(px_hc *hc, hc_set *s);
+
+/* Note the participants an upcall names (`procs`, all of the job's
+ * namespace, checked by px_fence_set_make), once. */
+static void set_know(hc_set *s, const pmix_proc_t procs[], size_t nprocs)
+{
+    uint32_t n = 0;
+
+    if (s->known)
+        return;
+    for (size_t i = 0; i < nprocs; i++)
+        if (procs[i].rank == PMIX_RANK_WILDCARD)
+            s->all = true;
+    if (nprocs == 0)
+        s->all = true;
+    if (!s->all) {
+        if ((s->ranks = malloc(nprocs * sizeof(*s->ranks))) == NULL)
+            return; /* not known: departures will not find this set */
+        for (size_t i = 0; i < nprocs; i++)
+            if (!ids_has(s->ranks, n, procs[i].rank))
+                (void)ids_add(&s->ranks, &n, procs[i].rank); /* room is there */
+        s->nranks = n;
+    }
+    s->known = true;
+    set_check_gone(s->hc, s);
+}
+
+static bool set_names(const hc_set *s, pmix_rank_t rank)
+{
+    return s->known && (s->all || ids_has(s->ranks, s->nranks, rank));
+}
+
+/* The last epoch of `s` that departed rank `g` joined. */
+static uint32_t gone_epoch(const hc_gone *g, uint64_t set)
+{
+    for (uint32_t i = 0; i < g->nsets; i++)
+        if (g->sets[i] == set)
+            return g->epochs[i];
+    return 0;
+}
+
+/* Apply what is known of departures to `s` (its participants known). */
+static void set_check_gone(px_hc *hc, hc_set *s)
+{
+    for (hc_gone *g = hc->gone; g != NULL; g = g->next) {
+        uint32_t e;
+        if (!set_names(s, g->rank))
+            continue;
+        e = gone_epoch(g, s->id);
+        if (e < s->fail_after)
+            s->fail_after = e;
+    }
+}
+
 static hc_set *set_find(px_hc *hc, uint64_t id)
 {
     for (hc_set *s = hc->sets; s != NULL; s = s->next)
@@ -279,6 +369,7 @@ static hc_set *set_make(px_hc *hc, uint64_t id, uint32_t *members, uint32_t n)
     s->id = id;
     s->n = n;
     s->members = members;
+    s->fail_after = UINT32_MAX;
     if (n == 0 || !member_of_node(s, hc->cfg.node, &s->me) || runs_make(s) != 0)
         goto fail;
     memset(&cfg, 0, sizeof(cfg));
@@ -301,6 +392,7 @@ static hc_set *set_make(px_hc *hc, uint64_t id, uint32_t *members, uint32_t n)
     return s;
 fail:
     px_coll_groups_destroy(s->groups);
+    free(s->ranks);
     free(s->hdr);
     free(s->members);
     free(s);
@@ -331,6 +423,52 @@ static void fence_info(const hc_set *s, const hc_fence *f, px_coll_choice *resol
         out->resolved = resolved;
 }
 
+/* The server's answer to a failed fence or group operation. */
+static void fence_fail(hc_fence *f, pmix_status_t status)
+{
+    if (f->gcb != NULL)
+        f->gcb(status, false, 0, NULL, 0, f->cbdata, NULL, NULL);
+    else
+        f->cbfunc(status, NULL, 0, f->cbdata, NULL, NULL);
+}
+
+/* A group operation's result: every node's block is a u8 flag, a u64
+ * context id (from the node that makes it) and that node's data; the
+ * server gets the data concatenated and the id. */
+static void group_answer(hc_fence *f, const px_coll_result *res, const uint8_t *data)
+{
+    uint64_t ctxid = 0;
+    bool has = false;
+    size_t out = 0;
+    uint8_t *cat = NULL;
+
+    for (uint32_t i = 0; i < res->nmembers; i++) {
+        uint64_t len = res->offsets[i + 1] - res->offsets[i];
+        const uint8_t *b = data + res->offsets[i];
+        if (len < 9) {
+            fence_fail(f, PMIX_ERR_BAD_PARAM);
+            return;
+        }
+        if (b[0]) {
+            has = true;
+            ctxid = (uint64_t)get32(b + 1) | (uint64_t)get32(b + 5) << 32;
+        }
+        out += len - 9;
+    }
+    if (out > 0 && (cat = malloc(out)) == NULL) {
+        fence_fail(f, PMIX_ERR_NOMEM);
+        return;
+    }
+    out = 0;
+    for (uint32_t i = 0; i < res->nmembers; i++) {
+        uint64_t len = res->offsets[i + 1] - res->offsets[i];
+        if (len > 9)
+            memcpy(cat + out, data + res->offsets[i] + 9, len - 9);
+        out += len - 9;
+    }
+    f->gcb(PMIX_SUCCESS, has, ctxid, (const char *)cat, out, f->cbdata, free, cat);
+}
+
 static void count_end(hc_set *s, hc_fence *f, pmix_status_t status)
 {
     px_hc *hc = s->hc;
@@ -344,6 +482,13 @@ static void count_end(hc_set *s, hc_fence *f, pmix_status_t status)
 }
 
 static void pump(hc_set *s);
+
+/* The next fence of `s` would take an epoch that a departed participant
+ * never joined: it fails without taking it, on every node alike. */
+static bool past_departure(const hc_set *s)
+{
+    return s->fail_after != UINT32_MAX && px_coll_epoch(s->coll) + 1 > s->fail_after;
+}
 
 static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
 {
@@ -378,10 +523,20 @@ static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
         }
         count_end(s, f, status);
         f->answered = true;
-        if (status == PMIX_SUCCESS && data != NULL)
+        if (status != PMIX_SUCCESS) {
+            fence_fail(f, status);
+        } else if (f->gcb != NULL) {
+            if (res == NULL || data == NULL)
+                fence_fail(f, PMIX_ERR_BAD_PARAM); /* every block has its header */
+            else
+                group_answer(f, res, (const uint8_t *)data);
+            if (release != NULL)
+                release(rarg);
+        } else if (data != NULL) {
             f->cbfunc(status, data, size, f->cbdata, release, rarg);
-        else
+        } else {
             f->cbfunc(status, NULL, 0, f->cbdata, NULL, NULL);
+        }
     }
     if (shared)
         hc->ops->share_ended(hc->ctx, s->id, f->epoch, s->n);
@@ -398,7 +553,7 @@ static void pump(hc_set *s)
     if (s->pumping)
         return; /* the outer call goes on */
     s->pumping = true;
-    while (s->qhead != NULL && (s->running == NULL || hc->broken)) {
+    while (s->qhead != NULL && (s->running == NULL || hc->broken || past_departure(s))) {
         hc_fence *f = s->qhead;
         px_coll_choice resolved;
         px_hc_fence_info fi;
@@ -407,8 +562,8 @@ static void pump(hc_set *s)
         s->qhead = f->next;
         if (s->qhead == NULL)
             s->qtail = NULL;
-        if (hc->broken) {
-            f->cbfunc(PMIX_ERR_PROC_TERM_WO_SYNC, NULL, 0, f->cbdata, NULL, NULL);
+        if (hc->broken || past_departure(s)) {
+            fence_fail(f, hc->broken ? PMIX_ERR_PROC_TERM_WO_SYNC : PMIX_ERR_LOST_CONNECTION);
             fence_free(f);
             continue;
         }
@@ -418,6 +573,14 @@ static void pump(hc_set *s)
         if (hc->ops->fence_start != NULL) {
             fence_info(s, f, &resolved, &fi);
             hc->ops->fence_start(hc->ctx, &fi);
+        }
+        if (f->local_fail == PMIX_SUCCESS && f->ctxid_here) {
+            /* made as the epoch starts, so ids follow the order of the
+             * maker's operations; a failed epoch spends none */
+            uint64_t id = hc->ops->ctxid(hc->ctx);
+            uint8_t *b = f->data;
+            b[0] = 1;
+            put32(put32(b + 1, (uint32_t)id), (uint32_t)(id >> 32));
         }
         if (f->local_fail == PMIX_SUCCESS) {
             const void *contrib = f->data;
@@ -442,13 +605,24 @@ static void pump(hc_set *s)
             s->running = NULL;
             logf_(hc, "cannot fail a fence: %s", PMIx_Error_string(rc));
             count_end(s, f, rc);
-            f->cbfunc(rc, NULL, 0, f->cbdata, NULL, NULL);
+            fence_fail(f, rc);
             if (hc->cfg.sizes_only && f->kind == PX_COLL_ALLGATHER)
                 hc->ops->share_ended(hc->ctx, s->id, f->epoch, s->n);
             fence_free(f);
         }
     }
     s->pumping = false;
+}
+
+static void enqueue(hc_set *s, hc_fence *f, const pmix_proc_t procs[], size_t nprocs)
+{
+    set_know(s, procs, nprocs);
+    if (s->qtail != NULL)
+        s->qtail->next = f;
+    else
+        s->qhead = f;
+    s->qtail = f;
+    pump(s);
 }
 
 pmix_status_t px_hc_fence(px_hc *hc, const pmix_proc_t procs[], size_t nprocs,
@@ -520,12 +694,72 @@ pmix_status_t px_hc_fence(px_hc *hc, const pmix_proc_t procs[], size_t nprocs,
         fence_free(f);
         return PMIX_ERR_NOMEM;
     }
-    if (s->qtail != NULL)
-        s->qtail->next = f;
-    else
-        s->qhead = f;
-    s->qtail = f;
-    pump(s);
+    enqueue(s, f, procs, nprocs);
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t px_hc_group(px_hc *hc, const px_hc_group_req *req, px_hc_group_cb cb, void *cbdata)
+{
+    px_fence_set set;
+    hc_set *s;
+    hc_fence *f;
+    char err[256] = "";
+    uint64_t id;
+    size_t nlen;
+    pmix_status_t rc;
+
+    if (req->grp == NULL || (nlen = strnlen(req->grp, PMIX_MAX_NSLEN + 1)) > PMIX_MAX_NSLEN ||
+        (req->op != PMIX_GROUP_CONSTRUCT && req->op != PMIX_GROUP_DESTRUCT) ||
+        (req->assign_ctxid && hc->ops->ctxid == NULL))
+        return PMIX_ERR_BAD_PARAM;
+    if (hc->broken) {
+        cb(PMIX_ERR_PROC_TERM_WO_SYNC, false, 0, NULL, 0, cbdata, NULL, NULL);
+        return PMIX_SUCCESS;
+    }
+    if ((rc = px_fence_set_make(hc->cfg.job, req->procs, req->nprocs, &set)) != PMIX_SUCCESS)
+        return rc;
+    /* A group operation is its own collective: the members' set, the
+     * operation and the group's name (FNV-1a over them). */
+    id = set.id ^ 0x9e3779b97f4a7c15ull * (uint64_t)(req->op + 1);
+    for (size_t i = 0; i < nlen; i++) {
+        id ^= (uint8_t)req->grp[i];
+        id *= 1099511628211ull;
+    }
+    if ((f = calloc(1, sizeof(*f))) == NULL || (f->data = malloc(9 + req->ndata)) == NULL) {
+        free(f);
+        px_fence_set_fini(&set);
+        return PMIX_ERR_NOMEM;
+    }
+    memset(f->data, 0, 9);
+    if (req->ndata > 0)
+        memcpy((uint8_t *)f->data + 9, req->data, req->ndata);
+    f->ndata = 9 + req->ndata;
+    f->kind = f->args.kind = PX_COLL_ALLGATHER;
+    f->local_fail = req->local_status;
+    f->args.timeout = req->timeout > 0 ? req->timeout : hc->cfg.coll_timeout;
+    rc = px_coll_choose(f->kind, NULL, hc->cfg.fence_algo != NULL && hc->cfg.fence_algo[0]
+                                           ? hc->cfg.fence_algo
+                                           : NULL,
+                        &f->args.choice, err, sizeof(err));
+    f->choice_ok = rc == PMIX_SUCCESS;
+    if (rc != PMIX_SUCCESS && f->local_fail == PMIX_SUCCESS)
+        f->local_fail = PMIX_ERR_BAD_PARAM;
+    /* the lowest member node makes the context id */
+    f->ctxid_here = req->assign_ctxid &&
+                    (set.members != NULL ? set.members[0] : 0) == hc->cfg.node;
+    f->gcb = cb;
+    f->cbdata = cbdata;
+    s = set_find(hc, id);
+    if (s == NULL) {
+        s = set_make(hc, id, set.members, set.nmembers);
+        set.members = NULL; /* taken */
+    }
+    px_fence_set_fini(&set);
+    if (s == NULL) {
+        fence_free(f);
+        return PMIX_ERR_NOMEM;
+    }
+    enqueue(s, f, req->procs, req->nprocs);
     return PMIX_SUCCESS;
 }
 
@@ -580,7 +814,7 @@ static pmix_status_t got_coll(px_hc *hc, uint32_t from, const uint8_t *p, size_t
 /* Send the notice to the children of relative rank r in the binomial tree
  * rooted at `origin` (largest subtree first); a child that cannot be
  * reached has its own children served from here. */
-static void send_subtree(px_hc *hc, uint32_t origin, pmix_rank_t rank, uint32_t r)
+static void send_subtree(px_hc *hc, uint8_t kind, uint32_t origin, pmix_rank_t rank, uint32_t r)
 {
     uint32_t nn = hc->cfg.job->nnodes;
     int k = 31;
@@ -590,18 +824,18 @@ static void send_subtree(px_hc *hc, uint32_t origin, pmix_rank_t rank, uint32_t 
     for (; k >= 0; k--) {
         uint32_t step = (uint32_t)1 << k, child;
         uint8_t *m;
-        px_hc_sent what = {.kind = PX_HC_BROKEN, .wire = 8};
+        px_hc_sent what = {.kind = (px_hc_kind)kind, .wire = 8};
         if (step <= r || (uint64_t)r + step >= nn)
             continue;
         child = (uint32_t)(((uint64_t)origin + r + step) % nn);
         if (is_lost(hc, child) || (m = malloc(9)) == NULL) {
-            send_subtree(hc, origin, rank, r + step);
+            send_subtree(hc, kind, origin, rank, r + step);
             continue;
         }
-        m[0] = PX_HC_BROKEN;
+        m[0] = kind;
         put32(put32(m + 1, origin), rank);
         if (hc->ops->send(hc->ctx, child, m, 9, &what) != PMIX_SUCCESS)
-            send_subtree(hc, origin, rank, r + step);
+            send_subtree(hc, kind, origin, rank, r + step);
     }
 }
 
@@ -618,7 +852,7 @@ static void do_break(px_hc *hc, const char *why)
             /* kept until px_coll ends it, so that it still answers its peers */
             f->answered = true;
             count_end(s, f, PMIX_ERR_PROC_TERM_WO_SYNC);
-            f->cbfunc(PMIX_ERR_PROC_TERM_WO_SYNC, NULL, 0, f->cbdata, NULL, NULL);
+            fence_fail(f, PMIX_ERR_PROC_TERM_WO_SYNC);
         }
         pump(s);
     }
@@ -630,7 +864,151 @@ void px_hc_break(px_hc *hc, pmix_rank_t rank, bool tell, const char *why)
 
     do_break(hc, why != NULL ? why : "the job broke");
     if (tell && nn > 1)
-        send_subtree(hc, hc->cfg.node, rank, 0);
+        send_subtree(hc, PX_HC_BROKEN, hc->cfg.node, rank, 0);
+}
+
+/* Record departure `g` (taken) and fail what it makes hopeless: queued
+ * fences and a running one past the epochs the rank joined. */
+static void depart(px_hc *hc, hc_gone *g)
+{
+    g->next = hc->gone;
+    hc->gone = g;
+    for (hc_set *s = hc->sets; s != NULL; s = s->next) {
+        hc_fence *f = s->running;
+        uint32_t e;
+        if (!set_names(s, g->rank))
+            continue;
+        e = gone_epoch(g, s->id);
+        if (e < s->fail_after)
+            s->fail_after = e;
+        if (f != NULL && !f->answered && f->epoch > s->fail_after) {
+            /* as for a broken job: px_coll goes on until it ends */
+            f->answered = true;
+            count_end(s, f, PMIX_ERR_LOST_CONNECTION);
+            fence_fail(f, PMIX_ERR_LOST_CONNECTION);
+        }
+        pump(s);
+    }
+}
+
+static bool gone_known(const px_hc *hc, pmix_rank_t rank)
+{
+    for (const hc_gone *g = hc->gone; g != NULL; g = g->next)
+        if (g->rank == rank)
+            return true;
+    return false;
+}
+
+static void gone_free(hc_gone *g)
+{
+    free(g->sets);
+    free(g->epochs);
+    free(g);
+}
+
+/* The news: u8 kind, u32 origin, u32 rank, u32 nsets, nsets x (u64 set,
+ * u32 epoch). */
+static void send_gone(px_hc *hc, uint32_t origin, const hc_gone *g, uint32_t r)
+{
+    uint32_t nn = hc->cfg.job->nnodes;
+    size_t len = 13 + 12 * (size_t)g->nsets;
+    int k = 31;
+
+    while (k >= 0 && ((uint32_t)1 << k) >= nn)
+        k--;
+    for (; k >= 0; k--) {
+        uint32_t step = (uint32_t)1 << k, child;
+        uint8_t *m, *at;
+        px_hc_sent what = {.kind = PX_HC_DEPARTED, .wire = len - 1};
+        if (step <= r || (uint64_t)r + step >= nn)
+            continue;
+        child = (uint32_t)(((uint64_t)origin + r + step) % nn);
+        if (is_lost(hc, child) || (m = malloc(len)) == NULL) {
+            send_gone(hc, origin, g, r + step);
+            continue;
+        }
+        m[0] = PX_HC_DEPARTED;
+        at = put32(put32(put32(m + 1, origin), g->rank), g->nsets);
+        for (uint32_t i = 0; i < g->nsets; i++) {
+            at = put32(put32(at, (uint32_t)g->sets[i]), (uint32_t)(g->sets[i] >> 32));
+            at = put32(at, g->epochs[i]);
+        }
+        if (hc->ops->send(hc->ctx, child, m, len, &what) != PMIX_SUCCESS)
+            send_gone(hc, origin, g, r + step);
+    }
+}
+
+void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell)
+{
+    hc_gone *g;
+    uint32_t n = 0;
+
+    if (rank >= hc->cfg.job->nprocs || gone_known(hc, rank))
+        return;
+    if ((g = calloc(1, sizeof(*g))) == NULL) {
+        logf_(hc, "out of memory noting that rank %u left; its fences may wait for their timeout",
+              rank);
+        return;
+    }
+    g->rank = rank;
+    for (hc_set *s = hc->sets; s != NULL; s = s->next)
+        n += set_names(s, rank);
+    if (n > 0 && ((g->sets = malloc(n * sizeof(*g->sets))) == NULL ||
+                  (g->epochs = malloc(n * sizeof(*g->epochs))) == NULL)) {
+        gone_free(g);
+        logf_(hc, "out of memory noting that rank %u left; its fences may wait for their timeout",
+              rank);
+        return;
+    }
+    /* The epochs this node takes with the rank in them: those it took,
+     * and those queued (their local participants, the rank among them,
+     * all joined). */
+    for (hc_set *s = hc->sets; s != NULL; s = s->next) {
+        uint32_t q = 0;
+        if (!set_names(s, rank))
+            continue;
+        for (hc_fence *f = s->qhead; f != NULL; f = f->next)
+            q++;
+        g->sets[g->nsets] = s->id;
+        g->epochs[g->nsets++] = px_coll_epoch(s->coll) + q;
+    }
+    depart(hc, g);
+    if (tell && hc->cfg.job->nnodes > 1)
+        send_gone(hc, hc->cfg.node, g, 0);
+}
+
+static pmix_status_t got_gone(px_hc *hc, const uint8_t *p, size_t len)
+{
+    uint32_t origin, rank, nsets, nn = hc->cfg.job->nnodes;
+    hc_gone *g;
+
+    if (len < 12)
+        return PMIX_ERR_BAD_PARAM;
+    origin = get32(p);
+    rank = get32(p + 4);
+    nsets = get32(p + 8);
+    if (origin >= nn || rank >= hc->cfg.job->nprocs || (len - 12) / 12 < nsets ||
+        len - 12 != 12 * (size_t)nsets)
+        return PMIX_ERR_BAD_PARAM;
+    if (gone_known(hc, rank))
+        return PMIX_SUCCESS;
+    if ((g = calloc(1, sizeof(*g))) == NULL ||
+        (nsets > 0 && ((g->sets = malloc(nsets * sizeof(*g->sets))) == NULL ||
+                       (g->epochs = malloc(nsets * sizeof(*g->epochs))) == NULL))) {
+        if (g != NULL)
+            gone_free(g);
+        return PMIX_ERR_NOMEM;
+    }
+    g->rank = rank;
+    g->nsets = nsets;
+    for (uint32_t i = 0; i < nsets; i++) {
+        const uint8_t *at = p + 12 + 12 * (size_t)i;
+        g->sets[i] = (uint64_t)get32(at) | (uint64_t)get32(at + 4) << 32;
+        g->epochs[i] = get32(at + 8);
+    }
+    depart(hc, g);
+    send_gone(hc, origin, g, (hc->cfg.node + nn - origin) % nn);
+    return PMIX_SUCCESS;
 }
 
 bool px_hc_broken(const px_hc *hc)
@@ -853,7 +1231,7 @@ pmix_status_t px_hc_deliver(px_hc *hc, uint32_t from, const void *msg, size_t le
 {
     const uint8_t *p = msg;
 
-    if (len < 1 || from >= hc->cfg.job->nnodes)
+    if (len < 1 || from >= hc->cfg.job->nnodes || from == hc->cfg.node)
         return PMIX_ERR_BAD_PARAM;
     switch (p[0]) {
     case PX_HC_COLL: return got_coll(hc, from, p + 1, len - 1);
@@ -863,9 +1241,10 @@ pmix_status_t px_hc_deliver(px_hc *hc, uint32_t from, const void *msg, size_t le
         if (!hc->broken) {
             uint32_t origin = get32(p + 1), nn = hc->cfg.job->nnodes;
             do_break(hc, "a process of the job died");
-            send_subtree(hc, origin, get32(p + 5), (hc->cfg.node + nn - origin) % nn);
+            send_subtree(hc, PX_HC_BROKEN, origin, get32(p + 5), (hc->cfg.node + nn - origin) % nn);
         }
         return PMIX_SUCCESS;
+    case PX_HC_DEPARTED: return got_gone(hc, p + 1, len - 1);
     case PX_HC_DMX_REQ: return got_dmx_req(hc, from, p + 1, len - 1);
     case PX_HC_DMX_REP: return got_dmx_rep(hc, p + 1, len - 1);
     default: return PMIX_ERR_BAD_PARAM;
@@ -910,6 +1289,7 @@ void px_hc_destroy(px_hc *hc)
         }
         if (s->running != NULL)
             fence_free(s->running);
+        free(s->ranks);
         free(s->hdr);
         free(s->members);
         free(s);
@@ -922,5 +1302,10 @@ void px_hc_destroy(px_hc *hc)
     }
     px_dmx_fini(&hc->dmx);
     free(hc->lost);
+    while (hc->gone != NULL) {
+        hc_gone *g = hc->gone;
+        hc->gone = g->next;
+        gone_free(g);
+    }
     free(hc);
 }

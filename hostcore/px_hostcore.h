@@ -216,6 +216,12 @@ void px_dmx_fini(px_dmx_table *t);
  * epochs on every member) and fails the direct modex requests sent to it
  * with PMIX_ERR_UNREACH.
  *
+ * Departures. A process that finalized and exited (px_hc_departed) will
+ * never join a fence again: every fence that names it, running (not yet
+ * joined by it), queued or later, fails with PMIX_ERR_LOST_CONNECTION on
+ * every node (the server engine does the same for its local fences), and
+ * the news travels like a death's, without breaking the job.
+ *
  * Direct modex. A Get of a rank of another node goes to that rank's node,
  * whose adapter asks its server (ops->dmodex_local) and whose core sends
  * the answer back. An answer that cannot be sent (too big, no memory)
@@ -229,12 +235,37 @@ void px_dmx_fini(px_dmx_table *t);
  * broken job). */
 typedef struct px_hc px_hc;
 
+/* A group operation of this node (construct or destruct), as the server
+ * engine hands it to its host; everything borrowed for the call. Every
+ * node that hosts a member makes one per operation, with the same op,
+ * grp and procs. */
+typedef struct px_hc_group_req {
+    pmix_group_operation_t op; /* PMIX_GROUP_CONSTRUCT or PMIX_GROUP_DESTRUCT */
+    const char *grp;
+    const pmix_proc_t *procs; /* the members */
+    size_t nprocs;
+    bool assign_ctxid;          /* PMIX_GROUP_ASSIGN_CONTEXT_ID */
+    double timeout;             /* seconds, 0: the host's default */
+    pmix_status_t local_status; /* a member of this node failed: fail it everywhere */
+    const char *data;           /* this node's contribution */
+    size_t ndata;
+} px_hc_group_req;
+
+/* A group operation's end: the same status on every node; on success
+ * every node's contribution concatenated (in member-node order) and the
+ * context id when one was asked for. `release(arg)` frees the data once
+ * the callee is done with it (it may be NULL). */
+typedef void (*px_hc_group_cb)(pmix_status_t status, bool has_ctxid, uint64_t ctxid,
+                               const char *data, size_t ndata, void *cbdata,
+                               pmix_release_cbfunc_t release, void *arg);
+
 /* What a message is, for an adapter that charges a network for it. */
 typedef enum px_hc_kind {
     PX_HC_COLL = 1,    /* a collective's message */
     PX_HC_BROKEN = 2,  /* the news of a dead process */
     PX_HC_DMX_REQ = 3, /* a direct modex request */
-    PX_HC_DMX_REP = 4  /* its answer */
+    PX_HC_DMX_REP = 4, /* its answer */
+    PX_HC_DEPARTED = 5 /* a process finalized and exited */
 } px_hc_kind;
 
 typedef struct px_hc_sent {
@@ -277,6 +308,11 @@ typedef struct px_hc_ops {
                                   pmix_dmodex_response_fn_t cb, void *cbdata);
 
     /* Optional (NULL: none). */
+    /* A context id for a group, unique for the life of the host (its
+     * daemon set); asked only on the lowest member node of a construct
+     * with PMIX_GROUP_ASSIGN_CONTEXT_ID. NULL: such constructs fail with
+     * PMIX_ERR_BAD_PARAM. */
+    uint64_t (*ctxid)(void *ctx);
     /* Drop the link to `node` as if it had failed: the core could not
      * answer it for seconds. The adapter then calls px_hc_node_lost. */
     void (*drop)(void *ctx, uint32_t node);
@@ -333,6 +369,13 @@ void px_hc_destroy(px_hc *hc);
 pmix_status_t px_hc_fence(px_hc *hc, const pmix_proc_t procs[], size_t nprocs,
                           const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
                           pmix_modex_cbfunc_t cbfunc, void *cbdata);
+/* A group operation (the server engine's group upcall, read into a
+ * px_hc_group_req): a collective of its own among the nodes that host a
+ * member, run like a fence's (per-set queue, failing in step, a death or a
+ * departed member failing it), an allgather of the nodes' contributions
+ * plus the context id the lowest member node makes. The same errors as
+ * px_hc_fence, and PMIX_ERR_BAD_PARAM for a bad request. */
+pmix_status_t px_hc_group(px_hc *hc, const px_hc_group_req *req, px_hc_group_cb cb, void *cbdata);
 /* The server engine's direct_modex upcall: PMIX_ERR_NOT_FOUND for a
  * process of this node or outside the job (the server answers itself). */
 pmix_status_t px_hc_dmodex(px_hc *hc, const pmix_proc_t *proc, const pmix_info_t info[],
@@ -344,6 +387,9 @@ pmix_status_t px_hc_deliver(px_hc *hc, uint32_t from, const void *msg, size_t le
  * here (rank PMIX_RANK_INVALID): fail every fence; with `tell`, the other
  * nodes learn it too. */
 void px_hc_break(px_hc *hc, pmix_rank_t rank, bool tell, const char *why);
+/* Process `rank` of the job finalized and exited: fences that name it
+ * fail (above); with `tell`, the other nodes learn it too. */
+void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell);
 /* Node `node` is gone (its link dropped, its host died). */
 void px_hc_node_lost(px_hc *hc, uint32_t node);
 bool px_hc_broken(const px_hc *hc);

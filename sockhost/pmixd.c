@@ -293,6 +293,8 @@ static void rank_ended(pmixd_ctx *d, rank_proc *r, int wstatus)
     bool died = r->signaled || (connected && !finalized) || (!connected && r->code != 0);
     if (died && !d->stopping)
         coll_break(d, r->rank, true);
+    else if (connected && finalized && !d->stopping)
+        coll_departed(d, r->rank); /* fences that name it fail on every node */
 }
 
 static void reap(pmixd_ctx *d)

@@ -99,6 +99,9 @@ void coll_peer_lost(pmixd_ctx *d, int node);
 /* A rank of this node died (rank >= 0) or something else broke the job:
  * fail every pending and later fence, and tell the other daemons. */
 void coll_break(pmixd_ctx *d, int rank, bool tell);
+/* A rank of this node finalized and exited: the fences that name it fail
+ * on every node (px_hc_departed). */
+void coll_departed(pmixd_ctx *d, int rank);
 int coll_timeout_ms(pmixd_ctx *d); /* until the next timer; -1 if none */
 void coll_timers(pmixd_ctx *d);
 

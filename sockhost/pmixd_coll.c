@@ -281,6 +281,12 @@ void coll_break(pmixd_ctx *d, int rank, bool tell)
                     rank >= 0 ? "a local rank died" : "the job broke");
 }
 
+void coll_departed(pmixd_ctx *d, int rank)
+{
+    if (d->hc != NULL)
+        px_hc_departed(d->hc, (pmix_rank_t)rank, true);
+}
+
 void coll_peer_lost(pmixd_ctx *d, int node)
 {
     if (d->hc != NULL)

@@ -41,7 +41,8 @@ typedef struct node {
     uint32_t id;
     px_hc *hc;
     char broken_why[64];
-    uint32_t drops; /* ops->drop calls */
+    uint32_t drops;  /* ops->drop calls */
+    uint64_t ctxids; /* context ids made here */
 } node;
 
 struct net {
@@ -53,7 +54,7 @@ struct net {
     double now;
     bool down[MAXN];      /* sends to it fail: its host is gone */
     unsigned refuse_reps; /* DMX_REP sends refused as out of memory */
-    unsigned sent_kind[5];
+    unsigned sent_kind[PX_HC_DEPARTED + 1];
 };
 
 /* ---- a fence's outcome ---- */
@@ -88,7 +89,7 @@ static pmix_status_t op_send(void *ctx, uint32_t to, void *data, size_t len, con
     net *w = nd->w;
     msg *m;
 
-    assert_true(what->kind >= PX_HC_COLL && what->kind <= PX_HC_DMX_REP);
+    assert_true(what->kind >= PX_HC_COLL && what->kind <= PX_HC_DEPARTED);
     w->sent_kind[what->kind]++;
     if (what->kind == PX_HC_DMX_REP && w->refuse_reps > 0) {
         w->refuse_reps--;
@@ -156,6 +157,12 @@ static void op_drop(void *ctx, uint32_t peer)
     (void)peer;
 }
 
+static uint64_t op_ctxid(void *ctx)
+{
+    node *nd = ctx;
+    return (uint64_t)nd->id << 32 | ++nd->ctxids; /* unique per node and call */
+}
+
 static void op_broken(void *ctx, const char *why)
 {
     snprintf(((node *)ctx)->broken_why, sizeof(((node *)ctx)->broken_why), "%s", why);
@@ -170,6 +177,7 @@ static const px_hc_ops ops = {
     .dmodex_local = op_dmodex_local,
     .drop = op_drop,
     .broken = op_broken,
+    .ctxid = op_ctxid,
 };
 
 /* ---- the network ---- */
@@ -380,6 +388,160 @@ static void test_break_spreads(void **state)
     net_free(w);
 }
 
+/* Rank 0 (node 0) finalizes and exits after joining epoch 1 of the whole
+ * job's set, which the other nodes have not all reached: the news must
+ * not fail epoch 1 (rank 0 is in it), but epoch 2 fails everywhere: on
+ * the nodes already running it when the news comes, and at once, without
+ * taking the epoch, on those whose upcall comes later. A subset without
+ * rank 0 is not touched. Then ranks of an unknown set. */
+static void test_departed(void **state)
+{
+    net *w = net_new(4, 1, 0);
+    outcome e1[4], e2[4], sub[4];
+    const uint32_t others[] = {1, 2, 3};
+
+    fence(w, 0, NULL, 0, NULL, NULL, 0, &e1[0]);
+    fence(w, 1, NULL, 0, NULL, NULL, 0, &e1[1]);
+    net_run(w, false);
+    px_hc_departed(w->nodes[0].hc, 0, true);
+    net_run(w, false); /* the news arrives before nodes 2 and 3 fence */
+    fence(w, 2, NULL, 0, NULL, NULL, 0, &e1[2]);
+    fence(w, 3, NULL, 0, NULL, NULL, 0, &e1[3]);
+    net_run(w, false);
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(e1[i].status, PMIX_SUCCESS);
+    /* epoch 2: node 1 before the news of a second departure... */
+    fence(w, 1, NULL, 0, NULL, NULL, 0, &e2[1]);
+    assert_true(e2[1].done); /* rank 0 joined only epoch 1 */
+    assert_int_equal(e2[1].status, PMIX_ERR_LOST_CONNECTION);
+    fence(w, 2, NULL, 0, NULL, NULL, 0, &e2[2]);
+    assert_int_equal(e2[2].status, PMIX_ERR_LOST_CONNECTION);
+    /* a set without rank 0 still runs */
+    for (uint32_t i = 0; i < 3; i++)
+        fence(w, others[i], others, 3, "s", NULL, 0, &sub[others[i]]);
+    net_run(w, false);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(sub[others[i]].status, PMIX_SUCCESS);
+
+    /* A fence running when the news comes: rank 3 (node 3) leaves having
+     * joined nothing of the set {1, 2, 3}'s second epoch. */
+    fence(w, 1, others, 3, "t", NULL, 0, &sub[1]);
+    fence(w, 2, others, 3, "t", NULL, 0, &sub[2]);
+    net_run(w, false);
+    assert_false(sub[1].done);
+    px_hc_departed(w->nodes[3].hc, 3, true);
+    net_run(w, false);
+    assert_int_equal(sub[1].status, PMIX_ERR_LOST_CONNECTION);
+    assert_int_equal(sub[2].status, PMIX_ERR_LOST_CONNECTION);
+    assert_false(px_hc_broken(w->nodes[1].hc)); /* no death: the job goes on */
+    net_free(w);
+}
+
+typedef struct gout {
+    bool done;
+    pmix_status_t status;
+    bool has;
+    uint64_t ctxid;
+    char data[64];
+    size_t len;
+} gout;
+
+static void group_cb(pmix_status_t status, bool has, uint64_t ctxid, const char *data, size_t ndata,
+                     void *cbdata, pmix_release_cbfunc_t rel, void *arg)
+{
+    gout *o = cbdata;
+    assert_false(o->done);
+    *o = (gout){.done = true, .status = status, .has = has, .ctxid = ctxid};
+    if (data != NULL && ndata < sizeof(o->data)) {
+        memcpy(o->data, data, ndata);
+        o->len = ndata;
+    }
+    if (rel != NULL)
+        rel(arg);
+}
+
+static void group(net *w, uint32_t nd, pmix_group_operation_t op, const char *name,
+                  const uint32_t *ranks, size_t n, const char *data, bool ctxid,
+                  pmix_status_t local, gout *o)
+{
+    pmix_proc_t procs[16];
+    for (size_t i = 0; i < n; i++)
+        PMIx_Load_procid(&procs[i], "hcjob", ranks[i]);
+    px_hc_group_req req = {.op = op,
+                           .grp = name,
+                           .procs = procs,
+                           .nprocs = n,
+                           .assign_ctxid = ctxid,
+                           .local_status = local,
+                           .data = data,
+                           .ndata = data != NULL ? strlen(data) : 0};
+    memset(o, 0, sizeof(*o));
+    assert_int_equal(px_hc_group(w->nodes[nd].hc, &req, group_cb, o), PMIX_SUCCESS);
+}
+
+/* Group operations: a construct over members on three of four nodes
+ * gathers every node's data in node order and one context id, made by the
+ * lowest member node; a second group gets another id; a destruct asks
+ * for none; a member node's local failure fails the construct on every
+ * node; a group of a departed rank fails; a bad request is refused. */
+static void test_groups(void **state)
+{
+    net *w = net_new(4, 2, 0);
+    const uint32_t m[] = {3, 2, 7}; /* nodes 1, 1, 3: members in group order */
+    const uint32_t m2[] = {0, 5};   /* nodes 0 and 2 */
+    gout a[4], b[4], d[4];
+    uint32_t nodes[] = {1, 3};
+
+    group(w, 3, PMIX_GROUP_CONSTRUCT, "ocean", m, 3, "C", true, PMIX_SUCCESS, &a[3]);
+    group(w, 1, PMIX_GROUP_CONSTRUCT, "ocean", m, 3, "AB", true, PMIX_SUCCESS, &a[1]);
+    net_run(w, false);
+    for (int i = 0; i < 2; i++) {
+        gout *o = &a[nodes[i]];
+        assert_true(o->done);
+        assert_int_equal(o->status, PMIX_SUCCESS);
+        assert_true(o->has);
+        assert_int_equal(o->ctxid, (uint64_t)1 << 32 | 1); /* node 1's first */
+        assert_int_equal(o->len, 3);
+        assert_memory_equal(o->data, "ABC", 3);
+    }
+    assert_int_equal(w->nodes[3].ctxids, 0);
+    /* another group over other nodes: node 0 makes its id */
+    group(w, 0, PMIX_GROUP_CONSTRUCT, "ice", m2, 2, "x", true, PMIX_SUCCESS, &b[0]);
+    group(w, 2, PMIX_GROUP_CONSTRUCT, "ice", m2, 2, "y", true, PMIX_SUCCESS, &b[2]);
+    net_run(w, false);
+    assert_int_equal(b[0].status, PMIX_SUCCESS);
+    assert_int_equal(b[2].ctxid, b[0].ctxid);
+    assert_int_equal(b[0].ctxid, (uint64_t)0 << 32 | 1);
+    assert_memory_equal(b[2].data, "xy", 2);
+    /* destruct: no id */
+    group(w, 1, PMIX_GROUP_DESTRUCT, "ocean", m, 3, NULL, false, PMIX_SUCCESS, &d[1]);
+    group(w, 3, PMIX_GROUP_DESTRUCT, "ocean", m, 3, NULL, false, PMIX_SUCCESS, &d[3]);
+    net_run(w, false);
+    assert_int_equal(d[1].status, PMIX_SUCCESS);
+    assert_false(d[1].has);
+    assert_int_equal(d[3].len, 0);
+    /* a member of node 3 failed: the construct fails on node 1 too */
+    group(w, 1, PMIX_GROUP_CONSTRUCT, "ocean", m, 3, "AB", true, PMIX_SUCCESS, &a[1]);
+    group(w, 3, PMIX_GROUP_CONSTRUCT, "ocean", m, 3, NULL, true, PMIX_ERR_PROC_TERM_WO_SYNC, &a[3]);
+    net_run(w, false);
+    assert_int_equal(a[1].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    assert_int_equal(a[3].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    /* rank 7 finalized and left: a construct that names it fails at once */
+    px_hc_departed(w->nodes[3].hc, 7, true);
+    net_run(w, false);
+    group(w, 1, PMIX_GROUP_CONSTRUCT, "ocean", m, 3, "AB", true, PMIX_SUCCESS, &a[1]);
+    assert_int_equal(a[1].status, PMIX_ERR_LOST_CONNECTION);
+    /* bad requests */
+    pmix_proc_t p;
+    PMIx_Load_procid(&p, "hcjob", 1);
+    px_hc_group_req bad = {.op = PMIX_GROUP_CONSTRUCT, .grp = NULL, .procs = &p, .nprocs = 1};
+    assert_int_equal(px_hc_group(w->nodes[0].hc, &bad, group_cb, &a[0]), PMIX_ERR_BAD_PARAM);
+    bad.grp = "g";
+    bad.op = 99;
+    assert_int_equal(px_hc_group(w->nodes[0].hc, &bad, group_cb, &a[0]), PMIX_ERR_BAD_PARAM);
+    net_free(w);
+}
+
 /* Node 2 is lost while a fence runs and a direct modex waits on it: both
  * fail on the survivors (the fence with PMIX_ERR_PROC_TERM_WO_SYNC, the
  * request with PMIX_ERR_UNREACH), and a new request to it fails at once. */
@@ -549,6 +711,8 @@ int main(void)
         cmocka_unit_test(test_subset),
         cmocka_unit_test(test_bad_key_in_step),
         cmocka_unit_test(test_break_spreads),
+        cmocka_unit_test(test_departed),
+        cmocka_unit_test(test_groups),
         cmocka_unit_test(test_node_lost),
         cmocka_unit_test(test_dmodex),
         cmocka_unit_test(test_dmodex_answer_refused),
