@@ -82,12 +82,15 @@ static struct {
     outframe *out, **out_tail;
 } P = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static px_pubsub_who who_of(job *j, pmix_rank_t rank)
+/* Who `proc` is for the service: every namespace pmixrun runs is in its
+ * one session; a rank of the job is on its node of the map. */
+static px_pubsub_who who_of(job *j, const pmix_proc_t *proc)
 {
-    px_pubsub_who w = {.session = PUBSUB_SESSION, .app = 0};
+    px_pubsub_who w = {.proc = *proc, .session = PUBSUB_SESSION, .app = 0};
+    bool ours = strncmp(proc->nspace, j->nspace, PMIX_MAX_NSLEN) == 0;
 
-    PMIx_Load_procid(&w.proc, j->nspace, rank);
-    w.node = rank < (pmix_rank_t)j->nprocs ? (uint32_t)job_node_of(j, (int)rank) : 0;
+    w.node =
+        ours && proc->rank < (pmix_rank_t)j->nprocs ? (uint32_t)job_node_of(j, (int)proc->rank) : 0;
     return w;
 }
 
@@ -152,7 +155,7 @@ void pubsub_rank_ended(job *j, int rank)
 static pmix_status_t serve_publish(job *j, const pmix_proc_t *proc, const pmix_info_t info[],
                                    size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    px_pubsub_who w = who_of(j, proc->rank);
+    px_pubsub_who w = who_of(j, proc);
 
     pthread_mutex_lock(&P.mu);
     pmix_status_t rc = px_pubsub_publish(P.ps, &w, info, ninfo, now_s());
@@ -164,7 +167,7 @@ static pmix_status_t serve_lookup(job *j, const pmix_proc_t *proc, char **keys,
                                   const pmix_info_t info[], size_t ninfo,
                                   pmix_lookup_cbfunc_t cbfunc, void *cbdata)
 {
-    px_pubsub_who w = who_of(j, proc->rank);
+    px_pubsub_who w = who_of(j, proc);
 
     pthread_mutex_lock(&P.mu);
     pmix_status_t rc = px_pubsub_lookup(P.ps, &w, keys, info, ninfo, now_s(), cbfunc, cbdata);
@@ -179,7 +182,7 @@ static pmix_status_t serve_unpublish(job *j, const pmix_proc_t *proc, char **key
                                      const pmix_info_t info[], size_t ninfo,
                                      pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    px_pubsub_who w = who_of(j, proc->rank);
+    px_pubsub_who w = who_of(j, proc);
 
     pthread_mutex_lock(&P.mu);
     pmix_status_t rc = px_pubsub_unpublish(P.ps, &w, keys, info, ninfo);
@@ -322,7 +325,9 @@ static void lookup_answered(pmix_status_t status, pmix_pdata_t data[], size_t nd
 void pubsub_frame(job *j, tl_link *from, const uint8_t *p, size_t len)
 {
     tl_reader r = {.p = p, .left = len};
-    uint32_t id = tl_get_u32(&r), rank = tl_get_u32(&r);
+    uint32_t id = tl_get_u32(&r);
+    char *ns = tl_get_str(&r);
+    uint32_t rank = tl_get_u32(&r);
     uint8_t op = tl_get_u8(&r);
     size_t n = 0;
     const void *body = tl_get_bytes(&r, &n);
@@ -332,10 +337,15 @@ void pubsub_frame(job *j, tl_link *from, const uint8_t *p, size_t len)
     pmix_status_t rc;
     reply_to *rt;
 
-    if (r.bad || rank >= (uint32_t)j->nprocs || P.ps == NULL)
+    pmix_proc_t proc;
+    if (r.bad || ns == NULL || strlen(ns) > PMIX_MAX_NSLEN || P.ps == NULL) {
+        free(ns);
         return; /* a daemon of this job does not send that: nothing to answer */
+    }
+    PMIx_Load_procid(&proc, ns, rank);
+    free(ns);
     rc = unpack_request(body, n, &keys, &info, &ninfo);
-    px_pubsub_who w = who_of(j, rank);
+    px_pubsub_who w = who_of(j, &proc);
     if (rc != PMIX_SUCCESS) {
         /* answered below */
     } else if (op == OP_PUBLISH) {
@@ -382,6 +392,7 @@ static void forward(job *j, int op, const pmix_proc_t *proc, char **keys, const 
         pd->id = P.next_id;
         pd->op = op;
         tl_put_u32(&of->b, pd->id);
+        tl_put_str(&of->b, proc->nspace);
         tl_put_u32(&of->b, proc->rank);
         tl_put_u8(&of->b, (uint8_t)op);
         *rc = pack_request(&of->b, keys, info, ninfo);
