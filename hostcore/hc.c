@@ -47,8 +47,9 @@ typedef struct hc_set {
     uint32_t n, me;
     uint32_t *members; /* node ids, ascending; NULL: nodes 0 .. n - 1 */
     px_coll *coll;
-    px_coll_groups *groups; /* owned hier groups, or NULL */
-    uint8_t *hdr;           /* a COLL message's header for this set (type and runs) */
+    px_coll_groups *groups;     /* owned hier groups, or NULL */
+    const px_coll_groups *hier; /* the groups px_coll runs with (owned or shared), or NULL */
+    uint8_t *hdr;               /* a COLL message's header for this set (type and runs) */
     size_t hdrlen;
     hc_fence *qhead, *qtail;
     hc_fence *running;
@@ -378,7 +379,7 @@ static hc_set *set_make(px_hc *hc, uint64_t id, uint32_t *members, uint32_t n)
     cfg.me = s->me;
     cfg.sizes_only = hc->cfg.sizes_only;
     if (hc->ops->groups != NULL)
-        cfg.groups = hc->ops->groups(hc->ctx, members, n, &s->groups);
+        cfg.groups = s->hier = hc->ops->groups(hc->ctx, members, n, &s->groups);
     s->coll = px_coll_create(&coll_ops, s, &cfg);
     if (s->coll == NULL)
         goto fail;
@@ -419,13 +420,17 @@ static void fence_info(const hc_set *s, const hc_fence *f, px_coll_choice *resol
     out->started = f->started;
     out->aborted = f->local_fail != PMIX_SUCCESS;
     if (f->choice_ok &&
-        px_coll_resolve(&f->args.choice, f->kind, s->n, 0, NULL, resolved) == PMIX_SUCCESS)
+        px_coll_resolve(&f->args.choice, f->kind, s->n, 0, s->hier, resolved) == PMIX_SUCCESS)
         out->resolved = resolved;
 }
 
 /* The server's answer to a failed fence or group operation. */
 static void fence_fail(hc_fence *f, pmix_status_t status)
 {
+    /* For a group, a process that died is a member that failed (under
+     * the job-wide rule, any death of the job fails every operation). */
+    if (f->gcb != NULL && status == PMIX_ERR_PROC_TERM_WO_SYNC)
+        status = PMIX_GROUP_MEMBER_FAILED;
     if (f->gcb != NULL)
         f->gcb(status, false, 0, NULL, 0, f->cbdata, NULL, NULL);
     else
@@ -507,11 +512,10 @@ static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
         void *rarg = NULL;
         if (status == PMIX_SUCCESS && res != NULL && res->size > 0) {
             if (shared) {
-                status = hc->ops->share_result(hc->ctx, s->id, f->epoch, res, &data, &release,
-                                               &rarg);
+                status =
+                    hc->ops->share_result(hc->ctx, s->id, f->epoch, res, &data, &release, &rarg);
                 if (status != PMIX_SUCCESS)
-                    logf_(hc,
-                          "collected data of %zu bytes does not match the contributions: %s",
+                    logf_(hc, "collected data of %zu bytes does not match the contributions: %s",
                           res->size, PMIx_Error_string(status));
             } else if (res->data != NULL) {
                 data = (char *)res->data;
@@ -737,16 +741,15 @@ pmix_status_t px_hc_group(px_hc *hc, const px_hc_group_req *req, px_hc_group_cb 
     f->kind = f->args.kind = PX_COLL_ALLGATHER;
     f->local_fail = req->local_status;
     f->args.timeout = req->timeout > 0 ? req->timeout : hc->cfg.coll_timeout;
-    rc = px_coll_choose(f->kind, NULL, hc->cfg.fence_algo != NULL && hc->cfg.fence_algo[0]
-                                           ? hc->cfg.fence_algo
-                                           : NULL,
+    rc = px_coll_choose(f->kind, NULL,
+                        hc->cfg.fence_algo != NULL && hc->cfg.fence_algo[0] ? hc->cfg.fence_algo
+                                                                            : NULL,
                         &f->args.choice, err, sizeof(err));
     f->choice_ok = rc == PMIX_SUCCESS;
     if (rc != PMIX_SUCCESS && f->local_fail == PMIX_SUCCESS)
         f->local_fail = PMIX_ERR_BAD_PARAM;
     /* the lowest member node makes the context id */
-    f->ctxid_here = req->assign_ctxid &&
-                    (set.members != NULL ? set.members[0] : 0) == hc->cfg.node;
+    f->ctxid_here = req->assign_ctxid && (set.members != NULL ? set.members[0] : 0) == hc->cfg.node;
     f->gcb = cb;
     f->cbdata = cbdata;
     s = set_find(hc, id);

@@ -373,10 +373,15 @@ static bool try_answer(px_pubsub *ps, waiter *w, bool final, pmix_status_t final
             if (found[i] == NULL || found[i]->persist != PMIX_PERSIST_FIRST_READ)
                 continue;
             if (find(ps, &w->who, w->range, w->keys[i], &link) == found[i]) {
-                *link = found[i]->next;
+                entry *gone = found[i];
+                *link = gone->next;
                 ps->nentries--;
-                ps->bytes -= found[i]->cost;
-                entry_free(found[i]);
+                ps->bytes -= gone->cost;
+                /* a key asked for twice found the same entry twice */
+                for (size_t k = i; k < w->nkeys; k++)
+                    if (found[k] == gone)
+                        found[k] = NULL;
+                entry_free(gone);
             }
         }
         w->cb(status, pd, nfound, w->cbdata);

@@ -12,9 +12,9 @@
  * It also reads a fence's request as the server engine hands it over
  * (px_fence_req_read), so that no host decodes the fence's info keys
  * itself, names a fence's collective by its participant set
- * (px_fence_set_make), and keeps the direct modex requests a node waits
- * on (px_dmx_*). The publish/lookup data service has a header of its own,
- * px_pubsub.h.
+ * (px_fence_set_make), keeps the direct modex requests a node waits on
+ * (px_dmx_*), and makes groups' context ids by one rule (px_ctxid_*). The
+ * publish/lookup data service has a header of its own, px_pubsub.h.
  *
  * Nothing here does I/O, reads a clock or keeps state between calls.
  */
@@ -70,7 +70,7 @@ typedef struct px_jobmap {
     /* The host name of `node` (0 .. nnodes - 1), with `ctx`; asked only
      * for the nodes the build describes. */
     const char *(*node_name)(void *ctx, uint32_t node);
-    uint32_t napps;          /* 0: one app of every rank, no argv or wdir */
+    uint32_t napps; /* 0: one app of every rank, no argv or wdir */
     const px_jobmap_app *apps;
     uint32_t univ_size;         /* 0: nprocs */
     const char *mapby, *bindto; /* PMIX_MAPBY, PMIX_BINDTO, or NULL */
@@ -270,9 +270,9 @@ typedef enum px_hc_kind {
 
 typedef struct px_hc_sent {
     px_hc_kind kind;
-    size_t wire; /* COLL: the collective message's size with the bytes it
-                  * stands for (px_coll's sizes_only); others: the payload
-                  * (DMX_REP: the data's bytes, 0 for an error) */
+    size_t wire;    /* COLL: the collective message's size with the bytes it
+                     * stands for (px_coll's sizes_only); others: the payload
+                     * (DMX_REP: the data's bytes, 0 for an error) */
     uint64_t set;   /* COLL: the set's id */
     uint32_t epoch; /* COLL: the epoch */
     uint8_t type;   /* COLL: px_coll's message type (1 data, 2 notice) */
@@ -304,8 +304,8 @@ typedef struct px_hc_ops {
     /* Ask this node's server for `proc`'s data (px_server_dmodex_request
      * or PMIx_server_dmodex_request): PMIX_SUCCESS and cb(cbdata) once
      * later (or from inside), or an error and no callback. */
-    pmix_status_t (*dmodex_local)(void *ctx, const pmix_proc_t *proc,
-                                  pmix_dmodex_response_fn_t cb, void *cbdata);
+    pmix_status_t (*dmodex_local)(void *ctx, const pmix_proc_t *proc, pmix_dmodex_response_fn_t cb,
+                                  void *cbdata);
 
     /* Optional (NULL: none). */
     /* A context id for a group, unique for the life of the host (its
@@ -393,5 +393,80 @@ void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell);
 /* Node `node` is gone (its link dropped, its host died). */
 void px_hc_node_lost(px_hc *hc, uint32_t node);
 bool px_hc_broken(const px_hc *hc);
+
+/* ---- who may join a job's daemons: px_auth ---- */
+
+/* The daemons of a job share a secret key that their launcher made
+ * (px_auth_keygen) and gave each of them out of band (its control
+ * connection, or the environment of the command that starts it: never a
+ * command line, which every user can read). A connection between two
+ * daemons, or from a daemon to its launcher, is trusted only after both
+ * ends proved they hold the key, each for this connection alone:
+ *
+ *   connector -> acceptor   its node id and a fresh nonce nc
+ *   acceptor  -> connector  a fresh nonce na, tag(ACCEPTOR, nc, na)
+ *   connector -> acceptor   tag(CONNECTOR, nc, na)
+ *
+ * A tag is HMAC-SHA-256 under the key of the role, both node ids, both
+ * nonces and the job's name (libsodium), so it answers one challenge of
+ * one connection of one job: a tag seen on one connection is worth
+ * nothing on another. Nothing else of the protocol is read from a peer
+ * before its tag checks. */
+#define PX_AUTH_KEYLEN 32
+#define PX_AUTH_NONCELEN 16
+#define PX_AUTH_TAGLEN 32
+
+typedef enum px_auth_role {
+    PX_AUTH_CONNECTOR,
+    PX_AUTH_ACCEPTOR
+} px_auth_role;
+
+/* A new random key, or a nonce: 0, or -1 if libsodium cannot start. */
+int px_auth_keygen(uint8_t key[PX_AUTH_KEYLEN]);
+int px_auth_nonce(uint8_t nonce[PX_AUTH_NONCELEN]);
+/* The key as 64 hexadecimal digits, and back (-1: not 64 hex digits; the
+ * key is unchanged then). */
+void px_auth_key_hex(const uint8_t key[PX_AUTH_KEYLEN], char hex[2 * PX_AUTH_KEYLEN + 1]);
+int px_auth_key_parse(const char *hex, uint8_t key[PX_AUTH_KEYLEN]);
+/* The tag `role` sends on the connection from node `connector` to node
+ * `acceptor` (a launcher uses an id of its own, e.g. UINT32_MAX) of job
+ * `job`, after the nonces nc and na; 0, or -1. px_auth_check compares in
+ * constant time. */
+int px_auth_tag(const uint8_t key[PX_AUTH_KEYLEN], px_auth_role role, const char *job,
+                uint32_t connector, uint32_t acceptor, const uint8_t nc[PX_AUTH_NONCELEN],
+                const uint8_t na[PX_AUTH_NONCELEN], uint8_t tag[PX_AUTH_TAGLEN]);
+bool px_auth_check(const uint8_t key[PX_AUTH_KEYLEN], px_auth_role role, const char *job,
+                   uint32_t connector, uint32_t acceptor, const uint8_t nc[PX_AUTH_NONCELEN],
+                   const uint8_t na[PX_AUTH_NONCELEN], const uint8_t tag[PX_AUTH_TAGLEN]);
+
+/* ---- groups: context ids ---- */
+
+/* A group construct asks its host for a context id
+ * (PMIX_GROUP_ASSIGN_CONTEXT_ID) unique for the life of the launcher or
+ * daemon set and the same on every member (px_group_req in the server
+ * engine's px_server.h). Every host makes them by one rule, with no central
+ * coordination: the node with the lowest index among the nodes that host
+ * a member makes the id from its own generator, and it travels with that
+ * node's contribution to the construct's allgather; every node takes it
+ * from there. An id is the node's index plus one in the top 24 bits and
+ * the node's count of ids made so far in the low 40: ids of different
+ * nodes never meet, and one node makes 2^40 - 1 of them. 0 is never an id.
+ * Zero the generator, then set its node, once per node. px_hc asks the
+ * adapter's ops->ctxid on the node that makes the id (px_hc_group): an
+ * adapter answers it with px_ctxid_next of its node's generator. */
+typedef struct px_ctxid_gen {
+    uint32_t node; /* this node's index: below PX_CTXID_MAX_NODES */
+    uint64_t made; /* ids made so far */
+} px_ctxid_gen;
+
+#define PX_CTXID_MAX_NODES ((1u << 24) - 1)
+
+/* The next id of node g->node, or 0 when the node's 2^40 - 1 ids are used
+ * up or its index is out of range: the host fails the construct then
+ * (PMIX_ERR_OUT_OF_RESOURCE), as the unit tests' host does. */
+uint64_t px_ctxid_next(px_ctxid_gen *g);
+/* The node whose generator makes the id of a construct whose members are
+ * on nodes[0 .. n) (any order; n > 0): the lowest index. */
+uint32_t px_ctxid_maker(const uint32_t nodes[], size_t n);
 
 #endif /* PX_HOSTCORE_H */

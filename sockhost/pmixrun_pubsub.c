@@ -6,9 +6,9 @@
  * hostcore/px_pubsub.h). The job is one session (1) and one app (0); a
  * rank's node is its node in the map.
  *
- *   pmixrun alone   its PMIx server's module upcalls (the library's
- *                   progress thread) call the service under `mu`; the
- *                   main loop ends lookups at their deadline
+ *   pmixrun alone   its server engine's upcalls (pmixrun_job.c, on the
+ *                   main loop) call the service; the loop ends lookups
+ *                   at their deadline
  *                   (pubsub_timeout_ms, pubsub_tick) and tells the service
  *                   when a rank ends (pubsub_rank_ended).
  *   --nodes K       each pmixd's upcalls forward the request to pmixrun
@@ -27,11 +27,9 @@
  * than PUBSUB_PENDING_MAX requests at a time and refuses the rest with
  * PMIX_ERR_OUT_OF_RESOURCE.
  *
- * pubsub_publish, pubsub_lookup and pubsub_unpublish take the job: a host
- * on the engine's interface (px_server_host, whose upcalls carry a
- * context) calls them from its upcalls. The Standard's module carries no
- * context: its upcalls (pubsub_module) find the job through the one
- * pointer below (one job per process, as in pmixrun_job.c).
+ * Everything takes the job, which the engine's upcalls carry
+ * (px_server_host); the state hangs off it (job.pubsub), so there is no
+ * global. One thread runs it all: pmixrun's and pmixd's loop.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -70,17 +68,16 @@ typedef struct outframe {
     tl_buf b;
 } outframe;
 
-static struct {
-    job *j;
+/* The job's (job.pubsub): made by pubsub_init, freed by pubsub_stop. */
+struct pubsub_state {
     bool forwarding; /* pmixd: requests go to pmixrun */
-    pthread_mutex_t mu;
-    px_pubsub *ps; /* pmixrun: the service */
+    px_pubsub *ps;   /* pmixrun: the service */
     /* pmixd: requests forwarded and frames not sent yet */
     pending *pend;
     size_t npend;
     uint32_t next_id;
     outframe *out, **out_tail;
-} P = {.mu = PTHREAD_MUTEX_INITIALIZER};
+};
 
 /* Who `proc` is for the service: every namespace pmixrun runs is in its
  * one session; a rank of the job is on its node of the map. */
@@ -94,15 +91,19 @@ static px_pubsub_who who_of(job *j, const pmix_proc_t *proc)
     return w;
 }
 
+static void fail_pending(pubsub_state *S);
+
 /* ---- pmixrun: the service ---- */
 
 int pubsub_start(job *j)
 {
-    P.j = j;
-    if (P.out_tail == NULL)
-        P.out_tail = &P.out;
-    P.ps = px_pubsub_create(NULL);
-    if (P.ps == NULL) {
+    pubsub_state *S;
+
+    if (pubsub_init(j, false) != 0)
+        return -1;
+    S = j->pubsub;
+    S->ps = px_pubsub_create(NULL);
+    if (S->ps == NULL) {
         fprintf(stderr, "pmixrun: out of memory\n");
         return -1;
     }
@@ -111,19 +112,22 @@ int pubsub_start(job *j)
 
 void pubsub_stop(job *j)
 {
-    pthread_mutex_lock(&P.mu);
-    if (P.ps != NULL)
-        px_pubsub_cancel_all(P.ps, PMIX_ERR_UNREACH);
-    px_pubsub_destroy(P.ps);
-    P.ps = NULL;
-    pthread_mutex_unlock(&P.mu);
+    pubsub_state *S = j->pubsub;
+
+    if (S == NULL)
+        return;
+    if (S->ps != NULL)
+        px_pubsub_cancel_all(S->ps, PMIX_ERR_UNREACH);
+    px_pubsub_destroy(S->ps);
+    fail_pending(S);
+    free(S);
+    j->pubsub = NULL;
 }
 
 int pubsub_timeout_ms(job *j)
 {
-    pthread_mutex_lock(&P.mu);
-    double next = P.ps != NULL ? px_pubsub_next_deadline(P.ps) : 0;
-    pthread_mutex_unlock(&P.mu);
+    pubsub_state *S = j->pubsub;
+    double next = S != NULL && S->ps != NULL ? px_pubsub_next_deadline(S->ps) : 0;
     if (next <= 0)
         return -1;
     double ms = (next - now_s()) * 1000.0;
@@ -132,10 +136,10 @@ int pubsub_timeout_ms(job *j)
 
 void pubsub_tick(job *j)
 {
-    pthread_mutex_lock(&P.mu);
-    if (P.ps != NULL)
-        px_pubsub_expire(P.ps, now_s());
-    pthread_mutex_unlock(&P.mu);
+    pubsub_state *S = j->pubsub;
+
+    if (S != NULL && S->ps != NULL)
+        px_pubsub_expire(S->ps, now_s());
 }
 
 void pubsub_rank_ended(job *j, int rank)
@@ -143,23 +147,18 @@ void pubsub_rank_ended(job *j, int rank)
     pmix_proc_t p;
 
     PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)rank);
-    pthread_mutex_lock(&P.mu);
-    if (P.ps != NULL)
-        px_pubsub_proc_ended(P.ps, &p);
-    pthread_mutex_unlock(&P.mu);
+    if (j->pubsub != NULL && j->pubsub->ps != NULL)
+        px_pubsub_proc_ended(j->pubsub->ps, &p);
 }
 
-/* The requests on pmixrun's own server: the service answers. The
- * completions the library handed us never wait for its lock (px_defer.h),
- * so they may run under `mu`. */
+/* The requests on pmixrun's own server: the service answers, at once or
+ * (a lookup that waits) later from pubsub_tick, pubsub_rank_ended or
+ * another request's publish, on the loop's thread. */
 static pmix_status_t serve_publish(job *j, const pmix_proc_t *proc, const pmix_info_t info[],
                                    size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     px_pubsub_who w = who_of(j, proc);
-
-    pthread_mutex_lock(&P.mu);
-    pmix_status_t rc = px_pubsub_publish(P.ps, &w, info, ninfo, now_s());
-    pthread_mutex_unlock(&P.mu);
+    pmix_status_t rc = px_pubsub_publish(j->pubsub->ps, &w, info, ninfo, now_s());
     return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
 }
 
@@ -168,14 +167,9 @@ static pmix_status_t serve_lookup(job *j, const pmix_proc_t *proc, char **keys,
                                   pmix_lookup_cbfunc_t cbfunc, void *cbdata)
 {
     px_pubsub_who w = who_of(j, proc);
-
-    pthread_mutex_lock(&P.mu);
-    pmix_status_t rc = px_pubsub_lookup(P.ps, &w, keys, info, ninfo, now_s(), cbfunc, cbdata);
-    bool deadline = P.ps != NULL && px_pubsub_next_deadline(P.ps) > 0;
-    pthread_mutex_unlock(&P.mu);
-    if (deadline)
-        job_wake(j); /* the main loop's poll must now end at that deadline */
-    return rc;
+    pmix_status_t rc =
+        px_pubsub_lookup(j->pubsub->ps, &w, keys, info, ninfo, now_s(), cbfunc, cbdata);
+    return rc; /* the loop asks pubsub_timeout_ms after this turn */
 }
 
 static pmix_status_t serve_unpublish(job *j, const pmix_proc_t *proc, char **keys,
@@ -183,10 +177,7 @@ static pmix_status_t serve_unpublish(job *j, const pmix_proc_t *proc, char **key
                                      pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     px_pubsub_who w = who_of(j, proc);
-
-    pthread_mutex_lock(&P.mu);
-    pmix_status_t rc = px_pubsub_unpublish(P.ps, &w, keys, info, ninfo);
-    pthread_mutex_unlock(&P.mu);
+    pmix_status_t rc = px_pubsub_unpublish(j->pubsub->ps, &w, keys, info, ninfo);
     return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
 }
 
@@ -338,7 +329,8 @@ void pubsub_frame(job *j, tl_link *from, const uint8_t *p, size_t len)
     reply_to *rt;
 
     pmix_proc_t proc;
-    if (r.bad || ns == NULL || strlen(ns) > PMIX_MAX_NSLEN || P.ps == NULL) {
+    pubsub_state *S = j->pubsub;
+    if (r.bad || ns == NULL || strlen(ns) > PMIX_MAX_NSLEN || S == NULL || S->ps == NULL) {
         free(ns);
         return; /* a daemon of this job does not send that: nothing to answer */
     }
@@ -349,16 +341,16 @@ void pubsub_frame(job *j, tl_link *from, const uint8_t *p, size_t len)
     if (rc != PMIX_SUCCESS) {
         /* answered below */
     } else if (op == OP_PUBLISH) {
-        rc = px_pubsub_publish(P.ps, &w, info, ninfo, now_s());
+        rc = px_pubsub_publish(S->ps, &w, info, ninfo, now_s());
     } else if (op == OP_UNPUBLISH) {
-        rc = px_pubsub_unpublish(P.ps, &w, keys, info, ninfo);
+        rc = px_pubsub_unpublish(S->ps, &w, keys, info, ninfo);
     } else if (op == OP_LOOKUP) {
         if ((rt = malloc(sizeof(*rt))) == NULL) {
             rc = PMIX_ERR_NOMEM;
         } else {
             rt->link = from;
             rt->id = id;
-            rc = px_pubsub_lookup(P.ps, &w, keys, info, ninfo, now_s(), lookup_answered, rt);
+            rc = px_pubsub_lookup(S->ps, &w, keys, info, ninfo, now_s(), lookup_answered, rt);
             if (rc != PMIX_SUCCESS)
                 free(rt);
             else
@@ -378,18 +370,19 @@ void pubsub_frame(job *j, tl_link *from, const uint8_t *p, size_t len)
 static void forward(job *j, int op, const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
                     size_t ninfo, pending *pd, pmix_status_t *rc)
 {
+    pubsub_state *S = j->pubsub;
+
     outframe *of = calloc(1, sizeof(*of));
 
     *rc = PMIX_SUCCESS;
-    pthread_mutex_lock(&P.mu);
     if (of == NULL) {
         *rc = PMIX_ERR_NOMEM;
-    } else if (P.npend >= PUBSUB_PENDING_MAX) {
+    } else if (S->npend >= PUBSUB_PENDING_MAX) {
         *rc = PMIX_ERR_OUT_OF_RESOURCE;
     } else {
-        if (++P.next_id == 0)
-            P.next_id = 1;
-        pd->id = P.next_id;
+        if (++S->next_id == 0)
+            S->next_id = 1;
+        pd->id = S->next_id;
         pd->op = op;
         tl_put_u32(&of->b, pd->id);
         tl_put_str(&of->b, proc->nspace);
@@ -400,21 +393,18 @@ static void forward(job *j, int op, const pmix_proc_t *proc, char **keys, const 
             *rc = PMIX_ERR_NOMEM;
     }
     if (*rc == PMIX_SUCCESS) {
-        pd->next = P.pend;
-        P.pend = pd;
-        P.npend++;
-        *P.out_tail = of;
-        P.out_tail = &of->next;
+        pd->next = S->pend;
+        S->pend = pd;
+        S->npend++;
+        *S->out_tail = of;
+        S->out_tail = &of->next;
     }
-    pthread_mutex_unlock(&P.mu);
     if (*rc != PMIX_SUCCESS) {
         if (of != NULL)
             tl_buf_free(&of->b);
         free(of);
         free(pd);
-    } else {
-        job_wake(j);
-    }
+    } /* the loop sends it after this turn (pubsub_flush) */
 }
 
 static pmix_status_t forward_publish(job *j, const pmix_proc_t *proc, const pmix_info_t info[],
@@ -461,13 +451,15 @@ static pmix_status_t forward_unpublish(job *j, const pmix_proc_t *proc, char **k
     return rc;
 }
 
-void pubsub_flush(tl_link *parent)
+void pubsub_flush(job *j, tl_link *parent)
 {
-    pthread_mutex_lock(&P.mu);
-    outframe *list = P.out;
-    P.out = NULL;
-    P.out_tail = &P.out;
-    pthread_mutex_unlock(&P.mu);
+    pubsub_state *S = j->pubsub;
+
+    if (S == NULL)
+        return;
+    outframe *list = S->out;
+    S->out = NULL;
+    S->out_tail = &S->out;
     while (list != NULL) {
         outframe *of = list;
         list = of->next;
@@ -487,8 +479,9 @@ static void complete(pending *pd, pmix_status_t status, pmix_pdata_t *data, size
     free(pd);
 }
 
-void pubsub_answer(const uint8_t *p, size_t len)
+void pubsub_answer(job *j, const uint8_t *p, size_t len)
 {
+    pubsub_state *S = j->pubsub;
     tl_reader r = {.p = p, .left = len};
     uint32_t id = tl_get_u32(&r);
     pmix_status_t status = (pmix_status_t)tl_get_u32(&r);
@@ -498,18 +491,16 @@ void pubsub_answer(const uint8_t *p, size_t len)
     pmix_pdata_t *data = NULL;
     uint32_t nd = 0;
 
-    if (r.bad)
+    if (r.bad || S == NULL)
         return;
-    pthread_mutex_lock(&P.mu);
-    for (pending **pp = &P.pend; *pp != NULL; pp = &(*pp)->next) {
+    for (pending **pp = &S->pend; *pp != NULL; pp = &(*pp)->next) {
         if ((*pp)->id == id) {
             pd = *pp;
             *pp = pd->next;
-            P.npend--;
+            S->npend--;
             break;
         }
     }
-    pthread_mutex_unlock(&P.mu);
     if (pd == NULL)
         return;
     if (pd->op == OP_LOOKUP && n > 0) {
@@ -538,16 +529,14 @@ void pubsub_answer(const uint8_t *p, size_t len)
         PMIx_Pdata_free(data, nd);
 }
 
-void pubsub_fail_pending(void)
+static void fail_pending(pubsub_state *S)
 {
-    pthread_mutex_lock(&P.mu);
-    pending *list = P.pend;
-    P.pend = NULL;
-    P.npend = 0;
-    outframe *out = P.out;
-    P.out = NULL;
-    P.out_tail = &P.out;
-    pthread_mutex_unlock(&P.mu);
+    pending *list = S->pend;
+    S->pend = NULL;
+    S->npend = 0;
+    outframe *out = S->out;
+    S->out = NULL;
+    S->out_tail = &S->out;
     while (list != NULL) {
         pending *pd = list;
         list = pd->next;
@@ -561,55 +550,43 @@ void pubsub_fail_pending(void)
     }
 }
 
-/* ---- the requests, and the Standard's module ---- */
+/* ---- the requests ---- */
 
 pmix_status_t pubsub_publish(job *j, const pmix_proc_t *proc, const pmix_info_t info[],
                              size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    return P.forwarding ? forward_publish(j, proc, info, ninfo, cbfunc, cbdata)
-                        : serve_publish(j, proc, info, ninfo, cbfunc, cbdata);
+    if (j->pubsub == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    return j->pubsub->forwarding ? forward_publish(j, proc, info, ninfo, cbfunc, cbdata)
+                                 : serve_publish(j, proc, info, ninfo, cbfunc, cbdata);
 }
 
 pmix_status_t pubsub_lookup(job *j, const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
                             size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata)
 {
-    return P.forwarding ? forward_lookup(j, proc, keys, info, ninfo, cbfunc, cbdata)
-                        : serve_lookup(j, proc, keys, info, ninfo, cbfunc, cbdata);
+    if (j->pubsub == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    return j->pubsub->forwarding ? forward_lookup(j, proc, keys, info, ninfo, cbfunc, cbdata)
+                                 : serve_lookup(j, proc, keys, info, ninfo, cbfunc, cbdata);
 }
 
 pmix_status_t pubsub_unpublish(job *j, const pmix_proc_t *proc, char **keys,
                                const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
                                void *cbdata)
 {
-    return P.forwarding ? forward_unpublish(j, proc, keys, info, ninfo, cbfunc, cbdata)
-                        : serve_unpublish(j, proc, keys, info, ninfo, cbfunc, cbdata);
+    if (j->pubsub == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    return j->pubsub->forwarding ? forward_unpublish(j, proc, keys, info, ninfo, cbfunc, cbdata)
+                                 : serve_unpublish(j, proc, keys, info, ninfo, cbfunc, cbdata);
 }
 
-static pmix_status_t mod_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
-                                 pmix_op_cbfunc_t cbfunc, void *cbdata)
+int pubsub_init(job *j, bool forwarding)
 {
-    return pubsub_publish(P.j, proc, info, ninfo, cbfunc, cbdata);
-}
-
-static pmix_status_t mod_lookup(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
-                                size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata)
-{
-    return pubsub_lookup(P.j, proc, keys, info, ninfo, cbfunc, cbdata);
-}
-
-static pmix_status_t mod_unpublish(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
-                                   size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    return pubsub_unpublish(P.j, proc, keys, info, ninfo, cbfunc, cbdata);
-}
-
-void pubsub_module(job *j, pmix_server_module_t *m, bool forwarding)
-{
-    P.j = j;
-    P.forwarding = forwarding;
-    if (P.out_tail == NULL)
-        P.out_tail = &P.out;
-    m->publish = mod_publish;
-    m->lookup = mod_lookup;
-    m->unpublish = mod_unpublish;
+    if (j->pubsub == NULL && (j->pubsub = calloc(1, sizeof(*j->pubsub))) == NULL) {
+        fprintf(stderr, "pmixrun: out of memory\n");
+        return -1;
+    }
+    j->pubsub->forwarding = forwarding;
+    j->pubsub->out_tail = &j->pubsub->out;
+    return 0;
 }

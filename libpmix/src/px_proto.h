@@ -33,6 +33,15 @@
  *   JCTRL     c->s  procs targets, info directives    reply: INFO_DONE
  *   INFO_DONE s->c  i32 status, info results
  *   REPLY     s->c  i32 status
+ *   GROUP     c->s  u8 op (PX_GRP_*), str grp, procs, info directives;
+ *                   with op JOIN also proc leader, u8 accept
+ *                                                     reply: GROUP_DONE
+ *                                                     (LEAVE: REPLY)
+ *   GROUP_DONE s->c i32 status; on PMIX_SUCCESS or PMIX_ERR_PARTIAL_SUCCESS
+ *                   u8 has_ctxid, u64 ctxid, procs members (group-rank
+ *                   order), bytes groups (every node's records from the
+ *                   host, as groups: may be empty), bytes records (this
+ *                   node's members, cut for local readers)
  *   PUBLISH   c->s  info (the data and the directives) reply: REPLY
  *   LOOKUP    c->s  argv keys, info directives      reply: LOOKUP_DONE
  *   LOOKUP_DONE s->c i32 status, u64 n, n x pdata (the keys found)
@@ -67,11 +76,20 @@ enum px_msg_type {
     PX_MSG_REPLY = 14,
     PX_MSG_NOPAGE = 15,
     PX_MSG_PCOLLECT = 16,
-    PX_MSG_PUBLISH = 17,
-    PX_MSG_LOOKUP = 18,
-    PX_MSG_LOOKUP_DONE = 19,
-    PX_MSG_UNPUBLISH = 20,
+    PX_MSG_GROUP = 17,
+    PX_MSG_GROUP_DONE = 18,
+    PX_MSG_PUBLISH = 19,
+    PX_MSG_LOOKUP = 20,
+    PX_MSG_LOOKUP_DONE = 21,
+    PX_MSG_UNPUBLISH = 22,
 };
+
+/* The operations of a GROUP message. */
+#define PX_GRP_CONSTRUCT 0
+#define PX_GRP_DESTRUCT 1
+#define PX_GRP_INVITE 2
+#define PX_GRP_JOIN 3
+#define PX_GRP_LEAVE 4
 
 /* How FENCE_DONE carries the collected records. */
 #define PX_DATA_INLINE 0

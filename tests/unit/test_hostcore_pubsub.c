@@ -316,6 +316,15 @@ static void test_first_read(void **state)
     memset(&a3, 0, sizeof(a3));
     assert_int_equal(look(ps, &r1, "once", 0xff, -1, 0, 0, &a3), PMIX_SUCCESS);
     assert_int_equal(a3.status, PMIX_ERR_NOT_FOUND);
+    /* the same key asked for twice in one lookup: both get it, once (a
+     * case fuzz_engine found: the entry was freed, then read again) */
+    char *twice[] = {"once", "once", NULL};
+    assert_int_equal(pub(ps, &r0, "once", "y", 0xff, PMIX_PERSIST_FIRST_READ), PMIX_SUCCESS);
+    memset(&a3, 0, sizeof(a3));
+    assert_int_equal(px_pubsub_lookup(ps, &r1, twice, NULL, 0, 0, lookup_cb, &a3), PMIX_SUCCESS);
+    assert_int_equal(a3.status, PMIX_SUCCESS);
+    assert_int_equal(a3.n, 2);
+    assert_int_equal(px_pubsub_entries(ps), 0);
     px_pubsub_destroy(ps);
 }
 

@@ -1,6 +1,6 @@
 /*
  * pubsub.c - publish, lookup and unpublish: the server hands each to its
- * host (px_server_host, version 2), which keeps the data (pmixlab's own
+ * host (px_server_host, version 3), which keeps the data (pmixlab's own
  * hosts: hostcore/px_pubsub.h), and sends the host's answer back.
  *
  * The engine adds the client's PMIX_USERID and PMIX_GRPID to the
@@ -33,10 +33,10 @@ static px_preq *preq_new(px_server *s, px_sclient *c, uint32_t tag)
     return r;
 }
 
-/* The host's upcalls of version 2, or NULL for an older table. */
+/* The host's upcalls of version 3, or NULL for an older table. */
 static const px_server_host *v2(px_server *s)
 {
-    return s->hops->version >= 2 ? s->hops : NULL;
+    return s->hops->version >= 3 ? s->hops : NULL;
 }
 
 /* The client's directives with its uid and gid appended: a new array
