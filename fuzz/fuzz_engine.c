@@ -16,6 +16,8 @@
  *                 with directives), registers handlers, notifies, aborts,
  *                 asks for job control, finalizes, or dies; the fence page
  *                 (arrive, check, go to the server); PMIx_Store_internal;
+ *                 publish, lookup (with PMIX_WAIT and PMIX_TIMEOUT) and
+ *                 unpublish, in any range and persistence, valid or not;
  *   raw frames    a frame from the input (its type, tag and payload, with
  *                 a correct header, or the bytes as they are) reaches the
  *                 server as from that client's connection, or the client
@@ -488,6 +490,67 @@ static void host_step(world *wd, int i, fuzz_in *in)
     }
 }
 
+static void lookup_cb(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata)
+{
+    ((world *)cbdata)->done++;
+}
+
+/* Publish, lookup or unpublish with directives from the input: a range
+ * and a persistence of any value (the host's service refuses the ones it
+ * does not offer), PMIX_WAIT, a timeout. */
+static void do_pubsub(world *wd, px_client *c, fuzz_in *in)
+{
+    uint8_t how = fuzz_u8(in), flags = fuzz_u8(in);
+    char k1[PMIX_MAX_KEYLEN + 1], k2[PMIX_MAX_KEYLEN + 1];
+    char *names[3] = {k1, (how & 0x04) ? k2 : NULL, NULL};
+    pmix_info_t info[6];
+    size_t n = 0;
+    bool t = true;
+
+    take_key(in, k1);
+    take_key(in, k2);
+    if (flags & 0x01) {
+        pmix_data_range_t r = fuzz_u8(in) % 9;
+        PMIx_Info_load(&info[n++], PMIX_RANGE, &r, PMIX_DATA_RANGE);
+    }
+    if (flags & 0x02) {
+        pmix_persistence_t p = fuzz_u8(in) % 6;
+        PMIx_Info_load(&info[n++], PMIX_PERSISTENCE, &p, PMIX_PERSIST);
+    }
+    if (flags & 0x04) {
+        PMIx_Info_load(&info[n++], PMIX_WAIT, &t, PMIX_BOOL);
+    }
+    if (flags & 0x08) {
+        uint32_t secs = fuzz_u8(in) % 4;
+        PMIx_Info_load(&info[n++], PMIX_TIMEOUT, &secs, PMIX_UINT32);
+    }
+    switch (how % 3) {
+    case 0: {
+        /* the data: one or two keys, before the directives */
+        pmix_info_t data[8];
+        size_t nd = 0;
+        pmix_value_t v;
+        take_value(in, &v);
+        PMIx_Info_load(&data[nd], k1, NULL, PMIX_UNDEF);
+        data[nd++].value = v;
+        if (how & 0x04) {
+            PMIx_Info_load(&data[nd++], k2, "v", PMIX_STRING);
+        }
+        for (size_t i = 0; i < n; i++) {
+            data[nd++] = info[i];
+        }
+        (void)px_client_publish(c, data, nd, op_cb, wd);
+        for (size_t i = 0; i < nd; i++) {
+            PMIx_Info_destruct(&data[i]);
+        }
+        return; /* the directives went with the data */
+    }
+    case 1: (void)px_client_lookup(c, names, info, n, lookup_cb, wd); break;
+    default: (void)px_client_unpublish(c, (how & 0x08) ? NULL : names, info, n, op_cb, wd); break;
+    }
+    free_info(info, n);
+}
+
 /* ---- the script ---- */
 
 static void step(world *wd, fuzz_in *in)
@@ -496,7 +559,7 @@ static void step(world *wd, fuzz_in *in)
     int i = fuzz_u8(in) % (wd->nodes * PPN);
     slot *s = &wd->s[i];
 
-    switch (op % 22) {
+    switch (op % 23) {
     case 0: connect_client(wd, i); break;
     case 1: do_put(wd, s->c, in); break;
     case 2: (void)px_client_commit(s->c); break;
@@ -554,6 +617,7 @@ static void step(world *wd, fuzz_in *in)
         }
         break;
     }
+    case 22: do_pubsub(wd, s->c, in); break;
     default: {
         pmix_proc_t p;
         char key[PMIX_MAX_KEYLEN + 1];

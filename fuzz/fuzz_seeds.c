@@ -568,6 +568,7 @@ enum {
     EN_PUT_COMMIT,
     EN_KNOBS,
     EN_STORE_INTERNAL,
+    EN_PUBSUB,
 };
 
 static void en(seed *s, uint8_t op, uint8_t slot)
@@ -729,6 +730,50 @@ static void engine_seeds(void)
     en(&s, EN_RUN, 0);
     save("engine", "events-deaths", &s);
 
+    /* publish and lookup: a lookup that waits, the publish that answers
+     * it, a duplicate, a lookup with a timeout, an unpublish by another
+     * process, then by the owner (fuzz_engine.c, do_pubsub) */
+    put8(&s, 0x06);
+    en(&s, EN_RUN, 0);
+    en(&s, EN_PUBSUB, 1); /* lookup "card" with PMIX_WAIT */
+    put8(&s, 1);
+    put8(&s, 0x04);
+    put8(&s, 0);
+    put8(&s, 0);
+    en(&s, EN_PUBSUB, 0); /* publish "card" = 7 */
+    put8(&s, 0);
+    put8(&s, 0);
+    put8(&s, 0);
+    put8(&s, 0);
+    put8(&s, 0);
+    put16(&s, 7);
+    en(&s, EN_PUBSUB, 2); /* the same again, two keys, range namespace */
+    put8(&s, 0x06);
+    put8(&s, 0x01);
+    put8(&s, 0);
+    put8(&s, 1);
+    put8(&s, PMIX_RANGE_NAMESPACE);
+    put8(&s, 0);
+    put16(&s, 8);
+    en(&s, EN_PUBSUB, 3); /* lookup "k1" with PMIX_WAIT and a timeout */
+    put8(&s, 1);
+    put8(&s, 0x0c);
+    put8(&s, 1);
+    put8(&s, 1);
+    put8(&s, 2);
+    en(&s, EN_PUBSUB, 3); /* unpublish "card": not the owner */
+    put8(&s, 2);
+    put8(&s, 0);
+    put8(&s, 0);
+    put8(&s, 0);
+    en(&s, EN_PUBSUB, 0); /* unpublish all of the owner's */
+    put8(&s, 0x08);
+    put8(&s, 0);
+    put8(&s, 0);
+    put8(&s, 0);
+    en(&s, EN_RUN, 0);
+    save("engine", "pubsub", &s);
+
     /* raw frames to the server, from a connected client: every request */
     put8(&s, 0x04);
     en(&s, EN_RUN, 0);
@@ -765,6 +810,23 @@ static void engine_seeds(void)
         px_pack_str(&b, "bye");
         px_pack_procs(&b, NULL, 0);
         en_frame(&s, EN_RAW_SERVER, 1, PX_MSG_ABORT, 103, &b);
+        px_buf_init(&b);
+        {
+            char *svc[] = {"svc", NULL};
+            pmix_info_t pub;
+            PMIx_Info_load(&pub, "svc", "port", PMIX_STRING);
+            px_pack_info(&b, &pub, 1);
+            en_frame(&s, EN_RAW_SERVER, 0, PX_MSG_PUBLISH, 105, &b);
+            px_buf_init(&b);
+            px_pack_argv(&b, svc);
+            px_pack_info(&b, &info, 1);
+            en_frame(&s, EN_RAW_SERVER, 1, PX_MSG_LOOKUP, 106, &b);
+            px_buf_init(&b);
+            px_pack_argv(&b, svc);
+            px_pack_info(&b, NULL, 0);
+            en_frame(&s, EN_RAW_SERVER, 0, PX_MSG_UNPUBLISH, 107, &b);
+            PMIx_Info_destruct(&pub);
+        }
         en(&s, EN_FENCE, 1);
         put8(&s, 0);
         put8(&s, 0x01);

@@ -13,7 +13,8 @@
  * (px_fence_req_read), so that no host decodes the fence's info keys
  * itself, names a fence's collective by its participant set
  * (px_fence_set_make), keeps the direct modex requests a node waits on
- * (px_dmx_*), and makes groups' context ids by one rule (px_ctxid_*).
+ * (px_dmx_*), and makes groups' context ids by one rule (px_ctxid_*). The
+ * publish/lookup data service has a header of its own, px_pubsub.h.
  *
  * Nothing here does I/O, reads a clock or keeps state between calls.
  */

@@ -430,6 +430,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             }
         } else if (type == PD_STOP) {
             stop(d, tl_get_u8(&r) != 0);
+        } else if (type == PD_PUBSUB_REP) {
+            pubsub_answer(&d->j, p, len);
         }
         return 0;
     }
@@ -728,6 +730,7 @@ static void run(pmixd_ctx *d)
         }
         if (d->stopping && (tmo < 0 || tmo > 100))
             tmo = 100;
+        pubsub_flush(j, &d->parent); /* what this turn's upcalls forwarded */
         arm_watches(d);
         px_posix_run_once(j->plat, tmo < 0 ? -1.0 : tmo / 1000.0);
     }

@@ -725,6 +725,7 @@ static void rank_exited(job *j, rank_proc *r, int wstatus)
     bool connected = r->connected, finalized = r->finalized;
     if (connected && !finalized)
         job_rank_lost(j, r); /* peers' fences with it fail now */
+    pubsub_rank_ended(j, r->rank);
     rank_judge(j, r, (int)r->pid, connected, finalized);
 }
 
@@ -939,6 +940,7 @@ static void run_loop(job *j)
             reap(j);
         check_abort(j);
         handle_time(j);
+        pubsub_tick(j);
         if (live_ranks(j) == 0) {
             /* Everyone is gone: collect the output still in the pipes, but
              * do not wait for descendants that keep them open. */
@@ -955,7 +957,9 @@ static void run_loop(job *j)
                 break; /* all output collected */
         }
         iof_stdin_arm(j);
-        int tmo = poll_timeout_ms(j);
+        int tmo = poll_timeout_ms(j), ps = pubsub_timeout_ms(j);
+        if (ps >= 0 && (tmo < 0 || ps < tmo))
+            tmo = ps;
         if (drain_until != 0) {
             int left = (int)((drain_until - now_s()) * 1000.0) + 1;
             tmo = tmo < 0 || left < tmo ? left : tmo;

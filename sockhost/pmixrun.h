@@ -8,6 +8,8 @@
  *   pmixrun_iof.c      forwarding the ranks' stdout/stderr line by line (and
  *                      to --output-filename's files), and pmixrun's stdin
  *   pmixrun_files.c    the private job directory and registered cleanups
+ *   pmixrun_pubsub.c   publish/lookup: the job's data service (pmixrun), or
+ *                      forwarding to it (pmixd)
  *
  * One thread, one loop. pmixrun (and pmixd) embed the library's server
  * engine through its own interface (px_server_host, whose upcalls carry
@@ -132,6 +134,8 @@ typedef enum {
 #define STDIN_NONE (-1)
 #define STDIN_ALL (-2)
 
+typedef struct pubsub_state pubsub_state; /* pmixrun_pubsub.c */
+
 typedef struct job {
     /* options */
     int nprocs;
@@ -214,6 +218,10 @@ typedef struct job {
     char *abort_msg;
     pending_abort *aborts;
     cleanup_item *cleanups;
+
+    /* publish/lookup (pmixrun_pubsub.c): the data service, or what a
+     * daemon forwarded to it; NULL until pubsub_init */
+    pubsub_state *pubsub;
 } job;
 
 /* pmixrun.c: the rules of how a job ends, shared by both ways to run it */
@@ -313,5 +321,35 @@ void files_register_cleanup(job *j, const char *list, bool is_dir, bool recursiv
                             const char *ignore);
 void files_run_cleanups(job *j);
 void files_remove_topdir(job *j);
+
+/* pmixrun_pubsub.c: publish, lookup, unpublish. pmixrun keeps the job's
+ * data service (pubsub_start, on the main thread; pubsub_stop answers
+ * what still waits); pmixd forwards its ranks' requests to it. */
+struct tl_link;
+int pubsub_start(job *j); /* 0 or -1 (message printed) */
+void pubsub_stop(job *j);
+/* Before the server starts: serve the requests (pmixrun), or forward them
+ * to pmixrun over the control link (pmixd). 0, or -1 (message printed). */
+int pubsub_init(job *j, bool forwarding);
+/* The same requests with the job as context (what px_server_host's
+ * upcalls would call): the upcalls' return rules (PMIX_OPERATION_SUCCEEDED
+ * when answered at once, PMIX_SUCCESS and cbfunc later, or an error). */
+pmix_status_t pubsub_publish(job *j, const pmix_proc_t *proc, const pmix_info_t info[],
+                             size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t pubsub_lookup(job *j, const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                            size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t pubsub_unpublish(job *j, const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                               void *cbdata);
+int pubsub_timeout_ms(job *j); /* until the next lookup deadline, -1 if none */
+void pubsub_tick(job *j);      /* end the lookups whose deadline passed */
+void pubsub_rank_ended(job *j, int rank);
+/* pmixrun --nodes: a PD_PUBSUB frame from the daemon on `from`. */
+void pubsub_frame(job *j, struct tl_link *from, const uint8_t *p, size_t len);
+/* pmixd: send the requests the upcalls queued; apply a PD_PUBSUB_REP.
+ * (pubsub_stop answers every forwarded request still waiting with
+ * PMIX_ERR_UNREACH.) */
+void pubsub_flush(job *j, struct tl_link *parent);
+void pubsub_answer(job *j, const uint8_t *p, size_t len);
 
 #endif /* PMIXRUN_H */

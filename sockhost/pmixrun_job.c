@@ -462,6 +462,27 @@ static pmix_status_t up_group(void *hctx, const px_group_req *req, px_group_cbfu
     return PMIX_SUCCESS;
 }
 
+/* Publish, lookup, unpublish: the job's data service (pmixrun_pubsub.c). */
+static pmix_status_t up_publish(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                                size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return pubsub_publish(hctx, proc, info, ninfo, cbfunc, cbdata);
+}
+
+static pmix_status_t up_lookup(void *hctx, const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo, pmix_lookup_cbfunc_t cbfunc,
+                               void *cbdata)
+{
+    return pubsub_lookup(hctx, proc, keys, info, ninfo, cbfunc, cbdata);
+}
+
+static pmix_status_t up_unpublish(void *hctx, const pmix_proc_t *proc, char **keys,
+                                  const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                  void *cbdata)
+{
+    return pubsub_unpublish(hctx, proc, keys, info, ninfo, cbfunc, cbdata);
+}
+
 static const px_server_host host = {
     .version = PX_SERVER_HOST_VERSION,
     .client_connected = up_connected,
@@ -472,6 +493,9 @@ static const px_server_host host = {
     .direct_modex = up_dmodex,
     .job_control = up_job_control,
     .group = up_group,
+    .publish = up_publish,
+    .lookup = up_lookup,
+    .unpublish = up_unpublish,
 };
 
 /* ---- the loop and the server ---- */
@@ -509,6 +533,10 @@ void job_platform_free(job *j)
 int job_server_start(job *j)
 {
     char err[256] = "";
+    /* a daemon (its map has rank_node) forwards publish/lookup to pmixrun */
+    bool forwarding = j->rank_node != NULL;
+    if (forwarding ? pubsub_init(j, true) != 0 : pubsub_start(j) != 0)
+        return -1;
     j->srv = px_server_create(&host, j, px_posix_ops(), j->plat);
     if (j->srv == NULL) {
         fprintf(stderr, "pmixrun: cannot start the PMIx server: out of memory\n");
@@ -572,6 +600,7 @@ void job_server_stop(job *j)
         }
         px_server_deregister_nspace(j->srv, j->nspace);
     }
+    pubsub_stop(j);
     px_server_destroy(j->srv);
     px_posix_ops()->unlock(j->plat);
     j->srv = NULL;

@@ -360,6 +360,7 @@ static void got_exit(nodes *ns, tl_reader *r)
         end_job(j, END_LAUNCH, (int)code);
         return;
     }
+    pubsub_rank_ended(j, (int)rank);
     rank_judge(j, p, (int)pid, (flags & PD_EXIT_CONNECTED) != 0, (flags & PD_EXIT_FINALIZED) != 0);
 }
 
@@ -423,6 +424,7 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_EXIT: got_exit(ns, &r); break;
     case PD_ABORT: got_abort(ns, &r); break;
     case PD_LOST: got_lost(ns, c->node, &r); break;
+    case PD_PUBSUB: pubsub_frame(ns->j, l, p, len); break;
     default: break;
     }
     return 0;
@@ -524,6 +526,7 @@ static void loop(nodes *ns)
         bool all_gone = reap_daemons(ns);
         check_abort(j);
         handle_time(j);
+        pubsub_tick(j);
         if (all_gone)
             break;
         if (!ns->job_sent && j->reason == END_NONE) {
@@ -563,7 +566,9 @@ static void loop(nodes *ns)
                 who[n++] = i;
             }
         }
-        int tmo = poll_timeout_ms(j);
+        int tmo = poll_timeout_ms(j), ps = pubsub_timeout_ms(j);
+        if (ps >= 0 && (tmo < 0 || ps < tmo))
+            tmo = ps;
         if (tmo < 0 || tmo > 200)
             tmo = 200; /* setup and kill deadlines */
         int rc = poll(pfd, n, tmo);
@@ -601,6 +606,8 @@ int nodes_run(job *j)
     j->timeout_at = now_s() + j->timeout;
     if (check_daemon_env() != 0)
         return PMIXRUN_EXIT_USAGE;
+    if (pubsub_start(j) != 0)
+        return 1;
     ns.d = calloc((size_t)ns.k, sizeof *ns.d);
     path = pmixd_path();
     if (ns.d == NULL || path == NULL || make_map(j) != 0) {
@@ -634,6 +641,7 @@ out:;
         }
         tl_link_close(&ns.d[i].link);
     }
+    pubsub_stop(j); /* its answers go to the links, closed now: dropped */
     free(ns.d);
     free(path);
     nodes_free_names(j);

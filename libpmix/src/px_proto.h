@@ -42,6 +42,11 @@
  *                   order), bytes groups (every node's records from the
  *                   host, as groups: may be empty), bytes records (this
  *                   node's members, cut for local readers)
+ *   PUBLISH   c->s  info (the data and the directives) reply: REPLY
+ *   LOOKUP    c->s  argv keys, info directives      reply: LOOKUP_DONE
+ *   LOOKUP_DONE s->c i32 status, u64 n, n x pdata (the keys found)
+ *   UNPUBLISH c->s  argv keys (NULL: every key of the sender),
+ *                   info directives                   reply: REPLY
  *
  * A server that does not understand a message drops the client (protocol
  * error); a client that receives a reply with an unknown tag ignores it
@@ -73,6 +78,10 @@ enum px_msg_type {
     PX_MSG_PCOLLECT = 16,
     PX_MSG_GROUP = 17,
     PX_MSG_GROUP_DONE = 18,
+    PX_MSG_PUBLISH = 19,
+    PX_MSG_LOOKUP = 20,
+    PX_MSG_LOOKUP_DONE = 21,
+    PX_MSG_UNPUBLISH = 22,
 };
 
 /* The operations of a GROUP message. */

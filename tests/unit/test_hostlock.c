@@ -31,7 +31,11 @@
  * info callback, its release function taking the lock), and destruct it.
  * In the "getremote" job they ask for the data of ranks 2 and 3
  * instead, which the host answers while its lock is held across the
- * library's next upcall (see test_job_lock_order).
+ * library's next upcall (see test_job_lock_order). In the "pubsub" job
+ * rank 0 publishes a key, rank 1 looks it up and rank 0 unpublishes it;
+ * the host answers each from its own thread, holding its lock, with the
+ * lookup's data on its stack (borrowed for the call, as the Standard's
+ * pmix_lookup_cbfunc_t has no release function).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,6 +75,10 @@ typedef struct answer {
     bool group; /* a group construct's: icb with info */
     pmix_modex_cbfunc_t cbfunc;
     pmix_info_cbfunc_t icb;
+    pmix_op_cbfunc_t opcb;         /* publish, unpublish */
+    pmix_lookup_cbfunc_t lookupcb; /* lookup */
+    pmix_status_t status;          /* publish, unpublish: the outcome */
+    char key[PMIX_MAX_KEYLEN + 1]; /* lookup: the key */
     pmix_info_t *info;
     size_t ninfo;
     void *cbdata;
@@ -94,6 +102,11 @@ static struct {
     atomic_int releases;
     atomic_int connected, finalized, fences, dmodex_upcalls, groups;
     atomic_int dmx_asked, dmx_answers, dmx_ok;
+    atomic_int publishes, lookups, unpublishes, ids_ok;
+    /* the one published key (under coll_lock) */
+    char pub_key[PMIX_MAX_KEYLEN + 1];
+    char pub_val[64];
+    pmix_proc_t pub_proc;
     char dir[256];
 } H;
 
@@ -168,7 +181,19 @@ static void give_answer(answer *a)
     if (H.hold_ms > 0 && !H.inline_answers)
         usleep(H.hold_ms * 1000);
     in_lib_call = true;
-    if (a->group)
+    if (a->opcb != NULL) {
+        a->opcb(a->status, a->cbdata);
+    } else if (a->lookupcb != NULL) {
+        /* the data lives on our stack: the library copies what it keeps */
+        pmix_pdata_t pd;
+        PMIx_Pdata_construct(&pd);
+        bool found = H.pub_key[0] != '\0' && strcmp(H.pub_key, a->key) == 0;
+        if (found)
+            PMIx_Pdata_load(&pd, &H.pub_proc, H.pub_key, H.pub_val, PMIX_STRING);
+        a->lookupcb(found ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, found ? &pd : NULL, found ? 1 : 0,
+                    a->cbdata);
+        PMIx_Pdata_destruct(&pd);
+    } else if (a->group)
         a->icb(PMIX_SUCCESS, a->info, a->ninfo, a->cbdata, group_release, a->info);
     else if (a->fence)
         a->cbfunc(PMIX_SUCCESS, a->data, a->ndata, a->cbdata, host_release, a->data);
@@ -351,6 +376,100 @@ static pmix_status_t up_group(pmix_group_operation_t op, char grp[], const pmix_
     return PMIX_SUCCESS;
 }
 
+/* Publish, lookup, unpublish: one key at a time, answered from `net`
+ * (or inline) like the fences, holding the host's lock. */
+static pmix_status_t queue_pubsub(pmix_op_cbfunc_t opcb, pmix_status_t status,
+                                  pmix_lookup_cbfunc_t lookupcb, const char *key, void *cbdata)
+{
+    answer *a = calloc(1, sizeof(*a));
+
+    if (a == NULL)
+        return PMIX_ERR_NOMEM;
+    a->opcb = opcb;
+    a->lookupcb = lookupcb;
+    a->status = status;
+    a->cbdata = cbdata;
+    if (key != NULL)
+        PMIx_Load_key(a->key, key);
+    if (H.inline_answers) {
+        give_answer(a);
+        return PMIX_SUCCESS;
+    }
+    pthread_mutex_lock(&H.mu);
+    answer **pp = &H.queue;
+    while (*pp != NULL)
+        pp = &(*pp)->next;
+    *pp = a;
+    pthread_cond_signal(&H.cv);
+    pthread_mutex_unlock(&H.mu);
+    return PMIX_SUCCESS;
+}
+
+/* The library must add the client's PMIX_USERID and PMIX_GRPID, once each. */
+static void check_ids(const pmix_info_t info[], size_t ninfo)
+{
+    int uids = 0, gids = 0;
+
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_USERID) && info[i].value.type == PMIX_UINT32 &&
+            info[i].value.data.uint32 == getuid())
+            uids++;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_GRPID) && info[i].value.type == PMIX_UINT32 &&
+                 info[i].value.data.uint32 == getgid())
+            gids++;
+    }
+    if (uids == 1 && gids == 1)
+        atomic_fetch_add(&H.ids_ok, 1);
+}
+
+static pmix_status_t up_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_status_t status = PMIX_ERR_BAD_PARAM;
+
+    check_outside();
+    check_ids(info, ninfo);
+    atomic_fetch_add(&H.publishes, 1);
+    pthread_mutex_lock(&H.coll_lock);
+    for (size_t i = 0; i < ninfo; i++) {
+        if (info[i].value.type != PMIX_STRING)
+            continue;
+        PMIx_Load_key(H.pub_key, info[i].key);
+        snprintf(H.pub_val, sizeof(H.pub_val), "%s", info[i].value.data.string);
+        H.pub_proc = *proc;
+        status = PMIX_SUCCESS;
+        break;
+    }
+    pthread_mutex_unlock(&H.coll_lock);
+    return queue_pubsub(cbfunc, status, NULL, NULL, cbdata);
+}
+
+static pmix_status_t up_lookup(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                               size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata)
+{
+    check_outside();
+    check_ids(info, ninfo);
+    atomic_fetch_add(&H.lookups, 1);
+    return queue_pubsub(NULL, PMIX_SUCCESS, cbfunc, keys[0], cbdata);
+}
+
+static pmix_status_t up_unpublish(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                                  size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_status_t status = PMIX_ERR_NOT_FOUND;
+
+    check_outside();
+    check_ids(info, ninfo);
+    atomic_fetch_add(&H.unpublishes, 1);
+    pthread_mutex_lock(&H.coll_lock);
+    if (keys != NULL && keys[0] != NULL && strcmp(keys[0], H.pub_key) == 0) {
+        H.pub_key[0] = '\0';
+        status = PMIX_SUCCESS;
+    }
+    pthread_mutex_unlock(&H.coll_lock);
+    return queue_pubsub(cbfunc, status, NULL, NULL, cbdata);
+}
+
 static pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
                                     size_t ntargets, const pmix_info_t directives[], size_t ndirs,
                                     pmix_info_cbfunc_t cbfunc, void *cbdata)
@@ -365,6 +484,9 @@ static pmix_server_module_t module = {
     .direct_modex = up_dmodex,
     .job_control = up_job_control,
     .group = up_group,
+    .publish = up_publish,
+    .lookup = up_lookup,
+    .unpublish = up_unpublish,
 };
 
 /* ---- registration callbacks ---- */
@@ -424,6 +546,53 @@ static int client_getremote(void)
         fprintf(stderr, "client %u: PMIx_Finalize failed: %s\n", me.rank, PMIx_Error_string(rc));
         return 7;
     }
+    return 0;
+}
+
+/* Rank 0 publishes, rank 1 looks it up after a barrier, rank 0
+ * unpublishes after another; the lookup after that finds nothing. */
+static int client_pubsub(void)
+{
+    pmix_proc_t me;
+    pmix_pdata_t pd;
+    pmix_info_t info;
+    char *keys[] = {"hostlock.svc", NULL};
+    pmix_status_t rc;
+
+    if ((rc = PMIx_Init(&me, NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client: PMIx_Init failed: %s\n", PMIx_Error_string(rc));
+        return 2;
+    }
+    if (me.rank == 0) {
+        PMIx_Info_load(&info, "hostlock.svc", "port-9", PMIX_STRING);
+        rc = PMIx_Publish(&info, 1);
+        PMIx_Info_destruct(&info);
+        if (rc != PMIX_SUCCESS) {
+            fprintf(stderr, "client 0: PMIx_Publish: %s\n", PMIx_Error_string(rc));
+            return 3;
+        }
+    }
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+        return 4;
+    if (me.rank == 1) {
+        PMIx_Pdata_construct(&pd);
+        PMIx_Load_key(pd.key, keys[0]);
+        rc = PMIx_Lookup(&pd, 1, NULL, 0);
+        if (rc != PMIX_SUCCESS || pd.value.type != PMIX_STRING ||
+            strcmp(pd.value.data.string, "port-9") != 0 || pd.proc.rank != 0) {
+            fprintf(stderr, "client 1: PMIx_Lookup: %s\n", PMIx_Error_string(rc));
+            return 5;
+        }
+        PMIx_Pdata_destruct(&pd);
+    }
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+        return 4;
+    if (me.rank == 0 && (rc = PMIx_Unpublish(keys, NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client 0: PMIx_Unpublish: %s\n", PMIx_Error_string(rc));
+        return 6;
+    }
+    if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS)
+        return 7;
     return 0;
 }
 
@@ -583,6 +752,10 @@ static void run_job(bool inline_answers, const char *mode)
     atomic_store(&H.dmx_asked, 0);
     atomic_store(&H.dmx_answers, 0);
     atomic_store(&H.dmx_ok, 0);
+    atomic_store(&H.publishes, 0);
+    atomic_store(&H.lookups, 0);
+    atomic_store(&H.unpublishes, 0);
+    atomic_store(&H.ids_ok, 0);
     PMIx_Info_load(&info[0], PMIX_JOB_SIZE, &size, PMIX_UINT32);
     PMIx_Info_load(&info[1], PMIX_LOCAL_SIZE, &local, PMIX_UINT32);
     PMIx_Info_load(&info[2], PMIX_LOCAL_PEERS, "0,1", PMIX_STRING);
@@ -611,13 +784,20 @@ static void run_job(bool inline_answers, const char *mode)
         assert_int_equal(atomic_load(&H.fences), 2);
     /* and the group: one upcall for the node (a destruct of one node
      * needs no host) */
-    if (strcmp(mode, "getremote") != 0)
+    if (strcmp(mode, "fence") == 0)
         assert_int_equal(atomic_load(&H.groups), 1);
     assert_true(wait_for(&H.releases, atomic_load(&H.fences) + atomic_load(&H.dmodex_upcalls) +
                                           atomic_load(&H.groups)));
     assert_int_equal(atomic_load(&H.release_deadlock), 0);
     assert_int_equal(atomic_load(&H.release_timeout), 0);
-    if (!inline_answers && strcmp(mode, "getremote") != 0) {
+    if (strcmp(mode, "pubsub") == 0) {
+        /* one of each, every one with the client's uid and gid */
+        assert_int_equal(atomic_load(&H.publishes), 1);
+        assert_int_equal(atomic_load(&H.lookups), 1);
+        assert_int_equal(atomic_load(&H.unpublishes), 1);
+        assert_int_equal(atomic_load(&H.ids_ok), 3);
+    }
+    if (!inline_answers && strcmp(mode, "fence") == 0) {
         /* The host's direct-modex request for rank 0: answered with its
          * data, after the call. */
         assert_int_equal(atomic_load(&H.dmx_answers), 1);
@@ -742,6 +922,14 @@ static void test_job_lock_order(void **state)
     H.lock_in_dmodex = false;
 }
 
+/* Publish, lookup and unpublish through the Standard's module, answered
+ * from the host's thread and inside the upcalls. */
+static void test_job_pubsub(void **state)
+{
+    run_job(false, "pubsub");
+    run_job(true, "pubsub");
+}
+
 /* ---- events in the server process ---- */
 
 typedef struct evrec {
@@ -846,10 +1034,12 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_register),   cmocka_unit_test(test_job_net_thread),
         cmocka_unit_test(test_job_inline), cmocka_unit_test(test_job_lock_order),
-        cmocka_unit_test(test_events),
+        cmocka_unit_test(test_events),     cmocka_unit_test(test_job_pubsub),
     };
 
     if (argc > 1 && strcmp(argv[1], "client") == 0)
-        return argc > 2 && strcmp(argv[2], "getremote") == 0 ? client_getremote() : client_main();
+        return argc > 2 && strcmp(argv[2], "getremote") == 0 ? client_getremote()
+               : argc > 2 && strcmp(argv[2], "pubsub") == 0  ? client_pubsub()
+                                                             : client_main();
     return cmocka_run_group_tests(tests, setup, teardown);
 }

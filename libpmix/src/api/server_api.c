@@ -279,6 +279,56 @@ static pmix_status_t ad_group(void *hctx, const px_group_req *req, px_group_cbfu
     return rc;
 }
 
+static pmix_status_t ad_publish(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                                size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
+
+    if (m->publish == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if ((w = px_defer_wrap_op(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->publish(proc, info, ninfo, px_defer_op_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
+}
+
+static pmix_status_t ad_lookup(void *hctx, const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo, pmix_lookup_cbfunc_t cbfunc,
+                               void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
+
+    if (m->lookup == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if ((w = px_defer_wrap_lookup(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->lookup(proc, keys, info, ninfo, px_defer_lookup_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
+}
+
+static pmix_status_t ad_unpublish(void *hctx, const pmix_proc_t *proc, char **keys,
+                                  const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                  void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
+
+    if (m->unpublish == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if ((w = px_defer_wrap_op(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->unpublish(proc, keys, info, ninfo, px_defer_op_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
+}
+
 static const px_server_host adapter = {
     .version = PX_SERVER_HOST_VERSION,
     .client_connected = ad_connected,
@@ -289,6 +339,9 @@ static const px_server_host adapter = {
     .job_control = ad_jctrl,
     .client_connected2 = ad_connected2,
     .group = ad_group,
+    .publish = ad_publish,
+    .lookup = ad_lookup,
+    .unpublish = ad_unpublish,
 };
 
 /* ---- init / finalize ---- */

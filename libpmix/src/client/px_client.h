@@ -159,5 +159,20 @@ pmix_status_t px_client_group_leave(px_client *c, const char grp[], const pmix_i
  * PMIX_ERR_BAD_PARAM without the qualifier. */
 pmix_status_t px_client_group_query(px_client *c, const char *key, const pmix_info_t qual[],
                                     size_t nqual, pmix_info_t *out);
+/* Publish, lookup, unpublish: requests to the server's host (the
+ * Standard's rules; px_proto.h for the messages). Each returns
+ * PMIX_SUCCESS and calls its callback once with the host's answer (or
+ * PMIX_ERR_TIMEOUT after PMIX_TIMEOUT (a lookup: a second later, should
+ * the host not end it itself), PMIX_ERR_LOST_CONNECTION), or
+ * returns an error (PMIX_ERR_BAD_PARAM for no data, no key or a bad key,
+ * PMIX_ERR_INIT, PMIX_ERR_UNREACH) and never calls it. The lookup's data
+ * is borrowed for the callback. NULL keys to unpublish: every key the
+ * caller published. */
+pmix_status_t px_client_publish(px_client *c, const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t px_client_lookup(px_client *c, char **keys, const pmix_info_t info[], size_t ninfo,
+                               pmix_lookup_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t px_client_unpublish(px_client *c, char **keys, const pmix_info_t info[], size_t ninfo,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata);
 
 #endif /* PX_CLIENT_H */

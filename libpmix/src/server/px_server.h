@@ -31,9 +31,11 @@
 
 #include "px_platform.h"
 
-/* 2: the group upcall was appended. A table of version 1 (no `group`) is
- * still accepted: its hosts get no group upcall. */
-#define PX_SERVER_HOST_VERSION 2
+/* 2: the group upcall was appended; 3: publish, lookup and unpublish.
+ * A table of an older version is still accepted: its hosts get no group
+ * upcall, and their clients PMIX_ERR_NOT_SUPPORTED for publish and
+ * lookup. */
+#define PX_SERVER_HOST_VERSION 3
 #define PX_SERVER_HOST_VERSION_MIN 1
 
 typedef struct px_server px_server;
@@ -149,6 +151,34 @@ typedef struct px_server_host {
      * PMIX_ERR_NOT_SUPPORTED. */
     pmix_status_t (*group)(void *hctx, const px_group_req *req, px_group_cbfunc_t cbfunc,
                            void *cbdata);
+
+    /* ---- version 3 ---- */
+
+    /* PMIx_Publish from `proc`: `info` holds the data and the directives
+     * as the client passed them, then PMIX_USERID and PMIX_GRPID
+     * (PMIX_UINT32) of the client, as the Standard requires; borrowed
+     * for the call. The host stores the data (hostcore/px_pubsub.h) and
+     * calls cbfunc with the outcome (PMIX_ERR_DUPLICATE_KEY...). Same
+     * return rules as abort. If NULL, the client gets
+     * PMIX_ERR_NOT_SUPPORTED. */
+    pmix_status_t (*publish)(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                             size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+    /* PMIx_Lookup from `proc` of `keys` (NULL-terminated, borrowed for
+     * the call) with the client's directives (PMIX_RANGE, PMIX_WAIT,
+     * PMIX_TIMEOUT...) and its PMIX_USERID and PMIX_GRPID. cbfunc gets
+     * the keys found, borrowed for that call. A lookup that waits
+     * (PMIX_WAIT) may be answered much later, or never if its client goes
+     * (then the host should still call cbfunc, which frees the request).
+     * If NULL, PMIX_ERR_NOT_SUPPORTED. */
+    pmix_status_t (*lookup)(void *hctx, const pmix_proc_t *proc, char **keys,
+                            const pmix_info_t info[], size_t ninfo, pmix_lookup_cbfunc_t cbfunc,
+                            void *cbdata);
+    /* PMIx_Unpublish from `proc`: `keys` NULL means every key it
+     * published. Only the owner may remove a key. If NULL,
+     * PMIX_ERR_NOT_SUPPORTED. */
+    pmix_status_t (*unpublish)(void *hctx, const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                               void *cbdata);
 } px_server_host;
 
 /* Create a server. `hops`/`hctx` are the host, `pops`/`pctx` the platform;

@@ -770,6 +770,9 @@ static const char *msg_name(uint16_t type)
     case PX_MSG_NOPAGE: return "NOPAGE";
     case PX_MSG_PCOLLECT: return "PCOLLECT";
     case PX_MSG_GROUP: return "GROUP";
+    case PX_MSG_PUBLISH: return "PUBLISH";
+    case PX_MSG_LOOKUP: return "LOOKUP";
+    case PX_MSG_UNPUBLISH: return "UNPUBLISH";
     default: return "unknown";
     }
 }
@@ -827,6 +830,9 @@ static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, 
         case PX_MSG_JCTRL: rc = px_srv_jctrl(s, c, hdr.tag, &b); break;
         case PX_MSG_PCOLLECT: rc = px_srv_page_collect(s, c, &b); break;
         case PX_MSG_GROUP: rc = px_srv_group(s, c, hdr.tag, &b); break;
+        case PX_MSG_PUBLISH: rc = px_srv_publish(s, c, hdr.tag, &b); break;
+        case PX_MSG_LOOKUP: rc = px_srv_lookup(s, c, hdr.tag, &b); break;
+        case PX_MSG_UNPUBLISH: rc = px_srv_unpublish(s, c, hdr.tag, &b); break;
         case PX_MSG_NOPAGE:
             px_srv_page_break(s, px_srv_nspace(s, c->proc.nspace), "a process cannot map it");
             break;

@@ -6,6 +6,7 @@
  *   get.c      Gets from clients, direct modex in both directions
  *   misc.c     abort, events, job control
  *   group.c    groups: construct, destruct, invite/join, leave
+ *   pubsub.c   publish, lookup, unpublish (handed to the host)
  *
  * A server keeps short singly linked lists: namespaces, registered
  * clients, open connections, trackers and parked requests. A node serves
@@ -284,5 +285,10 @@ void px_srv_event_to(px_server *s, px_sclient *c, pmix_status_t status, const pm
 void px_srv_event_to_clients(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                              pmix_data_range_t range, const pmix_info_t *info, size_t ninfo,
                              const px_sclient *except);
+
+/* pubsub.c */
+pmix_status_t px_srv_publish(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+pmix_status_t px_srv_lookup(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+pmix_status_t px_srv_unpublish(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 
 #endif /* PX_SERVER_INT_H */
