@@ -130,4 +130,11 @@ pmix_status_t px_client_job_control(px_client *c, const pmix_proc_t targets[], s
                                     const pmix_info_t directives[], size_t ndirs,
                                     pmix_info_cbfunc_t cbfunc, void *cbdata);
 
+/* Ask the server the queries (their keys and qualifiers as they are):
+ * cbfunc with its status and answers, one info per key it answered. The
+ * server answers the process-set keys (px_query_key_is_pset) and no
+ * other; the api/ shim sends it those alone. */
+pmix_status_t px_client_query(px_client *c, const pmix_query_t queries[], size_t nqueries,
+                              pmix_info_cbfunc_t cbfunc, void *cbdata);
+
 #endif /* PX_CLIENT_H */
