@@ -20,7 +20,8 @@ enum {
     PD_LOST = 4,  /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
 
     /* pmixrun -> daemon */
-    PD_JOB = 10,  /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job() */
+    PD_JOB = 10,  /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its
+                   * application contexts: pmixrun.h apps_write() */
     PD_STOP = 11, /* u8 now: stop the ranks (SIGTERM then SIGKILL; now: SIGKILL), exit */
 
     /* daemon <-> daemon */
