@@ -135,6 +135,15 @@ int main(int argc, char **argv)
     printf("psets: rank %u app %u size %ld leader %ld args '%s' color %s pset %s\n", me.rank,
            appnum, size, leader, args, color != NULL ? color : "none", pset);
 
+    /* the non-blocking form, as MPI libraries call it; its answer is
+     * awaited at the end, after the blocking queries below (in pmixsim a
+     * process only progresses while it waits in a blocking call, and the
+     * server answers in order) */
+    char *nkeys[] = {PMIX_QUERY_NUM_PSETS, NULL};
+    pmix_query_t nq = {.keys = nkeys};
+    nb_wait w = {.done = 0};
+    pmix_status_t nbrc = PMIx_Query_info_nb(&nq, 1, nb_answer, &w);
+
     /* the sets of the job, as a Sessions library asks for them */
     char *keys[] = {PMIX_QUERY_NUM_PSETS, PMIX_QUERY_PSET_NAMES, NULL};
     pmix_query_t query = {.keys = keys};
@@ -186,13 +195,8 @@ int main(int argc, char **argv)
         printf("psets: rank %u members %s %s\n", me.rank, name, list);
     }
 
-    /* the non-blocking form, as MPI libraries call it */
-    char *nkeys[] = {PMIX_QUERY_NUM_PSETS, NULL};
-    pmix_query_t nq = {.keys = nkeys};
-    nb_wait w = {.done = 0};
-    rc = PMIx_Query_info_nb(&nq, 1, nb_answer, &w);
-    if (rc != PMIX_SUCCESS) {
-        FAIL(&me, "PMIx_Query_info_nb: %s", PMIx_Error_string(rc));
+    if (nbrc != PMIX_SUCCESS) {
+        FAIL(&me, "PMIx_Query_info_nb: %s", PMIx_Error_string(nbrc));
     } else {
         while (!atomic_load(&w.done))
             sched_yield();
