@@ -292,13 +292,24 @@ static void on_pset(size_t id, pmix_status_t status, const pmix_proc_t *source, 
         assert_int_equal(mem->value.type, PMIX_DATA_ARRAY);
         assert_int_equal(mem->value.data.darray->type, PMIX_PROC);
         s->nmembers = mem->value.data.darray->size;
-        s->first = ((const pmix_proc_t *)mem->value.data.darray->array)[0].rank;
+        s->first = s->nmembers > 0 ? ((const pmix_proc_t *)mem->value.data.darray->array)[0].rank
+                                   : PMIX_RANK_UNDEF;
     } else {
         assert_int_equal(status, PMIX_PROCESS_SET_DELETE);
         assert_null(mem);
         s->deletes++;
     }
     cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static int default_calls;
+
+static void on_any(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                   size_t ninfo, pmix_info_t results[], size_t nresults,
+                   pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    default_calls++;
+    cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
 }
 
 static void test_define_delete(void **state)
@@ -318,6 +329,9 @@ static void test_define_delete(void **state)
                          PMIX_SUCCESS);
         PMIx_Info_destruct(&ret);
     }
+    default_calls = 0;
+    assert_int_equal(px_client_register_event(j->p[0].c, NULL, 0, NULL, 0, on_any, &id),
+                     PMIX_SUCCESS);
     PMIx_Load_procid(&host, "host", 0);
     PMIx_Load_procid(&members[0], "job", 1);
     PMIx_Load_procid(&members[1], "job", 3);
@@ -358,12 +372,21 @@ static void test_define_delete(void **state)
     assert_string_equal(ev[1].name, "tide");
     expect_names(j, 0, "ocean,ice");
     assert_int_equal(px_server_delete_process_set(j->srv[0], &host, "tide"), PMIX_ERR_NOT_FOUND);
+    /* a default handler hears none of it */
+    assert_int_equal(default_calls, 0);
+    /* a set of no process */
+    assert_int_equal(px_server_define_process_set(j->srv[0], &host, "void", NULL, 0), PMIX_SUCCESS);
+    inproc_run_until(j->w, NULL);
+    assert_int_equal(ev[0].defines, 3);
+    assert_int_equal(ev[0].nmembers, 0);
+    expect_members(j, 0, "void", "");
+    assert_int_equal(px_server_delete_process_set(j->srv[0], &host, "void"), PMIX_SUCCESS);
     assert_int_equal(px_server_define_process_set(j->srv[0], &host, "", members, 2),
                      PMIX_ERR_BAD_PARAM);
     assert_int_equal(px_server_define_process_set(j->srv[0], &host, NULL, members, 2),
                      PMIX_ERR_BAD_PARAM);
     inproc_run_until(j->w, NULL);
-    assert_int_equal(ev[0].defines, 2); /* nothing announced for refusals */
+    assert_int_equal(ev[0].defines, 3); /* nothing announced for refusals */
     stop(j);
 }
 

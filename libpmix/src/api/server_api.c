@@ -467,7 +467,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const char nspace[], p
 static pmix_status_t pset_event(pmix_status_t code, const char *name, const pmix_proc_t members[],
                                 size_t nmembers)
 {
-    pmix_info_t ev[2];
+    pmix_info_t ev[3];
     pmix_data_array_t da = {.type = PMIX_PROC, .size = nmembers, .array = (void *)members};
     size_t n = 0;
     pmix_status_t rc;
@@ -481,6 +481,9 @@ static pmix_status_t pset_event(pmix_status_t code, const char *name, const pmix
         ev[n].value.type = PMIX_DATA_ARRAY;
         ev[n++].value.data.darray = &da;
     }
+    PMIx_Load_key(ev[n].key, PMIX_EVENT_NON_DEFAULT); /* as the clients get it (server/psets.c) */
+    ev[n].value.type = PMIX_BOOL;
+    ev[n++].value.data.flag = true;
     rc = px_client_notify(S.evc, code, px_client_self(S.evc), PMIX_RANGE_PROC_LOCAL, ev, n, NULL,
                           NULL);
     return rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc;

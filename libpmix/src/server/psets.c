@@ -19,8 +19,11 @@
  *     PMIX_PROCESS_SET_DEFINE (PMIX_PSET_NAME, PMIX_PSET_MEMBERS) or
  *     PMIX_PROCESS_SET_DELETE (PMIX_PSET_NAME) to every connected client
  *     of this server, whatever its namespace, as the Standard says ("all
- *     local clients"). Keeping other servers' tables the same is the
- *     host's task (the Standard's advice to hosts).
+ *     local clients"), for the handlers registered for those codes: the
+ *     events carry PMIX_EVENT_NON_DEFAULT, so default handlers do not see
+ *     them (Open MPI 4.1's aborts on whatever reaches it). Keeping other
+ *     servers' tables the same is the host's task (the Standard's advice
+ *     to hosts).
  *
  * Queries (PMIX_QUERY_NUM_PSETS, PMIX_QUERY_PSET_NAMES and
  * PMIX_QUERY_PSET_MEMBERSHIP with a PMIX_PSET_NAME qualifier) come from
@@ -211,7 +214,7 @@ pmix_status_t px_server_define_process_set(px_server *s, const pmix_proc_t *sour
                                            size_t nmembers)
 {
     px_pset *p, **pp;
-    pmix_info_t ev[2];
+    pmix_info_t ev[3];
     pmix_data_array_t da;
 
     if (name == NULL || name[0] == '\0' || source == NULL || (members == NULL && nmembers > 0))
@@ -237,7 +240,10 @@ pmix_status_t px_server_define_process_set(px_server *s, const pmix_proc_t *sour
     PMIx_Load_key(ev[1].key, PMIX_PSET_MEMBERS);
     ev[1].value.type = PMIX_DATA_ARRAY;
     ev[1].value.data.darray = &da;
-    px_srv_event_to_clients(s, PMIX_PROCESS_SET_DEFINE, source, PMIX_RANGE_LOCAL, ev, 2, NULL);
+    PMIx_Load_key(ev[2].key, PMIX_EVENT_NON_DEFAULT);
+    ev[2].value.type = PMIX_BOOL;
+    ev[2].value.data.flag = true;
+    px_srv_event_to_clients(s, PMIX_PROCESS_SET_DEFINE, source, PMIX_RANGE_LOCAL, ev, 3, NULL);
     return PMIX_SUCCESS;
 }
 
@@ -245,7 +251,7 @@ pmix_status_t px_server_delete_process_set(px_server *s, const pmix_proc_t *sour
                                            const char *name)
 {
     px_pset **pp;
-    pmix_info_t ev;
+    pmix_info_t ev[2];
 
     if (name == NULL || source == NULL)
         return PMIX_ERR_BAD_PARAM;
@@ -253,11 +259,14 @@ pmix_status_t px_server_delete_process_set(px_server *s, const pmix_proc_t *sour
     if (*pp == NULL)
         return PMIX_ERR_NOT_FOUND;
     pset_unlink(s, pp);
-    memset(&ev, 0, sizeof(ev));
-    PMIx_Load_key(ev.key, PMIX_PSET_NAME);
-    ev.value.type = PMIX_STRING;
-    ev.value.data.string = (char *)name;
-    px_srv_event_to_clients(s, PMIX_PROCESS_SET_DELETE, source, PMIX_RANGE_LOCAL, &ev, 1, NULL);
+    memset(ev, 0, sizeof(ev));
+    PMIx_Load_key(ev[0].key, PMIX_PSET_NAME);
+    ev[0].value.type = PMIX_STRING;
+    ev[0].value.data.string = (char *)name;
+    PMIx_Load_key(ev[1].key, PMIX_EVENT_NON_DEFAULT);
+    ev[1].value.type = PMIX_BOOL;
+    ev[1].value.data.flag = true;
+    px_srv_event_to_clients(s, PMIX_PROCESS_SET_DELETE, source, PMIX_RANGE_LOCAL, ev, 2, NULL);
     return PMIX_SUCCESS;
 }
 
