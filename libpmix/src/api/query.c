@@ -105,7 +105,7 @@ static bool answer(const pmix_query_t *q, const char *key, pmix_info_t *out)
  * process, and what the caller gets in the end. */
 typedef struct qcall {
     size_t nkeys;
-    const char **keys;  /* [nkeys], copies (owned by `block`) */
+    const char **keys;  /* [nkeys] strdup'd copies, NULL until made */
     bool *pset;         /* [nkeys] a key the server answers */
     pmix_info_t *local; /* [nkeys] the answers found here (empty if not) */
     bool *have;         /* [nkeys] local[i] holds an answer */
@@ -127,7 +127,7 @@ static void qcall_free(qcall *qc)
     for (size_t i = 0; i < qc->nsub; i++)
         free(qc->sub[i].keys); /* the strings are the caller's; the qualifiers too */
     free(qc->sub);
-    for (size_t i = 0; i < qc->nkeys; i++)
+    for (size_t i = 0; qc->keys != NULL && i < qc->nkeys; i++)
         free((char *)qc->keys[i]);
     free(qc->keys);
     free(qc->pset);
@@ -196,14 +196,17 @@ static void qcall_merge(qcall *qc, const pmix_info_t *sinfo, size_t nsinfo)
 
     qc->info = PMIx_Info_create(qc->nkeys);
     if (qc->info == NULL || (nsinfo > 0 && used == NULL)) {
+        if (qc->info != NULL)
+            PMIx_Info_free(qc->info, qc->nkeys);
+        qc->info = NULL;
         free(used);
         qc->status = PMIX_ERR_NOMEM;
         return;
     }
     for (size_t i = 0; i < qc->nkeys; i++) {
         if (!qc->pset[i]) {
-            if (qc->have[i])
-                PMIx_Info_xfer(&qc->info[n++], &qc->local[i]);
+            if (qc->have[i] && PMIx_Info_xfer(&qc->info[n], &qc->local[i]) == PMIX_SUCCESS)
+                n++;
             continue;
         }
         for (size_t j = 0; j < nsinfo; j++)
