@@ -887,10 +887,88 @@ static void engine_seeds(void)
     }
 }
 
+/* ---- fuzz_hc: scripts of fuzz_hc.c's steps ---- */
+
+enum {
+    HC_FENCE,
+    HC_GROUP,
+    HC_DMODEX,
+    HC_RAW,
+    HC_MANGLE,
+    HC_DELIVER,
+    HC_DELIVER_ALL,
+    HC_TIMER,
+    HC_FAIL
+};
+
+static void hc_op(seed *s, uint8_t op, uint8_t node)
+{
+    put8(s, op);
+    put8(s, node);
+}
+
+/* A fence on every node (procs mask, flags, algorithm index, data). */
+static void hc_fences(seed *s, uint8_t mask, uint8_t flags, uint8_t algo, uint8_t nodes)
+{
+    for (uint8_t n = 0; n < nodes; n++) {
+        hc_op(s, HC_FENCE, n);
+        put8(s, mask);
+        put8(s, flags);
+        put8(s, algo);
+        put8(s, flags & 1 ? 2 : 0);
+        if (flags & 1) {
+            put8(s, 'a' + n);
+            put8(s, 'z');
+        }
+    }
+}
+
+static void hc_seeds(void)
+{
+    seed s = {0};
+
+    hc_fences(&s, 0, 1, 2, 4); /* the whole job, collecting, recdbl */
+    hc_op(&s, HC_DELIVER_ALL, 0);
+    save("hc", "fences-all", &s);
+    hc_fences(&s, 0x55, 0, 4, 4); /* even ranks, a tree:3 barrier */
+    hc_op(&s, HC_DELIVER_ALL, 0);
+    save("hc", "fences-subset", &s);
+    for (uint8_t n = 0; n < 4; n++) { /* a group with a context id */
+        hc_op(&s, HC_GROUP, n);
+        put8(&s, 0);
+        put8(&s, 4);
+        put8(&s, 1);
+        put8(&s, 'g');
+    }
+    hc_op(&s, HC_DELIVER_ALL, 0);
+    save("hc", "groups", &s);
+    hc_op(&s, HC_DMODEX, 0); /* rank 5, its request mangled on the way */
+    put8(&s, 0);
+    put8(&s, 5);
+    hc_op(&s, HC_MANGLE, 0);
+    put8(&s, 0);
+    put8(&s, 3);
+    put8(&s, 0x41);
+    hc_op(&s, HC_DELIVER_ALL, 0);
+    save("hc", "dmodex-mangled", &s);
+    hc_fences(&s, 0, 0x21, 1, 3); /* node 3 never fences; then it is lost */
+    hc_op(&s, HC_DELIVER, 0);
+    hc_op(&s, HC_FAIL, 0);
+    put8(&s, 1 + 4 * 3);
+    hc_op(&s, HC_TIMER, 0);
+    hc_op(&s, HC_DELIVER_ALL, 0);
+    save("hc", "lost-node", &s);
+    hc_op(&s, HC_FAIL, 1); /* rank 3 leaves, the news spreads */
+    put8(&s, 2 + 4 * 3 + 0x80);
+    hc_fences(&s, 0, 0, 0, 4);
+    hc_op(&s, HC_DELIVER_ALL, 0);
+    save("hc", "departed", &s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: fuzz_seeds DIR (writes DIR/wire, DIR/store, DIR/engine)\n");
+        fprintf(stderr, "usage: fuzz_seeds DIR (writes DIR/wire, DIR/store, DIR/engine, DIR/hc)\n");
         return 2;
     }
     outdir = argv[1];
@@ -900,5 +978,6 @@ int main(int argc, char **argv)
     wire_seeds();
     store_seeds();
     engine_seeds();
+    hc_seeds();
     return 0;
 }

@@ -25,6 +25,9 @@
 #include <stdint.h>
 
 #include <pmix_common.h>
+#include <pmix_server.h>
+
+#include "px_coll.h"
 
 /* ---- a growable info array ---- */
 
@@ -184,5 +187,217 @@ bool px_dmx_answer(px_dmx_table *t, uint32_t id, pmix_status_t status, char *dat
 void px_dmx_node_lost(px_dmx_table *t, uint32_t node);
 /* Forget every request without calling back (the host is going away). */
 void px_dmx_fini(px_dmx_table *t);
+
+/* ---- a node's cross-node operations: px_hc ---- */
+
+/* One px_hc per node of a job: the host side of what spans nodes, the
+ * same code under pmixd, pmixsim and the unit tests. A host adapter hands
+ * it the server engine's upcalls (px_hc_fence, px_hc_dmodex), the
+ * messages other nodes' px_hc sent (px_hc_deliver) and what it learns of
+ * failures (px_hc_break, px_hc_node_lost); the core sends messages, starts
+ * timers and reads the clock through the adapter's px_hc_ops.
+ *
+ * Fences. A fence's participants name its collective (px_fence_set): one
+ * px_coll among the nodes that host a participant, fences of the set being
+ * its successive epochs, run one at a time in upcall order (the same order
+ * on every node, since every process fences a given set in program
+ * order); a later fence of the set waits in the set's queue. A collecting
+ * fence is an allgather of the nodes' contributions, any other a barrier.
+ * The algorithm is the fence's own key, else the host's default, else auto
+ * (px_coll_choose). A fence that cannot run here (a local participant
+ * failed or was late, an algorithm key this node cannot use, a start
+ * px_coll refuses) still takes the set's epoch, only to fail it on every
+ * member (px_coll_start_failed): the set stays in step. Every collective
+ * message carries its set's member list, so a node that has not had the
+ * upcall yet makes the set when the first message comes (px_coll keeps
+ * messages of later epochs).
+ *
+ * Failures. A dead process of the job *breaks* the job on its node
+ * (px_hc_break with tell): every running, queued and later fence there
+ * fails with PMIX_ERR_PROC_TERM_WO_SYNC, and the news travels to every
+ * other node down a binomial tree rooted at the origin (a child that
+ * cannot be reached has its subtree served by its parent), which breaks
+ * them too. A lost node (px_hc_node_lost) breaks this node, is reported
+ * to the px_coll of every set it belongs to (which ends their running
+ * epochs on every member) and fails the direct modex requests sent to it
+ * with PMIX_ERR_UNREACH.
+ *
+ * Departures. A process that finalized and exited (px_hc_departed) will
+ * never join a fence again: every fence that names it, running (not yet
+ * joined by it), queued or later, fails with PMIX_ERR_LOST_CONNECTION on
+ * every node (the server engine does the same for its local fences), and
+ * the news travels like a death's, without breaking the job.
+ *
+ * Direct modex. A Get of a rank of another node goes to that rank's node,
+ * whose adapter asks its server (ops->dmodex_local) and whose core sends
+ * the answer back. An answer that cannot be sent (too big, no memory)
+ * becomes an error answer; an error answer refused for want of memory is
+ * sent again from a timer, a few times, then the adapter is asked to drop
+ * its link to the requester (ops->drop), whose Gets and fences then fail
+ * instead of waiting.
+ *
+ * Calls come from one thread (the host's loop), never from inside an op.
+ * Upcall callbacks may run from inside the upcall (a one-node set, a
+ * broken job). */
+typedef struct px_hc px_hc;
+
+/* A group operation of this node (construct or destruct), as the server
+ * engine hands it to its host; everything borrowed for the call. Every
+ * node that hosts a member makes one per operation, with the same op,
+ * grp and procs. */
+typedef struct px_hc_group_req {
+    pmix_group_operation_t op; /* PMIX_GROUP_CONSTRUCT or PMIX_GROUP_DESTRUCT */
+    const char *grp;
+    const pmix_proc_t *procs; /* the members */
+    size_t nprocs;
+    bool assign_ctxid;          /* PMIX_GROUP_ASSIGN_CONTEXT_ID */
+    double timeout;             /* seconds, 0: the host's default */
+    pmix_status_t local_status; /* a member of this node failed: fail it everywhere */
+    const char *data;           /* this node's contribution */
+    size_t ndata;
+} px_hc_group_req;
+
+/* A group operation's end: the same status on every node; on success
+ * every node's contribution concatenated (in member-node order) and the
+ * context id when one was asked for. `release(arg)` frees the data once
+ * the callee is done with it (it may be NULL). */
+typedef void (*px_hc_group_cb)(pmix_status_t status, bool has_ctxid, uint64_t ctxid,
+                               const char *data, size_t ndata, void *cbdata,
+                               pmix_release_cbfunc_t release, void *arg);
+
+/* What a message is, for an adapter that charges a network for it. */
+typedef enum px_hc_kind {
+    PX_HC_COLL = 1,    /* a collective's message */
+    PX_HC_BROKEN = 2,  /* the news of a dead process */
+    PX_HC_DMX_REQ = 3, /* a direct modex request */
+    PX_HC_DMX_REP = 4, /* its answer */
+    PX_HC_DEPARTED = 5 /* a process finalized and exited */
+} px_hc_kind;
+
+typedef struct px_hc_sent {
+    px_hc_kind kind;
+    size_t wire; /* COLL: the collective message's size with the bytes it
+                  * stands for (px_coll's sizes_only); others: the payload
+                  * (DMX_REP: the data's bytes, 0 for an error) */
+    uint64_t set;   /* COLL: the set's id */
+    uint32_t epoch; /* COLL: the epoch */
+    uint8_t type;   /* COLL: px_coll's message type (1 data, 2 notice) */
+} px_hc_sent;
+
+/* A fence as it starts or ends on this node, for a host's measurements. */
+typedef struct px_hc_fence_info {
+    uint64_t set;
+    uint32_t epoch, nmembers;
+    px_coll_kind kind;
+    const px_coll_choice *resolved; /* the algorithm it runs, or NULL: failed here */
+    size_t contrib;                 /* this node's bytes */
+    double started;                 /* ops->now() at its start */
+    bool aborted;                   /* this node failed the epoch itself */
+} px_hc_fence_info;
+
+typedef struct px_hc_ops {
+    uint32_t version; /* PX_HC_OPS_VERSION */
+    /* Send `msg` (`len` bytes, malloc'd; the adapter owns it afterwards,
+     * also on failure) to node `node`. PMIX_ERR_NOMEM or
+     * PMIX_ERR_OUT_OF_RESOURCE: this node could not (the message fails,
+     * not the peer); any other error: the node cannot be reached (counted
+     * as its failure). Must not call into the px_hc. */
+    pmix_status_t (*send)(void *ctx, uint32_t node, void *msg, size_t len, const px_hc_sent *what);
+    /* Timers and clock, as px_coll_ops's (px_coll_timer is the adapter's). */
+    px_coll_timer *(*timer_start)(void *ctx, double seconds, void (*cb)(void *arg), void *arg);
+    void (*timer_cancel)(void *ctx, px_coll_timer *timer);
+    double (*now)(void *ctx);
+    /* Ask this node's server for `proc`'s data (px_server_dmodex_request
+     * or PMIx_server_dmodex_request): PMIX_SUCCESS and cb(cbdata) once
+     * later (or from inside), or an error and no callback. */
+    pmix_status_t (*dmodex_local)(void *ctx, const pmix_proc_t *proc,
+                                  pmix_dmodex_response_fn_t cb, void *cbdata);
+
+    /* Optional (NULL: none). */
+    /* A context id for a group, unique for the life of the host (its
+     * daemon set); asked only on the lowest member node of a construct
+     * with PMIX_GROUP_ASSIGN_CONTEXT_ID. NULL: such constructs fail with
+     * PMIX_ERR_BAD_PARAM. */
+    uint64_t (*ctxid)(void *ctx);
+    /* Drop the link to `node` as if it had failed: the core could not
+     * answer it for seconds. The adapter then calls px_hc_node_lost. */
+    void (*drop)(void *ctx, uint32_t node);
+    /* One line for the host's log (no newline, no node name: the adapter
+     * says which node it is). */
+    void (*log)(void *ctx, const char *line);
+    /* Groups for the hierarchical algorithm over `members` (`n` node ids,
+     * ascending; NULL: nodes 0 .. n - 1): the result is borrowed by the
+     * set's px_coll; *owned, if set, is destroyed with the set. */
+    const px_coll_groups *(*groups)(void *ctx, const uint32_t *members, uint32_t n,
+                                    px_coll_groups **owned);
+    /* Measurements: a fence started or ended on this node. */
+    void (*fence_start)(void *ctx, const px_hc_fence_info *f);
+    void (*fence_end)(void *ctx, const px_hc_fence_info *f, pmix_status_t status);
+    /* This node broke (`why`: a process here died, the news came, a node
+     * was lost). */
+    void (*broken)(void *ctx, const char *why);
+
+    /* Required with px_hc_config.sizes_only: collected bytes kept aside,
+     * shared by the nodes of a simulation (px_coll moves only sizes).
+     * share_put takes this member's contribution (malloc'd, or NULL for
+     * none) for (set, epoch); share_result gives the epoch's result for a
+     * host callback (px_coll's offsets say what it must hold; *release
+     * and *arg free it when the server is done); share_ended says this
+     * member is done with the epoch. */
+    void (*share_put)(void *ctx, uint64_t set, uint32_t epoch, uint32_t nmembers, uint32_t me,
+                      void *data, size_t len);
+    pmix_status_t (*share_result)(void *ctx, uint64_t set, uint32_t epoch,
+                                  const px_coll_result *res, char **data,
+                                  pmix_release_cbfunc_t *release, void **arg);
+    void (*share_ended)(void *ctx, uint64_t set, uint32_t epoch, uint32_t nmembers);
+} px_hc_ops;
+
+#define PX_HC_OPS_VERSION 1
+
+typedef struct px_hc_config {
+    uint32_t node;        /* this node's id in the job map */
+    const px_jobmap *job; /* borrowed; must outlive the px_hc */
+    /* The host's default algorithms (px_coll_parse's values; NULL or "":
+     * auto), for fences without a key of their own. */
+    const char *fence_algo, *barrier_algo;
+    double coll_timeout; /* seconds for fences without PMIX_TIMEOUT; 0: none */
+    bool sizes_only;     /* collected bytes go through ops->share_* */
+    unsigned dmx_tries;  /* sends of a refused error answer; 0: 20 */
+} px_hc_config;
+
+/* A node's core, or NULL (bad ops or config, no memory). */
+px_hc *px_hc_create(const px_hc_ops *ops, void *ctx, const px_hc_config *cfg);
+/* Free everything; calls no callback and no op but timer_cancel. NULL is
+ * a no-op. */
+void px_hc_destroy(px_hc *hc);
+
+/* The server engine's fence_nb upcall, as it came. */
+pmix_status_t px_hc_fence(px_hc *hc, const pmix_proc_t procs[], size_t nprocs,
+                          const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
+                          pmix_modex_cbfunc_t cbfunc, void *cbdata);
+/* A group operation (the server engine's group upcall, read into a
+ * px_hc_group_req): a collective of its own among the nodes that host a
+ * member, run like a fence's (per-set queue, failing in step, a death or a
+ * departed member failing it), an allgather of the nodes' contributions
+ * plus the context id the lowest member node makes. The same errors as
+ * px_hc_fence, and PMIX_ERR_BAD_PARAM for a bad request. */
+pmix_status_t px_hc_group(px_hc *hc, const px_hc_group_req *req, px_hc_group_cb cb, void *cbdata);
+/* The server engine's direct_modex upcall: PMIX_ERR_NOT_FOUND for a
+ * process of this node or outside the job (the server answers itself). */
+pmix_status_t px_hc_dmodex(px_hc *hc, const pmix_proc_t *proc, const pmix_info_t info[],
+                           size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata);
+/* A message another node's px_hc sent (borrowed). PMIX_ERR_BAD_PARAM for
+ * a malformed one (nothing changed). */
+pmix_status_t px_hc_deliver(px_hc *hc, uint32_t from, const void *msg, size_t len);
+/* A process of this node died (`rank`), or something else broke the job
+ * here (rank PMIX_RANK_INVALID): fail every fence; with `tell`, the other
+ * nodes learn it too. */
+void px_hc_break(px_hc *hc, pmix_rank_t rank, bool tell, const char *why);
+/* Process `rank` of the job finalized and exited: fences that name it
+ * fail (above); with `tell`, the other nodes learn it too. */
+void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell);
+/* Node `node` is gone (its link dropped, its host died). */
+void px_hc_node_lost(px_hc *hc, uint32_t node);
+bool px_hc_broken(const px_hc *hc);
 
 #endif /* PX_HOSTCORE_H */

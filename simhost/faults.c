@@ -37,10 +37,10 @@
  * sanitizer build's leak check ignores (what a killed actor held on its
  * stack is lost with it, as in a real crash).
  *
- * What a death does to the fences is simfence.c's (sim_node_break, the rule
- * of pmixd); the news of a process's death travels as MSG_BROKEN notices
- * down a binomial tree rooted at its node (a node whose send to a child
- * fails forwards to that child's subtree itself).
+ * What a death does to the fences is the host core's (px_hc_break, the
+ * rule of pmixd); the news of a process's death travels to the other
+ * nodes down a binomial tree rooted at its node (a node whose send to a
+ * child fails forwards to that child's subtree itself).
  *
  * Outputs: the event log (--events FILE), one line per event in simulated
  * order, "TIME<TAB>WHAT<TAB>...", identical for identical runs; and, per
@@ -357,8 +357,7 @@ static void proc_reaped(void *arg)
     sim_proc *p = &n->procs[(uint32_t)note->f->target % n->nprocs];
 
     px_server_proc_died(n->srv, &p->proc, PMIX_ERR_PROC_TERM_WO_SYNC);
-    sim_node_break(n, "a local process died");
-    sim_fault_broadcast_broken(n, n->id);
+    px_hc_break(n->hc, p->proc.rank, true, "a local process died");
 }
 
 bool sim_fault_at_fence(sim_node *n, sim_proc *p)
@@ -541,39 +540,6 @@ void sim_faults_fini(sim_run *run)
     free(run->pf);
     run->pf = NULL;
     run->npf = 0;
-}
-
-/* ---- the news of a death ---- */
-
-/* Send the notice to the children of relative rank r in the binomial tree
- * rooted at `origin` (largest subtree first); a child that cannot be
- * reached has its own children served from here. */
-static void send_subtree(sim_node *n, uint32_t origin, uint32_t r)
-{
-    sim_run *run = n->ep.run;
-    uint32_t nn = run->nnodes;
-    int k = 31;
-
-    while (k >= 0 && ((uint32_t)1 << k) >= nn)
-        k--;
-    for (; k >= 0; k--) {
-        uint32_t step = (uint32_t)1 << k, child;
-        sim_msg *m;
-        if (step <= r || (uint64_t)r + step >= nn)
-            continue;
-        child = (origin + r + step) % nn;
-        m = sim_msg_new(MSG_BROKEN, NULL, 0);
-        m->from = origin;
-        if (sim_send(&run->nodes[child].ep, m, PX_COLL_HDR_SIZE) != 0)
-            send_subtree(n, origin, r + step);
-    }
-}
-
-void sim_fault_broadcast_broken(sim_node *n, uint32_t origin)
-{
-    uint32_t nn = n->ep.run->nnodes;
-
-    send_subtree(n, origin, (n->id + nn - origin) % nn);
 }
 
 /* ---- reports ---- */

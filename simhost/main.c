@@ -497,7 +497,6 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         for (int i = 0; i < opt->wl_argc; i++)
             run->app_argv[i + 1] = opt->wl_argv[i];
     }
-    run->all_id = px_fence_set_all_id(run->nspace);
     choose_algos(run);
 
     argv[argc++] = "pmixsim";
@@ -582,6 +581,8 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         goto out;
     }
     run->nprocs = run->nnodes * opt->ppn;
+    run->map = (px_jobmap){
+        .nspace = run->nspace, .nprocs = run->nprocs, .nnodes = run->nnodes, .ppn = opt->ppn};
     if (opt->program != NULL && opt->privatize &&
         sim_program_privatize(opt->program, run->nprocs, err, sizeof(err)) != 0) {
         fprintf(stderr, "pmixsim: %s\n", err);

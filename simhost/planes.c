@@ -56,10 +56,8 @@ static bool usable(const sim_net *net, unsigned plane, uint32_t a, uint32_t b)
 
 static unsigned preferred_plane(const sim_net *net, const sim_msg *m)
 {
-    px_coll_msg_info h;
-
-    if (m->kind == MSG_COLL && px_coll_msg_peek(m->data, m->len, &h) == PMIX_SUCCESS && h.epoch > 0)
-        return (h.epoch - 1) % net->nplanes;
+    if (m->kind == MSG_HC && m->tag > 0) /* a collective's message: its epoch */
+        return (unsigned)((m->tag - 1) % net->nplanes);
     return 0;
 }
 

@@ -12,9 +12,9 @@
  *               blocking), the api/ binding, the process actors
  *   simnode.c   the node actors: the server engine's host, job registration
  *               (the host core's job information), the node's messages
- *   simfence.c  the node's fences: a px_coll per participant set, the
- *               per-set queue, collected data once per run, failures
- *   simdmx.c    direct modex between nodes
+ *   simfence.c  what crosses nodes: the host core's px_hc (fences,
+ *               failures, direct modex) on mailboxes and simulated time,
+ *               its measurements, collected data once per run
  *   topo.c      platforms generated from parameters (SimGrid cluster XML)
  *   coords.c    network coordinates, their registration, hier groups
  *   planes.c    messages over one or two network planes, planes going down
@@ -54,7 +54,6 @@ typedef struct sim_run sim_run;
 typedef struct sim_node sim_node;
 typedef struct sim_proc sim_proc;
 typedef struct sim_msg sim_msg;
-typedef struct sim_coll sim_coll;
 typedef struct sim_ep sim_ep;
 typedef struct sim_fault sim_fault;
 typedef struct sim_pfence sim_pfence;
@@ -139,15 +138,12 @@ struct sim_ep {
 /* ---- messages between actors (the payload of a SimGrid communication) ---- */
 
 enum {
-    MSG_C2S = 1,  /* a frame from a client to its server (conn) */
-    MSG_S2C,      /* a frame from a server to a client (maybe with a region) */
-    MSG_CLOSE,    /* the client side closed its connection (conn) */
-    MSG_HANGUP,   /* the server side closed the connection */
-    MSG_COLL,     /* a px_coll message between nodes (from) */
-    MSG_DMX_REQ,  /* direct modex request (from, tag, proc) */
-    MSG_DMX_RESP, /* direct modex answer (tag, status, data) */
-    MSG_WAKE,     /* nothing: a timer was added from another actor */
-    MSG_BROKEN,   /* a process of the job died (from: the node it died on) */
+    MSG_C2S = 1, /* a frame from a client to its server (conn) */
+    MSG_S2C,     /* a frame from a server to a client (maybe with a region) */
+    MSG_CLOSE,   /* the client side closed its connection (conn) */
+    MSG_HANGUP,  /* the server side closed the connection */
+    MSG_HC,      /* a host core message between nodes (from; tag: a collective's epoch) */
+    MSG_WAKE,    /* nothing: a timer was added from another actor */
 };
 
 struct sim_msg {
@@ -260,11 +256,8 @@ struct sim_node {
     sim_proc *procs; /* ppn entries */
     uint32_t nprocs;
     uint64_t next_conn;
-    sim_coll *colls;
-    sim_msg *early;      /* px_coll messages for a collective not created yet */
-    px_dmx_table dmx;    /* direct modex requests waiting for an answer (host core) */
+    px_hc *hc;           /* fences, failures, direct modex (host core; simfence.c) */
     long actor;          /* SimGrid's id of the node actor */
-    bool broken;         /* a process of the job died: every fence fails (faults.c) */
     bool dead;           /* crashed (node fault) */
     bool doomed;         /* a fault crashes it (faults.c) */
     bool merged;         /* no actor of its own: its process's actor serves it (simplat.c) */
@@ -297,7 +290,7 @@ struct sim_run {
     char nspace[PMIX_MAX_NSLEN + 1];
     char *cwd;                             /* pmixsim's working directory: the app's PMIX_WDIR */
     char **app_argv;                       /* the workload and its arguments: PMIX_APP_ARGV */
-    uint64_t all_id;                       /* the whole job's fence set (px_fence_set_all_id) */
+    px_jobmap map;                         /* the job as the host core sees it */
     char fence_algo[64], barrier_algo[64]; /* what PMIXLAB_*_ALGO would say */
     double alpha, beta;                    /* route latency and 1/bandwidth, node to node */
     uint32_t procs_done, procs_failed;
@@ -355,24 +348,15 @@ double sim_node_timers(sim_node *n);
 void sim_node_serve(sim_node *n);
 void sim_node_fini(sim_node *n);
 
-/* simfence.c: the node's fences. The fence_nb upcall; a px_coll message
- * from another node (it keeps or frees `m`); a node's collectives freed
- * at the end. */
+/* simfence.c: the node's host core (px_hc): made at set-up, destroyed
+ * by sim_node_fini; the fence_nb and direct_modex upcalls go to it, and so
+ * do MSG_HC messages (px_hc_deliver). */
+int sim_hc_create(sim_node *n);
 pmix_status_t sim_host_fence(void *hctx, const pmix_proc_t procs[], size_t nprocs,
                              const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
                              pmix_modex_cbfunc_t cbfunc, void *cbdata);
-void sim_coll_dispatch(sim_node *n, sim_msg *m);
-void sim_colls_fini(sim_node *n);
-
-/* simdmx.c: direct modex. The direct_modex upcall; a request from another
- * node and an answer to ours (the caller frees `m`); the requests to a
- * lost node failed with PMIX_ERR_UNREACH; waits freed at the end. */
 pmix_status_t sim_host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
                               size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata);
-void sim_dmx_request(sim_node *n, sim_msg *m);
-void sim_dmx_answered(sim_node *n, sim_msg *m);
-void sim_dmx_lost(sim_node *n, uint32_t dead);
-void sim_dmx_fini(sim_node *n);
 
 /* topo.c: write the platform for the options into `path`; returns 0 or -1
  * with a reason. */
@@ -387,12 +371,9 @@ const char *sim_topo_name(sim_topology t);
 void sim_handle(sim_ep *ep, void (*deliver)(void *ep, sim_msg *m), sim_msg *m);
 double sim_thread_cpu(void); /* the OS thread's CPU time, seconds */
 
-/* simfence.c: the job breaks on this node (a process of the job died, or a
- * node was lost): the running and queued fences fail with
- * PMIX_ERR_PROC_TERM_WO_SYNC, and so does every later one. */
-void sim_node_break(sim_node *n, const char *why);
-/* Node `n` learned that node `dead` is gone: its collectives count it
- * failed, direct modex requests to it fail, the job breaks here. */
+/* simfence.c: node `n` learned that node `dead` is gone: its collectives
+ * count it failed, direct modex requests to it fail, the job breaks here
+ * (px_hc_node_lost). */
 void sim_node_lost(sim_node *n, uint32_t dead);
 
 /* faults.c */
@@ -406,9 +387,6 @@ void sim_faults_fini(sim_run *run);
 bool sim_fault_at_fence(sim_node *n, sim_proc *p);
 /* A FENCE_DONE with `status` goes to p (its fences_done-th fence). */
 void sim_fault_fence_result(sim_run *run, sim_proc *p, pmix_status_t status);
-/* Tell the other nodes that a process of node `origin` died: a binomial
- * tree from `origin`; `n` forwards to its children in that tree. */
-void sim_fault_broadcast_broken(sim_node *n, uint32_t origin);
 /* Append a line to the event log (if any): "TIME\tWHAT...". */
 void sim_event(sim_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The faults and per-process fence results as JSON members (",\"faults\":..."). */

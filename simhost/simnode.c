@@ -112,7 +112,7 @@ int sim_node_setup(sim_run *run, sim_node *n)
     n->ep.box = sgw_box_create(box);
     n->next_conn = 1;
     n->srv = px_server_create(&sim_server_host, n, &sim_platform_ops, n);
-    if (n->srv == NULL)
+    if (n->srv == NULL || sim_hc_create(n) != 0)
         return -1;
     for (uint32_t i = 0; i < n->nprocs; i++) {
         sim_proc *p = &n->procs[i];
@@ -154,13 +154,10 @@ static void node_dispatch(sim_node *n, sim_msg *m)
         }
         break;
     case MSG_CLOSE: px_server_sink()->closed(n->srv, m->conn, PMIX_ERR_LOST_CONNECTION); break;
-    case MSG_COLL: sim_coll_dispatch(n, m); return; /* it keeps or frees m */
-    case MSG_BROKEN:
-        sim_node_break(n, "a process of the job died");
-        sim_fault_broadcast_broken(n, m->from);
+    case MSG_HC:
+        if (px_hc_deliver(n->hc, m->from, m->data, m->len) != PMIX_SUCCESS)
+            sim_logf(n->ep.run, "node %u: a malformed message from node %u", n->id, m->from);
         break;
-    case MSG_DMX_REQ: sim_dmx_request(n, m); break;
-    case MSG_DMX_RESP: sim_dmx_answered(n, m); break;
     default: break;
     }
     sim_msg_free(m);
@@ -244,13 +241,13 @@ void sim_node_fini(sim_node *n)
 {
     px_server_destroy(n->srv);
     n->srv = NULL;
-    sim_colls_fini(n);
+    px_hc_destroy(n->hc);
+    n->hc = NULL;
     while (n->local_head != NULL) {
         sim_msg *m = n->local_head;
         n->local_head = m->next;
         sim_msg_free(m);
     }
-    sim_dmx_fini(n);
     while (n->ep.timers != NULL) {
         struct px_timer *t = n->ep.timers;
         n->ep.timers = t->next;

@@ -61,10 +61,6 @@ int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b)
         return -1;
     if (d->frame_max > 0 && b != NULL && b->len >= d->frame_max)
         return TL_ETOOBIG;
-    if (type == PD_DMDX_REP && d->nomem_replies > 0) {
-        d->nomem_replies--;
-        return TL_ENOMEM;
-    }
     if (d->peers[n].fd < 0) {
         /* A higher node that has not connected to us yet: the others may
          * already run fences (their meshes are complete, ours is not), and
@@ -148,9 +144,10 @@ static int start_job(pmixd_ctx *d)
 {
     job *j = &d->j;
     char err[256];
-    if (px_coll_choose(PX_COLL_ALLGATHER, NULL, getenv(PX_COLL_ENV_FENCE), &d->fence_choice, err,
+    px_coll_choice choice;
+    if (px_coll_choose(PX_COLL_ALLGATHER, NULL, getenv(PX_COLL_ENV_FENCE), &choice, err,
                        sizeof err) != PMIX_SUCCESS ||
-        px_coll_choose(PX_COLL_BARRIER, NULL, getenv(PX_COLL_ENV_BARRIER), &d->barrier_choice, err,
+        px_coll_choose(PX_COLL_BARRIER, NULL, getenv(PX_COLL_ENV_BARRIER), &choice, err,
                        sizeof err) != PMIX_SUCCESS) {
         fprintf(stderr, "pmixd %s: %s\n", j->hostname, err);
         return -1;
@@ -161,10 +158,6 @@ static int start_job(pmixd_ctx *d)
         fprintf(stderr, "pmixd %s: %s\n", j->hostname, err);
         return -1;
     }
-    coll_init(d);
-    if (files_make_topdir(j) != 0 || job_bindings(j) != 0 || job_server_start(j) != 0 ||
-        job_register(j) != 0)
-        return -1;
     /* A test hook: PMIXLAB_PMIXD_FRAME_MAX=BYTES refuses frames to other
      * daemons from BYTES up as too big, as TL_FRAME_MAX (1 GiB) would,
      * without sending a gigabyte (tests/integration). */
@@ -182,6 +175,9 @@ static int start_job(pmixd_ctx *d)
     const char *tries = getenv("PMIXLAB_PMIXD_DMDX_TRIES");
     if (tries != NULL)
         d->dmdx_tries = (unsigned)strtoul(tries, NULL, 10);
+    if (coll_init(d) != 0 || files_make_topdir(j) != 0 || job_bindings(j) != 0 ||
+        job_server_start(j) != 0 || job_register(j) != 0)
+        return -1;
     /* The mesh must be complete within JOIN_S seconds of the job
      * (PMIXLAB_PMIXD_JOIN_TIMEOUT=S, a test hook, changes it): until
      * then nothing runs here, and what goes to a daemon that has not
@@ -281,6 +277,8 @@ static void rank_ended(pmixd_ctx *d, rank_proc *r, int wstatus)
     bool died = r->signaled || (connected && !finalized) || (!connected && r->code != 0);
     if (died && !d->stopping)
         coll_break(d, r->rank, true);
+    else if (connected && finalized && !d->stopping)
+        coll_departed(d, r->rank); /* fences that name it fail on every node */
 }
 
 static void reap(pmixd_ctx *d)

@@ -3,8 +3,8 @@
  *
  *   pmixd.c        options, the control connection to pmixrun, the mesh of
  *                  daemon connections, the ranks of this node, the loop
- *   pmixd_coll.c   the cross-node half of the PMIx server module: fences
- *                  (px_coll among the daemons), direct modex, failures
+ *   pmixd_coll.c   the host core's px_hc on the mesh: fences across
+ *                  nodes, failures, direct modex
  *
  * The node's job is a pmixrun `job` (pmixrun.h) whose map spans nodes: the
  * job data, the server module's other upcalls, process launch and output
@@ -31,7 +31,6 @@
 #include "tcplink.h"
 #include "px_hostcore.h"
 
-typedef struct fence_set fence_set;
 typedef struct inbox_item inbox_item;
 
 struct px_coll_timer {
@@ -66,15 +65,13 @@ typedef struct pmixd_ctx {
     bool failed; /* the job could not be set up here: exit 1 */
     double kill_at;
     double join_s, join_until; /* the mesh must be complete by join_until */
-    bool broken;               /* a rank or a daemon died: every fence fails */
 
-    px_coll_choice fence_choice, barrier_choice; /* the environment's, else auto */
     bool trace;             /* PMIXLAB_PMIXD_TRACE: a line per cross-node fence on stderr */
     size_t frame_max;       /* PMIXLAB_PMIXD_FRAME_MAX, a test hook; 0 = TL_FRAME_MAX */
     unsigned nomem_replies; /* PMIXLAB_PMIXD_NOMEM_REPLIES, a test hook */
     unsigned dmdx_tries;    /* PMIXLAB_PMIXD_DMDX_TRIES, a test hook; 0 = the default */
-    fence_set *sets;
-    px_dmx_table dmdx; /* direct modex requests waiting for an answer (host core) */
+    px_jobmap map;          /* the job as the host core sees it */
+    px_hc *hc;              /* fences, failures, direct modex (host core; pmixd_coll.c) */
     struct px_coll_timer *timers;
 
     pthread_mutex_t qmu;
@@ -91,14 +88,20 @@ int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b);
 void pmixd_peer_drop(pmixd_ctx *d, int n);
 
 /* pmixd_coll.c */
-void coll_init(pmixd_ctx *d);  /* before job_server_start: installs the upcalls */
+/* Before job_server_start, once the job is read: makes the core and
+ * installs the upcalls. 0, or -1 with a message on stderr. */
+int coll_init(pmixd_ctx *d);
 void coll_fini(pmixd_ctx *d);  /* after the server stopped: frees, calls nothing */
 void coll_inbox(pmixd_ctx *d); /* do what the upcalls queued */
+/* A frame from node `from`'s daemon (PD_HC: for the core). */
 void coll_frame(pmixd_ctx *d, int from, uint8_t type, const uint8_t *p, size_t len);
 void coll_peer_lost(pmixd_ctx *d, int node);
 /* A rank of this node died (rank >= 0) or something else broke the job:
  * fail every pending and later fence, and tell the other daemons. */
 void coll_break(pmixd_ctx *d, int rank, bool tell);
+/* A rank of this node finalized and exited: the fences that name it fail
+ * on every node (px_hc_departed). */
+void coll_departed(pmixd_ctx *d, int rank);
 int coll_timeout_ms(pmixd_ctx *d); /* until the next timer; -1 if none */
 void coll_timers(pmixd_ctx *d);
 

@@ -1,49 +1,30 @@
 /*
- * pmixd_coll.c - the cross-node half of pmixd's PMIx server module: fences
- * over px_coll among the daemons, direct modex between daemons, and what
- * a failure does to them.
+ * pmixd_coll.c - pmixd's side of the host core: the daemon's px_hc
+ * (hostcore/px_hostcore.h), which owns fences across nodes (a px_coll per
+ * participant set, the per-set queue, failing in step), the news of a dead
+ * rank, lost daemons and direct modex, on the daemons' TCP mesh and the
+ * daemon's timer list.
  *
- * Fences. The library makes one fence_nb upcall per fence per node, with
- * the node's records. The participants name a *fence set* (the host
- * core's px_fence_set: order and repeats do not matter, and the whole job,
- * by wildcard or by every rank, is one set): its id is a hash of them, the
- * same on every node, and its members are the nodes that host a
- * participant, in node order. Each set has one px_coll; successive fences
- * of the set are its epochs, run one at a time in the order the upcalls
- * come (a later one waits in the set's queue), which is the same order on
- * every node because every process fences a given set in program order. A
- * collecting fence is an allgather of the nodes' records (the result is
- * their concatenation, what the library wants back), any other fence a
- * barrier. The algorithm is the fence's own (its pmixlab.fence.algo or
- * pmixlab.barrier.algo info, which the library passes to the host), else
- * PMIXLAB_FENCE_ALGO (collecting) or PMIXLAB_BARRIER_ALGO (others), read
- * when the job starts, else auto. A fence's own key that names no usable
- * algorithm fails that fence with PMIX_ERR_BAD_PARAM, but the node still
- * takes the set's epoch for it, only to fail it (px_coll_start_failed, as
- * for a failed local participant): the members may disagree (one node's
- * participants pass a bad key, the others a good one or none), and a node
- * that skipped the epoch would pair its next fence with the others'
- * current one. The ABORT notice ends that epoch on the other members with
- * the same status, so the set stays in step; a fence that px_coll_start
- * refuses is failed the same way. PMIX_TIMEOUT of the fence becomes
- * px_coll's timeout. With PMIXLAB_PMIXD_TRACE=1 every daemon writes a
- * line per cross-node fence to stderr: set, epoch, algorithm ("aborted"
- * for an epoch this node failed itself), status, time. A PD_COLL frame
- * carries the set's member list, so a daemon that has not had the upcall
- * yet can make the set when the first message of its peers arrives.
+ * Messages. Every px_hc message travels as one PD_HC frame to the node it
+ * is for (pmixd_peer_send: queued for a daemon that has not connected
+ * yet). A send our side refuses (no memory, a frame over the limit) is
+ * that message's failure, not the peer's; a daemon we cannot reach counts
+ * as lost.
  *
- * Direct modex. A Get of a rank of another node becomes a PD_DMDX_REQ to
- * that rank's daemon, which asks its server (PMIx_server_dmodex_request:
- * answered when the rank has committed) and sends the record back. The
- * requests a daemon waits on are the host core's table (px_dmx_*).
+ * Threads. The PMIx server library calls the fence_nb and direct_modex
+ * upcalls, and answers PMIx_server_dmodex_request, on its progress
+ * thread: they only queue an item (with copies of what they were given)
+ * under `qmu` and poke the main loop (job_wake), which hands it to the
+ * core. The main thread never holds `qmu` while it calls the library.
  *
- * Failures (docs/pmixd.md). A rank of this node that dies, or a peer
- * daemon whose connection drops, *breaks* the job here: every fence that is
- * running or queued fails with PMIX_ERR_PROC_TERM_WO_SYNC, and so does
- * every later one. A dead rank is also announced to every other daemon
- * (PD_BROKEN), which breaks the job there; a lost daemon is also reported
- * to the px_coll of every set it was a member of (px_coll_peer_failed),
- * and its pending direct modex requests fail with PMIX_ERR_UNREACH.
+ * The algorithm of a fence is its own key, else PMIXLAB_FENCE_ALGO /
+ * PMIXLAB_BARRIER_ALGO (read when the job starts), else auto. With
+ * PMIXLAB_PMIXD_TRACE=1 every daemon writes a line per cross-node fence to
+ * stderr: set, epoch, algorithm ("aborted" for an epoch this node failed
+ * itself), status, time. Failures follow the core's rules (docs/pmixd.md):
+ * a dead rank or a lost daemon fails every running, queued and later fence
+ * with PMIX_ERR_PROC_TERM_WO_SYNC; direct modex requests to a lost daemon
+ * fail with PMIX_ERR_UNREACH.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -54,63 +35,31 @@
 #include "px_hostcore.h"
 #include "pmixd_proto.h"
 
-typedef struct fence_req {
-    struct fence_req *next;
-    bool collect;
-    pmix_status_t local_fail; /* a local participant failed: fail this epoch */
-    px_coll_choice choice;
-    double timeout;
-    double started; /* for the trace */
-    char *data;
-    size_t ndata;
-    pmix_modex_cbfunc_t cbfunc;
-    void *cbdata;
-    bool answered;
-} fence_req;
-
-struct fence_set {
-    fence_set *next;
-    pmixd_ctx *d;
-    uint64_t id;
-    uint32_t n;
-    uint32_t *members; /* node ids, ascending */
-    px_coll *coll;
-    fence_req *running;
-    fence_req *qhead, *qtail;
-};
-
 enum {
     IT_FENCE,
     IT_DMDX,
-    IT_DMDX_REP
+    IT_DMDX_ANSWER
 };
 
+/* An upcall, or an answer of the server, waiting for the main thread. */
 struct inbox_item {
     inbox_item *next;
     int kind;
-    /* IT_FENCE */
-    uint64_t id;
-    uint32_t n;
-    uint32_t *members;
-    fence_req *req;
-    /* IT_DMDX, IT_DMDX_REP */
-    int node;
-    pmix_rank_t rank;
-    pmix_modex_cbfunc_t cbfunc;
-    void *cbdata;
-    uint32_t reqid;
-    pmix_status_t status;
-    char *data;
+    pmix_proc_t *procs; /* IT_FENCE: the participants; IT_DMDX: one */
+    size_t nprocs;
+    pmix_info_t *info;
+    size_t ninfo;
+    char *data; /* IT_FENCE: the node's contribution; IT_DMDX_ANSWER: the record */
     size_t ndata;
+    pmix_modex_cbfunc_t cbfunc; /* IT_FENCE, IT_DMDX */
+    void *cbdata;
+    pmix_dmodex_response_fn_t answer; /* IT_DMDX_ANSWER: the core's callback */
+    void *answer_arg;
+    pmix_status_t status;
 };
 
 /* The Standard's module carries no context: the one daemon of this process. */
 static pmixd_ctx *g_d;
-
-static void free_release(void *p)
-{
-    free(p);
-}
 
 static void push(pmixd_ctx *d, inbox_item *it)
 {
@@ -126,11 +75,9 @@ static void push(pmixd_ctx *d, inbox_item *it)
 
 static void free_item(inbox_item *it)
 {
-    if (it->req != NULL) {
-        free(it->req->data);
-        free(it->req);
-    }
-    free(it->members);
+    free(it->procs);
+    if (it->info != NULL)
+        PMIx_Info_free(it->info, it->ninfo);
     free(it->data);
     free(it);
 }
@@ -141,268 +88,123 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
                               size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
                               void *cbdata)
 {
-    pmixd_ctx *d = g_d;
-    job *j = &d->j;
-    px_fence_req req;
-    px_coll_choice choice;
-    char err[512];
-
-    /* A local participant failed (or timed out): req.local_status. This
-     * node then fails its epoch of the set (px_coll_start_failed), which
-     * ends it on the other nodes too and keeps the set in step. */
-    px_fence_req_read(info, ninfo, &req);
-    pmix_status_t local_fail = req.local_status;
-    choice = req.collect ? d->fence_choice : d->barrier_choice;
-    if (local_fail == PMIX_SUCCESS && req.algo != NULL &&
-        px_coll_parse(req.collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER, req.algo, &choice, err,
-                      sizeof err) != PMIX_SUCCESS) {
-        /* The other members may have a good key (or none) and run this
-         * fence: take the set's epoch anyway, only to fail it, so that it
-         * ends everywhere and the next fence of the set pairs right. */
-        fprintf(stderr, "pmixd %s: a fence's %s: %s\n", j->hostname,
-                req.collect ? PX_COLL_KEY_FENCE : PX_COLL_KEY_BARRIER, err);
-        local_fail = PMIX_ERR_BAD_PARAM;
-    }
-    /* The participant set names the collective (host core): its id, and
-     * its members, the nodes that host a participant. */
     inbox_item *it = calloc(1, sizeof *it);
-    fence_req *q = calloc(1, sizeof *q);
-    px_fence_set set = {0};
-    pmix_status_t rc = PMIX_ERR_NOMEM;
-    if (it == NULL || q == NULL)
-        goto fail;
-    px_jobmap map = {.nspace = j->nspace,
-                     .nprocs = (uint32_t)j->nprocs,
-                     .nnodes = (uint32_t)j->nnodes,
-                     .rank_node = j->rank_node};
-    if ((rc = px_fence_set_make(&map, procs, nprocs, &set)) != PMIX_SUCCESS)
-        goto fail;
-    uint64_t id = set.id;
-    it->members = set.members; /* explicit: the map is given */
-    it->n = set.nmembers;
-    set.members = NULL;
-    if (ndata > 0 && req.collect && local_fail == PMIX_SUCCESS) {
-        q->data = malloc(ndata);
-        if (q->data == NULL)
-            goto fail;
-        memcpy(q->data, data, ndata);
-        q->ndata = ndata;
-    }
-    q->collect = req.collect;
-    q->local_fail = local_fail;
-    q->choice = choice;
-    q->timeout = req.timeout;
-    q->cbfunc = cbfunc;
-    q->cbdata = cbdata;
+    if (it == NULL)
+        return PMIX_ERR_NOMEM;
     it->kind = IT_FENCE;
-    it->id = id;
-    it->req = q;
-    push(d, it);
+    if ((nprocs > 0 && (it->procs = malloc(nprocs * sizeof *procs)) == NULL) ||
+        (ninfo > 0 && (it->info = PMIx_Info_create(ninfo)) == NULL) ||
+        (ndata > 0 && (it->data = malloc(ndata)) == NULL)) {
+        free_item(it);
+        return PMIX_ERR_NOMEM;
+    }
+    if (nprocs > 0)
+        memcpy(it->procs, procs, nprocs * sizeof *procs);
+    it->nprocs = nprocs;
+    for (size_t i = 0; i < ninfo; i++)
+        PMIx_Info_xfer(&it->info[i], &info[i]);
+    it->ninfo = ninfo;
+    if (ndata > 0)
+        memcpy(it->data, data, ndata);
+    it->ndata = ndata;
+    it->cbfunc = cbfunc;
+    it->cbdata = cbdata;
+    push(g_d, it);
     return PMIX_SUCCESS;
-fail:
-    if (it != NULL)
-        free(it->members);
-    free(it);
-    if (q != NULL)
-        free(q->data);
-    free(q);
-    return rc;
 }
 
 static pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
                                pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
     pmixd_ctx *d = g_d;
-    job *j = &d->j;
-    if (strncmp(proc->nspace, j->nspace, PMIX_MAX_NSLEN) != 0 ||
-        proc->rank >= (pmix_rank_t)j->nprocs || (int)j->rank_node[proc->rank] == d->node)
+    /* the core would say so too; answered here, the server needs no hop */
+    if (px_jobmap_node_of(&d->map, proc->rank) == (uint32_t)d->node ||
+        strncmp(proc->nspace, d->map.nspace, PMIX_MAX_NSLEN) != 0)
         return PMIX_ERR_NOT_FOUND;
     inbox_item *it = calloc(1, sizeof *it);
-    if (it == NULL)
+    if (it == NULL || (it->procs = malloc(sizeof *proc)) == NULL) {
+        free(it);
         return PMIX_ERR_NOMEM;
+    }
     it->kind = IT_DMDX;
-    it->node = (int)j->rank_node[proc->rank];
-    it->rank = proc->rank;
+    it->procs[0] = *proc;
+    it->nprocs = 1;
     it->cbfunc = cbfunc;
     it->cbdata = cbdata;
     push(d, it);
     return PMIX_SUCCESS;
 }
 
-typedef struct dmdx_ctx {
+typedef struct local_ask {
     pmixd_ctx *d;
-    int node;
-    uint32_t reqid;
-} dmdx_ctx;
+    pmix_dmodex_response_fn_t answer;
+    void *arg;
+} local_ask;
 
 /* PMIx_server_dmodex_request's answer: any thread, maybe inside the call. */
-static void dmdx_answer(pmix_status_t status, char *data, size_t sz, void *cbdata)
+static void local_answered(pmix_status_t status, char *data, size_t sz, void *cbdata)
 {
-    dmdx_ctx *c = cbdata;
+    local_ask *a = cbdata;
     inbox_item *it = calloc(1, sizeof *it);
     if (it != NULL) {
-        it->kind = IT_DMDX_REP;
-        it->node = c->node;
-        it->reqid = c->reqid;
+        it->kind = IT_DMDX_ANSWER;
+        it->answer = a->answer;
+        it->answer_arg = a->arg;
         it->status = status;
         if (status == PMIX_SUCCESS && sz > 0) {
-            it->data = malloc(sz);
-            if (it->data != NULL) {
+            if ((it->data = malloc(sz)) != NULL) {
                 memcpy(it->data, data, sz);
                 it->ndata = sz;
             } else {
                 it->status = PMIX_ERR_NOMEM;
             }
         }
-        push(c->d, it);
-    }
-    free(c);
-}
-
-/* ---- fence sets (main thread) ---- */
-
-static void answer(fence_req *q, pmix_status_t st, px_coll_result *res)
-{
-    if (q->answered)
-        return;
-    q->answered = true;
-    if (st == PMIX_SUCCESS && res != NULL && res->size > 0 && res->data != NULL) {
-        char *data = (char *)res->data;
-        res->data = NULL;
-        q->cbfunc(PMIX_SUCCESS, data, res->size, q->cbdata, free_release, data);
+        push(a->d, it);
     } else {
-        q->cbfunc(st, NULL, 0, q->cbdata, NULL, NULL);
+        /* cannot hop: the requester's own timeout ends its Get */
+        fprintf(stderr, "pmixd %s: out of memory answering a direct modex request\n",
+                a->d->j.hostname);
     }
+    free(a);
 }
 
-static void free_req(fence_req *q)
-{
-    free(q->data);
-    free(q);
-}
+/* ---- the core's operations (main thread) ---- */
 
-/* PMIXLAB_PMIXD_TRACE: the fence that just ended on set s. */
-static void trace_fence(const fence_set *s, const fence_req *q, pmix_status_t status)
+static pmix_status_t hc_send(void *ctx, uint32_t node, void *msg, size_t len,
+                             const px_hc_sent *what)
 {
-    px_coll_kind kind = q->collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER;
-    px_coll_choice resolved;
-    char name[64] = "?";
-
-    if (px_coll_resolve(&q->choice, kind, s->n, 0, NULL, &resolved) == PMIX_SUCCESS)
-        px_coll_choice_format(&resolved, name, sizeof name);
-    if (q->local_fail != PMIX_SUCCESS)
-        snprintf(name, sizeof name, "aborted"); /* this node failed the epoch itself */
-    fprintf(stderr, "pmixd %s: fence set %016llx epoch %u: %s %s on %u nodes: %s in %.1f us\n",
-            s->d->j.hostname, (unsigned long long)s->id, px_coll_epoch(s->coll),
-            q->collect ? "allgather" : "barrier", name, s->n,
-            status == PMIX_SUCCESS ? "ok" : PMIx_Error_string(status),
-            (now_s() - q->started) * 1e6);
-}
-
-static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
-{
-    fence_set *s = cbdata;
-    fence_req *q = s->running;
-    s->running = NULL;
-    if (q != NULL && s->d->trace)
-        trace_fence(s, q, status);
-    if (q != NULL) {
-        answer(q, status, res);
-        free_req(q);
+    pmixd_ctx *d = ctx;
+    if (what->kind == PX_HC_DMX_REP && d->nomem_replies > 0) {
+        d->nomem_replies--; /* the test hook: as if memory ran out */
+        free(msg);
+        return PMIX_ERR_NOMEM;
     }
-}
-
-static void pump(fence_set *s)
-{
-    pmixd_ctx *d = s->d;
-    while (s->qhead != NULL && (s->running == NULL || d->broken || s->coll == NULL)) {
-        fence_req *q = s->qhead;
-        s->qhead = q->next;
-        if (s->qhead == NULL)
-            s->qtail = NULL;
-        if (d->broken || s->coll == NULL) { /* at once, even behind a running one */
-            answer(q, PMIX_ERR_PROC_TERM_WO_SYNC, NULL);
-            free_req(q);
-            continue;
-        }
-        px_coll_args a = {
-            .kind = q->collect ? PX_COLL_ALLGATHER : PX_COLL_BARRIER,
-            .choice = q->choice,
-            .timeout = q->timeout,
-        };
-        s->running = q;
-        q->started = now_s();
-        pmix_status_t rc;
-        if (q->local_fail == PMIX_SUCCESS) {
-            rc = px_coll_start(s->coll, &a, q->data, q->ndata, fence_done, s);
-            if (rc == PMIX_SUCCESS)
-                continue; /* fence_done may have run (and freed q) already */
-            /* Refused (a choice that cannot serve this set, no memory): the
-             * epoch is not taken yet; fail it, as for a bad key, so that
-             * the set stays in step on every member. */
-            fprintf(stderr, "pmixd %s: cannot start a cross-node fence: %s\n", d->j.hostname,
-                    PMIx_Error_string(rc));
-            q->local_fail = rc;
-        }
-        rc = px_coll_start_failed(s->coll, q->local_fail, fence_done, s);
-        if (rc != PMIX_SUCCESS) {
-            s->running = NULL;
-            fprintf(stderr, "pmixd %s: cannot fail a cross-node fence: %s\n", d->j.hostname,
-                    PMIx_Error_string(rc));
-            answer(q, rc, NULL);
-            free_req(q);
-        }
-    }
-}
-
-/* What a failed pmixd_peer_send means: our own failure (no memory, a
- * frame over the limit) or a daemon we cannot reach. */
-static pmix_status_t send_status(int rc)
-{
+    tl_buf b = {.data = msg, .len = len, .cap = len};
+    int rc = pmixd_peer_send(d, (int)node, PD_HC, &b);
+    free(msg);
     return rc == 0            ? PMIX_SUCCESS
            : rc == TL_ENOMEM  ? PMIX_ERR_NOMEM
            : rc == TL_ETOOBIG ? PMIX_ERR_OUT_OF_RESOURCE
                               : PMIX_ERR_UNREACH;
 }
 
-static pmix_status_t c_send(void *ctx, uint32_t to, void *msg, size_t len)
+static px_coll_timer *hc_timer_start(void *ctx, double seconds, void (*cb)(void *arg), void *arg)
 {
-    fence_set *s = ctx;
-    tl_buf b = {0};
-    tl_put_u32(&b, s->n);
-    for (uint32_t i = 0; i < s->n; i++)
-        tl_put_u32(&b, s->members[i]);
-    tl_put_bytes(&b, msg, len);
-    free(msg);
-    int rc = to < s->n ? pmixd_peer_send(s->d, (int)s->members[to], PD_COLL, &b) : -1;
-    tl_buf_free(&b);
-    /* Our own failure fails this fence, not the peer for good (px_coll.h) */
-    return send_status(rc);
-}
-
-/* Put `t` on the daemon's timer list, to fire `seconds` from now; the
- * list frees it (after its callback, or in coll_fini). */
-static void timer_link(pmixd_ctx *d, px_coll_timer *t, double seconds, void (*cb)(void *arg),
-                       void *arg)
-{
+    pmixd_ctx *d = ctx;
+    px_coll_timer *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
     t->at = now_s() + seconds;
     t->cb = cb;
     t->arg = arg;
     t->next = d->timers;
     d->timers = t;
-}
-
-static px_coll_timer *c_timer_start(void *ctx, double seconds, void (*cb)(void *arg), void *arg)
-{
-    px_coll_timer *t = calloc(1, sizeof *t);
-    if (t != NULL)
-        timer_link(((fence_set *)ctx)->d, t, seconds, cb, arg);
     return t;
 }
 
-static void c_timer_cancel(void *ctx, px_coll_timer *timer)
+static void hc_timer_cancel(void *ctx, px_coll_timer *timer)
 {
-    pmixd_ctx *d = ((fence_set *)ctx)->d;
+    pmixd_ctx *d = ctx;
     for (px_coll_timer **pp = &d->timers; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == timer) {
             *pp = timer->next;
@@ -412,213 +214,83 @@ static void c_timer_cancel(void *ctx, px_coll_timer *timer)
     }
 }
 
-static double c_now(void *ctx)
+static double hc_now(void *ctx)
 {
     return now_s();
 }
 
-static const px_coll_ops coll_ops = {
-    .version = PX_COLL_OPS_VERSION,
-    .send = c_send,
-    .timer_start = c_timer_start,
-    .timer_cancel = c_timer_cancel,
-    .now = c_now,
+static pmix_status_t hc_dmodex_local(void *ctx, const pmix_proc_t *proc,
+                                     pmix_dmodex_response_fn_t cb, void *cbdata)
+{
+    local_ask *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return PMIX_ERR_NOMEM;
+    *a = (local_ask){ctx, cb, cbdata};
+    pmix_status_t rc = PMIx_server_dmodex_request(proc, local_answered, a);
+    if (rc != PMIX_SUCCESS)
+        free(a);
+    return rc;
+}
+
+static void hc_drop(void *ctx, uint32_t node)
+{
+    pmixd_peer_drop(ctx, (int)node);
+}
+
+static void hc_log(void *ctx, const char *line)
+{
+    fprintf(stderr, "pmixd %s: %s\n", ((pmixd_ctx *)ctx)->j.hostname, line);
+}
+
+/* PMIXLAB_PMIXD_TRACE: the fence that just ended here. */
+static void hc_fence_end(void *ctx, const px_hc_fence_info *fi, pmix_status_t status)
+{
+    pmixd_ctx *d = ctx;
+    char name[64] = "?";
+    if (!d->trace)
+        return;
+    if (fi->aborted)
+        snprintf(name, sizeof name, "aborted"); /* this node failed the epoch itself */
+    else if (fi->resolved != NULL)
+        px_coll_choice_format(fi->resolved, name, sizeof name);
+    fprintf(stderr, "pmixd %s: fence set %016llx epoch %u: %s %s on %u nodes: %s in %.1f us\n",
+            d->j.hostname, (unsigned long long)fi->set, fi->epoch,
+            fi->kind == PX_COLL_ALLGATHER ? "allgather" : "barrier", name, fi->nmembers,
+            status == PMIX_SUCCESS ? "ok" : PMIx_Error_string(status),
+            (now_s() - fi->started) * 1e6);
+}
+
+static const px_hc_ops hc_ops = {
+    .version = PX_HC_OPS_VERSION,
+    .send = hc_send,
+    .timer_start = hc_timer_start,
+    .timer_cancel = hc_timer_cancel,
+    .now = hc_now,
+    .dmodex_local = hc_dmodex_local,
+    .drop = hc_drop,
+    .log = hc_log,
+    .fence_end = hc_fence_end,
 };
 
-static fence_set *set_find(pmixd_ctx *d, uint64_t id)
-{
-    for (fence_set *s = d->sets; s != NULL; s = s->next)
-        if (s->id == id)
-            return s;
-    return NULL;
-}
-
-/* A new set; NULL if the member list is not valid for this node. */
-static fence_set *set_make(pmixd_ctx *d, uint64_t id, uint32_t n, const uint32_t *members)
-{
-    int me = -1;
-    for (uint32_t i = 0; i < n; i++) {
-        if (members[i] >= (uint32_t)d->j.nnodes || (i > 0 && members[i] <= members[i - 1]))
-            return NULL;
-        if ((int)members[i] == d->node)
-            me = (int)i;
-    }
-    if (me < 0)
-        return NULL;
-    fence_set *s = calloc(1, sizeof *s);
-    if (s == NULL)
-        return NULL;
-    s->members = malloc(n * sizeof *s->members);
-    if (s->members == NULL) {
-        free(s);
-        return NULL;
-    }
-    memcpy(s->members, members, n * sizeof *s->members);
-    s->d = d;
-    s->id = id;
-    s->n = n;
-    px_coll_config cfg = {.id = id, .nmembers = n, .me = (uint32_t)me};
-    s->coll = px_coll_create(&coll_ops, s, &cfg);
-    for (uint32_t i = 0; s->coll != NULL && i < n; i++)
-        if (d->peer_lost[members[i]])
-            px_coll_peer_failed(s->coll, i);
-    s->next = d->sets;
-    d->sets = s;
-    return s;
-}
-
-/* ---- failures ---- */
-
-static void fail_all(pmixd_ctx *d)
-{
-    for (fence_set *s = d->sets; s != NULL; s = s->next) {
-        if (s->running != NULL)
-            answer(s->running, PMIX_ERR_PROC_TERM_WO_SYNC, NULL); /* kept until px_coll ends */
-        pump(s);
-    }
-}
+/* ---- the main thread's side ---- */
 
 void coll_break(pmixd_ctx *d, int rank, bool tell)
 {
-    if (!d->broken) {
-        d->broken = true;
-        fail_all(d);
-    }
-    if (!tell)
-        return;
-    tl_buf b = {0};
-    tl_put_u32(&b, (uint32_t)rank);
-    tl_put_u32(&b, (uint32_t)d->node);
-    for (int n = 0; n < d->j.nnodes; n++)
-        pmixd_peer_send(d, n, PD_BROKEN, &b);
-    tl_buf_free(&b);
+    if (d->hc != NULL)
+        px_hc_break(d->hc, rank >= 0 ? (pmix_rank_t)rank : PMIX_RANK_INVALID, tell,
+                    rank >= 0 ? "a local rank died" : "the job broke");
+}
+
+void coll_departed(pmixd_ctx *d, int rank)
+{
+    if (d->hc != NULL)
+        px_hc_departed(d->hc, (pmix_rank_t)rank, true);
 }
 
 void coll_peer_lost(pmixd_ctx *d, int node)
 {
-    coll_break(d, -1, false);
-    for (fence_set *s = d->sets; s != NULL; s = s->next) {
-        for (uint32_t i = 0; s->coll != NULL && i < s->n; i++)
-            if ((int)s->members[i] == node)
-                px_coll_peer_failed(s->coll, i);
-        pump(s);
-    }
-    px_dmx_node_lost(&d->dmdx, (uint32_t)node);
-}
-
-/* ---- the main thread's side ---- */
-
-static void do_fence(pmixd_ctx *d, inbox_item *it)
-{
-    fence_req *q = it->req;
-    it->req = NULL;
-    fence_set *s = set_find(d, it->id);
-    if (s == NULL)
-        s = set_make(d, it->id, it->n, it->members);
-    if (s == NULL) {
-        answer(q, PMIX_ERR_NOMEM, NULL);
-        free_req(q);
-        return;
-    }
-    if (s->qtail != NULL)
-        s->qtail->next = q;
-    else
-        s->qhead = q;
-    s->qtail = q;
-    pump(s);
-}
-
-static void do_dmdx(pmixd_ctx *d, inbox_item *it)
-{
-    uint32_t id = d->peer_lost[it->node]
-                      ? 0
-                      : px_dmx_add(&d->dmdx, (uint32_t)it->node, it->cbfunc, it->cbdata);
-    if (id == 0) {
-        it->cbfunc(d->peer_lost[it->node] ? PMIX_ERR_UNREACH : PMIX_ERR_NOMEM, NULL, 0, it->cbdata,
-                   NULL, NULL);
-        return;
-    }
-    tl_buf b = {0};
-    tl_put_u32(&b, id);
-    tl_put_u32(&b, it->rank);
-    int rc = pmixd_peer_send(d, it->node, PD_DMDX_REQ, &b);
-    tl_buf_free(&b);
-    if (rc != 0) {
-        px_dmx_cancel(&d->dmdx, id);
-        it->cbfunc(send_status(rc), NULL, 0, it->cbdata, NULL, NULL);
-    }
-}
-
-/* An error reply (no data) that could not go either, for want of memory:
- * sent again from a timer, DMDX_RETRY_FIRST seconds later, doubling to 1 s,
- * DMDX_RETRY_TRIES times in all, so that the requester's Get returns the
- * reason instead of waiting for ever. After the last try the connection
- * to the requester's node is dropped: a daemon that cannot find a few
- * bytes for seconds cannot serve that node, and its Gets and fences then
- * fail (PMIX_ERR_UNREACH, PMIX_ERR_PROC_TERM_WO_SYNC) instead of waiting.
- * The timer is the first member: the timer list frees the whole retry
- * (after its callback, or at the end). */
-#define DMDX_RETRY_FIRST 0.01
-#define DMDX_RETRY_TRIES 20
-
-typedef struct dmdx_retry {
-    px_coll_timer t;
-    pmixd_ctx *d;
-    int node;
-    uint32_t reqid;
-    pmix_status_t status;
-    unsigned tries; /* sends that failed so far */
-} dmdx_retry;
-
-static void send_dmdx_reply(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_t status,
-                            const char *data, size_t ndata, unsigned tries);
-
-static void dmdx_retry_fire(void *arg)
-{
-    dmdx_retry *r = arg;
-    send_dmdx_reply(r->d, r->node, r->reqid, r->status, NULL, 0, r->tries);
-}
-
-static void dmdx_retry_arm(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_t status,
-                           unsigned tries)
-{
-    double delay = DMDX_RETRY_FIRST * (double)(1u << (tries < 8 ? tries - 1 : 7));
-    unsigned most = d->dmdx_tries > 0 ? d->dmdx_tries : DMDX_RETRY_TRIES;
-    dmdx_retry *r = tries < most ? calloc(1, sizeof *r) : NULL;
-
-    if (r == NULL) {
-        fprintf(stderr,
-                "pmixd %s: gave up telling %s that its direct modex request failed (%s) after "
-                "%u tries: out of memory; dropping the connection to its daemon\n",
-                d->j.hostname, d->j.node_names[node], PMIx_Error_string(status), tries);
-        pmixd_peer_drop(d, node);
-        return;
-    }
-    *r = (dmdx_retry){.d = d, .node = node, .reqid = reqid, .status = status, .tries = tries};
-    timer_link(d, &r->t, delay < 1.0 ? delay : 1.0, dmdx_retry_fire, r);
-}
-
-/* `tries`: error replies already refused for want of memory (0 for an
- * answer's first send). */
-static void send_dmdx_reply(pmixd_ctx *d, int node, uint32_t reqid, pmix_status_t status,
-                            const char *data, size_t ndata, unsigned tries)
-{
-    tl_buf b = {0};
-    tl_put_u32(&b, reqid);
-    tl_put_u32(&b, (uint32_t)status);
-    tl_put_bytes(&b, data, ndata);
-    int rc = pmixd_peer_send(d, node, PD_DMDX_REP, &b);
-    tl_buf_free(&b);
-    if ((rc == TL_ENOMEM || rc == TL_ETOOBIG) && ndata > 0) {
-        /* The answer cannot go: send why, or the requester's Get would
-         * wait for ever (or until its own PMIX_TIMEOUT). A daemon we cannot
-         * reach fails its requests itself (coll_peer_lost). */
-        fprintf(stderr, "pmixd %s: cannot send %zu bytes of direct modex data to %s: %s\n",
-                d->j.hostname, ndata, d->j.node_names[node], PMIx_Error_string(send_status(rc)));
-        send_dmdx_reply(d, node, reqid, send_status(rc), NULL, 0, 0);
-    } else if (rc == TL_ENOMEM) {
-        dmdx_retry_arm(d, node, reqid, status, tries + 1); /* a few bytes: later */
-    }
+    if (d->hc != NULL)
+        px_hc_node_lost(d->hc, (uint32_t)node);
 }
 
 void coll_inbox(pmixd_ctx *d)
@@ -629,18 +301,25 @@ void coll_inbox(pmixd_ctx *d)
     pthread_mutex_unlock(&d->qmu);
     while (it != NULL) {
         inbox_item *next = it->next;
+        pmix_status_t rc;
         switch (it->kind) {
         case IT_FENCE:
-            if (d->stopping) {
-                answer(it->req, PMIX_ERR_PROC_TERM_WO_SYNC, NULL);
+            if (d->stopping || d->hc == NULL) {
+                it->cbfunc(PMIX_ERR_PROC_TERM_WO_SYNC, NULL, 0, it->cbdata, NULL, NULL);
                 break;
             }
-            do_fence(d, it);
+            rc = px_hc_fence(d->hc, it->procs, it->nprocs, it->info, it->ninfo, it->data, it->ndata,
+                             it->cbfunc, it->cbdata);
+            if (rc != PMIX_SUCCESS)
+                it->cbfunc(rc, NULL, 0, it->cbdata, NULL, NULL);
             break;
-        case IT_DMDX: do_dmdx(d, it); break;
-        case IT_DMDX_REP:
-            send_dmdx_reply(d, it->node, it->reqid, it->status, it->data, it->ndata, 0);
+        case IT_DMDX:
+            rc = d->hc != NULL ? px_hc_dmodex(d->hc, &it->procs[0], NULL, 0, it->cbfunc, it->cbdata)
+                               : PMIX_ERR_NOT_FOUND;
+            if (rc != PMIX_SUCCESS)
+                it->cbfunc(rc, NULL, 0, it->cbdata, NULL, NULL);
             break;
+        case IT_DMDX_ANSWER: it->answer(it->status, it->data, it->ndata, it->answer_arg); break;
         default: break;
         }
         free_item(it);
@@ -648,84 +327,13 @@ void coll_inbox(pmixd_ctx *d)
     }
 }
 
-static void got_coll(pmixd_ctx *d, int from, tl_reader *r)
-{
-    uint32_t n = tl_get_u32(r);
-    if (r->bad || n == 0 || n > (uint32_t)d->j.nnodes)
-        return;
-    uint32_t *members = calloc(n, sizeof *members);
-    if (members == NULL)
-        return;
-    for (uint32_t i = 0; i < n; i++)
-        members[i] = tl_get_u32(r);
-    size_t len;
-    const void *msg = tl_get_bytes(r, &len);
-    px_coll_msg_info mi;
-    if (r->bad || px_coll_msg_peek(msg, len, &mi) != PMIX_SUCCESS) {
-        free(members);
-        return;
-    }
-    fence_set *s = set_find(d, mi.id);
-    if (s == NULL)
-        s = set_make(d, mi.id, n, members);
-    free(members);
-    if (s == NULL || s->coll == NULL)
-        return;
-    for (uint32_t i = 0; i < s->n; i++) {
-        if ((int)s->members[i] == from) {
-            px_coll_deliver(s->coll, i, msg, len);
-            break;
-        }
-    }
-    pump(s);
-}
-
-static void got_dmdx_req(pmixd_ctx *d, int from, tl_reader *r)
-{
-    uint32_t reqid = tl_get_u32(r), rank = tl_get_u32(r);
-    if (r->bad)
-        return;
-    dmdx_ctx *c = calloc(1, sizeof *c);
-    pmix_status_t rc = PMIX_ERR_NOMEM;
-    if (c != NULL) {
-        *c = (dmdx_ctx){d, from, reqid};
-        pmix_proc_t p;
-        PMIx_Load_procid(&p, d->j.nspace, rank);
-        rc = PMIx_server_dmodex_request(&p, dmdx_answer, c);
-    }
-    if (rc != PMIX_SUCCESS) {
-        free(c);
-        send_dmdx_reply(d, from, reqid, rc, NULL, 0, 0);
-    }
-}
-
-static void got_dmdx_rep(pmixd_ctx *d, tl_reader *r)
-{
-    uint32_t reqid = tl_get_u32(r);
-    pmix_status_t status = (pmix_status_t)tl_get_u32(r);
-    size_t len;
-    const void *data = tl_get_bytes(r, &len);
-    if (r->bad)
-        return;
-    char *copy = status == PMIX_SUCCESS && len > 0 ? malloc(len) : NULL;
-    if (status == PMIX_SUCCESS && len > 0 && copy == NULL)
-        status = PMIX_ERR_NOMEM;
-    if (copy != NULL)
-        memcpy(copy, data, len);
-    px_dmx_answer(&d->dmdx, reqid, status, copy, copy != NULL ? len : 0,
-                  copy != NULL ? free_release : NULL, copy);
-}
-
 void coll_frame(pmixd_ctx *d, int from, uint8_t type, const uint8_t *p, size_t len)
 {
-    tl_reader r = {.p = p, .left = len};
-    switch (type) {
-    case PD_COLL: got_coll(d, from, &r); break;
-    case PD_BROKEN: coll_break(d, (int)tl_get_u32(&r), false); break;
-    case PD_DMDX_REQ: got_dmdx_req(d, from, &r); break;
-    case PD_DMDX_REP: got_dmdx_rep(d, &r); break;
-    default: break;
-    }
+    if (type != PD_HC || d->hc == NULL)
+        return;
+    if (px_hc_deliver(d->hc, (uint32_t)from, p, len) != PMIX_SUCCESS)
+        fprintf(stderr, "pmixd %s: a malformed message from %s's daemon, dropped\n", d->j.hostname,
+                d->j.node_names[from]);
 }
 
 /* ---- timers ---- */
@@ -744,7 +352,6 @@ int coll_timeout_ms(pmixd_ctx *d)
 
 void coll_timers(pmixd_ctx *d)
 {
-    bool fired = false;
     for (;;) {
         double t0 = now_s();
         px_coll_timer **pp = &d->timers;
@@ -756,44 +363,52 @@ void coll_timers(pmixd_ctx *d)
         *pp = t->next;
         t->cb(t->arg);
         free(t);
-        fired = true;
     }
-    if (fired)
-        for (fence_set *s = d->sets; s != NULL; s = s->next)
-            pump(s);
 }
 
 /* ---- life ---- */
 
-void coll_init(pmixd_ctx *d)
+static const char *node_name(void *ctx, uint32_t node)
 {
+    return ((pmixd_ctx *)ctx)->j.node_names[node];
+}
+
+int coll_init(pmixd_ctx *d)
+{
+    job *j = &d->j;
     g_d = d;
-    d->j.fence_fn = up_fence;
-    d->j.dmodex_fn = up_dmodex;
+    j->fence_fn = up_fence;
+    j->dmodex_fn = up_dmodex;
+    d->map = (px_jobmap){.nspace = j->nspace,
+                         .nprocs = (uint32_t)j->nprocs,
+                         .nnodes = (uint32_t)j->nnodes,
+                         .rank_node = j->rank_node,
+                         .node_name = node_name,
+                         .ctx = d};
+    px_hc_config cfg = {
+        .node = (uint32_t)d->node,
+        .job = &d->map,
+        .fence_algo = getenv(PX_COLL_ENV_FENCE),
+        .barrier_algo = getenv(PX_COLL_ENV_BARRIER),
+        .dmx_tries = d->dmdx_tries,
+    };
+    d->hc = px_hc_create(&hc_ops, d, &cfg);
+    if (d->hc == NULL) {
+        fprintf(stderr, "pmixd %s: out of memory\n", j->hostname);
+        return -1;
+    }
+    return 0;
 }
 
 void coll_fini(pmixd_ctx *d)
 {
-    while (d->sets != NULL) {
-        fence_set *s = d->sets;
-        d->sets = s->next;
-        px_coll_destroy(s->coll);
-        if (s->running != NULL)
-            free_req(s->running);
-        while (s->qhead != NULL) {
-            fence_req *q = s->qhead;
-            s->qhead = q->next;
-            free_req(q);
-        }
-        free(s->members);
-        free(s);
-    }
+    px_hc_destroy(d->hc);
+    d->hc = NULL;
     while (d->timers != NULL) {
         px_coll_timer *t = d->timers;
         d->timers = t->next;
         free(t);
     }
-    px_dmx_fini(&d->dmdx);
     pthread_mutex_lock(&d->qmu);
     inbox_item *it = d->qhead;
     d->qhead = d->qtail = NULL;

@@ -25,12 +25,9 @@ enum {
     PD_STOP = 11, /* u8 now: stop the ranks (SIGTERM then SIGKILL; now: SIGKILL), exit */
 
     /* daemon <-> daemon */
-    PD_PEER = 20,     /* u32 node: the first frame of a connection, from the connector */
-    PD_COLL = 21,     /* u32 n, n x u32 member node, bytes px_coll message */
-    PD_BROKEN = 22,   /* u32 rank, u32 node: a rank died; every fence of the job fails */
-    PD_DMDX_REQ = 23, /* u32 request id, u32 rank: direct modex of a rank of the receiver */
-    PD_DMDX_REP = 24, /* u32 request id, u32 status, bytes record */
-    PD_BEAT = 25,     /* (empty) still here: sent when nothing else went for a beat */
+    PD_PEER = 20, /* u32 node: the first frame of a connection, from the connector */
+    PD_HC = 21,   /* a host core message (hostcore/hc.c): fences, failures, direct modex */
+    PD_BEAT = 25, /* (empty) still here: sent when nothing else went for a beat */
 };
 
 /* PD_EXIT flags */

@@ -61,6 +61,12 @@
  *              rank 0's connection: its fence must). Then every rank
  *              commits 4 MiB and a collecting fence moves it all within
  *              3 s, each value intact.
+ *   departed   (a fence never hangs) the last rank finalizes and exits after
+ *              an aligning fence; the others' next fence of everybody,
+ *              without PMIX_TIMEOUT, fails within 5 s with
+ *              PMIX_ERR_LOST_CONNECTION (the participant finalized and is
+ *              gone), and so does a second one, at once; a fence of the
+ *              survivors still works.
  *   disagree   (several nodes: pmixrun --nodes) the processes disagree on a
  *              fence's own algorithm (pmixlab.barrier.algo,
  *              pmixlab.fence.algo): the node of the last rank names one that
@@ -486,6 +492,41 @@ static void mode_timeout(void)
     pt_barrier("second fresh fence");
 }
 
+static void mode_departed(void)
+{
+    if (pt.size < 2) {
+        pt_note("needs at least 2 processes; nothing to check");
+        return;
+    }
+    pmix_rank_t last = pt.size - 1;
+    pt_barrier("aligning fence");
+    if (pt.me.rank == last)
+        exit(pt_result()); /* finalize and go */
+    for (int round = 0; round < 2; round++) {
+        pt_phase(round == 0 ? "fence of everybody after the last rank left"
+                            : "a second fence of everybody");
+        double t0 = pt_now();
+        pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
+        double dt = pt_now() - t0;
+        if (rc != PMIX_ERR_LOST_CONNECTION)
+            pt_fail("fence with a participant that finalized and exited returned %s, expected "
+                    "PMIX_ERR_LOST_CONNECTION",
+                    pt_err(rc));
+        else if (dt > 5.0)
+            pt_fail("fence with a departed participant took %.2f s to fail", dt);
+        else
+            pt_note("fence failed after %.3f s: %s", dt, pt_err(rc));
+    }
+    pmix_proc_t procs[1024];
+    size_t n = 0;
+    for (uint32_t r = 0; r < last && n < 1024; r++)
+        pt_proc(&procs[n++], pt.me.nspace, r);
+    pt_phase("fence of the survivors");
+    pmix_status_t rc = PMIx_Fence(procs, n, NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("fence of ranks 0..%u failed: %s", (unsigned)last - 1, pt_err(rc));
+}
+
 struct nb_state {
     pt_waiter w;
     pthread_t caller;
@@ -896,7 +937,7 @@ static void mode_bigcommit(void)
 int main(int argc, char **argv)
 {
     const char *modes = "null shuffled wildcard subsets many self collect nocollect gen timeout nb "
-                        "pending badproc page bigcommit disagree";
+                        "pending badproc page bigcommit disagree departed";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(50);
@@ -934,6 +975,8 @@ int main(int argc, char **argv)
         mode_bigcommit();
     else if (strcmp(m, "disagree") == 0)
         mode_disagree();
+    else if (strcmp(m, "departed") == 0)
+        mode_departed();
     else
         pt_usage(argv[0], modes);
     return pt_result();

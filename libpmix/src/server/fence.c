@@ -30,7 +30,12 @@
  * wait: on expiry every local participant gets PMIX_ERR_TIMEOUT. Local
  * participants that had not joined a failed collective owe it their next
  * fence of that set (px_tomb), which fails at once with the same status:
- * a late joiner never completes the others' next collective. A tracker
+ * a late joiner never completes the others' next collective. A
+ * participant that finalized and then closed its connection (it exited)
+ * will never join either: the fences it has not joined fail with
+ * PMIX_ERR_LOST_CONNECTION, and so does every later fence that names it,
+ * at once, until it connects again (a process may PMIx_Init again after
+ * PMIx_Finalize); the host spreads the news to other nodes. A tracker
  * the host still holds is kept (ABANDONED) until its callback comes, so
  * the host never calls back into freed memory.
  */
@@ -639,6 +644,14 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
     for (t = s->trackers; t != NULL; t = t->next)
         if (t->state == PX_TRK_GATHERING && same_set(t, procs, n) && !has_contributed(t, c))
             break;
+    for (size_t i = 0; t == NULL && i < n; i++) {
+        /* A participant that finalized and left will never join a new
+         * tracker (one it had joined before it left is still found). */
+        if (px_srv_is_departed(s, &procs[i])) {
+            rc = PMIX_ERR_LOST_CONNECTION;
+            goto refuse;
+        }
+    }
     if (t == NULL) {
         t = new_tracker(s, procs, n, &rc);
         if (t == NULL)
@@ -690,6 +703,26 @@ void px_srv_fence_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t
                 px_srv_logf(s, PX_LOG_INFO, "fence #%llu fails: %s:%u died before it completed",
                             (unsigned long long)t->id, proc->nspace, proc->rank);
                 fail_tracker(s, t, why);
+                again = true; /* the list may have changed */
+                break;
+            }
+        }
+    }
+}
+
+void px_srv_fence_departed(px_server *s, const px_sclient *c)
+{
+    bool again = true;
+
+    while (again) {
+        again = false;
+        for (px_tracker *t = s->trackers; t != NULL; t = t->next) {
+            if (t->state == PX_TRK_GATHERING && set_has(t->procs, t->nprocs, &c->proc) &&
+                !has_contributed(t, c)) {
+                px_srv_logf(s, PX_LOG_INFO,
+                            "fence #%llu fails: %s:%u finalized and left without joining it",
+                            (unsigned long long)t->id, c->proc.nspace, c->proc.rank);
+                fail_tracker(s, t, PMIX_ERR_LOST_CONNECTION);
                 again = true; /* the list may have changed */
                 break;
             }

@@ -130,6 +130,16 @@ bool px_srv_is_dead(px_server *s, const pmix_proc_t *proc)
     return false;
 }
 
+bool px_srv_is_departed(px_server *s, const pmix_proc_t *proc)
+{
+    for (px_sclient *c = s->clients; c != NULL; c = c->next)
+        if (c->state == PX_SC_FINALIZED && !c->has_conn &&
+            strncmp(c->proc.nspace, proc->nspace, PMIX_MAX_NSLEN) == 0 &&
+            (proc->rank == PMIX_RANK_WILDCARD || c->proc.rank == proc->rank))
+            return true;
+    return false;
+}
+
 static void mark_dead(px_server *s, const pmix_proc_t *proc)
 {
     px_nspace *ns = px_srv_nspace(s, proc->nspace);
@@ -863,12 +873,15 @@ static void sink_closed(void *sctx, uint64_t conn, pmix_status_t why)
         c->state = PX_SC_REGISTERED;
         return;
     }
-    if (c->state == PX_SC_FINALIZING) {
+    if (c->state == PX_SC_FINALIZING)
         finalized(c); /* it did finalize; it just did not wait for the answer */
+    if (c->state == PX_SC_FINALIZED) {
+        /* gone for good (unless it initializes again): the fences it has
+         * not joined would wait for ever */
+        px_srv_fence_departed(s, c);
         return;
     }
-    if (c->state != PX_SC_FINALIZED)
-        client_died(s, c, PMIX_ERR_PROC_TERM_WO_SYNC);
+    client_died(s, c, PMIX_ERR_PROC_TERM_WO_SYNC);
 }
 
 static const px_sink server_sink = {

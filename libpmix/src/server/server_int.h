@@ -173,6 +173,10 @@ struct px_server {
 px_nspace *px_srv_nspace(px_server *s, const char *name);
 px_sclient *px_srv_client(px_server *s, const pmix_proc_t *proc);
 bool px_srv_is_dead(px_server *s, const pmix_proc_t *proc);
+/* `proc` (or, for a wildcard, any local process of its namespace)
+ * finalized and closed its connection: it will join no fence until it
+ * connects again. */
+bool px_srv_is_departed(px_server *s, const pmix_proc_t *proc);
 /* Collected data at least this large is shared with a node's clients as
  * one region (px_platform.h) rather than copied into each reply. */
 #define PX_REGION_MIN ((size_t)32 << 10)
@@ -189,6 +193,9 @@ void px_srv_logf(px_server *s, px_log_level level, const char *fmt, ...)
 /* fence.c */
 pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 void px_srv_fence_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why);
+/* Client `c` finalized and closed its connection: fail the fences it has
+ * not joined (fence.c). */
+void px_srv_fence_departed(px_server *s, const px_sclient *c);
 void px_srv_fence_client_gone(px_server *s, const px_sclient *c);
 void px_srv_fence_destroy_all(px_server *s);
 /* The fence page of `ns` for a client being welcomed: made at the first
