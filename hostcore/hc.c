@@ -507,11 +507,10 @@ static void fence_done(pmix_status_t status, px_coll_result *res, void *cbdata)
         void *rarg = NULL;
         if (status == PMIX_SUCCESS && res != NULL && res->size > 0) {
             if (shared) {
-                status = hc->ops->share_result(hc->ctx, s->id, f->epoch, res, &data, &release,
-                                               &rarg);
+                status =
+                    hc->ops->share_result(hc->ctx, s->id, f->epoch, res, &data, &release, &rarg);
                 if (status != PMIX_SUCCESS)
-                    logf_(hc,
-                          "collected data of %zu bytes does not match the contributions: %s",
+                    logf_(hc, "collected data of %zu bytes does not match the contributions: %s",
                           res->size, PMIx_Error_string(status));
             } else if (res->data != NULL) {
                 data = (char *)res->data;
@@ -737,16 +736,15 @@ pmix_status_t px_hc_group(px_hc *hc, const px_hc_group_req *req, px_hc_group_cb 
     f->kind = f->args.kind = PX_COLL_ALLGATHER;
     f->local_fail = req->local_status;
     f->args.timeout = req->timeout > 0 ? req->timeout : hc->cfg.coll_timeout;
-    rc = px_coll_choose(f->kind, NULL, hc->cfg.fence_algo != NULL && hc->cfg.fence_algo[0]
-                                           ? hc->cfg.fence_algo
-                                           : NULL,
+    rc = px_coll_choose(f->kind, NULL,
+                        hc->cfg.fence_algo != NULL && hc->cfg.fence_algo[0] ? hc->cfg.fence_algo
+                                                                            : NULL,
                         &f->args.choice, err, sizeof(err));
     f->choice_ok = rc == PMIX_SUCCESS;
     if (rc != PMIX_SUCCESS && f->local_fail == PMIX_SUCCESS)
         f->local_fail = PMIX_ERR_BAD_PARAM;
     /* the lowest member node makes the context id */
-    f->ctxid_here = req->assign_ctxid &&
-                    (set.members != NULL ? set.members[0] : 0) == hc->cfg.node;
+    f->ctxid_here = req->assign_ctxid && (set.members != NULL ? set.members[0] : 0) == hc->cfg.node;
     f->gcb = cb;
     f->cbdata = cbdata;
     s = set_find(hc, id);

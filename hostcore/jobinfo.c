@@ -197,8 +197,8 @@ static pmix_status_t layout_make(const px_jobmap *m, uint32_t node, layout *l)
     caps = calloc(nn, sizeof(*caps));
     l->ranks = malloc((size_t)(last - first + 1) * sizeof(*l->ranks));
     l->lrank = malloc((size_t)(last - first + 1) * sizeof(*l->lrank));
-    if (l->nsize == NULL || l->leader == NULL || l->peers == NULL || lens == NULL ||
-        caps == NULL || l->ranks == NULL || l->lrank == NULL) {
+    if (l->nsize == NULL || l->leader == NULL || l->peers == NULL || lens == NULL || caps == NULL ||
+        l->ranks == NULL || l->lrank == NULL) {
         goto nomem;
     }
     for (r = first; r < last; r++) {
@@ -234,10 +234,10 @@ nomem:
 
 /* ---- the keys ---- */
 
-#define LOAD(v, key, data, type)                                                                   \
-    do {                                                                                           \
-        if ((rc = px_ivec_load((v), (key), (data), (type))) != PMIX_SUCCESS)                       \
-            goto fail;                                                                             \
+#define LOAD(v, key, data, type)                                             \
+    do {                                                                     \
+        if ((rc = px_ivec_load((v), (key), (data), (type))) != PMIX_SUCCESS) \
+            goto fail;                                                       \
     } while (0)
 
 static char *node_list(const px_jobmap *m)
@@ -253,7 +253,8 @@ static char *node_list(const px_jobmap *m)
     }
     s[0] = '\0';
     for (uint32_t n = 0, at = 0; n < m->nnodes; n++) {
-        at += (uint32_t)snprintf(s + at, len - at, "%s%s", n != 0 ? "," : "", m->node_name(m->ctx, n));
+        at += (uint32_t)snprintf(s + at, len - at, "%s%s", n != 0 ? "," : "",
+                                 m->node_name(m->ctx, n));
     }
     return s;
 }

@@ -72,7 +72,7 @@ typedef struct px_jobmap {
     /* The host name of `node` (0 .. nnodes - 1), with `ctx`; asked only
      * for the nodes the build describes. */
     const char *(*node_name)(void *ctx, uint32_t node);
-    uint32_t napps;          /* 0: one app of every rank, no argv or wdir */
+    uint32_t napps; /* 0: one app of every rank, no argv or wdir */
     const px_jobmap_app *apps;
     uint32_t univ_size;         /* 0: nprocs */
     const char *mapby, *bindto; /* PMIX_MAPBY, PMIX_BINDTO, or NULL */
@@ -276,9 +276,9 @@ typedef enum px_hc_kind {
 
 typedef struct px_hc_sent {
     px_hc_kind kind;
-    size_t wire; /* COLL: the collective message's size with the bytes it
-                  * stands for (px_coll's sizes_only); others: the payload
-                  * (DMX_REP: the data's bytes, 0 for an error) */
+    size_t wire;    /* COLL: the collective message's size with the bytes it
+                     * stands for (px_coll's sizes_only); others: the payload
+                     * (DMX_REP: the data's bytes, 0 for an error) */
     uint64_t set;   /* COLL: the set's id */
     uint32_t epoch; /* COLL: the epoch */
     uint8_t type;   /* COLL: px_coll's message type (1 data, 2 notice) */
@@ -310,8 +310,8 @@ typedef struct px_hc_ops {
     /* Ask this node's server for `proc`'s data (px_server_dmodex_request
      * or PMIx_server_dmodex_request): PMIX_SUCCESS and cb(cbdata) once
      * later (or from inside), or an error and no callback. */
-    pmix_status_t (*dmodex_local)(void *ctx, const pmix_proc_t *proc,
-                                  pmix_dmodex_response_fn_t cb, void *cbdata);
+    pmix_status_t (*dmodex_local)(void *ctx, const pmix_proc_t *proc, pmix_dmodex_response_fn_t cb,
+                                  void *cbdata);
 
     /* Optional (NULL: none). */
     /* A context id for a group, unique for the life of the host (its
@@ -399,5 +399,50 @@ void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell);
 /* Node `node` is gone (its link dropped, its host died). */
 void px_hc_node_lost(px_hc *hc, uint32_t node);
 bool px_hc_broken(const px_hc *hc);
+
+/* ---- who may join a job's daemons: px_auth ---- */
+
+/* The daemons of a job share a secret key that their launcher made
+ * (px_auth_keygen) and gave each of them out of band (its control
+ * connection, or the environment of the command that starts it: never a
+ * command line, which every user can read). A connection between two
+ * daemons, or from a daemon to its launcher, is trusted only after both
+ * ends proved they hold the key, each for this connection alone:
+ *
+ *   connector -> acceptor   its node id and a fresh nonce nc
+ *   acceptor  -> connector  a fresh nonce na, tag(ACCEPTOR, nc, na)
+ *   connector -> acceptor   tag(CONNECTOR, nc, na)
+ *
+ * A tag is HMAC-SHA-256 under the key of the role, both node ids, both
+ * nonces and the job's name (libsodium), so it answers one challenge of
+ * one connection of one job: a tag seen on one connection is worth
+ * nothing on another. Nothing else of the protocol is read from a peer
+ * before its tag checks. */
+#define PX_AUTH_KEYLEN 32
+#define PX_AUTH_NONCELEN 16
+#define PX_AUTH_TAGLEN 32
+
+typedef enum px_auth_role {
+    PX_AUTH_CONNECTOR,
+    PX_AUTH_ACCEPTOR
+} px_auth_role;
+
+/* A new random key, or a nonce: 0, or -1 if libsodium cannot start. */
+int px_auth_keygen(uint8_t key[PX_AUTH_KEYLEN]);
+int px_auth_nonce(uint8_t nonce[PX_AUTH_NONCELEN]);
+/* The key as 64 hexadecimal digits, and back (-1: not 64 hex digits; the
+ * key is unchanged then). */
+void px_auth_key_hex(const uint8_t key[PX_AUTH_KEYLEN], char hex[2 * PX_AUTH_KEYLEN + 1]);
+int px_auth_key_parse(const char *hex, uint8_t key[PX_AUTH_KEYLEN]);
+/* The tag `role` sends on the connection from node `connector` to node
+ * `acceptor` (a launcher uses an id of its own, e.g. UINT32_MAX) of job
+ * `job`, after the nonces nc and na; 0, or -1. px_auth_check compares in
+ * constant time. */
+int px_auth_tag(const uint8_t key[PX_AUTH_KEYLEN], px_auth_role role, const char *job,
+                uint32_t connector, uint32_t acceptor, const uint8_t nc[PX_AUTH_NONCELEN],
+                const uint8_t na[PX_AUTH_NONCELEN], uint8_t tag[PX_AUTH_TAGLEN]);
+bool px_auth_check(const uint8_t key[PX_AUTH_KEYLEN], px_auth_role role, const char *job,
+                   uint32_t connector, uint32_t acceptor, const uint8_t nc[PX_AUTH_NONCELEN],
+                   const uint8_t na[PX_AUTH_NONCELEN], const uint8_t tag[PX_AUTH_TAGLEN]);
 
 #endif /* PX_HOSTCORE_H */
