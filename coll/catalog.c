@@ -104,8 +104,8 @@ static const px_coll_algo catalog[] = {
      ring_rounds, ring_formula},
     {"bruck", 5, A, true, false, "bruck", &px_coll_flat_driver, &px_coll_bruck_mach, lg_messages,
      lg_rounds, lg_spread_formula},
-    {"hier", 6, B | A, false, true, "hier[:INNER[:RADIX]]", &px_coll_hier_driver, NULL, NULL, NULL,
-     NULL},
+    {"hier", 6, B | A, false, true, "hier[:INNER][:RADIX][:one|all]", &px_coll_hier_driver, NULL,
+     NULL, NULL, NULL},
 };
 
 #define NALGOS (sizeof(catalog) / sizeof(catalog[0]))
@@ -172,7 +172,8 @@ uint16_t px_coll_choice_param(const px_coll_choice *ch)
         return 0;
     }
     if (ch->algo->drv == &px_coll_hier_driver) {
-        return (uint16_t)(px_coll_algo_id(ch->inner) | (ch->radix << 8));
+        unsigned all = ch->leaders == PX_COLL_LEADERS_ALL ? PX_COLL_PARAM_ALL : 0;
+        return (uint16_t)(px_coll_algo_id(ch->inner) | all | (ch->radix << 8));
     }
     return (uint16_t)ch->radix;
 }
@@ -186,14 +187,36 @@ static bool is_hier(const px_coll_choice *ch)
  * the same radix. */
 static px_coll_choice inner_of(const px_coll_choice *ch)
 {
-    px_coll_choice in = {ch->inner, NULL, ch->inner != NULL && ch->inner->radix ? ch->radix : 0};
+    px_coll_choice in = {ch->inner, NULL, ch->inner != NULL && ch->inner->radix ? ch->radix : 0, 0};
     return in;
+}
+
+static uint32_t col_size(const px_coll_groups *g, uint32_t n, uint32_t j)
+{
+    return g != NULL ? g->col_start[j + 1] - g->col_start[j] : 1;
+}
+
+static uint32_t grp_size(const px_coll_groups *g, uint32_t n, uint32_t i)
+{
+    return g != NULL ? g->start[i + 1] - g->start[i] : n;
 }
 
 uint64_t px_coll_messages(const px_coll_choice *ch, uint32_t n, const px_coll_groups *g)
 {
     if (ch == NULL || ch->algo == NULL || n == 0) {
         return 0;
+    }
+    if (is_hier(ch) && ch->leaders == PX_COLL_LEADERS_ALL) {
+        uint32_t ngroups = g != NULL ? g->ngroups : 1, ncols = g != NULL ? g->ncols : n;
+        px_coll_choice in = inner_of(ch);
+        uint64_t sum = 0;
+        for (uint32_t j = 0; j < ncols; j++) {
+            sum += px_coll_messages(&in, col_size(g, n, j), NULL);
+        }
+        for (uint32_t i = 0; i < ngroups; i++) {
+            sum += lg_messages(grp_size(g, n, i), 0); /* bruck or dissemination */
+        }
+        return sum;
     }
     if (is_hier(ch)) {
         uint32_t ngroups = g != NULL ? g->ngroups : 1;
@@ -207,6 +230,20 @@ uint32_t px_coll_rounds(const px_coll_choice *ch, uint32_t n, const px_coll_grou
 {
     if (ch == NULL || ch->algo == NULL || n == 0) {
         return 0;
+    }
+    if (is_hier(ch) && ch->leaders == PX_COLL_LEADERS_ALL) {
+        uint32_t ngroups = g != NULL ? g->ngroups : 1, ncols = g != NULL ? g->ncols : n;
+        uint32_t lat = 0, grp = 0;
+        px_coll_choice in = inner_of(ch);
+        for (uint32_t j = 0; j < ncols; j++) {
+            uint32_t d = px_coll_rounds(&in, col_size(g, n, j), NULL);
+            lat = d > lat ? d : lat;
+        }
+        for (uint32_t i = 0; i < ngroups; i++) {
+            uint32_t d = lg_rounds(grp_size(g, n, i), 0);
+            grp = d > grp ? d : grp;
+        }
+        return lat + grp;
     }
     if (is_hier(ch)) {
         uint32_t ngroups = g != NULL ? g->ngroups : 1, depth = 0;
@@ -227,6 +264,62 @@ uint32_t px_coll_rounds(const px_coll_choice *ch, uint32_t n, const px_coll_grou
 #define RANGE_HDR 8
 #define BLOCK_HDR 4
 
+/* A flat algorithm's formula over p members whose blocks, length words
+ * included, total n bytes; `a` is one message's cost. */
+static double flat_time(const px_coll_algo *algo, unsigned radix, bool allgather, double p,
+                        double n, double a, double beta)
+{
+    px_coll_terms t;
+
+    if (p <= 1) {
+        return 0;
+    }
+    t.allgather = allgather;
+    t.p = p;
+    t.lg = px_coll_ceil_lg((uint32_t)p);
+    t.beta = beta;
+    t.a = a;
+    t.n = allgather ? n : 0;
+    t.spread = (t.p - 1) / t.p * t.n * beta;
+    t.radix = radix;
+    return algo->formula != NULL ? algo->formula(&t) : NAN;
+}
+
+/* hier over G groups of c (the largest), P members, m bytes each (bk = m
+ * + its length word):
+ *   every member a leader: T_inner(G blocks of bk) + T_bruck(c blocks of
+ *     G bk + 4) (a column's blob: a length and a block per column member,
+ *     and its own length word);
+ *   one leader:  lg c a + (c - 1) bk beta         binomial gather
+ *              + T_inner(G blocks of c bk + 4)    group blobs
+ *              + lg c (a + P bk beta)             binomial broadcast of
+ *                                                 the result, whose root
+ *                                                 sends it lg c times.
+ * Trees of radix 2 only (NAN otherwise), as for the tree row. */
+static double hier_formula(const px_coll_choice *ch, const px_coll_cost_in *in, double a)
+{
+    bool ag = in->kind == PX_COLL_ALLGATHER;
+    double G = in->ngroups, c = in->group_size, P = in->nmembers;
+    double bk = ag ? (double)in->bytes / P + BLOCK_HDR : 0, lgc;
+    px_coll_choice inner = inner_of(ch);
+
+    if (in->ngroups == 0 || in->group_size == 0 || ch->inner == NULL || !(in->nmembers > 0)) {
+        return NAN;
+    }
+    lgc = px_coll_ceil_lg(in->group_size);
+    if (ch->leaders == PX_COLL_LEADERS_ALL) {
+        const px_coll_algo *grp = px_coll_algo_by_name(ag ? "bruck" : "dissemination");
+        return flat_time(ch->inner, inner.radix, ag, G, G * bk, a, in->beta) +
+               flat_time(grp, 0, ag, c, c * (G * bk + BLOCK_HDR), a, in->beta);
+    }
+    if (ch->radix != 0 && ch->radix != 2) {
+        return NAN;
+    }
+    return lgc * a + (c - 1) * bk * in->beta +
+           flat_time(ch->inner, inner.radix, ag, G, G * (c * bk + BLOCK_HDR), a, in->beta) +
+           lgc * (a + P * bk * in->beta);
+}
+
 double px_coll_formula(const px_coll_choice *ch, const px_coll_cost_in *in)
 {
     px_coll_terms t;
@@ -236,6 +329,11 @@ double px_coll_formula(const px_coll_choice *ch, const px_coll_cost_in *in)
     }
     if (in->nmembers <= 1) {
         return 0;
+    }
+    if (is_hier(ch)) {
+        bool ag = in->kind == PX_COLL_ALLGATHER;
+        return hier_formula(ch, in,
+                            in->latency + (PX_COLL_HDR_SIZE + (ag ? RANGE_HDR : 0)) * in->beta);
     }
     if (ch->algo->formula == NULL) {
         return NAN;

@@ -248,7 +248,9 @@ struct px_coll_algo {
 bool px_coll_name_eq(const char *a, const char *b);
 
 /* The wire parameter of a resolved choice (tree: radix; hier: inner id |
- * radix << 8; others 0). */
+ * PX_COLL_PARAM_ALL when every member is a leader | radix << 8; others 0).
+ * Wire ids stay below 128. */
+#define PX_COLL_PARAM_ALL 0x80u
 uint16_t px_coll_choice_param(const px_coll_choice *ch);
 
 /* Depth of a radix-k tree over n ranks: ceil(log_k n). */
@@ -284,6 +286,15 @@ struct px_coll_groups {
     uint32_t *start;    /* ngroups + 1: group g is members[start[g] .. start[g+1]) */
     uint32_t *members;  /* grouped, ascending inside each group */
     uint32_t *leaders;  /* ngroups, ascending (leaders[g] = members[start[g]]) */
+    /* Columns (hier with every member a leader): column j holds the
+     * members at position j of every group that has one, in group order:
+     * col_members[col_start[j] .. col_start[j+1]); ncols is the size of
+     * the largest group. */
+    uint32_t ncols;
+    uint32_t *col_start; /* ncols + 1 */
+    uint32_t *col_members;
+    uint32_t *col_rank; /* member -> index within its column */
+    bool switched;      /* px_coll_groups_set_switched() */
 };
 
 /* ---- the member context (core.c, notice.c) ---- */

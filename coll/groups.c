@@ -58,6 +58,55 @@ static int cmp_u32(const void *ctx, uint32_t a, uint32_t b)
     return key[a] < key[b] ? -1 : (key[a] > key[b]);
 }
 
+/* The columns: count the groups longer than each position, then place
+ * every member at its position's next free slot, groups in order. O(n). */
+static pmix_status_t make_columns(px_coll_groups *g)
+{
+    uint32_t *fill;
+
+    g->ncols = 0;
+    for (uint32_t gi = 0; gi < g->ngroups; gi++) {
+        uint32_t c = g->start[gi + 1] - g->start[gi];
+        g->ncols = c > g->ncols ? c : g->ncols;
+    }
+    g->col_start = calloc((size_t)g->ncols + 1, sizeof(uint32_t));
+    g->col_members = malloc((size_t)g->n * sizeof(uint32_t));
+    g->col_rank = malloc((size_t)g->n * sizeof(uint32_t));
+    fill = calloc((size_t)g->ncols + 1, sizeof(uint32_t));
+    if (g->col_start == NULL || g->col_members == NULL || g->col_rank == NULL || fill == NULL) {
+        free(fill);
+        return PMIX_ERR_NOMEM;
+    }
+    for (uint32_t gi = 0; gi < g->ngroups; gi++) {
+        g->col_start[g->start[gi + 1] - g->start[gi]]++; /* groups of this size */
+    }
+    /* col_start[j] = groups of size > j, then prefix sums. */
+    for (uint32_t j = g->ncols; j-- > 0;) {
+        g->col_start[j] += g->col_start[j + 1];
+    }
+    for (uint32_t j = 0; j < g->ncols; j++) {
+        g->col_start[j] = g->col_start[j + 1];
+    }
+    g->col_start[g->ncols] = 0;
+    {
+        uint32_t sum = 0;
+        for (uint32_t j = 0; j <= g->ncols; j++) {
+            uint32_t k = g->col_start[j];
+            g->col_start[j] = sum;
+            sum += k;
+        }
+    }
+    for (uint32_t gi = 0; gi < g->ngroups; gi++) {
+        for (uint32_t i = g->start[gi]; i < g->start[gi + 1]; i++) {
+            uint32_t m = g->members[i], j = i - g->start[gi];
+            g->col_rank[m] = fill[j];
+            g->col_members[g->col_start[j] + fill[j]++] = m;
+        }
+    }
+    free(fill);
+    return PMIX_SUCCESS;
+}
+
 px_coll_groups *px_coll_groups_create(uint32_t n, const uint32_t *labels)
 {
     px_coll_groups *g;
@@ -125,6 +174,9 @@ px_coll_groups *px_coll_groups_create(uint32_t n, const uint32_t *labels)
             }
         }
         g->start[ngroups] = at;
+    }
+    if (make_columns(g) != PMIX_SUCCESS) {
+        goto fail;
     }
     free(idx);
     free(tmp);
@@ -207,7 +259,17 @@ void px_coll_groups_destroy(px_coll_groups *g)
     free(g->start);
     free(g->members);
     free(g->leaders);
+    free(g->col_start);
+    free(g->col_members);
+    free(g->col_rank);
     free(g);
+}
+
+void px_coll_groups_set_switched(px_coll_groups *g, bool switched)
+{
+    if (g != NULL) {
+        g->switched = switched;
+    }
 }
 
 uint32_t px_coll_groups_count(const px_coll_groups *g)

@@ -26,6 +26,26 @@
  *
  * Messages: sum over groups of 2(c_g - 1), plus the leaders' algorithm
  * over G. Cost: T_gather(c, m) + T_lateral(G, c m) + T_bcast(c, n m).
+ *
+ * With every member a leader (PX_COLL_LEADERS_ALL, the default for an
+ * allgather over several groups) there is no gather and no broadcast:
+ *
+ *   2 columns  the members at position j of every group (column j, in
+ *              group order: px_coll_groups' col_*) run the lateral
+ *              algorithm on their own blocks;
+ *   3 groups   each group runs Bruck's allgather (dissemination for a
+ *              barrier) where member j's block is its column's blob: u32 length
+ *              per column member, then their data.
+ *
+ * Only the columns cross between groups, and each member sends its own
+ * block there, not its group's: the traffic over the links between groups
+ * is (G - 1) m per member, and the big messages (G m each) stay inside the
+ * groups. On a tapered fat tree that is the point (docs/collectives.md,
+ * "Where hierarchy wins"). Messages: sum over columns of the lateral
+ * algorithm's, plus sum over groups of the group algorithm's. Cost, with
+ * G groups of c: T_lateral(G, m) + T_group(c, G m); with recursive
+ * doubling for both and G, c powers of two it has lg P rounds, as flat
+ * recursive doubling has.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +59,22 @@ typedef struct {
     int stage;             /* 1, 2, 3 */
     px_coll_blocks gstore; /* allgather: my group's blocks by group rank */
     px_coll_blocks lstore; /* allgather, leaders: group blobs by group */
+    /* every member a leader: */
+    bool all;
+    uint32_t pos, col;     /* my position in my group; my rank in my column */
+    uint32_t self;         /* my member id: the map of a column of one */
+    px_coll_blocks cstore; /* allgather: my column's blocks by column rank */
 } hier;
+
+static uint32_t col_size(const hier *h, uint32_t j)
+{
+    return h->g != NULL ? h->g->col_start[j + 1] - h->g->col_start[j] : 1;
+}
+
+static uint32_t col_member(const hier *h, uint32_t j, uint32_t k)
+{
+    return h->g != NULL ? h->g->col_members[h->g->col_start[j] + k] : h->self;
+}
 
 static uint32_t group_size(const hier *h, uint32_t grp)
 {
@@ -68,6 +103,28 @@ static bool check_blob(void *arg, uint32_t grp, const uint8_t *p, size_t kept, s
     return total == (uint64_t)(len - 4 * (size_t)c);
 }
 
+/* A column blob (every member a leader): u32 length per member of column
+ * `j`, then their bytes. */
+static bool check_colblob(void *arg, uint32_t j, const uint8_t *p, size_t kept, size_t len)
+{
+    hier *h = arg;
+    uint32_t c = col_size(h, j);
+    uint64_t total = 0;
+
+    if (kept / 4 < c || len / 4 < c) {
+        return false;
+    }
+    for (uint32_t i = 0; i < c; i++) {
+        total += px_coll_get32(p + 4 * (size_t)i);
+    }
+    return total == (uint64_t)(len - 4 * (size_t)c);
+}
+
+static uint32_t colblob_kept(void *arg, uint32_t j)
+{
+    return 4 * col_size(arg, j);
+}
+
 /* What a phantom leaders' store keeps of a group blob: its lengths. */
 static uint32_t blob_kept(void *arg, uint32_t grp)
 {
@@ -83,26 +140,28 @@ static void setup_mach(px_coll_run *r, px_coll_mach *m, uint8_t phase, const px_
     m->tree_mode = PX_COLL_TREE_GATHER | PX_COLL_TREE_BCAST;
 }
 
-/* Leader: turn the gathered group into its blob in the leaders' store. */
-static pmix_status_t make_blob(hier *h)
+/* Turn every block of `src` into one blob, block `i` of `dst`: a leader
+ * makes its group's blob in the leaders' store, every member (all
+ * leaders) its column's blob in the group's store. */
+static pmix_status_t make_blob(const px_coll_blocks *src, px_coll_blocks *dst, uint32_t i)
 {
-    uint32_t c = h->gsize;
+    uint32_t c = src->n;
     size_t total = 4 * (size_t)c;
     uint8_t *p, *data;
 
-    for (uint32_t i = 0; i < c; i++) {
-        total += h->gstore.len[i];
+    for (uint32_t k = 0; k < c; k++) {
+        total += src->len[k];
     }
-    p = px_coll_blocks_put_space(&h->lstore, h->grp, total);
+    p = px_coll_blocks_put_space(dst, i, total);
     if (p == NULL) {
         return PMIX_ERR_NOMEM;
     }
     data = p + 4 * (size_t)c;
-    for (uint32_t i = 0; i < c; i++) {
+    for (uint32_t k = 0; k < c; k++) {
         size_t l;
-        const uint8_t *b = px_coll_blocks_get(&h->gstore, i, &l);
-        px_coll_put32(p + 4 * (size_t)i, (uint32_t)l);
-        if (l > 0 && !h->lstore.phantom) {
+        const uint8_t *b = px_coll_blocks_get(src, k, &l);
+        px_coll_put32(p + 4 * (size_t)k, (uint32_t)l);
+        if (l > 0 && !dst->phantom) {
             memcpy(data, b, l);
             data += l;
         }
@@ -131,16 +190,67 @@ static pmix_status_t unpack_blobs(px_coll_run *r, hier *h)
     return PMIX_SUCCESS;
 }
 
+/* Every member a leader: unpack the group's column blobs into the
+ * result, by member. */
+static pmix_status_t unpack_columns(px_coll_run *r, hier *h)
+{
+    for (uint32_t j = 0; j < h->gsize; j++) {
+        size_t len;
+        const uint8_t *p = px_coll_blocks_get(&h->gstore, j, &len);
+        uint32_t c = col_size(h, j);
+        const uint8_t *data = p + 4 * (size_t)c;
+
+        for (uint32_t k = 0; k < c; k++) {
+            uint32_t l = px_coll_get32(p + 4 * (size_t)k), m = col_member(h, j, k);
+            pmix_status_t rc = px_coll_blocks_put(&r->result, m, data, l);
+            if (rc != PMIX_SUCCESS) {
+                return rc;
+            }
+            data += px_coll_blocks_kept(&r->result, m, l);
+        }
+    }
+    return PMIX_SUCCESS;
+}
+
+static void advance_all(px_coll_run *r)
+{
+    hier *h = r->dst;
+    pmix_status_t rc;
+
+    if (h->stage == 2 && r->mach[1].done) {
+        if (r->kind == PX_COLL_ALLGATHER &&
+            (rc = make_blob(&h->cstore, &h->gstore, h->pos)) != PMIX_SUCCESS) {
+            px_coll_run_fail(r, rc, PX_COLL_NONE);
+            return;
+        }
+        h->stage = 3;
+        px_coll_mach_start(&r->mach[2]);
+    }
+    if (h->stage == 3 && r->mach[2].done) {
+        if (r->kind == PX_COLL_ALLGATHER && (rc = unpack_columns(r, h)) != PMIX_SUCCESS) {
+            px_coll_run_fail(r, rc, PX_COLL_NONE);
+            return;
+        }
+        h->stage = 4;
+        r->done = true;
+    }
+}
+
 static void advance(px_coll_run *r)
 {
     hier *h = r->dst;
     pmix_status_t rc;
 
+    if (h->all) {
+        advance_all(r);
+        return;
+    }
     for (;;) {
         if (h->stage == 1 && r->mach[0].done) {
             h->stage = h->leader ? 2 : 3;
             if (h->leader) {
-                if (r->kind == PX_COLL_ALLGATHER && (rc = make_blob(h)) != PMIX_SUCCESS) {
+                if (r->kind == PX_COLL_ALLGATHER &&
+                    (rc = make_blob(&h->gstore, &h->lstore, h->grp)) != PMIX_SUCCESS) {
                     px_coll_run_fail(r, rc, PX_COLL_NONE);
                     return;
                 }
@@ -164,6 +274,57 @@ static void advance(px_coll_run *r)
     }
 }
 
+/* Every member a leader: phase 2 over my column, phase 3 over my group. */
+static pmix_status_t start_all(px_coll_run *r, hier *h, const void *contrib, size_t len)
+{
+    px_coll *c = r->c;
+    const px_coll_groups *g = h->g;
+    bool data = r->kind == PX_COLL_ALLGATHER;
+    /* Inside a group: Bruck (or, for a barrier, dissemination): ceil(lg c)
+     * rounds for any c, and the same counts for both kinds. */
+    const px_coll_algo *intra =
+        px_coll_algo_by_name(r->kind == PX_COLL_ALLGATHER ? "bruck" : "dissemination");
+    px_coll_mach *mc = &r->mach[1], *mg = &r->mach[2];
+    pmix_status_t rc;
+
+    h->all = true;
+    h->self = c->me;
+    h->col = g != NULL ? g->col_rank[c->me] : 0;
+    h->stage = 2;
+    r->nmach = 3;
+    setup_mach(r, mc, PX_COLL_PHASE_LEADERS, r->ch.inner->mach);
+    mc->n = col_size(h, h->pos);
+    mc->me = h->col;
+    mc->map = g != NULL ? g->col_members + g->col_start[h->pos] : &h->self;
+    setup_mach(r, mg, PX_COLL_PHASE_BCAST, intra->mach);
+    mg->n = h->gsize;
+    mg->me = h->pos;
+    mg->map = g != NULL ? g->members + g->start[h->grp] : NULL;
+    if (data) {
+        if ((rc = px_coll_blocks_init(&h->cstore, mc->n)) != PMIX_SUCCESS) {
+            return rc;
+        }
+        h->cstore.phantom = c->sizes_only;
+        if ((rc = px_coll_blocks_put(&h->cstore, h->col, contrib, len)) != PMIX_SUCCESS ||
+            (rc = px_coll_blocks_init(&h->gstore, h->gsize)) != PMIX_SUCCESS) {
+            return rc;
+        }
+        h->gstore.check = check_colblob;
+        h->gstore.check_arg = h;
+        h->gstore.phantom = c->sizes_only;
+        h->gstore.kept = colblob_kept;
+        mc->bs = mc->down = &h->cstore;
+        mg->bs = mg->down = &h->gstore;
+    }
+    if ((rc = px_coll_mach_init(mc)) != PMIX_SUCCESS ||
+        (rc = px_coll_mach_init(mg)) != PMIX_SUCCESS) {
+        return rc;
+    }
+    px_coll_mach_start(mc);
+    advance(r);
+    return PMIX_SUCCESS;
+}
+
 static pmix_status_t hier_start(px_coll_run *r, const void *contrib, size_t len)
 {
     px_coll *c = r->c;
@@ -182,8 +343,12 @@ static pmix_status_t hier_start(px_coll_run *r, const void *contrib, size_t len)
     h->ngroups = g != NULL ? g->ngroups : 1;
     h->gsize = g != NULL ? g->start[h->grp + 1] - g->start[h->grp] : c->n;
     gpos = g != NULL ? g->pos[c->me] : c->me;
+    h->pos = gpos;
     h->leader = gpos == 0;
     h->stage = 1;
+    if (r->ch.leaders == PX_COLL_LEADERS_ALL) {
+        return start_all(r, h, contrib, len);
+    }
 
     r->nmach = 3;
     setup_mach(r, &r->mach[0], PX_COLL_PHASE_GATHER, &px_coll_tree_mach);
@@ -245,7 +410,14 @@ static uint32_t vrank_of(const px_coll_run *r, const hier *h, uint8_t phase, uin
 {
     const px_coll_groups *g = h->g;
 
-    if (phase == PX_COLL_PHASE_LEADERS) {
+    if (h->all) {
+        if (phase == PX_COLL_PHASE_LEADERS) {
+            return g != NULL && g->pos[sender] == h->pos ? g->col_rank[sender] : PX_COLL_NONE;
+        }
+        if (phase != PX_COLL_PHASE_BCAST) {
+            return PX_COLL_NONE;
+        }
+    } else if (phase == PX_COLL_PHASE_LEADERS) {
         if (!h->leader) {
             return PX_COLL_NONE;
         }
@@ -290,6 +462,7 @@ static void hier_fini(px_coll_run *r)
     if (h != NULL) {
         px_coll_blocks_fini(&h->gstore);
         px_coll_blocks_fini(&h->lstore);
+        px_coll_blocks_fini(&h->cstore);
         free(h);
         r->dst = NULL;
     }

@@ -161,7 +161,21 @@ typedef struct px_coll_choice {
     const px_coll_algo *algo;  /* NULL = auto */
     const px_coll_algo *inner; /* hier: algorithm among group leaders; NULL = auto */
     unsigned radix;            /* tree and hier: radix of the trees; 0 = default (2) */
+    unsigned leaders;          /* hier: PX_COLL_LEADERS_*; 0 = default */
 } px_coll_choice;
+
+/* hier's leaders (docs/collectives.md, "Hierarchical"). ONE: each group's
+ * lowest member gathers its group, runs the leaders' algorithm and
+ * broadcasts the result down a tree. ALL: every member is a leader: the
+ * members at position i of every group run the leaders' algorithm on
+ * their own blocks, then each group runs an allgather of what its members
+ * got. The default: ALL for an allgather over more than one group, ONE
+ * otherwise. */
+enum {
+    PX_COLL_LEADERS_DEFAULT = 0,
+    PX_COLL_LEADERS_ONE = 1,
+    PX_COLL_LEADERS_ALL = 2
+};
 
 typedef struct px_coll_args {
     px_coll_kind kind;
@@ -271,9 +285,17 @@ bool px_coll_algo_supports(const px_coll_algo *a, px_coll_kind kind);
  * unknown): ring if bytes >= 512 KiB and n <= 64, else recdbl if n is a
  * power of two, else bruck. Never NULL for a valid kind. */
 const px_coll_algo *px_coll_auto(px_coll_kind kind, uint32_t nmembers, uint64_t bytes);
+/* The `auto` rule with the members' groups (NULL: none): hier for an
+ * allgather over groups of one size (more than one group of more than one
+ * member) that the host marked switched (px_coll_groups_set_switched),
+ * where the ring rule above does not apply; else px_coll_auto().
+ * px_coll_resolve() applies it; docs/collectives.md has the study behind
+ * it. */
+const px_coll_algo *px_coll_auto_groups(px_coll_kind kind, uint32_t nmembers, uint64_t bytes,
+                                        const px_coll_groups *groups);
 
 /* Parse "auto", "" or NULL (auto), "NAME", "tree:RADIX",
- * "hier[:INNER[:RADIX]]" for `kind`. On error returns PMIX_ERR_BAD_PARAM,
+ * "hier[:INNER][:RADIX][:one|all]" for `kind`. On error returns PMIX_ERR_BAD_PARAM,
  * leaves *out zeroed and writes a sentence listing the valid values to
  * `err` (may be NULL). */
 pmix_status_t px_coll_parse(px_coll_kind kind, const char *value, px_coll_choice *out, char *err,
@@ -309,11 +331,15 @@ typedef struct px_coll_cost_in {
     uint64_t bytes; /* the contributions of all members together */
     double latency; /* seconds, one message between two members */
     double beta;    /* seconds per byte */
+    /* hier: the number of groups and the size of the largest; 0 = not
+     * known (then hier has no formula). */
+    uint32_t ngroups, group_size;
 } px_coll_cost_in;
 
 /* The simulated time a failure-free run of `resolved` should take, in
- * seconds, from its catalog row; NAN when the row has no formula (hier,
- * tree with a radix other than 2). Every message pays latency plus its
+ * seconds, from its catalog row; NAN when the row has no formula (tree
+ * with a radix other than 2, hier without ngroups and group_size, or with
+ * one leader and trees of another radix). Every message pays latency plus its
  * header (PX_COLL_HDR_SIZE, and an allgather's range) at beta; the data
  * counts the length that travels with each contribution. */
 double px_coll_formula(const px_coll_choice *resolved, const px_coll_cost_in *in);
@@ -330,6 +356,12 @@ px_coll_groups *px_coll_groups_create(uint32_t nmembers, const uint32_t *labels)
 px_coll_groups *px_coll_groups_from_coords(uint32_t nmembers, const pmix_coord_t *coords,
                                            size_t prefix);
 void px_coll_groups_destroy(px_coll_groups *g);
+/* The host says that every group sits under one switch: its members reach
+ * each other at the full rate of their links, without the links between
+ * groups (a fat tree's leaf switch; not a torus line). Only then does the
+ * auto rule pick hier (px_coll_auto_groups). Call it before lending the
+ * groups to any px_coll; false by default. NULL is a no-op. */
+void px_coll_groups_set_switched(px_coll_groups *g, bool switched);
 uint32_t px_coll_groups_count(const px_coll_groups *g);
 uint32_t px_coll_groups_of(const px_coll_groups *g, uint32_t member); /* 0..count-1 */
 uint32_t px_coll_groups_size(const px_coll_groups *g, uint32_t group);
@@ -340,7 +372,8 @@ uint32_t px_coll_groups_leader(const px_coll_groups *g, uint32_t group);
 typedef struct px_coll_msg_info {
     uint8_t type;  /* 1 data, 2 abort notice */
     uint8_t algo;  /* algorithm id (0 in notices) */
-    uint8_t phase; /* 0 for flat algorithms; hier: 1 gather, 2 leaders, 3 broadcast */
+    uint8_t phase; /* 0 for flat algorithms; hier: 1 gather, 2 leaders or columns, 3 broadcast or
+                      groups */
     uint16_t param;
     uint64_t id;
     uint32_t epoch, round, sender, nmembers;

@@ -19,10 +19,23 @@
  *              recdbl   else if n is a power of two (lg n rounds, no extra
  *                       steps, pairwise exchanges);
  *              bruck    else (ceil(lg n) rounds for any n).
- * hier is never chosen by auto: a host with a topology names it. Every
- * member must resolve to the same algorithm; `auto` is a pure function of
- * (kind, n, bytes), so members agree as long as they pass the same
- * `bytes`.
+ *   with groups (px_coll_auto_groups, what px_coll_resolve applies):
+ *              hier, every member a leader, for an allgather over groups
+ *              of one size (more than one group of more than one member)
+ *              that the host marked switched (each under one switch),
+ *              unless the ring rule applies: there it is never measurably
+ *              slower than flat recursive doubling or Bruck in the study
+ *              of docs/collectives.md ("Where hierarchy wins") and much
+ *              faster where the links between groups are tapered. Not on
+ *              a torus's lines, where the study found it slower.
+ * Every member must resolve to the same algorithm; `auto` is a pure
+ * function of (kind, n, bytes, groups), so members agree as long as they
+ * pass the same `bytes` and groups.
+ *
+ * hier's values: "hier[:INNER][:RADIX][:one|all]", each part optional but
+ * in that order; the leaders default to all for an allgather over even
+ * groups and to one otherwise; all over groups of different sizes is
+ * refused at resolve time (a column would miss the short groups).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,6 +62,25 @@ const px_coll_algo *px_coll_auto(px_coll_kind kind, uint32_t nmembers, uint64_t 
         return px_coll_algo_by_name("recdbl");
     }
     return px_coll_algo_by_name("bruck");
+}
+
+/* Every group the same size, more than one group, more than one member in
+ * each: where every member can be a leader (each column then meets every
+ * group). */
+static bool groups_even(const px_coll_groups *g, uint32_t nmembers)
+{
+    return g != NULL && g->n == nmembers && g->ngroups > 1 && g->ncols > 1 &&
+           (uint64_t)g->ncols * g->ngroups == nmembers;
+}
+
+const px_coll_algo *px_coll_auto_groups(px_coll_kind kind, uint32_t nmembers, uint64_t bytes,
+                                        const px_coll_groups *groups)
+{
+    if (kind == PX_COLL_ALLGATHER && groups_even(groups, nmembers) && groups->switched &&
+        !(bytes >= AUTO_LONG && nmembers <= AUTO_RING_MAX)) {
+        return px_coll_algo_by_name("hier");
+    }
+    return px_coll_auto(kind, nmembers, bytes);
 }
 
 static const char *kind_name(px_coll_kind kind)
@@ -87,6 +119,11 @@ static void list_valid(px_coll_kind kind, char *err, size_t errlen)
     }
 }
 
+static bool is_leaders(const char *s)
+{
+    return px_coll_name_eq(s, "one") || px_coll_name_eq(s, "all");
+}
+
 static bool parse_radix(const char *s, unsigned *radix)
 {
     char *end;
@@ -106,8 +143,8 @@ static bool parse_radix(const char *s, unsigned *radix)
 pmix_status_t px_coll_parse(px_coll_kind kind, const char *value, px_coll_choice *out, char *err,
                             size_t errlen)
 {
-    char buf[128], *tok[3] = {NULL, NULL, NULL};
-    px_coll_choice ch = {NULL, NULL, 0};
+    char buf[128], *tok[4] = {NULL, NULL, NULL, NULL};
+    px_coll_choice ch = {NULL, NULL, 0, 0};
     int ntok = 0;
 
     if (err != NULL && errlen > 0) {
@@ -135,7 +172,7 @@ pmix_status_t px_coll_parse(px_coll_kind kind, const char *value, px_coll_choice
         if (*q != ':') {
             continue;
         }
-        if (ntok == 3) {
+        if (ntok == 4) {
             say(err, errlen, "too many ':' parameters in \"%s\"", value);
             list_valid(kind, err, errlen);
             return PMIX_ERR_BAD_PARAM;
@@ -163,22 +200,40 @@ pmix_status_t px_coll_parse(px_coll_kind kind, const char *value, px_coll_choice
         return PMIX_ERR_BAD_PARAM;
     }
     if (ch.algo->drv == &px_coll_hier_driver) {
-        if (ntok >= 2 && !px_coll_name_eq(tok[1], "auto")) {
-            ch.inner = px_coll_algo_by_name(tok[1]);
-            if (ch.inner == NULL || !ch.inner->lateral || !px_coll_algo_supports(ch.inner, kind)) {
-                say(err, errlen, "hier cannot run \"%s\" among group leaders for a %s", tok[1],
-                    kind_name(kind));
+        /* hier[:INNER][:RADIX][:one|all], in that order, each optional. */
+        int i = 1;
+        if (i < ntok && !(tok[i][0] >= '0' && tok[i][0] <= '9') && !is_leaders(tok[i])) {
+            if (!px_coll_name_eq(tok[i], "auto")) {
+                ch.inner = px_coll_algo_by_name(tok[i]);
+                if (ch.inner == NULL || !ch.inner->lateral ||
+                    !px_coll_algo_supports(ch.inner, kind)) {
+                    say(err, errlen, "hier cannot run \"%s\" among group leaders for a %s", tok[i],
+                        kind_name(kind));
+                    list_valid(kind, err, errlen);
+                    return PMIX_ERR_BAD_PARAM;
+                }
+            }
+            i++;
+        }
+        if (i < ntok && !is_leaders(tok[i])) {
+            if (!parse_radix(tok[i], &ch.radix)) {
+                say(err, errlen, "bad radix \"%s\" (2..255) in \"%s\"", tok[i], value);
                 list_valid(kind, err, errlen);
                 return PMIX_ERR_BAD_PARAM;
             }
+            i++;
         }
-        if (ntok == 3 && !parse_radix(tok[2], &ch.radix)) {
-            say(err, errlen, "bad radix \"%s\" (2..255) in \"%s\"", tok[2], value);
+        if (i < ntok && is_leaders(tok[i])) {
+            ch.leaders = px_coll_name_eq(tok[i], "one") ? PX_COLL_LEADERS_ONE : PX_COLL_LEADERS_ALL;
+            i++;
+        }
+        if (i < ntok) {
+            say(err, errlen, "bad parameter \"%s\" in \"%s\"", tok[i], value);
             list_valid(kind, err, errlen);
             return PMIX_ERR_BAD_PARAM;
         }
     } else if (ch.algo->radix) {
-        if (ntok == 3 || (ntok == 2 && !parse_radix(tok[1], &ch.radix))) {
+        if (ntok >= 3 || (ntok == 2 && !parse_radix(tok[1], &ch.radix))) {
             say(err, errlen, "bad radix in \"%s\" (a number 2..255)", value);
             list_valid(kind, err, errlen);
             return PMIX_ERR_BAD_PARAM;
@@ -223,12 +278,15 @@ void px_coll_choice_format(const px_coll_choice *ch, char *buf, size_t len)
     if (ch == NULL || ch->algo == NULL) {
         snprintf(buf, len, "auto");
     } else if (ch->algo->drv == &px_coll_hier_driver) {
+        const char *lead = ch->leaders == PX_COLL_LEADERS_ALL   ? ":all"
+                           : ch->leaders == PX_COLL_LEADERS_ONE ? ":one"
+                                                                : "";
         if (ch->radix != 0) {
-            snprintf(buf, len, "hier:%s:%u", px_coll_algo_name(ch->inner), ch->radix);
+            snprintf(buf, len, "hier:%s:%u%s", px_coll_algo_name(ch->inner), ch->radix, lead);
         } else if (ch->inner != NULL) {
-            snprintf(buf, len, "hier:%s", ch->inner->name);
+            snprintf(buf, len, "hier:%s%s", ch->inner->name, lead);
         } else {
-            snprintf(buf, len, "hier");
+            snprintf(buf, len, "hier%s", lead);
         }
     } else if (ch->algo->radix && ch->radix != 0) {
         snprintf(buf, len, "%s:%u", ch->algo->name, ch->radix);
@@ -240,13 +298,16 @@ void px_coll_choice_format(const px_coll_choice *ch, char *buf, size_t len)
 pmix_status_t px_coll_resolve(const px_coll_choice *in, px_coll_kind kind, uint32_t nmembers,
                               uint64_t size_hint, const px_coll_groups *groups, px_coll_choice *out)
 {
-    px_coll_choice ch = {NULL, NULL, 0};
+    px_coll_choice ch = {NULL, NULL, 0, 0};
 
     if (in == NULL || out == NULL || nmembers == 0 ||
         (kind != PX_COLL_BARRIER && kind != PX_COLL_ALLGATHER)) {
         return PMIX_ERR_BAD_PARAM;
     }
-    ch.algo = in->algo != NULL ? in->algo : px_coll_auto(kind, nmembers, size_hint);
+    ch.algo = in->algo;
+    if (ch.algo == NULL) {
+        ch.algo = px_coll_auto_groups(kind, nmembers, size_hint, groups);
+    }
     if (!px_coll_algo_supports(ch.algo, kind)) {
         return PMIX_ERR_BAD_PARAM;
     }
@@ -258,7 +319,30 @@ pmix_status_t px_coll_resolve(const px_coll_choice *in, px_coll_kind kind, uint3
     }
     if (ch.algo->drv == &px_coll_hier_driver) {
         uint32_t ngroups = groups != NULL ? groups->ngroups : 1;
-        ch.inner = in->inner != NULL ? in->inner : px_coll_auto(kind, ngroups, size_hint);
+        ch.leaders = in->leaders;
+        if (ch.leaders == PX_COLL_LEADERS_DEFAULT) {
+            ch.leaders = kind == PX_COLL_ALLGATHER && groups_even(groups, nmembers)
+                             ? PX_COLL_LEADERS_ALL
+                             : PX_COLL_LEADERS_ONE;
+        }
+        if (ch.leaders == PX_COLL_LEADERS_ALL && groups != NULL &&
+            (uint64_t)groups->ncols * groups->ngroups != nmembers) {
+            return PMIX_ERR_BAD_PARAM; /* a column would miss the groups that are short */
+        }
+        if (ch.leaders == PX_COLL_LEADERS_ALL) {
+            /* the columns: as many members as there are groups; no trees
+             * but a tree among the columns, so no radix otherwise (members
+             * that name one or not agree) */
+            ch.inner = in->inner != NULL ? in->inner : px_coll_auto(kind, ngroups, 0);
+            if (!ch.inner->radix) {
+                ch.radix = 0;
+            }
+        } else {
+            ch.inner = in->inner != NULL ? in->inner : px_coll_auto(kind, ngroups, size_hint);
+        }
+        if (ch.leaders != PX_COLL_LEADERS_ONE && ch.leaders != PX_COLL_LEADERS_ALL) {
+            return PMIX_ERR_BAD_PARAM;
+        }
         if (!ch.inner->lateral || !px_coll_algo_supports(ch.inner, kind)) {
             return PMIX_ERR_BAD_PARAM;
         }

@@ -48,6 +48,7 @@ typedef struct hc_set {
     uint32_t *members; /* node ids, ascending; NULL: nodes 0 .. n - 1 */
     px_coll *coll;
     px_coll_groups *groups; /* owned hier groups, or NULL */
+    const px_coll_groups *hier; /* the groups px_coll runs with (owned or shared), or NULL */
     uint8_t *hdr;           /* a COLL message's header for this set (type and runs) */
     size_t hdrlen;
     hc_fence *qhead, *qtail;
@@ -378,7 +379,7 @@ static hc_set *set_make(px_hc *hc, uint64_t id, uint32_t *members, uint32_t n)
     cfg.me = s->me;
     cfg.sizes_only = hc->cfg.sizes_only;
     if (hc->ops->groups != NULL)
-        cfg.groups = hc->ops->groups(hc->ctx, members, n, &s->groups);
+        cfg.groups = s->hier = hc->ops->groups(hc->ctx, members, n, &s->groups);
     s->coll = px_coll_create(&coll_ops, s, &cfg);
     if (s->coll == NULL)
         goto fail;
@@ -419,7 +420,7 @@ static void fence_info(const hc_set *s, const hc_fence *f, px_coll_choice *resol
     out->started = f->started;
     out->aborted = f->local_fail != PMIX_SUCCESS;
     if (f->choice_ok &&
-        px_coll_resolve(&f->args.choice, f->kind, s->n, 0, NULL, resolved) == PMIX_SUCCESS)
+        px_coll_resolve(&f->args.choice, f->kind, s->n, 0, s->hier, resolved) == PMIX_SUCCESS)
         out->resolved = resolved;
 }
 

@@ -666,6 +666,11 @@ const px_coll_groups *sim_net_groups(sim_run *run, const uint32_t *members, uint
     *owned = NULL;
     if (net == NULL || !net->have_coords || count == 0)
         return NULL;
+    /* Every node (the host core's members are distinct and ascending, so
+     * count == nnodes means 0..nnodes-1): the run's groups, built once and
+     * shared, not one copy per node (O(nodes^2) in all). */
+    if (count == run->nnodes)
+        members = NULL;
     if (members == NULL && net->all_groups != NULL)
         return net->all_groups;
     c = calloc(count, sizeof(*c));
@@ -683,6 +688,12 @@ const px_coll_groups *sim_net_groups(sim_run *run, const uint32_t *members, uint
         c[m].dims = dims;
     }
     g = px_coll_groups_from_coords(count, c, dims);
+    /* A fat tree's leaf switches and a dragonfly's groups keep their
+     * traffic off the links between groups, and are where hier wins
+     * (docs/collectives.md, "Where hierarchy wins"): auto may pick it
+     * there. A torus line is a ring inside the mesh, where it loses. */
+    px_coll_groups_set_switched(g, run->opt.topology == TOPO_FATTREE ||
+                                       run->opt.topology == TOPO_DRAGONFLY);
     free(c);
     free(keys);
     if (members == NULL)

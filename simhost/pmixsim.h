@@ -396,7 +396,7 @@ void sim_faults_report(const sim_run *run, FILE *tsv);
 
 /* report.c */
 sim_fstat *sim_fstat_get(sim_run *run, uint64_t id, uint32_t epoch, bool create);
-double sim_formula(const sim_run *run, const sim_fstat *f);
+double sim_formula(sim_run *run, const sim_fstat *f);
 void sim_progress(sim_run *run, const sim_fstat *f);
 void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, long rss_kb);
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "pmixsim.h"
+#include "simnet.h"
 
 sim_fstat *sim_fstat_get(sim_run *run, uint64_t id, uint32_t epoch, bool create)
 {
@@ -43,10 +44,47 @@ sim_fstat *sim_fstat_get(sim_run *run, uint64_t id, uint32_t epoch, bool create)
     return f;
 }
 
-/* NAN when there is no formula for the algorithm: the formula is the
- * catalog's (px_coll_formula), with the route's latency and bandwidth. */
-double sim_formula(const sim_run *run, const sim_fstat *f)
+/* The groups of a fence over every node (NULL for a subset, or without
+ * coordinates). */
+static const px_coll_groups *run_groups(sim_run *run, const sim_fstat *f)
 {
+    px_coll_groups *owned = NULL;
+
+    if (f->nnodes != run->nnodes)
+        return NULL;
+    return sim_net_groups(run, NULL, f->nnodes, &owned); /* shared: never owned */
+}
+
+/* The host core tells the algorithm of a fence as resolved without the
+ * set's groups, which is what px_coll_start resolves to except where the
+ * groups decide (auto's hier rule, hier's default leaders). For a fence
+ * over every node that ran the run's choice, resolve it again with the
+ * groups, so that the report names what ran and holds it against the
+ * right formula. */
+static void settle(sim_run *run, sim_fstat *f)
+{
+    const char *want = f->kind == PX_COLL_ALLGATHER ? run->fence_algo : run->barrier_algo;
+    const px_coll_groups *g = run_groups(run, f);
+    px_coll_choice in, plain, ch;
+
+    if (g == NULL || f->resolved.algo == NULL ||
+        px_coll_parse(f->kind, want, &in, NULL, 0) != PMIX_SUCCESS ||
+        px_coll_resolve(&in, f->kind, f->nnodes, 0, NULL, &plain) != PMIX_SUCCESS ||
+        plain.algo != f->resolved.algo || plain.inner != f->resolved.inner ||
+        plain.radix != f->resolved.radix || plain.leaders != f->resolved.leaders)
+        return; /* a fence with its own choice, or settled already */
+    if (px_coll_resolve(&in, f->kind, f->nnodes, 0, g, &ch) == PMIX_SUCCESS) {
+        f->resolved = ch;
+        px_coll_choice_format(&ch, f->algo, sizeof(f->algo));
+    }
+}
+
+/* NAN when there is no formula for the algorithm: the formula is the
+ * catalog's (px_coll_formula), with the route's latency and bandwidth,
+ * and for hier the run's groups (their number and the largest). */
+double sim_formula(sim_run *run, const sim_fstat *f)
+{
+    const px_coll_groups *g = run_groups(run, f);
     px_coll_cost_in in = {
         .kind = f->kind,
         .nmembers = f->nnodes,
@@ -54,10 +92,21 @@ double sim_formula(const sim_run *run, const sim_fstat *f)
         .bytes = f->contrib,
         .latency = run->alpha,
         .beta = run->beta,
+        .ngroups = 1,
+        .group_size = f->nnodes,
     };
 
     if (f->resolved.algo == NULL)
         return f->nnodes <= 1 ? 0 : NAN;
+    if (g != NULL) {
+        in.ngroups = px_coll_groups_count(g);
+        in.group_size = 0;
+        for (uint32_t i = 0; i < in.ngroups; i++)
+            if (px_coll_groups_size(g, i) > in.group_size)
+                in.group_size = px_coll_groups_size(g, i);
+    } else if (f->nnodes != run->nnodes && run->net != NULL && run->net->have_coords) {
+        in.ngroups = in.group_size = 0; /* a subset's groups: not known here */
+    }
     return px_coll_formula(&f->resolved, &in);
 }
 
@@ -103,6 +152,8 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
 {
     const sim_opts *o = &run->opt;
 
+    for (size_t i = 0; i < run->nfstats; i++)
+        settle(run, &run->fstats[i]);
     if (tsv != NULL) {
         if (index == 0)
             fprintf(tsv, "fence\tkind\talgo\tnodes\tppn\tbytes_in\tsim_us\tmsgs\tbytes\t"

@@ -357,21 +357,31 @@ plane-down)
     ;;
 hier-groups)
     sim=$1
-    check_msgs() { # WANT ARGS...
-        local want=$1
-        shift
-        "$sim" --quiet --nodes 64 --algo hier "$@" fence --iters 1 --size 100 >"$tmp/out" \
+    check_msgs() { # WANT ALGO ARGS...
+        local want=$1 algo=$2
+        shift 2
+        "$sim" --quiet --nodes 64 --algo "$algo" "$@" fence --iters 1 --size 100 >"$tmp/out" \
             2>"$tmp/err" || fail "pmixsim $*: $(cat "$tmp/err")"
         local got
         got=$(awk -F'\t' '/^1\t/ { print $8 }' "$tmp/out")
-        echo "$* -> $got messages (want $want)"
-        [[ $got == "$want" ]] || fail "hier on $*: $got messages, expected $want"
+        echo "$algo $* -> $got messages (want $want)"
+        [[ $got == "$want" ]] || fail "$algo on $*: $got messages, expected $want"
     }
-    # sum over groups of 2(c-1), plus recdbl among the G leaders (G lg G)
-    check_msgs 136 --topology fattree --radix 16  # 8 x 2*7 + 8*3
-    check_msgs 160 --topology torus               # 16 x 2*3 + 16*4
-    check_msgs 126 --topology dragonfly           # 2 x 2*31 + 2*1
-    check_msgs 136 --topology fattree --radix 16 --planes 2
+    # one leader: sum over groups of 2(c-1), plus recdbl among the G
+    # leaders (G lg G)
+    check_msgs 136 hier:one --topology fattree --radix 16  # 8 x 2*7 + 8*3
+    check_msgs 160 hier:one --topology torus               # 16 x 2*3 + 16*4
+    check_msgs 126 hier:one --topology dragonfly           # 2 x 2*31 + 2*1
+    check_msgs 136 hier:one --topology fattree --radix 16 --planes 2
+    # every member a leader (the default): c columns of recdbl over G, G
+    # groups of Bruck over c; with both powers of two, P lg P in all
+    check_msgs 384 hier --topology fattree --radix 16      # 8 x 8*3 + 8 x 8*3
+    check_msgs 384 hier --topology torus                   # 4 x 16*4 + 16 x 4*2
+    check_msgs 384 hier --topology dragonfly               # 32 x 2*1 + 2 x 32*5
+    check_msgs 384 auto --topology fattree --radix 16      # auto picks hier there
+    # ... and says so
+    grep -q "allgather	hier:recdbl:all	64" "$tmp/out" || fail "auto did not run hier: $(cat "$tmp/out")"
+    check_msgs 384 hier --topology fattree --radix 16 --planes 2
     ;;
 replay)
     sim=$1

@@ -259,6 +259,18 @@ static void test_parse(void **state)
     parse_ok(PX_COLL_ALLGATHER, "hier:auto:3", "hier", NULL, 3);
     parse_ok(PX_COLL_ALLGATHER, "hier:tree:8", "hier", "tree", 8);
     parse_ok(PX_COLL_BARRIER, "hier:dissemination", "hier", "dissemination", 0);
+    parse_ok(PX_COLL_ALLGATHER, "hier:all", "hier", NULL, 0);
+    parse_ok(PX_COLL_ALLGATHER, "hier:ring:ALL", "hier", "ring", 0);
+    parse_ok(PX_COLL_ALLGATHER, "hier:tree:4:one", "hier", "tree", 4);
+    parse_ok(PX_COLL_ALLGATHER, "hier:3:one", "hier", NULL, 3);
+    parse_ok(PX_COLL_ALLGATHER, "hier:ring:4:all", "hier", "ring", 4);
+    assert_int_equal(px_coll_parse(PX_COLL_ALLGATHER, "hier:bruck:all", &ch, NULL, 0),
+                     PMIX_SUCCESS);
+    assert_int_equal(ch.leaders, PX_COLL_LEADERS_ALL);
+    assert_int_equal(px_coll_parse(PX_COLL_BARRIER, "hier:one", &ch, NULL, 0), PMIX_SUCCESS);
+    assert_int_equal(ch.leaders, PX_COLL_LEADERS_ONE);
+    assert_int_equal(px_coll_parse(PX_COLL_ALLGATHER, "hier:ring", &ch, NULL, 0), PMIX_SUCCESS);
+    assert_int_equal(ch.leaders, PX_COLL_LEADERS_DEFAULT);
 
     parse_bad(PX_COLL_ALLGATHER, "rings", "unknown allgather algorithm \"rings\"");
     parse_bad(PX_COLL_ALLGATHER, "dissemination", "dissemination does not do an allgather");
@@ -274,7 +286,9 @@ static void test_parse(void **state)
     parse_bad(PX_COLL_ALLGATHER, "hier:dissemination", "among group leaders");
     parse_bad(PX_COLL_BARRIER, "hier:ring", "among group leaders");
     parse_bad(PX_COLL_ALLGATHER, "hier:ring:1", "bad radix");
-    parse_bad(PX_COLL_ALLGATHER, "hier:ring:2:2", "too many");
+    parse_bad(PX_COLL_ALLGATHER, "hier:ring:2:2", "bad parameter");
+    parse_bad(PX_COLL_ALLGATHER, "hier:all:ring", "bad parameter");
+    parse_bad(PX_COLL_ALLGATHER, "hier:ring:2:all:x", "too many");
     parse_bad(PX_COLL_ALLGATHER, "tree:", "empty parameter");
     parse_bad(PX_COLL_ALLGATHER, ":tree", "empty parameter");
     parse_bad(PX_COLL_ALLGATHER, "hier::2", "empty parameter");
@@ -288,7 +302,7 @@ static void test_parse(void **state)
                      PMIX_ERR_BAD_PARAM);
     assert_non_null(strstr(err, "dissemination"));
     assert_non_null(strstr(err, "tree[:RADIX]"));
-    assert_non_null(strstr(err, "hier[:INNER[:RADIX]]"));
+    assert_non_null(strstr(err, "hier[:INNER][:RADIX][:one|all]"));
     assert_null(strstr(err, "ring"));
     assert_int_equal(px_coll_parse(PX_COLL_ALLGATHER, "nope", &ch, err, sizeof(err)),
                      PMIX_ERR_BAD_PARAM);
@@ -335,7 +349,7 @@ static void test_choose(void **state)
 
 static void test_resolve_and_counts(void **state)
 {
-    px_coll_choice in = {NULL, NULL, 0}, out;
+    px_coll_choice in = {NULL, NULL, 0, 0}, out;
     px_coll_groups *g;
     static const uint32_t labels[7] = {0, 0, 0, 1, 1, 1, 2};
 
@@ -388,6 +402,55 @@ static void test_resolve_and_counts(void **state)
     assert_int_equal(px_coll_resolve(&in, PX_COLL_BARRIER, 7, 0, g, &out), PMIX_ERR_BAD_PARAM);
     in.inner = A("hier");
     assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 7, 0, g, &out), PMIX_ERR_BAD_PARAM);
+    px_coll_groups_destroy(g);
+
+    /* Every member a leader: only over groups of one size; 2 groups of 4:
+     * 4 columns of 2 (recdbl, 2 messages each), 2 groups of 4 (Bruck, 8). */
+    in.inner = NULL;
+    in.leaders = PX_COLL_LEADERS_ALL;
+    g = px_coll_groups_create(7, labels);
+    assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 7, 0, g, &out), PMIX_ERR_BAD_PARAM);
+    px_coll_groups_destroy(g);
+    {
+        static const uint32_t even[8] = {5, 5, 9, 9, 5, 9, 5, 9};
+        g = px_coll_groups_create(8, even);
+    }
+    assert_non_null(g);
+    assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 8, 0, g, &out), PMIX_SUCCESS);
+    assert_ptr_equal(out.inner, A("recdbl"));
+    assert_int_equal(out.leaders, PX_COLL_LEADERS_ALL);
+    assert_int_equal(px_coll_messages(&out, 8, g), 4 * 2 + 2 * 8);
+    assert_int_equal(px_coll_rounds(&out, 8, g), 1 + 2);
+    in.radix = 4; /* no tree anywhere: no radix, so that members agree */
+    in.inner = A("ring");
+    assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 8, 0, g, &out), PMIX_SUCCESS);
+    assert_int_equal(out.radix, 0);
+    in.inner = A("tree"); /* a tree among the columns keeps it */
+    assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 8, 0, g, &out), PMIX_SUCCESS);
+    assert_int_equal(out.radix, 4);
+    in.inner = NULL;
+    in.radix = 0;
+    in.leaders = 0; /* the default for an allgather over even groups */
+    assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 8, 0, g, &out), PMIX_SUCCESS);
+    assert_int_equal(out.leaders, PX_COLL_LEADERS_ALL);
+    assert_int_equal(px_coll_resolve(&in, PX_COLL_BARRIER, 8, 0, g, &out), PMIX_SUCCESS);
+    assert_int_equal(out.leaders, PX_COLL_LEADERS_ONE);
+    /* auto: hier over even, switched groups for an allgather only */
+    in.algo = NULL;
+    assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 8, 0, g, &out), PMIX_SUCCESS);
+    assert_ptr_equal(out.algo, A("recdbl")); /* not switched */
+    px_coll_groups_set_switched(g, true);
+    px_coll_groups_set_switched(NULL, true);
+    assert_int_equal(px_coll_resolve(&in, PX_COLL_ALLGATHER, 8, 0, g, &out), PMIX_SUCCESS);
+    assert_ptr_equal(out.algo, A("hier"));
+    assert_int_equal(out.leaders, PX_COLL_LEADERS_ALL);
+    assert_ptr_equal(px_coll_auto_groups(PX_COLL_BARRIER, 8, 0, g), A("dissemination"));
+    assert_ptr_equal(px_coll_auto_groups(PX_COLL_ALLGATHER, 8, 0, NULL), A("recdbl"));
+    assert_ptr_equal(px_coll_auto_groups(PX_COLL_ALLGATHER, 8, 1 << 20, g), A("ring"));
+    px_coll_groups_destroy(g);
+    g = px_coll_groups_create(7, labels); /* uneven: flat */
+    px_coll_groups_set_switched(g, true);
+    assert_ptr_equal(px_coll_auto_groups(PX_COLL_ALLGATHER, 7, 0, g), A("bruck"));
     px_coll_groups_destroy(g);
 
     in.algo = A("ring");
@@ -1478,8 +1541,44 @@ static void test_formulas(void **state)
     assert_int_equal(px_coll_parse(PX_COLL_ALLGATHER, "tree:4", &ch, NULL, 0), PMIX_SUCCESS);
     assert_true(isnan(px_coll_formula(&ch, &in)));
     assert_int_equal(px_coll_parse(PX_COLL_ALLGATHER, "hier", &ch, NULL, 0), PMIX_SUCCESS);
-    assert_true(isnan(px_coll_formula(&ch, &in)));
+    assert_true(isnan(px_coll_formula(&ch, &in))); /* unresolved: no inner */
     assert_true(isnan(px_coll_formula(NULL, &in)));
+
+    /* hier over 4 groups of 4, 100 bytes each (104 with the length word),
+     * a = 1 us + 40 header bytes at 1 ns. */
+    in = (px_coll_cost_in){.kind = PX_COLL_ALLGATHER,
+                           .nmembers = 16,
+                           .bytes = 1600,
+                           .latency = 1e-6,
+                           .beta = 1e-9,
+                           .ngroups = 4,
+                           .group_size = 4};
+    double a = 1e-6 + 40e-9;
+    /* every member a leader: recdbl over a column of 4 blocks of 104, then
+     * Bruck over the group's 4 column blobs of 4 x 104 + 4 bytes (+ 4) */
+    assert_int_equal(px_coll_parse(PX_COLL_ALLGATHER, "hier:recdbl:all", &ch, NULL, 0),
+                     PMIX_SUCCESS);
+    want = 2 * a + 3.0 / 4 * 4 * 104 * 1e-9 + 2 * a + 3.0 / 4 * 4 * (4 * 104 + 4) * 1e-9;
+    assert_true(fabs(px_coll_formula(&ch, &in) - want) < 1e-15);
+    /* one leader: gather 3 blocks in 2 rounds, recdbl over 4 group blobs
+     * of 4 x 104 + 4, broadcast of 16 x 104 bytes twice in a row */
+    assert_int_equal(px_coll_parse(PX_COLL_ALLGATHER, "hier:recdbl:2:one", &ch, NULL, 0),
+                     PMIX_SUCCESS);
+    want = 2 * a + 3 * 104e-9 + 2 * a + 3.0 / 4 * 4 * (4 * 104 + 4) * 1e-9 + 2 * (a + 16 * 104e-9);
+    assert_true(fabs(px_coll_formula(&ch, &in) - want) < 1e-15);
+    ch.radix = 3;
+    assert_true(isnan(px_coll_formula(&ch, &in)));
+    /* barriers: lg G + lg c rounds, or 2 lg c + lg G */
+    in = (px_coll_cost_in){
+        .kind = PX_COLL_BARRIER, .nmembers = 16, .latency = 1e-6, .ngroups = 4, .group_size = 4};
+    assert_int_equal(px_coll_parse(PX_COLL_BARRIER, "hier:dissemination:all", &ch, NULL, 0),
+                     PMIX_SUCCESS);
+    assert_true(fabs(px_coll_formula(&ch, &in) - 4e-6) < 1e-15);
+    assert_int_equal(px_coll_parse(PX_COLL_BARRIER, "hier:dissemination:2:one", &ch, NULL, 0),
+                     PMIX_SUCCESS);
+    assert_true(fabs(px_coll_formula(&ch, &in) - 6e-6) < 1e-15);
+    in.ngroups = 0; /* groups not known */
+    assert_true(isnan(px_coll_formula(&ch, &in)));
 }
 
 int main(void)

@@ -55,6 +55,7 @@ static const variant allgathers[] = {
     {"hier:bruck", PX_COLL_ALLGATHER, COLLG_RR5},
     {"hier:recdbl:3", PX_COLL_ALLGATHER, COLLG_RANDOM},
     {"hier:tree:2", PX_COLL_ALLGATHER, COLLG_SINGLE},
+    {"hier:ring:one", PX_COLL_ALLGATHER, COLLG_RUNS3},
 };
 
 /* ---- textbook counts, computed here, not by coll/ ---- */
@@ -95,6 +96,13 @@ static uint64_t textbook(const px_coll_choice *ch, uint64_t n, const px_coll_gro
 {
     const char *name = px_coll_algo_name(ch->algo);
 
+    if (strcmp(name, "hier") == 0 && ch->leaders == PX_COLL_LEADERS_ALL) {
+        /* even groups: c columns of G members, then G groups of c (Bruck) */
+        uint64_t ngroups = px_coll_groups_count(g), c = n / ngroups;
+        assert_int_equal(c * ngroups, n);
+        return c * flat_count(px_coll_algo_name(ch->inner), ngroups) +
+               ngroups * flat_count("bruck", c);
+    }
     if (strcmp(name, "hier") == 0) {
         uint64_t ngroups = px_coll_groups_count(g);
         return 2 * (n - ngroups) + flat_count(px_coll_algo_name(ch->inner), ngroups);
