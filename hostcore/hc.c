@@ -47,9 +47,9 @@ typedef struct hc_set {
     uint32_t n, me;
     uint32_t *members; /* node ids, ascending; NULL: nodes 0 .. n - 1 */
     px_coll *coll;
-    px_coll_groups *groups; /* owned hier groups, or NULL */
+    px_coll_groups *groups;     /* owned hier groups, or NULL */
     const px_coll_groups *hier; /* the groups px_coll runs with (owned or shared), or NULL */
-    uint8_t *hdr;           /* a COLL message's header for this set (type and runs) */
+    uint8_t *hdr;               /* a COLL message's header for this set (type and runs) */
     size_t hdrlen;
     hc_fence *qhead, *qtail;
     hc_fence *running;
