@@ -77,6 +77,10 @@ target pmixlab::pmix).")
 
 set(CPACK_DEBIAN_BIN_PACKAGE_NAME pmixlab-bin)
 set(CPACK_DEBIAN_BIN_PACKAGE_SECTION utils)
+# pmixrun and pmixd hold the library's objects (sockhost/CMakeLists.txt), so
+# dpkg-shlibdeps finds no libpmix.so.2 in them; the programs they run need
+# the same library.
+set(CPACK_DEBIAN_BIN_PACKAGE_DEPENDS "libpmixlab ${_pmixlab_exact}")
 set(CPACK_DEBIAN_BIN_DESCRIPTION
   "pmixlab's commands: pmixrun, pmixd, pmixsim\n\
 pmixrun starts PMIx jobs on this node or over node daemons (pmixd); pmixsim\n\

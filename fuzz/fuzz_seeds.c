@@ -815,6 +815,65 @@ static void engine_seeds(void)
         en(&s, EN_RUN, 0);
         save("engine", "raw-hello", &s);
 
+        /* groups over two nodes, as raw GROUP frames: a construct of
+         * every rank with a context id (the host's group upcall), its
+         * destruct, then an invitation on node 0 that rank 1 accepts and
+         * later leaves */
+        {
+            pmix_proc_t all[4];
+            pmix_info_t ctx;
+            for (int i = 0; i < 4; i++)
+                PMIx_Load_procid(&all[i], "job", (pmix_rank_t)i);
+            PMIx_Info_load(&ctx, PMIX_GROUP_ASSIGN_CONTEXT_ID, &t, PMIX_BOOL);
+            put8(&s, 0x06);
+            for (int i = 0; i < 4; i++)
+                en_card(&s, (uint8_t)i);
+            for (int i = 0; i < 4; i++) {
+                px_buf_init(&b);
+                px_pack_u8(&b, PX_GRP_CONSTRUCT);
+                px_pack_str(&b, "grp");
+                px_pack_procs(&b, all, 4);
+                px_pack_info(&b, &ctx, 1);
+                en_frame(&s, EN_RAW_SERVER, (uint8_t)i, PX_MSG_GROUP, 110, &b);
+            }
+            en(&s, EN_RUN, 0);
+            for (int i = 0; i < 4; i++) {
+                px_buf_init(&b);
+                px_pack_u8(&b, PX_GRP_DESTRUCT);
+                px_pack_str(&b, "grp");
+                px_pack_procs(&b, NULL, 0);
+                px_pack_info(&b, NULL, 0);
+                en_frame(&s, EN_RAW_SERVER, (uint8_t)i, PX_MSG_GROUP, 111, &b);
+            }
+            en(&s, EN_RUN, 0);
+            px_buf_init(&b);
+            px_pack_u8(&b, PX_GRP_INVITE);
+            px_pack_str(&b, "team");
+            px_pack_procs(&b, &peer, 1);
+            px_pack_info(&b, NULL, 0);
+            en_frame(&s, EN_RAW_SERVER, 0, PX_MSG_GROUP, 112, &b);
+            en(&s, EN_RUN, 0);
+            px_buf_init(&b);
+            px_pack_u8(&b, PX_GRP_JOIN);
+            px_pack_str(&b, "team");
+            px_pack_procs(&b, NULL, 0);
+            px_pack_info(&b, NULL, 0);
+            px_pack_proc(&b, &self);
+            px_pack_u8(&b, 1);
+            en_frame(&s, EN_RAW_SERVER, 1, PX_MSG_GROUP, 113, &b);
+            en(&s, EN_RUN, 0);
+            px_buf_init(&b);
+            px_pack_u8(&b, PX_GRP_LEAVE);
+            px_pack_str(&b, "team");
+            px_pack_procs(&b, NULL, 0);
+            px_pack_info(&b, NULL, 0);
+            en_frame(&s, EN_RAW_SERVER, 1, PX_MSG_GROUP, 114, &b);
+            en(&s, EN_KILL, 2);
+            en(&s, EN_RUN, 0);
+            save("engine", "raw-group", &s);
+            PMIx_Info_destruct(&ctx);
+        }
+
         /* raw replies to a client: WELCOME to its HELLO (tag 1), then a
          * fence's (tag 2) and a get's (tag 3) */
         px_store *js = job_store();

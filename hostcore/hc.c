@@ -427,6 +427,10 @@ static void fence_info(const hc_set *s, const hc_fence *f, px_coll_choice *resol
 /* The server's answer to a failed fence or group operation. */
 static void fence_fail(hc_fence *f, pmix_status_t status)
 {
+    /* For a group, a process that died is a member that failed (under
+     * the job-wide rule, any death of the job fails every operation). */
+    if (f->gcb != NULL && status == PMIX_ERR_PROC_TERM_WO_SYNC)
+        status = PMIX_GROUP_MEMBER_FAILED;
     if (f->gcb != NULL)
         f->gcb(status, false, 0, NULL, 0, f->cbdata, NULL, NULL);
     else

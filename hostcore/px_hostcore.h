@@ -12,8 +12,8 @@
  * It also reads a fence's request as the server engine hands it over
  * (px_fence_req_read), so that no host decodes the fence's info keys
  * itself, names a fence's collective by its participant set
- * (px_fence_set_make), and keeps the direct modex requests a node waits
- * on (px_dmx_*).
+ * (px_fence_set_make), keeps the direct modex requests a node waits on
+ * (px_dmx_*), and makes groups' context ids by one rule (px_ctxid_*).
  *
  * Nothing here does I/O, reads a clock or keeps state between calls.
  */
@@ -444,5 +444,35 @@ int px_auth_tag(const uint8_t key[PX_AUTH_KEYLEN], px_auth_role role, const char
 bool px_auth_check(const uint8_t key[PX_AUTH_KEYLEN], px_auth_role role, const char *job,
                    uint32_t connector, uint32_t acceptor, const uint8_t nc[PX_AUTH_NONCELEN],
                    const uint8_t na[PX_AUTH_NONCELEN], const uint8_t tag[PX_AUTH_TAGLEN]);
+
+/* ---- groups: context ids ---- */
+
+/* A group construct asks its host for a context id
+ * (PMIX_GROUP_ASSIGN_CONTEXT_ID) unique for the life of the launcher or
+ * daemon set and the same on every member (px_group_req in the server
+ * engine's px_server.h). Every host makes them by one rule, with no central
+ * coordination: the node with the lowest index among the nodes that host
+ * a member makes the id from its own generator, and it travels with that
+ * node's contribution to the construct's allgather; every node takes it
+ * from there. An id is the node's index plus one in the top 24 bits and
+ * the node's count of ids made so far in the low 40: ids of different
+ * nodes never meet, and one node makes 2^40 - 1 of them. 0 is never an id.
+ * Zero the generator, then set its node, once per node. px_hc asks the
+ * adapter's ops->ctxid on the node that makes the id (px_hc_group): an
+ * adapter answers it with px_ctxid_next of its node's generator. */
+typedef struct px_ctxid_gen {
+    uint32_t node; /* this node's index: below PX_CTXID_MAX_NODES */
+    uint64_t made; /* ids made so far */
+} px_ctxid_gen;
+
+#define PX_CTXID_MAX_NODES ((1u << 24) - 1)
+
+/* The next id of node g->node, or 0 when the node's 2^40 - 1 ids are used
+ * up or its index is out of range: the host fails the construct then
+ * (PMIX_ERR_OUT_OF_RESOURCE), as the unit tests' host does. */
+uint64_t px_ctxid_next(px_ctxid_gen *g);
+/* The node whose generator makes the id of a construct whose members are
+ * on nodes[0 .. n) (any order; n > 0): the lowest index. */
+uint32_t px_ctxid_maker(const uint32_t nodes[], size_t n);
 
 #endif /* PX_HOSTCORE_H */

@@ -257,6 +257,7 @@ struct sim_node {
     uint32_t nprocs;
     uint64_t next_conn;
     px_hc *hc;           /* fences, failures, direct modex (host core; simfence.c) */
+    px_ctxid_gen ctxids; /* the groups' context ids this node makes */
     long actor;          /* SimGrid's id of the node actor */
     bool dead;           /* crashed (node fault) */
     bool doomed;         /* a fault crashes it (faults.c) */
@@ -357,6 +358,8 @@ pmix_status_t sim_host_fence(void *hctx, const pmix_proc_t procs[], size_t nproc
                              pmix_modex_cbfunc_t cbfunc, void *cbdata);
 pmix_status_t sim_host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
                               size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t sim_host_group(void *hctx, const px_group_req *req, px_group_cbfunc_t cbfunc,
+                             void *cbdata);
 
 /* topo.c: write the platform for the options into `path`; returns 0 or -1
  * with a reason. */

@@ -330,6 +330,11 @@ static void hc_share_ended(void *ctx, uint64_t set, uint32_t epoch, uint32_t nme
     share_ended(run, share_get(run, set, epoch, nmembers));
 }
 
+static uint64_t hc_ctxid(void *ctx)
+{
+    return px_ctxid_next(&((sim_node *)ctx)->ctxids);
+}
+
 static const px_hc_ops hc_ops = {
     .version = PX_HC_OPS_VERSION,
     .send = hc_send,
@@ -337,6 +342,7 @@ static const px_hc_ops hc_ops = {
     .timer_cancel = hc_timer_cancel,
     .now = hc_now,
     .dmodex_local = hc_dmodex_local,
+    .ctxid = hc_ctxid,
     .log = hc_log,
     .groups = hc_groups,
     .fence_start = hc_fence_start,
@@ -361,6 +367,7 @@ int sim_hc_create(sim_node *n)
         .sizes_only = true, /* the bytes go through a sim_share */
     };
 
+    n->ctxids.node = n->id;
     n->hc = px_hc_create(&hc_ops, n, &cfg);
     return n->hc != NULL ? 0 : -1;
 }
@@ -377,6 +384,23 @@ pmix_status_t sim_host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_in
                               size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
     return px_hc_dmodex(((sim_node *)hctx)->hc, proc, info, ninfo, cbfunc, cbdata);
+}
+
+pmix_status_t sim_host_group(void *hctx, const px_group_req *req, px_group_cbfunc_t cbfunc,
+                             void *cbdata)
+{
+    px_hc_group_req r = {
+        .op = req->op,
+        .grp = req->grp,
+        .procs = req->procs,
+        .nprocs = req->nprocs,
+        .assign_ctxid = req->assign_ctxid,
+        .timeout = req->timeout,
+        .local_status = req->local_status,
+        .data = req->data,
+        .ndata = req->ndata,
+    };
+    return px_hc_group(((sim_node *)hctx)->hc, &r, cbfunc, cbdata);
 }
 
 void sim_node_lost(sim_node *n, uint32_t dead)

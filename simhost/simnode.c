@@ -36,6 +36,7 @@ const px_server_host sim_server_host = {
     .abort = host_abort,
     .fence_nb = sim_host_fence,
     .direct_modex = sim_host_dmodex,
+    .group = sim_host_group,
 };
 
 /* ---- the node ---- */

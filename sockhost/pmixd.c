@@ -11,10 +11,10 @@
  * node names, every daemon's address, the application contexts (program,
  * arguments, environment, directory, process set). pmixd then
  *
- *   1. starts its own PMIx server through the Standard's server API
- *      (PMIx_server_init with a pmix_server_module_t, in pmixrun_job.c) in
- *      a private directory, and registers the namespace with data that
- *      spans every node, and its own ranks as clients;
+ *   1. starts its own PMIx server engine (px_server_host, in
+ *      pmixrun_job.c, with the cross-node upcalls of pmixd_coll.c) in a
+ *      private directory, and registers the namespace with data that spans
+ *      every node, and its own ranks as clients;
  *   2. joins the mesh: it connects to every daemon with a lower node id
  *      (sending PD_PEER with its id) and accepts a connection from every
  *      higher one: a full mesh of K(K-1)/2 connections;
@@ -35,6 +35,12 @@
  * fences on every node (coll_break); a daemon whose connection drops, or
  * that sends nothing for the heartbeat's LOST seconds (heartbeat()), is a
  * lost node (coll_peer_lost). docs/pmixd.md states the rules.
+ *
+ * The loop (run) is the job's platform's: every descriptor of the daemon
+ * is a watch on it, next to the server's clients and timers, and each
+ * turn (px_posix_run_once) is followed by what the turn recorded (ranks
+ * that exited, a PMIx_Abort) and by the daemon's own deadlines (px_coll's
+ * timers, the heartbeat, the join deadline, stopping). One thread.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,6 +60,29 @@
 #include "pmixd_proto.h"
 
 #define JOIN_S 30.0 /* every daemon connected within this of the job */
+
+/* A node's callback context for the watches of its connections. */
+struct pmixd_io {
+    pmixd_ctx *d;
+    int n;
+};
+
+static void peer_ready(void *arg, unsigned what);
+
+/* Stop watching a connection (before it closes, or moves). */
+static void unwatch(px_posix_watch **w)
+{
+    px_posix_watch_destroy(*w);
+    *w = NULL;
+}
+
+/* Watch peer `n`'s identified link; false if that cannot be done. */
+static bool watch_peer(pmixd_ctx *d, int n)
+{
+    d->peer_w[n] =
+        px_posix_watch_create(d->j.plat, d->peers[n].fd, PX_POSIX_READ, peer_ready, &d->io[n]);
+    return d->peer_w[n] != NULL;
+}
 
 int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b)
 {
@@ -101,12 +130,17 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
     d->peer_lost = calloc(nnodes, sizeof *d->peer_lost);
     d->heard = calloc(nnodes, sizeof *d->heard);
     d->said = calloc(nnodes, sizeof *d->said);
+    d->peer_w = calloc(nnodes, sizeof *d->peer_w);
+    d->pend_w = calloc(nnodes, sizeof *d->pend_w);
+    d->io = calloc(nnodes, sizeof *d->io);
     if (j->rank_node == NULL || j->node_names == NULL || d->addrs == NULL || d->ports == NULL ||
         d->peers == NULL || d->pend == NULL || d->peer_lost == NULL || d->heard == NULL ||
-        d->said == NULL)
+        d->said == NULL || d->peer_w == NULL || d->pend_w == NULL || d->io == NULL)
         return -1;
-    for (uint32_t n = 0; n < nnodes; n++)
+    for (uint32_t n = 0; n < nnodes; n++) {
         d->peers[n].fd = d->pend[n].fd = -1;
+        d->io[n] = (struct pmixd_io){d, (int)n};
+    }
     for (uint32_t i = 0; i < nprocs; i++) {
         uint32_t n = tl_get_u32(r);
         if (n >= nnodes)
@@ -206,6 +240,10 @@ static int start_job(pmixd_ctx *d)
             return -1;
         }
         tl_link_init(&d->peers[n], fd);
+        if (!watch_peer(d, n)) {
+            fprintf(stderr, "pmixd %s: out of memory\n", j->hostname);
+            return -1;
+        }
         d->heard[n] = d->said[n] = now_s();
         tl_buf b = {0};
         tl_put_u32(&b, (uint32_t)d->node);
@@ -265,9 +303,7 @@ static void rank_ended(pmixd_ctx *d, rank_proc *r, int wstatus)
     } else {
         r->code = WEXITSTATUS(wstatus);
     }
-    pthread_mutex_lock(&j->mu);
     bool connected = r->connected, finalized = r->finalized;
-    pthread_mutex_unlock(&j->mu);
     if (connected && !finalized)
         job_rank_lost(j, r);
     uint8_t flags = (r->signaled ? PD_EXIT_SIGNALED : 0) | (connected ? PD_EXIT_CONNECTED : 0) |
@@ -284,6 +320,7 @@ static void rank_ended(pmixd_ctx *d, rank_proc *r, int wstatus)
 static void reap(pmixd_ctx *d)
 {
     job *j = &d->j;
+    j->child_exited = false;
     for (;;) {
         int st;
         pid_t pid = waitpid(-1, &st, WNOHANG);
@@ -334,7 +371,6 @@ static void stop(pmixd_ctx *d, bool now)
 static void check_abort_d(pmixd_ctx *d)
 {
     job *j = &d->j;
-    pthread_mutex_lock(&j->mu);
     bool seen = j->abort_seen && !j->abort_reported;
     if (seen)
         j->abort_reported = true;
@@ -344,7 +380,6 @@ static void check_abort_d(pmixd_ctx *d)
         tl_put_u32(&b, (uint32_t)j->abort_status);
         tl_put_str(&b, j->abort_msg);
     }
-    pthread_mutex_unlock(&j->mu);
     if (seen)
         tl_send(&d->parent, PD_ABORT, &b);
     tl_buf_free(&b);
@@ -384,6 +419,7 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     }
     if (c->kind == 2) {
         uint32_t n = tl_get_u32(&r);
+        unwatch(&d->pend_w[c->idx]); /* the link closes or moves */
         if (type != PD_PEER || r.bad || n >= (uint32_t)d->j.nnodes || (int)n <= d->node ||
             d->peers[n].fd >= 0) {
             tl_link_close(l);
@@ -391,12 +427,13 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
         }
         /* the link moves (with what it read), behind what was queued for
          * that node before it came */
-        if (tl_link_adopt(&d->peers[n], l) != 0) {
+        if (tl_link_adopt(&d->peers[n], l) != 0 || !watch_peer(d, (int)n)) {
             /* That daemon counts us lost as its connection drops: so must
              * we, or the mesh would wait for it until the join deadline. */
             fprintf(stderr, "pmixd %s: out of memory taking the connection of %s's daemon\n",
                     d->j.hostname, d->j.node_names[n]);
             tl_link_close(l);
+            tl_link_close(&d->peers[n]);
             d->peer_lost[n] = true;
             if (!d->stopping)
                 coll_peer_lost(d, (int)n);
@@ -418,6 +455,7 @@ void pmixd_peer_drop(pmixd_ctx *d, int n)
 {
     if (n < 0 || n >= d->j.nnodes || n == d->node || d->peer_lost[n])
         return;
+    unwatch(&d->peer_w[n]);
     tl_link_close(&d->peers[n]);
     d->peer_lost[n] = true;
     if (!d->stopping)
@@ -492,16 +530,15 @@ static int heartbeat(pmixd_ctx *d)
 /* Why the mesh cannot complete, or NULL while it still may: a daemon
  * that was lost before it, or the join deadline passed (the daemons that
  * did not connect are named). */
-static const char *mesh_failed(pmixd_ctx *d)
+static const char *mesh_failed(pmixd_ctx *d, char *why, size_t wlen)
 {
-    static char why[512];
     job *j = &d->j;
     bool late = now_s() >= d->join_until;
     size_t len;
 
     for (int n = 0; n < j->nnodes; n++) {
         if (n != d->node && d->peer_lost[n]) {
-            snprintf(why, sizeof why, "the daemon of %s was lost before every daemon connected",
+            snprintf(why, wlen, "the daemon of %s was lost before every daemon connected",
                      j->node_names[n]);
             return why;
         }
@@ -511,12 +548,12 @@ static const char *mesh_failed(pmixd_ctx *d)
     int missing = 0;
     for (int n = 0; n < j->nnodes; n++)
         missing += n != d->node && d->peers[n].fd < 0;
-    len = (size_t)snprintf(why, sizeof why, "the daemon%s of", missing > 1 ? "s" : "");
-    for (int n = 0; n < j->nnodes && len < sizeof why; n++)
+    len = (size_t)snprintf(why, wlen, "the daemon%s of", missing > 1 ? "s" : "");
+    for (int n = 0; n < j->nnodes && len < wlen; n++)
         if (n != d->node && d->peers[n].fd < 0)
-            len += (size_t)snprintf(why + len, sizeof why - len, " %s", j->node_names[n]);
-    if (len < sizeof why)
-        snprintf(why + len, sizeof why - len,
+            len += (size_t)snprintf(why + len, wlen - len, " %s", j->node_names[n]);
+    if (len < wlen)
+        snprintf(why + len, wlen - len,
                  " did not connect to this one (port %u) within %.0f s: a firewall between "
                  "the hosts, or a daemon that hangs",
                  (unsigned)d->ports[d->node], d->join_s);
@@ -531,19 +568,121 @@ static bool all_output_closed(job *j)
     return true;
 }
 
+/* ---- the watches' callbacks (inside a turn of the loop) ---- */
+
+static void on_signal(void *arg, unsigned what)
+{
+    pmixd_ctx *d = arg;
+    struct signalfd_siginfo si;
+    while (read(d->j.sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+        int sig = (int)si.ssi_signo;
+        if (sig == SIGCHLD) {
+            d->j.child_exited = true; /* run() reaps after the turn */
+        } else if (sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGCONT) {
+            if (!d->stopping || sig == SIGCONT)
+                signal_ranks(d, sig); /* forwarded by pmixrun */
+        } else if (sig == SIGTSTP) {
+            /* pmixrun stops; the daemon does not, or its peers would count
+             * it lost */
+            if (!d->stopping)
+                signal_ranks(d, SIGSTOP);
+        } else {
+            stop(d, d->stopping); /* a second signal: at once */
+        }
+    }
+}
+
+static void parent_ready(void *arg, unsigned what)
+{
+    pmixd_ctx *d = arg;
+    rctx c = {d, 0, -1};
+    if (what & PX_POSIX_WRITE)
+        tl_flush(&d->parent);
+    if ((what & PX_POSIX_READ) && tl_read(&d->parent, on_frame, &c) != 0) {
+        unwatch(&d->parent_w);
+        tl_link_close(&d->parent); /* pmixrun is gone: so are we */
+        stop(d, true);
+    }
+}
+
+static void pend_ready(void *arg, unsigned what)
+{
+    struct pmixd_io *io = arg;
+    pmixd_ctx *d = io->d;
+    rctx c = {d, 2, io->n};
+    int before = d->npeers;
+    if (tl_read(&d->pend[c.idx], on_frame, &c) != 0) {
+        unwatch(&d->pend_w[c.idx]);
+        tl_link_close(&d->pend[c.idx]);
+    }
+    for (int p = 0; d->npeers > before && p < d->j.nnodes; p++)
+        read_peer(d, p); /* what came with its PD_PEER frame */
+}
+
+static void listen_ready(void *arg, unsigned what)
+{
+    pmixd_ctx *d = arg;
+    int fd = tl_accept(d->lfd);
+    for (int s = 0; fd >= 0 && s < d->j.nnodes; s++) {
+        if (d->pend[s].fd < 0) {
+            tl_link_init(&d->pend[s], fd);
+            d->pend_w[s] =
+                px_posix_watch_create(d->j.plat, fd, PX_POSIX_READ, pend_ready, &d->io[s]);
+            if (d->pend_w[s] == NULL)
+                tl_link_close(&d->pend[s]); /* no memory: it may connect again */
+            fd = -1;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+static void peer_ready(void *arg, unsigned what)
+{
+    struct pmixd_io *io = arg;
+    pmixd_ctx *d = io->d;
+    if (d->peers[io->n].fd < 0)
+        return;
+    if (what & PX_POSIX_WRITE)
+        tl_flush(&d->peers[io->n]);
+    if (what & PX_POSIX_READ)
+        read_peer(d, io->n);
+}
+
+/* Before a turn: what each connection waits for (output queued, the
+ * listener while the mesh is incomplete). */
+static void arm_watches(pmixd_ctx *d)
+{
+    job *j = &d->j;
+    if (d->parent_w != NULL)
+        px_posix_watch_set(d->parent_w,
+                           PX_POSIX_READ | (tl_want_write(&d->parent) ? PX_POSIX_WRITE : 0));
+    if (d->listen_w != NULL)
+        px_posix_watch_set(d->listen_w, d->have_job && d->peers != NULL && d->npeers < j->nnodes - 1
+                                            ? PX_POSIX_READ
+                                            : 0);
+    for (int n = 0; d->peer_w != NULL && n < j->nnodes; n++)
+        if (d->peer_w[n] != NULL)
+            px_posix_watch_set(d->peer_w[n],
+                               PX_POSIX_READ | (tl_want_write(&d->peers[n]) ? PX_POSIX_WRITE : 0));
+}
+
+/* ---- the loop ---- */
+
 static void run(pmixd_ctx *d)
 {
     job *j = &d->j;
     double drain_until = 0;
+    char why[512];
     for (;;) {
-        reap(d);
+        if (j->child_exited)
+            reap(d);
         check_abort_d(d);
-        coll_inbox(d);
         coll_timers(d);
         if (d->have_job && !d->launched && !d->stopping && d->npeers == j->nnodes - 1)
             launch(d);
         else if (d->have_job && !d->launched && !d->stopping && !d->failed) {
-            const char *lost = mesh_failed(d);
+            const char *lost = mesh_failed(d, why, sizeof why);
             if (lost != NULL) {
                 fprintf(stderr, "pmixd %s: %s; stopping\n", j->hostname, lost);
                 d->failed = true;
@@ -562,52 +701,6 @@ static void run(pmixd_ctx *d)
                     break;
             }
         }
-        size_t cap = 4 + 2 * (size_t)j->nstarted + 2 * (size_t)j->nnodes;
-        struct pollfd *pfd = calloc(cap, sizeof *pfd);
-        int *who = calloc(cap, sizeof *who);
-        if (pfd == NULL || who == NULL) {
-            free(pfd);
-            free(who);
-            fprintf(stderr, "pmixd %s: out of memory\n", j->hostname);
-            break;
-        }
-        nfds_t n = 0;
-        pfd[n] = (struct pollfd){.fd = j->sigfd, .events = POLLIN};
-        who[n++] = -1;
-        pfd[n] = (struct pollfd){.fd = j->wake[0], .events = POLLIN};
-        who[n++] = -2;
-        if (d->parent.fd >= 0) {
-            pfd[n] = (struct pollfd){.fd = d->parent.fd, .events = POLLIN};
-            if (tl_want_write(&d->parent))
-                pfd[n].events |= POLLOUT;
-            who[n++] = -3;
-        }
-        if (d->have_job && d->peers != NULL && d->npeers < j->nnodes - 1) {
-            pfd[n] = (struct pollfd){.fd = d->lfd, .events = POLLIN};
-            who[n++] = -4;
-        }
-        for (int i = 0; d->peers != NULL && i < j->nnodes; i++) {
-            if (d->peers[i].fd >= 0) {
-                pfd[n] = (struct pollfd){.fd = d->peers[i].fd, .events = POLLIN};
-                if (tl_want_write(&d->peers[i]))
-                    pfd[n].events |= POLLOUT;
-                who[n++] = i;
-            }
-            if (d->pend[i].fd >= 0) {
-                pfd[n] = (struct pollfd){.fd = d->pend[i].fd, .events = POLLIN};
-                who[n++] = 100000 + i;
-            }
-        }
-        for (int i = 0; i < j->nstarted; i++) {
-            if (j->ranks[i].out.fd >= 0) {
-                pfd[n] = (struct pollfd){.fd = j->ranks[i].out.fd, .events = POLLIN};
-                who[n++] = 200000 + 2 * i;
-            }
-            if (j->ranks[i].err.fd >= 0) {
-                pfd[n] = (struct pollfd){.fd = j->ranks[i].err.fd, .events = POLLIN};
-                who[n++] = 200000 + 2 * i + 1;
-            }
-        }
         int tmo = coll_timeout_ms(d), hb = heartbeat(d);
         if (hb >= 0 && (tmo < 0 || hb < tmo))
             tmo = hb;
@@ -619,74 +712,8 @@ static void run(pmixd_ctx *d)
         }
         if (d->stopping && (tmo < 0 || tmo > 100))
             tmo = 100;
-        int rc = poll(pfd, n, tmo);
-        if (rc < 0 && errno != EINTR) {
-            fprintf(stderr, "pmixd %s: poll failed: %s\n", j->hostname, strerror(errno));
-            free(pfd);
-            free(who);
-            break;
-        }
-        for (nfds_t i = 0; rc > 0 && i < n; i++) {
-            if (pfd[i].revents == 0)
-                continue;
-            int w = who[i];
-            if (w == -1) {
-                struct signalfd_siginfo si;
-                while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
-                    int sig = (int)si.ssi_signo;
-                    if (sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGCONT) {
-                        if (!d->stopping || sig == SIGCONT)
-                            signal_ranks(d, sig); /* forwarded by pmixrun */
-                    } else if (sig == SIGTSTP) {
-                        /* pmixrun stops; the daemon does not, or its peers
-                         * would count it lost */
-                        if (!d->stopping)
-                            signal_ranks(d, SIGSTOP);
-                    } else if (sig != SIGCHLD) {
-                        stop(d, d->stopping); /* a second signal: at once */
-                    }
-                }
-            } else if (w == -2) {
-                char buf[64];
-                while (read(j->wake[0], buf, sizeof buf) > 0)
-                    ;
-            } else if (w == -3) {
-                rctx c = {d, 0, -1};
-                if (pfd[i].revents & POLLOUT)
-                    tl_flush(&d->parent);
-                if ((pfd[i].revents & ~POLLOUT) != 0 && tl_read(&d->parent, on_frame, &c) != 0) {
-                    tl_link_close(&d->parent); /* pmixrun is gone: so are we */
-                    stop(d, true);
-                }
-            } else if (w == -4) {
-                int fd = tl_accept(d->lfd);
-                for (int s = 0; fd >= 0 && s < j->nnodes; s++) {
-                    if (d->pend[s].fd < 0) {
-                        tl_link_init(&d->pend[s], fd);
-                        fd = -1;
-                    }
-                }
-                if (fd >= 0)
-                    close(fd);
-            } else if (w >= 200000) {
-                rank_proc *r = &j->ranks[(w - 200000) / 2];
-                iof_stream_read((w & 1) ? &r->err : &r->out, r->rank, j->tag_output);
-            } else if (w >= 100000) {
-                rctx c = {d, 2, w - 100000};
-                int before = d->npeers;
-                if (tl_read(&d->pend[c.idx], on_frame, &c) != 0)
-                    tl_link_close(&d->pend[c.idx]);
-                for (int p = 0; d->npeers > before && p < j->nnodes; p++)
-                    read_peer(d, p); /* what came with its PD_PEER frame */
-            } else if (d->peers[w].fd >= 0) {
-                if (pfd[i].revents & POLLOUT)
-                    tl_flush(&d->peers[w]);
-                if ((pfd[i].revents & ~POLLOUT) != 0)
-                    read_peer(d, w);
-            }
-        }
-        free(pfd);
-        free(who);
+        arm_watches(d);
+        px_posix_run_once(j->plat, tmo < 0 ? -1.0 : tmo / 1000.0);
     }
 }
 
@@ -711,11 +738,12 @@ static int setup(pmixd_ctx *d, int parent, const char *listen)
     sigaddset(&mask, SIGCONT);
     if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0 ||
         (j->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
-        pipe2(j->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||
         (j->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
         fprintf(stderr, "pmixd: cannot set up: %s\n", strerror(errno));
         return -1;
     }
+    if (job_platform(j, on_signal, d) != 0)
+        return -1;
     signal(SIGPIPE, SIG_IGN);
     if (fcntl(parent, F_SETFD, FD_CLOEXEC) != 0) {
         fprintf(stderr, "pmixd: --parent-fd %d is not open: %s\n", parent, strerror(errno));
@@ -726,6 +754,12 @@ static int setup(pmixd_ctx *d, int parent, const char *listen)
     d->lfd = tl_listen(listen, &d->port);
     if (d->lfd < 0) {
         fprintf(stderr, "pmixd: cannot listen on %s: %s\n", listen, strerror(errno));
+        return -1;
+    }
+    d->parent_w = px_posix_watch_create(j->plat, d->parent.fd, PX_POSIX_READ, parent_ready, d);
+    d->listen_w = px_posix_watch_create(j->plat, d->lfd, 0, listen_ready, d);
+    if (d->parent_w == NULL || d->listen_w == NULL) {
+        fprintf(stderr, "pmixd: cannot set up: out of memory\n");
         return -1;
     }
     tl_buf b = {0};
@@ -741,6 +775,14 @@ static void teardown(pmixd_ctx *d)
     job *j = &d->j;
     job_server_stop(j); /* answers pending PMIx_Abort calls */
     coll_fini(d);
+    /* the watches go before their descriptors, the platform after them */
+    unwatch(&d->parent_w);
+    unwatch(&d->listen_w);
+    for (int n = 0; d->peer_w != NULL && d->pend_w != NULL && n < j->nnodes; n++) {
+        unwatch(&d->peer_w[n]);
+        unwatch(&d->pend_w[n]);
+    }
+    job_platform_free(j);
     files_run_cleanups(j);
     files_remove_topdir(j);
     tl_drain(&d->parent, 2.0);
@@ -772,8 +814,10 @@ static void teardown(pmixd_ctx *d)
     free(d->peer_lost);
     free(d->heard);
     free(d->said);
+    free(d->peer_w);
+    free(d->pend_w);
+    free(d->io);
     job_release(j);
-    pthread_mutex_destroy(&d->qmu);
 }
 
 static void usage(FILE *f)
@@ -817,12 +861,11 @@ int main(int argc, char **argv)
         return PMIXRUN_EXIT_USAGE;
     }
     job *j = &d->j;
-    j->sigfd = j->wake[0] = j->wake[1] = j->devnull = -1;
+    j->sigfd = j->devnull = -1;
+    j->child_exited = true;
     j->node = d->node;
     j->outs[1] = (iof_out){.fd = STDOUT_FILENO};
     j->outs[2] = (iof_out){.fd = STDERR_FILENO};
-    pthread_mutex_init(&j->mu, NULL);
-    pthread_mutex_init(&d->qmu, NULL);
     snprintf(j->hostname, sizeof j->hostname, "node%d", d->node);
     int status = 0;
     if (setup(d, parent, listen) != 0)

@@ -4,24 +4,26 @@
  *   pmixd.c        options, the control connection to pmixrun, the mesh of
  *                  daemon connections, the ranks of this node, the loop
  *   pmixd_coll.c   the host core's px_hc on the mesh: fences across
- *                  nodes, failures, direct modex
+ *                  nodes, failures, direct modex (the server's cross-node
+ *                  upcalls)
  *
  * The node's job is a pmixrun `job` (pmixrun.h) whose map spans nodes: the
- * job data, the server module's other upcalls, process launch and output
- * forwarding are pmixrun's (pmixrun_job.c, pmixrun_launch.c,
+ * job data, the server engine and its other upcalls, process launch and
+ * output forwarding are pmixrun's (pmixrun_job.c, pmixrun_launch.c,
  * pmixrun_iof.c).
  *
- * Threads. All daemon state belongs to the main thread, which owns every
- * socket and every px_coll. The PMIx server library calls the module's
- * upcalls on its progress thread; the cross-node ones (fence_nb,
- * direct_modex, and the answers of PMIx_server_dmodex_request) only queue
- * an item under `qmu` and poke the main loop (job_wake), which does the
- * work. The main thread never holds `qmu` while it calls the library.
+ * One thread, one loop (as pmixrun, pmixrun.h). The daemon's descriptors
+ * (signalfd, the control connection, the listener, the peers' and the
+ * ranks' pipes) are watches on the job's platform, made for external
+ * progress, whose loop also serves the server engine's clients and
+ * timers; run() turns it with px_posix_run_once. The engine's cross-node
+ * upcalls (fence_nb, direct_modex: pmixd_coll.c, context the daemon) and
+ * the answers of job_dmodex_request run on the main thread inside a turn
+ * and do their work at once: no queue, no lock, no global.
  */
 #ifndef PMIXD_H
 #define PMIXD_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,8 +32,6 @@
 #include "pmixrun.h"
 #include "tcplink.h"
 #include "px_hostcore.h"
-
-typedef struct inbox_item inbox_item;
 
 struct px_coll_timer {
     struct px_coll_timer *next;
@@ -74,8 +74,13 @@ typedef struct pmixd_ctx {
     px_hc *hc;              /* fences, failures, direct modex (host core; pmixd_coll.c) */
     struct px_coll_timer *timers;
 
-    pthread_mutex_t qmu;
-    inbox_item *qhead, *qtail;
+    /* The watches of the daemon's connections on the job's loop: the
+     * control connection, the listener, and per node its identified link
+     * (peer_w) and a connection accepted but not yet identified (pend_w);
+     * `io` is each node's callback context. */
+    px_posix_watch *parent_w, *listen_w;
+    px_posix_watch **peer_w, **pend_w;
+    struct pmixd_io *io;
 } pmixd_ctx;
 
 /* pmixd.c */
@@ -91,8 +96,7 @@ void pmixd_peer_drop(pmixd_ctx *d, int n);
 /* Before job_server_start, once the job is read: makes the core and
  * installs the upcalls. 0, or -1 with a message on stderr. */
 int coll_init(pmixd_ctx *d);
-void coll_fini(pmixd_ctx *d);  /* after the server stopped: frees, calls nothing */
-void coll_inbox(pmixd_ctx *d); /* do what the upcalls queued */
+void coll_fini(pmixd_ctx *d); /* after the server stopped: frees, calls nothing */
 /* A frame from node `from`'s daemon (PD_HC: for the core). */
 void coll_frame(pmixd_ctx *d, int from, uint8_t type, const uint8_t *p, size_t len);
 void coll_peer_lost(pmixd_ctx *d, int node);

@@ -11,11 +11,12 @@
  * that message's failure, not the peer's; a daemon we cannot reach counts
  * as lost.
  *
- * Threads. The PMIx server library calls the fence_nb and direct_modex
- * upcalls, and answers PMIx_server_dmodex_request, on its progress
- * thread: they only queue an item (with copies of what they were given)
- * under `qmu` and poke the main loop (job_wake), which hands it to the
- * core. The main thread never holds `qmu` while it calls the library.
+ * One thread. The server engine's fence_nb and direct_modex upcalls
+ * (px_server_host functions whose context is the daemon, installed as the
+ * job's `cross` table) and the answers of the local direct modex requests
+ * (job_dmodex_request) come on the main thread, inside a turn of the loop
+ * (pmixd.h): they hand what they were given to the core at once, without
+ * a copy, and the core may complete them before they return.
  *
  * The algorithm of a fence is its own key, else PMIXLAB_FENCE_ALGO /
  * PMIXLAB_BARRIER_ALGO (read when the job starts), else auto. With
@@ -35,140 +36,37 @@
 #include "px_hostcore.h"
 #include "pmixd_proto.h"
 
-enum {
-    IT_FENCE,
-    IT_DMDX,
-    IT_DMDX_ANSWER
-};
+/* ---- upcalls (the main thread, inside a turn of the loop) ---- */
 
-/* An upcall, or an answer of the server, waiting for the main thread. */
-struct inbox_item {
-    inbox_item *next;
-    int kind;
-    pmix_proc_t *procs; /* IT_FENCE: the participants; IT_DMDX: one */
-    size_t nprocs;
-    pmix_info_t *info;
-    size_t ninfo;
-    char *data; /* IT_FENCE: the node's contribution; IT_DMDX_ANSWER: the record */
-    size_t ndata;
-    pmix_modex_cbfunc_t cbfunc; /* IT_FENCE, IT_DMDX */
-    void *cbdata;
-    pmix_dmodex_response_fn_t answer; /* IT_DMDX_ANSWER: the core's callback */
-    void *answer_arg;
-    pmix_status_t status;
-};
-
-/* The Standard's module carries no context: the one daemon of this process. */
-static pmixd_ctx *g_d;
-
-static void push(pmixd_ctx *d, inbox_item *it)
+static pmix_status_t up_fence(void *hctx, const pmix_proc_t procs[], size_t nprocs,
+                              const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
+                              pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    pthread_mutex_lock(&d->qmu);
-    if (d->qtail != NULL)
-        d->qtail->next = it;
-    else
-        d->qhead = it;
-    d->qtail = it;
-    pthread_mutex_unlock(&d->qmu);
-    job_wake(&d->j);
-}
-
-static void free_item(inbox_item *it)
-{
-    free(it->procs);
-    if (it->info != NULL)
-        PMIx_Info_free(it->info, it->ninfo);
-    free(it->data);
-    free(it);
-}
-
-/* ---- upcalls (progress thread) ---- */
-
-static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
-                              size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
-                              void *cbdata)
-{
-    inbox_item *it = calloc(1, sizeof *it);
-    if (it == NULL)
-        return PMIX_ERR_NOMEM;
-    it->kind = IT_FENCE;
-    if ((nprocs > 0 && (it->procs = malloc(nprocs * sizeof *procs)) == NULL) ||
-        (ninfo > 0 && (it->info = PMIx_Info_create(ninfo)) == NULL) ||
-        (ndata > 0 && (it->data = malloc(ndata)) == NULL)) {
-        free_item(it);
-        return PMIX_ERR_NOMEM;
+    pmixd_ctx *d = hctx;
+    if (d->stopping || d->hc == NULL) {
+        cbfunc(PMIX_ERR_PROC_TERM_WO_SYNC, NULL, 0, cbdata, NULL, NULL);
+        return PMIX_SUCCESS;
     }
-    if (nprocs > 0)
-        memcpy(it->procs, procs, nprocs * sizeof *procs);
-    it->nprocs = nprocs;
-    for (size_t i = 0; i < ninfo; i++)
-        PMIx_Info_xfer(&it->info[i], &info[i]);
-    it->ninfo = ninfo;
-    if (ndata > 0)
-        memcpy(it->data, data, ndata);
-    it->ndata = ndata;
-    it->cbfunc = cbfunc;
-    it->cbdata = cbdata;
-    push(g_d, it);
-    return PMIX_SUCCESS;
+    return px_hc_fence(d->hc, procs, nprocs, info, ninfo, data, ndata, cbfunc, cbdata);
 }
 
-static pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
-                               pmix_modex_cbfunc_t cbfunc, void *cbdata)
+static pmix_status_t up_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                               size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    pmixd_ctx *d = g_d;
-    /* the core would say so too; answered here, the server needs no hop */
-    if (px_jobmap_node_of(&d->map, proc->rank) == (uint32_t)d->node ||
-        strncmp(proc->nspace, d->map.nspace, PMIX_MAX_NSLEN) != 0)
+    pmixd_ctx *d = hctx;
+    if (d->hc == NULL)
         return PMIX_ERR_NOT_FOUND;
-    inbox_item *it = calloc(1, sizeof *it);
-    if (it == NULL || (it->procs = malloc(sizeof *proc)) == NULL) {
-        free(it);
-        return PMIX_ERR_NOMEM;
-    }
-    it->kind = IT_DMDX;
-    it->procs[0] = *proc;
-    it->nprocs = 1;
-    it->cbfunc = cbfunc;
-    it->cbdata = cbdata;
-    push(d, it);
-    return PMIX_SUCCESS;
+    return px_hc_dmodex(d->hc, proc, info, ninfo, cbfunc, cbdata);
 }
 
-typedef struct local_ask {
-    pmixd_ctx *d;
-    pmix_dmodex_response_fn_t answer;
-    void *arg;
-} local_ask;
+/* What the job's server table hands pmixd (job.cross). */
+static const px_server_host cross_host = {
+    .version = PX_SERVER_HOST_VERSION,
+    .fence_nb = up_fence,
+    .direct_modex = up_dmodex,
+};
 
-/* PMIx_server_dmodex_request's answer: any thread, maybe inside the call. */
-static void local_answered(pmix_status_t status, char *data, size_t sz, void *cbdata)
-{
-    local_ask *a = cbdata;
-    inbox_item *it = calloc(1, sizeof *it);
-    if (it != NULL) {
-        it->kind = IT_DMDX_ANSWER;
-        it->answer = a->answer;
-        it->answer_arg = a->arg;
-        it->status = status;
-        if (status == PMIX_SUCCESS && sz > 0) {
-            if ((it->data = malloc(sz)) != NULL) {
-                memcpy(it->data, data, sz);
-                it->ndata = sz;
-            } else {
-                it->status = PMIX_ERR_NOMEM;
-            }
-        }
-        push(a->d, it);
-    } else {
-        /* cannot hop: the requester's own timeout ends its Get */
-        fprintf(stderr, "pmixd %s: out of memory answering a direct modex request\n",
-                a->d->j.hostname);
-    }
-    free(a);
-}
-
-/* ---- the core's operations (main thread) ---- */
+/* ---- the core's operations ---- */
 
 static pmix_status_t hc_send(void *ctx, uint32_t node, void *msg, size_t len,
                              const px_hc_sent *what)
@@ -219,17 +117,13 @@ static double hc_now(void *ctx)
     return now_s();
 }
 
+/* The server answers on this thread, maybe before this returns: straight
+ * to the core, which allows that. */
 static pmix_status_t hc_dmodex_local(void *ctx, const pmix_proc_t *proc,
                                      pmix_dmodex_response_fn_t cb, void *cbdata)
 {
-    local_ask *a = calloc(1, sizeof *a);
-    if (a == NULL)
-        return PMIX_ERR_NOMEM;
-    *a = (local_ask){ctx, cb, cbdata};
-    pmix_status_t rc = PMIx_server_dmodex_request(proc, local_answered, a);
-    if (rc != PMIX_SUCCESS)
-        free(a);
-    return rc;
+    pmixd_ctx *d = ctx;
+    return job_dmodex_request(&d->j, proc, cb, cbdata);
 }
 
 static void hc_drop(void *ctx, uint32_t node)
@@ -272,7 +166,7 @@ static const px_hc_ops hc_ops = {
     .fence_end = hc_fence_end,
 };
 
-/* ---- the main thread's side ---- */
+/* ---- what the daemon learns ---- */
 
 void coll_break(pmixd_ctx *d, int rank, bool tell)
 {
@@ -291,40 +185,6 @@ void coll_peer_lost(pmixd_ctx *d, int node)
 {
     if (d->hc != NULL)
         px_hc_node_lost(d->hc, (uint32_t)node);
-}
-
-void coll_inbox(pmixd_ctx *d)
-{
-    pthread_mutex_lock(&d->qmu);
-    inbox_item *it = d->qhead;
-    d->qhead = d->qtail = NULL;
-    pthread_mutex_unlock(&d->qmu);
-    while (it != NULL) {
-        inbox_item *next = it->next;
-        pmix_status_t rc;
-        switch (it->kind) {
-        case IT_FENCE:
-            if (d->stopping || d->hc == NULL) {
-                it->cbfunc(PMIX_ERR_PROC_TERM_WO_SYNC, NULL, 0, it->cbdata, NULL, NULL);
-                break;
-            }
-            rc = px_hc_fence(d->hc, it->procs, it->nprocs, it->info, it->ninfo, it->data, it->ndata,
-                             it->cbfunc, it->cbdata);
-            if (rc != PMIX_SUCCESS)
-                it->cbfunc(rc, NULL, 0, it->cbdata, NULL, NULL);
-            break;
-        case IT_DMDX:
-            rc = d->hc != NULL ? px_hc_dmodex(d->hc, &it->procs[0], NULL, 0, it->cbfunc, it->cbdata)
-                               : PMIX_ERR_NOT_FOUND;
-            if (rc != PMIX_SUCCESS)
-                it->cbfunc(rc, NULL, 0, it->cbdata, NULL, NULL);
-            break;
-        case IT_DMDX_ANSWER: it->answer(it->status, it->data, it->ndata, it->answer_arg); break;
-        default: break;
-        }
-        free_item(it);
-        it = next;
-    }
 }
 
 void coll_frame(pmixd_ctx *d, int from, uint8_t type, const uint8_t *p, size_t len)
@@ -376,9 +236,8 @@ static const char *node_name(void *ctx, uint32_t node)
 int coll_init(pmixd_ctx *d)
 {
     job *j = &d->j;
-    g_d = d;
-    j->fence_fn = up_fence;
-    j->dmodex_fn = up_dmodex;
+    j->cross = &cross_host;
+    j->cross_ctx = d;
     d->map = (px_jobmap){.nspace = j->nspace,
                          .nprocs = (uint32_t)j->nprocs,
                          .nnodes = (uint32_t)j->nnodes,
@@ -408,14 +267,5 @@ void coll_fini(pmixd_ctx *d)
         px_coll_timer *t = d->timers;
         d->timers = t->next;
         free(t);
-    }
-    pthread_mutex_lock(&d->qmu);
-    inbox_item *it = d->qhead;
-    d->qhead = d->qtail = NULL;
-    pthread_mutex_unlock(&d->qmu);
-    while (it != NULL) {
-        inbox_item *next = it->next;
-        free_item(it);
-        it = next;
     }
 }

@@ -13,21 +13,23 @@
  * what it cannot do (another host, per-rank work on the daemons) is
  * refused with a message that says so, never ignored.
  *
- * How it works. pmixrun makes a private job directory, starts the PMIx
- * server library through the Standard's server API only (PMIx_server_init
- * with a module of upcalls, PMIx_server_register_nspace with the job's data,
- * PMIx_server_register_client and PMIx_server_setup_fork per rank), then
- * forks the ranks (pmixrun_launch.c). The library serves the clients on its
- * own progress thread; pmixrun's main thread runs a poll() loop over
+ * How it works. pmixrun makes a private job directory, starts the library's
+ * server engine through its own interface (px_server_create with a
+ * px_server_host table whose upcalls get the job as their context,
+ * pmixrun_job.c), registers the job's data and its ranks, then forks the
+ * ranks (pmixrun_launch.c). Everything runs on the main thread, in one
+ * loop: the posix platform's, made for external progress (no progress
+ * thread), which serves the clients' connections and the engine's timers
+ * and watches pmixrun's own descriptors:
  *
  *   - a signalfd for SIGCHLD, the signals that end the job (below) and
- *     those forwarded to the ranks (blocked in every thread, so they
- *     arrive only there),
- *   - a self-pipe that the module's upcalls write to (PMIx_Abort),
+ *     those forwarded to the ranks (blocked, so they arrive only there),
  *   - the ranks' stdout and stderr pipes, and pmixrun's stdin with the
- *     pipes of the ranks that read it (pmixrun_iof.c),
+ *     pipes of the ranks that read it (pmixrun_iof.c).
  *
- * with a timeout for --timeout and for the phases of stopping.
+ * run_loop turns it (px_posix_run_once) with a timeout for --timeout and
+ * for the phases of stopping, and after every turn acts on what the
+ * callbacks recorded: ranks that exited, a PMIx_Abort, the time.
  *
  * How a job ends. When every rank has exited on its own, pmixrun exits with
  * the highest of their exit statuses (128+N for a rank killed by signal N).
@@ -839,9 +841,7 @@ static void rank_exited(job *j, rank_proc *r, int wstatus)
     } else {
         r->code = WEXITSTATUS(wstatus);
     }
-    pthread_mutex_lock(&j->mu);
     bool connected = r->connected, finalized = r->finalized;
-    pthread_mutex_unlock(&j->mu);
     if (connected && !finalized)
         job_rank_lost(j, r); /* peers' fences with it fail now */
     rank_judge(j, r, (int)r->pid, connected, finalized);
@@ -876,6 +876,7 @@ void rank_judge(job *j, rank_proc *r, int pid, bool connected, bool finalized)
 
 static void reap(job *j)
 {
+    j->child_exited = false;
     for (;;) {
         int st;
         pid_t pid = waitpid(-1, &st, WNOHANG);
@@ -892,13 +893,11 @@ static void reap(job *j)
 
 void check_abort(job *j)
 {
-    pthread_mutex_lock(&j->mu);
     bool seen = j->abort_seen && !j->abort_reported;
     int rank = j->abort_rank, status = j->abort_status;
     char *msg = j->abort_msg;
     if (seen)
         j->abort_reported = true;
-    pthread_mutex_unlock(&j->mu);
     if (!seen)
         return;
     if (j->reason == END_NONE) {
@@ -956,8 +955,10 @@ void handle_signals(job *j)
     struct signalfd_siginfo si;
     while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
         int sig = (int)si.ssi_signo;
-        if (sig == SIGCHLD)
-            continue; /* reap() runs after every wake-up */
+        if (sig == SIGCHLD) {
+            j->child_exited = true; /* the loop reaps after this turn */
+            continue;
+        }
         if (forward_signal(j, sig))
             continue;
         if (j->reason == END_NONE) {
@@ -1033,19 +1034,28 @@ int poll_timeout_ms(job *j)
     return ms > INT_MAX ? INT_MAX : (int)ms + 1;
 }
 
+static void signal_ready(void *arg, unsigned what)
+{
+    handle_signals(arg);
+}
+
+static bool output_open(job *j)
+{
+    for (int i = 0; i < j->nstarted; i++)
+        if (j->ranks[i].out.fd >= 0 || j->ranks[i].err.fd >= 0)
+            return true;
+    return false;
+}
+
+/* The main loop: a turn of the platform's loop (the server's clients and
+ * timers, the signalfd, the ranks' pipes: their callbacks do the work),
+ * then what the turn recorded. */
 static void run_loop(job *j)
 {
-    size_t cap = 3 + 3 * (size_t)j->nprocs;
-    struct pollfd *pfd = calloc(cap, sizeof *pfd);
-    iof_stream **who = calloc(cap, sizeof *who);
-    rank_proc **whose = calloc(cap, sizeof *whose);
-    if (pfd == NULL || who == NULL || whose == NULL) {
-        fprintf(stderr, "pmixrun: out of memory\n");
-        end_job(j, END_LAUNCH, 1);
-    }
     double drain_until = 0;
     for (;;) {
-        reap(j);
+        if (j->child_exited)
+            reap(j);
         check_abort(j);
         handle_time(j);
         if (live_ranks(j) == 0) {
@@ -1053,33 +1063,17 @@ static void run_loop(job *j)
              * do not wait for descendants that keep them open. */
             if (drain_until == 0) {
                 drain_until = now_s() + 1.0;
+                iof_stdin_close(j);
                 /* What the ranks left running in their process groups ends
                  * with the job: no orphans. */
                 signal_all(j, SIGTERM);
             } else if (now_s() >= drain_until) {
                 break;
             }
+            if (!output_open(j))
+                break; /* all output collected */
         }
-        if (pfd == NULL)
-            break;
-        nfds_t n = 0;
-        pfd[n++] = (struct pollfd){.fd = j->sigfd, .events = POLLIN};
-        pfd[n++] = (struct pollfd){.fd = j->wake[0], .events = POLLIN};
-        for (int i = 0; i < j->nstarted; i++) {
-            iof_stream *s[2] = {&j->ranks[i].out, &j->ranks[i].err};
-            for (int k = 0; k < 2; k++) {
-                if (s[k]->fd < 0)
-                    continue;
-                who[n] = s[k];
-                whose[n] = &j->ranks[i];
-                pfd[n++] = (struct pollfd){.fd = s[k]->fd, .events = POLLIN};
-            }
-        }
-        if (drain_until != 0 && n == 2)
-            break; /* all output collected */
-        nfds_t in_from = n;
-        if (drain_until == 0)
-            iof_stdin_poll(j, pfd, &n);
+        iof_stdin_arm(j);
         int tmo = poll_timeout_ms(j);
         if (drain_until != 0) {
             int left = (int)((drain_until - now_s()) * 1000.0) + 1;
@@ -1087,24 +1081,7 @@ static void run_loop(job *j)
             if (tmo < 0)
                 tmo = 0;
         }
-        int rc = poll(pfd, n, tmo);
-        if (rc < 0) {
-            if (errno == EINTR)
-                continue;
-            fprintf(stderr, "pmixrun: poll failed: %s\n", strerror(errno));
-            break;
-        }
-        if (pfd[0].revents != 0)
-            handle_signals(j);
-        if (pfd[1].revents != 0) {
-            char buf[64];
-            while (read(j->wake[0], buf, sizeof buf) > 0)
-                ;
-        }
-        for (nfds_t i = 2; i < in_from; i++)
-            if (pfd[i].revents != 0)
-                iof_stream_read(who[i], whose[i]->rank, j->tag_output);
-        iof_stdin_act(j, pfd, in_from, n);
+        px_posix_run_once(j->plat, tmo < 0 ? -1.0 : tmo / 1000.0);
     }
     iof_stdin_close(j);
     signal_all(j, SIGKILL); /* leftovers that ignored SIGTERM */
@@ -1113,9 +1090,6 @@ static void run_loop(job *j)
         iof_stream_close(&j->ranks[i].out, i, j->tag_output);
         iof_stream_close(&j->ranks[i].err, i, j->tag_output);
     }
-    free(pfd);
-    free(who);
-    free(whose);
 }
 
 /* ---- setup and teardown ---- */
@@ -1137,8 +1111,8 @@ static int setup_signals(job *j, sigset_t *mask)
     sigaddset(mask, SIGUSR2);
     sigaddset(mask, SIGTSTP);
     sigaddset(mask, SIGCONT);
-    /* Blocked before any thread exists, so the library's progress thread
-     * inherits the mask and the signals come only through the signalfd. */
+    /* Blocked, so that the signals come only through the signalfd (and
+     * any thread a library starts inherits the mask). */
     if (sigprocmask(SIG_BLOCK, mask, NULL) != 0)
         return -1;
     j->sigfd = signalfd(-1, mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -1168,6 +1142,7 @@ static void teardown(job *j)
     }
     iof_stdin_close(j);
     job_server_stop(j);
+    job_platform_free(j);
     files_run_cleanups(j);
     files_remove_topdir(j);
     if (j->ranks != NULL) {
@@ -1190,8 +1165,8 @@ int main(int argc, char **argv)
     sigset_t mask;
     int status = 1;
 
-    j->sigfd = j->wake[0] = j->wake[1] = j->devnull = -1;
-    pthread_mutex_init(&j->mu, NULL);
+    j->sigfd = j->devnull = -1;
+    j->child_exited = true;
     /* Whether we have a stdin to forward, asked before we open anything
      * (closed, its number would soon be another descriptor of ours). */
     bool stdin_open = fcntl(STDIN_FILENO, F_GETFD) >= 0;
@@ -1211,7 +1186,7 @@ int main(int argc, char **argv)
         snprintf(j->hostname, sizeof j->hostname, "localhost");
     snprintf(j->nspace, sizeof j->nspace, "pmixrun.%.200s.%ld", j->hostname, (long)getpid());
 
-    if (setup_signals(j, &mask) != 0 || pipe2(j->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+    if (setup_signals(j, &mask) != 0) {
         fprintf(stderr, "pmixrun: cannot set up signal handling: %s\n", strerror(errno));
         goto out;
     }
@@ -1233,9 +1208,13 @@ int main(int argc, char **argv)
         goto out;
     }
     j->nnodes = 1;
-    if (files_make_topdir(j) != 0 || job_bindings(j) != 0 || job_server_start(j) != 0 ||
-        job_register(j) != 0)
+    if (files_make_topdir(j) != 0 || job_bindings(j) != 0 ||
+        job_platform(j, signal_ready, j) != 0 || job_server_start(j) != 0 || job_register(j) != 0)
         goto out;
+    if (iof_stdin_watch(j) != 0) {
+        fprintf(stderr, "pmixrun: cannot watch the standard input: out of memory\n");
+        goto out;
+    }
 
     j->timeout_at = now_s() + j->timeout;
     for (int i = 0; i < j->nprocs; i++) {

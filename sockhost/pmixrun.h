@@ -3,7 +3,7 @@
  *
  *   pmixrun.c          options, the main loop, how a job ends, exit status
  *   pmixrun_job.c      the job's data for the PMIx server (register_nspace),
- *                      bindings, the server module (upcalls)
+ *                      bindings, the server engine, its loop and its upcalls
  *   pmixrun_launch.c   finding the program, fork/exec of the ranks
  *   pmixrun_iof.c      forwarding the ranks' stdout/stderr line by line (and
  *                      to --output-filename's files), and pmixrun's stdin
@@ -11,10 +11,18 @@
  *   pmixrun_apps.c     the job's application contexts (`:` on the command
  *                      line): lookup by rank, and how they travel to pmixd
  *
- * Threads. pmixrun's own code runs on the main thread. The PMIx server
- * library calls the module's upcalls (pmixrun_job.c) on its progress
- * thread; they only record facts in the job under `mu` and write a byte to
- * the `wake` pipe, and the main loop acts on them.
+ * One thread, one loop. pmixrun (and pmixd) embed the library's server
+ * engine through its own interface (px_server_host, whose upcalls carry
+ * the job as their context) on the posix platform made for external
+ * progress: no progress thread. The job's own descriptors (the signalfd,
+ * the ranks' output and input pipes; pmixd's connections) are watches on
+ * the platform's loop (px_posix_watch), and the main loop calls
+ * px_posix_run_once where it would call poll(). So the engine's upcalls,
+ * the platform's timers and the job's own events all run on the main
+ * thread, one at a time, and the job needs no lock, no queue and no
+ * global: every callback finds the job through its context pointer.
+ * Code outside a callback takes the engine lock (uncontended) around its
+ * calls into the engine (pmixrun_job.c).
  */
 #ifndef PMIXRUN_H
 #define PMIXRUN_H
@@ -29,6 +37,9 @@
 
 #include <hwloc.h>
 #include <pmix_server.h>
+
+#include "platform/px_posix.h"
+#include "server/px_server.h"
 
 #define PMIXRUN_GRACE_S 2.0  /* SIGTERM -> SIGKILL */
 #define PMIXRUN_SETTLE_S 1.0 /* a failed rank's peers see their fences fail, then SIGTERM */
@@ -51,7 +62,10 @@ typedef struct iof_stream {
     iof_out *file; /* the rank's file under --output-filename, or NULL */
     char *buf;     /* bytes of an unfinished line */
     size_t len, cap;
-    bool line_start; /* the next byte written begins a line */
+    bool line_start;   /* the next byte written begins a line */
+    px_posix_watch *w; /* on the loop while the pipe is open (iof_stream_watch) */
+    int rank;          /* for the watch's reads: the rank and --tag-output */
+    bool tag;
 } iof_stream;
 
 typedef struct rank_proc {
@@ -62,12 +76,12 @@ typedef struct rank_proc {
     bool signaled;
     bool stopped_by_us; /* still running when we sent SIGTERM */
     bool deregistered;
-    /* Written by upcalls, read by the main loop: under job.mu. */
-    bool connected;
+    bool connected; /* set by the server's upcalls (pmixrun_job.c) */
     bool finalized;
     iof_stream out, err;
     iof_out files[2];      /* --output-filename: its stdout and stderr files (fd -1: none) */
     int in_fd;             /* --stdin: the write end of its stdin pipe, -1 if none */
+    px_posix_watch *in_w;  /* and its watch */
     size_t in_off;         /* how much of job.in_buf it has been given */
     hwloc_bitmap_t cpuset; /* where it runs: its binding, or all allowed PUs */
     bool bound;
@@ -162,10 +176,10 @@ typedef struct job {
     int *node_slots;          /* --host name:slots or --map-by ppr: ranks per node, or NULL */
     int ppr_n;                /* --map-by ppr:N:OBJ: N processes per OBJ (0: no ppr) */
     hwloc_obj_type_t ppr_obj; /* HWLOC_OBJ_MACHINE (node), _CORE or _PACKAGE (socket) */
-    /* Module upcalls that replace pmixrun's own (pmixd: cross-node fences
-     * and direct modex); NULL keeps the single-node ones. */
-    pmix_server_fencenb_fn_t fence_fn;
-    pmix_server_dmodex_req_fn_t dmodex_fn;
+    /* pmixd: its cross-node upcalls (fence_nb and direct_modex, called
+     * with cross_ctx) in place of the single-node ones; NULL: pmixrun's. */
+    const px_server_host *cross;
+    void *cross_ctx;
     struct nodes *nodes; /* pmixrun --nodes: its daemons (pmixrun_nodes.c) */
 
     char hostname[256];
@@ -188,7 +202,11 @@ typedef struct job {
     int devnull;
 
     int sigfd;
-    int wake[2]; /* self-pipe: upcalls -> main loop */
+    bool child_exited;            /* a SIGCHLD came (or may have): reap */
+    px_posix *plat;               /* the loop (job_platform), NULL for pmixrun --nodes */
+    px_posix_watch *sig_w, *in_w; /* the signalfd's watch, --stdin's */
+    px_server *srv;               /* the server engine (job_server_start) */
+    char *uri;                    /* where clients reach it: PMIX_SERVER_URI */
     bool server_up;
     bool nspace_registered;
 
@@ -198,8 +216,7 @@ typedef struct job {
     end_reason reason;
     int reason_code; /* exit status decided by the reason (abort, signal, timeout, launch) */
 
-    /* Written by upcalls: under mu. */
-    pthread_mutex_t mu;
+    /* Written by the abort and job_control upcalls. */
     bool abort_seen;
     bool abort_reported;
     int abort_rank;
@@ -211,7 +228,6 @@ typedef struct job {
 
 /* pmixrun.c: the rules of how a job ends, shared by both ways to run it */
 double now_s(void);
-void job_wake(job *j);    /* from upcalls: poke the main loop */
 void job_release(job *j); /* free what any job holds (pmixrun and pmixd) */
 /* Add to `mask` the signals besides SIGINT, SIGTERM, SIGHUP, SIGQUIT and
  * SIGALRM that would end pmixrun or pmixd at once by default and that come
@@ -227,7 +243,7 @@ int final_status(job *j);
  * if it does, and end it. */
 void rank_judge(job *j, rank_proc *r, int pid, bool connected, bool finalized);
 void check_abort(job *j);    /* report a PMIx_Abort recorded in the job */
-void handle_signals(job *j); /* read the signalfd */
+void handle_signals(job *j); /* read the signalfd (a SIGCHLD sets child_exited) */
 void handle_time(job *j);    /* --timeout and the phases of stopping */
 int poll_timeout_ms(job *j);
 
@@ -245,11 +261,25 @@ void nodes_signal(job *j, int sig);
 /* How many objects of `type` this process may run on (loads j->topo);
  * -1 if the topology cannot be read (message printed). */
 int job_count_objs(job *j, hwloc_obj_type_t type);
-int job_bindings(job *j);                 /* cpusets per rank; 0 or -1 (message printed) */
-int job_server_start(job *j);             /* PMIx_server_init with our module */
-int job_register(job *j);                 /* register_nspace + register_client for all */
-void job_rank_lost(job *j, rank_proc *r); /* tell the library a rank died unfinalized */
+int job_bindings(job *j); /* cpusets per rank; 0 or -1 (message printed) */
+/* Make the job's loop: the posix platform for external progress, and the
+ * signalfd's watch, whose callback is `on_signal(arg, ...)`. 0, or -1
+ * (message printed). */
+int job_platform(job *j, px_posix_watch_cb on_signal, void *arg);
+/* Destroy the job's watches and then the platform (after job_server_stop). */
+void job_platform_free(job *j);
+int job_server_start(job *j);             /* the server engine, listening in topdir */
+int job_register(job *j);                 /* register the namespace and every local rank */
+void job_rank_lost(job *j, rank_proc *r); /* tell the server a rank died unfinalized */
 void job_server_stop(job *j);
+/* Add to `env` what rank `rank` needs to reach the server (the engine's
+ * identity variables and PMIX_SERVER_URI). PMIX_SUCCESS or an error. */
+pmix_status_t job_setup_fork(job *j, int rank, char ***env);
+/* pmixd: ask the server for the data of its local process `proc` for
+ * another node (px_server_dmodex_request: cbfunc may run before this
+ * returns). */
+pmix_status_t job_dmodex_request(job *j, const pmix_proc_t *proc, pmix_dmodex_response_fn_t cbfunc,
+                                 void *cbdata);
 rank_proc *job_rank_of(job *j, const pmix_proc_t *proc);
 const char *job_node_name(const job *j, int node);
 int job_node_of(const job *j, int rank);
@@ -274,6 +304,9 @@ int launch_rank(job *j, rank_proc *r); /* 0, or an exit status (message printed)
 
 /* pmixrun_iof.c */
 void iof_stream_init(iof_stream *s, int fd, iof_out *out);
+/* Read the stream from the job's loop as its output comes (iof_stream_read
+ * with `rank` and `tag`); the watch goes when the stream closes. 0 or -1. */
+int iof_stream_watch(iof_stream *s, px_posix *p, int rank, bool tag);
 /* Read what is there and forward complete lines. false once the pipe is at
  * EOF (it is then closed and any partial line flushed). */
 bool iof_stream_read(iof_stream *s, int rank, bool tag);
@@ -282,12 +315,16 @@ void iof_stream_close(iof_stream *s, int rank, bool tag);
  * point its streams at them. 0, or -1 (message printed). */
 int iof_open_files(job *j, rank_proc *r);
 void iof_close_files(rank_proc *r);
-/* --stdin: pmixrun's stdin goes to the ranks' pipes (rank_proc.in_fd).
- * iof_stdin_poll adds what to wait for to pfd (from *n, at most 1 + the
- * number of ranks) and iof_stdin_act acts on the revents of those entries;
- * iof_stdin_close closes every pipe, so the ranks read end of file. */
-void iof_stdin_poll(job *j, struct pollfd *pfd, nfds_t *n);
-void iof_stdin_act(job *j, const struct pollfd *pfd, nfds_t from, nfds_t to);
+/* --stdin: pmixrun's stdin goes to the ranks' pipes (rank_proc.in_fd),
+ * one chunk at a time, through watches on the job's loop. iof_stdin_watch
+ * watches stdin (0, or -1 if it cannot), iof_stdin_watch_rank a rank's
+ * pipe once it is launched, iof_stdin_arm says before every turn of the
+ * loop what to wait for (stdin when every target has the chunk, else the
+ * pipes that still want it); iof_stdin_close closes every pipe, so the
+ * ranks read end of file. */
+int iof_stdin_watch(job *j);
+int iof_stdin_watch_rank(job *j, rank_proc *r);
+void iof_stdin_arm(job *j);
 void iof_stdin_close(job *j);
 
 /* pmixrun_files.c */
@@ -295,7 +332,7 @@ int files_make_topdir(job *j);        /* 0 or -1 (message printed) */
 void files_remove_stale(void);        /* job directories of ours in $TMPDIR whose process is gone */
 int files_make_dir(const char *path); /* mkdir 0700; 0 or -1 (errno) */
 void files_remove_tree(const char *path);
-/* Record a cleanup registered through job_control (called under mu). */
+/* Record a cleanup registered through job_control. */
 void files_register_cleanup(job *j, const char *list, bool is_dir, bool recursive, bool leave_top,
                             const char *ignore);
 void files_run_cleanups(job *j);

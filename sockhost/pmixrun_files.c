@@ -21,12 +21,14 @@
  * Cleanup registrations (PMIX_REGISTER_CLEANUP / _DIR from PMIx_Job_control)
  * are carried out at job end, after the ranks are gone. Only paths owned by
  * the user are touched, symbolic links are never followed, other file
- * systems are not entered, and "/", the home directory and its ancestors
+ * systems are not entered, an ignored entry (PMIX_CLEANUP_IGNORE) is
+ * kept with all it holds, and "/", the home directory and its ancestors
  * are refused.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
@@ -207,35 +209,50 @@ static bool ignored(const char *name, const char *ignore)
     return false;
 }
 
-/* nftw has no user pointer: the cleanup being run (main thread only). */
-static const cleanup_item *g_cur;
+#define CLEAN_DEPTH 256 /* deeper trees are left where they are */
 
-static int clean_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* Clean the entries of the open directory `dfd` (taken and closed here),
+ * `level` below the registered one, as cleanup `c` says: each entry the
+ * user owns and `c` does not ignore goes (files at the first level only,
+ * unless recursive; directories emptied and removed only when recursive).
+ * An ignored or foreign entry is kept whole; symbolic links are removed,
+ * never followed; other file systems (st_dev) and unreadable directories
+ * are not entered. */
+static void clean_dir(int dfd, const cleanup_item *c, int level, dev_t dev)
 {
-    const char *name = path + ftw->base;
-    if (ftw->level == 0) {
-        if (!g_cur->leave_top)
-            rmdir(path);
-        return 0;
+    DIR *dir = fdopendir(dfd);
+    if (dir == NULL) {
+        close(dfd);
+        return;
     }
-    if (ignored(name, g_cur->ignore) || st->st_uid != getuid())
-        return 0;
-    if (flag == FTW_DP) {
-        if (g_cur->recursive)
-            rmdir(path);
-    } else if (flag != FTW_D && flag != FTW_DNR) {
-        if (g_cur->recursive || ftw->level == 1)
-            unlink(path);
+    for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+        const char *name = e->d_name;
+        struct stat st;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+            continue;
+        if (ignored(name, c->ignore) || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            st.st_uid != getuid())
+            continue;
+        if (!S_ISDIR(st.st_mode)) {
+            if (c->recursive || level == 1)
+                unlinkat(dfd, name, 0);
+            continue;
+        }
+        if (!c->recursive || st.st_dev != dev || level >= CLEAN_DEPTH)
+            continue;
+        int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0)
+            continue;
+        clean_dir(sub, c, level + 1, dev);
+        unlinkat(dfd, name, AT_REMOVEDIR);
     }
-    return 0;
+    closedir(dir);
 }
 
 void files_run_cleanups(job *j)
 {
-    pthread_mutex_lock(&j->mu);
     cleanup_item *list = j->cleanups;
     j->cleanups = NULL;
-    pthread_mutex_unlock(&j->mu);
     while (list != NULL) {
         cleanup_item *c = list;
         list = c->next;
@@ -245,9 +262,11 @@ void files_run_cleanups(job *j)
                 if (!S_ISDIR(st.st_mode))
                     unlink(c->path);
             } else if (S_ISDIR(st.st_mode) && !too_precious(c->path)) {
-                g_cur = c;
-                nftw(c->path, clean_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-                g_cur = NULL;
+                int dfd = open(c->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (dfd >= 0)
+                    clean_dir(dfd, c, 1, st.st_dev);
+                if (!c->leave_top)
+                    rmdir(c->path); /* if it is empty now */
             }
         }
         free(c->path);

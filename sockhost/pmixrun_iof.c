@@ -7,6 +7,15 @@
  * "[<rank>] " (on both streams). A line longer than the buffer limit is
  * passed on in pieces (tagged once, where it starts); a last line without
  * a newline is passed on at EOF, and gets a newline only when tagging.
+ *
+ * The pipes are watches on the job's loop (iof_stream_watch): a stream is
+ * read as its output comes, on the main thread, between the server's
+ * work. Writing to our own stdout and stderr blocks (they are whatever we
+ * were given), and so does the whole loop while they do not drain.
+ *
+ * pmixrun's stdin (--stdin) is read one chunk at a time, and a chunk goes
+ * to every target rank's pipe before the next is read: iof_stdin_arm says
+ * before each turn of the loop which of the two to wait for.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +40,23 @@ void iof_stream_init(iof_stream *s, int fd, iof_out *out)
     s->buf = NULL;
     s->len = s->cap = 0;
     s->line_start = true;
+    s->w = NULL;
+    s->rank = 0;
+    s->tag = false;
+}
+
+static void stream_ready(void *arg, unsigned what)
+{
+    iof_stream *s = arg;
+    iof_stream_read(s, s->rank, s->tag); /* at EOF the stream closes, and its watch goes */
+}
+
+int iof_stream_watch(iof_stream *s, px_posix *p, int rank, bool tag)
+{
+    s->rank = rank;
+    s->tag = tag;
+    s->w = px_posix_watch_create(p, s->fd, PX_POSIX_READ, stream_ready, s);
+    return s->w != NULL ? 0 : -1;
 }
 
 static void out_write(iof_out *o, struct iovec *iov, int n)
@@ -151,6 +177,8 @@ void iof_stream_close(iof_stream *s, int rank, bool tag)
     free(s->buf);
     s->buf = NULL;
     s->len = s->cap = 0;
+    px_posix_watch_destroy(s->w); /* before its descriptor closes */
+    s->w = NULL;
     if (s->fd >= 0)
         close(s->fd);
     s->fd = -1;
@@ -215,58 +243,18 @@ void iof_close_files(rank_proc *r)
 
 /* ---- standard input ---- */
 
-void iof_stdin_poll(job *j, struct pollfd *pfd, nfds_t *n)
-{
-    if (j->in_len == 0) {
-        if (j->in_open)
-            pfd[(*n)++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
-        return;
-    }
-    for (int i = 0; i < j->nstarted; i++) {
-        rank_proc *r = &j->ranks[i];
-        if (r->in_fd >= 0 && r->in_off < j->in_len)
-            pfd[(*n)++] = (struct pollfd){.fd = r->in_fd, .events = POLLOUT};
-    }
-}
-
 static void drop_target(rank_proc *r)
 {
+    px_posix_watch_destroy(r->in_w);
+    r->in_w = NULL;
     close(r->in_fd);
     r->in_fd = -1;
 }
 
-void iof_stdin_act(job *j, const struct pollfd *pfd, nfds_t from, nfds_t to)
+/* Everyone has the chunk (or is gone): the next one may be read; and when
+ * every target has gone, stdin is done. */
+static void stdin_settle(job *j)
 {
-    for (nfds_t k = from; k < to; k++) {
-        if (pfd[k].revents == 0)
-            continue;
-        if (pfd[k].fd == STDIN_FILENO) {
-            if (j->in_buf == NULL && (j->in_buf = malloc(IOF_CHUNK)) == NULL)
-                return;
-            ssize_t got = read(STDIN_FILENO, j->in_buf, IOF_CHUNK);
-            if (got < 0 && (errno == EINTR || errno == EAGAIN))
-                continue;
-            if (got <= 0) { /* end of file, or a terminal we may not read */
-                iof_stdin_close(j);
-                return;
-            }
-            j->in_len = (size_t)got;
-            for (int i = 0; i < j->nstarted; i++)
-                j->ranks[i].in_off = 0;
-            continue;
-        }
-        for (int i = 0; i < j->nstarted; i++) {
-            rank_proc *r = &j->ranks[i];
-            if (r->in_fd != pfd[k].fd || r->in_off >= j->in_len)
-                continue;
-            ssize_t w = write(r->in_fd, j->in_buf + r->in_off, j->in_len - r->in_off);
-            if (w > 0)
-                r->in_off += (size_t)w;
-            else if (w < 0 && errno != EINTR && errno != EAGAIN)
-                drop_target(r); /* EPIPE: it no longer reads */
-        }
-    }
-    /* Everyone has the chunk (or is gone): read the next one. */
     bool pending = false, any = false;
     for (int i = 0; i < j->nstarted; i++) {
         rank_proc *r = &j->ranks[i];
@@ -281,10 +269,77 @@ void iof_stdin_act(job *j, const struct pollfd *pfd, nfds_t from, nfds_t to)
         iof_stdin_close(j); /* every target has gone */
 }
 
+static void stdin_readable(void *arg, unsigned what)
+{
+    job *j = arg;
+    if (j->in_len > 0 || !j->in_open)
+        return;
+    if (j->in_buf == NULL && (j->in_buf = malloc(IOF_CHUNK)) == NULL)
+        return;
+    ssize_t got = read(STDIN_FILENO, j->in_buf, IOF_CHUNK);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (got <= 0) { /* end of file, or a terminal we may not read */
+        iof_stdin_close(j);
+        return;
+    }
+    j->in_len = (size_t)got;
+    for (int i = 0; i < j->nstarted; i++)
+        j->ranks[i].in_off = 0;
+    stdin_settle(j); /* no target left: read on */
+}
+
+/* A target's pipe can take more: give every target what it still wants
+ * of the chunk (the writes do not block). */
+static void target_writable(void *arg, unsigned what)
+{
+    job *j = arg;
+    for (int i = 0; i < j->nstarted; i++) {
+        rank_proc *r = &j->ranks[i];
+        if (r->in_fd < 0 || r->in_off >= j->in_len)
+            continue;
+        ssize_t w = write(r->in_fd, j->in_buf + r->in_off, j->in_len - r->in_off);
+        if (w > 0)
+            r->in_off += (size_t)w;
+        else if (w < 0 && errno != EINTR && errno != EAGAIN)
+            drop_target(r); /* EPIPE: it no longer reads */
+    }
+    stdin_settle(j);
+}
+
+int iof_stdin_watch(job *j)
+{
+    if (!j->in_open)
+        return 0;
+    j->in_w = px_posix_watch_create(j->plat, STDIN_FILENO, 0, stdin_readable, j);
+    return j->in_w != NULL ? 0 : -1;
+}
+
+int iof_stdin_watch_rank(job *j, rank_proc *r)
+{
+    r->in_w = px_posix_watch_create(j->plat, r->in_fd, 0, target_writable, j);
+    return r->in_w != NULL ? 0 : -1;
+}
+
+void iof_stdin_arm(job *j)
+{
+    if (!j->in_open)
+        return; /* closed: no watch is left */
+    if (j->in_w != NULL)
+        px_posix_watch_set(j->in_w, j->in_open && j->in_len == 0 ? PX_POSIX_READ : 0);
+    for (int i = 0; i < j->nstarted; i++) {
+        rank_proc *r = &j->ranks[i];
+        if (r->in_w != NULL)
+            px_posix_watch_set(r->in_w, r->in_off < j->in_len ? PX_POSIX_WRITE : 0);
+    }
+}
+
 void iof_stdin_close(job *j)
 {
     j->in_open = false;
     j->in_len = 0;
+    px_posix_watch_destroy(j->in_w);
+    j->in_w = NULL;
     for (int i = 0; j->ranks != NULL && i < j->nstarted; i++)
         if (j->ranks[i].in_fd >= 0)
             drop_target(&j->ranks[i]);

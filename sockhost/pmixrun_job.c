@@ -1,7 +1,8 @@
 /*
- * pmixrun_job.c - the job as the PMIx server library sees it: where each
- * rank runs (bindings), the job's data (PMIx_server_register_nspace), its
- * clients, and the server module whose upcalls the library makes.
+ * pmixrun_job.c - the job as the PMIx server engine sees it: where each
+ * rank runs (bindings), the job's data (px_server_register_nspace), its
+ * clients, the server engine and its loop, and the host table
+ * (px_server_host) whose upcalls the engine makes.
  *
  * The job is one or more applications (pmixrun_apps.c), each in its own
  * PMIX_APP_INFO_ARRAY, with its process set. Under pmixrun alone it runs on one node, so
@@ -12,10 +13,18 @@
  * pmixsim), which describes every node and rank; this file adds each local
  * rank's directory, locality and cpuset.
  *
- * Upcalls run on the library's progress thread. They record what happened
- * in the job under `mu` and poke the main loop; they never block, never
- * print, and never call back into the library except through the cbfunc
- * they were handed.
+ * The server. The engine runs on the posix platform made for external
+ * progress (job_platform): the main thread's loop (px_posix_run_once) is
+ * the only one, so the upcalls run on the main thread, with the job as
+ * their context, and record what happened in the job directly; the main
+ * loop acts on it after the turn. They never block and never print. The
+ * engine's functions want its lock held: the upcalls have it already (it
+ * is recursive), and the job's functions below that call the engine from
+ * outside a callback take it (LOCKED), uncontended, since no other thread
+ * exists. The Standard's server API (PMIx_server_init) is not used here:
+ * its module carries no context, which would force a global, and it runs
+ * a progress thread of its own. tests/stdhost/ is the host that proves
+ * that API.
  *
  * Who may be a rank. A process that says HELLO as rank R is accepted only
  * if it is the process forked for R or a descendant of it: the library
@@ -25,8 +34,9 @@
  * that starts it) works, while any other process of the user (a sibling,
  * a process started elsewhere, one that left the rank's tree by a double
  * fork) is refused with PMIX_ERR_NO_PERMISSIONS and cannot take the
- * rank's place. R's pid is written under `mu` with the fork itself
- * (launch_rank), so the check never sees a rank half started.
+ * rank's place. R's pid is written right after the fork (launch_rank),
+ * before the loop runs again, so the check never sees a rank half
+ * started.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,8 +52,14 @@
 #include "pmixrun.h"
 #include "px_hostcore.h"
 
-/* The Standard's module carries no context: the one job of this process. */
-static job *g_job;
+/* An engine call from outside a callback, under the engine lock. */
+#define LOCKED(j, call)                    \
+    ({                                     \
+        px_posix_ops()->lock((j)->plat);   \
+        __typeof__(call) rc__ = (call);    \
+        px_posix_ops()->unlock((j)->plat); \
+        rc__;                              \
+    })
 
 /* ---- bindings ---- */
 
@@ -243,15 +259,13 @@ int job_node_of(const job *j, int rank)
     return j->rank_node != NULL ? (int)j->rank_node[rank] : 0;
 }
 
-static pmix_status_t up_connected(const pmix_proc_t *proc, void *server_object,
+static pmix_status_t up_connected(void *hctx, const pmix_proc_t *proc, void *server_object,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    rank_proc *r = job_rank_of(g_job, proc);
+    rank_proc *r = job_rank_of(hctx, proc);
     if (r == NULL)
         return PMIX_ERR_NOT_FOUND;
-    pthread_mutex_lock(&g_job->mu);
     r->connected = true;
-    pthread_mutex_unlock(&g_job->mu);
     return PMIX_OPERATION_SUCCEEDED;
 }
 
@@ -295,59 +309,53 @@ static bool descends_from(pid_t pid, pid_t root)
 
 /* The library says who the peer is (PMIX_PROC_PID): only the rank's own
  * process, or one it started, may be the rank. */
-static pmix_status_t up_connected2(const pmix_proc_t *proc, void *server_object, pmix_info_t info[],
-                                   size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+static pmix_status_t up_connected2(void *hctx, const pmix_proc_t *proc, void *server_object,
+                                   const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                   void *cbdata)
 {
-    rank_proc *r = job_rank_of(g_job, proc);
+    rank_proc *r = job_rank_of(hctx, proc);
     if (r == NULL)
         return PMIX_ERR_NOT_FOUND;
     pid_t peer = 0;
     for (size_t i = 0; i < ninfo; i++)
         if (info_is(&info[i], PMIX_PROC_PID) && info[i].value.type == PMIX_PID)
             peer = info[i].value.data.pid;
-    pthread_mutex_lock(&g_job->mu);
-    pid_t want = r->pid;
-    pthread_mutex_unlock(&g_job->mu);
-    if (!descends_from(peer, want))
+    if (!descends_from(peer, r->pid))
         return PMIX_ERR_NO_PERMISSIONS;
-    return up_connected(proc, server_object, cbfunc, cbdata);
+    return up_connected(hctx, proc, server_object, cbfunc, cbdata);
 }
 
-static pmix_status_t up_finalized(const pmix_proc_t *proc, void *server_object,
+static pmix_status_t up_finalized(void *hctx, const pmix_proc_t *proc, void *server_object,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    rank_proc *r = job_rank_of(g_job, proc);
+    rank_proc *r = job_rank_of(hctx, proc);
     if (r == NULL)
         return PMIX_ERR_NOT_FOUND;
-    pthread_mutex_lock(&g_job->mu);
     r->finalized = true;
-    pthread_mutex_unlock(&g_job->mu);
     return PMIX_OPERATION_SUCCEEDED;
 }
 
 /* PMIx_Abort from a rank ends the whole job (this launcher runs one job; a
  * subset of procs is treated like the whole job). */
-static pmix_status_t up_abort(const pmix_proc_t *proc, void *server_object, int status,
+static pmix_status_t up_abort(void *hctx, const pmix_proc_t *proc, void *server_object, int status,
                               const char msg[], pmix_proc_t procs[], size_t nprocs,
                               pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    rank_proc *r = job_rank_of(g_job, proc);
+    job *j = hctx;
+    rank_proc *r = job_rank_of(j, proc);
     pending_abort *pa = malloc(sizeof *pa);
     if (pa == NULL)
         return PMIX_ERR_NOMEM;
     pa->cbfunc = cbfunc;
     pa->cbdata = cbdata;
-    pthread_mutex_lock(&g_job->mu);
-    if (!g_job->abort_seen) {
-        g_job->abort_seen = true;
-        g_job->abort_rank = r != NULL ? r->rank : -1;
-        g_job->abort_status = status;
-        g_job->abort_msg = msg != NULL ? strdup(msg) : NULL;
+    if (!j->abort_seen) {
+        j->abort_seen = true;
+        j->abort_rank = r != NULL ? r->rank : -1;
+        j->abort_status = status;
+        j->abort_msg = msg != NULL ? strdup(msg) : NULL;
     }
-    pa->next = g_job->aborts;
-    g_job->aborts = pa;
-    pthread_mutex_unlock(&g_job->mu);
-    job_wake(g_job);
+    pa->next = j->aborts;
+    j->aborts = pa;
     return PMIX_SUCCESS; /* answered by job_server_stop, once the ranks are gone */
 }
 
@@ -356,11 +364,16 @@ static void free_release(void *cbdata)
     free(cbdata);
 }
 
-/* One node is the whole job: the node's contribution is the job's data. */
-static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
-                              size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
-                              void *cbdata)
+/* One node is the whole job: the node's contribution is the job's data.
+ * pmixd's cross-node fences go to its own upcall (job.cross). */
+static pmix_status_t up_fence(void *hctx, const pmix_proc_t procs[], size_t nprocs,
+                              const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
+                              pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
+    job *j = hctx;
+    if (j->cross != NULL && j->cross->fence_nb != NULL)
+        return j->cross->fence_nb(j->cross_ctx, procs, nprocs, info, ninfo, data, ndata, cbfunc,
+                                  cbdata);
     px_fence_req req;
     px_fence_req_read(info, ninfo, &req);
     if (req.local_status != PMIX_SUCCESS) {
@@ -378,9 +391,12 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
     return PMIX_SUCCESS;
 }
 
-static pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
-                               pmix_modex_cbfunc_t cbfunc, void *cbdata)
+static pmix_status_t up_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                               size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
+    job *j = hctx;
+    if (j->cross != NULL && j->cross->direct_modex != NULL)
+        return j->cross->direct_modex(j->cross_ctx, proc, info, ninfo, cbfunc, cbdata);
     return PMIX_ERR_NOT_FOUND; /* there is no other node to ask */
 }
 
@@ -396,10 +412,12 @@ static bool info_bool(const pmix_info_t *i)
 
 /* Cleanup registrations: remembered, carried out when the job ends. Other
  * job control (kill, signal, ...) is not offered. */
-static pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
-                                    size_t ntargets, const pmix_info_t directives[], size_t ndirs,
+static pmix_status_t up_job_control(void *hctx, const pmix_proc_t *requestor,
+                                    const pmix_proc_t targets[], size_t ntargets,
+                                    const pmix_info_t directives[], size_t ndirs,
                                     pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
+    job *j = hctx;
     bool recursive = false, leave_top = false;
     const char *ignore = NULL;
     bool any = false;
@@ -412,7 +430,6 @@ static pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_pro
         else if (info_is(d, PMIX_CLEANUP_IGNORE) && d->value.type == PMIX_STRING)
             ignore = d->value.data.string;
     }
-    pthread_mutex_lock(&g_job->mu);
     for (size_t i = 0; i < ndirs; i++) {
         const pmix_info_t *d = &directives[i];
         bool is_dir = info_is(d, PMIX_REGISTER_CLEANUP_DIR);
@@ -420,14 +437,14 @@ static pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_pro
             continue;
         if (d->value.type != PMIX_STRING || d->value.data.string == NULL)
             continue;
-        files_register_cleanup(g_job, d->value.data.string, is_dir, recursive, leave_top, ignore);
+        files_register_cleanup(j, d->value.data.string, is_dir, recursive, leave_top, ignore);
         any = true;
     }
-    pthread_mutex_unlock(&g_job->mu);
     return any ? PMIX_OPERATION_SUCCEEDED : PMIX_ERR_NOT_SUPPORTED;
 }
 
-static pmix_server_module_t module = {
+static const px_server_host host = {
+    .version = PX_SERVER_HOST_VERSION,
     .client_connected = up_connected,
     .client_connected2 = up_connected2,
     .client_finalized = up_finalized,
@@ -437,39 +454,88 @@ static pmix_server_module_t module = {
     .job_control = up_job_control,
 };
 
-/* ---- the server ---- */
+/* ---- the loop and the server ---- */
 
-int job_server_start(job *j)
+int job_platform(job *j, px_posix_watch_cb on_signal, void *arg)
 {
-    pmix_info_t *info = PMIx_Info_create(1);
-    if (info == NULL)
-        return -1;
-    PMIx_Info_load(&info[0], PMIX_SERVER_TMPDIR, j->topdir, PMIX_STRING);
-    g_job = j;
-    static pmix_server_module_t mod; /* the library may keep the pointer */
-    mod = module;
-    if (j->fence_fn != NULL)
-        mod.fence_nb = j->fence_fn;
-    if (j->dmodex_fn != NULL)
-        mod.direct_modex = j->dmodex_fn;
-    pmix_status_t rc = PMIx_server_init(&mod, info, 1);
-    PMIx_Info_free(info, 1);
-    if (rc != PMIX_SUCCESS) {
-        fprintf(stderr, "pmixrun: cannot start the PMIx server: %s\n", PMIx_Error_string(rc));
+    char err[256] = "";
+    j->plat = px_posix_create(true, err, sizeof err);
+    if (j->plat == NULL) {
+        fprintf(stderr, "pmixrun: cannot make the event loop: %s\n", err);
         return -1;
     }
-    j->server_up = true;
+    j->sig_w = px_posix_watch_create(j->plat, j->sigfd, PX_POSIX_READ, on_signal, arg);
+    if (j->sig_w == NULL) {
+        fprintf(stderr, "pmixrun: cannot watch for signals\n");
+        return -1;
+    }
     return 0;
 }
 
+void job_platform_free(job *j)
+{
+    px_posix_watch_destroy(j->sig_w);
+    j->sig_w = NULL;
+    iof_stdin_close(j);
+    for (int i = 0; j->ranks != NULL && i < j->nlocal; i++) {
+        px_posix_watch_destroy(j->ranks[i].out.w);
+        px_posix_watch_destroy(j->ranks[i].err.w);
+        j->ranks[i].out.w = j->ranks[i].err.w = NULL;
+    }
+    px_posix_destroy(j->plat);
+    j->plat = NULL;
+}
+
+int job_server_start(job *j)
+{
+    char err[256] = "";
+    j->srv = px_server_create(&host, j, px_posix_ops(), j->plat);
+    if (j->srv == NULL) {
+        fprintf(stderr, "pmixrun: cannot start the PMIx server: out of memory\n");
+        return -1;
+    }
+    j->server_up = true;
+    /* The socket goes in the job's private directory, as PMIX_SERVER_TMPDIR
+     * put it; clients find it through PMIX_SERVER_URI (job_setup_fork). */
+    pmix_status_t rc =
+        px_posix_listen(j->plat, j->topdir, px_server_sink(), j->srv, &j->uri, err, sizeof err);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "pmixrun: cannot start the PMIx server: cannot listen in %s: %s\n",
+                j->topdir, err);
+        return -1;
+    }
+    return 0;
+}
+
+pmix_status_t job_setup_fork(job *j, int rank, char ***env)
+{
+    pmix_proc_t p;
+
+    PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)rank);
+    pmix_status_t rc = LOCKED(j, px_server_setup_fork(j->srv, &p, env));
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    /* ours, also over pmixrun's own (when it runs under another server) */
+    return PMIx_Setenv("PMIX_SERVER_URI", j->uri, true, env);
+}
+
+pmix_status_t job_dmodex_request(job *j, const pmix_proc_t *proc, pmix_dmodex_response_fn_t cbfunc,
+                                 void *cbdata)
+{
+    if (!j->server_up)
+        return PMIX_ERR_INIT;
+    return LOCKED(j, px_server_dmodex_request(j->srv, proc, cbfunc, cbdata));
+}
+
+/* Answer the pending PMIx_Abort calls, then release the server; nothing
+ * is delivered meanwhile (nobody runs the loop), and the server cancels
+ * its timers on the platform, which is freed later (job_platform_free). */
 void job_server_stop(job *j)
 {
     if (!j->server_up)
         return;
-    pthread_mutex_lock(&j->mu);
     pending_abort *pa = j->aborts;
     j->aborts = NULL;
-    pthread_mutex_unlock(&j->mu);
     while (pa != NULL) {
         pending_abort *next = pa->next;
         if (pa->cbfunc != NULL)
@@ -477,15 +543,20 @@ void job_server_stop(job *j)
         free(pa);
         pa = next;
     }
+    px_posix_ops()->lock(j->plat);
     if (j->nspace_registered) {
         for (int i = 0; i < j->nlocal; i++) {
             pmix_proc_t p;
             PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)j->ranks[i].rank);
-            PMIx_server_deregister_client(&p, NULL, NULL);
+            px_server_deregister_client(j->srv, &p);
         }
-        PMIx_server_deregister_nspace(j->nspace, NULL, NULL);
+        px_server_deregister_nspace(j->srv, j->nspace);
     }
-    PMIx_server_finalize();
+    px_server_destroy(j->srv);
+    px_posix_ops()->unlock(j->plat);
+    j->srv = NULL;
+    free(j->uri);
+    j->uri = NULL;
     j->server_up = false;
 }
 
@@ -495,8 +566,10 @@ void job_rank_lost(job *j, rank_proc *r)
         return;
     pmix_proc_t p;
     PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)r->rank);
-    /* The library fails the collectives and waits this rank was part of. */
-    PMIx_server_deregister_client(&p, NULL, NULL);
+    /* The engine fails the collectives and waits this rank was part of. */
+    px_posix_ops()->lock(j->plat);
+    px_server_deregister_client(j->srv, &p);
+    px_posix_ops()->unlock(j->plat);
     r->deregistered = true;
 }
 
@@ -587,7 +660,7 @@ int job_register(job *j)
         goto nomem;
     if (rc != PMIX_SUCCESS)
         goto fail; /* local_keys said why */
-    rc = PMIx_server_register_nspace(j->nspace, j->nlocal, info.v, info.n, NULL, NULL);
+    rc = LOCKED(j, px_server_register_nspace(j->srv, j->nspace, j->nlocal, info.v, info.n));
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmixrun: the PMIx server refused the job's data: %s\n",
                 PMIx_Error_string(rc));
@@ -597,7 +670,7 @@ int job_register(job *j)
     for (int i = 0; i < j->nlocal; i++) {
         pmix_proc_t p;
         PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)j->ranks[i].rank);
-        rc = PMIx_server_register_client(&p, getuid(), getgid(), &j->ranks[i], NULL, NULL);
+        rc = LOCKED(j, px_server_register_client(j->srv, &p, getuid(), getgid(), &j->ranks[i]));
         if (rc != PMIX_SUCCESS) {
             fprintf(stderr, "pmixrun: the PMIx server refused rank %d: %s\n", j->ranks[i].rank,
                     PMIx_Error_string(rc));
@@ -635,15 +708,8 @@ void job_more_ending_signals(sigset_t *mask)
         sigaddset(mask, s);
 }
 
-void job_wake(job *j)
-{
-    char c = 1;
-    ssize_t w = write(j->wake[1], &c, 1); /* full pipe: already awake */
-    (void)w;
-}
-
 /* What every job holds whoever ran it (pmixrun or pmixd): its options,
- * program name, abort message, descriptors and lock. */
+ * program name, abort message and descriptors. */
 void job_release(job *j)
 {
     job_apps_free(j);
@@ -653,11 +719,6 @@ void job_release(job *j)
     free(j->abort_msg);
     if (j->sigfd >= 0)
         close(j->sigfd);
-    if (j->wake[0] >= 0)
-        close(j->wake[0]);
-    if (j->wake[1] >= 0)
-        close(j->wake[1]);
     if (j->devnull >= 0)
         close(j->devnull);
-    pthread_mutex_destroy(&j->mu);
 }

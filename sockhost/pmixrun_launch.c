@@ -16,7 +16,9 @@
  * an empty mask, its binding (sched_setaffinity), its app's --wdir (chdir)
  * and execve of its app's program. If chdir or execve fails, the child writes
  * errno into a close-on-exec pipe, which pmixrun reads: an empty read means
- * the exec succeeded.
+ * the exec succeeded. While it waits for that, the job's loop turns
+ * (wait_exec), so the server answers the ranks started before; the rank's
+ * pipes become watches on the loop (pmixrun_iof.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -178,9 +180,7 @@ static char **rank_env(job *j, int rank)
         k++;
     }
     env[k] = NULL;
-    pmix_proc_t p;
-    PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)rank);
-    pmix_status_t rc = PMIx_server_setup_fork(&p, &env);
+    pmix_status_t rc = job_setup_fork(j, rank, &env);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmixrun: cannot prepare the environment of rank %d: %s\n", rank,
                 PMIx_Error_string(rc));
@@ -209,6 +209,31 @@ static _Noreturn void child_fail(int fd, int err)
     _exit(PMIXRUN_EXIT_NOEXEC);
 }
 
+static void exec_done(void *arg, unsigned what)
+{
+    *(bool *)arg = true;
+}
+
+/* Until the child has exec'd (its end of the CLOEXEC pipe closes) or
+ * failed to (it writes errno there), the loop goes on: the ranks started
+ * before it connect meanwhile, and their PMIx_Init does not wait for the
+ * whole launch. Callbacks may run here (signals, output, upcalls), as in
+ * any turn of the loop. Without a watch, or when called from inside a
+ * turn (which cannot turn the loop again), the read that follows blocks. */
+static void wait_exec(job *j, int fd)
+{
+    bool ready = false, nested;
+    px_posix_ops()->lock(j->plat);
+    nested = px_posix_ops()->in_callback(j->plat); /* inside a turn: no turn of our own */
+    px_posix_ops()->unlock(j->plat);
+    if (nested)
+        return;
+    px_posix_watch *w = px_posix_watch_create(j->plat, fd, PX_POSIX_READ, exec_done, &ready);
+    while (w != NULL && !ready)
+        px_posix_run_once(j->plat, -1.0);
+    px_posix_watch_destroy(w);
+}
+
 int launch_rank(job *j, rank_proc *r)
 {
     const job_app *app = job_app_of(j, r->rank);
@@ -232,13 +257,11 @@ int launch_rank(job *j, rank_proc *r)
     int errw = j->merge_stderr ? outp[1] : errp[1];
     int inr = wants_in ? inp[0] : j->devnull;
     pid_t parent = getpid();
-    /* The rank's pid is known to the server's client_connected2 (under mu)
-     * before the rank can connect (pmixrun_job.c). The child never touches
-     * mu. */
-    pthread_mutex_lock(&j->mu);
+    /* The rank's pid is known to the server's client_connected2
+     * (pmixrun_job.c) before the loop runs again, and so before the rank's
+     * HELLO can be read. */
     pid_t pid = fork();
     if (pid < 0) {
-        pthread_mutex_unlock(&j->mu);
         fprintf(stderr, "pmixrun: cannot start rank %d: fork: %s\n", r->rank, strerror(errno));
         goto fail;
     }
@@ -267,7 +290,6 @@ int launch_rank(job *j, rank_proc *r)
     }
     /* The parent. Set the group here too: no race with the first kill. */
     r->pid = pid;
-    pthread_mutex_unlock(&j->mu);
     setpgid(pid, pid);
     j->nstarted++;
     close(outp[1]);
@@ -291,9 +313,19 @@ int launch_rank(job *j, rank_proc *r)
         r->out.file = &r->files[0];
     if (r->files[1].fd >= 0)
         r->err.file = &r->files[1];
+    /* Its pipes go on the job's loop (their descriptors close with the
+     * streams at teardown if this fails). */
+    if (iof_stream_watch(&r->out, j->plat, r->rank, j->tag_output) != 0 ||
+        (r->err.fd >= 0 && iof_stream_watch(&r->err, j->plat, r->rank, j->tag_output) != 0) ||
+        (r->in_fd >= 0 && iof_stdin_watch_rank(j, r) != 0)) {
+        fprintf(stderr, "pmixrun: cannot watch the pipes of rank %d: out of memory\n", r->rank);
+        close(exep[0]);
+        return 1;
+    }
 
     int cerr = 0;
     ssize_t n;
+    wait_exec(j, exep[0]);
     do
         n = read(exep[0], &cerr, sizeof cerr);
     while (n < 0 && errno == EINTR);

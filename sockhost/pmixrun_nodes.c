@@ -357,7 +357,6 @@ static void got_abort(nodes *ns, tl_reader *r)
     job *j = ns->j;
     uint32_t rank = tl_get_u32(r), status = tl_get_u32(r);
     char *msg = tl_get_str(r);
-    pthread_mutex_lock(&j->mu);
     if (!r->bad && !j->abort_seen) {
         j->abort_seen = true;
         j->abort_rank = (int)rank;
@@ -365,7 +364,6 @@ static void got_abort(nodes *ns, tl_reader *r)
         j->abort_msg = msg;
         msg = NULL;
     }
-    pthread_mutex_unlock(&j->mu);
     free(msg);
     check_abort(j);
 }

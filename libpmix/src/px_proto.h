@@ -36,6 +36,15 @@
  *                   server answers (process sets)
  *   INFO_DONE s->c  i32 status, info results
  *   REPLY     s->c  i32 status
+ *   GROUP     c->s  u8 op (PX_GRP_*), str grp, procs, info directives;
+ *                   with op JOIN also proc leader, u8 accept
+ *                                                     reply: GROUP_DONE
+ *                                                     (LEAVE: REPLY)
+ *   GROUP_DONE s->c i32 status; on PMIX_SUCCESS or PMIX_ERR_PARTIAL_SUCCESS
+ *                   u8 has_ctxid, u64 ctxid, procs members (group-rank
+ *                   order), bytes groups (every node's records from the
+ *                   host, as groups: may be empty), bytes records (this
+ *                   node's members, cut for local readers)
  *
  * A server that does not understand a message drops the client (protocol
  * error); a client that receives a reply with an unknown tag ignores it
@@ -67,8 +76,17 @@ enum px_msg_type {
     PX_MSG_REPLY = 14,
     PX_MSG_NOPAGE = 15,
     PX_MSG_PCOLLECT = 16,
-    PX_MSG_QUERY = 17,
+    PX_MSG_GROUP = 17,
+    PX_MSG_GROUP_DONE = 18,
+    PX_MSG_QUERY = 19,
 };
+
+/* The operations of a GROUP message. */
+#define PX_GRP_CONSTRUCT 0
+#define PX_GRP_DESTRUCT 1
+#define PX_GRP_INVITE 2
+#define PX_GRP_JOIN 3
+#define PX_GRP_LEAVE 4
 
 /* How FENCE_DONE carries the collected records. */
 #define PX_DATA_INLINE 0

@@ -45,11 +45,21 @@
  *                    fence fail, and writes what happened to DIR/result.1.
  *                    Each rank writes its pid to DIR/ready.R once it is where
  *                    the test wants it.
+ *   cleanup DIR      rank 0 fills DIR (a, sub/b, sub/deep/c, keep/d, and a
+ *                    link to a file outside DIR, which it makes in DIR.out)
+ *                    and registers DIR for cleanup (PMIx_Job_control with
+ *                    PMIX_REGISTER_CLEANUP_DIR, PMIX_CLEANUP_RECURSIVE and
+ *                    PMIX_CLEANUP_IGNORE "keep"), and DIR.file alone
+ *                    (PMIX_REGISTER_CLEANUP). The test checks, once the job is
+ *                    over, that only DIR/keep/d, DIR itself (it is not empty)
+ *                    and the link's target are left.
  */
 #include "ptest.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void survivors_fence(const char *why_peer_fails)
 {
@@ -285,11 +295,78 @@ static int mode_output(void)
     return rc == PMIX_SUCCESS && pt.failures == 0 ? 0 : 1;
 }
 
+static void make_file(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        pt_fail("cannot create %s: %s", path, strerror(errno));
+        return;
+    }
+    fputs("x\n", f);
+    fclose(f);
+}
+
+static int mode_cleanup(int argc, char **argv)
+{
+    pt_start("job_rules", "cleanup", NULL, 0);
+    if (argc < 3)
+        pt_usage(argv[0], "cleanup DIR");
+    const char *dir = argv[2];
+    if (pt.me.rank == 0) {
+        char path[4096], out[4096];
+        const char *subdirs[] = {"sub", "sub/deep", "keep"};
+        for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
+            snprintf(path, sizeof path, "%s/%s", dir, subdirs[i]);
+            if (mkdir(path, 0700) != 0)
+                pt_fail("cannot create %s: %s", path, strerror(errno));
+        }
+        make_file(dir, "a");
+        make_file(dir, "sub/b");
+        make_file(dir, "sub/deep/c");
+        make_file(dir, "keep/d");
+        snprintf(out, sizeof out, "%s.out", dir);
+        if (mkdir(out, 0700) != 0)
+            pt_fail("cannot create %s: %s", out, strerror(errno));
+        make_file(out, "target");
+        snprintf(out, sizeof out, "%s.out/target", dir);
+        snprintf(path, sizeof path, "%s/sub/link", dir);
+        if (symlink(out, path) != 0)
+            pt_fail("cannot link %s: %s", path, strerror(errno));
+        pmix_info_t di[4];
+        pt_info_str(&di[0], PMIX_REGISTER_CLEANUP_DIR, dir);
+        pt_info_bool(&di[1], PMIX_CLEANUP_RECURSIVE, true);
+        pt_info_str(&di[2], PMIX_CLEANUP_IGNORE, "keep");
+        pmix_info_t *res = NULL;
+        size_t nres = 0;
+        pmix_status_t rc = PMIx_Job_control(&pt.me, 1, di, 3, &res, &nres);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            pt_fail("PMIx_Job_control(PMIX_REGISTER_CLEANUP_DIR): %s", pt_err(rc));
+        if (res != NULL)
+            PMIx_Info_free(res, nres);
+        snprintf(path, sizeof path, "%s.file", dir);
+        FILE *f = fopen(path, "w");
+        if (f != NULL)
+            fclose(f);
+        pt_info_str(&di[3], PMIX_REGISTER_CLEANUP, path);
+        res = NULL;
+        rc = PMIx_Job_control(&pt.me, 1, &di[3], 1, &res, &nres);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            pt_fail("PMIx_Job_control(PMIX_REGISTER_CLEANUP): %s", pt_err(rc));
+        if (res != NULL)
+            PMIx_Info_free(res, nres);
+        pt_info_free(di, 4);
+    }
+    pt_barrier("fence after the registrations");
+    return pt_result(); /* finalizes */
+}
+
 int main(int argc, char **argv)
 {
     const char *modes = "abort STATUS [RANK] | kill | exit_nofinalize | kill_daemon | "
                         "stop_daemon | fence_loop | exitcode | sleep MARKER | output | "
-                        "server_killed DIR";
+                        "server_killed DIR | cleanup DIR";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(40);
@@ -316,6 +393,8 @@ int main(int argc, char **argv)
         return mode_output();
     if (strcmp(m, "server_killed") == 0)
         return mode_server_killed(argc, argv);
+    if (strcmp(m, "cleanup") == 0)
+        return mode_cleanup(argc, argv);
     pt_usage(argv[0], modes);
     return 2;
 }

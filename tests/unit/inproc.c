@@ -68,8 +68,9 @@ struct inproc_ep {
     int fail_sends;       /* client: its own next sends that fail (no memory) */
     void *page;           /* client: the fence page it received */
     size_t page_len;
-    bool refuse_page; /* client: cannot "map" the page */
-    bool accepted;    /* client: its server said the handshake is done (conn_accepted) */
+    bool refuse_page;    /* client: cannot "map" the page */
+    bool accepted;       /* client: its server said the handshake is done (conn_accepted) */
+    px_ctxid_gen ctxgen; /* server: the groups' context ids this node makes */
 };
 
 /* A fence page: plain memory, shared by the engines of one world. */
@@ -94,7 +95,31 @@ typedef struct hcoll {
     } * c;
 } hcoll;
 
+/* A group operation the world runs as host: an allgather among the
+ * servers that host a member, plus a context id from the lowest of them
+ * (px_hostcore.h, px_ctxid_next). */
+typedef struct gcoll {
+    struct gcoll *next;
+    pmix_group_operation_t op;
+    char grp[PMIX_MAX_NSLEN + 1];
+    pmix_proc_t *procs;
+    size_t nprocs;
+    size_t nexpected, narrived;
+    pmix_status_t status;
+    bool assign_ctxid;
+    struct gcontrib {
+        inproc_ep *server;
+        void *data;
+        size_t ndata;
+        px_group_cbfunc_t cbfunc; /* NULL once answered */
+        void *cbdata;
+    } * c;
+} gcoll;
+
 struct inproc_world {
+    gcoll *gcolls;
+    size_t host_groups;    /* group upcalls served */
+    size_t group_failures; /* ... that carried a local_status */
     ev *head, *tail;
     px_timer *timers;
     unsigned long long timer_seq;
@@ -666,6 +691,179 @@ static pmix_status_t host_fence(void *hctx, const pmix_proc_t procs[], size_t np
     return PMIX_SUCCESS;
 }
 
+/* ---- groups ---- */
+
+static bool same_set(const pmix_proc_t *a, size_t na, const pmix_proc_t *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++) {
+        size_t k = 0;
+        while (k < nb && !(strcmp(a[i].nspace, b[k].nspace) == 0 && a[i].rank == b[k].rank))
+            k++;
+        if (k == nb)
+            return false;
+    }
+    return true;
+}
+
+typedef struct gdone {
+    px_group_cbfunc_t cbfunc;
+    void *cbdata;
+    pmix_status_t status;
+    bool has_ctxid;
+    uint64_t ctxid;
+    char *data;
+    size_t ndata;
+} gdone;
+
+static void call_gdone(void *arg)
+{
+    gdone *d = arg;
+
+    d->cbfunc(d->status, d->has_ctxid, d->ctxid, d->data, d->ndata, d->cbdata, release_free,
+              d->data);
+    free(d);
+}
+
+/* Answer contribution `k` of `g` with `status` (and, on success, every
+ * contribution and the id), from the world's queue, as a host would from
+ * its loop. */
+static void gcoll_answer(inproc_world *w, gcoll *g, size_t k, pmix_status_t status, bool has_ctxid,
+                         uint64_t ctxid)
+{
+    gdone *d = calloc(1, sizeof(*d));
+    size_t total = 0, off = 0;
+
+    if (d == NULL || g->c[k].cbfunc == NULL)
+        abort();
+    for (size_t i = 0; i < g->narrived && status == PMIX_SUCCESS; i++)
+        total += g->c[i].ndata;
+    if ((d->data = malloc(total ? total : 1)) == NULL)
+        abort();
+    for (size_t i = 0; i < g->narrived && status == PMIX_SUCCESS; i++) {
+        if (g->c[i].ndata > 0)
+            memcpy(d->data + off, g->c[i].data, g->c[i].ndata);
+        off += g->c[i].ndata;
+    }
+    d->cbfunc = g->c[k].cbfunc;
+    d->cbdata = g->c[k].cbdata;
+    d->status = status;
+    d->has_ctxid = has_ctxid;
+    d->ctxid = ctxid;
+    d->ndata = total;
+    g->c[k].cbfunc = NULL;
+    push_call(w, call_gdone, d);
+}
+
+static void free_gcoll(inproc_world *w, gcoll *g)
+{
+    for (gcoll **pp = &w->gcolls; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == g) {
+            *pp = g->next;
+            break;
+        }
+    }
+    for (size_t i = 0; i < g->narrived; i++)
+        free(g->c[i].data);
+    free(g->c);
+    free(g->procs);
+    free(g);
+}
+
+static pmix_status_t host_group(void *hctx, const px_group_req *req, px_group_cbfunc_t cbfunc,
+                                void *cbdata)
+{
+    inproc_ep *server = hctx;
+    inproc_world *w = server->w;
+    gcoll *g;
+
+    w->host_groups++;
+    if (req->local_status != PMIX_SUCCESS)
+        w->group_failures++;
+    if (!hosts_participant(w, server, req->procs, req->nprocs))
+        return PMIX_ERR_BAD_PARAM;
+    for (g = w->gcolls; g != NULL; g = g->next) {
+        bool mine = false;
+        if (g->op != req->op || strcmp(g->grp, req->grp) != 0 ||
+            !same_set(g->procs, g->nprocs, req->procs, req->nprocs) || g->narrived >= g->nexpected)
+            continue;
+        for (size_t i = 0; i < g->narrived; i++)
+            mine |= g->c[i].server == server;
+        if (!mine)
+            break;
+    }
+    if (g == NULL) {
+        if ((g = calloc(1, sizeof(*g))) == NULL)
+            return PMIX_ERR_NOMEM;
+        for (inproc_ep *e = w->eps; e != NULL; e = e->next)
+            if (e->is_server && hosts_participant(w, e, req->procs, req->nprocs))
+                g->nexpected++;
+        g->c = calloc(g->nexpected, sizeof(*g->c));
+        g->procs = malloc(req->nprocs * sizeof(*g->procs));
+        if (g->c == NULL || g->procs == NULL)
+            abort();
+        memcpy(g->procs, req->procs, req->nprocs * sizeof(*g->procs));
+        g->nprocs = req->nprocs;
+        g->op = req->op;
+        snprintf(g->grp, sizeof(g->grp), "%s", req->grp);
+        g->next = w->gcolls;
+        w->gcolls = g;
+    }
+    size_t k = g->narrived++;
+    g->c[k].server = server;
+    g->c[k].cbfunc = cbfunc;
+    g->c[k].cbdata = cbdata;
+    g->c[k].ndata = req->ndata;
+    if ((g->c[k].data = malloc(req->ndata ? req->ndata : 1)) == NULL)
+        abort();
+    if (req->ndata > 0)
+        memcpy(g->c[k].data, req->data, req->ndata);
+    g->assign_ctxid |= req->assign_ctxid;
+    if (req->local_status != PMIX_SUCCESS && g->status == PMIX_SUCCESS) {
+        /* a node's member failed: fail everyone now, late ones as they come */
+        g->status = req->local_status;
+        for (size_t i = 0; i < g->narrived; i++)
+            gcoll_answer(w, g, i, g->status, false, 0);
+    } else if (g->status != PMIX_SUCCESS) {
+        gcoll_answer(w, g, k, g->status, false, 0);
+    }
+    if (g->narrived == g->nexpected) {
+        if (g->status == PMIX_SUCCESS) {
+            bool has = g->assign_ctxid;
+            uint64_t id = 0;
+            if (has) {
+                /* the lowest member node makes the id */
+                uint32_t nodes[64];
+                size_t n = 0;
+                inproc_ep *maker = NULL;
+                for (size_t i = 0; i < g->narrived && n < 64; i++)
+                    nodes[n++] = (uint32_t)g->c[i].server->nodeid;
+                uint32_t low = px_ctxid_maker(nodes, n);
+                for (size_t i = 0; i < g->narrived; i++)
+                    if ((uint32_t)g->c[i].server->nodeid == low)
+                        maker = g->c[i].server;
+                id = px_ctxid_next(&maker->ctxgen);
+            }
+            for (size_t i = 0; i < g->narrived; i++)
+                gcoll_answer(w, g, i, has && id == 0 ? PMIX_ERR_OUT_OF_RESOURCE : PMIX_SUCCESS, has,
+                             id);
+        }
+        free_gcoll(w, g);
+    }
+    return PMIX_SUCCESS;
+}
+
+size_t inproc_host_groups(const inproc_world *w)
+{
+    return w->host_groups;
+}
+
+size_t inproc_group_failures(const inproc_world *w)
+{
+    return w->group_failures;
+}
+
 /* A direct modex request a server holds until the process commits; a
  * server destroyed before that never answers (px_server_destroy calls no
  * callback), and the world frees what is left. */
@@ -768,6 +966,7 @@ static const px_server_host inproc_host = {
     .direct_modex = host_dmodex,
     .abort = host_abort,
     .client_connected2 = host_connected2,
+    .group = host_group,
 };
 
 /* ---- the world ---- */
@@ -785,6 +984,10 @@ static void free_ev(ev *e)
 {
     if (e->kind == EV_CALL && e->fn == call_hdone) {
         hdone *d = e->arg;
+        free(d->data);
+        free(d);
+    } else if (e->kind == EV_CALL && e->fn == call_gdone) {
+        gdone *d = e->arg;
         free(d->data);
         free(d);
     } else if (e->kind == EV_CALL) {
@@ -818,6 +1021,8 @@ void inproc_world_destroy(inproc_world *w)
     }
     while (w->colls != NULL)
         free_hcoll(w, w->colls);
+    while (w->gcolls != NULL)
+        free_gcoll(w, w->gcolls);
     while (w->dmx != NULL) {
         dmx_req *r = w->dmx;
         w->dmx = r->next;
@@ -854,6 +1059,7 @@ px_server *inproc_server(inproc_world *w, int nodeid)
 
     e->is_server = true;
     e->nodeid = nodeid;
+    e->ctxgen.node = (uint32_t)nodeid;
     e->srv = px_server_create(&inproc_host, e, &inproc_ops, e);
     return e->srv;
 }
@@ -938,6 +1144,14 @@ void inproc_destroy_server(inproc_world *w, px_server *srv)
         for (size_t i = 0; i < h->narrived; i++) {
             if (h->c[i].server == s && h->c[i].cbfunc != NULL) {
                 fprintf(stderr, "inproc: a server is destroyed with a fence upcall pending\n");
+                abort();
+            }
+        }
+    }
+    for (gcoll *g = w->gcolls; g != NULL; g = g->next) {
+        for (size_t i = 0; i < g->narrived; i++) {
+            if (g->c[i].server == s && g->c[i].cbfunc != NULL) {
+                fprintf(stderr, "inproc: a server is destroyed with a group upcall pending\n");
                 abort();
             }
         }

@@ -13,7 +13,10 @@
  * The world also plays a host for its servers: a fence that spans several
  * servers completes when every server with a participant has called
  * fence_nb, and the concatenation of their contributions goes back to
- * each; direct modex asks the server that hosts the process.
+ * each; a group operation likewise, when every server with a member has
+ * made its group upcall, with a context id made by the lowest of them
+ * (px_ctxid_next) when one is asked for; direct modex asks the server
+ * that hosts the process.
  */
 #ifndef INPROC_H
 #define INPROC_H
@@ -81,6 +84,10 @@ bool inproc_run_until(inproc_world *w, const volatile int *flag);
 double inproc_now(const inproc_world *w);
 /* Number of fence_nb upcalls the world has served as a host. */
 size_t inproc_host_fences(const inproc_world *w);
+/* Number of group upcalls the world has served as a host, and of those
+ * that reported a local failure (local_status). */
+size_t inproc_host_groups(const inproc_world *w);
+size_t inproc_group_failures(const inproc_world *w);
 /* Number of shared regions the engines created (one per large collect). */
 size_t inproc_regions(const inproc_world *w);
 /* Number of fence_nb upcalls that reported a local failure through

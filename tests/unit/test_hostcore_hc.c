@@ -524,8 +524,8 @@ static void test_groups(void **state)
     group(w, 1, PMIX_GROUP_CONSTRUCT, "ocean", m, 3, "AB", true, PMIX_SUCCESS, &a[1]);
     group(w, 3, PMIX_GROUP_CONSTRUCT, "ocean", m, 3, NULL, true, PMIX_ERR_PROC_TERM_WO_SYNC, &a[3]);
     net_run(w, false);
-    assert_int_equal(a[1].status, PMIX_ERR_PROC_TERM_WO_SYNC);
-    assert_int_equal(a[3].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    assert_int_equal(a[1].status, PMIX_GROUP_MEMBER_FAILED);
+    assert_int_equal(a[3].status, PMIX_GROUP_MEMBER_FAILED);
     /* rank 7 finalized and left: a construct that names it fails at once */
     px_hc_departed(w->nodes[3].hc, 7, true);
     net_run(w, false);

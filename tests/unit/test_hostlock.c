@@ -26,7 +26,10 @@
  * four-rank job whose ranks 2 and 3 "live on another node" (the host
  * completes the collectives), so every fence goes to the host. Each puts a
  * value, fences with data, gets the other's value, fences without data and
- * finalizes. In the "getremote" job they ask for the data of ranks 2 and 3
+ * finalizes; then they construct a group of the two with a context id,
+ * which the host's `group` upcall assigns and answers like a fence (its
+ * info callback, its release function taking the lock), and destruct it.
+ * In the "getremote" job they ask for the data of ranks 2 and 3
  * instead, which the host answers while its lock is held across the
  * library's next upcall (see test_job_lock_order). In the "psets" job the
  * host defines and deletes a process set while they run (test_psets).
@@ -65,8 +68,12 @@ static __thread bool in_lib_call; /* this thread is inside a call into the libra
 
 typedef struct answer {
     struct answer *next;
-    bool fence; /* else direct modex */
+    bool fence; /* else direct modex, or: */
+    bool group; /* a group construct's: icb with info */
     pmix_modex_cbfunc_t cbfunc;
+    pmix_info_cbfunc_t icb;
+    pmix_info_t *info;
+    size_t ninfo;
     void *cbdata;
     char *data;
     size_t ndata;
@@ -86,7 +93,7 @@ static struct {
     atomic_int release_deadlock; /* release: the lock was ours (EDEADLK) */
     atomic_int release_timeout;  /* release: the lock never came */
     atomic_int releases;
-    atomic_int connected, finalized, fences, dmodex_upcalls;
+    atomic_int connected, finalized, fences, dmodex_upcalls, groups;
     atomic_int dmx_asked, dmx_answers, dmx_ok;
     char dir[256];
 } H;
@@ -119,9 +126,9 @@ static bool wait_for(atomic_int *v, int want)
     return true;
 }
 
-/* The release function of the host's answers: takes the collective lock,
- * as Slurm's does. */
-static void host_release(void *cbdata)
+/* What every release function of the host does first: take the
+ * collective lock, as Slurm's does, and count what went wrong. */
+static void release_locked(void)
 {
     struct timespec ts;
     int rc;
@@ -137,7 +144,21 @@ static void host_release(void *cbdata)
     } else {
         pthread_mutex_unlock(&H.coll_lock);
     }
+}
+
+/* The release function of the host's answers. */
+static void host_release(void *cbdata)
+{
+    release_locked();
     free(cbdata);
+    atomic_fetch_add(&H.releases, 1);
+}
+
+/* The release function of a group answer (its two infos). */
+static void group_release(void *cbdata)
+{
+    release_locked();
+    PMIx_Info_free(cbdata, 2);
     atomic_fetch_add(&H.releases, 1);
 }
 
@@ -148,7 +169,9 @@ static void give_answer(answer *a)
     if (H.hold_ms > 0 && !H.inline_answers)
         usleep(H.hold_ms * 1000);
     in_lib_call = true;
-    if (a->fence)
+    if (a->group)
+        a->icb(PMIX_SUCCESS, a->info, a->ninfo, a->cbdata, group_release, a->info);
+    else if (a->fence)
         a->cbfunc(PMIX_SUCCESS, a->data, a->ndata, a->cbdata, host_release, a->data);
     else /* remote data this host does not have */
         a->cbfunc(PMIX_ERR_NOT_FOUND, NULL, 0, a->cbdata, host_release, a->data);
@@ -179,7 +202,7 @@ static void *net_main(void *arg)
         answer *a = H.queue;
         H.queue = a->next;
         pthread_mutex_unlock(&H.mu);
-        if (a->fence && atomic_load(&H.dmx_asked) == 0 && a->ndata > 0) {
+        if (a->fence && !a->group && atomic_load(&H.dmx_asked) == 0 && a->ndata > 0) {
             pmix_proc_t p;
             pmix_status_t rc;
 
@@ -279,6 +302,56 @@ static pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t info[]
     return rc;
 }
 
+/* A group of this node: the host assigns context id 4242 and hands back
+ * the node's PMIX_GROUP_ENDPT_DATA as every node's (an allgather of one
+ * node), through the same queue as a fence's answer. */
+static pmix_status_t up_group(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
+                              size_t nprocs, const pmix_info_t directives[], size_t ndirs,
+                              pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    const pmix_byte_object_t *bo = NULL;
+    bool ctxid = false;
+    size_t id = 4242;
+    answer *a;
+
+    check_outside();
+    for (size_t i = 0; i < ndirs; i++) {
+        if (strcmp(directives[i].key, PMIX_GROUP_ENDPT_DATA) == 0 &&
+            directives[i].value.type == PMIX_BYTE_OBJECT)
+            bo = &directives[i].value.data.bo;
+        if (strcmp(directives[i].key, PMIX_GROUP_ASSIGN_CONTEXT_ID) == 0)
+            ctxid = true;
+        if (strcmp(directives[i].key, PMIX_TIMEOUT) == 0)
+            return PMIX_ERR_BAD_PARAM; /* the library keeps the timeout to itself */
+    }
+    if (op != PMIX_GROUP_CONSTRUCT || !ctxid || bo == NULL || nprocs != 2)
+        return PMIX_ERR_NOT_SUPPORTED; /* not what the clients ask for */
+    atomic_fetch_add(&H.groups, 1);
+    if ((a = calloc(1, sizeof(*a))) == NULL || (a->info = PMIx_Info_create(2)) == NULL) {
+        free(a);
+        return PMIX_ERR_NOMEM;
+    }
+    a->fence = true;
+    a->group = true;
+    a->icb = cbfunc;
+    a->cbdata = cbdata;
+    a->ninfo = 2;
+    PMIx_Info_load(&a->info[0], PMIX_GROUP_CONTEXT_ID, &id, PMIX_SIZE);
+    PMIx_Info_load(&a->info[1], PMIX_GROUP_ENDPT_DATA, bo, PMIX_BYTE_OBJECT);
+    if (H.inline_answers) {
+        give_answer(a);
+        return PMIX_SUCCESS;
+    }
+    pthread_mutex_lock(&H.mu);
+    answer **pp = &H.queue;
+    while (*pp != NULL)
+        pp = &(*pp)->next;
+    *pp = a;
+    pthread_cond_signal(&H.cv);
+    pthread_mutex_unlock(&H.mu);
+    return PMIX_SUCCESS;
+}
+
 static pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
                                     size_t ntargets, const pmix_info_t directives[], size_t ndirs,
                                     pmix_info_cbfunc_t cbfunc, void *cbdata)
@@ -292,6 +365,7 @@ static pmix_server_module_t module = {
     .fence_nb = up_fence,
     .direct_modex = up_dmodex,
     .job_control = up_job_control,
+    .group = up_group,
 };
 
 /* ---- registration callbacks ---- */
@@ -391,6 +465,30 @@ static int client_main(void)
     if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) {
         fprintf(stderr, "client %u: barrier failed: %s\n", me.rank, PMIx_Error_string(rc));
         return 6;
+    }
+    /* a group of the two with a context id: the host's `group` upcall */
+    pmix_proc_t members[2];
+    pmix_info_t actx, *res = NULL;
+    size_t nres = 0, id = 0, nm = 0;
+    PMIx_Load_procid(&members[0], me.nspace, 0);
+    PMIx_Load_procid(&members[1], me.nspace, 1);
+    PMIx_Info_load(&actx, PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    rc = PMIx_Group_construct("hostlock.grp", members, 2, &actx, 1, &res, &nres);
+    for (size_t i = 0; i < nres; i++) {
+        if (strcmp(res[i].key, PMIX_GROUP_CONTEXT_ID) == 0)
+            id = res[i].value.data.size;
+        if (strcmp(res[i].key, PMIX_GROUP_MEMBERSHIP) == 0)
+            nm = res[i].value.data.darray->size;
+    }
+    PMIx_Info_free(res, nres);
+    if (rc != PMIX_SUCCESS || id != 4242 || nm != 2) {
+        fprintf(stderr, "client %u: group construct: %s, id %zu, %zu members\n", me.rank,
+                PMIx_Error_string(rc), id, nm);
+        return 8;
+    }
+    if ((rc = PMIx_Group_destruct("hostlock.grp", NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client %u: group destruct: %s\n", me.rank, PMIx_Error_string(rc));
+        return 9;
     }
     if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS) {
         fprintf(stderr, "client %u: PMIx_Finalize failed: %s\n", me.rank, PMIx_Error_string(rc));
@@ -581,6 +679,7 @@ static void run_job(bool inline_answers, const char *mode)
     atomic_store(&H.finalized, 0);
     atomic_store(&H.fences, 0);
     atomic_store(&H.dmodex_upcalls, 0);
+    atomic_store(&H.groups, 0);
     atomic_store(&H.releases, 0);
     atomic_store(&H.dmx_asked, 0);
     atomic_store(&H.dmx_answers, 0);
@@ -611,7 +710,12 @@ static void run_job(bool inline_answers, const char *mode)
         assert_int_equal(atomic_load(&H.dmodex_upcalls), 2);
     else
         assert_int_equal(atomic_load(&H.fences), 2);
-    assert_true(wait_for(&H.releases, atomic_load(&H.fences) + atomic_load(&H.dmodex_upcalls)));
+    /* and the group: one upcall for the node (a destruct of one node
+     * needs no host) */
+    if (strcmp(mode, "getremote") != 0)
+        assert_int_equal(atomic_load(&H.groups), 1);
+    assert_true(wait_for(&H.releases, atomic_load(&H.fences) + atomic_load(&H.dmodex_upcalls) +
+                                          atomic_load(&H.groups)));
     assert_int_equal(atomic_load(&H.release_deadlock), 0);
     assert_int_equal(atomic_load(&H.release_timeout), 0);
     if (!inline_answers && strcmp(mode, "getremote") != 0) {

@@ -1705,6 +1705,228 @@ static void test_external_deliver_in_wait(void **state)
     ops->unlock(fx->cli);
 }
 
+/* ---- a host on the loop: watches and px_posix_run_once ---- */
+
+typedef struct wrec {
+    px_posix *p;
+    int fd;
+    int reads, writes;
+    px_posix_watch *self;   /* destroyed from its own callback when set */
+    px_posix_watch *victim; /* destroyed by this callback when set */
+    bool locked;            /* ran as the loop's driver (inside px_posix_run_once) */
+} wrec;
+
+static void wrec_cb(void *arg, unsigned what)
+{
+    wrec *w = arg;
+    char buf[64];
+
+    ops->lock(w->p); /* recursive: the callback runs with it held */
+    w->locked = ops->in_callback(w->p);
+    ops->unlock(w->p);
+    if (what & PX_POSIX_READ) {
+        w->reads++;
+        if (read(w->fd, buf, sizeof buf) < 0 && errno != EAGAIN)
+            w->reads += 1000;
+    }
+    if (what & PX_POSIX_WRITE)
+        w->writes++;
+    if (w->self != NULL) {
+        px_posix_watch_destroy(w->self);
+        w->self = NULL;
+    }
+    if (w->victim != NULL) {
+        px_posix_watch_destroy(w->victim);
+        w->victim = NULL;
+    }
+}
+
+/* A pipe's read end: the callback runs inside px_posix_run_once, with the
+ * engine lock held, only while the watch wants reading; a turn with
+ * nothing ready returns at its timeout, not before and not much after. */
+static void test_watch_pipe(void **state)
+{
+    char err[128];
+    int fds[2];
+    px_posix *p = px_posix_create(true, err, sizeof err);
+    wrec w = {0};
+
+    assert_non_null(p);
+    assert_int_equal(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
+    w.p = p;
+    w.fd = fds[0];
+    px_posix_watch *pw = px_posix_watch_create(p, fds[0], PX_POSIX_READ, wrec_cb, &w);
+    assert_non_null(pw);
+    px_posix_run_once(p, 0);
+    assert_int_equal(w.reads, 0);
+    assert_int_equal(write(fds[1], "x", 1), 1);
+    px_posix_run_once(p, 5.0);
+    assert_int_equal(w.reads, 1);
+    assert_true(w.locked);
+
+    /* not wanted: no call; the turn lasts its timeout */
+    assert_int_equal(px_posix_watch_set(pw, 0), 0);
+    assert_int_equal(write(fds[1], "y", 1), 1);
+    double t0 = now_s();
+    px_posix_run_once(p, 0.2);
+    double took = now_s() - t0;
+    assert_int_equal(w.reads, 1);
+    assert_true(took >= 0.19);
+    assert_true(took < 2.0);
+    assert_int_equal(px_posix_watch_set(pw, PX_POSIX_READ), 0);
+    px_posix_run_once(p, 5.0);
+    assert_int_equal(w.reads, 2);
+
+    /* the write end is writable at once; a watch that destroys itself in
+     * its callback is not called again */
+    wrec ww = {.p = p, .fd = fds[1]};
+    ww.self = px_posix_watch_create(p, fds[1], PX_POSIX_WRITE, wrec_cb, &ww);
+    assert_non_null(ww.self);
+    px_posix_run_once(p, 5.0);
+    assert_int_equal(ww.writes, 1);
+    assert_null(ww.self);
+    px_posix_run_once(p, 0);
+    assert_int_equal(ww.writes, 1);
+
+    px_posix_watch_destroy(pw);
+    px_posix_watch_destroy(NULL);
+    close(fds[0]);
+    close(fds[1]);
+    px_posix_destroy(p);
+}
+
+/* Two watches ready in the same turn: the first destroys the second,
+ * whose callback then never runs. */
+static void test_watch_destroy_other(void **state)
+{
+    char err[128];
+    int a[2], b[2];
+    px_posix *p = px_posix_create(true, err, sizeof err);
+    wrec wa = {0}, wb = {0};
+
+    assert_non_null(p);
+    assert_int_equal(pipe2(a, O_NONBLOCK | O_CLOEXEC), 0);
+    assert_int_equal(pipe2(b, O_NONBLOCK | O_CLOEXEC), 0);
+    wa.p = wb.p = p;
+    wa.fd = a[0];
+    wb.fd = b[0];
+    px_posix_watch *x = px_posix_watch_create(p, a[0], PX_POSIX_READ, wrec_cb, &wa);
+    px_posix_watch *y = px_posix_watch_create(p, b[0], PX_POSIX_READ, wrec_cb, &wb);
+    assert_non_null(x);
+    assert_non_null(y);
+    wa.victim = y;
+    wb.victim = x;
+    assert_int_equal(write(a[1], "x", 1), 1);
+    assert_int_equal(write(b[1], "x", 1), 1);
+    px_posix_run_once(p, 5.0);
+    assert_int_equal(wa.reads + wb.reads, 1); /* whichever ran first freed the other */
+    px_posix_watch_destroy(wa.reads == 1 ? x : y);
+    for (int i = 0; i < 2; i++) {
+        close(a[i]);
+        close(b[i]);
+    }
+    px_posix_destroy(p);
+}
+
+/* A regular file and /dev/null cannot be watched by epoll: they are always
+ * ready, as poll() says, and a turn with one wanting does not sleep. */
+static void test_watch_always_ready(void **state)
+{
+    char err[128], path[256];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/test_posix_watch.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    px_posix *p = px_posix_create(true, err, sizeof err);
+    int fd = mkstemp(path), dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    wrec w = {0}, wn = {0};
+
+    assert_non_null(p);
+    assert_true(fd >= 0);
+    assert_true(dn >= 0);
+    unlink(path);
+    w.p = wn.p = p;
+    w.fd = fd;
+    wn.fd = dn;
+    px_posix_watch *pw = px_posix_watch_create(p, fd, PX_POSIX_READ, wrec_cb, &w);
+    px_posix_watch *pn = px_posix_watch_create(p, dn, PX_POSIX_READ, wrec_cb, &wn);
+    assert_non_null(pw);
+    assert_non_null(pn);
+    double t0 = now_s();
+    px_posix_run_once(p, 10.0);
+    px_posix_run_once(p, 10.0);
+    assert_true(now_s() - t0 < 5.0);
+    assert_int_equal(w.reads, 2);
+    assert_int_equal(wn.reads, 2);
+    assert_int_equal(px_posix_watch_set(pw, 0), 0);
+    px_posix_watch_destroy(pn);
+    px_posix_run_once(p, 0.05);
+    assert_int_equal(w.reads, 2);
+    assert_int_equal(wn.reads, 2);
+    px_posix_watch_destroy(pw);
+    /* a closed descriptor cannot be watched; nor can anything on a
+     * platform with a progress thread */
+    close(fd);
+    close(dn);
+    assert_null(px_posix_watch_create(p, fd, PX_POSIX_READ, wrec_cb, &w));
+    px_posix *t = px_posix_create(false, err, sizeof err);
+    int fds[2];
+    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+    assert_null(px_posix_watch_create(t, fds[0], PX_POSIX_READ, wrec_cb, &w));
+    close(fds[0]);
+    close(fds[1]);
+    px_posix_destroy(t);
+    px_posix_destroy(p);
+}
+
+/* The engines' side of one loop: a listener and a timer of a platform
+ * made for external progress are served by px_posix_run_once alone, with
+ * a host's watch beside them. */
+static void timer_count(void *arg)
+{
+    (*(int *)arg)++;
+}
+
+static void test_run_once_serves_engines(void **state)
+{
+    fixture *fx = *state;
+    char err[256] = "";
+    int fired = 0, fds[2];
+    wrec w = {0};
+
+    assert_int_equal(
+        px_posix_listen(fx->srv, fx->dir, &rec_sink, &fx->rs, &fx->uri, err, sizeof err),
+        PMIX_SUCCESS);
+    assert_int_equal(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
+    w.p = fx->srv;
+    w.fd = fds[0];
+    px_posix_watch *pw = px_posix_watch_create(fx->srv, fds[0], PX_POSIX_READ, wrec_cb, &w);
+    assert_non_null(pw);
+    assert_int_equal(px_posix_connect(fx->cli, fx->uri, 5.0, &rec_sink, &fx->rc, err, sizeof err),
+                     PMIX_SUCCESS);
+    size_t len;
+    void *f = make_frame(42, 100, &len);
+    assert_int_equal(ops->send(fx->cli, PX_CONN_SERVER, f, len), PMIX_SUCCESS);
+    ops->timer_start(fx->srv, 0.05, timer_count, &fired);
+    assert_int_equal(write(fds[1], "x", 1), 1);
+    double deadline = now_s() + 10.0;
+    for (;;) {
+        px_posix_progress(fx->cli); /* the client's side of the exchange */
+        px_posix_run_once(fx->srv, 0.01);
+        ops->lock(fx->srv);
+        bool done = fx->rs.frames == 1 && fired == 1 && w.reads == 1;
+        ops->unlock(fx->srv);
+        if (done || now_s() > deadline)
+            break;
+    }
+    assert_int_equal(fx->rs.opened, 1);
+    assert_int_equal(fx->rs.frames, 1);
+    assert_int_equal(fx->rs.bad_frames, 0);
+    assert_int_equal(fired, 1);
+    assert_int_equal(w.reads, 1);
+    px_posix_watch_destroy(pw);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 static void test_log(void **state)
 {
     char err[64];
@@ -1761,6 +1983,10 @@ int main(void)
         cmocka_unit_test(test_wait_wake_external),
         cmocka_unit_test(test_external_two_waiters),
         cmocka_unit_test_setup_teardown(test_external_deliver_in_wait, fx_setup_ext, fx_teardown),
+        cmocka_unit_test(test_watch_pipe),
+        cmocka_unit_test(test_watch_destroy_other),
+        cmocka_unit_test(test_watch_always_ready),
+        cmocka_unit_test_setup_teardown(test_run_once_serves_engines, fx_setup_ext, fx_teardown),
         cmocka_unit_test(test_log),
     };
     return cmocka_run_group_tests_name("posix", tests, NULL, NULL);

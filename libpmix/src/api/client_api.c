@@ -235,6 +235,22 @@ static pmix_status_t finish(sync_op *s, pmix_status_t rc)
     return s->status;
 }
 
+/* For the other files of the shim (px_api.h). */
+px_api_client *px_api_ready(void)
+{
+    return ready();
+}
+
+bool px_api_in_callback(px_api_client *ac)
+{
+    return in_callback(ac);
+}
+
+void px_api_need_progress(px_api_client *ac)
+{
+    need_progress(ac);
+}
+
 /* ---- init / finalize ---- */
 
 static const char *const model_keys[] = {

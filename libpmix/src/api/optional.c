@@ -17,8 +17,7 @@ PMIX_EXPORT void PMIx_Heartbeat(void)
 {
 }
 
-/* ---- Process groups and connections (PMIx_Connect, PMIx_Group_*) need a host collective across
- * namespaces ---- */
+/* ---- Connections (PMIx_Connect) need a host collective across namespaces ---- */
 
 PMIX_EXPORT pmix_status_t PMIx_Connect(const pmix_proc_t procs[], size_t nprocs,
                                        const pmix_info_t info[], size_t ninfo)
@@ -42,75 +41,6 @@ PMIX_EXPORT pmix_status_t PMIx_Disconnect(const pmix_proc_t procs[], size_t npro
 PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t procs[], size_t nprocs,
                                              const pmix_info_t info[], size_t ninfo,
                                              pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[],
-                                               size_t nprocs, const pmix_info_t directives[],
-                                               size_t ndirs, pmix_info_t **results,
-                                               size_t *nresults)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[],
-                                                  size_t nprocs, const pmix_info_t directives[],
-                                                  size_t ndirs, pmix_info_cbfunc_t cbfunc,
-                                                  void *cbdata)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t info[],
-                                              size_t ninfo)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_info_t info[],
-                                                 size_t ninfo, pmix_op_cbfunc_t cbfunc,
-                                                 void *cbdata)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[],
-                                            size_t nprocs, const pmix_info_t info[], size_t ninfo,
-                                            pmix_info_t **results, size_t *nresult)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc_t procs[],
-                                               size_t nprocs, const pmix_info_t info[],
-                                               size_t ninfo, pmix_info_cbfunc_t cbfunc,
-                                               void *cbdata)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader,
-                                          pmix_group_opt_t opt, const pmix_info_t info[],
-                                          size_t ninfo, pmix_info_t **results, size_t *nresult)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t *leader,
-                                             pmix_group_opt_t opt, const pmix_info_t info[],
-                                             size_t ninfo, pmix_info_cbfunc_t cbfunc, void *cbdata)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_leave(const char grp[], const pmix_info_t info[], size_t ninfo)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_t info[],
-                                              size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     return PMIX_ERR_NOT_SUPPORTED;
 }

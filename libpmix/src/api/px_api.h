@@ -70,6 +70,19 @@ pmix_status_t px_api_posix_open(void *arg, px_api_client *ac, const pmix_info_t 
  * any error fn is never called. */
 pmix_status_t px_api_defer(void (*fn)(void *arg), void *arg);
 
+/* For the shim's own files (api/client_api.c): the caller's client if
+ * PMIx_Init has run, else NULL; whether a blocking call now would be made
+ * from inside a callback (it logs why it refuses); and that background
+ * progress is needed from now on (a non-blocking call). */
+px_api_client *px_api_ready(void);
+bool px_api_in_callback(px_api_client *ac);
+void px_api_need_progress(px_api_client *ac);
+
+/* A group query (api/group_api.c): PMIX_ERR_NOT_SUPPORTED if `key` is
+ * not one, else as px_client_group_query. */
+pmix_status_t px_api_group_query(const char *key, const pmix_info_t qual[], size_t nqual,
+                                 pmix_info_t *out);
+
 /* True if this process initialized a server (api/server_api.c). */
 bool px_api_server_active(void);
 

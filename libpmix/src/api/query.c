@@ -6,7 +6,9 @@
  * PMIX_RANK; the caller's namespace by default) and whose other qualifiers
  * (PMIX_NODEID, PMIX_HOSTNAME, PMIX_APPNUM) pick node- or app-level data.
  * Only what the process already holds is used: such a key never waits on
- * the server. PMIX_QUERY_NAMESPACES names the caller's namespace. The
+ * the server. PMIX_QUERY_NAMESPACES names the caller's namespace; the group
+ * queries (PMIX_QUERY_NUM_GROUPS, _GROUP_NAMES, _GROUP_MEMBERSHIP) are
+ * answered from the groups the process is a member of (group_api.c). The
  * process-set keys (PMIX_QUERY_NUM_PSETS, PMIX_QUERY_PSET_NAMES,
  * PMIX_QUERY_PSET_MEMBERSHIP) are the exception: the server keeps the
  * sets, including those its host defines while the job runs
@@ -69,6 +71,8 @@ static bool answer(const pmix_query_t *q, const char *key, pmix_info_t *out)
         PMIx_Info_load(out, key, me.nspace, PMIX_STRING);
         return true;
     }
+    if ((rc = px_api_group_query(key, q->qualifiers, q->nqual, out)) != PMIX_ERR_NOT_SUPPORTED)
+        return rc == PMIX_SUCCESS;
     PMIx_Load_procid(&target, me.nspace, PMIX_RANK_WILDCARD);
     if ((pi = px_info_find(q->qualifiers, q->nqual, PMIX_PROCID)) != NULL &&
         pi->value.type == PMIX_PROC && pi->value.data.proc != NULL) {

@@ -183,6 +183,102 @@ static pmix_status_t ad_jctrl(void *hctx, const pmix_proc_t *requestor, const pm
     return rc;
 }
 
+/* A group upcall's engine completion, kept while the host works. */
+typedef struct ad_grp {
+    px_group_cbfunc_t fn;
+    void *cbdata;
+} ad_grp;
+
+/* The host's answer to a group upcall (through px_defer's completion):
+ * its PMIX_GROUP_CONTEXT_ID, and its PMIX_GROUP_ENDPT_DATA (one per node,
+ * or one holding every node's data) concatenated, for the engine. */
+static void ad_group_done(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                          pmix_release_cbfunc_t release_fn, void *release_cbdata)
+{
+    ad_grp *g = cbdata;
+    bool has_ctxid = false;
+    uint64_t ctxid = 0;
+    size_t total = 0, off = 0;
+    char *data;
+
+    for (size_t i = 0; i < ninfo; i++) {
+        if (strcmp(info[i].key, PMIX_GROUP_CONTEXT_ID) == 0)
+            has_ctxid = px_value_get_number(&info[i].value, &ctxid) == PMIX_SUCCESS;
+        else if (strcmp(info[i].key, PMIX_GROUP_ENDPT_DATA) == 0 &&
+                 info[i].value.type == PMIX_BYTE_OBJECT)
+            total += info[i].value.data.bo.size;
+    }
+    data = malloc(total ? total : 1);
+    if (data == NULL && status == PMIX_SUCCESS)
+        status = PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < ninfo && data != NULL; i++) {
+        if (strcmp(info[i].key, PMIX_GROUP_ENDPT_DATA) == 0 &&
+            info[i].value.type == PMIX_BYTE_OBJECT && info[i].value.data.bo.size > 0) {
+            memcpy(data + off, info[i].value.data.bo.bytes, info[i].value.data.bo.size);
+            off += info[i].value.data.bo.size;
+        }
+    }
+    g->fn(status, has_ctxid, ctxid, data, data != NULL ? total : 0, g->cbdata, NULL, NULL);
+    free(data);
+    free(g);
+    if (release_fn != NULL)
+        release_fn(release_cbdata);
+}
+
+/* The engine's typed group request as the Standard's group upcall: the
+ * directives the host needs, this node's data as PMIX_GROUP_ENDPT_DATA,
+ * a local failure as PMIX_LOCAL_COLLECTIVE_STATUS. PMIX_TIMEOUT is not
+ * passed: the library enforces it, and the Standard asks such libraries
+ * not to hand it to the host as well. */
+static pmix_status_t ad_group(void *hctx, const px_group_req *req, px_group_cbfunc_t cbfunc,
+                              void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+    pmix_info_t info[5];
+    size_t n = 0;
+    bool yes = true;
+    px_defer_wrap *w;
+    ad_grp *g;
+    pmix_status_t rc;
+
+    if (m->group == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if ((g = malloc(sizeof(*g))) == NULL)
+        return PMIX_ERR_NOMEM;
+    g->fn = cbfunc;
+    g->cbdata = cbdata;
+    if ((w = px_defer_wrap_info(S.defer, ad_group_done, g)) == NULL) {
+        free(g);
+        return PMIX_ERR_NOMEM;
+    }
+    memset(info, 0, sizeof(info));
+    if (req->assign_ctxid)
+        PMIx_Info_load(&info[n++], PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    if (req->optional)
+        PMIx_Info_load(&info[n++], PMIX_GROUP_OPTIONAL, &yes, PMIX_BOOL);
+    if (req->notify_termination)
+        PMIx_Info_load(&info[n++], PMIX_GROUP_NOTIFY_TERMINATION, &yes, PMIX_BOOL);
+    if (req->ndata > 0) {
+        pmix_byte_object_t bo = {.bytes = (char *)req->data, .size = req->ndata};
+        PMIx_Info_load(&info[n++], PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
+    }
+    if (req->local_status != PMIX_SUCCESS)
+        PMIx_Info_load(&info[n++], PMIX_LOCAL_COLLECTIVE_STATUS, &req->local_status, PMIX_STATUS);
+    rc = m->group(req->op, (char *)req->grp, req->procs, req->nprocs, info, n, px_defer_info_cb, w);
+    px_defer_wrap_done(w, rc);
+    for (size_t i = 0; i < n; i++)
+        PMIx_Info_destruct(&info[i]);
+    if (rc == PMIX_SUCCESS)
+        return rc;
+    free(g);
+    if (rc == PMIX_OPERATION_SUCCEEDED) {
+        /* done at once, with nothing from other nodes: this node's data */
+        cbfunc(PMIX_SUCCESS, false, 0, req->data, req->ndata, cbdata, NULL, NULL);
+        return PMIX_SUCCESS;
+    }
+    return rc;
+}
+
 static const px_server_host adapter = {
     .version = PX_SERVER_HOST_VERSION,
     .client_connected = ad_connected,
@@ -192,6 +288,7 @@ static const px_server_host adapter = {
     .direct_modex = ad_dmodex,
     .job_control = ad_jctrl,
     .client_connected2 = ad_connected2,
+    .group = ad_group,
 };
 
 /* ---- init / finalize ---- */

@@ -49,6 +49,7 @@ void px_client_destroy(px_client *c)
     while (c->reqs != NULL)
         px_cli_req_free(c, c->reqs);
     px_cli_events_destroy(c);
+    px_cli_groups_destroy(c);
     px_store_destroy(c->store);
     px_buf_fini(&c->prec);
     free(c);
@@ -517,6 +518,7 @@ static pmix_status_t dispatch(px_client *c, const void *frame, size_t len, px_cl
     case PX_MSG_FENCE_DONE: px_cli_fence_reply(c, r, status, &b, region); return PMIX_SUCCESS;
     case PX_MSG_GET_DONE: px_cli_get_reply(c, r, status, &b); break;
     case PX_MSG_INFO_DONE: info_done(c, r, status, &b); break;
+    case PX_MSG_GROUP_DONE: px_cli_group_reply(c, r, status, &b); break;
     case PX_MSG_REPLY: req_fail(c, r, status); break; /* "fail" with whatever status came */
     default: req_fail(c, r, PMIX_ERR_UNPACK_FAILURE); return PMIX_ERR_UNPACK_FAILURE;
     }

@@ -6,6 +6,7 @@
  *   get.c      PMIx_Get: local answers first, the server otherwise
  *   fence.c    PMIx_Fence
  *   events.c   event handler chains
+ *   group.c    PMIx groups
  *
  * Requests to the server are kept in a list keyed by tag. A reply with an
  * unknown tag is dropped: its request timed out and was already answered.
@@ -36,8 +37,12 @@ typedef struct px_req {
     char key[PMIX_MAX_KEYLEN + 1];
     pmix_info_t *qual; /* GET: qualifiers for job-level lookups */
     size_t nqual;
-    bool page; /* FENCE: arrived on the fence page (counted in page_open) */
+    bool page;                    /* FENCE: arrived on the fence page (counted in page_open) */
+    uint8_t gop;                  /* GROUP: the operation (PX_GRP_*) */
+    char grp[PMIX_MAX_NSLEN + 1]; /* GROUP: the group's name */
 } px_req;
+
+typedef struct px_cgroup px_cgroup; /* a group this process is a member of (group.c) */
 
 typedef struct px_evh {
     struct px_evh *next;
@@ -101,6 +106,7 @@ struct px_client {
      * (what the server would write for it), for its slot on the page;
      * empty before the first commit or if it could not be built */
     px_buf prec;
+    px_cgroup *groups; /* the groups this process is a member of */
 };
 
 /* client.c */
@@ -129,6 +135,19 @@ void px_cli_fence_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b
  * misuse, or it cannot use the page): every participant goes to the server
  * from now on. */
 void px_cli_page_break(px_client *c, const char *why);
+
+/* group.c */
+void px_cli_group_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b);
+/* True for the keys px_cli_group_get answers. */
+bool px_cli_group_key(const char *key);
+/* PMIX_GROUP_MEMBERSHIP, PMIX_GROUP_CONTEXT_ID of {group, wildcard}, and
+ * PMIX_GROUP_NAMES of a process, from the groups this process is a member
+ * of: PMIX_SUCCESS with a new value in *out; PMIX_ERR_NOT_FOUND when the
+ * group is known and has no such value (no context id: a final answer);
+ * PMIX_ERR_NOT_SUPPORTED when it knows nothing of the process or group. */
+pmix_status_t px_cli_group_get(px_client *c, const pmix_proc_t *proc, const char *key,
+                               pmix_value_t **out);
+void px_cli_groups_destroy(px_client *c);
 
 /* events.c */
 void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *source,

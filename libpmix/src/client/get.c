@@ -75,6 +75,12 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
             rc = px_store_get_any(c->store, proc->nspace, key, out);
         return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
     }
+    /* a group's membership and context id, and a process's groups */
+    if (c->groups != NULL && px_cli_group_key(key)) {
+        rc = px_cli_group_get(c, proc, key, out);
+        if (rc != PMIX_ERR_NOT_SUPPORTED)
+            return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
+    }
     refresh = px_info_flag(info, ninfo, PMIX_GET_REFRESH_CACHE);
     optional = px_info_flag(info, ninfo, PMIX_OPTIONAL);
 

@@ -136,5 +136,34 @@ pmix_status_t px_client_job_control(px_client *c, const pmix_proc_t targets[], s
  * other; the api/ shim sends it those alone. */
 pmix_status_t px_client_query(px_client *c, const pmix_query_t queries[], size_t nqueries,
                               pmix_info_cbfunc_t cbfunc, void *cbdata);
+/* Groups (client/group.c). Each sends one request to the server and
+ * calls its callback once with the outcome; the info callbacks get the
+ * results array (PMIX_GROUP_ID, PMIX_GROUP_CONTEXT_ID if one was assigned,
+ * PMIX_GROUP_MEMBERSHIP) on PMIX_SUCCESS and PMIX_ERR_PARTIAL_SUCCESS, with
+ * a release function. Bad arguments (a NULL or empty name, no members, a
+ * NULL leader) return PMIX_ERR_BAD_PARAM; a destruct or leave of a group
+ * this process is not a member of PMIX_ERR_NOT_FOUND; a construct or
+ * invitation of a group it already has PMIX_ERR_EXISTS. Leave completes
+ * once the server has told the node's other members. */
+pmix_status_t px_client_group_construct(px_client *c, const char grp[], const pmix_proc_t procs[],
+                                        size_t nprocs, const pmix_info_t dirs[], size_t ndirs,
+                                        pmix_info_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t px_client_group_destruct(px_client *c, const char grp[], const pmix_info_t dirs[],
+                                       size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t px_client_group_invite(px_client *c, const char grp[], const pmix_proc_t procs[],
+                                     size_t nprocs, const pmix_info_t dirs[], size_t ndirs,
+                                     pmix_info_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t px_client_group_join(px_client *c, const char grp[], const pmix_proc_t *leader,
+                                   pmix_group_opt_t opt, const pmix_info_t dirs[], size_t ndirs,
+                                   pmix_info_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t px_client_group_leave(px_client *c, const char grp[], const pmix_info_t dirs[],
+                                    size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata);
+/* Answer group query `key` (PMIX_QUERY_NUM_GROUPS, PMIX_QUERY_GROUP_NAMES,
+ * PMIX_QUERY_GROUP_MEMBERSHIP with its PMIX_GROUP_ID qualifier) into `out`
+ * from the groups this process is a member of. PMIX_ERR_NOT_SUPPORTED for
+ * any other key; PMIX_ERR_NOT_FOUND for an unknown group;
+ * PMIX_ERR_BAD_PARAM without the qualifier. */
+pmix_status_t px_client_group_query(px_client *c, const char *key, const pmix_info_t qual[],
+                                    size_t nqual, pmix_info_t *out);
 
 #endif /* PX_CLIENT_H */

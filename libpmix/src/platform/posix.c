@@ -18,6 +18,11 @@
  * other threads can still call the engine, and a `wake` from another thread
  * activates `nudge_ev` to bring the driver out of the loop.
  *
+ * A host on the loop. A host that runs on its own thread (pmixrun, pmixd)
+ * makes the platform for external progress, watches its own descriptors
+ * (posix_watch.c) and calls px_posix_run_once where it would call poll():
+ * one turn of the loop as the driver, bounded by a timer (`tick_ev`).
+ *
  * Waiting. `wait` sleeps on `cond` (with the engine lock as its mutex)
  * until `done`; `wake` sets `done` and broadcasts. A blocking call made from
  * inside a callback (on the progress thread, or by the driver) can never
@@ -310,6 +315,33 @@ static void nudge_cb(evutil_socket_t fd, short what, void *arg)
     /* Nothing: being active is enough to end EVLOOP_ONCE. */
 }
 
+/* A host's turn of the loop (px_posix.h): the timeout is `tick_ev`, which,
+ * like `nudge_ev`, only ends the turn. Always-ready watches that want
+ * something are activated first, so the turn does not sleep. */
+void px_posix_run_once(px_posix *p, double timeout)
+{
+    if (p == NULL || !p->external)
+        return;
+    pthread_mutex_lock(&p->lock);
+    if (!p->driving && !p->has_thread) {
+        int flags = EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY;
+        bool timed = false;
+        if (px_posix_watch_always(p) || timeout == 0.0) {
+            flags = EVLOOP_NONBLOCK;
+        } else if (timeout > 0.0) {
+            struct timeval tv = seconds_tv(timeout);
+            event_base_update_cache_time(p->base);
+            timed = evtimer_add(p->tick_ev, &tv) == 0;
+            if (!timed)
+                flags = EVLOOP_NONBLOCK; /* never sleep past the caller's deadline */
+        }
+        drive_once(p, flags);
+        if (timed)
+            evtimer_del(p->tick_ev);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
 static void stop_cb(evutil_socket_t fd, short what, void *arg)
 {
     px_posix *p = arg;
@@ -499,7 +531,8 @@ px_posix *px_posix_create(bool external_progress, char *errbuf, size_t errlen)
     }
     p->stop_ev = event_new(p->base, -1, 0, stop_cb, p);
     p->nudge_ev = event_new(p->base, -1, 0, nudge_cb, p);
-    if (p->stop_ev == NULL || p->nudge_ev == NULL)
+    p->tick_ev = evtimer_new(p->base, nudge_cb, p);
+    if (p->stop_ev == NULL || p->nudge_ev == NULL || p->tick_ev == NULL)
         goto nomem;
 
     if (!external_progress) {
@@ -519,6 +552,8 @@ fail:
             event_free(p->stop_ev);
         if (p->nudge_ev != NULL)
             event_free(p->nudge_ev);
+        if (p->tick_ev != NULL)
+            event_free(p->tick_ev);
         if (p->base != NULL)
             event_base_free(p->base);
         if (cond_ok)
@@ -565,6 +600,7 @@ void px_posix_destroy(px_posix *p)
     pthread_mutex_unlock(&p->lock);
     event_free(p->stop_ev);
     event_free(p->nudge_ev);
+    event_free(p->tick_ev);
     /* Runs the finalizers still queued: closed connections, cancelled
      * timers. */
     event_base_free(p->base);

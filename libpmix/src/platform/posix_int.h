@@ -202,7 +202,9 @@ struct px_posix {
      * driver); other waiters sleep on `cond`. */
     bool driving;
     pthread_t driver;
-    struct event *nudge_ev; /* activated to return the driver from the loop */
+    struct event *nudge_ev;        /* activated to return the driver from the loop */
+    struct event *tick_ev;         /* px_posix_run_once's timeout */
+    struct px_posix_watch *always; /* watches of descriptors that are always ready */
 
     size_t max_payload;
     int verbosity; /* highest px_log_level printed */
@@ -291,6 +293,10 @@ bool px_posix_page_discard(void *pctx, void *addr, size_t len);
 bool px_posix_bound_to(pid_t server);
 /* The platform goes away: unmap a client's page. */
 void px_posix_page_unmap(px_posix *p);
+
+/* posix_watch.c: activate the always-ready watches that want something
+ * (lock held, before the loop runs); true if there was one. */
+bool px_posix_watch_always(px_posix *p);
 
 /* destroy: release every connection and listener without sink calls. The
  * loop must no longer run. */

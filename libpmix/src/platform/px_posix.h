@@ -132,4 +132,49 @@ void px_posix_async_destroy(px_posix_async *a);
  * unlock. For threads that must never wait for the engine. */
 bool px_posix_trylock(px_posix *p);
 
+/* ---- A host on the loop: its own descriptors, the loop on its thread ----
+ *
+ * A host that serves its engines on its own thread (pmixrun, pmixd: one
+ * thread, no progress thread) creates the platform for external progress,
+ * registers every descriptor it waits on as a watch, and calls
+ * px_posix_run_once where it would call poll(): the loop then serves the
+ * engines' connections and timers and the host's descriptors alike, and
+ * upcalls, timers and watches all run on that thread. Watches are made,
+ * changed and destroyed on that thread only, and only on a platform created
+ * for external progress whose thread was never started. */
+
+#define PX_POSIX_READ 1u
+#define PX_POSIX_WRITE 2u
+
+typedef struct px_posix_watch px_posix_watch;
+/* `what`: PX_POSIX_READ and/or PX_POSIX_WRITE, of those the watch wants,
+ * that the descriptor is ready for (an error or a hangup makes it ready
+ * for both). Runs inside px_posix_run_once with the engine lock held; it
+ * may set or destroy any watch, its own included. */
+typedef void (*px_posix_watch_cb)(void *arg, unsigned what);
+
+/* Watch `fd` (borrowed: destroy the watch before closing it) for `want`
+ * (PX_POSIX_READ, PX_POSIX_WRITE, both or 0). A descriptor the kernel's
+ * readiness interface cannot watch (a regular file, /dev/null) is always
+ * ready, as poll() says of it: its callback runs at every
+ * px_posix_run_once while it wants something. NULL on failure (no memory,
+ * a bad descriptor, a platform with a progress thread). */
+px_posix_watch *px_posix_watch_create(px_posix *p, int fd, unsigned want, px_posix_watch_cb cb,
+                                      void *arg);
+/* Change what the watch waits for; cheap when nothing changes. 0, or -1
+ * if the loop refused (the watch then waits for nothing). */
+int px_posix_watch_set(px_posix_watch *w, unsigned want);
+/* Stop watching and free the watch; its callback is not called again.
+ * NULL is a no-op. */
+void px_posix_watch_destroy(px_posix_watch *w);
+
+/* Run the loop once on the calling thread: wait until something is ready
+ * (a connection, a timer, a watch, a wake) or `timeout` seconds have
+ * passed (negative: no limit; 0: do not wait), run every callback that is
+ * ready, and return. Takes the engine lock itself; call it without the
+ * lock held, from the thread that made the watches. No-op on a platform
+ * with a progress thread, and from inside a callback of the loop (the
+ * loop is turning already). */
+void px_posix_run_once(px_posix *p, double timeout);
+
 #endif /* PX_POSIX_H */

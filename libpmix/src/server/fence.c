@@ -3,7 +3,8 @@
  *
  * A FENCE from a local client names a set of processes (sorted and
  * de-duplicated here, so order does not matter; a NULL set means the
- * client's namespace, written as its wildcard). The set is the tracker's
+ * client's namespace, written as its wildcard; a group's name stands for
+ * its members, group.c). The set is the tracker's
  * identity: clients naming the same set join the same tracker, FIFO, one
  * contribution per client per tracker, so back-to-back fences queue as
  * separate trackers and never mix. A wildcard set and an explicit list of
@@ -608,6 +609,10 @@ pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
         procs[0].rank = PMIX_RANK_WILDCARD;
         n = 1;
     }
+    /* a group's name stands for its members (the Standard: the server
+     * translates group ids before the host sees them) */
+    if ((rc = px_srv_group_expand(s, &procs, &n)) != PMIX_SUCCESS)
+        goto refuse;
     qsort(procs, n, sizeof(*procs), proc_cmp);
     for (size_t i = m = 1; i < n; i++)
         if (proc_cmp(&procs[i], &procs[m - 1]) != 0)

@@ -88,24 +88,32 @@ pmix_status_t px_srv_abort(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
     return PMIX_SUCCESS;
 }
 
+void px_srv_event_to(px_server *s, px_sclient *c, pmix_status_t status, const pmix_proc_t *source,
+                     pmix_data_range_t range, const pmix_info_t *info, size_t ninfo)
+{
+    px_buf b;
+
+    if (c->state != PX_SC_CONNECTED || !c->has_conn)
+        return;
+    px_buf_init_frame(&b, PX_MSG_EVENT, 0);
+    px_pack_i32(&b, status);
+    px_pack_proc(&b, source);
+    px_pack_u8(&b, range);
+    px_pack_info(&b, info, ninfo);
+    px_srv_send(s, c, &b);
+}
+
 void px_srv_event_to_clients(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                              pmix_data_range_t range, const pmix_info_t *info, size_t ninfo,
                              const px_sclient *except)
 {
     for (px_sclient *c = s->clients; c != NULL; c = c->next) {
-        px_buf b;
-
-        if (c == except || c->state != PX_SC_CONNECTED || !c->has_conn)
+        if (c == except)
             continue;
         if (range == PMIX_RANGE_NAMESPACE &&
             strncmp(c->proc.nspace, source->nspace, PMIX_MAX_NSLEN) != 0)
             continue;
-        px_buf_init_frame(&b, PX_MSG_EVENT, 0);
-        px_pack_i32(&b, status);
-        px_pack_proc(&b, source);
-        px_pack_u8(&b, range);
-        px_pack_info(&b, info, ninfo);
-        px_srv_send(s, c, &b);
+        px_srv_event_to(s, c, status, source, range, info, ninfo);
     }
 }
 

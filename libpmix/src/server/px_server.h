@@ -31,9 +31,62 @@
 
 #include "px_platform.h"
 
-#define PX_SERVER_HOST_VERSION 1
+/* 2: the group upcall was appended. A table of version 1 (no `group`) is
+ * still accepted: its hosts get no group upcall. */
+#define PX_SERVER_HOST_VERSION 2
+#define PX_SERVER_HOST_VERSION_MIN 1
 
 typedef struct px_server px_server;
+
+/* A group operation of this node, as the engine hands it to its host (the
+ * group upcall below). Everything is borrowed for the call: a host copies
+ * what it keeps.
+ *
+ * The collective is named by (op, grp, procs): every node that hosts a
+ * member makes exactly one such upcall per operation, with the same op,
+ * grp and procs, whatever order its members named them in. A host runs it
+ * as an allgather among those nodes: each contributes `data` (opaque to
+ * the host; empty for a destruct), and each gets back the concatenation
+ * of every node's contribution in any order, the same bytes on every
+ * node. */
+typedef struct px_group_req {
+    pmix_group_operation_t op; /* PMIX_GROUP_CONSTRUCT or PMIX_GROUP_DESTRUCT */
+    const char *grp;           /* the group's name (at most PMIX_MAX_NSLEN) */
+    /* The members, in group-rank order (a construct's, as its callers named
+     * them, namespaces' wildcards expanded; a destruct's, as constructed).
+     * The participating nodes are those that host a member. */
+    const pmix_proc_t *procs;
+    size_t nprocs;
+    /* PMIX_GROUP_ASSIGN_CONTEXT_ID: the host gives the group a context id,
+     * unique for the life of the launcher or daemon set, the same on every
+     * node (px_hostcore.h, px_ctxid_next, says how, without coordination). */
+    bool assign_ctxid;
+    bool optional;           /* PMIX_GROUP_OPTIONAL: members may be missing */
+    bool notify_termination; /* PMIX_GROUP_NOTIFY_TERMINATION */
+    bool has_leader;         /* PMIX_GROUP_LEADER: `leader` declared itself */
+    pmix_proc_t leader;
+    /* PMIX_TIMEOUT in seconds, 0 for none. The engine enforces it on this
+     * node's members itself; a host may use it to bound its exchange. */
+    double timeout;
+    /* PMIX_LOCAL_COLLECTIVE_STATUS: not PMIX_SUCCESS when a member of this
+     * node failed (PMIX_GROUP_MEMBER_FAILED) or the wait timed out; the
+     * host must then fail the operation on every node with that status
+     * (and fail the late contributions of other nodes the same way). Its
+     * data is empty then. */
+    pmix_status_t local_status;
+    const char *data; /* this node's contribution; empty for a destruct */
+    size_t ndata;
+} px_group_req;
+
+/* The completion of a group upcall. `status` is the operation's outcome on
+ * every node (the same everywhere); on success `data` holds every node's
+ * contribution concatenated, and `ctxid` the context id when the request
+ * asked for one (`has_ctxid`), else it is ignored. The engine reads the
+ * data during the call and then calls release_fn(release_cbdata) (if not
+ * NULL); the host may free it then. */
+typedef void (*px_group_cbfunc_t)(pmix_status_t status, bool has_ctxid, uint64_t ctxid,
+                                  const char *data, size_t ndata, void *cbdata,
+                                  pmix_release_cbfunc_t release_fn, void *release_cbdata);
 
 typedef struct px_server_host {
     unsigned version;
@@ -83,6 +136,19 @@ typedef struct px_server_host {
     pmix_status_t (*client_connected2)(void *hctx, const pmix_proc_t *proc, void *server_object,
                                        const pmix_info_t info[], size_t ninfo,
                                        pmix_op_cbfunc_t cbfunc, void *cbdata);
+    /* Version 2. A group operation that spans nodes, or that asks for a
+     * context id (which only a host can make unique): see px_group_req.
+     * The engine makes one upcall per operation per node, once every local
+     * member has called it (or has failed, or the wait timed out), and
+     * none when every member is local and no context id is asked for.
+     * Return PMIX_SUCCESS and call cbfunc exactly once later (from inside
+     * the upcall too, with the engine lock held or from any thread that
+     * takes it), or an error and never call it. A request carrying a
+     * local_status is the node's notice of failure: the host calls cbfunc
+     * for it too. If NULL, operations that need a host fail with
+     * PMIX_ERR_NOT_SUPPORTED. */
+    pmix_status_t (*group)(void *hctx, const px_group_req *req, px_group_cbfunc_t cbfunc,
+                           void *cbdata);
 } px_server_host;
 
 /* Create a server. `hops`/`hctx` are the host, `pops`/`pctx` the platform;

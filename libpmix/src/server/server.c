@@ -47,7 +47,7 @@ px_server *px_server_create(const px_server_host *hops, void *hctx, const px_pla
     px_server *s;
 
     if (hops == NULL || pops == NULL || pops->version != PX_PLATFORM_OPS_VERSION ||
-        hops->version != PX_SERVER_HOST_VERSION)
+        hops->version < PX_SERVER_HOST_VERSION_MIN || hops->version > PX_SERVER_HOST_VERSION)
         return NULL;
     s = calloc(1, sizeof(*s));
     if (s == NULL)
@@ -78,6 +78,7 @@ void px_server_destroy(px_server *s)
         free(d);
     }
     px_srv_fence_destroy_all(s);
+    px_srv_group_destroy_all(s);
     px_srv_get_destroy_all(s);
     px_srv_psets_destroy(s);
     while (s->conns != NULL) {
@@ -304,6 +305,7 @@ void px_server_deregister_client(px_server *s, const pmix_proc_t *proc)
     }
     px_srv_get_client_gone(s, c);
     px_srv_fence_client_gone(s, c);
+    px_srv_group_client_gone(s, c);
     for (px_sclient **pp = &s->clients; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == c) {
             *pp = c->next;
@@ -437,6 +439,7 @@ static void client_died(px_server *s, px_sclient *c, pmix_status_t why)
     px_srv_page_break(s, px_srv_nspace(s, c->proc.nspace), "a process died");
     px_srv_get_client_gone(s, c);
     px_srv_fence_proc_died(s, &c->proc, why);
+    px_srv_group_proc_died(s, &c->proc, why);
     px_srv_get_proc_died(s, &c->proc, why);
     if (s->hops->client_lost != NULL)
         s->hops->client_lost(s->hctx, &c->proc, c->server_object, why);
@@ -456,6 +459,7 @@ void px_server_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t wh
     mark_dead(s, proc);
     px_srv_page_break(s, px_srv_nspace(s, proc->nspace), "a process died");
     px_srv_fence_proc_died(s, proc, why);
+    px_srv_group_proc_died(s, proc, why);
     px_srv_get_proc_died(s, proc, why);
 }
 
@@ -771,6 +775,7 @@ static const char *msg_name(uint16_t type)
     case PX_MSG_NOPAGE: return "NOPAGE";
     case PX_MSG_PCOLLECT: return "PCOLLECT";
     case PX_MSG_QUERY: return "QUERY";
+    case PX_MSG_GROUP: return "GROUP";
     default: return "unknown";
     }
 }
@@ -828,6 +833,7 @@ static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, 
         case PX_MSG_JCTRL: rc = px_srv_jctrl(s, c, hdr.tag, &b); break;
         case PX_MSG_QUERY: rc = px_srv_query(s, c, hdr.tag, &b); break;
         case PX_MSG_PCOLLECT: rc = px_srv_page_collect(s, c, &b); break;
+        case PX_MSG_GROUP: rc = px_srv_group(s, c, hdr.tag, &b); break;
         case PX_MSG_NOPAGE:
             px_srv_page_break(s, px_srv_nspace(s, c->proc.nspace), "a process cannot map it");
             break;

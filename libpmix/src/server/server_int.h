@@ -6,6 +6,7 @@
  *   get.c      Gets from clients, direct modex in both directions
  *   misc.c     abort, events, job control
  *   psets.c    process sets: the table, the host's definitions, queries
+ *   group.c    groups: construct, destruct, invite/join, leave
  *
  * A server keeps short singly linked lists: namespaces, registered
  * clients, open connections, trackers and parked requests. A node serves
@@ -150,6 +151,50 @@ typedef struct px_dmx {
 } px_dmx;
 
 typedef struct px_pset px_pset;
+/* A group this server knows: constructed, with a member here. */
+typedef struct px_sgroup {
+    struct px_sgroup *next;
+    char name[PMIX_MAX_NSLEN + 1];
+    pmix_proc_t *members; /* group-rank order */
+    size_t nmembers;
+    bool has_ctxid;
+    uint64_t ctxid;
+    bool notify_termination; /* PMIX_GROUP_NOTIFY_TERMINATION at construct */
+} px_sgroup;
+
+/* A local member that called a group operation (or accepted an
+ * invitation), waiting for its reply. */
+typedef struct px_gslot {
+    px_sclient *client; /* NULL once deregistered */
+    uint32_t tag;
+    bool joiner; /* answered an invitation (PMIx_Group_join) */
+} px_gslot;
+
+/* A group operation being gathered on this node (group.c). */
+typedef struct px_gtrk {
+    struct px_gtrk *next;
+    px_server *srv;
+    pmix_group_operation_t op; /* PMIX_GROUP_CONSTRUCT or PMIX_GROUP_DESTRUCT */
+    char name[PMIX_MAX_NSLEN + 1];
+    pmix_proc_t *procs; /* members, group-rank order */
+    size_t nprocs;
+    bool invite;          /* built by PMIx_Group_invite: members answer with join */
+    bool *answered;       /* invite: procs[i] accepted, declined or died */
+    px_sclient *inviter;  /* invite: a leader that is not a member, or NULL */
+    uint32_t inviter_tag; /* ... and its request's tag */
+    bool has_leader;
+    pmix_proc_t leader;
+    bool assign_ctxid, optional, notify_termination;
+    bool all_local; /* every member is a client of this server */
+    bool partial;   /* a member dropped out (declined, died, timed out) */
+    double timeout;
+    px_timer *timer;
+    px_trk_state state;
+    size_t nexpected; /* local members still expected */
+    px_gslot *slots;  /* local members that joined; room for every local member */
+    size_t nslots;
+    uint64_t id; /* for messages: "group op #id" */
+} px_gtrk;
 
 struct px_server {
     const px_server_host *hops;
@@ -167,6 +212,8 @@ struct px_server {
     px_drop *drops; /* timers that will drop a client */
     px_pset *psets; /* process sets, in the order they were defined (psets.c) */
     uint64_t next_fence_id;
+    px_gtrk *gtrks;     /* group operations being gathered */
+    px_sgroup *sgroups; /* groups with a member here */
 };
 
 /* server.c */
@@ -212,6 +259,17 @@ bool px_srv_commit_pending(px_server *s, const px_sclient *c);
 pmix_status_t px_srv_page_collect(px_server *s, px_sclient *c, px_buf *b);
 void px_srv_page_committed(px_server *s, px_sclient *c);
 
+/* group.c */
+pmix_status_t px_srv_group(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why);
+void px_srv_group_client_gone(px_server *s, const px_sclient *c);
+void px_srv_group_destroy_all(px_server *s);
+/* Replace the entries of *procs that name a group this server knows
+ * ({group, wildcard}: every member; {group, r}: its member of group rank
+ * r) by its members; *procs is reallocated. PMIX_ERR_BAD_PARAM for a rank
+ * the group does not have; the array is unchanged on failure. */
+pmix_status_t px_srv_group_expand(px_server *s, pmix_proc_t **procs, size_t *n);
+
 /* get.c */
 pmix_status_t px_srv_get(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 void px_srv_get_committed(px_server *s, const pmix_proc_t *proc);
@@ -223,6 +281,9 @@ void px_srv_get_destroy_all(px_server *s);
 pmix_status_t px_srv_abort(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 pmix_status_t px_srv_notify(px_server *s, px_sclient *c, px_buf *b);
 pmix_status_t px_srv_jctrl(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+/* Send event `status` to client `c` alone. */
+void px_srv_event_to(px_server *s, px_sclient *c, pmix_status_t status, const pmix_proc_t *source,
+                     pmix_data_range_t range, const pmix_info_t *info, size_t ninfo);
 void px_srv_event_to_clients(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                              pmix_data_range_t range, const pmix_info_t *info, size_t ninfo,
                              const px_sclient *except);

@@ -1,0 +1,1136 @@
+/*
+ * group.c - PMIx groups in the server engine: construct, destruct,
+ * invite/join and leave.
+ *
+ * A construct or destruct is a collective of the group's members, gathered
+ * per node like a fence (fence.c): the first local member to ask makes a
+ * tracker (px_gtrk) named by the group, the others join it, and when every
+ * local member has joined:
+ *   - every member is local and no context id is asked for: the operation
+ *     completes here, without the host;
+ *   - otherwise one group upcall (px_server_host.group, px_group_req) hands
+ *     the host this node's contribution, and its completion brings every
+ *     node's contributions and the context id.
+ * A node's contribution to a construct is one chunk:
+ *
+ *   chunk = u32 magic "PXGM", procs (the node's members that are in),
+ *           bytes groups (their records cut for remote readers, store/groups.c)
+ *
+ * and the host hands back the chunks of every node, concatenated. The
+ * group's membership is the members named in some chunk, in group-rank
+ * order; every member receives the groups of every chunk (the data its
+ * fellow members committed before the construct) and this node's records
+ * cut for local readers, which take precedence, as after a collecting
+ * fence. A server keeps the groups with a local member (px_sgroup): their
+ * members and context id, for destruct and leave, and for fences that
+ * name a group ({group, rank}: px_srv_group_expand).
+ *
+ * Invitations. PMIx_Group_invite makes a tracker whose members are the
+ * processes named, in that order (the inviter, the leader, is one only if
+ * it names itself; else it just hears the outcome), and sends each of
+ * them but the leader PMIX_GROUP_INVITED. PMIx_Group_join answers: an
+ * accept joins the tracker (the leader hears PMIX_GROUP_INVITE_ACCEPTED),
+ * a decline leaves it (PMIX_GROUP_INVITE_DECLINED; the decliner's join
+ * completes at once). When everyone answered, the group is built from
+ * those who accepted (and the leader if named), as a construct would be, and its members
+ * also hear PMIX_GROUP_CONSTRUCT_COMPLETE. Events do not
+ * cross nodes yet, so invited processes must be on the leader's node.
+ *
+ * Failure. A member that dies before the operation completes fails it on
+ * every local member with PMIX_GROUP_MEMBER_FAILED (with a group upcall
+ * carrying that local_status, so that the host fails it on the other
+ * nodes), unless PMIX_GROUP_OPTIONAL was given: the operation then goes on
+ * without it and ends in PMIX_ERR_PARTIAL_SUCCESS. An invited process that
+ * dies counts as a decline (the leader hears PMIX_GROUP_INVITE_FAILED, as
+ * for one that had not answered when PMIX_TIMEOUT expired); a leader that
+ * dies fails the invitation with PMIX_GROUP_LEADER_FAILED.
+ * With PMIX_GROUP_NOTIFY_TERMINATION the leader (or, without one, every
+ * local member) also hears PMIX_GROUP_MEMBER_FAILED. PMIX_TIMEOUT bounds
+ * the wait: on expiry an optional operation or an invitation goes on with
+ * the members that came, anything else fails with PMIX_ERR_TIMEOUT. A
+ * tracker the host holds is kept (ABANDONED) until its callback comes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/px_common.h"
+#include "server_int.h"
+
+/* "PXGM": the first word of a node's chunk. */
+#define CHUNK_MAGIC 0x4d475850u
+
+static bool proc_eq(const pmix_proc_t *a, const pmix_proc_t *b)
+{
+    return a->rank == b->rank && strncmp(a->nspace, b->nspace, PMIX_MAX_NSLEN) == 0;
+}
+
+static bool procs_have(const pmix_proc_t *procs, size_t n, const pmix_proc_t *p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (proc_eq(&procs[i], p))
+            return true;
+    return false;
+}
+
+/* True if a and b hold the same processes (each without duplicates). */
+static bool same_members(const pmix_proc_t *a, size_t na, const pmix_proc_t *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++)
+        if (!procs_have(b, nb, &a[i]))
+            return false;
+    return true;
+}
+
+static bool local_alive(px_server *s, const pmix_proc_t *p)
+{
+    px_sclient *c = px_srv_client(s, p);
+
+    return c != NULL && c->state != PX_SC_DEAD && c->state != PX_SC_FINALIZED;
+}
+
+/* A member that can no longer take part: known dead, or a client here
+ * that died or finalized. */
+static bool gone(px_server *s, const pmix_proc_t *p)
+{
+    return px_srv_is_dead(s, p) || (px_srv_client(s, p) != NULL && !local_alive(s, p));
+}
+
+/* ---- the directives ---- */
+
+typedef struct gdirs {
+    bool assign_ctxid, optional, notify_termination, leader;
+    double timeout;
+} gdirs;
+
+static void read_dirs(const pmix_info_t *info, size_t ninfo, gdirs *d)
+{
+    const pmix_info_t *ti = px_info_find(info, ninfo, PMIX_TIMEOUT);
+    uint64_t v;
+
+    memset(d, 0, sizeof(*d));
+    d->assign_ctxid = px_info_flag(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID);
+    d->optional = px_info_flag(info, ninfo, PMIX_GROUP_OPTIONAL);
+    d->notify_termination = px_info_flag(info, ninfo, PMIX_GROUP_NOTIFY_TERMINATION);
+    d->leader = px_info_flag(info, ninfo, PMIX_GROUP_LEADER);
+    if (ti != NULL && px_value_get_number(&ti->value, &v) == PMIX_SUCCESS)
+        d->timeout = (double)v;
+}
+
+/* The members as named: namespaces' wildcards become their ranks (the
+ * namespace must be registered here, with its size), duplicates go, the
+ * first naming keeps its place. A new array in *out, or an error. */
+static pmix_status_t expand(px_server *s, const pmix_proc_t *procs, size_t n, pmix_proc_t **out,
+                            size_t *nout)
+{
+    size_t cap = 0, m = 0;
+    pmix_proc_t *v;
+
+    for (size_t i = 0; i < n; i++) {
+        px_nspace *ns = px_srv_nspace(s, procs[i].nspace);
+        if (procs[i].nspace[0] == '\0' || procs[i].rank == PMIX_RANK_UNDEF ||
+            procs[i].rank == PMIX_RANK_INVALID || procs[i].rank == PMIX_RANK_LOCAL_NODE ||
+            procs[i].rank == PMIX_RANK_LOCAL_PEERS)
+            return PMIX_ERR_BAD_PARAM;
+        if (procs[i].rank == PMIX_RANK_WILDCARD) {
+            if (ns == NULL || ns->job_size == 0)
+                return PMIX_ERR_BAD_PARAM; /* nobody here can tell who they are */
+            cap += ns->job_size;
+        } else {
+            if (ns != NULL && ns->job_size != 0 && procs[i].rank >= ns->job_size)
+                return PMIX_ERR_BAD_PARAM; /* no such process */
+            cap++;
+        }
+    }
+    if (cap == 0)
+        return PMIX_ERR_BAD_PARAM;
+    v = calloc(cap, sizeof(*v));
+    if (v == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t first = procs[i].rank, last = procs[i].rank;
+        if (procs[i].rank == PMIX_RANK_WILDCARD) {
+            first = 0;
+            last = px_srv_nspace(s, procs[i].nspace)->job_size - 1;
+        }
+        for (uint32_t r = first; r <= last; r++) {
+            pmix_proc_t p;
+            memset(&p, 0, sizeof(p));
+            memcpy(p.nspace, procs[i].nspace, PMIX_MAX_NSLEN);
+            p.rank = r;
+            if (!procs_have(v, m, &p))
+                v[m++] = p;
+        }
+    }
+    *out = v;
+    *nout = m;
+    return PMIX_SUCCESS;
+}
+
+/* ---- the groups this server knows ---- */
+
+static px_sgroup *find_group(px_server *s, const char *name)
+{
+    for (px_sgroup *g = s->sgroups; g != NULL; g = g->next)
+        if (strncmp(g->name, name, PMIX_MAX_NSLEN) == 0)
+            return g;
+    return NULL;
+}
+
+static void drop_group(px_server *s, px_sgroup *g)
+{
+    for (px_sgroup **pp = &s->sgroups; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == g) {
+            *pp = g->next;
+            break;
+        }
+    }
+    free(g->members);
+    free(g);
+}
+
+static void keep_group(px_server *s, const px_gtrk *t, const pmix_proc_t *members, size_t n,
+                       bool has_ctxid, uint64_t ctxid)
+{
+    px_sgroup *g = find_group(s, t->name);
+
+    if (g != NULL)
+        drop_group(s, g);
+    if ((g = calloc(1, sizeof(*g))) == NULL ||
+        (g->members = malloc(n * sizeof(*members))) == NULL) {
+        free(g); /* then destruct and leave find no group: they say so */
+        px_srv_logf(s, PX_LOG_ERROR, "group %s: no memory to remember it", t->name);
+        return;
+    }
+    memcpy(g->name, t->name, sizeof(g->name));
+    memcpy(g->members, members, n * sizeof(*members));
+    g->nmembers = n;
+    g->has_ctxid = has_ctxid;
+    g->ctxid = ctxid;
+    g->notify_termination = t->notify_termination;
+    g->next = s->sgroups;
+    s->sgroups = g;
+}
+
+/* ---- trackers ---- */
+
+static void unlink_trk(px_server *s, px_gtrk *t)
+{
+    for (px_gtrk **pp = &s->gtrks; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            return;
+        }
+    }
+}
+
+static void free_trk(px_server *s, px_gtrk *t)
+{
+    if (t->timer != NULL)
+        s->pops->timer_cancel(s->pctx, t->timer);
+    free(t->procs);
+    free(t->slots);
+    free(t->answered);
+    free(t);
+}
+
+static void finish_trk(px_server *s, px_gtrk *t)
+{
+    unlink_trk(s, t);
+    free_trk(s, t);
+}
+
+static px_gtrk *find_trk(px_server *s, const char *name)
+{
+    for (px_gtrk *t = s->gtrks; t != NULL; t = t->next)
+        if (t->state != PX_TRK_ABANDONED && strncmp(t->name, name, PMIX_MAX_NSLEN) == 0)
+            return t;
+    return NULL;
+}
+
+static px_gslot *slot_of(px_gtrk *t, const px_sclient *c)
+{
+    for (size_t i = 0; i < t->nslots; i++)
+        if (t->slots[i].client == c)
+            return &t->slots[i];
+    return NULL;
+}
+
+static const char *op_name(const px_gtrk *t)
+{
+    return t->op == PMIX_GROUP_DESTRUCT ? "destruct" : t->invite ? "invitation" : "construct";
+}
+
+static void gtrk_timeout(void *arg);
+static void event_to_proc(px_server *s, const pmix_proc_t *to, pmix_status_t status,
+                          const pmix_proc_t *about, const char *grp);
+
+/* A tracker for `procs` (taken over): it waits for the members that are
+ * live clients here, and is all local if every member is a client here. */
+static px_gtrk *new_trk(px_server *s, pmix_group_operation_t op, const char *name,
+                        pmix_proc_t *procs, size_t n)
+{
+    px_gtrk *t = calloc(1, sizeof(*t));
+    size_t nlocal = 0, nhere = 0;
+
+    if (t == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (local_alive(s, &procs[i]))
+            nlocal++;
+        if (px_srv_client(s, &procs[i]) != NULL)
+            nhere++; /* alive or not: no other node answers for it */
+    }
+    t->slots = calloc(nlocal ? nlocal : 1, sizeof(*t->slots));
+    if (t->slots == NULL) {
+        free(t);
+        return NULL;
+    }
+    t->srv = s;
+    t->op = op;
+    memcpy(t->name, name, strnlen(name, PMIX_MAX_NSLEN));
+    t->procs = procs;
+    t->nprocs = n;
+    t->nexpected = nlocal;
+    t->all_local = nhere == n;
+    t->state = PX_TRK_GATHERING;
+    t->id = s->next_fence_id++;
+    t->next = s->gtrks;
+    s->gtrks = t;
+    return t;
+}
+
+/* Merge a caller's directives into the tracker: flags are or-ed, the
+ * shortest timeout wins and starts the timer. */
+static void merge_dirs(px_server *s, px_gtrk *t, const gdirs *d, const px_sclient *c)
+{
+    t->assign_ctxid |= d->assign_ctxid;
+    t->optional |= d->optional;
+    t->notify_termination |= d->notify_termination;
+    if (d->leader && !t->has_leader) {
+        t->has_leader = true;
+        t->leader = c->proc;
+    }
+    if (d->timeout > 0 && (t->timeout == 0 || d->timeout < t->timeout)) {
+        t->timeout = d->timeout;
+        if (t->timer != NULL)
+            s->pops->timer_cancel(s->pctx, t->timer);
+        t->timer = s->pops->timer_start(s->pctx, d->timeout, gtrk_timeout, t);
+    }
+}
+
+/* ---- replies ---- */
+
+static void reply_error(px_server *s, px_sclient *c, uint32_t tag, pmix_status_t rc)
+{
+    px_srv_reply_status(s, c, PX_MSG_GROUP_DONE, tag, rc);
+}
+
+/* Fail every local member waiting on `t` (and an inviter that is not
+ * one). */
+static void reply_all_error(px_server *s, px_gtrk *t, pmix_status_t rc)
+{
+    for (size_t i = 0; i < t->nslots; i++)
+        if (t->slots[i].client != NULL)
+            reply_error(s, t->slots[i].client, t->slots[i].tag, rc);
+    t->nslots = 0;
+    if (t->inviter != NULL)
+        reply_error(s, t->inviter, t->inviter_tag, rc);
+    t->inviter = NULL;
+}
+
+/* Tell the members the operation is done: `members` is the group,
+ * `groups` the other nodes' data (a construct's). */
+static void reply_done(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
+                       const pmix_proc_t *members, size_t nmembers, const void *groups,
+                       size_t ngroups)
+{
+    px_buf recs;
+
+    px_buf_init(&recs);
+    if (t->op == PMIX_GROUP_CONSTRUCT)
+        for (size_t i = 0; i < t->nslots; i++)
+            if (t->slots[i].client != NULL)
+                px_store_pack_record(s->store, &t->slots[i].client->proc, true, &recs);
+    if (px_buf_status(&recs) != PMIX_SUCCESS) {
+        reply_all_error(s, t, px_buf_status(&recs));
+        px_buf_fini(&recs);
+        return;
+    }
+    for (size_t i = 0; i < t->nslots; i++) {
+        px_sclient *c = t->slots[i].client;
+        pmix_status_t st = PMIX_SUCCESS;
+        px_buf b;
+
+        if (c == NULL)
+            continue;
+        /* those who asked for the whole group hear it is not whole */
+        if (t->partial && !t->slots[i].joiner)
+            st = PMIX_ERR_PARTIAL_SUCCESS;
+        px_buf_init_frame(&b, PX_MSG_GROUP_DONE, t->slots[i].tag);
+        px_pack_i32(&b, st);
+        px_pack_u8(&b, has_ctxid);
+        px_pack_u64(&b, has_ctxid ? ctxid : 0);
+        px_pack_procs(&b, members, nmembers);
+        px_pack_bytes(&b, groups, ngroups);
+        px_pack_bytes(&b, recs.data, recs.size);
+        px_srv_send(s, c, &b);
+    }
+    px_buf_fini(&recs);
+    if (t->inviter != NULL) {
+        /* the outcome, without the data: the inviter is not a member */
+        px_buf b;
+        px_buf_init_frame(&b, PX_MSG_GROUP_DONE, t->inviter_tag);
+        px_pack_i32(&b, t->partial ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_SUCCESS);
+        px_pack_u8(&b, has_ctxid);
+        px_pack_u64(&b, has_ctxid ? ctxid : 0);
+        px_pack_procs(&b, members, nmembers);
+        px_pack_bytes(&b, NULL, 0);
+        px_pack_bytes(&b, NULL, 0);
+        px_srv_send(s, t->inviter, &b);
+        t->inviter = NULL;
+    }
+}
+
+/* An invitation's group is complete: its members, the leader too, hear
+ * PMIX_GROUP_CONSTRUCT_COMPLETE from the leader, with the group's name,
+ * its membership and context id (programs written for OpenPMIx wait for
+ * this event rather than for their join's callback). */
+static void announce(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
+                     const pmix_proc_t *members, size_t nmembers)
+{
+    pmix_data_array_t da = {.type = PMIX_PROC, .size = nmembers, .array = (void *)members};
+    size_t id = (size_t)ctxid, n = 2;
+    pmix_info_t info[3];
+
+    memset(info, 0, sizeof(info));
+    PMIx_Info_load(&info[0], PMIX_GROUP_ID, t->name, PMIX_STRING);
+    PMIx_Info_load(&info[1], PMIX_GROUP_MEMBERSHIP, &da, PMIX_DATA_ARRAY);
+    if (has_ctxid)
+        PMIx_Info_load(&info[n++], PMIX_GROUP_CONTEXT_ID, &id, PMIX_SIZE);
+    for (size_t i = 0; i < t->nslots; i++)
+        if (t->slots[i].client != NULL)
+            px_srv_event_to(s, t->slots[i].client, PMIX_GROUP_CONSTRUCT_COMPLETE, &t->leader,
+                            PMIX_RANGE_CUSTOM, info, n);
+    for (size_t i = 0; i < n; i++)
+        PMIx_Info_destruct(&info[i]);
+}
+
+/* The operation succeeded with `members` (and, for a construct, the other
+ * nodes' data): remember or forget the group, answer everyone (the
+ * replies go out before an invitation's PMIX_GROUP_CONSTRUCT_COMPLETE, so
+ * that a member's handler finds the group known), free. */
+static void succeed(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
+                    const pmix_proc_t *members, size_t nmembers, const void *groups, size_t ngroups)
+{
+    px_sgroup *g = find_group(s, t->name);
+
+    if (t->op == PMIX_GROUP_CONSTRUCT && t->nslots > 0)
+        keep_group(s, t, members, nmembers, has_ctxid, ctxid);
+    else if (t->op == PMIX_GROUP_DESTRUCT && g != NULL)
+        drop_group(s, g);
+    reply_done(s, t, has_ctxid, ctxid, members, nmembers, groups, ngroups);
+    if (t->op == PMIX_GROUP_CONSTRUCT && t->invite)
+        announce(s, t, has_ctxid, ctxid, members, nmembers);
+    finish_trk(s, t);
+}
+
+/* The local members that are in, in group-rank order. */
+static pmix_proc_t *local_members(px_gtrk *t, size_t *n)
+{
+    pmix_proc_t *v = calloc(t->nslots ? t->nslots : 1, sizeof(*v));
+
+    *n = 0;
+    if (v == NULL)
+        return NULL;
+    for (size_t i = 0; i < t->nprocs; i++)
+        for (size_t k = 0; k < t->nslots; k++)
+            if (t->slots[k].client != NULL && proc_eq(&t->slots[k].client->proc, &t->procs[i]))
+                v[(*n)++] = t->procs[i];
+    return v;
+}
+
+/* ---- the host ---- */
+
+static pmix_status_t (*group_upcall(const px_server *s))(void *, const px_group_req *,
+                                                         px_group_cbfunc_t, void *)
+{
+    return s->hops->version >= 2 ? s->hops->group : NULL;
+}
+
+/* Parse the host's chunks: the members that are in (a subset of t->procs,
+ * in group-rank order) and every node's groups, concatenated. */
+static pmix_status_t read_chunks(const px_gtrk *t, const char *data, size_t ndata,
+                                 pmix_proc_t **members, size_t *nmembers, px_buf *groups)
+{
+    bool *in = calloc(t->nprocs ? t->nprocs : 1, sizeof(*in));
+    pmix_status_t rc = PMIX_SUCCESS;
+    px_buf b;
+
+    *members = NULL;
+    *nmembers = 0;
+    if (in == NULL)
+        return PMIX_ERR_NOMEM;
+    px_buf_view(&b, data, ndata);
+    while (rc == PMIX_SUCCESS && px_buf_left(&b) > 0) {
+        uint32_t magic;
+        pmix_proc_t *p = NULL;
+        size_t np = 0;
+        const void *g;
+        size_t ng;
+
+        if (px_unpack_u32(&b, &magic) != PMIX_SUCCESS || magic != CHUNK_MAGIC ||
+            px_unpack_procs(&b, &p, &np) != PMIX_SUCCESS) {
+            rc = PMIX_ERR_UNPACK_FAILURE;
+            break;
+        }
+        if (px_unpack_bytes_view(&b, &g, &ng) != PMIX_SUCCESS ||
+            px_store_check_groups(g, ng, NULL) != PMIX_SUCCESS)
+            rc = PMIX_ERR_UNPACK_FAILURE;
+        for (size_t i = 0; i < np && rc == PMIX_SUCCESS; i++) {
+            size_t k = 0;
+            while (k < t->nprocs && !proc_eq(&t->procs[k], &p[i]))
+                k++;
+            if (k == t->nprocs)
+                rc = PMIX_ERR_UNPACK_FAILURE; /* not a member */
+            else
+                in[k] = true;
+        }
+        free(p);
+        if (rc == PMIX_SUCCESS)
+            px_pack_raw(groups, g, ng);
+    }
+    if (rc == PMIX_SUCCESS && (rc = px_buf_status(groups)) == PMIX_SUCCESS) {
+        *members = calloc(t->nprocs, sizeof(**members));
+        if (*members == NULL)
+            rc = PMIX_ERR_NOMEM;
+        for (size_t k = 0; k < t->nprocs && rc == PMIX_SUCCESS; k++)
+            if (in[k])
+                (*members)[(*nmembers)++] = t->procs[k];
+    }
+    free(in);
+    return rc;
+}
+
+static void host_done_locked(px_gtrk *t, pmix_status_t status, bool has_ctxid, uint64_t ctxid,
+                             const char *data, size_t ndata)
+{
+    px_server *s = t->srv;
+    pmix_proc_t *members = NULL;
+    size_t nmembers = 0;
+    px_buf groups;
+
+    if (t->state != PX_TRK_HOST) {
+        finish_trk(s, t); /* failed here meanwhile: its members have their answer */
+        return;
+    }
+    px_buf_init(&groups);
+    if (status == PMIX_SUCCESS && t->op == PMIX_GROUP_CONSTRUCT) {
+        status = read_chunks(t, data, ndata, &members, &nmembers, &groups);
+        if (status != PMIX_SUCCESS)
+            px_srv_logf(s, PX_LOG_ERROR,
+                        "group %s: the host returned malformed group data (%zu bytes)", t->name,
+                        ndata);
+        else if (nmembers < t->nprocs)
+            t->partial = true;
+        if (status == PMIX_SUCCESS && nmembers == 0)
+            status = PMIX_ERR_UNPACK_FAILURE;
+    }
+    if (status == PMIX_SUCCESS && t->op == PMIX_GROUP_CONSTRUCT)
+        succeed(s, t, has_ctxid, ctxid, members, nmembers, groups.data, groups.size);
+    else if (status == PMIX_SUCCESS)
+        succeed(s, t, false, 0, NULL, 0, NULL, 0);
+    else {
+        reply_all_error(s, t, status);
+        finish_trk(s, t);
+    }
+    free(members);
+    px_buf_fini(&groups);
+}
+
+/* Hosts may call this from any thread: take the engine lock. */
+static void host_done(pmix_status_t status, bool has_ctxid, uint64_t ctxid, const char *data,
+                      size_t ndata, void *cbdata, pmix_release_cbfunc_t release_fn,
+                      void *release_cbdata)
+{
+    px_gtrk *t = cbdata;
+    px_server *s = t->srv;
+
+    s->pops->lock(s->pctx);
+    host_done_locked(t, status, has_ctxid, ctxid, data, ndata);
+    s->pops->unlock(s->pctx);
+    if (release_fn != NULL)
+        release_fn(release_cbdata);
+}
+
+/* Hand `t` to the host; with local_status set, as the node's notice of
+ * failure. Returns the upcall's status: on PMIX_SUCCESS the tracker is the
+ * host's until host_done (HOST, or ABANDONED for a notice). */
+static pmix_status_t upcall(px_server *s, px_gtrk *t, pmix_status_t local_status)
+{
+    pmix_status_t (*fn)(void *, const px_group_req *, px_group_cbfunc_t, void *) = group_upcall(s);
+    px_group_req req;
+    pmix_proc_t *in = NULL;
+    size_t nin = 0;
+    px_buf b;
+    pmix_status_t rc;
+
+    if (fn == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    memset(&req, 0, sizeof(req));
+    req.op = t->op;
+    req.grp = t->name;
+    req.procs = t->procs;
+    req.nprocs = t->nprocs;
+    req.assign_ctxid = t->assign_ctxid;
+    req.optional = t->optional;
+    req.notify_termination = t->notify_termination;
+    req.has_leader = t->has_leader;
+    req.leader = t->leader;
+    req.timeout = t->timeout;
+    req.local_status = local_status;
+    px_buf_init(&b);
+    if (local_status == PMIX_SUCCESS && t->op == PMIX_GROUP_CONSTRUCT) {
+        const pmix_proc_t **pp;
+        if ((in = local_members(t, &nin)) == NULL ||
+            (pp = malloc((nin ? nin : 1) * sizeof(*pp))) == NULL) {
+            free(in);
+            px_buf_fini(&b);
+            return PMIX_ERR_NOMEM;
+        }
+        for (size_t i = 0; i < nin; i++)
+            pp[i] = &in[i];
+        px_pack_u32(&b, CHUNK_MAGIC);
+        px_pack_procs(&b, in, nin);
+        {
+            px_buf g;
+            px_buf_init(&g);
+            px_store_pack_groups(s->store, pp, nin, false, &g);
+            if (px_buf_status(&g) != PMIX_SUCCESS)
+                b.err = px_buf_status(&g);
+            px_pack_bytes(&b, g.data, g.size);
+            px_buf_fini(&g);
+        }
+        free(pp);
+        free(in);
+        if ((rc = px_buf_status(&b)) != PMIX_SUCCESS) {
+            px_buf_fini(&b);
+            return rc;
+        }
+        req.data = (const char *)b.data;
+        req.ndata = b.size;
+    }
+    t->state = local_status == PMIX_SUCCESS ? PX_TRK_HOST : PX_TRK_ABANDONED;
+    rc = fn(s->hctx, &req, host_done, t);
+    px_buf_fini(&b);
+    if (rc != PMIX_SUCCESS)
+        t->state = PX_TRK_GATHERING;
+    return rc;
+}
+
+/* Fail `t` on every local member with `why` and, if the host may hold
+ * the other nodes' part, tell it. */
+static void fail_trk(px_server *s, px_gtrk *t, pmix_status_t why)
+{
+    px_srv_logf(s, PX_LOG_INFO, "group %s: %s #%llu fails: %s", t->name, op_name(t),
+                (unsigned long long)t->id, PMIx_Error_string(why));
+    reply_all_error(s, t, why);
+    if (t->timer != NULL) {
+        s->pops->timer_cancel(s->pctx, t->timer);
+        t->timer = NULL;
+    }
+    if (t->state == PX_TRK_HOST) {
+        t->state = PX_TRK_ABANDONED; /* host_done frees it */
+        return;
+    }
+    if (t->state == PX_TRK_GATHERING && !t->all_local && upcall(s, t, why) == PMIX_SUCCESS)
+        return; /* ABANDONED until host_done */
+    finish_trk(s, t);
+}
+
+/* Every local member is in (or out): complete here or hand it to the host. */
+static void all_joined(px_server *s, px_gtrk *t)
+{
+    pmix_status_t rc;
+
+    if (t->nslots == 0 && t->all_local) {
+        fail_trk(s, t, t->invite ? PMIX_GROUP_INVITE_FAILED : PMIX_GROUP_MEMBER_FAILED);
+        return;
+    }
+    if (t->all_local && !t->assign_ctxid) {
+        size_t n;
+        pmix_proc_t *m = t->op == PMIX_GROUP_CONSTRUCT ? local_members(t, &n) : NULL;
+        if (t->op == PMIX_GROUP_CONSTRUCT && m == NULL) {
+            fail_trk(s, t, PMIX_ERR_NOMEM);
+            return;
+        }
+        if (t->op == PMIX_GROUP_CONSTRUCT && n < t->nprocs)
+            t->partial = true;
+        succeed(s, t, false, 0, m, t->op == PMIX_GROUP_CONSTRUCT ? n : 0, NULL, 0);
+        free(m);
+        return;
+    }
+    rc = upcall(s, t, PMIX_SUCCESS);
+    if (rc == PMIX_SUCCESS)
+        return;
+    px_srv_logf(s, PX_LOG_ERROR, "group %s: the host's group upcall failed: %s", t->name,
+                PMIx_Error_string(rc));
+    fail_trk(s, t, rc);
+}
+
+static void check_joined(px_server *s, px_gtrk *t)
+{
+    if (t->state == PX_TRK_GATHERING && t->nslots >= t->nexpected)
+        all_joined(s, t);
+}
+
+static void gtrk_timeout(void *arg)
+{
+    px_gtrk *t = arg;
+    px_server *s = t->srv;
+
+    t->timer = NULL;
+    px_srv_logf(s, PX_LOG_INFO,
+                "group %s: %s #%llu timed out after %.3g s with %zu of %zu local"
+                " members",
+                t->name, op_name(t), (unsigned long long)t->id, t->timeout, t->nslots,
+                t->nexpected);
+    if (t->state == PX_TRK_GATHERING && (t->optional || t->invite) && t->nslots > 0) {
+        /* the leader hears of every invited process that never answered */
+        for (size_t i = 0; t->invite && t->answered != NULL && i < t->nprocs; i++)
+            if (!t->answered[i])
+                event_to_proc(s, &t->leader, PMIX_GROUP_INVITE_FAILED, &t->procs[i], t->name);
+        t->partial = true; /* on with those who came */
+        t->nexpected = t->nslots;
+        all_joined(s, t);
+        return;
+    }
+    fail_trk(s, t, PMIX_ERR_TIMEOUT);
+}
+
+static void add_slot(px_gtrk *t, px_sclient *c, uint32_t tag, bool joiner)
+{
+    t->slots[t->nslots].client = c;
+    t->slots[t->nslots].tag = tag;
+    t->slots[t->nslots].joiner = joiner;
+    t->nslots++;
+}
+
+/* An invited process answered (or died): no INVITE_FAILED for it at the
+ * timeout. */
+static void mark_answered(px_gtrk *t, const pmix_proc_t *p)
+{
+    for (size_t i = 0; t->answered != NULL && i < t->nprocs; i++)
+        if (proc_eq(&t->procs[i], p))
+            t->answered[i] = true;
+}
+
+/* Tell `to` (a proc, if it is a client here) of `status` about `about`. */
+static void event_to_proc(px_server *s, const pmix_proc_t *to, pmix_status_t status,
+                          const pmix_proc_t *about, const char *grp)
+{
+    px_sclient *c = px_srv_client(s, to);
+    pmix_info_t info[2];
+
+    if (c == NULL)
+        return;
+    PMIx_Info_construct(&info[0]);
+    PMIx_Info_construct(&info[1]);
+    PMIx_Info_load(&info[0], PMIX_GROUP_ID, grp, PMIX_STRING);
+    PMIx_Info_load(&info[1], PMIX_EVENT_AFFECTED_PROC, about, PMIX_PROC);
+    px_srv_event_to(s, c, status, about, PMIX_RANGE_CUSTOM, info, 2);
+    PMIx_Info_destruct(&info[0]);
+    PMIx_Info_destruct(&info[1]);
+}
+
+/* ---- the operations ---- */
+
+static void do_construct(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
+                         pmix_proc_t *procs, size_t n, const gdirs *d)
+{
+    px_gtrk *t = find_trk(s, grp);
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    if (!procs_have(procs, n, &c->proc))
+        rc = PMIX_ERR_BAD_PARAM; /* a caller must be a member */
+    else if (find_group(s, grp) != NULL)
+        rc = PMIX_ERR_EXISTS;
+    else if (t != NULL && (t->op != PMIX_GROUP_CONSTRUCT || t->invite ||
+                           t->state != PX_TRK_GATHERING || slot_of(t, c) != NULL))
+        rc = PMIX_ERR_EXISTS; /* another operation of that name is under way */
+    else if (t != NULL && !same_members(t->procs, t->nprocs, procs, n))
+        rc = PMIX_ERR_BAD_PARAM; /* members must agree on who they are */
+    for (size_t i = 0; i < n && rc == PMIX_SUCCESS && t == NULL; i++)
+        if (gone(s, &procs[i]) && !d->optional)
+            rc = PMIX_GROUP_MEMBER_FAILED;
+    if (rc == PMIX_SUCCESS && t == NULL) {
+        if ((t = new_trk(s, PMIX_GROUP_CONSTRUCT, grp, procs, n)) == NULL) {
+            rc = PMIX_ERR_NOMEM;
+        } else {
+            procs = NULL; /* the tracker's now */
+            for (size_t i = 0; i < t->nprocs; i++)
+                if (gone(s, &t->procs[i]))
+                    t->partial = true; /* optional: on without it */
+        }
+    }
+    free(procs);
+    if (rc != PMIX_SUCCESS) {
+        reply_error(s, c, tag, rc);
+        return;
+    }
+    merge_dirs(s, t, d, c);
+    add_slot(t, c, tag, false);
+    check_joined(s, t);
+}
+
+static void do_destruct(px_server *s, px_sclient *c, uint32_t tag, const char *grp, const gdirs *d)
+{
+    px_sgroup *g = find_group(s, grp);
+    px_gtrk *t = find_trk(s, grp);
+    pmix_status_t rc = PMIX_SUCCESS;
+    pmix_proc_t *procs;
+
+    if (g == NULL)
+        rc = PMIX_ERR_NOT_FOUND;
+    else if (!procs_have(g->members, g->nmembers, &c->proc))
+        rc = PMIX_ERR_BAD_PARAM;
+    else if (t != NULL && (t->op != PMIX_GROUP_DESTRUCT || t->state != PX_TRK_GATHERING ||
+                           slot_of(t, c) != NULL))
+        rc = PMIX_ERR_EXISTS;
+    if (rc == PMIX_SUCCESS && t == NULL) {
+        for (size_t i = 0; i < g->nmembers && rc == PMIX_SUCCESS; i++)
+            if (gone(s, &g->members[i]) && !g->notify_termination)
+                rc = PMIX_GROUP_MEMBER_FAILED;
+        if (rc == PMIX_SUCCESS && (procs = malloc(g->nmembers * sizeof(*procs))) == NULL)
+            rc = PMIX_ERR_NOMEM;
+        if (rc == PMIX_SUCCESS) {
+            memcpy(procs, g->members, g->nmembers * sizeof(*procs));
+            if ((t = new_trk(s, PMIX_GROUP_DESTRUCT, grp, procs, g->nmembers)) == NULL) {
+                free(procs);
+                rc = PMIX_ERR_NOMEM;
+            } else {
+                /* with notification, members that died are not waited for */
+                t->optional = g->notify_termination;
+                t->notify_termination = g->notify_termination;
+            }
+        }
+    }
+    if (rc != PMIX_SUCCESS) {
+        reply_error(s, c, tag, rc);
+        return;
+    }
+    gdirs dd = *d;
+    dd.assign_ctxid = false;
+    dd.optional = false;
+    merge_dirs(s, t, &dd, c);
+    add_slot(t, c, tag, false);
+    check_joined(s, t);
+}
+
+static void do_invite(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
+                      pmix_proc_t *procs, size_t n, const gdirs *d)
+{
+    pmix_status_t rc = PMIX_SUCCESS;
+    bool member = procs_have(procs, n, &c->proc);
+    px_gtrk *t = NULL;
+
+    if (find_group(s, grp) != NULL || find_trk(s, grp) != NULL)
+        rc = PMIX_ERR_EXISTS;
+    else if (n < (member ? 2u : 1u))
+        rc = PMIX_ERR_BAD_PARAM; /* nobody to invite */
+    for (size_t i = 0; i < n && rc == PMIX_SUCCESS; i++) {
+        if (px_srv_client(s, &procs[i]) == NULL)
+            rc = PMIX_ERR_NOT_SUPPORTED; /* events do not cross nodes yet */
+        else if (!local_alive(s, &procs[i]))
+            rc = PMIX_ERR_PROC_TERM_WO_SYNC;
+    }
+    if (rc == PMIX_SUCCESS && (t = new_trk(s, PMIX_GROUP_CONSTRUCT, grp, procs, n)) == NULL)
+        rc = PMIX_ERR_NOMEM;
+    if (rc == PMIX_SUCCESS && (t->answered = calloc(n, sizeof(*t->answered))) == NULL) {
+        finish_trk(s, t); /* frees procs */
+        procs = NULL;
+        rc = PMIX_ERR_NOMEM;
+    }
+    if (rc != PMIX_SUCCESS) {
+        if (t == NULL)
+            free(procs);
+        reply_error(s, c, tag, rc);
+        return;
+    }
+    t->invite = true;
+    gdirs dd = *d;
+    dd.leader = true;
+    merge_dirs(s, t, &dd, c);
+    if (member) {
+        mark_answered(t, &c->proc);
+        add_slot(t, c, tag, false);
+    } else {
+        t->inviter = c; /* answered with the outcome, not a member */
+        t->inviter_tag = tag;
+    }
+    for (size_t i = 0; i < t->nprocs; i++) {
+        pmix_info_t info[2];
+        if (proc_eq(&t->procs[i], &c->proc))
+            continue;
+        PMIx_Info_construct(&info[0]);
+        PMIx_Info_construct(&info[1]);
+        PMIx_Info_load(&info[0], PMIX_GROUP_ID, grp, PMIX_STRING);
+        PMIx_Info_load(&info[1], PMIX_EVENT_AFFECTED_PROC, &t->procs[i], PMIX_PROC);
+        px_srv_event_to(s, px_srv_client(s, &t->procs[i]), PMIX_GROUP_INVITED, &c->proc,
+                        PMIX_RANGE_CUSTOM, info, 2);
+        PMIx_Info_destruct(&info[0]);
+        PMIx_Info_destruct(&info[1]);
+    }
+}
+
+static void do_join(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
+                    const pmix_proc_t *leader, bool accept)
+{
+    px_gtrk *t = find_trk(s, grp);
+
+    if (t == NULL || !t->invite || t->state != PX_TRK_GATHERING ||
+        !procs_have(t->procs, t->nprocs, &c->proc) || proc_eq(&c->proc, &t->leader) ||
+        slot_of(t, c) != NULL) {
+        reply_error(s, c, tag, PMIX_ERR_NOT_FOUND); /* no invitation waits for it */
+        return;
+    }
+    if (!proc_eq(leader, &t->leader)) {
+        reply_error(s, c, tag, PMIX_ERR_BAD_PARAM);
+        return;
+    }
+    mark_answered(t, &c->proc);
+    if (accept) {
+        add_slot(t, c, tag, true);
+        event_to_proc(s, &t->leader, PMIX_GROUP_INVITE_ACCEPTED, &c->proc, grp);
+    } else {
+        px_buf b;
+        t->nexpected--;
+        t->partial = true;
+        /* the decline is done: nothing more to wait for */
+        px_buf_init_frame(&b, PX_MSG_GROUP_DONE, tag);
+        px_pack_i32(&b, PMIX_SUCCESS);
+        px_pack_u8(&b, 0);
+        px_pack_u64(&b, 0);
+        px_pack_procs(&b, NULL, 0);
+        px_pack_bytes(&b, NULL, 0);
+        px_pack_bytes(&b, NULL, 0);
+        px_srv_send(s, c, &b);
+        event_to_proc(s, &t->leader, PMIX_GROUP_INVITE_DECLINED, &c->proc, grp);
+    }
+    check_joined(s, t);
+}
+
+static void do_leave(px_server *s, px_sclient *c, uint32_t tag, const char *grp)
+{
+    px_sgroup *g = find_group(s, grp);
+    size_t k = 0;
+
+    if (g == NULL || !procs_have(g->members, g->nmembers, &c->proc)) {
+        px_srv_reply_status(s, c, PX_MSG_REPLY, tag, PMIX_ERR_NOT_FOUND);
+        return;
+    }
+    for (size_t i = 0; i < g->nmembers; i++)
+        if (!proc_eq(&g->members[i], &c->proc))
+            g->members[k++] = g->members[i];
+    g->nmembers = k;
+    px_srv_reply_status(s, c, PX_MSG_REPLY, tag, PMIX_SUCCESS);
+    for (size_t i = 0; i < g->nmembers; i++)
+        event_to_proc(s, &g->members[i], PMIX_GROUP_LEFT, &c->proc, grp);
+    for (k = 0; k < g->nmembers && px_srv_client(s, &g->members[k]) == NULL; k++)
+        ;
+    if (k == g->nmembers)
+        drop_group(s, g); /* no member here any more */
+}
+
+pmix_status_t px_srv_group(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
+{
+    uint8_t op, accept = 0;
+    char grp[PMIX_MAX_NSLEN + 1];
+    char *name = NULL;
+    pmix_proc_t *procs = NULL, *members = NULL, leader;
+    size_t n = 0, nm = 0;
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    pmix_status_t rc;
+    gdirs d;
+
+    if ((rc = px_unpack_u8(b, &op)) != PMIX_SUCCESS ||
+        (rc = px_unpack_str(b, &name)) != PMIX_SUCCESS)
+        return rc;
+    if ((rc = px_unpack_procs(b, &procs, &n)) != PMIX_SUCCESS ||
+        (rc = px_unpack_info(b, &info, &ninfo)) != PMIX_SUCCESS ||
+        (op == PX_GRP_JOIN && ((rc = px_unpack_proc(b, &leader)) != PMIX_SUCCESS ||
+                               (rc = px_unpack_u8(b, &accept)) != PMIX_SUCCESS)) ||
+        op > PX_GRP_LEAVE) {
+        free(name);
+        free(procs);
+        PMIx_Info_free(info, ninfo);
+        return rc != PMIX_SUCCESS ? rc : PMIX_ERR_BAD_PARAM;
+    }
+    read_dirs(info, ninfo, &d);
+    PMIx_Info_free(info, ninfo);
+    rc = PMIX_SUCCESS;
+    if (name == NULL || name[0] == '\0' || strlen(name) > PMIX_MAX_NSLEN)
+        rc = PMIX_ERR_BAD_PARAM;
+    else
+        memcpy(grp, name, strlen(name) + 1);
+    free(name);
+    if (rc == PMIX_SUCCESS && (op == PX_GRP_CONSTRUCT || op == PX_GRP_INVITE))
+        rc = expand(s, procs, n, &members, &nm);
+    free(procs);
+    if (rc != PMIX_SUCCESS) {
+        px_srv_reply_status(s, c, op == PX_GRP_LEAVE ? PX_MSG_REPLY : PX_MSG_GROUP_DONE, tag, rc);
+        return PMIX_SUCCESS;
+    }
+    switch (op) {
+    case PX_GRP_CONSTRUCT: do_construct(s, c, tag, grp, members, nm, &d); break;
+    case PX_GRP_DESTRUCT: do_destruct(s, c, tag, grp, &d); break;
+    case PX_GRP_INVITE: do_invite(s, c, tag, grp, members, nm, &d); break;
+    case PX_GRP_JOIN: do_join(s, c, tag, grp, &leader, accept != 0); break;
+    default: do_leave(s, c, tag, grp); break;
+    }
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t px_srv_group_expand(px_server *s, pmix_proc_t **procs, size_t *n)
+{
+    size_t total = 0, k = 0;
+    bool any = false;
+    pmix_proc_t *v;
+
+    for (size_t i = 0; i < *n; i++) {
+        px_sgroup *g =
+            px_srv_nspace(s, (*procs)[i].nspace) == NULL ? find_group(s, (*procs)[i].nspace) : NULL;
+        if (g == NULL) {
+            total++;
+        } else if ((*procs)[i].rank == PMIX_RANK_WILDCARD) {
+            total += g->nmembers;
+            any = true;
+        } else if ((*procs)[i].rank >= g->nmembers) {
+            return PMIX_ERR_BAD_PARAM; /* no such group rank */
+        } else {
+            total++;
+            any = true;
+        }
+    }
+    if (!any)
+        return PMIX_SUCCESS;
+    if ((v = calloc(total ? total : 1, sizeof(*v))) == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < *n; i++) {
+        px_sgroup *g =
+            px_srv_nspace(s, (*procs)[i].nspace) == NULL ? find_group(s, (*procs)[i].nspace) : NULL;
+        if (g == NULL)
+            v[k++] = (*procs)[i];
+        else if ((*procs)[i].rank == PMIX_RANK_WILDCARD)
+            for (size_t m = 0; m < g->nmembers; m++)
+                v[k++] = g->members[m];
+        else
+            v[k++] = g->members[(*procs)[i].rank];
+    }
+    free(*procs);
+    *procs = v;
+    *n = k;
+    return PMIX_SUCCESS;
+}
+
+/* ---- deaths ---- */
+
+/* `proc`, a member of `t`, died: go on without it, or fail. `t` may be
+ * gone afterwards. */
+static void member_died(px_server *s, px_gtrk *t, const pmix_proc_t *proc)
+{
+    px_sclient *c = px_srv_client(s, proc);
+    px_gslot *sl = c != NULL ? slot_of(t, c) : NULL;
+    bool local = c != NULL;
+
+    if (t->notify_termination) {
+        if (t->has_leader && !proc_eq(&t->leader, proc))
+            event_to_proc(s, &t->leader, PMIX_GROUP_MEMBER_FAILED, proc, t->name);
+        else if (!t->has_leader)
+            for (size_t i = 0; i < t->nslots; i++)
+                if (t->slots[i].client != NULL && t->slots[i].client != c)
+                    event_to_proc(s, &t->slots[i].client->proc, PMIX_GROUP_MEMBER_FAILED, proc,
+                                  t->name);
+    }
+    if (t->invite && proc_eq(proc, &t->leader)) {
+        fail_trk(s, t, PMIX_GROUP_LEADER_FAILED);
+        return;
+    }
+    if ((t->invite || t->optional) && t->state == PX_TRK_GATHERING) {
+        if (!local)
+            return; /* its node's server answers for it */
+        if (sl != NULL)
+            *sl = t->slots[--t->nslots];
+        if (t->nexpected > 0)
+            t->nexpected--;
+        t->partial = true;
+        if (t->invite && (t->answered == NULL || sl == NULL))
+            event_to_proc(s, &t->leader, PMIX_GROUP_INVITE_FAILED, proc, t->name);
+        mark_answered(t, proc);
+        check_joined(s, t);
+        return;
+    }
+    if (t->optional)
+        return; /* the host holds it: the other nodes decide */
+    fail_trk(s, t, PMIX_GROUP_MEMBER_FAILED);
+}
+
+void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why)
+{
+    uint64_t *ids = NULL;
+    size_t n = 0, cap = 0;
+
+    (void)why; /* a member's death is PMIX_GROUP_MEMBER_FAILED, however it died */
+    /* each tracker hears of it once, though one may complete or fail
+     * (and the list change) while another is told */
+    for (px_gtrk *t = s->gtrks; t != NULL; t = t->next) {
+        if (t->state == PX_TRK_ABANDONED || !procs_have(t->procs, t->nprocs, proc))
+            continue;
+        if (n == cap) {
+            uint64_t *v = realloc(ids, (cap = cap ? 2 * cap : 4) * sizeof(*ids));
+            if (v == NULL)
+                break; /* the rest wait for their timeout */
+            ids = v;
+        }
+        ids[n++] = t->id;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (px_gtrk *t = s->gtrks; t != NULL; t = t->next)
+            if (t->id == ids[i] && t->state != PX_TRK_ABANDONED) {
+                member_died(s, t, proc);
+                break;
+            }
+    free(ids);
+    /* groups that asked to hear of their members' deaths */
+    for (px_sgroup *g = s->sgroups; g != NULL; g = g->next) {
+        if (!g->notify_termination || !procs_have(g->members, g->nmembers, proc))
+            continue;
+        for (size_t i = 0; i < g->nmembers; i++)
+            if (!proc_eq(&g->members[i], proc))
+                event_to_proc(s, &g->members[i], PMIX_GROUP_MEMBER_FAILED, proc, g->name);
+    }
+}
+
+void px_srv_group_client_gone(px_server *s, const px_sclient *c)
+{
+    for (px_gtrk *t = s->gtrks; t != NULL; t = t->next) {
+        if (t->inviter == c)
+            t->inviter = NULL;
+        for (size_t i = 0; i < t->nslots; i++)
+            if (t->slots[i].client == c)
+                t->slots[i].client = NULL;
+    }
+}
+
+void px_srv_group_destroy_all(px_server *s)
+{
+    while (s->gtrks != NULL) {
+        px_gtrk *t = s->gtrks;
+        s->gtrks = t->next;
+        free_trk(s, t);
+    }
+    while (s->sgroups != NULL)
+        drop_group(s, s->sgroups);
+}

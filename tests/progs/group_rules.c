@@ -1,0 +1,256 @@
+/*
+ * group_rules.c - PMIx groups through the Standard's API, under pmixrun on
+ * one node (where the library builds a group without its host as long as
+ * no context id is asked for).
+ *
+ * Modes:
+ *   construct  every rank puts a card and commits; all construct a group
+ *              of the job with the ranks in reverse order (blocking), then
+ *              again non-blocking under another name: the results give the
+ *              membership in that order; PMIx_Get of the group's
+ *              PMIX_GROUP_MEMBERSHIP agrees; every card is readable with
+ *              PMIX_OPTIONAL; the group queries see both groups; both are
+ *              destructed (blocking and non-blocking) and gone.
+ *   invite     rank 0 invites every rank, itself included (non-blocking);
+ *              the others accept from their PMIX_GROUP_INVITED handler
+ *              with PMIx_Group_join_nb; everyone ends with the same
+ *              membership, rank 0 first.
+ *   bad        wrong arguments are refused as the library's rules say: at
+ *              once for arguments wrong on their face, through the callback
+ *              for an unknown group.
+ */
+#include "ptest.h"
+
+static pt_waiter done;
+static pmix_status_t last_status;
+static pmix_proc_t got_members[64];
+static size_t got_n;
+
+static void info_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                    pmix_release_cbfunc_t release_fn, void *release_cbdata)
+{
+    got_n = 0;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (strcmp(info[i].key, PMIX_GROUP_MEMBERSHIP) == 0 &&
+            info[i].value.type == PMIX_DATA_ARRAY && info[i].value.data.darray->size <= 64) {
+            got_n = info[i].value.data.darray->size;
+            memcpy(got_members, info[i].value.data.darray->array, got_n * sizeof(pmix_proc_t));
+        }
+    }
+    last_status = status;
+    if (release_fn != NULL)
+        release_fn(release_cbdata);
+    pt_waiter_signal(cbdata, status);
+}
+
+/* The members in results[]: each rank where expected, `first` first. */
+static void check_members(const char *what, const pmix_proc_t *m, size_t n, bool reversed)
+{
+    if (n != pt.size) {
+        pt_fail("%s: %zu members, want %u", what, n, (unsigned)pt.size);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        pmix_rank_t want = reversed ? (pmix_rank_t)(pt.size - 1 - i) : (pmix_rank_t)i;
+        if (m[i].rank != want || strcmp(m[i].nspace, pt.me.nspace) != 0)
+            pt_fail("%s: member %zu is %s:%u, want rank %u", what, i, m[i].nspace, m[i].rank, want);
+    }
+}
+
+static const pmix_proc_t *results_members(pmix_info_t *res, size_t n, size_t *nm)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(res[i].key, PMIX_GROUP_MEMBERSHIP) == 0 &&
+            res[i].value.type == PMIX_DATA_ARRAY) {
+            *nm = res[i].value.data.darray->size;
+            return res[i].value.data.darray->array;
+        }
+    *nm = 0;
+    return NULL;
+}
+
+static void mode_construct(void)
+{
+    pmix_proc_t *procs = calloc(pt.size, sizeof(*procs));
+    pmix_info_t *res = NULL;
+    size_t nres = 0, nm;
+    pmix_status_t rc;
+    pmix_proc_t g;
+
+    for (uint32_t i = 0; i < pt.size; i++)
+        pt_proc(&procs[i], pt.me.nspace, pt.size - 1 - i);
+    pt_put_u32(PMIX_GLOBAL, "card", 1000 + pt.me.rank);
+    PMIx_Commit();
+    pt_phase("PMIx_Group_construct");
+    rc = PMIx_Group_construct("rules-a", procs, pt.size, NULL, 0, &res, &nres);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Group_construct: %s", pt_err(rc));
+    const pmix_proc_t *m = results_members(res, nres, &nm);
+    check_members("construct results", m, nm, true);
+    PMIx_Info_free(res, nres);
+    /* the group's membership through PMIx_Get */
+    pt_proc(&g, "rules-a", PMIX_RANK_WILDCARD);
+    pmix_value_t *v = NULL;
+    rc = PMIx_Get(&g, PMIX_GROUP_MEMBERSHIP, NULL, 0, &v);
+    if (rc != PMIX_SUCCESS || v == NULL || v->type != PMIX_DATA_ARRAY)
+        pt_fail("PMIx_Get(PMIX_GROUP_MEMBERSHIP): %s", pt_err(rc));
+    else
+        check_members("PMIx_Get membership", v->data.darray->array, v->data.darray->size, true);
+    pt_value_free(v);
+    /* everyone's card is here */
+    for (uint32_t r = 0; r < pt.size; r++) {
+        pmix_proc_t p;
+        pmix_info_t opt;
+        pt_proc(&p, pt.me.nspace, r);
+        pt_info_bool(&opt, PMIX_OPTIONAL, true);
+        v = NULL;
+        rc = PMIx_Get(&p, "card", &opt, 1, &v);
+        if (rc != PMIX_SUCCESS || v == NULL || v->type != PMIX_UINT32 || v->data.uint32 != 1000 + r)
+            pt_fail("card of rank %u after the construct: %s", r, pt_err(rc));
+        pt_value_free(v);
+        pt_info_free(&opt, 1);
+    }
+    /* non-blocking, natural order */
+    for (uint32_t i = 0; i < pt.size; i++)
+        pt_proc(&procs[i], pt.me.nspace, i);
+    pt_phase("PMIx_Group_construct_nb");
+    rc = PMIx_Group_construct_nb("rules-b", procs, pt.size, NULL, 0, info_cb, &done);
+    if (rc != PMIX_SUCCESS || !pt_waiter_wait(&done, 20))
+        pt_fail("PMIx_Group_construct_nb: %s / no callback", pt_err(rc));
+    else if (last_status != PMIX_SUCCESS)
+        pt_fail("PMIx_Group_construct_nb callback: %s", pt_err(last_status));
+    else
+        check_members("construct_nb results", got_members, got_n, false);
+    /* the queries */
+    pmix_query_t q;
+    memset(&q, 0, sizeof(q));
+    char *keys[] = {PMIX_QUERY_NUM_GROUPS, NULL};
+    q.keys = keys;
+    res = NULL;
+    rc = PMIx_Query_info(&q, 1, &res, &nres);
+    if (rc != PMIX_SUCCESS || nres != 1 || res[0].value.type != PMIX_SIZE ||
+        res[0].value.data.size != 2)
+        pt_fail("PMIX_QUERY_NUM_GROUPS: %s", pt_err(rc));
+    PMIx_Info_free(res, nres);
+    /* destruct both */
+    pt_phase("PMIx_Group_destruct");
+    rc = PMIx_Group_destruct("rules-a", NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Group_destruct: %s", pt_err(rc));
+    pt_phase("PMIx_Group_destruct_nb");
+    rc = PMIx_Group_destruct_nb("rules-b", NULL, 0, pt_op_cb, &done);
+    if (rc != PMIX_SUCCESS || !pt_waiter_wait_n(&done, 2, 20, false))
+        pt_fail("PMIx_Group_destruct_nb: %s / no callback", pt_err(rc));
+    else if (done.status != PMIX_SUCCESS)
+        pt_fail("PMIx_Group_destruct_nb callback: %s", pt_err(done.status));
+    v = NULL;
+    pmix_info_t opt;
+    pt_info_bool(&opt, PMIX_OPTIONAL, true);
+    if (PMIx_Get(&g, PMIX_GROUP_MEMBERSHIP, &opt, 1, &v) == PMIX_SUCCESS)
+        pt_fail("the group's membership is still there after destruct");
+    pt_info_free(&opt, 1);
+    pt_value_free(v);
+    free(procs);
+}
+
+static pt_waiter invited, joined;
+
+static void on_invited(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                       pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                       pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    const char *grp = NULL;
+
+    for (size_t i = 0; i < ninfo; i++)
+        if (strcmp(info[i].key, PMIX_GROUP_ID) == 0 && info[i].value.type == PMIX_STRING)
+            grp = info[i].value.data.string;
+    if (grp == NULL || strcmp(grp, "rules-team") != 0 || source->rank != 0)
+        pt_fail("PMIX_GROUP_INVITED: group %s from rank %u", grp ? grp : "(none)", source->rank);
+    else if (PMIx_Group_join_nb(grp, source, PMIX_GROUP_ACCEPT, NULL, 0, info_cb, &joined) !=
+             PMIX_SUCCESS)
+        pt_fail("PMIx_Group_join_nb from the handler failed");
+    pt_waiter_signal(&invited, PMIX_SUCCESS);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void mode_invite(void)
+{
+    pmix_status_t code = PMIX_GROUP_INVITED;
+    pmix_status_t rc;
+
+    rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_invited, NULL, NULL);
+    if (rc < 0)
+        pt_fail("registering for PMIX_GROUP_INVITED: %s", pt_err(rc));
+    pt_barrier("handlers registered");
+    if (pt.me.rank == 0) {
+        /* itself too: the leader is a member only if it names itself */
+        pmix_proc_t *procs = calloc(pt.size, sizeof(*procs));
+        for (uint32_t i = 0; i < pt.size; i++)
+            pt_proc(&procs[i], pt.me.nspace, i);
+        pt_phase("PMIx_Group_invite_nb");
+        rc = PMIx_Group_invite_nb("rules-team", procs, pt.size, NULL, 0, info_cb, &joined);
+        free(procs);
+        if (rc != PMIX_SUCCESS)
+            pt_fail("PMIx_Group_invite_nb: %s", pt_err(rc));
+    } else {
+        pt_phase("waiting for the invitation");
+        if (!pt_waiter_wait(&invited, 20))
+            pt_fail("no invitation came");
+    }
+    pt_phase("waiting for the group");
+    if (!pt_waiter_wait(&joined, 20))
+        pt_fail("the group did not form");
+    else if (last_status != PMIX_SUCCESS)
+        pt_fail("the group's callback: %s", pt_err(last_status));
+    else
+        check_members("invite results", got_members, got_n, false);
+    pt_phase("PMIx_Group_destruct");
+    rc = PMIx_Group_destruct("rules-team", NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Group_destruct of the invited group: %s", pt_err(rc));
+}
+
+static void mode_bad(void)
+{
+    pmix_proc_t me = pt.me;
+    pmix_status_t rc;
+
+    if ((rc = PMIx_Group_construct(NULL, &me, 1, NULL, 0, NULL, NULL)) != PMIX_ERR_BAD_PARAM)
+        pt_fail("construct with a NULL name: %s", pt_err(rc));
+    if ((rc = PMIx_Group_construct("rules-x", NULL, 0, NULL, 0, NULL, NULL)) != PMIX_ERR_BAD_PARAM)
+        pt_fail("construct with no members: %s", pt_err(rc));
+    if ((rc = PMIx_Group_destruct("rules-none", NULL, 0)) != PMIX_ERR_NOT_FOUND)
+        pt_fail("destruct of an unknown group: %s", pt_err(rc));
+    /* with a callback, the refusal comes through it */
+    rc = PMIx_Group_destruct_nb("rules-none", NULL, 0, pt_op_cb, &done);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("destruct_nb of an unknown group returned %s", pt_err(rc));
+    else if (!pt_waiter_wait(&done, 10) || done.status != PMIX_ERR_NOT_FOUND)
+        pt_fail("destruct_nb of an unknown group: callback %s", pt_err(done.status));
+    if ((rc = PMIx_Group_leave("rules-none", NULL, 0)) != PMIX_ERR_NOT_FOUND)
+        pt_fail("leave of an unknown group: %s", pt_err(rc));
+}
+
+int main(int argc, char **argv)
+{
+    const char *modes = "construct invite bad";
+    if (argc < 2)
+        pt_usage(argv[0], modes);
+    pt_watchdog(45);
+    pt_waiter_init(&done);
+    pt_waiter_init(&invited);
+    pt_waiter_init(&joined);
+    const char *m = argv[1];
+    pt_start("group_rules", m, NULL, 0);
+    if (strcmp(m, "construct") == 0)
+        mode_construct();
+    else if (strcmp(m, "invite") == 0)
+        mode_invite();
+    else if (strcmp(m, "bad") == 0)
+        mode_bad();
+    else
+        pt_usage(argv[0], modes);
+    pt_barrier("final fence");
+    return pt_result();
+}
