@@ -4,7 +4,8 @@
  *
  * Each input is a world: one or two servers (nodes) with two processes
  * each, namespace "job", registered with the job data the host core builds
- * (hostcore/), and a client per process, not yet connected. The first
+ * (hostcore/: two apps, in the process sets "ocean" and "ice"), and a
+ * client per process, not yet connected. The first
  * byte of the input sets the world up (bit 0: fence pages; bit 1: two
  * nodes; bit 2: every client connects before the script starts). The rest
  * is a script (fuzz_input.h) of steps, each a byte choosing an operation
@@ -14,16 +15,18 @@
  *                 every client at once; with or without data, timeouts,
  *                 some of the processes), gets (job data, a peer's data,
  *                 with directives), registers handlers, notifies, aborts,
- *                 asks for job control, finalizes, or dies; the fence page
- *                 (arrive, check, go to the server); PMIx_Store_internal;
- *                 publish, lookup (with PMIX_WAIT and PMIX_TIMEOUT) and
- *                 unpublish, in any range and persistence, valid or not;
+ *                 asks for job control, queries the process sets,
+ *                 finalizes, or dies; the fence page (arrive, check, go to
+ *                 the server); PMIx_Store_internal; publish, lookup (with
+ *                 PMIX_WAIT and PMIX_TIMEOUT) and unpublish, in any range
+ *                 and persistence, valid or not;
  *   raw frames    a frame from the input (its type, tag and payload, with
  *                 a correct header, or the bytes as they are) reaches the
  *                 server as from that client's connection, or the client
  *                 as from its server (with or without a region);
  *   the host      a client's death, an event, direct modex, a client or
- *                 the namespace deregistered and registered again;
+ *                 the namespace deregistered and registered again, a
+ *                 process set defined or deleted;
  *   failures      the platform's knobs: the server's sends to a client
  *                 fail, a client's own sends fail, a client cannot map
  *                 the fence page;
@@ -132,12 +135,17 @@ static const char *node_name(void *ctx, uint32_t node)
 
 static void register_job(world *wd, int node)
 {
+    uint32_t half = (uint32_t)(wd->nodes * PPN) / 2;
+    px_jobmap_app apps[2] = {{.first = 0, .size = half, .pset = "ocean"},
+                             {.first = half, .size = half, .pset = "ice"}};
     px_jobmap m = {
         .nspace = "job",
         .nprocs = (uint32_t)(wd->nodes * PPN),
         .nnodes = (uint32_t)wd->nodes,
         .ppn = PPN,
         .node_name = node_name,
+        .napps = 2,
+        .apps = apps,
         .describe_all = true,
     };
     px_ivec info = {0};
@@ -457,6 +465,58 @@ static void raw_to_client(world *wd, int i, fuzz_in *in, bool region)
     }
 }
 
+/* ---- process sets ---- */
+
+static const char *const pset_names[] = {"ocean", "ice", "tide", ""};
+
+/* A query of the set keys (and, with bit 3, a key only the process could
+ * answer, which the server must leave unanswered). */
+static void do_query(world *wd, px_client *c, fuzz_in *in)
+{
+    uint8_t how = fuzz_u8(in);
+    char *qkeys[5];
+    size_t n = 0;
+    pmix_info_t qual;
+    pmix_query_t q = {.keys = qkeys};
+
+    if (how & 0x01)
+        qkeys[n++] = PMIX_QUERY_NUM_PSETS;
+    if (how & 0x02)
+        qkeys[n++] = PMIX_QUERY_PSET_NAMES;
+    if (how & 0x04)
+        qkeys[n++] = PMIX_QUERY_PSET_MEMBERSHIP;
+    if (how & 0x08)
+        qkeys[n++] = PMIX_JOB_SIZE;
+    qkeys[n] = NULL;
+    if (how & 0x10) {
+        PMIx_Info_load(&qual, PMIX_PSET_NAME, pset_names[(how >> 5) % NELEMS(pset_names)],
+                       PMIX_STRING);
+        q.qualifiers = &qual;
+        q.nqual = 1;
+    }
+    (void)px_client_query(c, &q, 1, info_cb, wd);
+    if (q.nqual > 0)
+        PMIx_Info_destruct(&qual);
+}
+
+/* The host defines a set of some processes (also none, another
+ * namespace's, or a name already taken), or deletes one. */
+static void pset_step(world *wd, int i, fuzz_in *in)
+{
+    uint8_t how = fuzz_u8(in);
+    px_server *srv = server_of(wd, i);
+    const char *name = pset_names[(how >> 1) % NELEMS(pset_names)];
+    pmix_proc_t host, procs[MAX_SLOTS + 1];
+
+    PMIx_Load_procid(&host, "host", 0);
+    if (how & 1) {
+        (void)px_server_delete_process_set(srv, &host, name);
+    } else {
+        size_t n = take_procs(in, wd, procs);
+        (void)px_server_define_process_set(srv, &host, name, n > 0 ? procs : NULL, n);
+    }
+}
+
 /* ---- the host ---- */
 
 static void host_step(world *wd, int i, fuzz_in *in)
@@ -559,7 +619,7 @@ static void step(world *wd, fuzz_in *in)
     int i = fuzz_u8(in) % (wd->nodes * PPN);
     slot *s = &wd->s[i];
 
-    switch (op % 23) {
+    switch (op % 25) {
     case 0: connect_client(wd, i); break;
     case 1: do_put(wd, s->c, in); break;
     case 2: (void)px_client_commit(s->c); break;
@@ -618,6 +678,8 @@ static void step(world *wd, fuzz_in *in)
         break;
     }
     case 22: do_pubsub(wd, s->c, in); break;
+    case 23: do_query(wd, s->c, in); break;
+    case 24: pset_step(wd, i, in); break;
     default: {
         pmix_proc_t p;
         char key[PMIX_MAX_KEYLEN + 1];

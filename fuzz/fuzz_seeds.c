@@ -569,6 +569,8 @@ enum {
     EN_KNOBS,
     EN_STORE_INTERNAL,
     EN_PUBSUB,
+    EN_QUERY,
+    EN_PSET,
 };
 
 static void en(seed *s, uint8_t op, uint8_t slot)
@@ -632,6 +634,31 @@ static void engine_seeds(void)
         en(&s, EN_RUN, 0);
         save("engine", nodes == 1 ? "fence-collect-1node" : "fence-collect-2nodes", &s);
     }
+
+    /* process sets: queries from both nodes, a set defined, queried,
+     * deleted twice, the namespace registered again */
+    put8(&s, 0x06);
+    en(&s, EN_QUERY, 0);
+    put8(&s, 0x07); /* all three keys, no name: partial */
+    en(&s, EN_QUERY, 3);
+    put8(&s, 0x15 | (1 << 5)); /* the number and the members of "ice" */
+    en(&s, EN_RUN, 0);
+    en(&s, EN_PSET, 0);
+    put8(&s, 2 << 1); /* define "tide" */
+    put8(&s, 0x02 | 0x10 | 0x40);
+    en(&s, EN_QUERY, 1);
+    put8(&s, 0x1f | (2 << 5));
+    en(&s, EN_RUN, 0);
+    en(&s, EN_PSET, 2);
+    put8(&s, 1 | (2 << 1)); /* delete "tide" on the other node: not there */
+    en(&s, EN_PSET, 0);
+    put8(&s, 1 | (2 << 1));
+    en(&s, EN_HOST, 0);
+    put8(&s, 0x83); /* the namespace deregistered and registered again */
+    en(&s, EN_QUERY, 0);
+    put8(&s, 0x03);
+    en(&s, EN_RUN, 0);
+    save("engine", "psets", &s);
 
     /* collected data large enough for a region (64 KiB per process) */
     put8(&s, 0x04);

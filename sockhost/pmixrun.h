@@ -10,6 +10,8 @@
  *   pmixrun_files.c    the private job directory and registered cleanups
  *   pmixrun_pubsub.c   publish/lookup: the job's data service (pmixrun), or
  *                      forwarding to it (pmixd)
+ *   pmixrun_apps.c     the job's application contexts (`:` on the command
+ *                      line): lookup by rank, and how they travel to pmixd
  *
  * One thread, one loop. pmixrun (and pmixd) embed the library's server
  * engine through its own interface (px_server_host, whose upcalls carry
@@ -135,6 +137,18 @@ typedef enum {
 #define STDIN_ALL (-2)
 
 typedef struct pubsub_state pubsub_state; /* pmixrun_pubsub.c */
+/* One application context: the ranks first .. first + size - 1 run argv
+ * (prterun's and mpirun's `-n N [--pset NAME] [-x VAR] [--wdir DIR] prog
+ * args`, the contexts separated by `:`). Everything is owned by the job
+ * (job_release frees it). */
+typedef struct job_app {
+    int first, size;
+    char **argv;    /* program and arguments, NULL-terminated */
+    char *prog;     /* argv[0] resolved (launch_resolve) */
+    char **env_set; /* -x VAR=VAL: set in its ranks' environment (NULL-terminated) */
+    char *wdir;     /* --wdir, absolute, or NULL: where pmixrun was started */
+    char *pset;     /* --pset: the process set of its ranks, or NULL */
+} job_app;
 
 typedef struct job {
     /* options */
@@ -145,11 +159,11 @@ typedef struct job {
     bool report_bindings;
     bool no_oversubscribe; /* refuse more processes than cores on a node */
     bool merge_stderr;     /* a rank's stderr goes into its stdout */
-    char **env_set;        /* -x VAR=VAL: set in the ranks' environment (NULL-terminated) */
     char *output_dir;      /* --output-filename: absolute, with "/1" unless nojobid */
     bool output_copy;      /* and the output still goes to pmixrun's stdout/stderr */
     int stdin_to;          /* --stdin: a rank, STDIN_ALL or STDIN_NONE */
-    char **argv;           /* program and arguments (borrowed from main) */
+    job_app *apps;         /* the application contexts, in rank order (at least one) */
+    int napps;
 
     /* The map. pmixrun alone: one node, every rank local (rank_node and
      * node_names NULL, nlocal = nprocs, ranks[i].rank = i). pmixd and
@@ -175,7 +189,6 @@ typedef struct job {
     px_ctxid_gen ctxids;
     struct nodes *nodes; /* pmixrun --nodes: its daemons (pmixrun_nodes.c) */
 
-    char *prog; /* resolved path of argv[0] */
     char hostname[256];
     pmix_nspace_t nspace;
     char *topdir; /* $TMPDIR/pmixrun.<uid>.<pid>.XXXXXX: socket, nsdir, procdirs */
@@ -281,6 +294,20 @@ pmix_status_t job_dmodex_request(job *j, const pmix_proc_t *proc, pmix_dmodex_re
 rank_proc *job_rank_of(job *j, const pmix_proc_t *proc);
 const char *job_node_name(const job *j, int node);
 int job_node_of(const job *j, int rank);
+
+/* pmixrun_apps.c */
+job_app *job_app_of(job *j,
+                    int rank); /* the app of `rank` (the last one for a rank past the end) */
+void job_apps_free(job *j);
+/* PD_JOB's apps (pmixd_proto.h): u32 napps, then per app u32 size, str
+ * wdir ("" for none), str pset ("" for none), str prog, u32 argc, argc x
+ * str, u32 nenv, nenv x str. apps_read fills j->apps and j->napps and
+ * checks that the sizes add up to j->nprocs: 0, or -1 if the frame is
+ * malformed or memory runs out (what it read is freed by job_release). */
+struct tl_buf;
+struct tl_reader;
+void apps_write(const job *j, struct tl_buf *b);
+int apps_read(job *j, struct tl_reader *r);
 
 /* pmixrun_launch.c */
 int launch_resolve(job *j);            /* exit status on failure (message printed), 0 if found */

@@ -4,7 +4,8 @@
  * clients, the server engine and its loop, and the host table
  * (px_server_host) whose upcalls the engine makes.
  *
- * The job is one application. Under pmixrun alone it runs on one node, so
+ * The job is one or more applications (pmixrun_apps.c), each in its own
+ * PMIX_APP_INFO_ARRAY, with its process set. Under pmixrun alone it runs on one node, so
  * every rank is local: local rank = node rank = rank, the node id is 0, the
  * node list is this host. Under pmixd the job spans the nodes of the map
  * (job.rank_node), and only this node's ranks are clients. The keys come
@@ -665,20 +666,28 @@ static pmix_status_t local_keys(void *ctx, pmix_rank_t rank, px_ivec *v)
 int job_register(job *j)
 {
     char cwd[4096];
-    px_jobmap_app app = {
-        .first = 0,
-        .size = (uint32_t)j->nprocs,
-        .argv = j->argv,
-        .wdir = getcwd(cwd, sizeof cwd),
-    };
+    const char *here = getcwd(cwd, sizeof cwd);
+    px_jobmap_app *apps = calloc((size_t)j->napps, sizeof *apps);
+    if (apps == NULL) {
+        fprintf(stderr, "pmixrun: out of memory while preparing the job's data\n");
+        return -1;
+    }
+    for (int a = 0; a < j->napps; a++)
+        apps[a] = (px_jobmap_app){
+            .first = (uint32_t)j->apps[a].first,
+            .size = (uint32_t)j->apps[a].size,
+            .argv = j->apps[a].argv,
+            .wdir = j->apps[a].wdir != NULL ? j->apps[a].wdir : here,
+            .pset = j->apps[a].pset,
+        };
     px_jobmap map = {
         .nspace = j->nspace,
         .nprocs = (uint32_t)j->nprocs,
         .nnodes = (uint32_t)j->nnodes,
         .rank_node = j->rank_node, /* NULL alone: every rank on node 0 */
         .node_name = node_name,
-        .napps = 1,
-        .apps = &app,
+        .napps = (uint32_t)j->napps,
+        .apps = apps,
         .mapby = j->ppr_n > 0              ? "PPR"
                  : j->bind_to == BIND_CORE ? "BYCORE"
                  : j->map_by_node          ? "BYNODE"
@@ -727,6 +736,7 @@ nomem:
 fail:
 done:
     px_ivec_free(&info);
+    free(apps);
     return rc == PMIX_SUCCESS ? 0 : -1;
 }
 
@@ -752,13 +762,10 @@ void job_more_ending_signals(sigset_t *mask)
  * program name, abort message and descriptors. */
 void job_release(job *j)
 {
-    for (size_t i = 0; j->env_set != NULL && j->env_set[i] != NULL; i++)
-        free(j->env_set[i]);
-    free(j->env_set);
+    job_apps_free(j);
     free(j->output_dir);
     free(j->node_slots);
     free(j->in_buf);
-    free(j->prog);
     free(j->abort_msg);
     if (j->sigfd >= 0)
         close(j->sigfd);

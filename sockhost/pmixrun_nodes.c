@@ -11,7 +11,8 @@
  * with its node id, its address and one end of a socketpair as its control
  * connection. Each daemon says it is up (PD_HELLO, with the port it listens
  * on for its peers) and gets the job (PD_JOB: nspace,
- * map, node names, every daemon's address, program and arguments). The
+ * map, node names, every daemon's address, and the application contexts:
+ * program, arguments, environment, directory, process set). The
  * daemons then connect to each other, start their ranks, serve them, and
  * report each rank's end (PD_EXIT) and any PMIx_Abort (PD_ABORT).
  *
@@ -313,19 +314,7 @@ static void send_job(nodes *ns)
         tl_put_str(&b, node_addr(j, n));
         tl_put_u32(&b, ns->d[n].port);
     }
-    tl_put_str(&b, j->prog);
-    uint32_t argc = 0;
-    while (j->argv[argc] != NULL)
-        argc++;
-    tl_put_u32(&b, argc);
-    for (uint32_t i = 0; i < argc; i++)
-        tl_put_str(&b, j->argv[i]);
-    uint32_t nenv = 0;
-    while (j->env_set != NULL && j->env_set[nenv] != NULL)
-        nenv++;
-    tl_put_u32(&b, nenv);
-    for (uint32_t i = 0; i < nenv; i++)
-        tl_put_str(&b, j->env_set[i]);
+    apps_write(j, &b);
     send_all(ns, PD_JOB, &b);
     tl_buf_free(&b);
     ns->job_sent = true;

@@ -31,6 +31,9 @@
  *   NOTIFY    c->s  i32 status, proc source, u8 range, info
  *   EVENT     s->c  i32 status, proc source, u8 range, info
  *   JCTRL     c->s  procs targets, info directives    reply: INFO_DONE
+ *   QUERY     c->s  u32 n, then n x (argv keys,      reply: INFO_DONE
+ *                   info qualifiers): queries only the
+ *                   server answers (process sets)
  *   INFO_DONE s->c  i32 status, info results
  *   REPLY     s->c  i32 status
  *   GROUP     c->s  u8 op (PX_GRP_*), str grp, procs, info directives;
@@ -56,8 +59,10 @@
 #define PX_PROTO_H
 
 /* 4: the fence page's header grew the clients' collect (cseq, fill, hw,
- * the slot arrays); a client of an older build is refused at HELLO. */
-#define PX_PROTOCOL 4
+ * the slot arrays); a client of an older build is refused at HELLO.
+ * 5: QUERY (process sets), which a server of version 4 would take for a
+ * protocol error. */
+#define PX_PROTOCOL 5
 
 enum px_msg_type {
     PX_MSG_HELLO = 1,
@@ -82,6 +87,7 @@ enum px_msg_type {
     PX_MSG_LOOKUP = 20,
     PX_MSG_LOOKUP_DONE = 21,
     PX_MSG_UNPUBLISH = 22,
+    PX_MSG_QUERY = 23,
 };
 
 /* The operations of a GROUP message. */

@@ -36,6 +36,8 @@
  * the host answers each from its own thread, holding its lock, with the
  * lookup's data on its stack (borrowed for the call, as the Standard's
  * pmix_lookup_cbfunc_t has no release function).
+ * library's next upcall (see test_job_lock_order). In the "psets" job the
+ * host defines and deletes a process set while they run (test_psets).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -665,6 +667,106 @@ static int client_main(void)
     return 0;
 }
 
+/* Process sets, from a client: it registers for PMIX_PROCESS_SET_DEFINE
+ * and DELETE and fences (the host's cue that it is ready), sees the host's
+ * "tide" defined (its event, then the queries), fences again, and sees it
+ * deleted. The job data names the set "launch" (every rank). */
+typedef struct pset_seen {
+    atomic_int defines, deletes;
+    char name[64];
+    size_t nmembers;
+} pset_seen;
+
+static void client_pset_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                                pmix_info_t info[], size_t ninfo, pmix_info_t results[],
+                                size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                                void *cbdata)
+{
+    pset_seen *s = NULL;
+
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIx_Check_key(info[i].key, PMIX_EVENT_RETURN_OBJECT))
+            s = info[i].value.data.ptr;
+    }
+    for (size_t i = 0; s != NULL && i < ninfo; i++) {
+        if (PMIx_Check_key(info[i].key, PMIX_PSET_NAME) && info[i].value.type == PMIX_STRING)
+            snprintf(s->name, sizeof(s->name), "%s", info[i].value.data.string);
+        if (PMIx_Check_key(info[i].key, PMIX_PSET_MEMBERS) && info[i].value.type == PMIX_DATA_ARRAY)
+            s->nmembers = info[i].value.data.darray->size;
+    }
+    if (s != NULL)
+        atomic_fetch_add(status == PMIX_PROCESS_SET_DEFINE ? &s->defines : &s->deletes, 1);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* PMIX_QUERY_NUM_PSETS and PMIX_QUERY_PSET_NAMES; false if not both. */
+static bool query_psets(size_t *num, char *names, size_t len)
+{
+    char *keys[] = {PMIX_QUERY_NUM_PSETS, PMIX_QUERY_PSET_NAMES, NULL};
+    pmix_query_t q = {.keys = keys};
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    bool ok = PMIx_Query_info(&q, 1, &info, &ninfo) == PMIX_SUCCESS && ninfo == 2 &&
+              info[0].value.type == PMIX_SIZE && info[1].value.type == PMIX_STRING;
+
+    if (ok) {
+        *num = info[0].value.data.size;
+        snprintf(names, len, "%s", info[1].value.data.string);
+    }
+    PMIx_Info_free(info, ninfo);
+    return ok;
+}
+
+static int client_psets(void)
+{
+    pmix_proc_t me;
+    pmix_status_t codes[] = {PMIX_PROCESS_SET_DEFINE, PMIX_PROCESS_SET_DELETE}, rc;
+    pmix_info_t obj;
+    pset_seen seen;
+    size_t num = 0;
+    char names[128] = "";
+
+    memset(&seen, 0, sizeof(seen));
+    if ((rc = PMIx_Init(&me, NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client: PMIx_Init failed: %s\n", PMIx_Error_string(rc));
+        return 2;
+    }
+    PMIx_Info_load(&obj, PMIX_EVENT_RETURN_OBJECT, &seen, PMIX_POINTER);
+    rc = PMIx_Register_event_handler(codes, 2, &obj, 1, client_pset_handler, NULL, NULL);
+    PMIx_Info_destruct(&obj);
+    if (rc < 0 || !query_psets(&num, names, sizeof(names)) || num != 1 ||
+        strcmp(names, "launch") != 0) {
+        fprintf(stderr, "client %u: before: %zu sets \"%s\" (%s)\n", me.rank, num, names,
+                PMIx_Error_string(rc));
+        return 3;
+    }
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+        return 4;
+    if (!wait_for(&seen.defines, 1) || strcmp(seen.name, "tide") != 0 || seen.nmembers != 2) {
+        fprintf(stderr, "client %u: no PMIX_PROCESS_SET_DEFINE of tide (2 members): %d, %s, %zu\n",
+                me.rank, atomic_load(&seen.defines), seen.name, seen.nmembers);
+        return 5;
+    }
+    if (!query_psets(&num, names, sizeof(names)) || num != 2 || strcmp(names, "launch,tide") != 0) {
+        fprintf(stderr, "client %u: after define: %zu sets \"%s\"\n", me.rank, num, names);
+        return 6;
+    }
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+        return 7;
+    if (!wait_for(&seen.deletes, 1) || strcmp(seen.name, "tide") != 0) {
+        fprintf(stderr, "client %u: no PMIX_PROCESS_SET_DELETE of tide\n", me.rank);
+        return 8;
+    }
+    if (!query_psets(&num, names, sizeof(names)) || num != 1) {
+        fprintf(stderr, "client %u: after delete: %zu sets \"%s\"\n", me.rank, num, names);
+        return 9;
+    }
+    if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS)
+        return 10;
+    return 0;
+}
+
 /* ---- the job: register, start the two clients, wait for them ---- */
 
 static pid_t start_client(const char *nspace, pmix_rank_t rank, const char *mode)
@@ -1029,17 +1131,139 @@ static void test_events(void **state)
     assert_int_equal(atomic_load(&H.inside), 0);
 }
 
+/* ---- process sets through the Standard's server API ---- */
+
+static pset_seen host_seen;
+
+static void h_psets(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                    size_t ninfo, pmix_info_t results[], size_t nresults,
+                    pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    check_outside();
+    for (size_t i = 0; i < ninfo; i++)
+        if (PMIx_Check_key(info[i].key, PMIX_PSET_NAME) && info[i].value.type == PMIX_STRING)
+            snprintf(host_seen.name, sizeof(host_seen.name), "%s", info[i].value.data.string);
+    atomic_fetch_add(status == PMIX_PROCESS_SET_DEFINE ? &host_seen.defines : &host_seen.deletes,
+                     1);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* The number of sets the server process itself sees (its own engine). */
+static size_t host_num_psets(void)
+{
+    char *keys[] = {PMIX_QUERY_NUM_PSETS, NULL};
+    pmix_query_t q = {.keys = keys};
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0, n = (size_t)-1;
+
+    if (PMIx_Query_info(&q, 1, &info, &ninfo) == PMIX_SUCCESS && ninfo == 1 &&
+        info[0].value.type == PMIX_SIZE)
+        n = info[0].value.data.size;
+    PMIx_Info_free(info, ninfo);
+    return n;
+}
+
+/* The job data names a set; the host defines "tide" once the clients are
+ * ready (their first fence), and deletes it after their second. The
+ * clients check their events and queries (client_psets); the host checks
+ * its own handler, its own queries and the refusals. */
+static void test_psets(void **state)
+{
+    const char *ns = "hostlock.psets";
+    pmix_status_t codes[] = {PMIX_PROCESS_SET_DEFINE, PMIX_PROCESS_SET_DELETE};
+    uint32_t size = 4, local = 2, appnum = 0;
+    pmix_rank_t ldr = 0;
+    pmix_info_t info[4], *app;
+    pmix_data_array_t da;
+    pmix_proc_t members[2];
+    opwait wns, wc[2], wd[3];
+    pid_t pids[2];
+
+    memset(&wns, 0, sizeof(wns));
+    memset(wc, 0, sizeof(wc));
+    memset(wd, 0, sizeof(wd));
+    H.inline_answers = false;
+    atomic_store(&H.fences, 0);
+    atomic_store(&H.releases, 0);
+    atomic_store(&H.dmx_asked, 1); /* no direct modex request in this job */
+    assert_true(PMIx_Register_event_handler(codes, 2, NULL, 0, h_psets, NULL, NULL) >= 0);
+    app = PMIx_Info_create(4);
+    PMIx_Info_load(&app[0], PMIX_APPNUM, &appnum, PMIX_UINT32);
+    PMIx_Info_load(&app[1], PMIX_APP_SIZE, &size, PMIX_UINT32);
+    PMIx_Info_load(&app[2], PMIX_APPLDR, &ldr, PMIX_PROC_RANK);
+    PMIx_Info_load(&app[3], PMIX_PSET_NAME, "launch", PMIX_STRING);
+    da = (pmix_data_array_t){.type = PMIX_INFO, .size = 4, .array = app};
+    PMIx_Info_load(&info[0], PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    PMIx_Info_load(&info[1], PMIX_LOCAL_SIZE, &local, PMIX_UINT32);
+    PMIx_Info_load(&info[2], PMIX_LOCAL_PEERS, "0,1", PMIX_STRING);
+    PMIx_Info_load(&info[3], PMIX_APP_INFO_ARRAY, &da, PMIX_DATA_ARRAY);
+    PMIx_Info_free(app, 4);
+    REGISTERED(PMIx_server_register_nspace(ns, 2, info, 4, op_cb, &wns), &wns);
+    for (size_t i = 0; i < 4; i++)
+        PMIx_Info_destruct(&info[i]);
+    for (pmix_rank_t r = 0; r < 2; r++) {
+        pmix_proc_t p;
+        PMIx_Load_procid(&p, ns, r);
+        REGISTERED(PMIx_server_register_client(&p, getuid(), getgid(), NULL, op_cb, &wc[r]),
+                   &wc[r]);
+    }
+    assert_int_equal(host_num_psets(), 1);
+
+    pids[0] = start_client(ns, 0, "psets");
+    pids[1] = start_client(ns, 1, "psets");
+    assert_true(wait_for(&H.fences, 1));
+    PMIx_Load_procid(&members[0], ns, 1);
+    PMIx_Load_procid(&members[1], ns, 3);
+    in_lib_call = true;
+    assert_int_equal(PMIx_server_define_process_set(members, 2, "tide"), PMIX_SUCCESS);
+    in_lib_call = false;
+    assert_true(wait_for(&host_seen.defines, 1));
+    assert_string_equal(host_seen.name, "tide");
+    assert_int_equal(host_num_psets(), 2);
+    assert_true(wait_for(&H.fences, 2));
+    in_lib_call = true;
+    assert_int_equal(PMIx_server_delete_process_set("tide"), PMIX_SUCCESS);
+    assert_int_equal(PMIx_server_delete_process_set("tide"), PMIX_ERR_NOT_FOUND);
+    assert_int_equal(PMIx_server_define_process_set(members, 2, ""), PMIX_ERR_BAD_PARAM);
+    in_lib_call = false;
+    assert_true(wait_for(&host_seen.deletes, 1));
+    assert_int_equal(wait_clients(pids, 2), 2);
+    assert_int_equal(atomic_load(&host_seen.defines), 1);
+    assert_int_equal(host_num_psets(), 1);
+
+    for (pmix_rank_t r = 0; r < 2; r++) {
+        pmix_proc_t p;
+        PMIx_Load_procid(&p, ns, r);
+        in_lib_call = true;
+        PMIx_server_deregister_client(&p, op_cb, &wd[r]);
+        in_lib_call = false;
+        assert_true(wait_for(&wd[r].calls, 1));
+    }
+    in_lib_call = true;
+    PMIx_server_deregister_nspace(ns, op_cb, &wd[2]);
+    in_lib_call = false;
+    assert_true(wait_for(&wd[2].calls, 1));
+    assert_int_equal(host_num_psets(), 0);
+    assert_true(wait_for(&H.releases, atomic_load(&H.fences)));
+    assert_int_equal(atomic_load(&H.inside), 0);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_register),   cmocka_unit_test(test_job_net_thread),
         cmocka_unit_test(test_job_inline), cmocka_unit_test(test_job_lock_order),
         cmocka_unit_test(test_events),     cmocka_unit_test(test_job_pubsub),
+        cmocka_unit_test(test_psets),
     };
 
-    if (argc > 1 && strcmp(argv[1], "client") == 0)
-        return argc > 2 && strcmp(argv[2], "getremote") == 0 ? client_getremote()
-               : argc > 2 && strcmp(argv[2], "pubsub") == 0  ? client_pubsub()
-                                                             : client_main();
+    if (argc > 1 && strcmp(argv[1], "client") == 0) {
+        if (argc > 2 && strcmp(argv[2], "psets") == 0)
+            return client_psets();
+        if (argc > 2 && strcmp(argv[2], "pubsub") == 0)
+            return client_pubsub();
+        return argc > 2 && strcmp(argv[2], "getremote") == 0 ? client_getremote() : client_main();
+    }
     return cmocka_run_group_tests(tests, setup, teardown);
 }

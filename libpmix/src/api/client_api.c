@@ -975,3 +975,32 @@ PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const p
     free(l.filled);
     return rc;
 }
+
+/* ---- queries the server answers (query.c) ---- */
+
+pmix_status_t px_api_query_server(const pmix_query_t queries[], size_t nqueries,
+                                  pmix_info_cbfunc_t cbfunc, void *cbdata, pmix_info_t **info,
+                                  size_t *ninfo)
+{
+    px_api_client *ac = ready();
+    pmix_status_t rc;
+    sync_op s;
+
+    if (ac == NULL) {
+        if (cbfunc != NULL)
+            return PMIX_ERR_INIT;
+        return px_api_server_query(queries, nqueries, info, ninfo);
+    }
+    if (cbfunc != NULL) {
+        need_progress(ac);
+        return ENGINE(ac, px_client_query(ac->client, queries, nqueries, cbfunc, cbdata));
+    }
+    if (in_callback(ac))
+        return PMIX_ERR_WOULD_BLOCK;
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    rc = finish(&s, ENGINE(ac, px_client_query(ac->client, queries, nqueries, sync_info_cb, &s)));
+    *info = s.info;
+    *ninfo = s.ninfo;
+    return rc;
+}

@@ -224,17 +224,6 @@ PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(const pmix_info_t info[]
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_server_define_process_set(const pmix_proc_t members[],
-                                                         size_t nmembers, const char *pset_name)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_delete_process_set(const char *pset_name)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_server_register_resources(pmix_info_t info[], size_t ninfo,
                                                          pmix_op_cbfunc_t cbfunc, void *cbdata)
 {

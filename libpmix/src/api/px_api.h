@@ -100,4 +100,19 @@ pmix_status_t px_api_server_notify(pmix_status_t status, const pmix_proc_t *sour
                                    pmix_data_range_t range, const pmix_info_t info[], size_t ninfo,
                                    pmix_op_cbfunc_t cbfunc, void *cbdata);
 
+/* The queries only a server answers (process sets: px_query_key_is_pset),
+ * for query.c. In a client, they go to its server: with cbfunc, cbfunc
+ * gets the answers later (the engine's rule: PMIX_SUCCESS then exactly one
+ * call, or an error and none); without, the call blocks and returns them
+ * in *info / *ninfo (free with PMIx_Info_free), with PMIX_ERR_WOULD_BLOCK
+ * from inside a callback. In a process that is only a server, its own
+ * server engine answers, blocking only (PMIX_ERR_INIT with cbfunc). */
+pmix_status_t px_api_query_server(const pmix_query_t queries[], size_t nqueries,
+                                  pmix_info_cbfunc_t cbfunc, void *cbdata, pmix_info_t **info,
+                                  size_t *ninfo);
+/* The server process's part of that (api/server_api.c): PMIX_ERR_INIT
+ * without a server. */
+pmix_status_t px_api_server_query(const pmix_query_t queries[], size_t nqueries, pmix_info_t **info,
+                                  size_t *ninfo);
+
 #endif /* PX_API_H */

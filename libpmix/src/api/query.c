@@ -1,14 +1,20 @@
 /*
- * query.c - PMIx_Query_info and PMIx_Log, answered inside the process.
+ * query.c - PMIx_Query_info and PMIx_Log.
  *
  * Query: each key of each query is looked up like a PMIx_Get whose target
  * comes from the query's qualifiers (PMIX_PROCID, or PMIX_NSPACE and
  * PMIX_RANK; the caller's namespace by default) and whose other qualifiers
  * (PMIX_NODEID, PMIX_HOSTNAME, PMIX_APPNUM) pick node- or app-level data.
- * Only what the process already holds is used: a query never waits on the
- * server. PMIX_QUERY_NAMESPACES names the caller's namespace; the group
+ * Only what the process already holds is used: such a key never waits on
+ * the server. PMIX_QUERY_NAMESPACES names the caller's namespace; the group
  * queries (PMIX_QUERY_NUM_GROUPS, _GROUP_NAMES, _GROUP_MEMBERSHIP) are
- * answered from the groups the process is a member of (group_api.c). The result
+ * answered from the groups the process is a member of (group_api.c). The
+ * process-set keys (PMIX_QUERY_NUM_PSETS, PMIX_QUERY_PSET_NAMES,
+ * PMIX_QUERY_PSET_MEMBERSHIP) are the exception: the server keeps the
+ * sets, including those its host defines while the job runs
+ * (server/psets.c), so they go to it in one QUERY message per call, with
+ * their queries' qualifiers, and its answers are merged with the local
+ * ones in the order of the keys. The result
  * holds one info per key answered; the status is PMIX_SUCCESS if every
  * key was answered, PMIX_ERR_PARTIAL_SUCCESS if some were, and
  * PMIX_ERR_NOT_FOUND if none were. The ABI version keys
@@ -27,6 +33,7 @@
 
 #include "common/px_common.h"
 #include "px_api.h"
+#include "server/px_server.h"
 
 /* The binary interface is the one OpenPMIx 4.2.2 ships (docs/abi.md), so
  * the versions are those it reports for it. */
@@ -98,43 +105,189 @@ static bool answer(const pmix_query_t *q, const char *key, pmix_info_t *out)
     return rc == PMIX_SUCCESS;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nqueries,
-                                          pmix_info_t *info[], size_t *ninfo)
-{
-    size_t nkeys = 0, n = 0;
-    pmix_info_t *res;
+/* One query call on its way: every key in order, the answers found in the
+ * process, and what the caller gets in the end. */
+typedef struct qcall {
+    size_t nkeys;
+    const char **keys;  /* [nkeys] strdup'd copies, NULL until made */
+    bool *pset;         /* [nkeys] a key the server answers */
+    pmix_info_t *local; /* [nkeys] the answers found here (empty if not) */
+    bool *have;         /* [nkeys] local[i] holds an answer */
+    size_t npset;
+    pmix_query_t *sub; /* the queries sent to the server: their pset keys */
+    size_t nsub;
+    pmix_info_cbfunc_t cbfunc;
+    void *cbdata;
+    /* the result */
+    pmix_status_t status;
+    pmix_info_t *info;
+    size_t ninfo;
+} qcall;
 
-    if (info == NULL || ninfo == NULL || (queries == NULL && nqueries > 0))
-        return PMIX_ERR_BAD_PARAM;
-    size_t nabi = 0;
-    *info = NULL;
-    *ninfo = 0;
+static void qcall_free(qcall *qc)
+{
+    if (qc->local != NULL)
+        PMIx_Info_free(qc->local, qc->nkeys);
+    for (size_t i = 0; i < qc->nsub; i++)
+        free(qc->sub[i].keys); /* the strings are the caller's; the qualifiers too */
+    free(qc->sub);
+    for (size_t i = 0; qc->keys != NULL && i < qc->nkeys; i++)
+        free((char *)qc->keys[i]);
+    free(qc->keys);
+    free(qc->pset);
+    free(qc->have);
+    if (qc->info != NULL)
+        PMIx_Info_free(qc->info, qc->ninfo);
+    free(qc);
+}
+
+/* Read the queries: answer here what can be, and make the server's
+ * queries of the rest. NULL when memory runs out. */
+static qcall *qcall_make(pmix_query_t queries[], size_t nqueries, size_t nkeys)
+{
+    qcall *qc = calloc(1, sizeof(*qc));
+    size_t k = 0;
+
+    if (qc == NULL)
+        return NULL;
+    qc->nkeys = nkeys;
+    qc->keys = calloc(nkeys, sizeof(*qc->keys));
+    qc->pset = calloc(nkeys, sizeof(*qc->pset));
+    qc->have = calloc(nkeys, sizeof(*qc->have));
+    qc->local = PMIx_Info_create(nkeys);
+    qc->sub = calloc(nqueries, sizeof(*qc->sub));
+    if (qc->keys == NULL || qc->pset == NULL || qc->have == NULL || qc->local == NULL ||
+        qc->sub == NULL)
+        goto nomem;
+    for (size_t q = 0; q < nqueries; q++) {
+        size_t np = 0, nq = 0;
+        for (size_t j = 0; queries[q].keys != NULL && queries[q].keys[j] != NULL; j++, k++) {
+            const char *key = queries[q].keys[j];
+            if ((qc->keys[k] = strdup(key)) == NULL)
+                goto nomem;
+            qc->pset[k] = px_query_key_is_pset(key);
+            if (qc->pset[k])
+                np++;
+            else
+                qc->have[k] = answer(&queries[q], key, &qc->local[k]);
+            nq++;
+        }
+        if (np == 0)
+            continue;
+        pmix_query_t *sq = &qc->sub[qc->nsub++];
+        if ((sq->keys = calloc(np + 1, sizeof(*sq->keys))) == NULL)
+            goto nomem;
+        np = 0;
+        for (size_t j = 0; j < nq; j++)
+            if (px_query_key_is_pset(queries[q].keys[j]))
+                sq->keys[np++] = queries[q].keys[j];
+        sq->qualifiers = queries[q].qualifiers;
+        sq->nqual = queries[q].nqual;
+        qc->npset += np;
+    }
+    return qc;
+nomem:
+    qcall_free(qc);
+    return NULL;
+}
+
+/* The result, in the order of the keys: the local answers and the
+ * server's (`sinfo`, matched by key; copied). */
+static void qcall_merge(qcall *qc, const pmix_info_t *sinfo, size_t nsinfo)
+{
+    bool *used = nsinfo > 0 ? calloc(nsinfo, sizeof(*used)) : NULL;
+    size_t n = 0;
+
+    qc->info = PMIx_Info_create(qc->nkeys);
+    if (qc->info == NULL || (nsinfo > 0 && used == NULL)) {
+        if (qc->info != NULL)
+            PMIx_Info_free(qc->info, qc->nkeys);
+        qc->info = NULL;
+        free(used);
+        qc->status = PMIX_ERR_NOMEM;
+        return;
+    }
+    for (size_t i = 0; i < qc->nkeys; i++) {
+        if (!qc->pset[i]) {
+            if (qc->have[i] && PMIx_Info_xfer(&qc->info[n], &qc->local[i]) == PMIX_SUCCESS)
+                n++;
+            continue;
+        }
+        for (size_t j = 0; j < nsinfo; j++)
+            if (!used[j] && strncmp(sinfo[j].key, qc->keys[i], PMIX_MAX_KEYLEN) == 0) {
+                used[j] = true;
+                if (PMIx_Info_xfer(&qc->info[n], &sinfo[j]) == PMIX_SUCCESS)
+                    n++;
+                break;
+            }
+    }
+    free(used);
+    /* the tail past n is constructed and empty: PMIx_Info_free(info, n)
+     * releases the whole block */
+    qc->ninfo = n;
+    if (n == 0) {
+        PMIx_Info_free(qc->info, qc->nkeys);
+        qc->info = NULL;
+        qc->status = PMIX_ERR_NOT_FOUND;
+    } else {
+        qc->status = n == qc->nkeys ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
+    }
+}
+
+/* Count the keys: PMIX_ERR_INIT if the call cannot be made yet (before
+ * PMIx_Init only the ABI keys are answered), PMIX_ERR_BAD_PARAM for none.
+ * In a process that is only a server, keys other than the ABI and
+ * process-set ones (its own table) find no answer. */
+static pmix_status_t count_keys(pmix_query_t queries[], size_t nqueries, size_t *nkeys)
+{
+    size_t n = 0, nabi = 0;
+
     for (size_t q = 0; q < nqueries; q++)
         for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++) {
-            nkeys++;
+            n++;
             if (abi_version(queries[q].keys[k]) != NULL)
                 nabi++;
         }
-    if (!PMIx_Initialized() && (nkeys == 0 || nabi < nkeys))
+    *nkeys = n;
+    if (!PMIx_Initialized() && (n == 0 || nabi < n))
         return PMIX_ERR_INIT;
-    if (nkeys == 0)
+    return n == 0 ? PMIX_ERR_BAD_PARAM : PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nqueries,
+                                          pmix_info_t *info[], size_t *ninfo)
+{
+    size_t nkeys;
+    pmix_info_t *sinfo = NULL;
+    size_t nsinfo = 0;
+    pmix_status_t rc;
+    qcall *qc;
+
+    if (info == NULL || ninfo == NULL || (queries == NULL && nqueries > 0))
         return PMIX_ERR_BAD_PARAM;
-    res = PMIx_Info_create(nkeys);
-    if (res == NULL)
+    *info = NULL;
+    *ninfo = 0;
+    if ((rc = count_keys(queries, nqueries, &nkeys)) != PMIX_SUCCESS)
+        return rc;
+    if ((qc = qcall_make(queries, nqueries, nkeys)) == NULL)
         return PMIX_ERR_NOMEM;
-    for (size_t q = 0; q < nqueries; q++)
-        for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++)
-            if (answer(&queries[q], queries[q].keys[k], &res[n]))
-                n++;
-    if (n == 0) {
-        PMIx_Info_free(res, nkeys);
-        return PMIX_ERR_NOT_FOUND;
+    if (qc->nsub > 0) {
+        rc = px_api_query_server(qc->sub, qc->nsub, NULL, NULL, &sinfo, &nsinfo);
+        if (rc == PMIX_ERR_WOULD_BLOCK) {
+            PMIx_Info_free(sinfo, nsinfo);
+            qcall_free(qc);
+            return rc;
+        }
+        /* otherwise the server's keys are answered or they are not */
     }
-    /* the tail past n is constructed and empty: PMIx_Info_free(info, n)
-     * releases the whole block */
-    *info = res;
-    *ninfo = n;
-    return n == nkeys ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
+    qcall_merge(qc, sinfo, nsinfo);
+    PMIx_Info_free(sinfo, nsinfo);
+    rc = qc->status;
+    *info = qc->info;
+    *ninfo = qc->ninfo;
+    qc->info = NULL;
+    qcall_free(qc);
+    return rc;
 }
 
 typedef struct query_result {
@@ -160,30 +313,72 @@ static void call_query_cb(void *arg)
     r->cbfunc(r->status, r->info, r->ninfo, r->cbdata, release_result, r);
 }
 
-/* Answered at once from local memory; the callback still runs after the
- * call returns (as OpenPMIx's does: its programs may hold a lock the
- * callback takes), with the query's status, PMIX_ERR_NOT_FOUND included. */
+/* The server's answers to a non-blocking query: merge and call back (from
+ * the engine, with its lock held, after PMIx_Query_info_nb returned). */
+static void server_answered(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                            pmix_release_cbfunc_t release_fn, void *release_cbdata)
+{
+    qcall *qc = cbdata;
+    query_result *r = calloc(1, sizeof(*r));
+
+    qcall_merge(qc, info, ninfo);
+    if (release_fn != NULL)
+        release_fn(release_cbdata);
+    if (r == NULL) {
+        qc->cbfunc(PMIX_ERR_NOMEM, NULL, 0, qc->cbdata, NULL, NULL);
+        qcall_free(qc);
+        return;
+    }
+    r->status = qc->status;
+    r->info = qc->info;
+    r->ninfo = qc->ninfo;
+    qc->info = NULL;
+    r->cbfunc = qc->cbfunc;
+    r->cbdata = qc->cbdata;
+    qcall_free(qc);
+    call_query_cb(r);
+}
+
+/* Keys answered in the process: at once, the callback still after the
+ * call returns (as OpenPMIx's: its programs may hold a lock the callback
+ * takes), with the query's status, PMIX_ERR_NOT_FOUND included. Keys the
+ * server answers (process sets): the callback comes with its answer. */
 PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nqueries,
                                              pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
     query_result *r;
+    size_t nkeys;
     pmix_status_t rc;
+    qcall *qc;
 
-    if (cbfunc == NULL)
+    if (cbfunc == NULL || (queries == NULL && nqueries > 0))
         return PMIX_ERR_BAD_PARAM;
     if (!PMIx_Initialized())
         return PMIX_ERR_INIT;
-    r = calloc(1, sizeof(*r));
-    if (r == NULL)
-        return PMIX_ERR_NOMEM;
-    rc = PMIx_Query_info(queries, nqueries, &r->info, &r->ninfo);
-    if (rc != PMIX_SUCCESS && rc != PMIX_ERR_PARTIAL_SUCCESS && rc != PMIX_ERR_NOT_FOUND) {
-        free(r);
+    if ((rc = count_keys(queries, nqueries, &nkeys)) != PMIX_SUCCESS)
         return rc;
+    if ((qc = qcall_make(queries, nqueries, nkeys)) == NULL)
+        return PMIX_ERR_NOMEM;
+    qc->cbfunc = cbfunc;
+    qc->cbdata = cbdata;
+    if (qc->nsub > 0) {
+        rc = px_api_query_server(qc->sub, qc->nsub, server_answered, qc, NULL, NULL);
+        if (rc == PMIX_SUCCESS)
+            return PMIX_SUCCESS; /* server_answered calls back */
+        /* the server cannot be asked: its keys are not answered */
     }
-    r->status = rc;
+    qcall_merge(qc, NULL, 0);
+    if (qc->status == PMIX_ERR_NOMEM || (r = calloc(1, sizeof(*r))) == NULL) {
+        qcall_free(qc);
+        return PMIX_ERR_NOMEM;
+    }
+    r->status = qc->status;
+    r->info = qc->info;
+    r->ninfo = qc->ninfo;
+    qc->info = NULL;
     r->cbfunc = cbfunc;
     r->cbdata = cbdata;
+    qcall_free(qc);
     rc = px_api_defer(call_query_cb, r);
     if (rc != PMIX_SUCCESS)
         release_result(r);

@@ -606,6 +606,76 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const char nspace[], p
     return later(PMIX_SUCCESS, cbfunc, cbdata);
 }
 
+/* ---- process sets ---- */
+
+/* The engine records the set and tells the server's clients (every one
+ * connected, whatever its namespace: the Standard's "all local clients");
+ * the server process's own handlers hear it too, from the loop, as they
+ * hear what PMIx_Notify_event raises there. Blocking, as in OpenPMIx: the
+ * set is in the table, and the event on its way to every client, when
+ * this returns. */
+static pmix_status_t pset_event(pmix_status_t code, const char *name, const pmix_proc_t members[],
+                                size_t nmembers)
+{
+    pmix_info_t ev[3];
+    pmix_data_array_t da = {.type = PMIX_PROC, .size = nmembers, .array = (void *)members};
+    size_t n = 0;
+    pmix_status_t rc;
+
+    memset(ev, 0, sizeof(ev));
+    PMIx_Load_key(ev[n].key, PMIX_PSET_NAME);
+    ev[n].value.type = PMIX_STRING;
+    ev[n++].value.data.string = (char *)name;
+    if (code == PMIX_PROCESS_SET_DEFINE) {
+        PMIx_Load_key(ev[n].key, PMIX_PSET_MEMBERS);
+        ev[n].value.type = PMIX_DATA_ARRAY;
+        ev[n++].value.data.darray = &da;
+    }
+    PMIx_Load_key(ev[n].key, PMIX_EVENT_NON_DEFAULT); /* as the clients get it (server/psets.c) */
+    ev[n].value.type = PMIX_BOOL;
+    ev[n++].value.data.flag = true;
+    rc = px_client_notify(S.evc, code, px_client_self(S.evc), PMIX_RANGE_PROC_LOCAL, ev, n, NULL,
+                          NULL);
+    return rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_define_process_set(const pmix_proc_t members[],
+                                                         size_t nmembers, const char *pset_name)
+{
+    pmix_status_t rc;
+
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    px_posix_ops()->lock(S.posix);
+    rc = px_server_define_process_set(S.srv, px_client_self(S.evc), pset_name, members, nmembers);
+    if (rc == PMIX_SUCCESS)
+        (void)pset_event(PMIX_PROCESS_SET_DEFINE, pset_name, members, nmembers);
+    px_posix_ops()->unlock(S.posix);
+    return rc;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_delete_process_set(const char *pset_name)
+{
+    pmix_status_t rc;
+
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    px_posix_ops()->lock(S.posix);
+    rc = px_server_delete_process_set(S.srv, px_client_self(S.evc), pset_name);
+    if (rc == PMIX_SUCCESS)
+        (void)pset_event(PMIX_PROCESS_SET_DELETE, pset_name, NULL, 0);
+    px_posix_ops()->unlock(S.posix);
+    return rc;
+}
+
+pmix_status_t px_api_server_query(const pmix_query_t queries[], size_t nqueries, pmix_info_t **info,
+                                  size_t *ninfo)
+{
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    return LOCKED(px_server_query_psets(S.srv, queries, nqueries, info, ninfo));
+}
+
 /* ---- events in the server process (called by client_api.c) ---- */
 
 pmix_status_t px_api_server_register_event(const pmix_status_t codes[], size_t ncodes,

@@ -369,6 +369,30 @@ pmix_status_t px_client_job_control(px_client *c, const pmix_proc_t targets[], s
     return px_cli_send(c, &b, r);
 }
 
+pmix_status_t px_client_query(px_client *c, const pmix_query_t queries[], size_t nqueries,
+                              pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    px_buf b;
+    px_req *r;
+
+    if (queries == NULL || nqueries == 0 || nqueries > UINT32_MAX)
+        return PMIX_ERR_BAD_PARAM;
+    if (!px_client_connected(c))
+        return c->lost ? PMIX_ERR_UNREACH : PMIX_ERR_INIT;
+    r = px_cli_req_new(c, PX_MSG_INFO_DONE, 0);
+    if (r == NULL)
+        return PMIX_ERR_NOMEM;
+    r->infocb = cbfunc;
+    r->cbdata = cbdata;
+    px_buf_init_frame(&b, PX_MSG_QUERY, r->tag);
+    px_pack_u32(&b, (uint32_t)nqueries);
+    for (size_t i = 0; i < nqueries; i++) {
+        px_pack_argv(&b, queries[i].keys);
+        px_pack_info(&b, queries[i].qualifiers, queries[i].nqual);
+    }
+    return px_cli_send(c, &b, r);
+}
+
 typedef struct info_release {
     pmix_info_t *info;
     size_t ninfo;

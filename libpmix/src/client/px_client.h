@@ -130,6 +130,12 @@ pmix_status_t px_client_job_control(px_client *c, const pmix_proc_t targets[], s
                                     const pmix_info_t directives[], size_t ndirs,
                                     pmix_info_cbfunc_t cbfunc, void *cbdata);
 
+/* Ask the server the queries (their keys and qualifiers as they are):
+ * cbfunc with its status and answers, one info per key it answered. The
+ * server answers the process-set keys (px_query_key_is_pset) and no
+ * other; the api/ shim sends it those alone. */
+pmix_status_t px_client_query(px_client *c, const pmix_query_t queries[], size_t nqueries,
+                              pmix_info_cbfunc_t cbfunc, void *cbdata);
 /* Groups (client/group.c). Each sends one request to the server and
  * calls its callback once with the outcome; the info callbacks get the
  * results array (PMIX_GROUP_ID, PMIX_GROUP_CONTEXT_ID if one was assigned,

@@ -229,6 +229,32 @@ void px_server_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t wh
 void px_server_notify(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                       pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
 
+/* Process sets (the Standard's PMIx_server_define_process_set and
+ * PMIx_server_delete_process_set). Define records the set `name` with a
+ * copy of `members` (a name defined again is replaced) and raises
+ * PMIX_PROCESS_SET_DEFINE, with PMIX_PSET_NAME and PMIX_PSET_MEMBERS, from
+ * `source` to every connected client of this server. Delete removes it
+ * (PMIX_ERR_NOT_FOUND if there is no such set) and raises
+ * PMIX_PROCESS_SET_DELETE with PMIX_PSET_NAME. Neither reaches other
+ * servers: a host with several tells each of them. The job data's own sets
+ * (PMIX_PSET_NAME in a PMIX_APP_INFO_ARRAY) are in the same table from
+ * registration on, and a delete removes them too. Errors change nothing. */
+pmix_status_t px_server_define_process_set(px_server *s, const pmix_proc_t *source,
+                                           const char *name, const pmix_proc_t members[],
+                                           size_t nmembers);
+pmix_status_t px_server_delete_process_set(px_server *s, const pmix_proc_t *source,
+                                           const char *name);
+/* Answer the process-set keys of `queries` (PMIX_QUERY_NUM_PSETS,
+ * PMIX_QUERY_PSET_NAMES, PMIX_QUERY_PSET_MEMBERSHIP with PMIX_PSET_NAME)
+ * from this server's table, as a client's QUERY is answered: *info gets
+ * one entry per key answered (free with PMIx_Info_free(*info, *ninfo)).
+ * PMIX_SUCCESS if every key was answered, PMIX_ERR_PARTIAL_SUCCESS if
+ * some were, PMIX_ERR_NOT_FOUND if none, PMIX_ERR_BAD_PARAM for no key. */
+pmix_status_t px_server_query_psets(px_server *s, const pmix_query_t queries[], size_t nqueries,
+                                    pmix_info_t **info, size_t *ninfo);
+/* True for the query keys px_server_query_psets answers. */
+bool px_query_key_is_pset(const char *key);
+
 /* Number of clients connected and in the handshake-completed state. */
 size_t px_server_nclients(const px_server *s);
 

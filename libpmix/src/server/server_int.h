@@ -5,6 +5,7 @@
  *   fence.c    the collective tracker
  *   get.c      Gets from clients, direct modex in both directions
  *   misc.c     abort, events, job control
+ *   psets.c    process sets: the table, the host's definitions, queries
  *   group.c    groups: construct, destruct, invite/join, leave
  *   pubsub.c   publish, lookup, unpublish (handed to the host)
  *
@@ -150,6 +151,7 @@ typedef struct px_dmx {
     bool abandoned; /* the server went on; free when the host calls back */
 } px_dmx;
 
+typedef struct px_pset px_pset;
 /* A group this server knows: constructed, with a member here. */
 typedef struct px_sgroup {
     struct px_sgroup *next;
@@ -209,6 +211,7 @@ struct px_server {
     px_pget *pgets;
     px_dmx *dmxs;
     px_drop *drops; /* timers that will drop a client */
+    px_pset *psets; /* process sets, in the order they were defined (psets.c) */
     uint64_t next_fence_id;
     px_gtrk *gtrks;     /* group operations being gathered */
     px_sgroup *sgroups; /* groups with a member here */
@@ -290,5 +293,15 @@ void px_srv_event_to_clients(px_server *s, pmix_status_t status, const pmix_proc
 pmix_status_t px_srv_publish(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 pmix_status_t px_srv_lookup(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 pmix_status_t px_srv_unpublish(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+/* psets.c */
+/* The sets the job data of `nspace` defines (its PMIX_APP_INFO_ARRAYs),
+ * replacing those an earlier registration of it defined. On failure the
+ * namespace defines none. */
+pmix_status_t px_srv_psets_register(px_server *s, const char *nspace, const pmix_info_t info[],
+                                    size_t ninfo);
+void px_srv_psets_drop_nspace(px_server *s, const char *nspace); /* its job data's sets go */
+void px_srv_psets_destroy(px_server *s);
+/* QUERY from `c`: answered at once with INFO_DONE. */
+pmix_status_t px_srv_query(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 
 #endif /* PX_SERVER_INT_H */
