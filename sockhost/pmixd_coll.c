@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "pmixd.h"
+#include "px_hc_engine.h"
 #include "px_hostcore.h"
 #include "pmixd_proto.h"
 
@@ -67,18 +68,7 @@ static pmix_status_t up_group(void *hctx, const px_group_req *req, px_group_cbfu
         cbfunc(PMIX_GROUP_MEMBER_FAILED, false, 0, NULL, 0, cbdata, NULL, NULL);
         return PMIX_SUCCESS;
     }
-    px_hc_group_req r = {
-        .op = req->op,
-        .grp = req->grp,
-        .procs = req->procs,
-        .nprocs = req->nprocs,
-        .assign_ctxid = req->assign_ctxid,
-        .timeout = req->timeout,
-        .local_status = req->local_status,
-        .data = req->data,
-        .ndata = req->ndata,
-    };
-    return px_hc_group(d->hc, &r, cbfunc, cbdata);
+    return px_hc_group_upcall(d->hc, req, cbfunc, cbdata);
 }
 
 /* What the job's server table hands pmixd (job.cross). */
