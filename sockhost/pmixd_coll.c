@@ -177,13 +177,15 @@ static uint64_t hc_ctxid(void *ctx)
 
 static const px_hc_ops hc_ops = {
     .version = PX_HC_OPS_VERSION,
+    /* the mesh, the daemon's timer list, the clock */
     .send = hc_send,
+    .drop = hc_drop,
+    .now = hc_now,
     .timer_start = hc_timer_start,
     .timer_cancel = hc_timer_cancel,
-    .now = hc_now,
+    /* this node's server, groups' ids, the daemon's stderr */
     .dmodex_local = hc_dmodex_local,
     .ctxid = hc_ctxid,
-    .drop = hc_drop,
     .log = hc_log,
     .fence_end = hc_fence_end,
 };
