@@ -4,7 +4,8 @@
  *
  * Each input is a world: one or two servers (nodes) with two processes
  * each, namespace "job", registered with the job data the host core builds
- * (hostcore/), and a client per process, not yet connected. The first
+ * (hostcore/: two apps, in the process sets "ocean" and "ice"), and a
+ * client per process, not yet connected. The first
  * byte of the input sets the world up (bit 0: fence pages; bit 1: two
  * nodes; bit 2: every client connects before the script starts). The rest
  * is a script (fuzz_input.h) of steps, each a byte choosing an operation
@@ -14,14 +15,18 @@
  *                 every client at once; with or without data, timeouts,
  *                 some of the processes), gets (job data, a peer's data,
  *                 with directives), registers handlers, notifies, aborts,
- *                 asks for job control, finalizes, or dies; the fence page
- *                 (arrive, check, go to the server); PMIx_Store_internal;
+ *                 asks for job control, queries the process sets,
+ *                 finalizes, or dies; the fence page (arrive, check, go to
+ *                 the server); PMIx_Store_internal; publish, lookup (with
+ *                 PMIX_WAIT and PMIX_TIMEOUT) and unpublish, in any range
+ *                 and persistence, valid or not;
  *   raw frames    a frame from the input (its type, tag and payload, with
  *                 a correct header, or the bytes as they are) reaches the
  *                 server as from that client's connection, or the client
  *                 as from its server (with or without a region);
  *   the host      a client's death, an event, direct modex, a client or
- *                 the namespace deregistered and registered again;
+ *                 the namespace deregistered and registered again, a
+ *                 process set defined or deleted;
  *   failures      the platform's knobs: the server's sends to a client
  *                 fail, a client's own sends fail, a client cannot map
  *                 the fence page;
@@ -130,12 +135,17 @@ static const char *node_name(void *ctx, uint32_t node)
 
 static void register_job(world *wd, int node)
 {
+    uint32_t half = (uint32_t)(wd->nodes * PPN) / 2;
+    px_jobmap_app apps[2] = {{.first = 0, .size = half, .pset = "ocean"},
+                             {.first = half, .size = half, .pset = "ice"}};
     px_jobmap m = {
         .nspace = "job",
         .nprocs = (uint32_t)(wd->nodes * PPN),
         .nnodes = (uint32_t)wd->nodes,
         .ppn = PPN,
         .node_name = node_name,
+        .napps = 2,
+        .apps = apps,
         .describe_all = true,
     };
     px_ivec info = {0};
@@ -455,6 +465,58 @@ static void raw_to_client(world *wd, int i, fuzz_in *in, bool region)
     }
 }
 
+/* ---- process sets ---- */
+
+static const char *const pset_names[] = {"ocean", "ice", "tide", ""};
+
+/* A query of the set keys (and, with bit 3, a key only the process could
+ * answer, which the server must leave unanswered). */
+static void do_query(world *wd, px_client *c, fuzz_in *in)
+{
+    uint8_t how = fuzz_u8(in);
+    char *qkeys[5];
+    size_t n = 0;
+    pmix_info_t qual;
+    pmix_query_t q = {.keys = qkeys};
+
+    if (how & 0x01)
+        qkeys[n++] = PMIX_QUERY_NUM_PSETS;
+    if (how & 0x02)
+        qkeys[n++] = PMIX_QUERY_PSET_NAMES;
+    if (how & 0x04)
+        qkeys[n++] = PMIX_QUERY_PSET_MEMBERSHIP;
+    if (how & 0x08)
+        qkeys[n++] = PMIX_JOB_SIZE;
+    qkeys[n] = NULL;
+    if (how & 0x10) {
+        PMIx_Info_load(&qual, PMIX_PSET_NAME, pset_names[(how >> 5) % NELEMS(pset_names)],
+                       PMIX_STRING);
+        q.qualifiers = &qual;
+        q.nqual = 1;
+    }
+    (void)px_client_query(c, &q, 1, info_cb, wd);
+    if (q.nqual > 0)
+        PMIx_Info_destruct(&qual);
+}
+
+/* The host defines a set of some processes (also none, another
+ * namespace's, or a name already taken), or deletes one. */
+static void pset_step(world *wd, int i, fuzz_in *in)
+{
+    uint8_t how = fuzz_u8(in);
+    px_server *srv = server_of(wd, i);
+    const char *name = pset_names[(how >> 1) % NELEMS(pset_names)];
+    pmix_proc_t host, procs[MAX_SLOTS + 1];
+
+    PMIx_Load_procid(&host, "host", 0);
+    if (how & 1) {
+        (void)px_server_delete_process_set(srv, &host, name);
+    } else {
+        size_t n = take_procs(in, wd, procs);
+        (void)px_server_define_process_set(srv, &host, name, n > 0 ? procs : NULL, n);
+    }
+}
+
 /* ---- the host ---- */
 
 static void host_step(world *wd, int i, fuzz_in *in)
@@ -488,6 +550,67 @@ static void host_step(world *wd, int i, fuzz_in *in)
     }
 }
 
+static void lookup_cb(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata)
+{
+    ((world *)cbdata)->done++;
+}
+
+/* Publish, lookup or unpublish with directives from the input: a range
+ * and a persistence of any value (the host's service refuses the ones it
+ * does not offer), PMIX_WAIT, a timeout. */
+static void do_pubsub(world *wd, px_client *c, fuzz_in *in)
+{
+    uint8_t how = fuzz_u8(in), flags = fuzz_u8(in);
+    char k1[PMIX_MAX_KEYLEN + 1], k2[PMIX_MAX_KEYLEN + 1];
+    char *names[3] = {k1, (how & 0x04) ? k2 : NULL, NULL};
+    pmix_info_t info[6];
+    size_t n = 0;
+    bool t = true;
+
+    take_key(in, k1);
+    take_key(in, k2);
+    if (flags & 0x01) {
+        pmix_data_range_t r = fuzz_u8(in) % 9;
+        PMIx_Info_load(&info[n++], PMIX_RANGE, &r, PMIX_DATA_RANGE);
+    }
+    if (flags & 0x02) {
+        pmix_persistence_t p = fuzz_u8(in) % 6;
+        PMIx_Info_load(&info[n++], PMIX_PERSISTENCE, &p, PMIX_PERSIST);
+    }
+    if (flags & 0x04) {
+        PMIx_Info_load(&info[n++], PMIX_WAIT, &t, PMIX_BOOL);
+    }
+    if (flags & 0x08) {
+        uint32_t secs = fuzz_u8(in) % 4;
+        PMIx_Info_load(&info[n++], PMIX_TIMEOUT, &secs, PMIX_UINT32);
+    }
+    switch (how % 3) {
+    case 0: {
+        /* the data: one or two keys, before the directives */
+        pmix_info_t data[8];
+        size_t nd = 0;
+        pmix_value_t v;
+        take_value(in, &v);
+        PMIx_Info_load(&data[nd], k1, NULL, PMIX_UNDEF);
+        data[nd++].value = v;
+        if (how & 0x04) {
+            PMIx_Info_load(&data[nd++], k2, "v", PMIX_STRING);
+        }
+        for (size_t i = 0; i < n; i++) {
+            data[nd++] = info[i];
+        }
+        (void)px_client_publish(c, data, nd, op_cb, wd);
+        for (size_t i = 0; i < nd; i++) {
+            PMIx_Info_destruct(&data[i]);
+        }
+        return; /* the directives went with the data */
+    }
+    case 1: (void)px_client_lookup(c, names, info, n, lookup_cb, wd); break;
+    default: (void)px_client_unpublish(c, (how & 0x08) ? NULL : names, info, n, op_cb, wd); break;
+    }
+    free_info(info, n);
+}
+
 /* ---- the script ---- */
 
 static void step(world *wd, fuzz_in *in)
@@ -496,7 +619,7 @@ static void step(world *wd, fuzz_in *in)
     int i = fuzz_u8(in) % (wd->nodes * PPN);
     slot *s = &wd->s[i];
 
-    switch (op % 22) {
+    switch (op % 25) {
     case 0: connect_client(wd, i); break;
     case 1: do_put(wd, s->c, in); break;
     case 2: (void)px_client_commit(s->c); break;
@@ -554,6 +677,9 @@ static void step(world *wd, fuzz_in *in)
         }
         break;
     }
+    case 22: do_pubsub(wd, s->c, in); break;
+    case 23: do_query(wd, s->c, in); break;
+    case 24: pset_step(wd, i, in); break;
     default: {
         pmix_proc_t p;
         char key[PMIX_MAX_KEYLEN + 1];

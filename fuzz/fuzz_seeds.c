@@ -568,6 +568,9 @@ enum {
     EN_PUT_COMMIT,
     EN_KNOBS,
     EN_STORE_INTERNAL,
+    EN_PUBSUB,
+    EN_QUERY,
+    EN_PSET,
 };
 
 static void en(seed *s, uint8_t op, uint8_t slot)
@@ -631,6 +634,31 @@ static void engine_seeds(void)
         en(&s, EN_RUN, 0);
         save("engine", nodes == 1 ? "fence-collect-1node" : "fence-collect-2nodes", &s);
     }
+
+    /* process sets: queries from both nodes, a set defined, queried,
+     * deleted twice, the namespace registered again */
+    put8(&s, 0x06);
+    en(&s, EN_QUERY, 0);
+    put8(&s, 0x07); /* all three keys, no name: partial */
+    en(&s, EN_QUERY, 3);
+    put8(&s, 0x15 | (1 << 5)); /* the number and the members of "ice" */
+    en(&s, EN_RUN, 0);
+    en(&s, EN_PSET, 0);
+    put8(&s, 2 << 1); /* define "tide" */
+    put8(&s, 0x02 | 0x10 | 0x40);
+    en(&s, EN_QUERY, 1);
+    put8(&s, 0x1f | (2 << 5));
+    en(&s, EN_RUN, 0);
+    en(&s, EN_PSET, 2);
+    put8(&s, 1 | (2 << 1)); /* delete "tide" on the other node: not there */
+    en(&s, EN_PSET, 0);
+    put8(&s, 1 | (2 << 1));
+    en(&s, EN_HOST, 0);
+    put8(&s, 0x83); /* the namespace deregistered and registered again */
+    en(&s, EN_QUERY, 0);
+    put8(&s, 0x03);
+    en(&s, EN_RUN, 0);
+    save("engine", "psets", &s);
 
     /* collected data large enough for a region (64 KiB per process) */
     put8(&s, 0x04);
@@ -729,6 +757,50 @@ static void engine_seeds(void)
     en(&s, EN_RUN, 0);
     save("engine", "events-deaths", &s);
 
+    /* publish and lookup: a lookup that waits, the publish that answers
+     * it, a duplicate, a lookup with a timeout, an unpublish by another
+     * process, then by the owner (fuzz_engine.c, do_pubsub) */
+    put8(&s, 0x06);
+    en(&s, EN_RUN, 0);
+    en(&s, EN_PUBSUB, 1); /* lookup "card" with PMIX_WAIT */
+    put8(&s, 1);
+    put8(&s, 0x04);
+    put8(&s, 0);
+    put8(&s, 0);
+    en(&s, EN_PUBSUB, 0); /* publish "card" = 7 */
+    put8(&s, 0);
+    put8(&s, 0);
+    put8(&s, 0);
+    put8(&s, 0);
+    put8(&s, 0);
+    put16(&s, 7);
+    en(&s, EN_PUBSUB, 2); /* the same again, two keys, range namespace */
+    put8(&s, 0x06);
+    put8(&s, 0x01);
+    put8(&s, 0);
+    put8(&s, 1);
+    put8(&s, PMIX_RANGE_NAMESPACE);
+    put8(&s, 0);
+    put16(&s, 8);
+    en(&s, EN_PUBSUB, 3); /* lookup "k1" with PMIX_WAIT and a timeout */
+    put8(&s, 1);
+    put8(&s, 0x0c);
+    put8(&s, 1);
+    put8(&s, 1);
+    put8(&s, 2);
+    en(&s, EN_PUBSUB, 3); /* unpublish "card": not the owner */
+    put8(&s, 2);
+    put8(&s, 0);
+    put8(&s, 0);
+    put8(&s, 0);
+    en(&s, EN_PUBSUB, 0); /* unpublish all of the owner's */
+    put8(&s, 0x08);
+    put8(&s, 0);
+    put8(&s, 0);
+    put8(&s, 0);
+    en(&s, EN_RUN, 0);
+    save("engine", "pubsub", &s);
+
     /* raw frames to the server, from a connected client: every request */
     put8(&s, 0x04);
     en(&s, EN_RUN, 0);
@@ -765,6 +837,23 @@ static void engine_seeds(void)
         px_pack_str(&b, "bye");
         px_pack_procs(&b, NULL, 0);
         en_frame(&s, EN_RAW_SERVER, 1, PX_MSG_ABORT, 103, &b);
+        px_buf_init(&b);
+        {
+            char *svc[] = {"svc", NULL};
+            pmix_info_t pub;
+            PMIx_Info_load(&pub, "svc", "port", PMIX_STRING);
+            px_pack_info(&b, &pub, 1);
+            en_frame(&s, EN_RAW_SERVER, 0, PX_MSG_PUBLISH, 105, &b);
+            px_buf_init(&b);
+            px_pack_argv(&b, svc);
+            px_pack_info(&b, &info, 1);
+            en_frame(&s, EN_RAW_SERVER, 1, PX_MSG_LOOKUP, 106, &b);
+            px_buf_init(&b);
+            px_pack_argv(&b, svc);
+            px_pack_info(&b, NULL, 0);
+            en_frame(&s, EN_RAW_SERVER, 0, PX_MSG_UNPUBLISH, 107, &b);
+            PMIx_Info_destruct(&pub);
+        }
         en(&s, EN_FENCE, 1);
         put8(&s, 0);
         put8(&s, 0x01);

@@ -331,6 +331,21 @@ static void read_payload(uint16_t type, px_buf *b)
         if (px_unpack_i32(b, &status) == PMIX_SUCCESS)
             (void)px_unpack_info(b, &info, &ninfo);
         break;
+    case PX_MSG_QUERY:
+        if (px_unpack_u32(b, &u32) == PMIX_SUCCESS) {
+            for (uint32_t i = 0; i < u32 && i < 64; i++) {
+                char **keys = NULL;
+                pmix_info_t *qual = NULL;
+                size_t nqual = 0;
+                if (px_unpack_argv(b, &keys) != PMIX_SUCCESS)
+                    break;
+                PMIx_Argv_free(keys);
+                if (px_unpack_info(b, &qual, &nqual) != PMIX_SUCCESS)
+                    break;
+                PMIx_Info_free(qual, nqual);
+            }
+        }
+        break;
     default: (void)px_unpack_i32(b, &status); break;
     }
     PMIx_Proc_free(procs, nprocs);

@@ -333,17 +333,25 @@ static uint32_t gone_epoch(const hc_gone *g, uint64_t set)
     return 0;
 }
 
+/* If `s` names departed rank `g`, lower the last epoch it may still run
+ * to the one `g` joined; false if `s` does not name it. */
+static bool gone_applies(hc_set *s, const hc_gone *g)
+{
+    uint32_t e;
+
+    if (!set_names(s, g->rank))
+        return false;
+    e = gone_epoch(g, s->id);
+    if (e < s->fail_after)
+        s->fail_after = e;
+    return true;
+}
+
 /* Apply what is known of departures to `s` (its participants known). */
 static void set_check_gone(px_hc *hc, hc_set *s)
 {
-    for (hc_gone *g = hc->gone; g != NULL; g = g->next) {
-        uint32_t e;
-        if (!set_names(s, g->rank))
-            continue;
-        e = gone_epoch(g, s->id);
-        if (e < s->fail_after)
-            s->fail_after = e;
-    }
+    for (hc_gone *g = hc->gone; g != NULL; g = g->next)
+        (void)gone_applies(s, g);
 }
 
 static hc_set *set_find(px_hc *hc, uint64_t id)
@@ -878,12 +886,8 @@ static void depart(px_hc *hc, hc_gone *g)
     hc->gone = g;
     for (hc_set *s = hc->sets; s != NULL; s = s->next) {
         hc_fence *f = s->running;
-        uint32_t e;
-        if (!set_names(s, g->rank))
+        if (!gone_applies(s, g))
             continue;
-        e = gone_epoch(g, s->id);
-        if (e < s->fail_after)
-            s->fail_after = e;
         if (f != NULL && !f->answered && f->epoch > s->fail_after) {
             /* as for a broken job: px_coll goes on until it ends */
             f->answered = true;

@@ -342,6 +342,9 @@ static pmix_status_t add_app_array(const px_jobmap *m, uint32_t a, px_ivec *out)
     if (argv != NULL) {
         LOAD(&v, PMIX_APP_ARGV, argv, PMIX_STRING);
     }
+    if (app != NULL && app->pset != NULL && app->pset[0] != '\0') {
+        LOAD(&v, PMIX_PSET_NAME, app->pset, PMIX_STRING);
+    }
     free(argv);
     return px_ivec_nest(out, PMIX_APP_INFO_ARRAY, &v);
 fail:
@@ -366,6 +369,11 @@ static pmix_status_t add_proc(const px_jobmap *m, uint32_t node, pmix_rank_t ran
     LOAD(&v, PMIX_APP_RANK, &apprank, PMIX_PROC_RANK);
     LOAD(&v, PMIX_NODEID, &nodeid, PMIX_UINT32);
     LOAD(&v, PMIX_HOSTNAME, m->node_name(m->ctx, nodeid), PMIX_STRING);
+    if (m->napps != 0 && m->apps[appnum].pset != NULL && m->apps[appnum].pset[0] != '\0') {
+        /* one name: an app is in one set (OpenPMIx's type: a string that
+         * would list several names with commas) */
+        LOAD(&v, PMIX_PSET_NAMES, m->apps[appnum].pset, PMIX_STRING);
+    }
     if (nodeid == node && m->local_keys != NULL &&
         (rc = m->local_keys(m->ctx, rank, &v)) != PMIX_SUCCESS) {
         goto fail;

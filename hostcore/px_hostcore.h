@@ -13,7 +13,8 @@
  * (px_fence_req_read), so that no host decodes the fence's info keys
  * itself, names a fence's collective by its participant set
  * (px_fence_set_make), keeps the direct modex requests a node waits on
- * (px_dmx_*), and makes groups' context ids by one rule (px_ctxid_*).
+ * (px_dmx_*), and makes groups' context ids by one rule (px_ctxid_*). The
+ * publish/lookup data service has a header of its own, px_pubsub.h.
  *
  * Nothing here does I/O, reads a clock or keeps state between calls.
  */
@@ -55,6 +56,9 @@ typedef struct px_jobmap_app {
     uint32_t first, size;
     char *const *argv; /* NULL-terminated, or NULL: no PMIX_APP_ARGV */
     const char *wdir;  /* or NULL: no PMIX_WDIR */
+    /* The process set the app's ranks belong to (prterun's --pset), or
+     * NULL (or ""): none. Apps may share one: the set is all their ranks. */
+    const char *pset;
 } px_jobmap_app;
 
 /* A job as a host knows it. Nothing is copied: the builder reads it while
@@ -96,9 +100,13 @@ uint32_t px_jobmap_node_of(const px_jobmap *m, pmix_rank_t rank);
  * describe_all PMIX_NODE_LIST, PMIX_NODE_MAP and PMIX_PROC_MAP), this
  * node's keys (PMIX_HOSTNAME, PMIX_NODEID, PMIX_LOCAL_SIZE,
  * PMIX_LOCAL_PEERS, PMIX_LOCALLDR), a PMIX_NODE_INFO_ARRAY per node
- * described, a PMIX_APP_INFO_ARRAY per app, and a PMIX_PROC_DATA per rank
- * described (PMIX_RANK first, then its local, node, global and app ranks,
- * app number, node id and host name, and the host's local keys). On
+ * described, a PMIX_APP_INFO_ARRAY per app (with PMIX_PSET_NAME for an app
+ * in a process set: the server engine makes the sets of the job from
+ * those), and a PMIX_PROC_DATA per rank described (PMIX_RANK first, then
+ * its local, node, global and app ranks, app number, node id and host
+ * name, PMIX_PSET_NAMES if its app is in a set, and the host's local
+ * keys). Every node's data holds every app, so every server knows every
+ * set of the job, describe_all or not. On
  * failure `out` holds what it held before. docs/user-guide.md lists the
  * keys. */
 pmix_status_t px_jobinfo_build(const px_jobmap *m, uint32_t node, px_ivec *out);

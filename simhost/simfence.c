@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "pmixsim.h"
+#include "px_hc_engine.h"
 #include "px_hostcore.h"
 
 #define DMX_REQ_BYTES 64 /* simulated size of a direct modex request */
@@ -389,18 +390,7 @@ pmix_status_t sim_host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_in
 pmix_status_t sim_host_group(void *hctx, const px_group_req *req, px_group_cbfunc_t cbfunc,
                              void *cbdata)
 {
-    px_hc_group_req r = {
-        .op = req->op,
-        .grp = req->grp,
-        .procs = req->procs,
-        .nprocs = req->nprocs,
-        .assign_ctxid = req->assign_ctxid,
-        .timeout = req->timeout,
-        .local_status = req->local_status,
-        .data = req->data,
-        .ndata = req->ndata,
-    };
-    return px_hc_group(((sim_node *)hctx)->hc, &r, cbfunc, cbdata);
+    return px_hc_group_upcall(((sim_node *)hctx)->hc, req, cbfunc, cbdata);
 }
 
 void sim_node_lost(sim_node *n, uint32_t dead)

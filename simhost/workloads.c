@@ -20,6 +20,7 @@ int pmixsim_wl_fence_main(int argc, char **argv);
 int pmixsim_wl_coords_main(int argc, char **argv);
 int pmixsim_wl_seq_main(int argc, char **argv);
 int pmixsim_wl_jobkeys_main(void);
+int pmixsim_wl_psets_main(int argc, char **argv);
 int pmixsim_wl_group_main(int argc, char **argv);
 
 static int hello(int argc, char **argv)
@@ -43,6 +44,8 @@ static const sim_workload workloads[] = {
     {"coords", pmixsim_wl_coords_main,
      "[--peer RANK] [--wait-update FENCES]  examples/coords.c: network coordinates"},
     {"jobkeys", jobkeys, "  examples/jobkeys.c: which reserved keys a process can read"},
+    {"psets", pmixsim_wl_psets_main,
+     "  examples/psets.c: its app's keys and the process sets (one app, none here)"},
     {"group", pmixsim_wl_group_main,
      "[--iters N] [--size BYTES] [--check]  N group constructs (with a context id) and "
      "destructs of the whole job"},

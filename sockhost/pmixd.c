@@ -8,7 +8,8 @@
  * port of its address (--listen, default 127.0.0.1) for the other daemons
  * and says so (PD_HELLO). pmixrun
  * answers with the job (PD_JOB): namespace, the map of ranks to nodes, the
- * node names, every daemon's address, program and arguments. pmixd then
+ * node names, every daemon's address, the application contexts (program,
+ * arguments, environment, directory, process set). pmixd then
  *
  *   1. starts its own PMIx server engine (px_server_host, in
  *      pmixrun_job.c, with the cross-node upcalls of pmixd_coll.c) in a
@@ -156,25 +157,8 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
             return -1;
         d->ports[n] = (uint16_t)port;
     }
-    j->prog = tl_get_str(r);
-    uint32_t argc = tl_get_u32(r);
-    if (r->bad || argc == 0 || argc > r->left)
+    if (apps_read(j, r) != 0) /* the application contexts (pmixrun_apps.c) */
         return -1;
-    j->argv = calloc(argc + 1, sizeof *j->argv);
-    if (j->argv == NULL)
-        return -1;
-    for (uint32_t i = 0; i < argc; i++)
-        if ((j->argv[i] = tl_get_str(r)) == NULL)
-            return -1;
-    uint32_t nenv = tl_get_u32(r); /* -x VAR=VAL */
-    if (r->bad || nenv > r->left)
-        return -1;
-    j->env_set = calloc(nenv + 1, sizeof *j->env_set);
-    if (j->env_set == NULL)
-        return -1;
-    for (uint32_t i = 0; i < nenv; i++)
-        if ((j->env_set[i] = tl_get_str(r)) == NULL)
-            return -1;
     j->ranks = calloc((size_t)(j->nlocal > 0 ? j->nlocal : 1), sizeof *j->ranks);
     if (j->ranks == NULL || r->bad)
         return -1;
@@ -430,6 +414,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             }
         } else if (type == PD_STOP) {
             stop(d, tl_get_u8(&r) != 0);
+        } else if (type == PD_PUBSUB_REP) {
+            pubsub_answer(&d->j, p, len);
         }
         return 0;
     }
@@ -728,6 +714,7 @@ static void run(pmixd_ctx *d)
         }
         if (d->stopping && (tmo < 0 || tmo > 100))
             tmo = 100;
+        pubsub_flush(j, &d->parent); /* what this turn's upcalls forwarded */
         arm_watches(d);
         px_posix_run_once(j->plat, tmo < 0 ? -1.0 : tmo / 1000.0);
     }
@@ -821,9 +808,6 @@ static void teardown(pmixd_ctx *d)
         free(j->node_names[n]);
         free(d->addrs[n]);
     }
-    for (int i = 0; j->argv != NULL && j->argv[i] != NULL; i++)
-        free(j->argv[i]);
-    free(j->argv);
     free(j->node_names);
     free(j->rank_node);
     free(d->addrs);

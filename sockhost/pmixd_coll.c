@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "pmixd.h"
+#include "px_hc_engine.h"
 #include "px_hostcore.h"
 #include "pmixd_proto.h"
 
@@ -67,18 +68,7 @@ static pmix_status_t up_group(void *hctx, const px_group_req *req, px_group_cbfu
         cbfunc(PMIX_GROUP_MEMBER_FAILED, false, 0, NULL, 0, cbdata, NULL, NULL);
         return PMIX_SUCCESS;
     }
-    px_hc_group_req r = {
-        .op = req->op,
-        .grp = req->grp,
-        .procs = req->procs,
-        .nprocs = req->nprocs,
-        .assign_ctxid = req->assign_ctxid,
-        .timeout = req->timeout,
-        .local_status = req->local_status,
-        .data = req->data,
-        .ndata = req->ndata,
-    };
-    return px_hc_group(d->hc, &r, cbfunc, cbdata);
+    return px_hc_group_upcall(d->hc, req, cbfunc, cbdata);
 }
 
 /* What the job's server table hands pmixd (job.cross). */
@@ -187,13 +177,15 @@ static uint64_t hc_ctxid(void *ctx)
 
 static const px_hc_ops hc_ops = {
     .version = PX_HC_OPS_VERSION,
+    /* the mesh, the daemon's timer list, the clock */
     .send = hc_send,
+    .drop = hc_drop,
+    .now = hc_now,
     .timer_start = hc_timer_start,
     .timer_cancel = hc_timer_cancel,
-    .now = hc_now,
+    /* this node's server, groups' ids, the daemon's stderr */
     .dmodex_local = hc_dmodex_local,
     .ctxid = hc_ctxid,
-    .drop = hc_drop,
     .log = hc_log,
     .fence_end = hc_fence_end,
 };

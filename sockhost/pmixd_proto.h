@@ -14,14 +14,18 @@
 
 enum {
     /* daemon -> pmixrun */
-    PD_HELLO = 1, /* u32 node, u32 port: up, and listening for its peers on port */
-    PD_EXIT = 2,  /* u32 rank, u32 pid, u32 code (exit status or 128+signal), u8 flags */
-    PD_ABORT = 3, /* u32 rank, u32 status, str message: a rank called PMIx_Abort */
-    PD_LOST = 4,  /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
+    PD_HELLO = 1,  /* u32 node, u32 port: up, and listening for its peers on port */
+    PD_EXIT = 2,   /* u32 rank, u32 pid, u32 code (exit status or 128+signal), u8 flags */
+    PD_ABORT = 3,  /* u32 rank, u32 status, str message: a rank called PMIx_Abort */
+    PD_LOST = 4,   /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
+    PD_PUBSUB = 5, /* u32 id, str nspace, u32 rank, u8 op (1 publish, 2 lookup, 3 unpublish),
+                    * bytes body: a process's request to the data service (pmixrun_pubsub.c) */
 
     /* pmixrun -> daemon */
-    PD_JOB = 10,  /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job() */
-    PD_STOP = 11, /* u8 now: stop the ranks (SIGTERM then SIGKILL; now: SIGKILL), exit */
+    PD_JOB = 10,        /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its
+                         * application contexts: pmixrun.h apps_write() */
+    PD_STOP = 11,       /* u8 now: stop the ranks (SIGTERM then SIGKILL; now: SIGKILL), exit */
+    PD_PUBSUB_REP = 12, /* u32 id, u32 status, bytes body (a lookup's pdata): the answer */
 
     /* daemon <-> daemon */
     PD_PEER = 20, /* u32 node: the first frame of a connection, from the connector */

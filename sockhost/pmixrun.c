@@ -2,6 +2,7 @@
  * pmixrun.c - start a PMIx job of N processes on this node.
  *
  *     pmixrun -n N [--timeout S] [--tag-output] [--bind-to core|none] prog [args...]
+ *     pmixrun -n 2 --pset ocean ./a : -n 3 --pset ice ./b     (application contexts)
  *
  * (With --nodes K, --hostfile or --host with virtual nodes the job runs
  * over node daemons instead: pmixrun_nodes.c, which reuses the rules below
@@ -79,6 +80,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,18 +94,27 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: pmixrun [options] program [arguments...]\n"
+            "       pmixrun [options] prog [args...] : [options] prog [args...] ...\n"
             "\n"
             "Start N copies of program on this node as one PMIx job. The options are\n"
             "those of mpirun and prterun where pmixrun has the feature\n"
             "(docs/user-guide.md has a table).\n"
             "\n"
+            "Application contexts: a job of several programs lists them separated by ':',\n"
+            "each with its own -n, --pset, -x and --wdir; they take consecutive ranks in\n"
+            "that order. Every other option is the job's, wherever it is given.\n"
+            "\n"
             "General:\n"
-            "  -n, --np N          number of processes to start (1..%d; required unless\n"
-            "                      --host or --map-by ppr says how many)\n"
+            "  -n, --np N          number of processes to start (1..%d in all; required\n"
+            "                      unless one program runs and --host or --map-by ppr\n"
+            "                      says how many)\n"
+            "  --pset NAME         the processes of this context form the process set\n"
+            "                      NAME (PMIX_PSET_NAMES; PMIx_Query_info's process-set\n"
+            "                      keys list it)\n"
             "  -x VAR[=VALUE]      set VAR in the processes' environment (to VALUE, or to\n"
             "                      pmixrun's own value); repeatable\n"
-            "  --wdir DIR          run the processes in DIR (the program is looked up\n"
-            "                      from there too)\n"
+            "  --wdir DIR          run the processes in DIR (a program given by a relative\n"
+            "                      path is found from there too)\n"
             "  --timeout S         stop the job if it runs longer than S seconds (exit 124)\n"
             "  --allow-run-as-root accepted for mpirun's sake; pmixrun runs as root anyway\n"
             "  -h, --help          show this help\n"
@@ -202,8 +213,8 @@ static const char *const opt_np[] = {"-n", "-np", "--np", "--n", NULL};
 static const char *const opt_wdir[] = {"--wdir", "-wdir", "--wd", "-wd", NULL};
 static const char *const opt_host[] = {"--host", "-host", "-H", NULL};
 static const char *const opt_valued[] = {
-    "--timeout", "--bind-to",         "--nodes",          "--map-by", "--hostfile", "-hostfile",
-    "-x",        "--output-filename", "-output-filename", "--stdin",  "-stdin",     NULL};
+    "--timeout",         "--bind-to",        "--nodes", "--map-by", "--hostfile", "-hostfile", "-x",
+    "--output-filename", "-output-filename", "--stdin", "-stdin",   "--pset",     NULL};
 
 /* A positive integer from 1 to max, or -1. */
 static long parse_count(const char *v, long max)
@@ -331,8 +342,9 @@ static int parse_ppr(job *j, const char *v)
     return 0;
 }
 
-/* -x VAR or -x VAR=VALUE: kept as VAR=VALUE for the ranks' environment. */
-static int add_env(job *j, const char *v)
+/* -x VAR or -x VAR=VALUE: kept as VAR=VALUE for the environment of the
+ * ranks of `app`. */
+static int add_env(job_app *app, const char *v)
 {
     const char *eq = strchr(v, '=');
     size_t nl = eq != NULL ? (size_t)(eq - v) : strlen(v);
@@ -352,16 +364,60 @@ static int add_env(job *j, const char *v)
             e = NULL;
     }
     size_t n = 0;
-    while (j->env_set != NULL && j->env_set[n] != NULL)
+    while (app->env_set != NULL && app->env_set[n] != NULL)
         n++;
-    char **ne = realloc(j->env_set, (n + 2) * sizeof *ne);
-    if (e == NULL || ne == NULL) {
+    char **ne = e != NULL ? realloc(app->env_set, (n + 2) * sizeof *ne) : NULL;
+    if (ne == NULL) {
         free(e);
         return PMIXRUN_EXIT_SETUP;
     }
     ne[n] = e;
     ne[n + 1] = NULL;
-    j->env_set = ne;
+    app->env_set = ne;
+    return 0;
+}
+
+/* A new application context at the end of j->apps (zeroed), or NULL when
+ * memory runs out. */
+static job_app *new_app(job *j)
+{
+    job_app *v = realloc(j->apps, (size_t)(j->napps + 1) * sizeof *v);
+    if (v == NULL)
+        return NULL;
+    j->apps = v;
+    memset(&v[j->napps], 0, sizeof v[j->napps]);
+    return &v[j->napps++];
+}
+
+/* The program and arguments of `app`: argv[start .. end - 1], copied. */
+static int set_app_argv(job_app *app, char **argv, int start, int end)
+{
+    app->argv = calloc((size_t)(end - start) + 1, sizeof *app->argv);
+    if (app->argv == NULL)
+        return PMIXRUN_EXIT_SETUP;
+    for (int k = start; k < end; k++)
+        if ((app->argv[k - start] = strdup(argv[k])) == NULL)
+            return PMIXRUN_EXIT_SETUP;
+    return 0;
+}
+
+/* --wdir of `app` made absolute (relative to where pmixrun was started);
+ * 0, or an exit status (message printed). */
+static int check_wdir(job_app *app)
+{
+    char *abs;
+    if (app->wdir == NULL)
+        return 0;
+    struct stat st;
+    abs = realpath(app->wdir, NULL);
+    if (abs == NULL || stat(abs, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "pmixrun: --wdir %s: %s\n", app->wdir,
+                abs == NULL ? strerror(errno) : strerror(ENOTDIR));
+        free(abs);
+        return PMIXRUN_EXIT_SETUP;
+    }
+    free(app->wdir);
+    app->wdir = abs;
     return 0;
 }
 
@@ -413,138 +469,201 @@ static int parse_output(job *j, const char *v)
     return 0;
 }
 
-/* Returns -1 when the job should run, or an exit status. */
+/* Returns -1 when the job should run, or an exit status. The command line
+ * is one or more application contexts separated by ':' (mpirun's MPMD
+ * form): each is options, then its program and arguments. -n, --pset, -x
+ * and --wdir belong to the context they are in; every other option is the
+ * job's, wherever it is given. */
 static int parse_args(job *j, int argc, char **argv)
 {
     int i = 1;
-    const char *hostfile = NULL, *hosts = NULL, *wdir = NULL;
+    const char *hostfile = NULL, *hosts = NULL;
     bool got_np = false;
     j->stdin_to = 0;
-    while (i < argc) {
-        char *a = argv[i];
-        char *val = NULL;
-        if (strcmp(a, "--") == 0) {
+    for (;;) { /* one application context */
+        job_app *app = new_app(j);
+        if (app == NULL)
+            return PMIXRUN_EXIT_SETUP;
+        while (i < argc) {
+            char *a = argv[i];
+            char *val = NULL;
+            if (strcmp(a, "--") == 0) {
+                i++;
+                break;
+            }
+            if (a[0] != '-' || a[1] == '\0')
+                break;
+            char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", eq != NULL ? (int)(eq - a) : (int)strlen(a), a);
+            bool takes_value = is_one_of(name, opt_np) || is_one_of(name, opt_wdir) ||
+                               is_one_of(name, opt_host) || is_one_of(name, opt_valued);
+            if (takes_value) {
+                if (eq != NULL) {
+                    val = eq + 1;
+                } else if (i + 1 < argc) {
+                    val = argv[++i];
+                } else {
+                    return bad_usage("option %s needs a value", name);
+                }
+            } else if (eq != NULL) {
+                return bad_usage("option %s takes no value", name);
+            }
             i++;
-            break;
-        }
-        if (a[0] != '-' || a[1] == '\0')
-            break;
-        char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", eq != NULL ? (int)(eq - a) : (int)strlen(a), a);
-        bool takes_value = is_one_of(name, opt_np) || is_one_of(name, opt_wdir) ||
-                           is_one_of(name, opt_host) || is_one_of(name, opt_valued);
-        if (takes_value) {
-            if (eq != NULL) {
-                val = eq + 1;
-            } else if (i + 1 < argc) {
-                val = argv[++i];
-            } else {
-                return bad_usage("option %s needs a value", name);
-            }
-        } else if (eq != NULL) {
-            return bad_usage("option %s takes no value", name);
-        }
-        i++;
 
-        int rc = 0;
-        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
-            printf("pmixrun (pmixlab) %s\n", PMIXLAB_VERSION);
-            return 0;
-        } else if (strcmp(name, "--tag-output") == 0) {
-            j->tag_output = true;
-        } else if (strcmp(name, "--oversubscribe") == 0) {
-            j->no_oversubscribe = false;
-        } else if (strcmp(name, "--nooversubscribe") == 0) {
-            j->no_oversubscribe = true;
-        } else if (strcmp(name, "--merge-stderr-to-stdout") == 0) {
-            j->merge_stderr = true;
-        } else if (strcmp(name, "--report-bindings") == 0) {
-            j->report_bindings = true;
-        } else if (strcmp(name, "--allow-run-as-root") == 0) {
-            /* mpirun refuses root without it; pmixrun does not */
-        } else if (strcmp(name, "-x") == 0) {
-            rc = add_env(j, val);
-        } else if (is_one_of(name, opt_wdir)) {
-            wdir = val;
-        } else if (is_one_of(name, opt_host)) {
-            hosts = val;
-        } else if (strcmp(name, "--output-filename") == 0 ||
-                   strcmp(name, "-output-filename") == 0) {
-            rc = parse_output(j, val);
-        } else if (strcmp(name, "--stdin") == 0 || strcmp(name, "-stdin") == 0) {
-            if (strcmp(val, "all") == 0)
-                j->stdin_to = STDIN_ALL;
-            else if (strcmp(val, "none") == 0)
-                j->stdin_to = STDIN_NONE;
-            else if (strcmp(val, "0") == 0)
-                j->stdin_to = 0;
-            else if (parse_count(val, MAX_PROCS - 1) > 0)
-                j->stdin_to = (int)parse_count(val, MAX_PROCS - 1);
-            else
-                return bad_usage("--stdin takes all, none or a rank, not '%s'", val);
-        } else if (strcmp(name, "--timeout") == 0) {
-            char *end;
-            errno = 0;
-            double t = strtod(val, &end);
-            if (errno != 0 || end == val || *end != '\0' || !(t > 0) || t > 1e9)
-                return bad_usage("--timeout needs a positive number of seconds, not '%s'", val);
-            j->timeout = t;
-        } else if (strcmp(name, "--bind-to") == 0) {
-            if (strcmp(val, "core") == 0)
-                j->bind_to = BIND_CORE;
-            else if (strcmp(val, "socket") == 0 || strcmp(val, "package") == 0)
-                j->bind_to = BIND_SOCKET;
-            else if (strcmp(val, "numa") == 0)
-                j->bind_to = BIND_NUMA;
-            else if (strcmp(val, "none") == 0)
-                j->bind_to = BIND_NONE;
-            else
-                return bad_usage("--bind-to takes core, socket, numa or none, not '%s'", val);
-        } else if (strcmp(name, "--hostfile") == 0 || strcmp(name, "-hostfile") == 0) {
-            hostfile = val;
-        } else if (strcmp(name, "--map-by") == 0) {
-            j->ppr_n = 0;
-            if (strcmp(val, "slot") == 0)
-                j->map_by_node = false;
-            else if (strcmp(val, "node") == 0)
-                j->map_by_node = true;
-            else if (strncmp(val, "ppr:", 4) == 0) {
-                j->map_by_node = false;
-                rc = parse_ppr(j, val);
-            } else
-                return bad_usage("--map-by takes slot, node or ppr:N:node|core|socket, not '%s'",
-                                 val);
-        } else if (strcmp(name, "--nodes") == 0) {
-            long k = parse_count(val, MAX_NODES);
-            if (k < 0) {
-                char msg[128];
-                snprintf(msg, sizeof msg, "--nodes needs a number of nodes from 1 to %d, not '%%s'",
-                         MAX_NODES);
-                return bad_usage(msg, val);
+            int rc = 0;
+            if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+                usage(stdout);
+                return 0;
+            } else if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
+                printf("pmixrun (pmixlab) %s\n", PMIXLAB_VERSION);
+                return 0;
+            } else if (strcmp(name, "--tag-output") == 0) {
+                j->tag_output = true;
+            } else if (strcmp(name, "--oversubscribe") == 0) {
+                j->no_oversubscribe = false;
+            } else if (strcmp(name, "--nooversubscribe") == 0) {
+                j->no_oversubscribe = true;
+            } else if (strcmp(name, "--merge-stderr-to-stdout") == 0) {
+                j->merge_stderr = true;
+            } else if (strcmp(name, "--report-bindings") == 0) {
+                j->report_bindings = true;
+            } else if (strcmp(name, "--allow-run-as-root") == 0) {
+                /* mpirun refuses root without it; pmixrun does not */
+            } else if (strcmp(name, "-x") == 0) {
+                rc = add_env(app, val);
+            } else if (strcmp(name, "--pset") == 0) {
+                if (val[0] == '\0')
+                    return bad_usage("--pset needs the name of a process set, not an empty "
+                                     "one%s",
+                                     "");
+                free(app->pset);
+                if ((app->pset = strdup(val)) == NULL)
+                    return PMIXRUN_EXIT_SETUP;
+            } else if (is_one_of(name, opt_wdir)) {
+                free(app->wdir);
+                if ((app->wdir = strdup(val)) == NULL)
+                    return PMIXRUN_EXIT_SETUP;
+            } else if (is_one_of(name, opt_host)) {
+                hosts = val;
+            } else if (strcmp(name, "--output-filename") == 0 ||
+                       strcmp(name, "-output-filename") == 0) {
+                rc = parse_output(j, val);
+            } else if (strcmp(name, "--stdin") == 0 || strcmp(name, "-stdin") == 0) {
+                if (strcmp(val, "all") == 0)
+                    j->stdin_to = STDIN_ALL;
+                else if (strcmp(val, "none") == 0)
+                    j->stdin_to = STDIN_NONE;
+                else if (strcmp(val, "0") == 0)
+                    j->stdin_to = 0;
+                else if (parse_count(val, MAX_PROCS - 1) > 0)
+                    j->stdin_to = (int)parse_count(val, MAX_PROCS - 1);
+                else
+                    return bad_usage("--stdin takes all, none or a rank, not '%s'", val);
+            } else if (strcmp(name, "--timeout") == 0) {
+                char *end;
+                errno = 0;
+                double t = strtod(val, &end);
+                if (errno != 0 || end == val || *end != '\0' || !(t > 0) || t > 1e9)
+                    return bad_usage("--timeout needs a positive number of seconds, not '%s'", val);
+                j->timeout = t;
+            } else if (strcmp(name, "--bind-to") == 0) {
+                if (strcmp(val, "core") == 0)
+                    j->bind_to = BIND_CORE;
+                else if (strcmp(val, "socket") == 0 || strcmp(val, "package") == 0)
+                    j->bind_to = BIND_SOCKET;
+                else if (strcmp(val, "numa") == 0)
+                    j->bind_to = BIND_NUMA;
+                else if (strcmp(val, "none") == 0)
+                    j->bind_to = BIND_NONE;
+                else
+                    return bad_usage("--bind-to takes core, socket, numa or none, not '%s'", val);
+            } else if (strcmp(name, "--hostfile") == 0 || strcmp(name, "-hostfile") == 0) {
+                hostfile = val;
+            } else if (strcmp(name, "--map-by") == 0) {
+                j->ppr_n = 0;
+                if (strcmp(val, "slot") == 0)
+                    j->map_by_node = false;
+                else if (strcmp(val, "node") == 0)
+                    j->map_by_node = true;
+                else if (strncmp(val, "ppr:", 4) == 0) {
+                    j->map_by_node = false;
+                    rc = parse_ppr(j, val);
+                } else
+                    return bad_usage(
+                        "--map-by takes slot, node or ppr:N:node|core|socket, not '%s'", val);
+            } else if (strcmp(name, "--nodes") == 0) {
+                long k = parse_count(val, MAX_NODES);
+                if (k < 0) {
+                    char msg[128];
+                    snprintf(msg, sizeof msg,
+                             "--nodes needs a number of nodes from 1 to %d, not '%%s'", MAX_NODES);
+                    return bad_usage(msg, val);
+                }
+                j->nnodes = (int)k;
+            } else if (is_one_of(name, opt_np)) {
+                long n = parse_count(val, MAX_PROCS);
+                if (n < 0) {
+                    char msg[128];
+                    snprintf(msg, sizeof msg,
+                             "-n needs a number of processes from 1 to %d, not '%%s'", MAX_PROCS);
+                    return bad_usage(msg, val);
+                }
+                app->size = (int)n;
+            } else {
+                return bad_usage("unknown option '%s'", a);
             }
-            j->nnodes = (int)k;
-        } else if (is_one_of(name, opt_np)) {
-            long n = parse_count(val, MAX_PROCS);
-            if (n < 0) {
-                char msg[128];
-                snprintf(msg, sizeof msg, "-n needs a number of processes from 1 to %d, not '%%s'",
-                         MAX_PROCS);
-                return bad_usage(msg, val);
-            }
-            j->nprocs = (int)n;
-            got_np = true;
-        } else {
-            return bad_usage("unknown option '%s'", a);
+            if (rc != 0)
+                return rc;
         }
+        if (i >= argc || strcmp(argv[i], ":") == 0) {
+            if (j->napps == 1)
+                return bad_usage("%sno program to run", "");
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "application context %d (after the %s':') has no program: each ':' starts "
+                     "another one, with its own options and program%%s",
+                     j->napps, j->napps == 2 ? "" : "last ");
+            return bad_usage(msg, "");
+        }
+        int end = i;
+        while (end < argc && strcmp(argv[end], ":") != 0)
+            end++;
+        int rc = set_app_argv(app, argv, i, end);
+        if (rc == 0)
+            rc = check_wdir(app);
         if (rc != 0)
             return rc;
+        if (end >= argc)
+            break;
+        i = end + 1; /* past the ':' */
     }
-    if (i >= argc)
-        return bad_usage("%sno program to run", "");
+    if (j->napps > 1) {
+        long total = 0;
+        for (int a = 0; a < j->napps; a++) {
+            if (j->apps[a].size == 0) {
+                char msg[200];
+                snprintf(msg, sizeof msg,
+                         "application context %d (%%s) needs -n N: with several contexts, each "
+                         "says how many processes it starts",
+                         a + 1);
+                return bad_usage(msg, j->apps[a].argv[0]);
+            }
+            total += j->apps[a].size;
+        }
+        if (total > MAX_PROCS) {
+            char msg[128];
+            snprintf(msg, sizeof msg,
+                     "the application contexts start %ld processes together: at most %d%%s", total,
+                     MAX_PROCS);
+            return bad_usage(msg, "");
+        }
+        j->nprocs = (int)total;
+        got_np = true;
+    } else {
+        j->nprocs = j->apps[0].size;
+        got_np = j->nprocs > 0;
+    }
     if (hosts != NULL && hostfile != NULL)
         return refuse("%s--host and --hostfile both name the nodes: give one of them", "");
     if (hosts != NULL) {
@@ -638,12 +757,12 @@ static int parse_args(job *j, int argc, char **argv)
             return refuse("%s--nooversubscribe: more processes than slots or cores on a node", "");
         }
     }
-    if (wdir != NULL && chdir(wdir) != 0) {
-        fprintf(stderr, "pmixrun: --wdir %s: %s\n", wdir, strerror(errno));
-        nodes_free_names(j);
-        return PMIXRUN_EXIT_SETUP;
+    /* One app: its size may have come from --host slots or --map-by ppr. */
+    j->apps[0].size = j->napps == 1 ? j->nprocs : j->apps[0].size;
+    for (int a = 0, first = 0; a < j->napps; a++) {
+        j->apps[a].first = first;
+        first += j->apps[a].size;
     }
-    j->argv = &argv[i];
     return -1;
 }
 
@@ -725,6 +844,7 @@ static void rank_exited(job *j, rank_proc *r, int wstatus)
     bool connected = r->connected, finalized = r->finalized;
     if (connected && !finalized)
         job_rank_lost(j, r); /* peers' fences with it fail now */
+    pubsub_rank_ended(j, r->rank);
     rank_judge(j, r, (int)r->pid, connected, finalized);
 }
 
@@ -939,6 +1059,7 @@ static void run_loop(job *j)
             reap(j);
         check_abort(j);
         handle_time(j);
+        pubsub_tick(j);
         if (live_ranks(j) == 0) {
             /* Everyone is gone: collect the output still in the pipes, but
              * do not wait for descendants that keep them open. */
@@ -955,7 +1076,9 @@ static void run_loop(job *j)
                 break; /* all output collected */
         }
         iof_stdin_arm(j);
-        int tmo = poll_timeout_ms(j);
+        int tmo = poll_timeout_ms(j), ps = pubsub_timeout_ms(j);
+        if (ps >= 0 && (tmo < 0 || ps < tmo))
+            tmo = ps;
         if (drain_until != 0) {
             int left = (int)((drain_until - now_s()) * 1000.0) + 1;
             tmo = tmo < 0 || left < tmo ? left : tmo;

@@ -9,6 +9,10 @@
  *                      to --output-filename's files), and pmixrun's stdin
  *   pmixrun_files.c    the private job directory and registered cleanups
  *   pmixrun_tool.c     tools: their names, the job's process table
+ *   pmixrun_pubsub.c   publish/lookup: the job's data service (pmixrun), or
+ *                      forwarding to it (pmixd)
+ *   pmixrun_apps.c     the job's application contexts (`:` on the command
+ *                      line): lookup by rank, and how they travel to pmixd
  *
  * One thread, one loop. pmixrun (and pmixd) embed the library's server
  * engine through its own interface (px_server_host, whose upcalls carry
@@ -133,6 +137,20 @@ typedef enum {
 #define STDIN_NONE (-1)
 #define STDIN_ALL (-2)
 
+typedef struct pubsub_state pubsub_state; /* pmixrun_pubsub.c */
+/* One application context: the ranks first .. first + size - 1 run argv
+ * (prterun's and mpirun's `-n N [--pset NAME] [-x VAR] [--wdir DIR] prog
+ * args`, the contexts separated by `:`). Everything is owned by the job
+ * (job_release frees it). */
+typedef struct job_app {
+    int first, size;
+    char **argv;    /* program and arguments, NULL-terminated */
+    char *prog;     /* argv[0] resolved (launch_resolve) */
+    char **env_set; /* -x VAR=VAL: set in its ranks' environment (NULL-terminated) */
+    char *wdir;     /* --wdir, absolute, or NULL: where pmixrun was started */
+    char *pset;     /* --pset: the process set of its ranks, or NULL */
+} job_app;
+
 typedef struct job {
     /* options */
     int nprocs;
@@ -142,11 +160,11 @@ typedef struct job {
     bool report_bindings;
     bool no_oversubscribe; /* refuse more processes than cores on a node */
     bool merge_stderr;     /* a rank's stderr goes into its stdout */
-    char **env_set;        /* -x VAR=VAL: set in the ranks' environment (NULL-terminated) */
     char *output_dir;      /* --output-filename: absolute, with "/1" unless nojobid */
     bool output_copy;      /* and the output still goes to pmixrun's stdout/stderr */
     int stdin_to;          /* --stdin: a rank, STDIN_ALL or STDIN_NONE */
-    char **argv;           /* program and arguments (borrowed from main) */
+    job_app *apps;         /* the application contexts, in rank order (at least one) */
+    int napps;
 
     /* The map. pmixrun alone: one node, every rank local (rank_node and
      * node_names NULL, nlocal = nprocs, ranks[i].rank = i). pmixd and
@@ -172,7 +190,6 @@ typedef struct job {
     px_ctxid_gen ctxids;
     struct nodes *nodes; /* pmixrun --nodes: its daemons (pmixrun_nodes.c) */
 
-    char *prog; /* resolved path of argv[0] */
     char hostname[256];
     pmix_nspace_t nspace;
     char *topdir; /* $TMPDIR/pmixrun.<uid>.<pid>.XXXXXX: socket, nsdir, procdirs */
@@ -216,6 +233,10 @@ typedef struct job {
     char *abort_msg;
     pending_abort *aborts;
     cleanup_item *cleanups;
+
+    /* publish/lookup (pmixrun_pubsub.c): the data service, or what a
+     * daemon forwarded to it; NULL until pubsub_init */
+    pubsub_state *pubsub;
 } job;
 
 /* pmixrun.c: the rules of how a job ends, shared by both ways to run it */
@@ -276,6 +297,20 @@ rank_proc *job_rank_of(job *j, const pmix_proc_t *proc);
 const char *job_node_name(const job *j, int node);
 int job_node_of(const job *j, int rank);
 
+/* pmixrun_apps.c */
+job_app *job_app_of(job *j,
+                    int rank); /* the app of `rank` (the last one for a rank past the end) */
+void job_apps_free(job *j);
+/* PD_JOB's apps (pmixd_proto.h): u32 napps, then per app u32 size, str
+ * wdir ("" for none), str pset ("" for none), str prog, u32 argc, argc x
+ * str, u32 nenv, nenv x str. apps_read fills j->apps and j->napps and
+ * checks that the sizes add up to j->nprocs: 0, or -1 if the frame is
+ * malformed or memory runs out (what it read is freed by job_release). */
+struct tl_buf;
+struct tl_reader;
+void apps_write(const job *j, struct tl_buf *b);
+int apps_read(job *j, struct tl_reader *r);
+
 /* pmixrun_launch.c */
 int launch_resolve(job *j);            /* exit status on failure (message printed), 0 if found */
 int launch_rank(job *j, rank_proc *r); /* 0, or an exit status (message printed) */
@@ -326,5 +361,34 @@ void tool_connected_up(void *hctx, const pmix_info_t info[], size_t ninfo,
                        pmix_tool_connection_cbfunc_t cbfunc, void *cbdata);
 pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix_query_t queries[],
                             size_t nqueries, pmix_info_cbfunc_t cbfunc, void *cbdata);
+/* pmixrun_pubsub.c: publish, lookup, unpublish. pmixrun keeps the job's
+ * data service (pubsub_start, on the main thread; pubsub_stop answers
+ * what still waits); pmixd forwards its ranks' requests to it. */
+struct tl_link;
+int pubsub_start(job *j); /* 0 or -1 (message printed) */
+void pubsub_stop(job *j);
+/* Before the server starts: serve the requests (pmixrun), or forward them
+ * to pmixrun over the control link (pmixd). 0, or -1 (message printed). */
+int pubsub_init(job *j, bool forwarding);
+/* The same requests with the job as context (what px_server_host's
+ * upcalls would call): the upcalls' return rules (PMIX_OPERATION_SUCCEEDED
+ * when answered at once, PMIX_SUCCESS and cbfunc later, or an error). */
+pmix_status_t pubsub_publish(job *j, const pmix_proc_t *proc, const pmix_info_t info[],
+                             size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t pubsub_lookup(job *j, const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                            size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t pubsub_unpublish(job *j, const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                               void *cbdata);
+int pubsub_timeout_ms(job *j); /* until the next lookup deadline, -1 if none */
+void pubsub_tick(job *j);      /* end the lookups whose deadline passed */
+void pubsub_rank_ended(job *j, int rank);
+/* pmixrun --nodes: a PD_PUBSUB frame from the daemon on `from`. */
+void pubsub_frame(job *j, struct tl_link *from, const uint8_t *p, size_t len);
+/* pmixd: send the requests the upcalls queued; apply a PD_PUBSUB_REP.
+ * (pubsub_stop answers every forwarded request still waiting with
+ * PMIX_ERR_UNREACH.) */
+void pubsub_flush(job *j, struct tl_link *parent);
+void pubsub_answer(job *j, const uint8_t *p, size_t len);
 
 #endif /* PMIXRUN_H */

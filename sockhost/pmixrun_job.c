@@ -4,7 +4,8 @@
  * clients, the server engine and its loop, and the host table
  * (px_server_host) whose upcalls the engine makes.
  *
- * The job is one application. Under pmixrun alone it runs on one node, so
+ * The job is one or more applications (pmixrun_apps.c), each in its own
+ * PMIX_APP_INFO_ARRAY, with its process set. Under pmixrun alone it runs on one node, so
  * every rank is local: local rank = node rank = rank, the node id is 0, the
  * node list is this host. Under pmixd the job spans the nodes of the map
  * (job.rank_node), and only this node's ranks are clients. The keys come
@@ -462,6 +463,27 @@ static pmix_status_t up_group(void *hctx, const px_group_req *req, px_group_cbfu
     return PMIX_SUCCESS;
 }
 
+/* Publish, lookup, unpublish: the job's data service (pmixrun_pubsub.c). */
+static pmix_status_t up_publish(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                                size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return pubsub_publish(hctx, proc, info, ninfo, cbfunc, cbdata);
+}
+
+static pmix_status_t up_lookup(void *hctx, const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo, pmix_lookup_cbfunc_t cbfunc,
+                               void *cbdata)
+{
+    return pubsub_lookup(hctx, proc, keys, info, ninfo, cbfunc, cbdata);
+}
+
+static pmix_status_t up_unpublish(void *hctx, const pmix_proc_t *proc, char **keys,
+                                  const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                  void *cbdata)
+{
+    return pubsub_unpublish(hctx, proc, keys, info, ninfo, cbfunc, cbdata);
+}
+
 static const px_server_host host = {
     .version = PX_SERVER_HOST_VERSION,
     .client_connected = up_connected,
@@ -472,6 +494,9 @@ static const px_server_host host = {
     .direct_modex = up_dmodex,
     .job_control = up_job_control,
     .group = up_group,
+    .publish = up_publish,
+    .lookup = up_lookup,
+    .unpublish = up_unpublish,
     .tool_connected = tool_connected_up, /* pmixrun_tool.c */
     .query = tool_query_up,
 };
@@ -511,6 +536,10 @@ void job_platform_free(job *j)
 int job_server_start(job *j)
 {
     char err[256] = "";
+    /* a daemon (its map has rank_node) forwards publish/lookup to pmixrun */
+    bool forwarding = j->rank_node != NULL;
+    if (forwarding ? pubsub_init(j, true) != 0 : pubsub_start(j) != 0)
+        return -1;
     j->srv = px_server_create(&host, j, px_posix_ops(), j->plat);
     if (j->srv == NULL) {
         fprintf(stderr, "pmixrun: cannot start the PMIx server: out of memory\n");
@@ -574,6 +603,7 @@ void job_server_stop(job *j)
         }
         px_server_deregister_nspace(j->srv, j->nspace);
     }
+    pubsub_stop(j);
     px_server_destroy(j->srv);
     px_posix_ops()->unlock(j->plat);
     j->srv = NULL;
@@ -638,20 +668,28 @@ static pmix_status_t local_keys(void *ctx, pmix_rank_t rank, px_ivec *v)
 int job_register(job *j)
 {
     char cwd[4096];
-    px_jobmap_app app = {
-        .first = 0,
-        .size = (uint32_t)j->nprocs,
-        .argv = j->argv,
-        .wdir = getcwd(cwd, sizeof cwd),
-    };
+    const char *here = getcwd(cwd, sizeof cwd);
+    px_jobmap_app *apps = calloc((size_t)j->napps, sizeof *apps);
+    if (apps == NULL) {
+        fprintf(stderr, "pmixrun: out of memory while preparing the job's data\n");
+        return -1;
+    }
+    for (int a = 0; a < j->napps; a++)
+        apps[a] = (px_jobmap_app){
+            .first = (uint32_t)j->apps[a].first,
+            .size = (uint32_t)j->apps[a].size,
+            .argv = j->apps[a].argv,
+            .wdir = j->apps[a].wdir != NULL ? j->apps[a].wdir : here,
+            .pset = j->apps[a].pset,
+        };
     px_jobmap map = {
         .nspace = j->nspace,
         .nprocs = (uint32_t)j->nprocs,
         .nnodes = (uint32_t)j->nnodes,
         .rank_node = j->rank_node, /* NULL alone: every rank on node 0 */
         .node_name = node_name,
-        .napps = 1,
-        .apps = &app,
+        .napps = (uint32_t)j->napps,
+        .apps = apps,
         .mapby = j->ppr_n > 0              ? "PPR"
                  : j->bind_to == BIND_CORE ? "BYCORE"
                  : j->map_by_node          ? "BYNODE"
@@ -700,6 +738,7 @@ nomem:
 fail:
 done:
     px_ivec_free(&info);
+    free(apps);
     return rc == PMIX_SUCCESS ? 0 : -1;
 }
 
@@ -725,13 +764,10 @@ void job_more_ending_signals(sigset_t *mask)
  * program name, abort message and descriptors. */
 void job_release(job *j)
 {
-    for (size_t i = 0; j->env_set != NULL && j->env_set[i] != NULL; i++)
-        free(j->env_set[i]);
-    free(j->env_set);
+    job_apps_free(j);
     free(j->output_dir);
     free(j->node_slots);
     free(j->in_buf);
-    free(j->prog);
     free(j->abort_msg);
     if (j->sigfd >= 0)
         close(j->sigfd);

@@ -1,8 +1,9 @@
 /*
  * pmixrun_launch.c - finding the program and starting the ranks.
  *
- * The program is looked up once, before anything starts, the way a shell
- * does (a name with a '/' is a path; otherwise each PATH entry is tried),
+ * Each app's program is looked up once, before anything starts, the way a
+ * shell does (a name with a '/' is a path, from the app's --wdir if it has
+ * one; otherwise each PATH entry is tried),
  * so that a typo gives one clear message and exit status 127 (126 when the
  * file exists but cannot be executed).
  *
@@ -12,7 +13,8 @@
  * killed, even with SIGKILL), stdin from /dev/null or from a pipe pmixrun
  * writes (--stdin), stdout and stderr into pipes read by pmixrun (one pipe
  * for both with --merge-stderr-to-stdout), default signal dispositions and
- * an empty mask, its binding (sched_setaffinity) and execve. If execve fails, the child writes
+ * an empty mask, its binding (sched_setaffinity), its app's --wdir (chdir)
+ * and execve of its app's program. If chdir or execve fails, the child writes
  * errno into a close-on-exec pipe, which pmixrun reads: an empty read means
  * the exec succeeded. While it waits for that, the job's loop turns
  * (wait_exec), so the server answers the ranks started before; the rank's
@@ -52,15 +54,25 @@ static int check_exec(const char *path, int *err)
     return 0;
 }
 
-int launch_resolve(job *j)
+/* Resolve one app's program: a name with a '/' is a path (relative to
+ * the app's --wdir, if it has one), other names are looked up in PATH. */
+static int resolve_app(job_app *app)
 {
-    const char *name = j->argv[0];
+    const char *name = app->argv[0];
     int err = ENOENT;
     if (strchr(name, '/') != NULL) {
-        if (check_exec(name, &err) == 0) {
-            j->prog = strdup(name);
-            return j->prog != NULL ? 0 : 1;
+        char *path = NULL;
+        if (name[0] != '/' && app->wdir != NULL) {
+            if (asprintf(&path, "%s/%s", app->wdir, name) < 0)
+                return 1;
+        } else if ((path = strdup(name)) == NULL) {
+            return 1;
         }
+        if (check_exec(path, &err) == 0) {
+            app->prog = path;
+            return 0;
+        }
+        free(path);
     } else {
         const char *path = getenv("PATH");
         if (path == NULL || *path == '\0')
@@ -74,7 +86,7 @@ int launch_resolve(job *j)
                 return 1;
             int e = 0;
             if (check_exec(cand, &e) == 0) {
-                j->prog = cand;
+                app->prog = cand;
                 return 0;
             }
             free(cand);
@@ -101,6 +113,16 @@ int launch_resolve(job *j)
     return PMIXRUN_EXIT_NOEXEC;
 }
 
+int launch_resolve(job *j)
+{
+    for (int a = 0; a < j->napps; a++) {
+        int rc = resolve_app(&j->apps[a]);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* True if the environment entry `e` sets a variable that `set` (VAR=VAL
  * entries) sets too. */
 static bool env_overridden(const char *e, char **set)
@@ -113,17 +135,18 @@ static bool env_overridden(const char *e, char **set)
 }
 
 /* The rank's environment: ours without a previous job's PMIx identity, with
- * -x's variables, OMPI_MCA_mpi_yield_when_idle=1 when the node has more
+ * its app's -x variables, OMPI_MCA_mpi_yield_when_idle=1 when the node has more
  * processes than cores (as mpirun sets it, unless the user did: an Open MPI
  * process then yields its core when it waits instead of spinning), plus
  * what the server adds (namespace, rank, server URI). malloc'd strings. */
 static char **rank_env(job *j, int rank)
 {
     static const char yield[] = "OMPI_MCA_mpi_yield_when_idle=";
+    char **env_set = job_app_of(j, rank)->env_set;
     size_t n = 0, nset = 0;
     for (char **e = environ; *e != NULL; e++)
         n++;
-    while (j->env_set != NULL && j->env_set[nset] != NULL)
+    while (env_set != NULL && env_set[nset] != NULL)
         nset++;
     char **env = calloc(n + nset + 2, sizeof *env);
     if (env == NULL)
@@ -132,7 +155,7 @@ static char **rank_env(job *j, int rank)
     bool has_yield = false;
     for (char **e = environ; *e != NULL; e++) {
         if (strncmp(*e, "PMIX_NAMESPACE=", 15) == 0 || strncmp(*e, "PMIX_RANK=", 10) == 0 ||
-            strncmp(*e, "PMIX_SERVER_", 12) == 0 || env_overridden(*e, j->env_set))
+            strncmp(*e, "PMIX_SERVER_", 12) == 0 || env_overridden(*e, env_set))
             continue;
         env[k] = strdup(*e);
         if (env[k] == NULL)
@@ -140,9 +163,9 @@ static char **rank_env(job *j, int rank)
         k++;
     }
     for (size_t i = 0; i < nset; i++) {
-        if (env_overridden(j->env_set[i], &j->env_set[i + 1]))
+        if (env_overridden(env_set[i], &env_set[i + 1]))
             continue; /* a later -x of the same variable wins */
-        env[k] = strdup(j->env_set[i]);
+        env[k] = strdup(env_set[i]);
         if (env[k] == NULL)
             goto fail;
         k++;
@@ -213,6 +236,7 @@ static void wait_exec(job *j, int fd)
 
 int launch_rank(job *j, rank_proc *r)
 {
+    const job_app *app = job_app_of(j, r->rank);
     int outp[2] = {-1, -1}, errp[2] = {-1, -1}, exep[2] = {-1, -1}, inp[2] = {-1, -1};
     bool wants_in = j->in_open && (j->stdin_to == STDIN_ALL || j->stdin_to == r->rank);
     r->in_fd = -1;
@@ -259,7 +283,9 @@ int launch_rank(job *j, rank_proc *r)
         sigprocmask(SIG_SETMASK, &none, NULL);
         if (r->bound)
             sched_setaffinity(0, sizeof r->affinity, &r->affinity);
-        execve(j->prog, j->argv, env);
+        if (app->wdir != NULL && chdir(app->wdir) != 0)
+            child_fail(exep[1], errno);
+        execve(app->prog, app->argv, env);
         child_fail(exep[1], errno);
     }
     /* The parent. Set the group here too: no race with the first kill. */
@@ -305,7 +331,7 @@ int launch_rank(job *j, rank_proc *r)
     while (n < 0 && errno == EINTR);
     close(exep[0]);
     if (n == (ssize_t)sizeof cerr) {
-        fprintf(stderr, "pmixrun: cannot execute %s for rank %d: %s\n", j->prog, r->rank,
+        fprintf(stderr, "pmixrun: cannot execute %s for rank %d: %s\n", app->prog, r->rank,
                 strerror(cerr));
         return cerr == ENOENT ? PMIXRUN_EXIT_NOTFOUND : PMIXRUN_EXIT_NOEXEC;
     }

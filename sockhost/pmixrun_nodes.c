@@ -11,7 +11,8 @@
  * with its node id, its address and one end of a socketpair as its control
  * connection. Each daemon says it is up (PD_HELLO, with the port it listens
  * on for its peers) and gets the job (PD_JOB: nspace,
- * map, node names, every daemon's address, program and arguments). The
+ * map, node names, every daemon's address, and the application contexts:
+ * program, arguments, environment, directory, process set). The
  * daemons then connect to each other, start their ranks, serve them, and
  * report each rank's end (PD_EXIT) and any PMIx_Abort (PD_ABORT).
  *
@@ -313,19 +314,7 @@ static void send_job(nodes *ns)
         tl_put_str(&b, node_addr(j, n));
         tl_put_u32(&b, ns->d[n].port);
     }
-    tl_put_str(&b, j->prog);
-    uint32_t argc = 0;
-    while (j->argv[argc] != NULL)
-        argc++;
-    tl_put_u32(&b, argc);
-    for (uint32_t i = 0; i < argc; i++)
-        tl_put_str(&b, j->argv[i]);
-    uint32_t nenv = 0;
-    while (j->env_set != NULL && j->env_set[nenv] != NULL)
-        nenv++;
-    tl_put_u32(&b, nenv);
-    for (uint32_t i = 0; i < nenv; i++)
-        tl_put_str(&b, j->env_set[i]);
+    apps_write(j, &b);
     send_all(ns, PD_JOB, &b);
     tl_buf_free(&b);
     ns->job_sent = true;
@@ -360,6 +349,7 @@ static void got_exit(nodes *ns, tl_reader *r)
         end_job(j, END_LAUNCH, (int)code);
         return;
     }
+    pubsub_rank_ended(j, (int)rank);
     rank_judge(j, p, (int)pid, (flags & PD_EXIT_CONNECTED) != 0, (flags & PD_EXIT_FINALIZED) != 0);
 }
 
@@ -423,6 +413,7 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_EXIT: got_exit(ns, &r); break;
     case PD_ABORT: got_abort(ns, &r); break;
     case PD_LOST: got_lost(ns, c->node, &r); break;
+    case PD_PUBSUB: pubsub_frame(ns->j, l, p, len); break;
     default: break;
     }
     return 0;
@@ -524,6 +515,7 @@ static void loop(nodes *ns)
         bool all_gone = reap_daemons(ns);
         check_abort(j);
         handle_time(j);
+        pubsub_tick(j);
         if (all_gone)
             break;
         if (!ns->job_sent && j->reason == END_NONE) {
@@ -563,7 +555,9 @@ static void loop(nodes *ns)
                 who[n++] = i;
             }
         }
-        int tmo = poll_timeout_ms(j);
+        int tmo = poll_timeout_ms(j), ps = pubsub_timeout_ms(j);
+        if (ps >= 0 && (tmo < 0 || ps < tmo))
+            tmo = ps;
         if (tmo < 0 || tmo > 200)
             tmo = 200; /* setup and kill deadlines */
         int rc = poll(pfd, n, tmo);
@@ -601,6 +595,8 @@ int nodes_run(job *j)
     j->timeout_at = now_s() + j->timeout;
     if (check_daemon_env() != 0)
         return PMIXRUN_EXIT_USAGE;
+    if (pubsub_start(j) != 0)
+        return 1;
     ns.d = calloc((size_t)ns.k, sizeof *ns.d);
     path = pmixd_path();
     if (ns.d == NULL || path == NULL || make_map(j) != 0) {
@@ -634,6 +630,7 @@ out:;
         }
         tl_link_close(&ns.d[i].link);
     }
+    pubsub_stop(j); /* its answers go to the links, closed now: dropped */
     free(ns.d);
     free(path);
     nodes_free_names(j);

@@ -145,7 +145,8 @@ static pmix_status_t proc_table(job *j, const char *key, pmix_info_t *out)
         pid_t pid = r->pid;
         PMIx_Load_procid(&pi[i].proc, j->nspace, (pmix_rank_t)r->rank);
         pi[i].hostname = strdup(job_node_name(j, job_node_of(j, r->rank)));
-        pi[i].executable_name = strdup(j->prog != NULL ? j->prog : "");
+        job_app *app = job_app_of(j, r->rank);
+        pi[i].executable_name = strdup(app != NULL && app->prog != NULL ? app->prog : "");
         pi[i].pid = pid;
         pi[i].state = rank_state(r, pid);
         pi[i].exit_code = r->reaped ? r->code : 0;
@@ -158,12 +159,36 @@ static pmix_status_t proc_table(job *j, const char *key, pmix_info_t *out)
     return rc;
 }
 
+/* The job's command line: each application context's program and
+ * arguments, " : " between contexts (as they were given). NULL if no
+ * memory. */
+static char *cmd_line(job *j)
+{
+    char **words = NULL;
+
+    for (int a = 0; a < j->napps; a++) {
+        if (a > 0 && PMIx_Argv_append_nosize(&words, ":") != PMIX_SUCCESS)
+            goto fail;
+        for (size_t k = 0; j->apps[a].argv != NULL && j->apps[a].argv[k] != NULL; k++)
+            if (PMIx_Argv_append_nosize(&words, j->apps[a].argv[k]) != PMIX_SUCCESS)
+                goto fail;
+    }
+    if (words == NULL)
+        return strdup("");
+    char *cmd = PMIx_Argv_join(words, ' ');
+    PMIx_Argv_free(words);
+    return cmd;
+fail:
+    PMIx_Argv_free(words);
+    return NULL;
+}
+
 /* PMIX_QUERY_NAMESPACE_INFO: [[PMIX_NSPACE, PMIX_CMD_LINE]] for the job. */
 static pmix_status_t nspace_info(job *j, const char *key, pmix_info_t *out)
 {
     pmix_data_array_t *outer = PMIx_Data_array_create(1, PMIX_INFO);
     pmix_data_array_t *inner = PMIx_Data_array_create(2, PMIX_INFO);
-    char *cmd = PMIx_Argv_join(j->argv, ' ');
+    char *cmd = cmd_line(j);
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
     if (outer != NULL && inner != NULL && cmd != NULL) {

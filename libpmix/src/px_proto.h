@@ -38,6 +38,13 @@
  *   NOTIFY    c->s  i32 status, proc source, u8 range, info
  *   EVENT     s->c  i32 status, proc source, u8 range, info
  *   JCTRL     c->s  procs targets, info directives    reply: INFO_DONE
+ *   QUERY     c->s  u32 n, then n x (argv keys,      reply: INFO_DONE
+ *                   info qualifiers): queries only the
+ *                   server answers: the process-set keys
+ *                   (answered by the server), the keys
+ *                   only a host knows (PMIX_QUERY_PROC_TABLE
+ *                   ...: passed to its query upcall); one
+ *                   INFO_DONE holds both's answers
  *   INFO_DONE s->c  i32 status, info results
  *   REPLY     s->c  i32 status
  *   GROUP     c->s  u8 op (PX_GRP_*), str grp, procs, info directives;
@@ -49,9 +56,11 @@
  *                   order), bytes groups (every node's records from the
  *                   host, as groups: may be empty), bytes records (this
  *                   node's members, cut for local readers)
- *   QUERY     c->s  u32 n, n x PMIX_QUERY (px_pack_typed)   reply: INFO_DONE
- *                   (the host's answers to PMIx_Query_info keys that only
- *                   the host knows: PMIX_QUERY_PROC_TABLE ...)
+ *   PUBLISH   c->s  info (the data and the directives) reply: REPLY
+ *   LOOKUP    c->s  argv keys, info directives      reply: LOOKUP_DONE
+ *   LOOKUP_DONE s->c i32 status, u64 n, n x pdata (the keys found)
+ *   UNPUBLISH c->s  argv keys (NULL: every key of the sender),
+ *                   info directives                   reply: REPLY
  *
  * A server that does not understand a message drops the client (protocol
  * error); a client that receives a reply with an unknown tag ignores it
@@ -61,8 +70,10 @@
 #define PX_PROTO_H
 
 /* 4: the fence page's header grew the clients' collect (cseq, fill, hw,
- * the slot arrays); a client of an older build is refused at HELLO. */
-#define PX_PROTOCOL 4
+ * the slot arrays); a client of an older build is refused at HELLO.
+ * 5: QUERY (process sets), which a server of version 4 would take for a
+ * protocol error. */
+#define PX_PROTOCOL 5
 
 enum px_msg_type {
     PX_MSG_HELLO = 1,
@@ -83,7 +94,11 @@ enum px_msg_type {
     PX_MSG_PCOLLECT = 16,
     PX_MSG_GROUP = 17,
     PX_MSG_GROUP_DONE = 18,
-    PX_MSG_QUERY = 19,
+    PX_MSG_PUBLISH = 19,
+    PX_MSG_LOOKUP = 20,
+    PX_MSG_LOOKUP_DONE = 21,
+    PX_MSG_UNPUBLISH = 22,
+    PX_MSG_QUERY = 23,
 };
 
 /* The operations of a GROUP message. */

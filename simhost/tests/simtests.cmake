@@ -36,8 +36,13 @@ if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
   add_test(NAME sim_bizcard_sparse_as_pmixrun
            COMMAND ${SIMTEST} same-as-pmixrun $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
                    $<TARGET_FILE:bizcard> sparse)
+  # One app and no process set: the same app keys, and the set queries
+  # answered by the simulated servers as by pmixrun's.
+  add_test(NAME sim_psets_as_pmixrun
+           COMMAND ${SIMTEST} same-as-pmixrun $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
+                   $<TARGET_FILE:psets>)
   list(APPEND PMIXSIM_TESTS sim_hello_as_pmixrun sim_bizcard_full_as_pmixrun
-       sim_bizcard_sparse_as_pmixrun)
+       sim_bizcard_sparse_as_pmixrun sim_psets_as_pmixrun)
 endif()
 
 # Programs loaded from a shared object (`pmixsim ./prog.so`, program.c),

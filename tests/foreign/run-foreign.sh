@@ -8,7 +8,9 @@
 #             PMIX_NAMESPACE (pmixrun sets it) and a launcher it recognizes:
 #             FLUX_JOB_ID stands for one (shared/abi/openmpi-4.1.md).
 # The client must load our library (checked with ldd) and exit 0. Exits 77
-# (skipped) when the other toolchain is not installed.
+# (skipped) when the other toolchain is not installed. NP given as N1:N2
+# starts two application contexts of the client, `-n N1 client a : -n N2
+# client b`.
 set -euo pipefail
 kind=$1 pmixrun=$2 libdir=$3 src=$4 np=$5
 shift 5
@@ -65,4 +67,8 @@ if [[ -n $probe ]]; then
     fi
     echo "$kind client loads $loaded"
 fi
-env "$@" timeout 60 "$pmixrun" -n "$np" --timeout 50 "$exe"
+if [[ $np == *:* ]]; then
+    env "$@" timeout 60 "$pmixrun" --timeout 50 -n "${np%%:*}" "$exe" a : -n "${np#*:}" "$exe" b
+else
+    env "$@" timeout 60 "$pmixrun" -n "$np" --timeout 50 "$exe"
+fi

@@ -33,6 +33,10 @@
 #             two virtual nodes, 2 on node0; other names are refused
 #   nodes     with --nodes 2: -x, --merge-stderr-to-stdout and SIGUSR1 reach
 #             every node's ranks; --stdin 1 is refused
+#   apps      application contexts separated by ':', on one node and with
+#             --nodes 2: each its own ranks, program, arguments, -x and
+#             --wdir; a ':' without a program after it, a context without
+#             -n, and an empty --pset are refused (exit 2)
 set -u
 
 [ $# -eq 2 ] || { echo "usage: options.sh PMIXRUN CASE" >&2; exit 2; }
@@ -69,7 +73,7 @@ help)
     for h in "^General:" "^Mapping and binding:" "^Input and output:" "^Signals:" \
         "^  -x VAR" "^  --host LIST" "^  --output-filename" "^  --stdin" "^  --bind-to" \
         "^  --map-by" "^  --report-bindings" "^  --merge-stderr-to-stdout" "^  --wdir" \
-        "^  --nooversubscribe" "^  -V, --version"; do
+        "^  --nooversubscribe" "^  -V, --version" "^  --pset NAME"; do
         expect_lines 1 "$h" "$out"
     done
     run --version
@@ -285,6 +289,36 @@ nodes)
     sed 's/^/    /' "$work/out"
     [ $status = 0 ] || fail "SIGUSR1 with --nodes: status $status"
     expect_lines 2 '^rank [01] got USR1$' "$(cat "$work/out")"
+    ;;
+apps)
+    mkdir "$work/w"
+    prog='echo "$0 rank=$PMIX_RANK a=${OPTIONS_A-} b=${OPTIONS_B-} dir=$(pwd) args=$*"'
+    for nodes in "" "--nodes 2"; do
+        # shellcheck disable=SC2086 # $nodes is one option and its value, or nothing
+        run $nodes -n 2 -x OPTIONS_A=1 sh -c "$prog" first x : \
+            -n 3 -x OPTIONS_B=2 --wdir "$work/w" sh -c "$prog" second y z
+        [ $status = 0 ] || fail "$nodes: status $status"
+        expect_lines 2 "^first rank=[01] a=1 b= dir=$(pwd) args=x\$" "$out"
+        expect_lines 3 "^second rank=[234] a= b=2 dir=$work/w args=y z\$" "$out"
+    done
+    run -n 2 true :
+    [ $status = 2 ] || fail "nothing after ':': status $status, not 2"
+    expect_lines 1 "application context 2 .*has no program" "$err"
+    run -n 2 true : -n 1
+    [ $status = 2 ] || fail "no program after ':' -n 1: status $status, not 2"
+    expect_lines 1 "application context 2 .*has no program" "$err"
+    run -n 1 true : : -n 1 true
+    [ $status = 2 ] || fail "'::': status $status, not 2"
+    run true : -n 1 true
+    [ $status = 2 ] || fail "a context without -n: status $status, not 2"
+    expect_lines 1 "application context 1 \(true\) needs -n" "$err"
+    run -n 1 --pset "" true
+    [ $status = 2 ] || fail "--pset '': status $status, not 2"
+    expect_lines 1 "^pmixrun: --pset needs the name of a process set" "$err"
+    run -n 1 --pset ocean true : -n 1 --pset= true
+    [ $status = 2 ] || fail "--pset=: status $status, not 2"
+    run -n 1 --pset ocean true : -n 1 --pset ice true
+    [ $status = 0 ] || fail "two sets: status $status"
     ;;
 *)
     echo "options.sh: unknown case $what" >&2

@@ -9,6 +9,7 @@
  */
 #include "inproc.h"
 #include "px_hostcore.h"
+#include "px_pubsub.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +148,11 @@ struct inproc_world {
     int tool_mode;                            /* tool_connected: 0 answer now, 1 later, 2 refuse */
     unsigned tools_named;                     /* tool names given ("tool.<n>") */
     uint32_t tool_pid;                        /* what the last tool_connected heard */
+    px_pubsub *ps;                            /* the data service of publish/lookup */
+    px_timer *ps_timer;                       /* its next lookup deadline */
+    inproc_ep *ps_timer_ep;                   /* ... started on this server's endpoint */
+    uint32_t pub_uid, pub_gid;                /* the last publish's PMIX_USERID, PMIX_GRPID */
+    int pub_nids;                             /* ... and how many of them it carried */
     char log[16384];                          /* recent log lines, one per line */
 };
 
@@ -1058,6 +1064,114 @@ static pmix_status_t host_query(void *hctx, const pmix_proc_t *requestor,
     return PMIX_SUCCESS;
 }
 
+/* ---- publish / lookup: the world keeps one data service (host core) ---- */
+
+/* Who `proc` is for the service: the world is one session; its node is
+ * the server's. */
+static px_pubsub_who pubsub_who(inproc_ep *server, const pmix_proc_t *proc)
+{
+    px_pubsub_who who = {.proc = *proc, .session = 1, .node = (uint32_t)server->nodeid};
+    return who;
+}
+
+static void pubsub_arm(inproc_world *w, inproc_ep *ep);
+
+static void pubsub_timer(void *arg)
+{
+    inproc_ep *ep = arg;
+    inproc_world *w = ep->w;
+
+    w->ps_timer = NULL;
+    px_pubsub_expire(w->ps, w->now);
+    pubsub_arm(w, ep);
+}
+
+/* One timer at the service's next deadline, on endpoint `ep`. */
+static void pubsub_arm(inproc_world *w, inproc_ep *ep)
+{
+    double next = w->ps != NULL ? px_pubsub_next_deadline(w->ps) : 0;
+
+    if (w->ps_timer != NULL)
+        op_timer_cancel(w->ps_timer_ep, w->ps_timer);
+    w->ps_timer = NULL;
+    if (next > 0) {
+        w->ps_timer = op_timer_start(ep, next - w->now, pubsub_timer, ep);
+        w->ps_timer_ep = ep;
+    }
+}
+
+static px_pubsub *pubsub_of(inproc_world *w)
+{
+    if (w->ps == NULL && (w->ps = px_pubsub_create(NULL)) == NULL)
+        abort();
+    return w->ps;
+}
+
+static pmix_status_t host_publish(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                                  size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    inproc_ep *ep = hctx;
+    inproc_world *w = ep->w;
+    px_pubsub_who who = pubsub_who(ep, proc);
+    pmix_status_t rc;
+
+    w->pub_nids = 0;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_USERID) && info[i].value.type == PMIX_UINT32) {
+            w->pub_uid = info[i].value.data.uint32;
+            w->pub_nids++;
+        } else if (PMIX_CHECK_KEY(&info[i], PMIX_GRPID) && info[i].value.type == PMIX_UINT32) {
+            w->pub_gid = info[i].value.data.uint32;
+            w->pub_nids++;
+        }
+    }
+    rc = px_pubsub_publish(pubsub_of(w), &who, info, ninfo, w->now);
+
+    pubsub_arm(ep->w, ep);
+    return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
+}
+
+static pmix_status_t host_lookup(void *hctx, const pmix_proc_t *proc, char **keys,
+                                 const pmix_info_t info[], size_t ninfo,
+                                 pmix_lookup_cbfunc_t cbfunc, void *cbdata)
+{
+    inproc_ep *ep = hctx;
+    px_pubsub_who who = pubsub_who(ep, proc);
+    pmix_status_t rc =
+        px_pubsub_lookup(pubsub_of(ep->w), &who, keys, info, ninfo, ep->w->now, cbfunc, cbdata);
+
+    pubsub_arm(ep->w, ep);
+    return rc;
+}
+
+static pmix_status_t host_unpublish(void *hctx, const pmix_proc_t *proc, char **keys,
+                                    const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                    void *cbdata)
+{
+    inproc_ep *ep = hctx;
+    px_pubsub_who who = pubsub_who(ep, proc);
+    pmix_status_t rc = px_pubsub_unpublish(pubsub_of(ep->w), &who, keys, info, ninfo);
+
+    return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
+}
+
+size_t inproc_published(const inproc_world *w)
+{
+    return w->ps != NULL ? px_pubsub_entries(w->ps) : 0;
+}
+
+void inproc_last_publish_ids(const inproc_world *w, uint32_t *uid, uint32_t *gid, int *n)
+{
+    *uid = w->pub_uid;
+    *gid = w->pub_gid;
+    *n = w->pub_nids;
+}
+
+size_t inproc_lookups_waiting(const inproc_world *w)
+{
+    return w->ps != NULL ? px_pubsub_waiting(w->ps) : 0;
+}
+
 static const px_server_host inproc_host = {
     .version = PX_SERVER_HOST_VERSION,
     .fence_nb = host_fence,
@@ -1065,6 +1179,9 @@ static const px_server_host inproc_host = {
     .abort = host_abort,
     .client_connected2 = host_connected2,
     .group = host_group,
+    .publish = host_publish,
+    .lookup = host_lookup,
+    .unpublish = host_unpublish,
     .tool_connected = host_tool,
     .query = host_query,
 };
@@ -1113,6 +1230,10 @@ void inproc_world_destroy(inproc_world *w)
 {
     if (w == NULL)
         return;
+    /* lookups still waiting are answered while their servers live */
+    if (w->ps != NULL)
+        px_pubsub_cancel_all(w->ps, PMIX_ERR_UNREACH);
+    px_pubsub_destroy(w->ps);
     for (inproc_ep *e = w->eps; e != NULL; e = e->next)
         if (!e->is_server)
             px_client_destroy(e->cli);
@@ -1235,6 +1356,9 @@ static void tell_servers(void *arg)
     for (inproc_ep *e = d->w->eps; e != NULL; e = e->next)
         if (e->is_server && e != d->victim->server_ep && e->srv != NULL)
             px_server_proc_died(e->srv, &d->victim->proc, PMIX_ERR_PROC_TERM_WO_SYNC);
+    /* and the data service: its PMIX_PERSIST_PROC data and waits go */
+    if (d->w->ps != NULL)
+        px_pubsub_proc_ended(d->w->ps, &d->victim->proc);
     free(d);
 }
 

@@ -148,5 +148,13 @@ uint64_t inproc_page_trimmed_at_wake(const inproc_world *w);
 void *inproc_client_page(inproc_world *w, px_client *c);
 /* Frames delivered to any server so far. */
 size_t inproc_frames_to_servers(const inproc_world *w);
+/* Entries the world's data service holds (publish/lookup: the world keeps
+ * one service, hostcore/px_pubsub.h, for all its servers, one session,
+ * each server a node). */
+size_t inproc_published(const inproc_world *w);
+size_t inproc_lookups_waiting(const inproc_world *w); /* lookups it holds (PMIX_WAIT) */
+/* The PMIX_USERID and PMIX_GRPID the host's last publish upcall carried,
+ * and how many such entries it had. */
+void inproc_last_publish_ids(const inproc_world *w, uint32_t *uid, uint32_t *gid, int *n);
 
 #endif /* INPROC_H */

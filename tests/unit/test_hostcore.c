@@ -2,7 +2,8 @@
  * test_hostcore - the host core's job-information builder
  * (hostcore/jobinfo.c): the keys it makes from a job map, for the node
  * that registers them, with and without describe_all; the host's own keys
- * for local ranks only; a failure leaves the array as it was; and a
+ * for local ranks only; process sets in the app and process data; a
+ * failure leaves the array as it was; and a
  * fence's request read from the server engine's upcall.
  */
 #include <setjmp.h>
@@ -172,6 +173,80 @@ static void test_map_local(void **state)
     assert_int_equal(e->value.data.rank, 1);
     assert_null(proc_data(&v, 1));
     px_ivec_free(&v);
+}
+
+/* The app array of app `a` (its PMIX_APPNUM), or NULL. */
+static const pmix_data_array_t *app_data(const px_ivec *v, uint32_t a)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        if (!PMIx_Check_key(v->v[i].key, PMIX_APP_INFO_ARRAY))
+            continue;
+        const pmix_data_array_t *da = v->v[i].value.data.darray;
+        const pmix_info_t *e = find(da->array, da->size, PMIX_APPNUM);
+        if (e != NULL && e->value.data.uint32 == a)
+            return da;
+    }
+    return NULL;
+}
+
+/* Process sets (pmixrun -n 2 --pset ocean ./a : -n 3 --pset ice ./b : -n 1
+ * ./c): each app's array names its set, each described rank its app's,
+ * an app without one names none; every app, sets included, is described
+ * on every node even without describe_all (the servers build their tables
+ * of sets from them). */
+static void test_psets(void **state)
+{
+    (void)state;
+    char *a[] = {"./a", NULL}, *b[] = {"./b", "-v", NULL}, *c[] = {"./c", NULL};
+    px_jobmap_app apps[] = {{.first = 0, .size = 2, .argv = a, .pset = "ocean"},
+                            {.first = 2, .size = 3, .argv = b, .pset = "ice"},
+                            {.first = 5, .size = 1, .argv = c, .pset = ""}};
+    px_jobmap m = {.nspace = "ns",
+                   .nprocs = 6,
+                   .nnodes = 2,
+                   .ppn = 3,
+                   .node_name = node_name,
+                   .napps = 3,
+                   .apps = apps,
+                   .describe_all = true};
+    px_ivec v = {0};
+    const pmix_data_array_t *ad, *pd;
+    const pmix_info_t *e;
+
+    for (int all = 1; all >= 0; all--) {
+        m.describe_all = all;
+        assert_int_equal(px_jobinfo_build(&m, 1, &v), PMIX_SUCCESS);
+        assert_int_equal(count(&v, PMIX_APP_INFO_ARRAY), 3);
+        assert_non_null(ad = app_data(&v, 1));
+        assert_non_null(e = find(ad->array, ad->size, PMIX_PSET_NAME));
+        assert_string_equal(e->value.data.string, "ice");
+        assert_non_null(e = find(ad->array, ad->size, PMIX_APPLDR));
+        assert_int_equal(e->value.data.rank, 2);
+        assert_non_null(e = find(ad->array, ad->size, PMIX_APP_SIZE));
+        assert_int_equal(e->value.data.uint32, 3);
+        assert_non_null(e = find(ad->array, ad->size, PMIX_APP_ARGV));
+        assert_string_equal(e->value.data.string, "./b -v");
+        assert_non_null(ad = app_data(&v, 0));
+        assert_non_null(e = find(ad->array, ad->size, PMIX_PSET_NAME));
+        assert_string_equal(e->value.data.string, "ocean");
+        assert_non_null(ad = app_data(&v, 2));
+        assert_null(find(ad->array, ad->size, PMIX_PSET_NAME));
+        /* node 1 holds ranks 3, 4 (ice) and 5 (no set) */
+        assert_non_null(pd = proc_data(&v, 4));
+        assert_non_null(e = find(pd->array, pd->size, PMIX_PSET_NAMES));
+        assert_int_equal(e->value.type, PMIX_STRING);
+        assert_string_equal(e->value.data.string, "ice");
+        assert_non_null(pd = proc_data(&v, 5));
+        assert_null(find(pd->array, pd->size, PMIX_PSET_NAMES));
+        if (all) {
+            assert_non_null(pd = proc_data(&v, 0));
+            assert_non_null(e = find(pd->array, pd->size, PMIX_PSET_NAMES));
+            assert_string_equal(e->value.data.string, "ocean");
+        } else {
+            assert_null(proc_data(&v, 0));
+        }
+        px_ivec_free(&v);
+    }
 }
 
 /* Failures: bad maps are refused; a host callback's failure ends the build
@@ -393,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_block_all),  cmocka_unit_test(test_map_local),
         cmocka_unit_test(test_failures),   cmocka_unit_test(test_fence_req),
         cmocka_unit_test(test_fence_sets), cmocka_unit_test(test_dmx_table),
+        cmocka_unit_test(test_psets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

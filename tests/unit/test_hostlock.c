@@ -31,7 +31,13 @@
  * info callback, its release function taking the lock), and destruct it.
  * In the "getremote" job they ask for the data of ranks 2 and 3
  * instead, which the host answers while its lock is held across the
- * library's next upcall (see test_job_lock_order).
+ * library's next upcall (see test_job_lock_order). In the "pubsub" job
+ * rank 0 publishes a key, rank 1 looks it up and rank 0 unpublishes it;
+ * the host answers each from its own thread, holding its lock, with the
+ * lookup's data on its stack (borrowed for the call, as the Standard's
+ * pmix_lookup_cbfunc_t has no release function).
+ * library's next upcall (see test_job_lock_order). In the "psets" job the
+ * host defines and deletes a process set while they run (test_psets).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,6 +77,10 @@ typedef struct answer {
     bool group; /* a group construct's: icb with info */
     pmix_modex_cbfunc_t cbfunc;
     pmix_info_cbfunc_t icb;
+    pmix_op_cbfunc_t opcb;         /* publish, unpublish */
+    pmix_lookup_cbfunc_t lookupcb; /* lookup */
+    pmix_status_t status;          /* publish, unpublish: the outcome */
+    char key[PMIX_MAX_KEYLEN + 1]; /* lookup: the key */
     pmix_info_t *info;
     size_t ninfo;
     void *cbdata;
@@ -94,6 +104,11 @@ static struct {
     atomic_int releases;
     atomic_int connected, finalized, fences, dmodex_upcalls, groups;
     atomic_int dmx_asked, dmx_answers, dmx_ok;
+    atomic_int publishes, lookups, unpublishes, ids_ok;
+    /* the one published key (under coll_lock) */
+    char pub_key[PMIX_MAX_KEYLEN + 1];
+    char pub_val[64];
+    pmix_proc_t pub_proc;
     char dir[256];
 } H;
 
@@ -168,7 +183,19 @@ static void give_answer(answer *a)
     if (H.hold_ms > 0 && !H.inline_answers)
         usleep(H.hold_ms * 1000);
     in_lib_call = true;
-    if (a->group)
+    if (a->opcb != NULL) {
+        a->opcb(a->status, a->cbdata);
+    } else if (a->lookupcb != NULL) {
+        /* the data lives on our stack: the library copies what it keeps */
+        pmix_pdata_t pd;
+        PMIx_Pdata_construct(&pd);
+        bool found = H.pub_key[0] != '\0' && strcmp(H.pub_key, a->key) == 0;
+        if (found)
+            PMIx_Pdata_load(&pd, &H.pub_proc, H.pub_key, H.pub_val, PMIX_STRING);
+        a->lookupcb(found ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, found ? &pd : NULL, found ? 1 : 0,
+                    a->cbdata);
+        PMIx_Pdata_destruct(&pd);
+    } else if (a->group)
         a->icb(PMIX_SUCCESS, a->info, a->ninfo, a->cbdata, group_release, a->info);
     else if (a->fence)
         a->cbfunc(PMIX_SUCCESS, a->data, a->ndata, a->cbdata, host_release, a->data);
@@ -351,6 +378,100 @@ static pmix_status_t up_group(pmix_group_operation_t op, char grp[], const pmix_
     return PMIX_SUCCESS;
 }
 
+/* Publish, lookup, unpublish: one key at a time, answered from `net`
+ * (or inline) like the fences, holding the host's lock. */
+static pmix_status_t queue_pubsub(pmix_op_cbfunc_t opcb, pmix_status_t status,
+                                  pmix_lookup_cbfunc_t lookupcb, const char *key, void *cbdata)
+{
+    answer *a = calloc(1, sizeof(*a));
+
+    if (a == NULL)
+        return PMIX_ERR_NOMEM;
+    a->opcb = opcb;
+    a->lookupcb = lookupcb;
+    a->status = status;
+    a->cbdata = cbdata;
+    if (key != NULL)
+        PMIx_Load_key(a->key, key);
+    if (H.inline_answers) {
+        give_answer(a);
+        return PMIX_SUCCESS;
+    }
+    pthread_mutex_lock(&H.mu);
+    answer **pp = &H.queue;
+    while (*pp != NULL)
+        pp = &(*pp)->next;
+    *pp = a;
+    pthread_cond_signal(&H.cv);
+    pthread_mutex_unlock(&H.mu);
+    return PMIX_SUCCESS;
+}
+
+/* The library must add the client's PMIX_USERID and PMIX_GRPID, once each. */
+static void check_ids(const pmix_info_t info[], size_t ninfo)
+{
+    int uids = 0, gids = 0;
+
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_USERID) && info[i].value.type == PMIX_UINT32 &&
+            info[i].value.data.uint32 == getuid())
+            uids++;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_GRPID) && info[i].value.type == PMIX_UINT32 &&
+                 info[i].value.data.uint32 == getgid())
+            gids++;
+    }
+    if (uids == 1 && gids == 1)
+        atomic_fetch_add(&H.ids_ok, 1);
+}
+
+static pmix_status_t up_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_status_t status = PMIX_ERR_BAD_PARAM;
+
+    check_outside();
+    check_ids(info, ninfo);
+    atomic_fetch_add(&H.publishes, 1);
+    pthread_mutex_lock(&H.coll_lock);
+    for (size_t i = 0; i < ninfo; i++) {
+        if (info[i].value.type != PMIX_STRING)
+            continue;
+        PMIx_Load_key(H.pub_key, info[i].key);
+        snprintf(H.pub_val, sizeof(H.pub_val), "%s", info[i].value.data.string);
+        H.pub_proc = *proc;
+        status = PMIX_SUCCESS;
+        break;
+    }
+    pthread_mutex_unlock(&H.coll_lock);
+    return queue_pubsub(cbfunc, status, NULL, NULL, cbdata);
+}
+
+static pmix_status_t up_lookup(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                               size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata)
+{
+    check_outside();
+    check_ids(info, ninfo);
+    atomic_fetch_add(&H.lookups, 1);
+    return queue_pubsub(NULL, PMIX_SUCCESS, cbfunc, keys[0], cbdata);
+}
+
+static pmix_status_t up_unpublish(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                                  size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_status_t status = PMIX_ERR_NOT_FOUND;
+
+    check_outside();
+    check_ids(info, ninfo);
+    atomic_fetch_add(&H.unpublishes, 1);
+    pthread_mutex_lock(&H.coll_lock);
+    if (keys != NULL && keys[0] != NULL && strcmp(keys[0], H.pub_key) == 0) {
+        H.pub_key[0] = '\0';
+        status = PMIX_SUCCESS;
+    }
+    pthread_mutex_unlock(&H.coll_lock);
+    return queue_pubsub(cbfunc, status, NULL, NULL, cbdata);
+}
+
 static pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
                                     size_t ntargets, const pmix_info_t directives[], size_t ndirs,
                                     pmix_info_cbfunc_t cbfunc, void *cbdata)
@@ -365,6 +486,9 @@ static pmix_server_module_t module = {
     .direct_modex = up_dmodex,
     .job_control = up_job_control,
     .group = up_group,
+    .publish = up_publish,
+    .lookup = up_lookup,
+    .unpublish = up_unpublish,
 };
 
 /* ---- registration callbacks ---- */
@@ -424,6 +548,53 @@ static int client_getremote(void)
         fprintf(stderr, "client %u: PMIx_Finalize failed: %s\n", me.rank, PMIx_Error_string(rc));
         return 7;
     }
+    return 0;
+}
+
+/* Rank 0 publishes, rank 1 looks it up after a barrier, rank 0
+ * unpublishes after another; the lookup after that finds nothing. */
+static int client_pubsub(void)
+{
+    pmix_proc_t me;
+    pmix_pdata_t pd;
+    pmix_info_t info;
+    char *keys[] = {"hostlock.svc", NULL};
+    pmix_status_t rc;
+
+    if ((rc = PMIx_Init(&me, NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client: PMIx_Init failed: %s\n", PMIx_Error_string(rc));
+        return 2;
+    }
+    if (me.rank == 0) {
+        PMIx_Info_load(&info, "hostlock.svc", "port-9", PMIX_STRING);
+        rc = PMIx_Publish(&info, 1);
+        PMIx_Info_destruct(&info);
+        if (rc != PMIX_SUCCESS) {
+            fprintf(stderr, "client 0: PMIx_Publish: %s\n", PMIx_Error_string(rc));
+            return 3;
+        }
+    }
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+        return 4;
+    if (me.rank == 1) {
+        PMIx_Pdata_construct(&pd);
+        PMIx_Load_key(pd.key, keys[0]);
+        rc = PMIx_Lookup(&pd, 1, NULL, 0);
+        if (rc != PMIX_SUCCESS || pd.value.type != PMIX_STRING ||
+            strcmp(pd.value.data.string, "port-9") != 0 || pd.proc.rank != 0) {
+            fprintf(stderr, "client 1: PMIx_Lookup: %s\n", PMIx_Error_string(rc));
+            return 5;
+        }
+        PMIx_Pdata_destruct(&pd);
+    }
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+        return 4;
+    if (me.rank == 0 && (rc = PMIx_Unpublish(keys, NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client 0: PMIx_Unpublish: %s\n", PMIx_Error_string(rc));
+        return 6;
+    }
+    if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS)
+        return 7;
     return 0;
 }
 
@@ -493,6 +664,106 @@ static int client_main(void)
         fprintf(stderr, "client %u: PMIx_Finalize failed: %s\n", me.rank, PMIx_Error_string(rc));
         return 7;
     }
+    return 0;
+}
+
+/* Process sets, from a client: it registers for PMIX_PROCESS_SET_DEFINE
+ * and DELETE and fences (the host's cue that it is ready), sees the host's
+ * "tide" defined (its event, then the queries), fences again, and sees it
+ * deleted. The job data names the set "launch" (every rank). */
+typedef struct pset_seen {
+    atomic_int defines, deletes;
+    char name[64];
+    size_t nmembers;
+} pset_seen;
+
+static void client_pset_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                                pmix_info_t info[], size_t ninfo, pmix_info_t results[],
+                                size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                                void *cbdata)
+{
+    pset_seen *s = NULL;
+
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIx_Check_key(info[i].key, PMIX_EVENT_RETURN_OBJECT))
+            s = info[i].value.data.ptr;
+    }
+    for (size_t i = 0; s != NULL && i < ninfo; i++) {
+        if (PMIx_Check_key(info[i].key, PMIX_PSET_NAME) && info[i].value.type == PMIX_STRING)
+            snprintf(s->name, sizeof(s->name), "%s", info[i].value.data.string);
+        if (PMIx_Check_key(info[i].key, PMIX_PSET_MEMBERS) && info[i].value.type == PMIX_DATA_ARRAY)
+            s->nmembers = info[i].value.data.darray->size;
+    }
+    if (s != NULL)
+        atomic_fetch_add(status == PMIX_PROCESS_SET_DEFINE ? &s->defines : &s->deletes, 1);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* PMIX_QUERY_NUM_PSETS and PMIX_QUERY_PSET_NAMES; false if not both. */
+static bool query_psets(size_t *num, char *names, size_t len)
+{
+    char *keys[] = {PMIX_QUERY_NUM_PSETS, PMIX_QUERY_PSET_NAMES, NULL};
+    pmix_query_t q = {.keys = keys};
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    bool ok = PMIx_Query_info(&q, 1, &info, &ninfo) == PMIX_SUCCESS && ninfo == 2 &&
+              info[0].value.type == PMIX_SIZE && info[1].value.type == PMIX_STRING;
+
+    if (ok) {
+        *num = info[0].value.data.size;
+        snprintf(names, len, "%s", info[1].value.data.string);
+    }
+    PMIx_Info_free(info, ninfo);
+    return ok;
+}
+
+static int client_psets(void)
+{
+    pmix_proc_t me;
+    pmix_status_t codes[] = {PMIX_PROCESS_SET_DEFINE, PMIX_PROCESS_SET_DELETE}, rc;
+    pmix_info_t obj;
+    pset_seen seen;
+    size_t num = 0;
+    char names[128] = "";
+
+    memset(&seen, 0, sizeof(seen));
+    if ((rc = PMIx_Init(&me, NULL, 0)) != PMIX_SUCCESS) {
+        fprintf(stderr, "client: PMIx_Init failed: %s\n", PMIx_Error_string(rc));
+        return 2;
+    }
+    PMIx_Info_load(&obj, PMIX_EVENT_RETURN_OBJECT, &seen, PMIX_POINTER);
+    rc = PMIx_Register_event_handler(codes, 2, &obj, 1, client_pset_handler, NULL, NULL);
+    PMIx_Info_destruct(&obj);
+    if (rc < 0 || !query_psets(&num, names, sizeof(names)) || num != 1 ||
+        strcmp(names, "launch") != 0) {
+        fprintf(stderr, "client %u: before: %zu sets \"%s\" (%s)\n", me.rank, num, names,
+                PMIx_Error_string(rc));
+        return 3;
+    }
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+        return 4;
+    if (!wait_for(&seen.defines, 1) || strcmp(seen.name, "tide") != 0 || seen.nmembers != 2) {
+        fprintf(stderr, "client %u: no PMIX_PROCESS_SET_DEFINE of tide (2 members): %d, %s, %zu\n",
+                me.rank, atomic_load(&seen.defines), seen.name, seen.nmembers);
+        return 5;
+    }
+    if (!query_psets(&num, names, sizeof(names)) || num != 2 || strcmp(names, "launch,tide") != 0) {
+        fprintf(stderr, "client %u: after define: %zu sets \"%s\"\n", me.rank, num, names);
+        return 6;
+    }
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+        return 7;
+    if (!wait_for(&seen.deletes, 1) || strcmp(seen.name, "tide") != 0) {
+        fprintf(stderr, "client %u: no PMIX_PROCESS_SET_DELETE of tide\n", me.rank);
+        return 8;
+    }
+    if (!query_psets(&num, names, sizeof(names)) || num != 1) {
+        fprintf(stderr, "client %u: after delete: %zu sets \"%s\"\n", me.rank, num, names);
+        return 9;
+    }
+    if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS)
+        return 10;
     return 0;
 }
 
@@ -583,6 +854,10 @@ static void run_job(bool inline_answers, const char *mode)
     atomic_store(&H.dmx_asked, 0);
     atomic_store(&H.dmx_answers, 0);
     atomic_store(&H.dmx_ok, 0);
+    atomic_store(&H.publishes, 0);
+    atomic_store(&H.lookups, 0);
+    atomic_store(&H.unpublishes, 0);
+    atomic_store(&H.ids_ok, 0);
     PMIx_Info_load(&info[0], PMIX_JOB_SIZE, &size, PMIX_UINT32);
     PMIx_Info_load(&info[1], PMIX_LOCAL_SIZE, &local, PMIX_UINT32);
     PMIx_Info_load(&info[2], PMIX_LOCAL_PEERS, "0,1", PMIX_STRING);
@@ -611,13 +886,20 @@ static void run_job(bool inline_answers, const char *mode)
         assert_int_equal(atomic_load(&H.fences), 2);
     /* and the group: one upcall for the node (a destruct of one node
      * needs no host) */
-    if (strcmp(mode, "getremote") != 0)
+    if (strcmp(mode, "fence") == 0)
         assert_int_equal(atomic_load(&H.groups), 1);
     assert_true(wait_for(&H.releases, atomic_load(&H.fences) + atomic_load(&H.dmodex_upcalls) +
                                           atomic_load(&H.groups)));
     assert_int_equal(atomic_load(&H.release_deadlock), 0);
     assert_int_equal(atomic_load(&H.release_timeout), 0);
-    if (!inline_answers && strcmp(mode, "getremote") != 0) {
+    if (strcmp(mode, "pubsub") == 0) {
+        /* one of each, every one with the client's uid and gid */
+        assert_int_equal(atomic_load(&H.publishes), 1);
+        assert_int_equal(atomic_load(&H.lookups), 1);
+        assert_int_equal(atomic_load(&H.unpublishes), 1);
+        assert_int_equal(atomic_load(&H.ids_ok), 3);
+    }
+    if (!inline_answers && strcmp(mode, "fence") == 0) {
         /* The host's direct-modex request for rank 0: answered with its
          * data, after the call. */
         assert_int_equal(atomic_load(&H.dmx_answers), 1);
@@ -742,6 +1024,14 @@ static void test_job_lock_order(void **state)
     H.lock_in_dmodex = false;
 }
 
+/* Publish, lookup and unpublish through the Standard's module, answered
+ * from the host's thread and inside the upcalls. */
+static void test_job_pubsub(void **state)
+{
+    run_job(false, "pubsub");
+    run_job(true, "pubsub");
+}
+
 /* ---- events in the server process ---- */
 
 typedef struct evrec {
@@ -841,15 +1131,139 @@ static void test_events(void **state)
     assert_int_equal(atomic_load(&H.inside), 0);
 }
 
+/* ---- process sets through the Standard's server API ---- */
+
+static pset_seen host_seen;
+
+static void h_psets(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                    size_t ninfo, pmix_info_t results[], size_t nresults,
+                    pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    check_outside();
+    for (size_t i = 0; i < ninfo; i++)
+        if (PMIx_Check_key(info[i].key, PMIX_PSET_NAME) && info[i].value.type == PMIX_STRING)
+            snprintf(host_seen.name, sizeof(host_seen.name), "%s", info[i].value.data.string);
+    atomic_fetch_add(status == PMIX_PROCESS_SET_DEFINE ? &host_seen.defines : &host_seen.deletes,
+                     1);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* The number of sets the server process itself sees (its own engine). */
+static size_t host_num_psets(void)
+{
+    char *keys[] = {PMIX_QUERY_NUM_PSETS, NULL};
+    pmix_query_t q = {.keys = keys};
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0, n = (size_t)-1;
+
+    if (PMIx_Query_info(&q, 1, &info, &ninfo) == PMIX_SUCCESS && ninfo == 1 &&
+        info[0].value.type == PMIX_SIZE)
+        n = info[0].value.data.size;
+    PMIx_Info_free(info, ninfo);
+    return n;
+}
+
+/* The job data names a set; the host defines "tide" once the clients are
+ * ready (their first fence), and deletes it after their second. The
+ * clients check their events and queries (client_psets); the host checks
+ * its own handler, its own queries and the refusals. */
+static void test_psets(void **state)
+{
+    const char *ns = "hostlock.psets";
+    pmix_status_t codes[] = {PMIX_PROCESS_SET_DEFINE, PMIX_PROCESS_SET_DELETE};
+    uint32_t size = 4, local = 2, appnum = 0;
+    pmix_rank_t ldr = 0;
+    pmix_info_t info[4], *app;
+    pmix_data_array_t da;
+    pmix_proc_t members[2];
+    opwait wns, wc[2], wd[3];
+    pid_t pids[2];
+
+    memset(&wns, 0, sizeof(wns));
+    memset(wc, 0, sizeof(wc));
+    memset(wd, 0, sizeof(wd));
+    H.inline_answers = false;
+    atomic_store(&H.fences, 0);
+    atomic_store(&H.releases, 0);
+    atomic_store(&H.dmx_asked, 1); /* no direct modex request in this job */
+    assert_true(PMIx_Register_event_handler(codes, 2, NULL, 0, h_psets, NULL, NULL) >= 0);
+    app = PMIx_Info_create(4);
+    PMIx_Info_load(&app[0], PMIX_APPNUM, &appnum, PMIX_UINT32);
+    PMIx_Info_load(&app[1], PMIX_APP_SIZE, &size, PMIX_UINT32);
+    PMIx_Info_load(&app[2], PMIX_APPLDR, &ldr, PMIX_PROC_RANK);
+    PMIx_Info_load(&app[3], PMIX_PSET_NAME, "launch", PMIX_STRING);
+    da = (pmix_data_array_t){.type = PMIX_INFO, .size = 4, .array = app};
+    PMIx_Info_load(&info[0], PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    PMIx_Info_load(&info[1], PMIX_LOCAL_SIZE, &local, PMIX_UINT32);
+    PMIx_Info_load(&info[2], PMIX_LOCAL_PEERS, "0,1", PMIX_STRING);
+    PMIx_Info_load(&info[3], PMIX_APP_INFO_ARRAY, &da, PMIX_DATA_ARRAY);
+    PMIx_Info_free(app, 4);
+    REGISTERED(PMIx_server_register_nspace(ns, 2, info, 4, op_cb, &wns), &wns);
+    for (size_t i = 0; i < 4; i++)
+        PMIx_Info_destruct(&info[i]);
+    for (pmix_rank_t r = 0; r < 2; r++) {
+        pmix_proc_t p;
+        PMIx_Load_procid(&p, ns, r);
+        REGISTERED(PMIx_server_register_client(&p, getuid(), getgid(), NULL, op_cb, &wc[r]),
+                   &wc[r]);
+    }
+    assert_int_equal(host_num_psets(), 1);
+
+    pids[0] = start_client(ns, 0, "psets");
+    pids[1] = start_client(ns, 1, "psets");
+    assert_true(wait_for(&H.fences, 1));
+    PMIx_Load_procid(&members[0], ns, 1);
+    PMIx_Load_procid(&members[1], ns, 3);
+    in_lib_call = true;
+    assert_int_equal(PMIx_server_define_process_set(members, 2, "tide"), PMIX_SUCCESS);
+    in_lib_call = false;
+    assert_true(wait_for(&host_seen.defines, 1));
+    assert_string_equal(host_seen.name, "tide");
+    assert_int_equal(host_num_psets(), 2);
+    assert_true(wait_for(&H.fences, 2));
+    in_lib_call = true;
+    assert_int_equal(PMIx_server_delete_process_set("tide"), PMIX_SUCCESS);
+    assert_int_equal(PMIx_server_delete_process_set("tide"), PMIX_ERR_NOT_FOUND);
+    assert_int_equal(PMIx_server_define_process_set(members, 2, ""), PMIX_ERR_BAD_PARAM);
+    in_lib_call = false;
+    assert_true(wait_for(&host_seen.deletes, 1));
+    assert_int_equal(wait_clients(pids, 2), 2);
+    assert_int_equal(atomic_load(&host_seen.defines), 1);
+    assert_int_equal(host_num_psets(), 1);
+
+    for (pmix_rank_t r = 0; r < 2; r++) {
+        pmix_proc_t p;
+        PMIx_Load_procid(&p, ns, r);
+        in_lib_call = true;
+        PMIx_server_deregister_client(&p, op_cb, &wd[r]);
+        in_lib_call = false;
+        assert_true(wait_for(&wd[r].calls, 1));
+    }
+    in_lib_call = true;
+    PMIx_server_deregister_nspace(ns, op_cb, &wd[2]);
+    in_lib_call = false;
+    assert_true(wait_for(&wd[2].calls, 1));
+    assert_int_equal(host_num_psets(), 0);
+    assert_true(wait_for(&H.releases, atomic_load(&H.fences)));
+    assert_int_equal(atomic_load(&H.inside), 0);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_register),   cmocka_unit_test(test_job_net_thread),
         cmocka_unit_test(test_job_inline), cmocka_unit_test(test_job_lock_order),
-        cmocka_unit_test(test_events),
+        cmocka_unit_test(test_events),     cmocka_unit_test(test_job_pubsub),
+        cmocka_unit_test(test_psets),
     };
 
-    if (argc > 1 && strcmp(argv[1], "client") == 0)
+    if (argc > 1 && strcmp(argv[1], "client") == 0) {
+        if (argc > 2 && strcmp(argv[2], "psets") == 0)
+            return client_psets();
+        if (argc > 2 && strcmp(argv[2], "pubsub") == 0)
+            return client_pubsub();
         return argc > 2 && strcmp(argv[2], "getremote") == 0 ? client_getremote() : client_main();
+    }
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -289,6 +289,64 @@ static void test_query_proc_table(void **state)
     end(f);
 }
 
+/* One QUERY with a process-set key and a host's key: the server answers
+ * the first from its table, passes the second to the host, and sends both
+ * answers in one INFO_DONE. */
+static void test_query_psets_and_host(void **state)
+{
+    fixture *f = start(false);
+    px_client *t = inproc_tool(f->w, f->srv, NULL, 1000);
+    pmix_proc_t host, members[2];
+    pmix_query_t *query = PMIx_Query_create(2);
+    bool seen_psets = false, seen_table = false;
+    qres q;
+
+    assert_int_equal(shake(f, t), PMIX_SUCCESS);
+    PMIx_Load_procid(&host, "host", 0);
+    PMIx_Load_procid(&members[0], "job", 0);
+    PMIx_Load_procid(&members[1], "job", 1);
+    assert_int_equal(px_server_define_process_set(f->srv, &host, "tide", members, 2), PMIX_SUCCESS);
+    PMIx_Argv_append_nosize(&query[0].keys, PMIX_QUERY_PSET_NAMES);
+    PMIx_Argv_append_nosize(&query[1].keys, PMIX_QUERY_PROC_TABLE);
+    query[1].qualifiers = PMIx_Info_create(1);
+    query[1].nqual = 1;
+    PMIx_Info_load(&query[1].qualifiers[0], PMIX_NSPACE, "job", PMIX_STRING);
+    memset(&q, 0, sizeof(q));
+    assert_int_equal(px_client_query(t, query, 2, q_cb, &q), PMIX_SUCCESS);
+    PMIx_Query_free(query, 2);
+    assert_true(inproc_run_until(f->w, &q.done));
+    assert_int_equal(q.status, PMIX_SUCCESS);
+    assert_int_equal(q.ninfo, 2);
+    for (size_t i = 0; i < q.ninfo; i++) {
+        if (strcmp(q.info[i].key, PMIX_QUERY_PSET_NAMES) == 0) {
+            assert_string_equal(q.info[i].value.data.string, "tide");
+            seen_psets = true;
+        } else if (strcmp(q.info[i].key, PMIX_QUERY_PROC_TABLE) == 0) {
+            assert_int_equal(q.info[i].value.data.darray->size, 2);
+            seen_table = true;
+        }
+    }
+    assert_true(seen_psets && seen_table);
+    PMIx_Info_free(q.info, q.ninfo);
+
+    /* the host knows no such namespace: the process sets alone, partly */
+    query = PMIx_Query_create(1);
+    PMIx_Argv_append_nosize(&query->keys, PMIX_QUERY_NUM_PSETS);
+    PMIx_Argv_append_nosize(&query->keys, PMIX_QUERY_PROC_TABLE);
+    query->qualifiers = PMIx_Info_create(1);
+    query->nqual = 1;
+    PMIx_Info_load(&query->qualifiers[0], PMIX_NSPACE, "nojob", PMIX_STRING);
+    memset(&q, 0, sizeof(q));
+    assert_int_equal(px_client_query(t, query, 1, q_cb, &q), PMIX_SUCCESS);
+    PMIx_Query_free(query, 1);
+    assert_true(inproc_run_until(f->w, &q.done));
+    assert_int_equal(q.status, PMIX_ERR_PARTIAL_SUCCESS);
+    assert_int_equal(q.ninfo, 1);
+    assert_string_equal(q.info[0].key, PMIX_QUERY_NUM_PSETS);
+    PMIx_Info_free(q.info, q.ninfo);
+    end(f);
+}
+
 /* A tool that leaves, by FINALIZE or by dying, fails nothing of the job. */
 static void test_tool_leaves_job_unharmed(void **state)
 {
@@ -348,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_tool_gone_before_answer),
         cmocka_unit_test(test_too_many_tools),
         cmocka_unit_test(test_query_proc_table),
+        cmocka_unit_test(test_query_psets_and_host),
         cmocka_unit_test(test_tool_leaves_job_unharmed),
         cmocka_unit_test(test_garbage_tool_dropped),
     };

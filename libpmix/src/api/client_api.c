@@ -855,3 +855,162 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
     }
     return rc;
 }
+
+/* ---- publish / lookup (the host's data service) ---- */
+
+PMIX_EXPORT pmix_status_t PMIx_Publish_nb(const pmix_info_t info[], size_t ninfo,
+                                          pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    need_progress(ac);
+    return ENGINE(ac, px_client_publish(ac->client, info, ninfo, cbfunc, cbdata));
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Publish(const pmix_info_t info[], size_t ninfo)
+{
+    px_api_client *ac = ready();
+    sync_op s;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    if (in_callback(ac))
+        return PMIX_ERR_WOULD_BLOCK;
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    return finish(&s, ENGINE(ac, px_client_publish(ac->client, info, ninfo, sync_op_cb, &s)));
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Unpublish_nb(char **keys, const pmix_info_t info[], size_t ninfo,
+                                            pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    need_progress(ac);
+    return ENGINE(ac, px_client_unpublish(ac->client, keys, info, ninfo, cbfunc, cbdata));
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Unpublish(char **keys, const pmix_info_t info[], size_t ninfo)
+{
+    px_api_client *ac = ready();
+    sync_op s;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    if (in_callback(ac))
+        return PMIX_ERR_WOULD_BLOCK;
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    return finish(&s,
+                  ENGINE(ac, px_client_unpublish(ac->client, keys, info, ninfo, sync_op_cb, &s)));
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], size_t ninfo,
+                                         pmix_lookup_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    need_progress(ac);
+    return ENGINE(ac, px_client_lookup(ac->client, keys, info, ninfo, cbfunc, cbdata));
+}
+
+/* A blocking lookup: the caller's array, filled by key as answers come. */
+typedef struct lookup_sync {
+    sync_op op;
+    pmix_pdata_t *data;
+    size_t ndata;
+    bool *filled;
+} lookup_sync;
+
+static void sync_lookup_cb(pmix_status_t status, pmix_pdata_t found[], size_t nfound, void *cbdata)
+{
+    lookup_sync *l = cbdata;
+
+    l->op.status = status;
+    for (size_t k = 0; k < nfound; k++) {
+        for (size_t i = 0; i < l->ndata; i++) {
+            pmix_pdata_t *d = &l->data[i];
+            if (l->filled[i] || !PMIx_Check_key(d->key, found[k].key))
+                continue;
+            l->filled[i] = true;
+            d->proc = found[k].proc;
+            if (PMIx_Value_xfer(&d->value, &found[k].value) != PMIX_SUCCESS)
+                l->op.status = PMIX_ERR_NOMEM;
+            break;
+        }
+    }
+    l->op.ac->pops->wake(l->op.ac->pctx, &l->op.w);
+}
+
+/* The Standard's blocking form: the keys are data[i].key; each found one
+ * gets its publisher and value in place (the others are left as the
+ * caller made them: PMIX_PDATA_CONSTRUCT makes them PMIX_UNDEF). Returns the data service's status
+ * (PMIX_SUCCESS, PMIX_ERR_PARTIAL_SUCCESS, PMIX_ERR_NOT_FOUND, PMIX_ERR_TIMEOUT...). */
+PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const pmix_info_t info[],
+                                      size_t ninfo)
+{
+    px_api_client *ac = ready();
+    lookup_sync l;
+    char **keys;
+    pmix_status_t rc;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    if (data == NULL || ndata == 0)
+        return PMIX_ERR_BAD_PARAM;
+    if (in_callback(ac))
+        return PMIX_ERR_WOULD_BLOCK;
+    keys = calloc(ndata + 1, sizeof(char *));
+    memset(&l, 0, sizeof(l));
+    l.filled = calloc(ndata, sizeof(bool));
+    if (keys == NULL || l.filled == NULL) {
+        free(keys);
+        free(l.filled);
+        return PMIX_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < ndata; i++)
+        keys[i] = data[i].key; /* borrowed: the engine packs them at once */
+    l.op.ac = ac;
+    l.data = data;
+    l.ndata = ndata;
+    rc = finish(&l.op,
+                ENGINE(ac, px_client_lookup(ac->client, keys, info, ninfo, sync_lookup_cb, &l)));
+    free(keys);
+    free(l.filled);
+    return rc;
+}
+
+/* ---- queries the server answers (query.c) ---- */
+
+pmix_status_t px_api_query_server(const pmix_query_t queries[], size_t nqueries,
+                                  pmix_info_cbfunc_t cbfunc, void *cbdata, pmix_info_t **info,
+                                  size_t *ninfo)
+{
+    px_api_client *ac = ready();
+    pmix_status_t rc;
+    sync_op s;
+
+    if (ac == NULL) {
+        if (cbfunc != NULL)
+            return PMIX_ERR_INIT;
+        return px_api_server_query(queries, nqueries, info, ninfo);
+    }
+    if (cbfunc != NULL) {
+        need_progress(ac);
+        return ENGINE(ac, px_client_query(ac->client, queries, nqueries, cbfunc, cbdata));
+    }
+    if (in_callback(ac))
+        return PMIX_ERR_WOULD_BLOCK;
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    rc = finish(&s, ENGINE(ac, px_client_query(ac->client, queries, nqueries, sync_info_cb, &s)));
+    *info = s.info;
+    *ninfo = s.ninfo;
+    return rc;
+}

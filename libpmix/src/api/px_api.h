@@ -90,15 +90,12 @@ px_api_client *px_api_current(void);
 struct px_posix;
 void px_api_posix_adopt(px_api_client *ac, struct px_posix *p, px_client *c);
 
-/* api/query_host.c: the PMIx_Query_info keys only a host can answer, and
- * asking the server for them (blocking): the answers to those keys of
- * `queries` in *info (PMIx_Info_free), or an error (PMIX_ERR_NOT_FOUND
- * when no query holds such a key). */
+/* api/query_host.c: the PMIx_Query_info keys only a host can answer
+ * (query.c sends them to the server with the process-set keys:
+ * px_api_query_server). */
 bool px_api_query_host_key(const char *key);
 /* True if the caller initialized as a tool (PMIx_tool_init). */
 bool px_api_is_tool(void);
-pmix_status_t px_api_query_host(const pmix_query_t queries[], size_t nqueries, pmix_info_t **info,
-                                size_t *ninfo);
 
 /* True if this process initialized a server (api/server_api.c). */
 bool px_api_server_active(void);
@@ -116,5 +113,21 @@ pmix_status_t px_api_server_deregister_event(size_t ref, pmix_op_cbfunc_t cbfunc
 pmix_status_t px_api_server_notify(pmix_status_t status, const pmix_proc_t *source,
                                    pmix_data_range_t range, const pmix_info_t info[], size_t ninfo,
                                    pmix_op_cbfunc_t cbfunc, void *cbdata);
+
+/* The queries only a server answers (process sets: px_query_key_is_pset;
+ * a host's keys: px_api_query_host_key), for query.c. In a client, they
+ * go to its server: with cbfunc, cbfunc gets the answers later (the
+ * engine's rule: PMIX_SUCCESS then exactly one call, or an error and
+ * none); without, the call blocks and returns them in *info / *ninfo (free
+ * with PMIx_Info_free), with PMIX_ERR_WOULD_BLOCK from inside a callback.
+ * In a process that is only a server, its own server engine answers,
+ * blocking only (PMIX_ERR_INIT with cbfunc). */
+pmix_status_t px_api_query_server(const pmix_query_t queries[], size_t nqueries,
+                                  pmix_info_cbfunc_t cbfunc, void *cbdata, pmix_info_t **info,
+                                  size_t *ninfo);
+/* The server process's part of that (api/server_api.c): PMIX_ERR_INIT
+ * without a server. */
+pmix_status_t px_api_server_query(const pmix_query_t queries[], size_t nqueries, pmix_info_t **info,
+                                  size_t *ninfo);
 
 #endif /* PX_API_H */

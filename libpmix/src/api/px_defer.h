@@ -19,7 +19,7 @@
  *     may wait for the host's own lock; a host thread that holds that lock
  *     and then waited for ours would close the circle. The completions the
  *     adapter hands the host in place of the engine's (px_defer_op_cb,
- *     px_defer_modex_cb, px_defer_info_cb) take the engine lock only if it
+ *     px_defer_modex_cb, px_defer_info_cb, px_defer_lookup_cb) take the engine lock only if it
  *     is free, or held by the calling thread (a host answering inside the
  *     upcall: no hop, as before); otherwise they queue the completion, and
  *     the loop applies it. Either way the host's release function comes
@@ -70,6 +70,7 @@ px_defer_wrap *px_defer_wrap_modex(px_defer *d, pmix_modex_cbfunc_t fn, void *cb
 px_defer_wrap *px_defer_wrap_info(px_defer *d, pmix_info_cbfunc_t fn, void *cbdata);
 /* A tool's connection (tool_connected): the host's `proc` is copied. */
 px_defer_wrap *px_defer_wrap_tool(px_defer *d, pmix_tool_connection_cbfunc_t fn, void *cbdata);
+px_defer_wrap *px_defer_wrap_lookup(px_defer *d, pmix_lookup_cbfunc_t fn, void *cbdata);
 void px_defer_wrap_done(px_defer_wrap *w, pmix_status_t rc);
 
 void px_defer_op_cb(pmix_status_t status, void *cbdata);
@@ -77,6 +78,7 @@ void px_defer_modex_cb(pmix_status_t status, const char *data, size_t ndata, voi
                        pmix_release_cbfunc_t release_fn, void *release_cbdata);
 void px_defer_info_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
                       pmix_release_cbfunc_t release_fn, void *release_cbdata);
+void px_defer_lookup_cb(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata);
 
 void px_defer_tool_cb(pmix_status_t status, pmix_proc_t *proc, void *cbdata);
 

@@ -1,18 +1,25 @@
 /*
- * query.c - PMIx_Query_info and PMIx_Log, answered inside the process.
+ * query.c - PMIx_Query_info and PMIx_Log.
  *
  * Query: each key of each query is looked up like a PMIx_Get whose target
  * comes from the query's qualifiers (PMIX_PROCID, or PMIX_NSPACE and
  * PMIX_RANK; the caller's namespace by default) and whose other qualifiers
  * (PMIX_NODEID, PMIX_HOSTNAME, PMIX_APPNUM) pick node- or app-level data.
- * Only what the process already holds is used: a query never waits on the
- * server (in a tool, which holds no job's data, such a Get may ask it),
- * except for the keys only a host knows (PMIX_QUERY_NAMESPACES,
- * PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE: query_host.c),
- * which go to the server first; PMIX_QUERY_NAMESPACES names the caller's
- * namespace when the host does not answer it; the group queries
- * (PMIX_QUERY_NUM_GROUPS, _GROUP_NAMES, _GROUP_MEMBERSHIP) are answered
- * from the groups the process is a member of (group_api.c). The result
+ * Only what the process already holds is used: such a key never waits on
+ * the server (in a tool, which holds no job's data, such a Get may ask
+ * it). The group queries (PMIX_QUERY_NUM_GROUPS, _GROUP_NAMES,
+ * _GROUP_MEMBERSHIP) are answered from the groups the process is a member
+ * of (group_api.c). Two kinds of keys are the exception and go to the
+ * server, together in one QUERY message per call with their queries'
+ * qualifiers: the process-set keys (PMIX_QUERY_NUM_PSETS,
+ * PMIX_QUERY_PSET_NAMES, PMIX_QUERY_PSET_MEMBERSHIP), which the server
+ * answers from the sets it keeps, including those its host defines while
+ * the job runs (server/psets.c), and the keys only a host knows
+ * (PMIX_QUERY_NAMESPACES, PMIX_QUERY_NAMESPACE_INFO, PMIX_QUERY_PROC_TABLE,
+ * PMIX_QUERY_LOCAL_PROC_TABLE: query_host.c), which the server passes to
+ * its host's query upcall. PMIX_QUERY_NAMESPACES names the caller's
+ * namespace when the host does not answer it. The server's answers are
+ * merged with the local ones in the order of the keys. The result
  * holds one info per key answered; the status is PMIX_SUCCESS if every
  * key was answered, PMIX_ERR_PARTIAL_SUCCESS if some were, and
  * PMIX_ERR_NOT_FOUND if none were. The ABI version keys
@@ -31,6 +38,7 @@
 
 #include "common/px_common.h"
 #include "px_api.h"
+#include "server/px_server.h"
 
 /* The binary interface is the one OpenPMIx 4.2.2 ships (docs/abi.md), so
  * the versions are those it reports for it. */
@@ -102,77 +110,203 @@ static bool answer(const pmix_query_t *q, const char *key, pmix_info_t *out)
     return rc == PMIX_SUCCESS;
 }
 
-/* The keys only a host knows (api/query_host.c), asked of the server
- * first: their answers go to res[0..), at most `cap`; returns how many. */
-static size_t host_answers(const pmix_query_t queries[], size_t nqueries, pmix_info_t *res,
-                           size_t cap)
+/* The keys the server answers: the process sets it keeps (server/psets.c)
+ * and those only its host knows (query_host.c), which it passes on. */
+static bool to_server(const char *key)
 {
-    pmix_info_t *hi = NULL;
-    size_t nh = 0, n = 0;
-    pmix_status_t rc;
-    bool any = false;
-
-    for (size_t q = 0; q < nqueries && !any; q++)
-        for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++)
-            any = any || px_api_query_host_key(queries[q].keys[k]);
-    if (!any)
-        return 0;
-    rc = px_api_query_host(queries, nqueries, &hi, &nh);
-    if (rc == PMIX_SUCCESS || rc == PMIX_ERR_PARTIAL_SUCCESS)
-        for (size_t i = 0; i < nh && n < cap; i++)
-            PMIx_Info_xfer(&res[n++], &hi[i]);
-    PMIx_Info_free(hi, nh);
-    return n;
+    return px_query_key_is_pset(key) || px_api_query_host_key(key);
 }
 
-/* True if one of res[0..n) answers `key` (each answered key once). */
-static bool answered(const pmix_info_t *res, size_t n, const char *key)
+/* One query call on its way: every key in order, the answers found in the
+ * process, and what the caller gets in the end. */
+typedef struct qcall {
+    size_t nkeys;
+    const char **keys;  /* [nkeys] strdup'd copies, NULL until made */
+    bool *server;       /* [nkeys] a key sent to the server (to_server) */
+    pmix_info_t *local; /* [nkeys] the answers found here (empty if not) */
+    bool *have;         /* [nkeys] local[i] holds an answer */
+    size_t nserver;
+    size_t npset;      /* ... of them process-set keys */
+    pmix_query_t *sub; /* the queries sent to the server: their server keys */
+    size_t nsub;
+    pmix_info_cbfunc_t cbfunc;
+    void *cbdata;
+    /* the result */
+    pmix_status_t status;
+    pmix_info_t *info;
+    size_t ninfo;
+} qcall;
+
+static void qcall_free(qcall *qc)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(res[i].key, key, PMIX_MAX_KEYLEN) == 0)
-            return true;
-    return false;
+    if (qc->local != NULL)
+        PMIx_Info_free(qc->local, qc->nkeys);
+    for (size_t i = 0; i < qc->nsub; i++)
+        free(qc->sub[i].keys); /* the strings are the caller's; the qualifiers too */
+    free(qc->sub);
+    for (size_t i = 0; qc->keys != NULL && i < qc->nkeys; i++)
+        free((char *)qc->keys[i]);
+    free(qc->keys);
+    free(qc->server);
+    free(qc->have);
+    if (qc->info != NULL)
+        PMIx_Info_free(qc->info, qc->ninfo);
+    free(qc);
+}
+
+/* Read the queries: answer here what can be, and make the server's
+ * queries of the rest. NULL when memory runs out. */
+static qcall *qcall_make(pmix_query_t queries[], size_t nqueries, size_t nkeys)
+{
+    qcall *qc = calloc(1, sizeof(*qc));
+    size_t k = 0;
+
+    if (qc == NULL)
+        return NULL;
+    qc->nkeys = nkeys;
+    qc->keys = calloc(nkeys, sizeof(*qc->keys));
+    qc->server = calloc(nkeys, sizeof(*qc->server));
+    qc->have = calloc(nkeys, sizeof(*qc->have));
+    qc->local = PMIx_Info_create(nkeys);
+    qc->sub = calloc(nqueries, sizeof(*qc->sub));
+    if (qc->keys == NULL || qc->server == NULL || qc->have == NULL || qc->local == NULL ||
+        qc->sub == NULL)
+        goto nomem;
+    for (size_t q = 0; q < nqueries; q++) {
+        size_t np = 0, nq = 0;
+        for (size_t j = 0; queries[q].keys != NULL && queries[q].keys[j] != NULL; j++, k++) {
+            const char *key = queries[q].keys[j];
+            if ((qc->keys[k] = strdup(key)) == NULL)
+                goto nomem;
+            qc->server[k] = to_server(key);
+            if (qc->server[k])
+                np++;
+            if (px_query_key_is_pset(key))
+                qc->npset++;
+            /* a host's key the server leaves unanswered may still be
+             * answered here (PMIX_QUERY_NAMESPACES: the caller's own) */
+            if (!px_query_key_is_pset(key))
+                qc->have[k] = answer(&queries[q], key, &qc->local[k]);
+            nq++;
+        }
+        if (np == 0)
+            continue;
+        pmix_query_t *sq = &qc->sub[qc->nsub++];
+        if ((sq->keys = calloc(np + 1, sizeof(*sq->keys))) == NULL)
+            goto nomem;
+        np = 0;
+        for (size_t j = 0; j < nq; j++)
+            if (to_server(queries[q].keys[j]))
+                sq->keys[np++] = queries[q].keys[j];
+        sq->qualifiers = queries[q].qualifiers;
+        sq->nqual = queries[q].nqual;
+        qc->nserver += np;
+    }
+    return qc;
+nomem:
+    qcall_free(qc);
+    return NULL;
+}
+
+/* The result, in the order of the keys: the local answers and the
+ * server's (`sinfo`, matched by key; copied). */
+static void qcall_merge(qcall *qc, const pmix_info_t *sinfo, size_t nsinfo)
+{
+    bool *used = nsinfo > 0 ? calloc(nsinfo, sizeof(*used)) : NULL;
+    size_t n = 0;
+
+    qc->info = PMIx_Info_create(qc->nkeys);
+    if (qc->info == NULL || (nsinfo > 0 && used == NULL)) {
+        if (qc->info != NULL)
+            PMIx_Info_free(qc->info, qc->nkeys);
+        qc->info = NULL;
+        free(used);
+        qc->status = PMIX_ERR_NOMEM;
+        return;
+    }
+    for (size_t i = 0; i < qc->nkeys; i++) {
+        bool found = false;
+        if (qc->server[i])
+            for (size_t j = 0; j < nsinfo; j++)
+                if (!used[j] && strncmp(sinfo[j].key, qc->keys[i], PMIX_MAX_KEYLEN) == 0) {
+                    used[j] = true;
+                    if (PMIx_Info_xfer(&qc->info[n], &sinfo[j]) == PMIX_SUCCESS) {
+                        n++;
+                        found = true;
+                    }
+                    break;
+                }
+        if (!found && qc->have[i] && PMIx_Info_xfer(&qc->info[n], &qc->local[i]) == PMIX_SUCCESS)
+            n++;
+    }
+    free(used);
+    /* the tail past n is constructed and empty: PMIx_Info_free(info, n)
+     * releases the whole block */
+    qc->ninfo = n;
+    if (n == 0) {
+        PMIx_Info_free(qc->info, qc->nkeys);
+        qc->info = NULL;
+        qc->status = PMIX_ERR_NOT_FOUND;
+    } else {
+        qc->status = n == qc->nkeys ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
+    }
+}
+
+/* Count the keys: PMIX_ERR_INIT if the call cannot be made yet (before
+ * PMIx_Init only the ABI keys are answered), PMIX_ERR_BAD_PARAM for none.
+ * In a process that is only a server, keys other than the ABI and
+ * process-set ones (its own table) find no answer. */
+static pmix_status_t count_keys(pmix_query_t queries[], size_t nqueries, size_t *nkeys)
+{
+    size_t n = 0, nabi = 0;
+
+    for (size_t q = 0; q < nqueries; q++)
+        for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++) {
+            n++;
+            if (abi_version(queries[q].keys[k]) != NULL)
+                nabi++;
+        }
+    *nkeys = n;
+    if (!PMIx_Initialized() && (n == 0 || nabi < n))
+        return PMIX_ERR_INIT;
+    return n == 0 ? PMIX_ERR_BAD_PARAM : PMIX_SUCCESS;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nqueries,
                                           pmix_info_t *info[], size_t *ninfo)
 {
-    size_t nkeys = 0, n = 0;
-    pmix_info_t *res;
+    size_t nkeys;
+    pmix_info_t *sinfo = NULL;
+    size_t nsinfo = 0;
+    pmix_status_t rc;
+    qcall *qc;
 
     if (info == NULL || ninfo == NULL || (queries == NULL && nqueries > 0))
         return PMIX_ERR_BAD_PARAM;
-    size_t nabi = 0;
     *info = NULL;
     *ninfo = 0;
-    for (size_t q = 0; q < nqueries; q++)
-        for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++) {
-            nkeys++;
-            if (abi_version(queries[q].keys[k]) != NULL)
-                nabi++;
-        }
-    if (!PMIx_Initialized() && (nkeys == 0 || nabi < nkeys))
-        return PMIX_ERR_INIT;
-    if (nkeys == 0)
-        return PMIX_ERR_BAD_PARAM;
-    res = PMIx_Info_create(nkeys);
-    if (res == NULL)
+    if ((rc = count_keys(queries, nqueries, &nkeys)) != PMIX_SUCCESS)
+        return rc;
+    if ((qc = qcall_make(queries, nqueries, nkeys)) == NULL)
         return PMIX_ERR_NOMEM;
-    n = host_answers(queries, nqueries, res, nkeys);
-    for (size_t q = 0; q < nqueries; q++)
-        for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++)
-            if (!answered(res, n, queries[q].keys[k]) &&
-                answer(&queries[q], queries[q].keys[k], &res[n]))
-                n++;
-    if (n == 0) {
-        PMIx_Info_free(res, nkeys);
-        return PMIX_ERR_NOT_FOUND;
+    if (qc->nsub > 0) {
+        rc = px_api_query_server(qc->sub, qc->nsub, NULL, NULL, &sinfo, &nsinfo);
+        if (rc == PMIX_ERR_WOULD_BLOCK && qc->npset > 0) {
+            PMIx_Info_free(sinfo, nsinfo);
+            qcall_free(qc);
+            return rc;
+        }
+        /* otherwise the server's keys are answered or they are not (a
+         * host's key then as the process can, inside a callback too) */
     }
-    /* the tail past n is constructed and empty: PMIx_Info_free(info, n)
-     * releases the whole block */
-    *info = res;
-    *ninfo = n;
-    return n == nkeys ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
+    qcall_merge(qc, sinfo, nsinfo);
+    PMIx_Info_free(sinfo, nsinfo);
+    rc = qc->status;
+    *info = qc->info;
+    *ninfo = qc->ninfo;
+    qc->info = NULL;
+    qcall_free(qc);
+    return rc;
 }
 
 typedef struct query_result {
@@ -198,30 +332,73 @@ static void call_query_cb(void *arg)
     r->cbfunc(r->status, r->info, r->ninfo, r->cbdata, release_result, r);
 }
 
-/* Answered at once from local memory; the callback still runs after the
- * call returns (as OpenPMIx's does: its programs may hold a lock the
- * callback takes), with the query's status, PMIX_ERR_NOT_FOUND included. */
+/* The server's answers to a non-blocking query: merge and call back (from
+ * the engine, with its lock held, after PMIx_Query_info_nb returned). */
+static void server_answered(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                            pmix_release_cbfunc_t release_fn, void *release_cbdata)
+{
+    qcall *qc = cbdata;
+    query_result *r = calloc(1, sizeof(*r));
+
+    qcall_merge(qc, info, ninfo);
+    if (release_fn != NULL)
+        release_fn(release_cbdata);
+    if (r == NULL) {
+        qc->cbfunc(PMIX_ERR_NOMEM, NULL, 0, qc->cbdata, NULL, NULL);
+        qcall_free(qc);
+        return;
+    }
+    r->status = qc->status;
+    r->info = qc->info;
+    r->ninfo = qc->ninfo;
+    qc->info = NULL;
+    r->cbfunc = qc->cbfunc;
+    r->cbdata = qc->cbdata;
+    qcall_free(qc);
+    call_query_cb(r);
+}
+
+/* Keys answered in the process: at once, the callback still after the
+ * call returns (as OpenPMIx's: its programs may hold a lock the callback
+ * takes), with the query's status, PMIX_ERR_NOT_FOUND included. Keys the
+ * server answers (process sets, a host's keys): the callback comes with
+ * its answer. */
 PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nqueries,
                                              pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
     query_result *r;
+    size_t nkeys;
     pmix_status_t rc;
+    qcall *qc;
 
-    if (cbfunc == NULL)
+    if (cbfunc == NULL || (queries == NULL && nqueries > 0))
         return PMIX_ERR_BAD_PARAM;
     if (!PMIx_Initialized())
         return PMIX_ERR_INIT;
-    r = calloc(1, sizeof(*r));
-    if (r == NULL)
-        return PMIX_ERR_NOMEM;
-    rc = PMIx_Query_info(queries, nqueries, &r->info, &r->ninfo);
-    if (rc != PMIX_SUCCESS && rc != PMIX_ERR_PARTIAL_SUCCESS && rc != PMIX_ERR_NOT_FOUND) {
-        free(r);
+    if ((rc = count_keys(queries, nqueries, &nkeys)) != PMIX_SUCCESS)
         return rc;
+    if ((qc = qcall_make(queries, nqueries, nkeys)) == NULL)
+        return PMIX_ERR_NOMEM;
+    qc->cbfunc = cbfunc;
+    qc->cbdata = cbdata;
+    if (qc->nsub > 0) {
+        rc = px_api_query_server(qc->sub, qc->nsub, server_answered, qc, NULL, NULL);
+        if (rc == PMIX_SUCCESS)
+            return PMIX_SUCCESS; /* server_answered calls back */
+        /* the server cannot be asked: its keys are not answered */
     }
-    r->status = rc;
+    qcall_merge(qc, NULL, 0);
+    if (qc->status == PMIX_ERR_NOMEM || (r = calloc(1, sizeof(*r))) == NULL) {
+        qcall_free(qc);
+        return PMIX_ERR_NOMEM;
+    }
+    r->status = qc->status;
+    r->info = qc->info;
+    r->ninfo = qc->ninfo;
+    qc->info = NULL;
     r->cbfunc = cbfunc;
     r->cbdata = cbdata;
+    qcall_free(qc);
     rc = px_api_defer(call_query_cb, r);
     if (rc != PMIX_SUCCESS)
         release_result(r);

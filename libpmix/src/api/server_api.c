@@ -293,6 +293,56 @@ static pmix_status_t ad_group(void *hctx, const px_group_req *req, px_group_cbfu
     return rc;
 }
 
+static pmix_status_t ad_publish(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                                size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
+
+    if (m->publish == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if ((w = px_defer_wrap_op(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->publish(proc, info, ninfo, px_defer_op_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
+}
+
+static pmix_status_t ad_lookup(void *hctx, const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo, pmix_lookup_cbfunc_t cbfunc,
+                               void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
+
+    if (m->lookup == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if ((w = px_defer_wrap_lookup(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->lookup(proc, keys, info, ninfo, px_defer_lookup_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
+}
+
+static pmix_status_t ad_unpublish(void *hctx, const pmix_proc_t *proc, char **keys,
+                                  const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                  void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
+
+    if (m->unpublish == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if ((w = px_defer_wrap_op(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->unpublish(proc, keys, info, ninfo, px_defer_op_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
+}
+
 /* The Standard's tool_connected returns nothing: the host always calls
  * back. */
 static void ad_tool(void *hctx, const pmix_info_t info[], size_t ninfo,
@@ -336,6 +386,9 @@ static const px_server_host adapter = {
     .job_control = ad_jctrl,
     .client_connected2 = ad_connected2,
     .group = ad_group,
+    .publish = ad_publish,
+    .lookup = ad_lookup,
+    .unpublish = ad_unpublish,
     .tool_connected = ad_tool,
     .query = ad_query,
 };
@@ -702,6 +755,76 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const char nspace[], p
     /* Nothing to prepare locally (see setup_application): the callback, if
      * any, says so after we return. */
     return later(PMIX_SUCCESS, cbfunc, cbdata);
+}
+
+/* ---- process sets ---- */
+
+/* The engine records the set and tells the server's clients (every one
+ * connected, whatever its namespace: the Standard's "all local clients");
+ * the server process's own handlers hear it too, from the loop, as they
+ * hear what PMIx_Notify_event raises there. Blocking, as in OpenPMIx: the
+ * set is in the table, and the event on its way to every client, when
+ * this returns. */
+static pmix_status_t pset_event(pmix_status_t code, const char *name, const pmix_proc_t members[],
+                                size_t nmembers)
+{
+    pmix_info_t ev[3];
+    pmix_data_array_t da = {.type = PMIX_PROC, .size = nmembers, .array = (void *)members};
+    size_t n = 0;
+    pmix_status_t rc;
+
+    memset(ev, 0, sizeof(ev));
+    PMIx_Load_key(ev[n].key, PMIX_PSET_NAME);
+    ev[n].value.type = PMIX_STRING;
+    ev[n++].value.data.string = (char *)name;
+    if (code == PMIX_PROCESS_SET_DEFINE) {
+        PMIx_Load_key(ev[n].key, PMIX_PSET_MEMBERS);
+        ev[n].value.type = PMIX_DATA_ARRAY;
+        ev[n++].value.data.darray = &da;
+    }
+    PMIx_Load_key(ev[n].key, PMIX_EVENT_NON_DEFAULT); /* as the clients get it (server/psets.c) */
+    ev[n].value.type = PMIX_BOOL;
+    ev[n++].value.data.flag = true;
+    rc = px_client_notify(S.evc, code, px_client_self(S.evc), PMIX_RANGE_PROC_LOCAL, ev, n, NULL,
+                          NULL);
+    return rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_define_process_set(const pmix_proc_t members[],
+                                                         size_t nmembers, const char *pset_name)
+{
+    pmix_status_t rc;
+
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    px_posix_ops()->lock(S.posix);
+    rc = px_server_define_process_set(S.srv, px_client_self(S.evc), pset_name, members, nmembers);
+    if (rc == PMIX_SUCCESS)
+        (void)pset_event(PMIX_PROCESS_SET_DEFINE, pset_name, members, nmembers);
+    px_posix_ops()->unlock(S.posix);
+    return rc;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_delete_process_set(const char *pset_name)
+{
+    pmix_status_t rc;
+
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    px_posix_ops()->lock(S.posix);
+    rc = px_server_delete_process_set(S.srv, px_client_self(S.evc), pset_name);
+    if (rc == PMIX_SUCCESS)
+        (void)pset_event(PMIX_PROCESS_SET_DELETE, pset_name, NULL, 0);
+    px_posix_ops()->unlock(S.posix);
+    return rc;
+}
+
+pmix_status_t px_api_server_query(const pmix_query_t queries[], size_t nqueries, pmix_info_t **info,
+                                  size_t *ninfo)
+{
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    return LOCKED(px_server_query_psets(S.srv, queries, nqueries, info, ninfo));
 }
 
 /* ---- events in the server process (called by client_api.c) ---- */

@@ -20,15 +20,16 @@
 #include "common/px_common.h"
 
 typedef enum {
-    HC_OP,      /* host: pmix_op_cbfunc_t */
-    HC_REG,     /* host: pmix_hdlr_reg_cbfunc_t */
-    HC_RELEASE, /* host: pmix_release_cbfunc_t */
-    HC_DMODEX,  /* host: pmix_dmodex_response_fn_t, with a copy of the data */
-    HC_APP,     /* host: pmix_setup_application_cbfunc_t */
-    HC_E_OP,    /* engine: pmix_op_cbfunc_t */
-    HC_E_MODEX, /* engine: pmix_modex_cbfunc_t, then the host's release */
-    HC_E_INFO,  /* engine: pmix_info_cbfunc_t, then the host's release */
-    HC_E_TOOL,  /* engine: pmix_tool_connection_cbfunc_t, with a copy of the name */
+    HC_OP,       /* host: pmix_op_cbfunc_t */
+    HC_REG,      /* host: pmix_hdlr_reg_cbfunc_t */
+    HC_RELEASE,  /* host: pmix_release_cbfunc_t */
+    HC_DMODEX,   /* host: pmix_dmodex_response_fn_t, with a copy of the data */
+    HC_APP,      /* host: pmix_setup_application_cbfunc_t */
+    HC_E_OP,     /* engine: pmix_op_cbfunc_t */
+    HC_E_MODEX,  /* engine: pmix_modex_cbfunc_t, then the host's release */
+    HC_E_INFO,   /* engine: pmix_info_cbfunc_t, then the host's release */
+    HC_E_LOOKUP, /* engine: pmix_lookup_cbfunc_t, with a copy of the data */
+    HC_E_TOOL,   /* engine: pmix_tool_connection_cbfunc_t, with a copy of the name */
 } hc_kind;
 
 typedef struct px_hcall {
@@ -43,6 +44,7 @@ typedef struct px_hcall {
         pmix_modex_cbfunc_t modex;
         pmix_info_cbfunc_t info;
         pmix_tool_connection_cbfunc_t tool;
+        pmix_lookup_cbfunc_t lookup;
     } fn;
     void *cbdata;
     pmix_status_t status;
@@ -54,6 +56,7 @@ typedef struct px_hcall {
     pmix_info_t *info; /* HC_E_INFO */
     size_t ninfo;
     pmix_info_t *info_copy;
+    pmix_pdata_t *pdata;           /* HC_E_LOOKUP: a copy, ninfo entries */
     pmix_release_cbfunc_t release; /* the host's, after an engine completion */
     void *release_cbdata;
 } px_hcall;
@@ -74,6 +77,7 @@ struct px_defer_wrap {
         pmix_modex_cbfunc_t modex;
         pmix_info_cbfunc_t info;
         pmix_tool_connection_cbfunc_t tool;
+        pmix_lookup_cbfunc_t lookup;
     } fn;
     void *cbdata;
 };
@@ -83,6 +87,8 @@ static void hcall_free(px_hcall *h)
     free(h->data_copy);
     if (h->info_copy != NULL)
         PMIx_Info_free(h->info_copy, h->ninfo);
+    if (h->pdata != NULL)
+        PMIx_Pdata_free(h->pdata, h->ninfo);
     free(h);
 }
 
@@ -98,6 +104,7 @@ static void run(px_hcall *h)
     case HC_E_MODEX: h->fn.modex(h->status, h->data, h->ndata, h->cbdata, NULL, NULL); break;
     case HC_E_INFO: h->fn.info(h->status, h->info, h->ninfo, h->cbdata, NULL, NULL); break;
     case HC_E_TOOL: h->fn.tool(h->status, &h->proc, h->cbdata); break;
+    case HC_E_LOOKUP: h->fn.lookup(h->status, h->pdata, h->ninfo, h->cbdata); break;
     }
     /* The engine has copied what it keeps: the host may have it back. */
     if (h->release != NULL)
@@ -314,6 +321,15 @@ px_defer_wrap *px_defer_wrap_tool(px_defer *d, pmix_tool_connection_cbfunc_t fn,
     return w;
 }
 
+px_defer_wrap *px_defer_wrap_lookup(px_defer *d, pmix_lookup_cbfunc_t fn, void *cbdata)
+{
+    px_defer_wrap *w = wrap_new(d, cbdata);
+
+    if (w != NULL)
+        w->fn.lookup = fn;
+    return w;
+}
+
 void px_defer_wrap_done(px_defer_wrap *w, pmix_status_t rc)
 {
     if (w == NULL)
@@ -446,6 +462,42 @@ void px_defer_info_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, voi
                    NULL);
         if (release_fn != NULL)
             release_fn(release_cbdata);
+    }
+    wrap_unref(w);
+}
+
+/* The host's data is borrowed for the call (pmix_lookup_cbfunc_t has no
+ * release function): copied when the completion is queued. */
+void px_defer_lookup_cb(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata)
+{
+    px_defer_wrap *w = cbdata;
+    px_defer *d = w->d;
+    px_hcall *h;
+
+    atomic_store(&w->called, true);
+    if (engine_now(d)) {
+        w->fn.lookup(status, data, ndata, w->cbdata);
+        engine_done(d);
+        wrap_unref(w);
+        return;
+    }
+    h = hcall_new(HC_E_LOOKUP, w->cbdata, status);
+    if (h != NULL && data != NULL && ndata > 0) {
+        h->pdata = PMIx_Pdata_create(ndata);
+        if (h->pdata == NULL) {
+            hcall_free(h);
+            h = NULL;
+        } else {
+            h->ninfo = ndata;
+            for (size_t i = 0; i < ndata; i++)
+                PMIx_Pdata_xfer(&h->pdata[i], &data[i]);
+        }
+    }
+    if (h != NULL) {
+        h->fn.lookup = w->fn.lookup;
+        enqueue(d, h);
+    } else {
+        w->fn.lookup(status == PMIX_SUCCESS ? PMIX_ERR_NOMEM : status, NULL, 0, w->cbdata);
     }
     wrap_unref(w);
 }

@@ -119,6 +119,7 @@ static void req_fail(px_client *c, px_req *r, pmix_status_t status)
     pmix_op_cbfunc_t opcb = r->opcb;
     pmix_value_cbfunc_t valcb = r->valcb;
     pmix_info_cbfunc_t infocb = r->infocb;
+    pmix_lookup_cbfunc_t lookupcb = r->lookupcb;
     void *cbdata = r->cbdata;
 
     if (r->page && status != PMIX_SUCCESS)
@@ -130,6 +131,8 @@ static void req_fail(px_client *c, px_req *r, pmix_status_t status)
         valcb(status, NULL, cbdata);
     else if (infocb != NULL)
         infocb(status, NULL, 0, cbdata, NULL, NULL);
+    else if (lookupcb != NULL)
+        lookupcb(status, NULL, 0, cbdata);
 }
 
 static void req_timeout(void *arg)
@@ -370,6 +373,38 @@ pmix_status_t px_client_job_control(px_client *c, const pmix_proc_t targets[], s
     return px_cli_send(c, &b, r);
 }
 
+pmix_status_t px_client_query(px_client *c, const pmix_query_t queries[], size_t nqueries,
+                              pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    px_buf b;
+    px_req *r;
+
+    double timeout = 0;
+
+    if (queries == NULL || nqueries == 0 || nqueries > PX_QUERY_MAX)
+        return PMIX_ERR_BAD_PARAM;
+    if (!px_client_connected(c))
+        return c->lost ? PMIX_ERR_UNREACH : PMIX_ERR_INIT;
+    /* the longest PMIX_TIMEOUT of a query bounds the wait for the host */
+    for (size_t i = 0; i < nqueries; i++) {
+        double t = px_cli_timeout(queries[i].qualifiers, queries[i].nqual);
+        if (t > timeout)
+            timeout = t;
+    }
+    r = px_cli_req_new(c, PX_MSG_INFO_DONE, timeout);
+    if (r == NULL)
+        return PMIX_ERR_NOMEM;
+    r->infocb = cbfunc;
+    r->cbdata = cbdata;
+    px_buf_init_frame(&b, PX_MSG_QUERY, r->tag);
+    px_pack_u32(&b, (uint32_t)nqueries);
+    for (size_t i = 0; i < nqueries; i++) {
+        px_pack_argv(&b, queries[i].keys);
+        px_pack_info(&b, queries[i].qualifiers, queries[i].nqual);
+    }
+    return px_cli_send(c, &b, r);
+}
+
 typedef struct info_release {
     pmix_info_t *info;
     size_t ninfo;
@@ -499,6 +534,7 @@ static pmix_status_t dispatch(px_client *c, const void *frame, size_t len, px_cl
     case PX_MSG_GET_DONE: px_cli_get_reply(c, r, status, &b); break;
     case PX_MSG_INFO_DONE: info_done(c, r, status, &b); break;
     case PX_MSG_GROUP_DONE: px_cli_group_reply(c, r, status, &b); break;
+    case PX_MSG_LOOKUP_DONE: px_cli_lookup_reply(c, r, status, &b); break;
     case PX_MSG_REPLY: req_fail(c, r, status); break; /* "fail" with whatever status came */
     default: req_fail(c, r, PMIX_ERR_UNPACK_FAILURE); return PMIX_ERR_UNPACK_FAILURE;
     }

@@ -7,6 +7,7 @@
  *   fence.c    PMIx_Fence
  *   events.c   event handler chains
  *   group.c    PMIx groups
+ *   pubsub.c   publish, lookup, unpublish
  *
  * Requests to the server are kept in a list keyed by tag. A reply with an
  * unknown tag is dropped: its request timed out and was already answered.
@@ -32,6 +33,7 @@ typedef struct px_req {
     pmix_op_cbfunc_t opcb;
     pmix_value_cbfunc_t valcb;
     pmix_info_cbfunc_t infocb;
+    pmix_lookup_cbfunc_t lookupcb;
     void *cbdata;
     pmix_proc_t proc; /* GET: whose data */
     char key[PMIX_MAX_KEYLEN + 1];
@@ -123,6 +125,8 @@ double px_cli_timeout(const pmix_info_t *info, size_t ninfo);
 
 /* get.c / fence.c: reply handlers (payload after the status) */
 void px_cli_get_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b);
+/* pubsub.c: LOOKUP_DONE (payload after the status) */
+void px_cli_lookup_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b);
 /* A region that came with a frame (px_platform.h), or none (data NULL). */
 typedef struct px_cli_region {
     const void *data;

@@ -130,6 +130,15 @@ pmix_status_t px_client_job_control(px_client *c, const pmix_proc_t targets[], s
                                     const pmix_info_t directives[], size_t ndirs,
                                     pmix_info_cbfunc_t cbfunc, void *cbdata);
 
+/* Ask the server the queries (their keys and qualifiers as they are):
+ * cbfunc with its status and answers, one info per key it answered. The
+ * server answers the process-set keys (px_query_key_is_pset) itself and
+ * hands the keys only a host knows (PMIX_QUERY_NAMESPACES,
+ * PMIX_QUERY_PROC_TABLE...) to its host's query upcall; the api/ shim
+ * sends it those alone. PMIX_ERR_TIMEOUT if a query's PMIX_TIMEOUT
+ * qualifier (the longest counts) passes first. */
+pmix_status_t px_client_query(px_client *c, const pmix_query_t queries[], size_t nqueries,
+                              pmix_info_cbfunc_t cbfunc, void *cbdata);
 /* Groups (client/group.c). Each sends one request to the server and
  * calls its callback once with the outcome; the info callbacks get the
  * results array (PMIX_GROUP_ID, PMIX_GROUP_CONTEXT_ID if one was assigned,
@@ -168,12 +177,20 @@ void px_client_set_tool(px_client *c);
 bool px_client_is_tool(const px_client *c);
 const pmix_proc_t *px_client_server(const px_client *c);
 
-/* Send `queries` to the server, whose host answers them (PMIx_Query_info
- * keys only a host knows). cbfunc(status, info, ninfo, ...) with the
- * answers; PMIX_ERR_NOT_SUPPORTED if the host has no answer for queries;
- * PMIX_ERR_TIMEOUT if a query's PMIX_TIMEOUT qualifier (the longest
- * counts) passes first. Same rules as px_client_job_control. */
-pmix_status_t px_client_query(px_client *c, const pmix_query_t queries[], size_t nqueries,
-                              pmix_info_cbfunc_t cbfunc, void *cbdata);
+/* Publish, lookup, unpublish: requests to the server's host (the
+ * Standard's rules; px_proto.h for the messages). Each returns
+ * PMIX_SUCCESS and calls its callback once with the host's answer (or
+ * PMIX_ERR_TIMEOUT after PMIX_TIMEOUT (a lookup: a second later, should
+ * the host not end it itself), PMIX_ERR_LOST_CONNECTION), or
+ * returns an error (PMIX_ERR_BAD_PARAM for no data, no key or a bad key,
+ * PMIX_ERR_INIT, PMIX_ERR_UNREACH) and never calls it. The lookup's data
+ * is borrowed for the callback. NULL keys to unpublish: every key the
+ * caller published. */
+pmix_status_t px_client_publish(px_client *c, const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t px_client_lookup(px_client *c, char **keys, const pmix_info_t info[], size_t ninfo,
+                               pmix_lookup_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t px_client_unpublish(px_client *c, char **keys, const pmix_info_t info[], size_t ninfo,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata);
 
 #endif /* PX_CLIENT_H */

@@ -43,32 +43,3 @@ pmix_status_t px_cli_tool_welcome(px_client *c, px_buf *b)
     c->server = server;
     return PMIX_SUCCESS;
 }
-
-pmix_status_t px_client_query(px_client *c, const pmix_query_t queries[], size_t nqueries,
-                              pmix_info_cbfunc_t cbfunc, void *cbdata)
-{
-    px_buf b;
-    px_req *r;
-    double timeout = 0;
-
-    if (queries == NULL || nqueries == 0 || nqueries > PX_QUERY_MAX)
-        return PMIX_ERR_BAD_PARAM;
-    if (!px_client_connected(c))
-        return c->lost ? PMIX_ERR_UNREACH : PMIX_ERR_INIT;
-    /* the longest PMIX_TIMEOUT of a query bounds the wait for the host */
-    for (size_t i = 0; i < nqueries; i++) {
-        double t = px_cli_timeout(queries[i].qualifiers, queries[i].nqual);
-        if (t > timeout)
-            timeout = t;
-    }
-    r = px_cli_req_new(c, PX_MSG_INFO_DONE, timeout);
-    if (r == NULL)
-        return PMIX_ERR_NOMEM;
-    r->infocb = cbfunc;
-    r->cbdata = cbdata;
-    px_buf_init_frame(&b, PX_MSG_QUERY, r->tag);
-    px_pack_u32(&b, (uint32_t)nqueries);
-    for (size_t i = 0; i < nqueries; i++)
-        px_pack_typed(&b, &queries[i], PMIX_QUERY);
-    return px_cli_send(c, &b, r);
-}

@@ -31,10 +31,12 @@
 
 #include "px_platform.h"
 
-/* 2: the group upcall was appended; 3: tool_connected and query. A table
- * of an older version (from 1) is still accepted: the upcalls it lacks
- * count as NULL. */
-#define PX_SERVER_HOST_VERSION 3
+/* 2: the group upcall was appended; 3: publish, lookup and unpublish;
+ * 4: tool_connected and query. A table of an older version (from 1) is
+ * still accepted: the upcalls it lacks count as NULL (no group upcall;
+ * PMIX_ERR_NOT_SUPPORTED for publish and lookup; tools refused, and the
+ * queries only a host answers unanswered). */
+#define PX_SERVER_HOST_VERSION 4
 #define PX_SERVER_HOST_VERSION_MIN 1
 
 typedef struct px_server px_server;
@@ -151,7 +153,34 @@ typedef struct px_server_host {
     pmix_status_t (*group)(void *hctx, const px_group_req *req, px_group_cbfunc_t cbfunc,
                            void *cbdata);
 
-    /* Version 3. */
+    /* ---- version 3 ---- */
+
+    /* PMIx_Publish from `proc`: `info` holds the data and the directives
+     * as the client passed them, then PMIX_USERID and PMIX_GRPID
+     * (PMIX_UINT32) of the client, as the Standard requires; borrowed
+     * for the call. The host stores the data (hostcore/px_pubsub.h) and
+     * calls cbfunc with the outcome (PMIX_ERR_DUPLICATE_KEY...). Same
+     * return rules as abort. If NULL, the client gets
+     * PMIX_ERR_NOT_SUPPORTED. */
+    pmix_status_t (*publish)(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                             size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+    /* PMIx_Lookup from `proc` of `keys` (NULL-terminated, borrowed for
+     * the call) with the client's directives (PMIX_RANGE, PMIX_WAIT,
+     * PMIX_TIMEOUT...) and its PMIX_USERID and PMIX_GRPID. cbfunc gets
+     * the keys found, borrowed for that call. A lookup that waits
+     * (PMIX_WAIT) may be answered much later, or never if its client goes
+     * (then the host should still call cbfunc, which frees the request).
+     * If NULL, PMIX_ERR_NOT_SUPPORTED. */
+    pmix_status_t (*lookup)(void *hctx, const pmix_proc_t *proc, char **keys,
+                            const pmix_info_t info[], size_t ninfo, pmix_lookup_cbfunc_t cbfunc,
+                            void *cbdata);
+    /* PMIx_Unpublish from `proc`: `keys` NULL means every key it
+     * published. Only the owner may remove a key. If NULL,
+     * PMIX_ERR_NOT_SUPPORTED. */
+    pmix_status_t (*unpublish)(void *hctx, const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                               void *cbdata);
+    /* ---- version 4 ---- */
 
     /* A tool asks to connect (server/tool.c; only once px_server_tools
      * allowed tools). `info` says who it is: PMIX_USERID, PMIX_GRPID
@@ -166,7 +195,9 @@ typedef struct px_server_host {
                            pmix_tool_connection_cbfunc_t cbfunc, void *cbdata);
     /* PMIx_Query_info keys a client or tool sent to its server (the ones
      * only a host can answer: PMIX_QUERY_NAMESPACES, PMIX_QUERY_PROC_TABLE,
-     * PMIX_QUERY_LOCAL_PROC_TABLE). Same return rules as job_control:
+     * PMIX_QUERY_LOCAL_PROC_TABLE; the server answers the process-set keys
+     * itself and passes the host only the others, each query with its
+     * qualifiers). Same return rules as job_control:
      * PMIX_SUCCESS and cbfunc later (or inside), or an error and no call.
      * The answer is one info per key answered; PMIX_ERR_PARTIAL_SUCCESS or
      * PMIX_ERR_NOT_FOUND say some or none were. If NULL, queries get
@@ -222,6 +253,32 @@ void px_server_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t wh
  * with `info`; each client runs the handlers registered for it. */
 void px_server_notify(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                       pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
+
+/* Process sets (the Standard's PMIx_server_define_process_set and
+ * PMIx_server_delete_process_set). Define records the set `name` with a
+ * copy of `members` (a name defined again is replaced) and raises
+ * PMIX_PROCESS_SET_DEFINE, with PMIX_PSET_NAME and PMIX_PSET_MEMBERS, from
+ * `source` to every connected client of this server. Delete removes it
+ * (PMIX_ERR_NOT_FOUND if there is no such set) and raises
+ * PMIX_PROCESS_SET_DELETE with PMIX_PSET_NAME. Neither reaches other
+ * servers: a host with several tells each of them. The job data's own sets
+ * (PMIX_PSET_NAME in a PMIX_APP_INFO_ARRAY) are in the same table from
+ * registration on, and a delete removes them too. Errors change nothing. */
+pmix_status_t px_server_define_process_set(px_server *s, const pmix_proc_t *source,
+                                           const char *name, const pmix_proc_t members[],
+                                           size_t nmembers);
+pmix_status_t px_server_delete_process_set(px_server *s, const pmix_proc_t *source,
+                                           const char *name);
+/* Answer the process-set keys of `queries` (PMIX_QUERY_NUM_PSETS,
+ * PMIX_QUERY_PSET_NAMES, PMIX_QUERY_PSET_MEMBERSHIP with PMIX_PSET_NAME)
+ * from this server's table, as a client's QUERY is answered: *info gets
+ * one entry per key answered (free with PMIx_Info_free(*info, *ninfo)).
+ * PMIX_SUCCESS if every key was answered, PMIX_ERR_PARTIAL_SUCCESS if
+ * some were, PMIX_ERR_NOT_FOUND if none, PMIX_ERR_BAD_PARAM for no key. */
+pmix_status_t px_server_query_psets(px_server *s, const pmix_query_t queries[], size_t nqueries,
+                                    pmix_info_t **info, size_t *ninfo);
+/* True for the query keys px_server_query_psets answers. */
+bool px_query_key_is_pset(const char *key);
 
 /* Number of clients connected and in the handshake-completed state
  * (tools not counted). */

@@ -80,6 +80,7 @@ void px_server_destroy(px_server *s)
     px_srv_fence_destroy_all(s);
     px_srv_group_destroy_all(s);
     px_srv_get_destroy_all(s);
+    px_srv_psets_destroy(s);
     while (s->conns != NULL) {
         px_sconn *n = s->conns->next;
         free(s->conns);
@@ -189,6 +190,9 @@ pmix_status_t px_server_register_nspace(px_server *s, const char nspace[], int n
         /* its clients were counted with the old size */
         px_srv_page_break(s, ns, "namespace registered again");
     }
+    if ((rc = px_srv_psets_register(s, nspace, info, ninfo)) != PMIX_SUCCESS)
+        px_srv_logf(s, PX_LOG_WARN, "namespace %s: its process sets are ignored: %s", nspace,
+                    PMIx_Error_string(rc));
     ns->nlocal = nlocalprocs;
     ns->job_size = 0;
     sz = px_info_find(info, ninfo, PMIX_JOB_SIZE);
@@ -221,6 +225,7 @@ void px_server_deregister_nspace(px_server *s, const char nspace[])
         }
         pp = &(*pp)->next;
     }
+    px_srv_psets_drop_nspace(s, nspace);
     px_store_drop_job(s->store, nspace);
 }
 
@@ -788,8 +793,11 @@ static const char *msg_name(uint16_t type)
     case PX_MSG_JCTRL: return "JCTRL";
     case PX_MSG_NOPAGE: return "NOPAGE";
     case PX_MSG_PCOLLECT: return "PCOLLECT";
-    case PX_MSG_GROUP: return "GROUP";
     case PX_MSG_QUERY: return "QUERY";
+    case PX_MSG_GROUP: return "GROUP";
+    case PX_MSG_PUBLISH: return "PUBLISH";
+    case PX_MSG_LOOKUP: return "LOOKUP";
+    case PX_MSG_UNPUBLISH: return "UNPUBLISH";
     default: return "unknown";
     }
 }
@@ -847,9 +855,12 @@ static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, 
         case PX_MSG_ABORT: rc = px_srv_abort(s, c, hdr.tag, &b); break;
         case PX_MSG_NOTIFY: rc = px_srv_notify(s, c, &b); break;
         case PX_MSG_JCTRL: rc = px_srv_jctrl(s, c, hdr.tag, &b); break;
+        case PX_MSG_QUERY: rc = px_srv_query(s, c, hdr.tag, &b); break;
         case PX_MSG_PCOLLECT: rc = px_srv_page_collect(s, c, &b); break;
         case PX_MSG_GROUP: rc = px_srv_group(s, c, hdr.tag, &b); break;
-        case PX_MSG_QUERY: rc = px_srv_query(s, c, hdr.tag, &b); break;
+        case PX_MSG_PUBLISH: rc = px_srv_publish(s, c, hdr.tag, &b); break;
+        case PX_MSG_LOOKUP: rc = px_srv_lookup(s, c, hdr.tag, &b); break;
+        case PX_MSG_UNPUBLISH: rc = px_srv_unpublish(s, c, hdr.tag, &b); break;
         case PX_MSG_NOPAGE:
             if (c->tool)
                 break;

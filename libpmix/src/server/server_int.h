@@ -5,7 +5,9 @@
  *   fence.c    the collective tracker
  *   get.c      Gets from clients, direct modex in both directions
  *   misc.c     abort, events, job control
+ *   psets.c    process sets: the table, the host's definitions, queries
  *   group.c    groups: construct, destruct, invite/join, leave
+ *   pubsub.c   publish, lookup, unpublish (handed to the host)
  *
  * A server keeps short singly linked lists: namespaces, registered
  * clients, open connections, trackers and parked requests. A node serves
@@ -150,6 +152,7 @@ typedef struct px_dmx {
     bool abandoned; /* the server went on; free when the host calls back */
 } px_dmx;
 
+typedef struct px_pset px_pset;
 /* A group this server knows: constructed, with a member here. */
 typedef struct px_sgroup {
     struct px_sgroup *next;
@@ -209,6 +212,7 @@ struct px_server {
     px_pget *pgets;
     px_dmx *dmxs;
     px_drop *drops; /* timers that will drop a client */
+    px_pset *psets; /* process sets, in the order they were defined (psets.c) */
     uint64_t next_fence_id;
     px_gtrk *gtrks;     /* group operations being gathered */
     px_sgroup *sgroups; /* groups with a member here */
@@ -250,7 +254,14 @@ bool px_srv_tool_uid_ok(const px_server *s, uint32_t uid);
 pmix_status_t px_srv_tool_hello(px_server *s, px_sconn *k, uint32_t tag, const pmix_proc_t *want);
 /* Forget tool `t` (its connection is closed or being closed). */
 void px_srv_tool_gone(px_server *s, px_sclient *t);
-pmix_status_t px_srv_query(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+/* True if the host has a query upcall (version 4 on). */
+bool px_srv_host_queries(const px_server *s);
+/* The rest of a QUERY from `c` (psets.c): `q` (nq queries, nkeys keys in
+ * all; taken) to the host's query upcall for its keys, `pres` (npres;
+ * taken) the process-set answers found already. The INFO_DONE carries
+ * both. */
+pmix_status_t px_srv_query_host(px_server *s, px_sclient *c, uint32_t tag, pmix_query_t *q,
+                                size_t nq, size_t nkeys, pmix_info_t *pres, size_t npres);
 
 /* fence.c */
 pmix_status_t px_srv_fence(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
@@ -302,5 +313,21 @@ void px_srv_event_to(px_server *s, px_sclient *c, pmix_status_t status, const pm
 void px_srv_event_to_clients(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                              pmix_data_range_t range, const pmix_info_t *info, size_t ninfo,
                              const px_sclient *except);
+
+/* pubsub.c */
+pmix_status_t px_srv_publish(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+pmix_status_t px_srv_lookup(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+pmix_status_t px_srv_unpublish(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+/* psets.c */
+/* The sets the job data of `nspace` defines (its PMIX_APP_INFO_ARRAYs),
+ * replacing those an earlier registration of it defined. On failure the
+ * namespace defines none. */
+pmix_status_t px_srv_psets_register(px_server *s, const char *nspace, const pmix_info_t info[],
+                                    size_t ninfo);
+void px_srv_psets_drop_nspace(px_server *s, const char *nspace); /* its job data's sets go */
+void px_srv_psets_destroy(px_server *s);
+/* QUERY from `c`: the process-set keys answered here, the others passed
+ * to the host's query upcall (tool.c); one INFO_DONE with the answers. */
+pmix_status_t px_srv_query(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 
 #endif /* PX_SERVER_INT_H */

@@ -39,7 +39,7 @@
 static void (*host_tool_connected(const px_server *s))(void *, const pmix_info_t *, size_t,
                                                        pmix_tool_connection_cbfunc_t, void *)
 {
-    return s->hops->version >= 3 ? s->hops->tool_connected : NULL;
+    return s->hops->version >= 4 ? s->hops->tool_connected : NULL;
 }
 
 pmix_status_t px_server_tools(px_server *s, const pmix_proc_t *self, uint32_t uid)
@@ -222,7 +222,8 @@ pmix_status_t px_srv_tool_hello(px_server *s, px_sconn *k, uint32_t tag, const p
 
 /* ---- queries ---- */
 
-/* Who asked, looked up again when the host answers. */
+/* Who asked, looked up again when the host answers, and what the server
+ * answered itself (the process-set keys). */
 typedef struct query_ref {
     px_server *srv;
     pmix_proc_t proc;
@@ -230,7 +231,50 @@ typedef struct query_ref {
     uint32_t tag;
     pmix_query_t *q; /* the host may read them until it answers */
     size_t nq;
+    size_t nkeys;      /* the keys of the whole QUERY */
+    pmix_info_t *pres; /* the server's own answers */
+    size_t npres;
 } query_ref;
+
+static void query_ref_free(query_ref *r)
+{
+    PMIx_Query_free(r->q, r->nq);
+    PMIx_Info_free(r->pres, r->npres);
+    free(r);
+}
+
+/* One INFO_DONE: the server's answers, then the host's (if `status` says
+ * it has some). With no answer of the server's the host's status is the
+ * reply's; otherwise it counts the keys answered. */
+static void query_reply(px_server *s, px_sclient *c, const query_ref *r, pmix_status_t status,
+                        const pmix_info_t *info, size_t ninfo)
+{
+    bool host_ok = status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS;
+    size_t nh = host_ok && info != NULL ? ninfo : 0, n = r->npres + nh;
+    pmix_info_t *all = NULL;
+    px_buf b;
+
+    if (r->npres > 0) {
+        status = n >= r->nkeys ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
+        if ((all = PMIx_Info_create(n)) == NULL) {
+            status = PMIX_ERR_NOMEM;
+            n = 0;
+        }
+        for (size_t i = 0; all != NULL && i < r->npres; i++)
+            PMIx_Info_xfer(&all[i], &r->pres[i]);
+        for (size_t i = 0; all != NULL && i < nh; i++)
+            PMIx_Info_xfer(&all[r->npres + i], &info[i]);
+    }
+    px_buf_init_frame(&b, PX_MSG_INFO_DONE, r->tag);
+    px_pack_i32(&b, status);
+    if (r->npres > 0)
+        px_pack_info(&b, all, n);
+    else
+        px_pack_info(&b, nh > 0 ? info : NULL, nh);
+    px_srv_send(s, c, &b);
+    if (all != NULL)
+        PMIx_Info_free(all, n);
+}
 
 static void query_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
                      pmix_release_cbfunc_t release_fn, void *release_cbdata)
@@ -241,64 +285,67 @@ static void query_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void
 
     s->pops->lock(s->pctx);
     c = px_srv_client(s, &r->proc);
-    if (c != NULL && c->has_conn && c->conn == r->conn && c->state == PX_SC_CONNECTED) {
-        px_buf b;
-        px_buf_init_frame(&b, PX_MSG_INFO_DONE, r->tag);
-        px_pack_i32(&b, status);
-        px_pack_info(&b, status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS ? info : NULL,
-                     status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS ? ninfo : 0);
-        px_srv_send(s, c, &b);
-    }
+    if (c != NULL && c->has_conn && c->conn == r->conn && c->state == PX_SC_CONNECTED)
+        query_reply(s, c, r, status, info, ninfo);
     s->pops->unlock(s->pctx);
-    PMIx_Query_free(r->q, r->nq);
-    free(r);
+    query_ref_free(r);
     if (release_fn != NULL)
         release_fn(release_cbdata);
 }
 
-pmix_status_t px_srv_query(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
+bool px_srv_host_queries(const px_server *s)
 {
-    pmix_status_t (*up)(void *, const pmix_proc_t *, const pmix_query_t *, size_t,
-                        pmix_info_cbfunc_t, void *) = s->hops->version >= 3 ? s->hops->query : NULL;
-    pmix_query_t *q = NULL;
-    uint32_t n;
-    pmix_status_t rc;
-    query_ref *r;
+    return s->hops->version >= 4 && s->hops->query != NULL;
+}
 
-    if ((rc = px_unpack_u32(b, &n)) != PMIX_SUCCESS)
-        return rc;
-    if (n == 0 || n > PX_QUERY_MAX)
-        return PMIX_ERR_BAD_PARAM;
-    if ((q = PMIx_Query_create(n)) == NULL)
+pmix_status_t px_srv_query_host(px_server *s, px_sclient *c, uint32_t tag, pmix_query_t *q,
+                                size_t nq, size_t nkeys, pmix_info_t *pres, size_t npres)
+{
+    query_ref *r = calloc(1, sizeof(*r));
+    pmix_query_t *hq = NULL;
+    size_t nhq = 0;
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+
+    if (r == NULL) {
+        PMIx_Query_free(q, nq);
+        PMIx_Info_free(pres, npres);
         return PMIX_ERR_NOMEM;
-    for (uint32_t i = 0; i < n; i++) {
-        if ((rc = px_unpack_typed(b, &q[i], PMIX_QUERY)) != PMIX_SUCCESS) {
-            PMIx_Query_free(q, n);
-            return rc;
+    }
+    r->srv = s;
+    r->proc = c->proc;
+    r->conn = c->conn;
+    r->tag = tag;
+    r->nkeys = nkeys;
+    r->pres = pres;
+    r->npres = npres;
+    /* the host sees its own keys only, each query with its qualifiers */
+    if ((hq = PMIx_Query_create(nq)) != NULL) {
+        rc = PMIX_SUCCESS;
+        for (size_t i = 0; i < nq && rc == PMIX_SUCCESS; i++) {
+            char **keys = NULL;
+            for (size_t k = 0; q[i].keys != NULL && q[i].keys[k] != NULL; k++)
+                if (!px_query_key_is_pset(q[i].keys[k]) &&
+                    PMIx_Argv_append_nosize(&keys, q[i].keys[k]) != PMIX_SUCCESS)
+                    rc = PMIX_ERR_NOMEM;
+            if (keys == NULL)
+                continue;
+            hq[nhq].keys = keys;
+            hq[nhq].qualifiers = q[i].qualifiers; /* moved */
+            hq[nhq].nqual = q[i].nqual;
+            q[i].qualifiers = NULL;
+            q[i].nqual = 0;
+            nhq++;
         }
     }
-    rc = PMIX_ERR_NOT_SUPPORTED;
-    if (up != NULL && (r = malloc(sizeof(*r))) != NULL) {
-        r->srv = s;
-        r->proc = c->proc;
-        r->conn = c->conn;
-        r->tag = tag;
-        r->q = q;
-        r->nq = n;
-        rc = up(s->hctx, &c->proc, q, n, query_cb, r);
+    PMIx_Query_free(q, nq);
+    r->q = hq;
+    r->nq = nq;
+    if (rc == PMIX_SUCCESS) {
+        rc = s->hops->query(s->hctx, &c->proc, hq, nhq, query_cb, r);
         if (rc == PMIX_SUCCESS)
-            return PMIX_SUCCESS; /* query_cb frees q */
-        free(r);                 /* the host will not call back */
-    } else if (up != NULL) {
-        rc = PMIX_ERR_NOMEM;
+            return PMIX_SUCCESS; /* query_cb frees r */
     }
-    PMIx_Query_free(q, n);
-    {
-        px_buf out;
-        px_buf_init_frame(&out, PX_MSG_INFO_DONE, tag);
-        px_pack_i32(&out, rc);
-        px_pack_info(&out, NULL, 0);
-        px_srv_send(s, c, &out);
-    }
+    query_reply(s, c, r, rc, NULL, 0); /* the host will not call back */
+    query_ref_free(r);
     return PMIX_SUCCESS;
 }
