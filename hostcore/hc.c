@@ -822,10 +822,12 @@ static pmix_status_t got_coll(px_hc *hc, uint32_t from, const uint8_t *p, size_t
 
 /* ---- the news of a death ---- */
 
-/* Send the notice to the children of relative rank r in the binomial tree
- * rooted at `origin` (largest subtree first); a child that cannot be
- * reached has its own children served from here. */
-static void send_subtree(px_hc *hc, uint8_t kind, uint32_t origin, pmix_rank_t rank, uint32_t r)
+/* Send a copy of `msg` (news: a death, a departure) to the children of
+ * relative rank r in the binomial tree rooted at `origin` (largest subtree
+ * first); a child that cannot be reached has its own children served from
+ * here. */
+static void tree_send(px_hc *hc, uint32_t origin, uint32_t r, const uint8_t *msg, size_t len,
+                      const px_hc_sent *what)
 {
     uint32_t nn = hc->cfg.job->nnodes;
     int k = 31;
@@ -835,19 +837,28 @@ static void send_subtree(px_hc *hc, uint8_t kind, uint32_t origin, pmix_rank_t r
     for (; k >= 0; k--) {
         uint32_t step = (uint32_t)1 << k, child;
         uint8_t *m;
-        px_hc_sent what = {.kind = (px_hc_kind)kind, .wire = 8};
         if (step <= r || (uint64_t)r + step >= nn)
             continue;
         child = (uint32_t)(((uint64_t)origin + r + step) % nn);
-        if (is_lost(hc, child) || (m = malloc(9)) == NULL) {
-            send_subtree(hc, kind, origin, rank, r + step);
+        if (is_lost(hc, child) || (m = malloc(len)) == NULL) {
+            tree_send(hc, origin, r + step, msg, len, what);
             continue;
         }
-        m[0] = kind;
-        put32(put32(m + 1, origin), rank);
-        if (hc->ops->send(hc->ctx, child, m, 9, &what) != PMIX_SUCCESS)
-            send_subtree(hc, kind, origin, rank, r + step);
+        memcpy(m, msg, len);
+        if (hc->ops->send(hc->ctx, child, m, len, what) != PMIX_SUCCESS)
+            tree_send(hc, origin, r + step, msg, len, what);
     }
+}
+
+/* The news of a death from `origin`, from relative rank r on. */
+static void send_subtree(px_hc *hc, uint8_t kind, uint32_t origin, pmix_rank_t rank, uint32_t r)
+{
+    uint8_t m[9];
+    px_hc_sent what = {.kind = (px_hc_kind)kind, .wire = 8};
+
+    m[0] = kind;
+    put32(put32(m + 1, origin), rank);
+    tree_send(hc, origin, r, m, sizeof(m), &what);
 }
 
 static void do_break(px_hc *hc, const char *why)
@@ -917,32 +928,25 @@ static void gone_free(hc_gone *g)
  * u32 epoch). */
 static void send_gone(px_hc *hc, uint32_t origin, const hc_gone *g, uint32_t r)
 {
-    uint32_t nn = hc->cfg.job->nnodes;
     size_t len = 13 + 12 * (size_t)g->nsets;
-    int k = 31;
+    px_hc_sent what = {.kind = PX_HC_DEPARTED, .wire = len - 1};
+    uint8_t *m = malloc(len), *at;
 
-    while (k >= 0 && ((uint32_t)1 << k) >= nn)
-        k--;
-    for (; k >= 0; k--) {
-        uint32_t step = (uint32_t)1 << k, child;
-        uint8_t *m, *at;
-        px_hc_sent what = {.kind = PX_HC_DEPARTED, .wire = len - 1};
-        if (step <= r || (uint64_t)r + step >= nn)
-            continue;
-        child = (uint32_t)(((uint64_t)origin + r + step) % nn);
-        if (is_lost(hc, child) || (m = malloc(len)) == NULL) {
-            send_gone(hc, origin, g, r + step);
-            continue;
-        }
-        m[0] = PX_HC_DEPARTED;
-        at = put32(put32(put32(m + 1, origin), g->rank), g->nsets);
-        for (uint32_t i = 0; i < g->nsets; i++) {
-            at = put32(put32(at, (uint32_t)g->sets[i]), (uint32_t)(g->sets[i] >> 32));
-            at = put32(at, g->epochs[i]);
-        }
-        if (hc->ops->send(hc->ctx, child, m, len, &what) != PMIX_SUCCESS)
-            send_gone(hc, origin, g, r + step);
+    if (m == NULL) {
+        logf_(hc,
+              "out of memory passing on that rank %u left; its fences elsewhere may wait "
+              "for their timeout",
+              g->rank);
+        return;
     }
+    m[0] = PX_HC_DEPARTED;
+    at = put32(put32(put32(m + 1, origin), g->rank), g->nsets);
+    for (uint32_t i = 0; i < g->nsets; i++) {
+        at = put32(put32(at, (uint32_t)g->sets[i]), (uint32_t)(g->sets[i] >> 32));
+        at = put32(at, g->epochs[i]);
+    }
+    tree_send(hc, origin, r, m, len, &what);
+    free(m);
 }
 
 void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell)

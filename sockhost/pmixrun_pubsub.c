@@ -407,48 +407,42 @@ static void forward(job *j, int op, const pmix_proc_t *proc, char **keys, const 
     } /* the loop sends it after this turn (pubsub_flush) */
 }
 
-static pmix_status_t forward_publish(job *j, const pmix_proc_t *proc, const pmix_info_t info[],
-                                     size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+/* One request of this daemon's ranks, forwarded to pmixrun; exactly one
+ * of opcb and lookupcb is set. */
+static pmix_status_t forward_new(job *j, int op, const pmix_proc_t *proc, char **keys,
+                                 const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t opcb,
+                                 pmix_lookup_cbfunc_t lookupcb, void *cbdata)
 {
     pending *pd = calloc(1, sizeof(*pd));
     pmix_status_t rc;
 
     if (pd == NULL)
         return PMIX_ERR_NOMEM;
-    pd->opcb = cbfunc;
+    pd->opcb = opcb;
+    pd->lookupcb = lookupcb;
     pd->cbdata = cbdata;
-    forward(j, OP_PUBLISH, proc, NULL, info, ninfo, pd, &rc);
+    forward(j, op, proc, keys, info, ninfo, pd, &rc);
     return rc;
+}
+
+static pmix_status_t forward_publish(job *j, const pmix_proc_t *proc, const pmix_info_t info[],
+                                     size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return forward_new(j, OP_PUBLISH, proc, NULL, info, ninfo, cbfunc, NULL, cbdata);
 }
 
 static pmix_status_t forward_lookup(job *j, const pmix_proc_t *proc, char **keys,
                                     const pmix_info_t info[], size_t ninfo,
                                     pmix_lookup_cbfunc_t cbfunc, void *cbdata)
 {
-    pending *pd = calloc(1, sizeof(*pd));
-    pmix_status_t rc;
-
-    if (pd == NULL)
-        return PMIX_ERR_NOMEM;
-    pd->lookupcb = cbfunc;
-    pd->cbdata = cbdata;
-    forward(j, OP_LOOKUP, proc, keys, info, ninfo, pd, &rc);
-    return rc;
+    return forward_new(j, OP_LOOKUP, proc, keys, info, ninfo, NULL, cbfunc, cbdata);
 }
 
 static pmix_status_t forward_unpublish(job *j, const pmix_proc_t *proc, char **keys,
                                        const pmix_info_t info[], size_t ninfo,
                                        pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    pending *pd = calloc(1, sizeof(*pd));
-    pmix_status_t rc;
-
-    if (pd == NULL)
-        return PMIX_ERR_NOMEM;
-    pd->opcb = cbfunc;
-    pd->cbdata = cbdata;
-    forward(j, OP_UNPUBLISH, proc, keys, info, ninfo, pd, &rc);
-    return rc;
+    return forward_new(j, OP_UNPUBLISH, proc, keys, info, ninfo, cbfunc, NULL, cbdata);
 }
 
 void pubsub_flush(job *j, tl_link *parent)
