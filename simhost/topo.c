@@ -87,17 +87,44 @@ static void torus_params(uint32_t n, char *buf, size_t len)
     snprintf(buf, len, "%u,%u,%u", best[2], best[1], best[0]);
 }
 
+/* SimGrid 3.32's dragonfly routes minimally through router b = g of the
+ * source's chassis to reach group g (DragonflyZone::get_local_route), so
+ * it needs at most as many groups as routers per chassis; with more it
+ * reads past a router's link table and crashes. Returns 0 when `params`
+ * ("G,L;C,L;R,L;N") respects that, or -1 with the reason in err. A
+ * malformed string is left to SimGrid's parser, which names the field. */
+static int dragonfly_check(const char *params, char *err, size_t errlen)
+{
+    unsigned g, c, r, n;
+    if (sscanf(params, "%u,%*u;%u,%*u;%u,%*u;%u", &g, &c, &r, &n) != 4 || g <= r)
+        return 0;
+    snprintf(err, errlen,
+             "dragonfly parameters '%s': %u groups but %u routers per chassis; SimGrid's "
+             "dragonfly routing needs at most as many groups as routers per chassis "
+             "(raise R or lower G)",
+             params, g, r);
+    return -1;
+}
+
+/* The default dragonfly for n nodes: 4 nodes per router, 2 chassis per
+ * group, and the fewest routers per chassis R >= 4 that divide the nodes
+ * into G = n / 8R groups with G <= R (dragonfly_check). Up to 128 nodes
+ * that is 4 routers and groups of 32 nodes; 1,024 nodes: 16 routers, 8
+ * groups of 128; 16,384 nodes: 64 routers, 32 groups of 512. */
 static int dragonfly_params(uint32_t n, char *buf, size_t len, char *err, size_t errlen)
 {
-    if (n % 32 != 0) {
-        snprintf(err, errlen,
-                 "dragonfly: --nodes (%u) must be a multiple of 32 "
-                 "(4 nodes x 4 routers x 2 chassis per group); or give --topo-params",
-                 n);
-        return -1;
+    for (uint32_t r = 4; (uint64_t)8 * r <= n; r++) {
+        if (n % (8 * r) == 0 && n / (8 * r) <= r) {
+            snprintf(buf, len, "%u,1;2,1;%u,1;4", n / (8 * r), r);
+            return 0;
+        }
     }
-    snprintf(buf, len, "%u,1;2,1;4,1;4", n / 32);
-    return 0;
+    snprintf(err, errlen,
+             "dragonfly: no default shape for --nodes %u: the default needs 8 R G nodes "
+             "(4 per router, R >= 4 routers per chassis, 2 chassis, G <= R groups), e.g. "
+             "32, 64, 128, 160, 256, 1024, 4096; or give --topo-params G,L;C,L;R,L;N",
+             n);
+    return -1;
 }
 
 int sim_topo_params(const sim_opts *o, char *params, size_t len, char *err, size_t errlen)
@@ -111,6 +138,8 @@ int sim_topo_params(const sim_opts *o, char *params, size_t len, char *err, size
         torus_params(o->nodes, params, len);
     else if (o->topology == TOPO_DRAGONFLY &&
              dragonfly_params(o->nodes, params, len, err, errlen) != 0)
+        return -1;
+    if (o->topology == TOPO_DRAGONFLY && dragonfly_check(params, err, errlen) != 0)
         return -1;
     return 0;
 }

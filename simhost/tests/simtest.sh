@@ -327,6 +327,25 @@ rank 20: rank 21 coord physical plane0:p(0,1,1,1) plane1:p(0,1,1,1)"
     [[ $(grep -c ': rank [0-9]* coord logical' "$tmp/out") -eq $((2 * shape[1] * shape[3])) ]] ||
         fail "expected a coordinate line per process for itself and for its peer"
     ;;
+dragonfly-groups)
+    # Past 4 groups the default dragonfly widens its chassis (topo.c), as
+    # SimGrid's minimal routing needs: 256 nodes are 4 groups of 2 chassis
+    # of 8 routers, and a fence crosses every group's global links.
+    sim=$1
+    # (Past 64 nodes a process gets no other node's network keys, so the
+    # coords workload's peer lookups fail by design: only the shape and
+    # each process's own coordinate are read here.)
+    "$sim" --quiet --nodes 256 --topology dragonfly coords >"$tmp/out" 2>"$tmp/err"
+    grep -qxF "rank 0: shape plane0 physical 4x2x8x4" "$tmp/out" ||
+        fail "256-node dragonfly shape: $(grep 'rank 0: shape' "$tmp/out")"
+    grep -qxF "rank 255: rank 255 coord physical plane0:p(3,1,7,3)" "$tmp/out" ||
+        fail "rank 255's coordinate: $(grep 'rank 255: rank 255 coord physical' "$tmp/out")"
+    for n in 256 1024; do
+        "$sim" --quiet --nodes $n --topology dragonfly --algo recdbl fence --iters 1 --size 64 \
+            --check >"$tmp/out" 2>"$tmp/err" || fail "fence on a $n-node dragonfly: $(cat "$tmp/err")"
+        echo "ok: fence on a $n-node dragonfly"
+    done
+    ;;
 coords-pmixrun)
     run=$1 prog=$2
     "$run" -n 2 "$prog" >"$tmp/out" 2>"$tmp/err" || fail "pmixrun coords: $(cat "$tmp/err")"
@@ -515,7 +534,9 @@ bad-args)
     check "expected PLANE" --planes 2 --test-plane-down 5@1 fence
     check "--lat" --lat fast fence
     check "unknown option" --frobnicate fence
-    check "multiple of 32" --nodes 33 --topology dragonfly fence
+    check "no default shape for --nodes 33" --nodes 33 --topology dragonfly fence
+    check "8 groups but 4 routers per chassis" --nodes 256 --topology dragonfly \
+        --topo-params "8,1;2,1;4,1;4" fence
     check "a node below 16" --nodes 16 --fault node:16@1us fence
     check "expected node:ID@T" --fault bogus fence
     check "unknown kind" --fault disk:1@1us fence

@@ -94,10 +94,11 @@ add_test(NAME sim_fence_sets COMMAND ${SIMTEST} fence-sets $<TARGET_FILE:pmixsim
 add_test(NAME sim_coords_torus COMMAND ${SIMTEST} coords $<TARGET_FILE:pmixsim> torus)
 add_test(NAME sim_coords_fattree COMMAND ${SIMTEST} coords $<TARGET_FILE:pmixsim> fattree)
 add_test(NAME sim_coords_dragonfly COMMAND ${SIMTEST} coords $<TARGET_FILE:pmixsim> dragonfly)
+add_test(NAME sim_dragonfly_groups COMMAND ${SIMTEST} dragonfly-groups $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_plane_down COMMAND ${SIMTEST} plane-down $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_hier_groups COMMAND ${SIMTEST} hier-groups $<TARGET_FILE:pmixsim>)
 list(APPEND PMIXSIM_TESTS sim_formula_bruck_64_2planes sim_fence_sets sim_coords_torus sim_coords_fattree
-     sim_coords_dragonfly
+     sim_coords_dragonfly sim_dragonfly_groups
      sim_plane_down sim_hier_groups)
 if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
   add_test(NAME sim_coords_under_pmixrun
