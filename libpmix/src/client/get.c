@@ -81,6 +81,12 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
         if (rc != PMIX_ERR_NOT_SUPPORTED)
             return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
     }
+    /* what members gave in a construct's directives, for the others */
+    if (c->ginfos != NULL) {
+        rc = px_cli_group_info_get(c, proc, key, info, ninfo, out);
+        if (rc != PMIX_ERR_NOT_SUPPORTED)
+            return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
+    }
     refresh = px_info_flag(info, ninfo, PMIX_GET_REFRESH_CACHE);
     optional = px_info_flag(info, ninfo, PMIX_OPTIONAL);
 

@@ -196,6 +196,10 @@ typedef struct px_gtrk {
     px_gslot *slots;  /* local members that joined; room for every local member */
     size_t nslots;
     uint64_t id; /* for messages: "group op #id" */
+    /* A construct's group information (PMIX_GROUP_LOCAL_CID,
+     * PMIX_GROUP_INFO) of the local members that gave some: for each, its
+     * proc then its infos (px_pack_proc, px_pack_info). */
+    px_buf ginfo;
 } px_gtrk;
 
 struct px_server {
