@@ -91,12 +91,8 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
     optional = px_info_flag(info, ninfo, PMIX_OPTIONAL);
     /* A process's sets: the server's table knows those its host defined
      * after the job data (which has only the job's own), so it answers. */
-    if (strcmp(key, PMIX_PSET_NAMES) == 0 && proc->rank < PMIX_RANK_VALID &&
-        px_client_connected(c)) {
-        refresh = true;
-        optional = false;
+    if (strcmp(key, PMIX_PSET_NAMES) == 0 && proc->rank < PMIX_RANK_VALID && px_client_connected(c))
         goto ask;
-    }
 
     if (!refresh || is_self(c, proc)) {
         rc = lookup(c, proc, key, info, ninfo, out);

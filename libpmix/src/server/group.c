@@ -471,7 +471,8 @@ static pmix_status_t (*group_upcall(const px_server *s))(void *, const px_group_
 }
 
 /* Parse the host's chunks: the members that are in (a subset of t->procs,
- * in group-rank order) and every node's groups, concatenated. */
+ * in group-rank order), every node's groups and every node's group
+ * information, each concatenated. */
 static pmix_status_t read_chunks(const px_gtrk *t, const char *data, size_t ndata,
                                  pmix_proc_t **members, size_t *nmembers, px_buf *groups,
                                  px_buf *ginfo)
