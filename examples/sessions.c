@@ -12,11 +12,16 @@
  *                           PMIx_Query_info of PMIX_QUERY_PSET_MEMBERSHIP
  *                           qualified by PMIX_PSET_NAME: the group's
  *                           processes. The set is PSET, else the process's
- *                           own (PMIX_PSET_NAMES), else mpi://WORLD (the
- *                           whole namespace, as an MPI library makes it).
+ *                           own (PMIX_PSET_NAMES), else, as an MPI library
+ *                           makes them, mpi://WORLD (the whole namespace)
+ *                           in a job with no set, and mpi://SELF (the
+ *                           process alone) for a process outside the
+ *                           job's sets.
  * MPI_Comm_create_from_group
  *                           PMIx_Group_construct of those processes with
- *                           PMIX_GROUP_ASSIGN_CONTEXT_ID: the context id
+ *                           PMIX_GROUP_ASSIGN_CONTEXT_ID (and a 30 s
+ *                           PMIX_TIMEOUT: a member that never comes fails
+ *                           it rather than hanging it): the context id
  *                           from which the library makes the communicator;
  *                           each process put its endpoint ("card") before,
  *                           and reads every member's after.
@@ -49,6 +54,7 @@
 #include <pmix.h>
 
 #define WORLD "mpi://WORLD"
+#define SELF "mpi://SELF"
 #define MAXP 4096
 
 #define FAIL(me, ...)                                   \
@@ -162,6 +168,8 @@ int main(int argc, char **argv)
 
     /* MPI_Group_from_session_pset: the set's processes */
     char pset[256] = WORLD;
+    if (npsets > 0)
+        snprintf(pset, sizeof(pset), "%s", SELF);
     if (argc > 1) {
         snprintf(pset, sizeof(pset), "%s", argv[1]);
     } else if (PMIx_Get(&me, PMIX_PSET_NAMES, NULL, 0, &v) == PMIX_SUCCESS) {
@@ -178,6 +186,8 @@ int main(int argc, char **argv)
     if (strcmp(pset, WORLD) == 0) {
         for (uint32_t r = 0; r < jobsize && r < MAXP; r++)
             PMIx_Load_procid(&members[nmembers++], me.nspace, r);
+    } else if (strcmp(pset, SELF) == 0) {
+        members[nmembers++] = me;
     } else {
         nmembers = pset_members(pset, members);
     }
@@ -206,15 +216,22 @@ int main(int argc, char **argv)
         FAIL(&me, "put and commit of the card: %s", PMIx_Error_string(rc));
 
     /* MPI_Comm_create_from_group: a group with a context id */
-    snprintf(grp, sizeof(grp), "sessions.%s", pset);
-    pmix_info_t cinfo;
+    /* a group's name is unique among the groups that exist at once */
+    if (strcmp(pset, SELF) == 0)
+        snprintf(grp, sizeof(grp), "sessions.%s.%u", pset, me.rank);
+    else
+        snprintf(grp, sizeof(grp), "sessions.%s", pset);
+    pmix_info_t cinfo[2];
     bool yes = true;
+    uint32_t timeout = 30;
     pmix_info_t *res = NULL;
     size_t nres = 0;
     uint64_t cid = 0;
-    PMIx_Info_load(&cinfo, PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
-    rc = PMIx_Group_construct(grp, members, nmembers, &cinfo, 1, &res, &nres);
-    PMIx_Info_destruct(&cinfo);
+    PMIx_Info_load(&cinfo[0], PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    PMIx_Info_load(&cinfo[1], PMIX_TIMEOUT, &timeout, PMIX_UINT32);
+    rc = PMIx_Group_construct(grp, members, nmembers, cinfo, 2, &res, &nres);
+    PMIx_Info_destruct(&cinfo[0]);
+    PMIx_Info_destruct(&cinfo[1]);
     if (rc != PMIX_SUCCESS) {
         FAIL(&me, "PMIx_Group_construct of %s: %s", grp, PMIx_Error_string(rc));
         goto out;
