@@ -14,7 +14,9 @@
  *   invite     rank 0 invites every rank, itself included (non-blocking);
  *              the others accept from their PMIX_GROUP_INVITED handler
  *              with PMIx_Group_join_nb; everyone ends with the same
- *              membership, rank 0 first.
+ *              membership, rank 0 first. Each gives PMIX_GROUP_LOCAL_CID
+ *              (300 + rank) in its invite or join, and every member reads
+ *              every member's (no context id: without a qualifier).
  *   grpinfo    group information: each rank gives PMIX_GROUP_LOCAL_CID
  *              (100 + rank) in its directives (the Standard's form) and a
  *              string in PMIX_GROUP_INFO (OpenPMIx's), in a construct with
@@ -278,9 +280,16 @@ static void on_invited(size_t id, pmix_status_t status, const pmix_proc_t *sourc
             grp = info[i].value.data.string;
     if (grp == NULL || strcmp(grp, "rules-team") != 0 || source->rank != 0)
         pt_fail("PMIX_GROUP_INVITED: group %s from rank %u", grp ? grp : "(none)", source->rank);
-    else if (PMIx_Group_join_nb(grp, source, PMIX_GROUP_ACCEPT, NULL, 0, info_cb, &joined) !=
-             PMIX_SUCCESS)
-        pt_fail("PMIx_Group_join_nb from the handler failed");
+    else {
+        size_t lcid = 300 + pt.me.rank;
+        pmix_info_t li;
+        PMIx_Info_construct(&li);
+        PMIx_Info_load(&li, PMIX_GROUP_LOCAL_CID, &lcid, PMIX_SIZE);
+        if (PMIx_Group_join_nb(grp, source, PMIX_GROUP_ACCEPT, &li, 1, info_cb, &joined) !=
+            PMIX_SUCCESS)
+            pt_fail("PMIx_Group_join_nb from the handler failed");
+        PMIx_Info_destruct(&li);
+    }
     pt_waiter_signal(&invited, PMIX_SUCCESS);
     if (cbfunc != NULL)
         cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
@@ -300,8 +309,13 @@ static void mode_invite(void)
         pmix_proc_t *procs = calloc(pt.size, sizeof(*procs));
         for (uint32_t i = 0; i < pt.size; i++)
             pt_proc(&procs[i], pt.me.nspace, i);
+        size_t lcid = 300;
+        pmix_info_t li;
+        PMIx_Info_construct(&li);
+        PMIx_Info_load(&li, PMIX_GROUP_LOCAL_CID, &lcid, PMIX_SIZE);
         pt_phase("PMIx_Group_invite_nb");
-        rc = PMIx_Group_invite_nb("rules-team", procs, pt.size, NULL, 0, info_cb, &joined);
+        rc = PMIx_Group_invite_nb("rules-team", procs, pt.size, &li, 1, info_cb, &joined);
+        PMIx_Info_destruct(&li);
         free(procs);
         if (rc != PMIX_SUCCESS)
             pt_fail("PMIx_Group_invite_nb: %s", pt_err(rc));
@@ -317,6 +331,8 @@ static void mode_invite(void)
         pt_fail("the group's callback: %s", pt_err(last_status));
     else
         check_members("invite results", got_members, got_n, false);
+    for (uint32_t r = 0; r < pt.size; r++)
+        check_ginfo("after the invitation", r, PMIX_GROUP_LOCAL_CID, 0, 300 + r, NULL);
     pt_phase("PMIx_Group_destruct");
     rc = PMIx_Group_destruct("rules-team", NULL, 0);
     if (rc != PMIX_SUCCESS)
