@@ -22,7 +22,8 @@
  * and the exit status is 1.
  *
  * Standard API only; keeps no writable globals (it runs in pmixsim too,
- * where a job has one app and no set: "pset none", "num_psets 0").
+ * where a job has one app and no set unless pmixsim's --pset makes them:
+ * "pset none", "num_psets 0").
  */
 #include <sched.h>
 #include <stdatomic.h>

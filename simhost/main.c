@@ -15,6 +15,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
@@ -85,6 +86,9 @@ static void usage(FILE *f)
             "  --detect TIME         a crashed node is known to the others after TIME\n"
             "                        (their failure detector; default 1ms)\n"
             "  --events FILE         append the event log of the run to FILE\n"
+            "  --pset NAME:COUNT     repeatable: the next COUNT ranks are an app in process\n"
+            "                        set NAME (as `pmixrun -n COUNT --pset NAME`); ranks\n"
+            "                        past the sets are one more app in none\n"
             "  --cpu none|measured|model:A[,B]\n"
             "                        charge the library's CPU time to simulated time:\n"
             "                        as measured per message, or A s per message plus\n"
@@ -348,6 +352,19 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
                 return bad("--detect %s: expected a time such as 1ms or 10us%s", v, "");
         } else if (strcmp(a, "--events") == 0) {
             o->events = v;
+        } else if (strcmp(a, "--pset") == 0) {
+            const char *colon = strrchr(v, ':');
+            char *end;
+            unsigned long n = colon != NULL ? strtoul(colon + 1, &end, 10) : 0;
+            if (o->npsets == SIM_MAX_PSETS)
+                return bad("--pset %s: at most %s sets", v, "16");
+            if (colon == NULL || colon == v || n == 0 || n > UINT32_MAX || *end != '\0' ||
+                colon - v > PMIX_MAX_NSLEN || memchr(v, ',', (size_t)(colon - v)) != NULL)
+                return bad("--pset %s: expected NAME:COUNT (a name of at most 255 "
+                           "characters without ',', COUNT processes)%s",
+                           v, "");
+            memcpy(o->pset_name[o->npsets], v, (size_t)(colon - v));
+            o->pset_size[o->npsets++] = (uint32_t)n;
         } else if (strcmp(a, "--cpu") == 0) {
             if (!parse_cpu(v, o))
                 return bad("--cpu %s: expected none, measured or model:A[,B] (seconds per message "
@@ -581,6 +598,16 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         goto out;
     }
     run->nprocs = run->nnodes * opt->ppn;
+    {
+        uint64_t inset = 0;
+        for (unsigned i = 0; i < opt->npsets; i++)
+            inset += opt->pset_size[i];
+        if (inset > run->nprocs) {
+            fprintf(stderr, "pmixsim: the --pset options hold %" PRIu64 " processes, the job %u\n",
+                    inset, run->nprocs);
+            goto out;
+        }
+    }
     run->map = (px_jobmap){
         .nspace = run->nspace, .nprocs = run->nprocs, .nnodes = run->nnodes, .ppn = opt->ppn};
     if (opt->program != NULL && opt->privatize &&

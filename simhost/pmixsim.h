@@ -71,6 +71,9 @@ typedef enum {
     TOPO_FILE,
 } sim_topology;
 
+/* Most --pset options. */
+#define SIM_MAX_PSETS 16
+
 typedef struct sim_opts {
     uint32_t nodes, ppn;
     bool nodes_given;
@@ -102,6 +105,12 @@ typedef struct sim_opts {
     bool privatize;     /* --privatize: a copy of a loaded program per process */
     /* A built-in's name, or the path of a program to load (it has a '/'),
      * and that program once loaded (program.c), or NULL. */
+    /* --pset NAME:COUNT, repeatable: the job's ranks in consecutive blocks,
+     * each an app in process set NAME (prterun's `-n COUNT --pset NAME`);
+     * the ranks past the last block are one more app in no set. */
+    char pset_name[SIM_MAX_PSETS][PMIX_MAX_NSLEN + 1];
+    uint32_t pset_size[SIM_MAX_PSETS];
+    unsigned npsets;
     const char *workload;
     sim_program *program;
     int wl_argc;

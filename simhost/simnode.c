@@ -57,15 +57,28 @@ static const char *node_name(void *ctx, uint32_t node)
 static pmix_status_t register_job(sim_run *run, sim_node *n)
 {
     bool all = run->nnodes <= SIM_NET_PEERS_MAX_NODES && run->nprocs <= SIM_NET_PEERS_MAX_PROCS;
-    px_jobmap_app app = {.first = 0, .size = run->nprocs, .argv = run->app_argv, .wdir = run->cwd};
+    px_jobmap_app apps[SIM_MAX_PSETS + 1];
+    uint32_t napps = 0, first = 0;
+    /* --pset: one app per set, in rank order, then the rest in none */
+    for (unsigned i = 0; i < run->opt.npsets; i++) {
+        apps[napps++] = (px_jobmap_app){.first = first,
+                                        .size = run->opt.pset_size[i],
+                                        .argv = run->app_argv,
+                                        .wdir = run->cwd,
+                                        .pset = run->opt.pset_name[i]};
+        first += run->opt.pset_size[i];
+    }
+    if (first < run->nprocs || napps == 0)
+        apps[napps++] = (px_jobmap_app){
+            .first = first, .size = run->nprocs - first, .argv = run->app_argv, .wdir = run->cwd};
     px_jobmap map = {
         .nspace = run->nspace,
         .nprocs = run->nprocs,
         .nnodes = run->nnodes,
         .ppn = run->opt.ppn,
         .node_name = node_name,
-        .napps = 1,
-        .apps = &app,
+        .napps = napps,
+        .apps = apps,
         .mapby = "BYSLOT",
         .bindto = "NONE",
         .describe_all = all,

@@ -22,6 +22,7 @@ int pmixsim_wl_seq_main(int argc, char **argv);
 int pmixsim_wl_jobkeys_main(void);
 int pmixsim_wl_psets_main(int argc, char **argv);
 int pmixsim_wl_group_main(int argc, char **argv);
+int pmixsim_wl_sessions_main(int argc, char **argv);
 
 static int hello(int argc, char **argv)
 {
@@ -45,7 +46,10 @@ static const sim_workload workloads[] = {
      "[--peer RANK] [--wait-update FENCES]  examples/coords.c: network coordinates"},
     {"jobkeys", jobkeys, "  examples/jobkeys.c: which reserved keys a process can read"},
     {"psets", pmixsim_wl_psets_main,
-     "  examples/psets.c: its app's keys and the process sets (one app, none here)"},
+     "  examples/psets.c: its app's keys and the process sets (--pset NAME:COUNT)"},
+    {"sessions", pmixsim_wl_sessions_main,
+     "[PSET]  examples/sessions.c: MPI Sessions' steps, a group with a context id from "
+     "a process set (--pset NAME:COUNT; without one, the whole job)"},
     {"group", pmixsim_wl_group_main,
      "[--iters N] [--size BYTES] [--check]  N group constructs (with a context id) and "
      "destructs of the whole job"},

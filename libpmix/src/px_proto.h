@@ -122,5 +122,8 @@ enum px_msg_type {
 
 #define PX_GET_KIND_RECORDS 0
 #define PX_GET_KIND_JOB 1
+/* One value the server answers itself (PMIX_PSET_NAMES of a process, from
+ * its table of process sets): a packed pmix_value_t. */
+#define PX_GET_KIND_VALUE 2
 
 #endif /* PX_PROTO_H */

@@ -9,6 +9,12 @@
 #       the workload named like the program)
 #       as under `pmixrun -n 4`, once wall-clock figures are masked; and it
 #       also succeeds on 4 nodes x 2 processes.
+#   simtest.sh sessions PMIXSIM PMIXRUN SESSIONS SESSIONS_SO
+#       examples/sessions.c with two process sets of 2 (pmixsim's --pset
+#       ocean:2 --pset ice:2) on 2 nodes x 2 processes, on 4 nodes x 1,
+#       and loaded from SESSIONS_SO: each set's group gets its context id,
+#       and the lines are those of `pmixrun -n 2 --pset ocean SESSIONS : -n
+#       2 --pset ice SESSIONS` once the ids are masked.
 #   simtest.sh repeat PMIXSIM ARGS...
 #       Two runs with the same arguments print the same thing (all but the
 #       wall time and memory line).
@@ -263,6 +269,33 @@ same-as-pmixrun)
         fail "pmixsim --nodes 4 --ppn 2 $prog $*: $(cat "$tmp/sim2.err")"
     echo "--- in pmixsim, 4 nodes x 2 processes:"
     cat "$tmp/sim2"
+    ;;
+sessions)
+    sim=$1 run=$2 exe=$3 so=$4
+    sets=(--pset ocean:2 --pset ice:2)
+    mask='s/ cid [0-9]+:/ cid ID:/'
+    "$run" -n 2 --pset ocean "$exe" : -n 2 --pset ice "$exe" >"$tmp/real" 2>"$tmp/real.err" ||
+        fail "pmixrun with two sets: $(cat "$tmp/real.err") $(cat "$tmp/real")"
+    sed -E "$mask" "$tmp/real" | sort >"$tmp/b"
+    [[ $(grep -c ': fence ok, cards ok$' "$tmp/b") == 4 ]] || fail "pmixrun: not 4 groups in use"
+    grep -q FAIL "$tmp/b" && fail "pmixrun: $(grep FAIL "$tmp/b")"
+    for layout in "2 2" "4 1"; do
+        read -r nodes ppn <<<"$layout"
+        "$sim" --quiet --nodes "$nodes" --ppn "$ppn" "${sets[@]}" sessions >"$tmp/sim" 2>&1 ||
+            fail "pmixsim --nodes $nodes --ppn $ppn: $(cat "$tmp/sim")"
+        grep '^sessions:' "$tmp/sim" | sed -E "$mask" | sort >"$tmp/a"
+        echo "--- pmixsim --nodes $nodes --ppn $ppn ${sets[*]} sessions:"
+        cat "$tmp/a"
+        diff "$tmp/b" "$tmp/a" || fail "pmixsim's lines differ from pmixrun's"
+        # one id per group, and the two groups' ids differ
+        ids=$(grep -oE 'group sessions[.][a-z]+ size 2 cid [0-9]+' "$tmp/sim" | sort -u | wc -l)
+        [[ $ids == 2 ]] || fail "$ids distinct (group, id) pairs, want 2"
+    done
+    (cd "$(dirname "$so")" && "$sim" --quiet --nodes 2 --ppn 2 "${sets[@]}" "./$(basename "$so")") \
+        >"$tmp/so" 2>&1 || fail "pmixsim ./$(basename "$so"): $(cat "$tmp/so")"
+    grep '^sessions:' "$tmp/so" | sed -E "$mask" | sort >"$tmp/a"
+    diff "$tmp/b" "$tmp/a" || fail "the loaded program's lines differ from pmixrun's"
+    echo "ok: the same lines as pmixrun's, built in and loaded"
     ;;
 repeat)
     sim=$1

@@ -51,7 +51,7 @@ endif()
 # main; hello linked against libpmix.so.2, which pmixsim refuses.
 include(${CMAKE_SOURCE_DIR}/cmake/PmixsimProgram.cmake)
 set(SIMPROG_DIR ${CMAKE_CURRENT_BINARY_DIR}/progs)
-foreach(prog hello jobkeys bizcard)
+foreach(prog hello jobkeys bizcard sessions)
   pmixsim_add_program(simprog_${prog} ${CMAKE_SOURCE_DIR}/examples/${prog}.c)
   set_target_properties(simprog_${prog} PROPERTIES OUTPUT_NAME ${prog} LIBRARY_OUTPUT_DIRECTORY
                                                                         ${SIMPROG_DIR})
@@ -80,6 +80,14 @@ if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
                    $<TARGET_FILE:simprog_linked> $<TARGET_FILE:hello>)
   list(APPEND PMIXSIM_TESTS sim_hello_so sim_bizcard_so sim_jobkeys_so_as_pmixrun
        sim_program_errors)
+endif()
+# MPI Sessions' steps with two process sets (--pset): the lines of
+# pmixrun's run with `-n 2 --pset ocean : -n 2 --pset ice`.
+if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
+  add_test(NAME sim_sessions_as_pmixrun
+           COMMAND ${SIMTEST} sessions $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
+                   $<TARGET_FILE:sessions> $<TARGET_FILE:simprog_sessions>)
+  list(APPEND PMIXSIM_TESTS sim_sessions_as_pmixrun)
 endif()
 add_test(NAME sim_program_globals
          COMMAND ${SIMTEST} program-globals $<TARGET_FILE:pmixsim> $<TARGET_FILE:simprog_globals>)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run-openpmix-example.sh INCDIR LIBDIR PMIXRUN NAME [NP]
+# run-openpmix-example.sh INCDIR LIBDIR PMIXRUN NAME [NP [PMIXRUN-OPTIONS...]]
 # run-openpmix-example.sh INCDIR LIBDIR --compile-all
 #
 # OpenPMIx's own example programs, as Debian ships them with libpmix-dev
@@ -13,8 +13,10 @@
 # of the library's) and compiled with `cc -I INCDIR example.c -L LIBDIR
 # -lpmix`, plus a run path to LIBDIR: nothing else.
 #
-#   NAME [NP]      compile example NAME, then run it under `PMIXRUN -n NP
-#                  --timeout 30` (NP 4 by default); the caller
+#   NAME [NP [OPTIONS...]]
+#                  compile example NAME, then run it under `PMIXRUN -n NP
+#                  --timeout 30 OPTIONS` (NP 4 by default; OPTIONS such as
+#                  --nodes 2); the caller
 #                  (tests/integration, expect.sh) checks the exit status and
 #                  output against what the example does on OpenPMIx.
 #   --compile-all  compile every example that uses only client calls and
@@ -80,10 +82,11 @@ if [[ $1 == --compile-all ]]; then
 fi
 
 pmixrun=$(realpath "$1") name=$2 np=${3:-4}
+shift $(($# < 3 ? $# : 3))
 if [[ ! -f $examples_dir/$name.c ]]; then
     echo "skipped: $examples_dir/$name.c is not there (another libpmix-dev version?)"
     exit 77
 fi
 compile "$name" 2>&1
 cd "$work"
-exec "$pmixrun" -n "$np" --timeout 30 "./$name"
+exec "$pmixrun" -n "$np" --timeout 30 "$@" "./$name"

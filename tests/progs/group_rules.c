@@ -14,7 +14,17 @@
  *   invite     rank 0 invites every rank, itself included (non-blocking);
  *              the others accept from their PMIX_GROUP_INVITED handler
  *              with PMIx_Group_join_nb; everyone ends with the same
- *              membership, rank 0 first.
+ *              membership, rank 0 first. Each gives PMIX_GROUP_LOCAL_CID
+ *              (300 + rank) in its invite or join, and every member reads
+ *              every member's (no context id: without a qualifier).
+ *   grpinfo    group information: each rank gives PMIX_GROUP_LOCAL_CID
+ *              (100 + rank) in its directives (the Standard's form) and a
+ *              string in PMIX_GROUP_INFO (OpenPMIx's), in a construct with
+ *              a context id, then another construct (2000 + rank): every
+ *              rank reads every rank's values of each construct with
+ *              PMIx_Get qualified by that construct's context id, the
+ *              newest without a qualifier, and after both destructs
+ *              still; a key nobody gave is not found for a known id.
  *   bad        wrong arguments are refused as the library's rules say: at
  *              once for arguments wrong on their face, through the callback
  *              for an unknown group.
@@ -153,6 +163,110 @@ static void mode_construct(void)
     free(procs);
 }
 
+/* Construct `grp` of the whole job with a context id, giving `lcid` as
+ * PMIX_GROUP_LOCAL_CID and `word` in PMIX_GROUP_INFO; returns the id. */
+static size_t construct_with_info(const char *grp, size_t lcid, const char *word)
+{
+    pmix_proc_t all;
+    pmix_info_t dirs[3], inner;
+    pmix_data_array_t da = {.type = PMIX_INFO, .size = 1, .array = &inner};
+    pmix_info_t *res = NULL;
+    size_t nres = 0, cid = 0;
+    pmix_status_t rc;
+
+    pt_proc(&all, pt.me.nspace, PMIX_RANK_WILDCARD);
+    pt_info_bool(&dirs[0], PMIX_GROUP_ASSIGN_CONTEXT_ID, true);
+    PMIx_Info_construct(&dirs[1]);
+    PMIx_Info_load(&dirs[1], PMIX_GROUP_LOCAL_CID, &lcid, PMIX_SIZE);
+    PMIx_Info_construct(&inner);
+    PMIx_Info_load(&inner, "rules.word", word, PMIX_STRING);
+    PMIx_Info_construct(&dirs[2]);
+    PMIx_Info_load(&dirs[2], PMIX_GROUP_INFO, &da, PMIX_DATA_ARRAY);
+    pt_phase(grp);
+    rc = PMIx_Group_construct(grp, &all, 1, dirs, 3, &res, &nres);
+    if (rc != PMIX_SUCCESS)
+        pt_fail("construct %s: %s", grp, pt_err(rc));
+    for (size_t i = 0; i < nres; i++)
+        if (strcmp(res[i].key, PMIX_GROUP_CONTEXT_ID) == 0 && res[i].value.type == PMIX_SIZE)
+            cid = res[i].value.data.size;
+    if (rc == PMIX_SUCCESS && cid == 0)
+        pt_fail("construct %s: no context id", grp);
+    PMIx_Info_free(res, nres);
+    pt_info_free(dirs, 3);
+    PMIx_Info_destruct(&inner);
+    return cid;
+}
+
+/* Rank r's `key` (qualified by context id `cid`, or not with 0): a
+ * PMIX_SIZE equal to `want`, or a string equal to `word`. */
+static void check_ginfo(const char *when, uint32_t r, const char *key, size_t cid, size_t want,
+                        const char *word)
+{
+    pmix_proc_t p;
+    pmix_info_t q;
+    pmix_value_t *v = NULL;
+    pmix_status_t rc;
+
+    pt_proc(&p, pt.me.nspace, r);
+    PMIx_Info_construct(&q);
+    PMIx_Info_load(&q, PMIX_GROUP_CONTEXT_ID, &cid, PMIX_SIZE);
+    PMIx_Info_qualifier(&q);
+    rc = PMIx_Get(&p, key, cid != 0 ? &q : NULL, cid != 0 ? 1 : 0, &v);
+    if (rc != PMIX_SUCCESS || v == NULL)
+        pt_fail("%s: %s of rank %u (cid %zu): %s", when, key, r, cid, pt_err(rc));
+    else if (word == NULL && (v->type != PMIX_SIZE || v->data.size != want))
+        pt_fail("%s: %s of rank %u (cid %zu) is not %zu", when, key, r, cid, want);
+    else if (word != NULL && (v->type != PMIX_STRING || strcmp(v->data.string, word) != 0))
+        pt_fail("%s: %s of rank %u (cid %zu) is not %s", when, key, r, cid, word);
+    pt_value_free(v);
+    PMIx_Info_destruct(&q);
+}
+
+static void mode_grpinfo(void)
+{
+    char word[32];
+    size_t cid1, cid2;
+    pmix_status_t rc;
+
+    snprintf(word, sizeof(word), "word-%u", pt.me.rank);
+    cid1 = construct_with_info("rules-info1", 100 + pt.me.rank, word);
+    snprintf(word, sizeof(word), "again-%u", pt.me.rank);
+    cid2 = construct_with_info("rules-info2", 2000 + pt.me.rank, word);
+    if (cid1 == cid2)
+        pt_fail("two groups with one context id %zu", cid1);
+    for (int pass = 0; pass < 2; pass++) {
+        const char *when = pass == 0 ? "after the constructs" : "after the destructs";
+        for (uint32_t r = 0; r < pt.size; r++) {
+            char w1[32], w2[32];
+            snprintf(w1, sizeof(w1), "word-%u", r);
+            snprintf(w2, sizeof(w2), "again-%u", r);
+            check_ginfo(when, r, PMIX_GROUP_LOCAL_CID, cid1, 100 + r, NULL);
+            check_ginfo(when, r, PMIX_GROUP_LOCAL_CID, cid2, 2000 + r, NULL);
+            check_ginfo(when, r, PMIX_GROUP_LOCAL_CID, 0, 2000 + r, NULL);
+            check_ginfo(when, r, "rules.word", cid1, 0, w1);
+            check_ginfo(when, r, "rules.word", 0, 0, w2);
+        }
+        /* a key nobody gave, for a context id known here */
+        pmix_proc_t p;
+        pmix_info_t q;
+        pmix_value_t *v = NULL;
+        pt_proc(&p, pt.me.nspace, (pt.me.rank + 1) % pt.size);
+        PMIx_Info_construct(&q);
+        PMIx_Info_load(&q, PMIX_GROUP_CONTEXT_ID, &cid1, PMIX_SIZE);
+        PMIx_Info_qualifier(&q);
+        if ((rc = PMIx_Get(&p, "rules.nobody", &q, 1, &v)) != PMIX_ERR_NOT_FOUND)
+            pt_fail("%s: a key nobody gave: %s", when, pt_err(rc));
+        pt_value_free(v);
+        PMIx_Info_destruct(&q);
+        if (pass == 0) {
+            pt_phase("destructs");
+            if ((rc = PMIx_Group_destruct("rules-info1", NULL, 0)) != PMIX_SUCCESS ||
+                (rc = PMIx_Group_destruct("rules-info2", NULL, 0)) != PMIX_SUCCESS)
+                pt_fail("destruct: %s", pt_err(rc));
+        }
+    }
+}
+
 static pt_waiter invited, joined;
 
 static void on_invited(size_t id, pmix_status_t status, const pmix_proc_t *source,
@@ -166,9 +280,16 @@ static void on_invited(size_t id, pmix_status_t status, const pmix_proc_t *sourc
             grp = info[i].value.data.string;
     if (grp == NULL || strcmp(grp, "rules-team") != 0 || source->rank != 0)
         pt_fail("PMIX_GROUP_INVITED: group %s from rank %u", grp ? grp : "(none)", source->rank);
-    else if (PMIx_Group_join_nb(grp, source, PMIX_GROUP_ACCEPT, NULL, 0, info_cb, &joined) !=
-             PMIX_SUCCESS)
-        pt_fail("PMIx_Group_join_nb from the handler failed");
+    else {
+        size_t lcid = 300 + pt.me.rank;
+        pmix_info_t li;
+        PMIx_Info_construct(&li);
+        PMIx_Info_load(&li, PMIX_GROUP_LOCAL_CID, &lcid, PMIX_SIZE);
+        if (PMIx_Group_join_nb(grp, source, PMIX_GROUP_ACCEPT, &li, 1, info_cb, &joined) !=
+            PMIX_SUCCESS)
+            pt_fail("PMIx_Group_join_nb from the handler failed");
+        PMIx_Info_destruct(&li);
+    }
     pt_waiter_signal(&invited, PMIX_SUCCESS);
     if (cbfunc != NULL)
         cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
@@ -188,8 +309,13 @@ static void mode_invite(void)
         pmix_proc_t *procs = calloc(pt.size, sizeof(*procs));
         for (uint32_t i = 0; i < pt.size; i++)
             pt_proc(&procs[i], pt.me.nspace, i);
+        size_t lcid = 300;
+        pmix_info_t li;
+        PMIx_Info_construct(&li);
+        PMIx_Info_load(&li, PMIX_GROUP_LOCAL_CID, &lcid, PMIX_SIZE);
         pt_phase("PMIx_Group_invite_nb");
-        rc = PMIx_Group_invite_nb("rules-team", procs, pt.size, NULL, 0, info_cb, &joined);
+        rc = PMIx_Group_invite_nb("rules-team", procs, pt.size, &li, 1, info_cb, &joined);
+        PMIx_Info_destruct(&li);
         free(procs);
         if (rc != PMIX_SUCCESS)
             pt_fail("PMIx_Group_invite_nb: %s", pt_err(rc));
@@ -205,6 +331,8 @@ static void mode_invite(void)
         pt_fail("the group's callback: %s", pt_err(last_status));
     else
         check_members("invite results", got_members, got_n, false);
+    for (uint32_t r = 0; r < pt.size; r++)
+        check_ginfo("after the invitation", r, PMIX_GROUP_LOCAL_CID, 0, 300 + r, NULL);
     pt_phase("PMIx_Group_destruct");
     rc = PMIx_Group_destruct("rules-team", NULL, 0);
     if (rc != PMIX_SUCCESS)
@@ -234,7 +362,7 @@ static void mode_bad(void)
 
 int main(int argc, char **argv)
 {
-    const char *modes = "construct invite bad";
+    const char *modes = "construct invite grpinfo bad";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(45);
@@ -247,6 +375,8 @@ int main(int argc, char **argv)
         mode_construct();
     else if (strcmp(m, "invite") == 0)
         mode_invite();
+    else if (strcmp(m, "grpinfo") == 0)
+        mode_grpinfo();
     else if (strcmp(m, "bad") == 0)
         mode_bad();
     else

@@ -3,8 +3,8 @@
  * platform: the host core builds the job data of a job of two apps in two
  * sets (as `pmixrun -n 2 --pset ocean ./a : -n 3 --pset ice ./b` does),
  * two servers register it, and their clients read the sets (PMIx_Get of
- * PMIX_PSET_NAMES, queries of PMIX_QUERY_NUM_PSETS, PMIX_QUERY_PSET_NAMES
- * and PMIX_QUERY_PSET_MEMBERSHIP), see a set the host defines and deletes
+ * PMIX_PSET_NAMES, which the server answers from its table, queries of PMIX_QUERY_NUM_PSETS,
+ * PMIX_QUERY_PSET_NAMES and PMIX_QUERY_PSET_MEMBERSHIP), see a set the host defines and deletes
  * while they run (PMIX_PROCESS_SET_DEFINE / DELETE events on that server's
  * clients only), and what deregistration leaves.
  *
@@ -187,6 +187,43 @@ static void expect_names(world *j, pmix_rank_t r, const char *names)
     answer_free(&a);
 }
 
+typedef struct names_got {
+    int done;
+    pmix_status_t status;
+    char names[128];
+} names_got;
+
+static void get_cb(pmix_status_t status, pmix_value_t *v, void *cbdata)
+{
+    names_got *g = cbdata;
+
+    g->status = status;
+    if (status == PMIX_SUCCESS) {
+        assert_non_null(v);
+        assert_int_equal(v->type, PMIX_STRING);
+        snprintf(g->names, sizeof(g->names), "%s", v->data.string);
+    }
+    g->done++;
+}
+
+/* Rank `r`'s PMIx_Get of rank `of`'s PMIX_PSET_NAMES: the names, or
+ * "(STATUS)". The server answers: the call never completes at once. */
+static void expect_pset_names(world *j, pmix_rank_t r, pmix_rank_t of, const char *want)
+{
+    names_got g = {0};
+    pmix_proc_t who;
+    pmix_value_t *v = NULL;
+
+    PMIx_Load_procid(&who, "job", of);
+    assert_int_equal(px_client_get(j->p[r].c, &who, PMIX_PSET_NAMES, NULL, 0, &v, get_cb, &g),
+                     PMIX_SUCCESS);
+    assert_null(v);
+    assert_true(inproc_run_until(j->w, &g.done));
+    if (g.status != PMIX_SUCCESS)
+        snprintf(g.names, sizeof(g.names), "(%s)", PMIx_Error_string(g.status));
+    assert_string_equal(g.names, want);
+}
+
 /* The members of `pset` as rank `r` reads them: "job:2,job:3". */
 static void expect_members(world *j, pmix_rank_t r, const char *pset, const char *want)
 {
@@ -214,8 +251,6 @@ static void test_launch_sets(void **state)
     (void)state;
     world *j = start();
     answer a;
-    pmix_value_t *v = NULL;
-    pmix_proc_t who;
 
     /* every process, on either node, sees both sets */
     for (pmix_rank_t r = 0; r < NPROCS; r++) {
@@ -224,13 +259,10 @@ static void test_launch_sets(void **state)
     }
     expect_members(j, 0, "ice", "job:2,job:3,job:4");
     expect_members(j, 4, "ocean", "job:0,job:1");
-    /* a process's own set, and another's, from the job data */
-    PMIx_Load_procid(&who, "job", 3);
-    assert_int_equal(px_client_get(j->p[0].c, &who, PMIX_PSET_NAMES, NULL, 0, &v, NULL, NULL),
-                     PMIX_OPERATION_SUCCEEDED);
-    assert_int_equal(v->type, PMIX_STRING);
-    assert_string_equal(v->data.string, "ice");
-    PMIx_Value_free(v, 1);
+    /* a process's own set, and another's, on either node */
+    expect_pset_names(j, 0, 3, "ice");
+    expect_pset_names(j, 0, 0, "ocean");
+    expect_pset_names(j, 4, 1, "ocean");
     /* no name, or an unknown one: not answered */
     ask(j, 1, PMIX_QUERY_PSET_MEMBERSHIP, NULL, &a);
     assert_int_equal(a.status, PMIX_ERR_NOT_FOUND);
@@ -349,6 +381,23 @@ static void test_define_delete(void **state)
     assert_int_equal(num_psets(j, 0), 3);
     expect_names(j, 1, "ocean,ice,tide");
     expect_members(j, 0, "tide", "job:1,job:3");
+    /* PMIx_Get of a member's sets has it (the Standard: every set the
+     * process is in), of another's not */
+    expect_pset_names(j, 0, 1, "ocean,tide");
+    expect_pset_names(j, 1, 3, "ice,tide");
+    expect_pset_names(j, 1, 2, "ice");
+    expect_pset_names(j, 2, 3, "ice"); /* node 1's host has not defined it */
+    {
+        /* a process of no set: not found */
+        pmix_proc_t who;
+        PMIx_Load_procid(&who, "job", 7);
+        names_got g = {0};
+        pmix_value_t *v = NULL;
+        assert_int_equal(px_client_get(j->p[0].c, &who, PMIX_PSET_NAMES, NULL, 0, &v, get_cb, &g),
+                         PMIX_SUCCESS);
+        assert_true(inproc_run_until(j->w, &g.done));
+        assert_int_equal(g.status, PMIX_ERR_NOT_FOUND);
+    }
     assert_int_equal(num_psets(j, 2), 2); /* node 1's host has not defined it */
     /* the host keeps its servers alike: node 1's too */
     assert_int_equal(px_server_define_process_set(j->srv[1], &host, "tide", members, 2),
@@ -371,6 +420,7 @@ static void test_define_delete(void **state)
         assert_int_equal(ev[r].deletes, rank_node[r] == 0 ? 1 : 0);
     assert_string_equal(ev[1].name, "tide");
     expect_names(j, 0, "ocean,ice");
+    expect_pset_names(j, 0, 1, "ocean");
     assert_int_equal(px_server_delete_process_set(j->srv[0], &host, "tide"), PMIX_ERR_NOT_FOUND);
     /* a default handler hears none of it */
     assert_int_equal(default_calls, 0);

@@ -45,6 +45,7 @@ typedef struct px_req {
 } px_req;
 
 typedef struct px_cgroup px_cgroup; /* a group this process is a member of (group.c) */
+typedef struct px_cginfo px_cginfo; /* a member's group information (group.c) */
 
 typedef struct px_evh {
     struct px_evh *next;
@@ -109,6 +110,9 @@ struct px_client {
      * empty before the first commit or if it could not be built */
     px_buf prec;
     px_cgroup *groups; /* the groups this process is a member of */
+    /* The group information members gave in the constructs this process
+     * was a member of, newest first; kept after the groups' destruct */
+    px_cginfo *ginfos;
     /* A tool (tool.c): its HELLO says so, its WELCOME names it and the
      * server. */
     bool tool;
@@ -155,6 +159,15 @@ bool px_cli_group_key(const char *key);
  * PMIX_ERR_NOT_SUPPORTED when it knows nothing of the process or group. */
 pmix_status_t px_cli_group_get(px_client *c, const pmix_proc_t *proc, const char *key,
                                pmix_value_t **out);
+/* A member's group information (PMIX_GROUP_LOCAL_CID, PMIX_GROUP_INFO's
+ * entries) for `key`: with a PMIX_GROUP_CONTEXT_ID among `qual`, what
+ * `proc` gave in the construct of that id, else in the newest construct
+ * where it gave `key`. PMIX_SUCCESS with a new value in *out;
+ * PMIX_ERR_NOT_FOUND when the context id is one this process knows
+ * group information of but `proc` gave no `key` there (a final answer);
+ * PMIX_ERR_NOT_SUPPORTED when nothing here answers. */
+pmix_status_t px_cli_group_info_get(px_client *c, const pmix_proc_t *proc, const char *key,
+                                    const pmix_info_t *qual, size_t nqual, pmix_value_t **out);
 void px_cli_groups_destroy(px_client *c);
 /* tool.c: the tool's part of WELCOME (after the job data). */
 pmix_status_t px_cli_tool_welcome(px_client *c, px_buf *b);

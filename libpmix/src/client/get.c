@@ -81,8 +81,18 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
         if (rc != PMIX_ERR_NOT_SUPPORTED)
             return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
     }
+    /* what members gave in a construct's directives, for the others */
+    if (c->ginfos != NULL) {
+        rc = px_cli_group_info_get(c, proc, key, info, ninfo, out);
+        if (rc != PMIX_ERR_NOT_SUPPORTED)
+            return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
+    }
     refresh = px_info_flag(info, ninfo, PMIX_GET_REFRESH_CACHE);
     optional = px_info_flag(info, ninfo, PMIX_OPTIONAL);
+    /* A process's sets: the server's table knows those its host defined
+     * after the job data (which has only the job's own), so it answers. */
+    if (strcmp(key, PMIX_PSET_NAMES) == 0 && proc->rank < PMIX_RANK_VALID && px_client_connected(c))
+        goto ask;
 
     if (!refresh || is_self(c, proc)) {
         rc = lookup(c, proc, key, info, ninfo, out);
@@ -98,6 +108,7 @@ pmix_status_t px_client_get(px_client *c, const pmix_proc_t *proc, const char ke
         return PMIX_ERR_NOT_FOUND;
     if (!px_client_connected(c))
         return c->lost ? PMIX_ERR_UNREACH : PMIX_ERR_INIT;
+ask:
 
     r = px_cli_req_new(c, PX_MSG_GET_DONE, px_cli_timeout(info, ninfo));
     if (r == NULL)
@@ -137,6 +148,20 @@ void px_cli_get_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b)
     if (status == PMIX_SUCCESS && (px_unpack_u8(b, &kind) != PMIX_SUCCESS ||
                                    px_unpack_bytes_view(b, &data, &ndata) != PMIX_SUCCESS))
         status = PMIX_ERR_UNPACK_FAILURE;
+    if (status == PMIX_SUCCESS && kind == PX_GET_KIND_VALUE) {
+        px_buf vb;
+        px_buf_view(&vb, data, ndata);
+        if ((val = PMIx_Value_create(1)) == NULL)
+            status = PMIX_ERR_NOMEM;
+        else if ((status = px_unpack_value(&vb, val)) != PMIX_SUCCESS)
+            status = PMIX_ERR_UNPACK_FAILURE;
+        px_cli_req_free(c, r);
+        if (cb != NULL)
+            cb(status, status == PMIX_SUCCESS ? val : NULL, cbdata);
+        if (val != NULL)
+            PMIx_Value_free(val, 1);
+        return;
+    }
     if (status == PMIX_SUCCESS && kind == PX_GET_KIND_JOB) {
         px_buf job;
         px_buf_view(&job, data, ndata);

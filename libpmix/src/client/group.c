@@ -14,6 +14,13 @@
  * PMIX_GROUP_CONTEXT_ID of {group, PMIX_RANK_WILDCARD}, PMIX_GROUP_NAMES of
  * a member, and the group queries from them, without a message.
  *
+ * The reply of a construct also brings the group information members
+ * gave in their directives (PMIX_GROUP_LOCAL_CID, PMIX_GROUP_INFO's
+ * entries; server/group.c): the client keeps each member's (px_cginfo)
+ * with the group's context id, after the group's destruct too, and
+ * answers PMIx_Get of those keys for that member, qualified by
+ * PMIX_GROUP_CONTEXT_ID as OpenPMIx's programs ask, or without.
+ *
  * PMIX_TIMEOUT is the server's to enforce, so that every member gets the
  * same verdict; the client's own timer, a little later, only ends a wait
  * on a server that never answers. Leave completes once the server has
@@ -35,6 +42,15 @@ struct px_cgroup {
     size_t nmembers;
     bool has_ctxid;
     uint64_t ctxid;
+};
+
+struct px_cginfo {
+    struct px_cginfo *next;
+    pmix_proc_t proc;
+    bool has_ctxid;
+    uint64_t ctxid;
+    pmix_info_t *info;
+    size_t ninfo;
 };
 
 static px_cgroup *find(px_client *c, const char *name)
@@ -62,6 +78,12 @@ void px_cli_groups_destroy(px_client *c)
 {
     while (c->groups != NULL)
         forget(c, c->groups->name);
+    while (c->ginfos != NULL) {
+        px_cginfo *gi = c->ginfos;
+        c->ginfos = gi->next;
+        PMIx_Info_free(gi->info, gi->ninfo);
+        free(gi);
+    }
 }
 
 static bool name_ok(const char *grp)
@@ -214,6 +236,57 @@ static pmix_status_t take_data(px_client *c, const void *groups, size_t ngroups,
     return rc;
 }
 
+/* Keep the group information of the members in `members` from `ginfo`
+ * (entries of proc and infos). All or nothing: on failure nothing is
+ * kept. */
+static pmix_status_t take_ginfo(px_client *c, const void *ginfo, size_t nginfo,
+                                const pmix_proc_t *members, size_t nmembers, bool has_ctxid,
+                                uint64_t ctxid)
+{
+    px_cginfo *head = NULL, **tail = &head;
+    pmix_status_t rc = PMIX_SUCCESS;
+    px_buf b;
+
+    px_buf_view(&b, ginfo, nginfo);
+    while (rc == PMIX_SUCCESS && px_buf_left(&b) > 0) {
+        px_cginfo *gi = calloc(1, sizeof(*gi));
+        if (gi == NULL) {
+            rc = PMIX_ERR_NOMEM;
+            break;
+        }
+        if ((rc = px_unpack_proc(&b, &gi->proc)) != PMIX_SUCCESS ||
+            (rc = px_unpack_info(&b, &gi->info, &gi->ninfo)) != PMIX_SUCCESS) {
+            free(gi);
+            rc = PMIX_ERR_UNPACK_FAILURE;
+            break;
+        }
+        bool member = false;
+        for (size_t i = 0; i < nmembers && !member; i++)
+            member = PMIx_Check_procid(&members[i], &gi->proc);
+        if (!member) { /* dropped out of an optional construct: not kept */
+            PMIx_Info_free(gi->info, gi->ninfo);
+            free(gi);
+            continue;
+        }
+        gi->has_ctxid = has_ctxid;
+        gi->ctxid = ctxid;
+        *tail = gi;
+        tail = &gi->next;
+    }
+    if (rc != PMIX_SUCCESS) {
+        while (head != NULL) {
+            px_cginfo *gi = head;
+            head = gi->next;
+            PMIx_Info_free(gi->info, gi->ninfo);
+            free(gi);
+        }
+        return rc;
+    }
+    *tail = c->ginfos; /* newest first */
+    c->ginfos = head;
+    return PMIX_SUCCESS;
+}
+
 /* Remember group `name` (replacing one of that name); takes `members`. */
 static pmix_status_t keep(px_client *c, const char *name, pmix_proc_t *members, size_t n,
                           bool has_ctxid, uint64_t ctxid)
@@ -280,8 +353,8 @@ void px_cli_group_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b
     uint64_t ctxid = 0;
     pmix_proc_t *members = NULL;
     size_t nmembers = 0, nres = 0;
-    const void *groups = NULL, *recs = NULL;
-    size_t ngroups = 0, nrecs = 0;
+    const void *groups = NULL, *recs = NULL, *ginfo = NULL;
+    size_t ngroups = 0, nrecs = 0, nginfo = 0;
     pmix_info_t *res = NULL;
 
     memcpy(name, r->grp, sizeof(name));
@@ -292,7 +365,8 @@ void px_cli_group_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b
             px_unpack_u64(b, &ctxid) != PMIX_SUCCESS ||
             px_unpack_procs(b, &members, &nmembers) != PMIX_SUCCESS ||
             px_unpack_bytes_view(b, &groups, &ngroups) != PMIX_SUCCESS ||
-            px_unpack_bytes_view(b, &recs, &nrecs) != PMIX_SUCCESS)
+            px_unpack_bytes_view(b, &recs, &nrecs) != PMIX_SUCCESS ||
+            px_unpack_bytes_view(b, &ginfo, &nginfo) != PMIX_SUCCESS)
             status = PMIX_ERR_UNPACK_FAILURE;
     }
     if ((status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS) && op == PX_GRP_DESTRUCT)
@@ -300,6 +374,8 @@ void px_cli_group_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b
     else if ((status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS) && nmembers > 0 &&
              is_member(members, nmembers, &c->self)) {
         pmix_status_t rc = take_data(c, groups, ngroups, recs, nrecs);
+        if (rc == PMIX_SUCCESS && nginfo > 0)
+            rc = take_ginfo(c, ginfo, nginfo, members, nmembers, has_ctxid != 0, ctxid);
         if (rc == PMIX_SUCCESS)
             rc = keep(c, name, members, nmembers, has_ctxid != 0, ctxid);
         if (rc == PMIX_SUCCESS) {
@@ -421,6 +497,32 @@ pmix_status_t px_cli_group_get(px_client *c, const pmix_proc_t *proc, const char
     if (*out == NULL)
         return PMIX_ERR_NOMEM;
     return PMIx_Value_load(*out, &ctx, PMIX_SIZE);
+}
+
+pmix_status_t px_cli_group_info_get(px_client *c, const pmix_proc_t *proc, const char *key,
+                                    const pmix_info_t *qual, size_t nqual, pmix_value_t **out)
+{
+    const pmix_info_t *q = px_info_find(qual, nqual, PMIX_GROUP_CONTEXT_ID);
+    uint64_t want = 0;
+    bool known = false;
+
+    if (q != NULL && px_value_get_number(&q->value, &want) != PMIX_SUCCESS)
+        return PMIX_ERR_NOT_SUPPORTED;
+    for (px_cginfo *gi = c->ginfos; gi != NULL; gi = gi->next) {
+        if (q != NULL && (!gi->has_ctxid || gi->ctxid != want))
+            continue;
+        known = true;
+        if (!PMIx_Check_procid(&gi->proc, proc))
+            continue;
+        for (size_t i = 0; i < gi->ninfo; i++) {
+            if (!PMIx_Check_key(gi->info[i].key, key))
+                continue;
+            if ((*out = PMIx_Value_create(1)) == NULL)
+                return PMIX_ERR_NOMEM;
+            return PMIx_Value_xfer(*out, &gi->info[i].value);
+        }
+    }
+    return q != NULL && known ? PMIX_ERR_NOT_FOUND : PMIX_ERR_NOT_SUPPORTED;
 }
 
 pmix_status_t px_client_group_query(px_client *c, const char *key, const pmix_info_t qual[],

@@ -198,6 +198,24 @@ pmix_status_t px_srv_get(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
         free(key);
         return rc;
     }
+    if (target.rank < PMIX_RANK_VALID && strcmp(key, PMIX_PSET_NAMES) == 0) {
+        /* the sets of a process: this server's table, which holds the
+         * job data's sets and those its host defined since */
+        pmix_value_t v;
+        px_buf vb;
+        PMIx_Value_construct(&v);
+        px_buf_init(&vb);
+        if ((rc = px_srv_pset_names(s, &target, &v)) == PMIX_SUCCESS) {
+            px_pack_value(&vb, &v);
+            rc = px_buf_status(&vb);
+        }
+        reply_get(s, c, tag, rc, PX_GET_KIND_VALUE, vb.data, vb.size);
+        px_buf_fini(&vb);
+        PMIx_Value_destruct(&v);
+        free(key);
+        PMIx_Info_free(info, ninfo);
+        return PMIX_SUCCESS;
+    }
     free(key); /* the client looks the key up in what we send */
     ti = px_info_find(info, ninfo, PMIX_TIMEOUT);
     if (ti != NULL) {

@@ -14,14 +14,21 @@
  * A node's contribution to a construct is one chunk:
  *
  *   chunk = u32 magic "PXGM", procs (the node's members that are in),
- *           bytes groups (their records cut for remote readers, store/groups.c)
+ *           bytes groups (their records cut for remote readers, store/groups.c),
+ *           bytes ginfo (their group information: for each member that gave
+ *           some, its proc and its infos)
  *
  * and the host hands back the chunks of every node, concatenated. The
  * group's membership is the members named in some chunk, in group-rank
  * order; every member receives the groups of every chunk (the data its
  * fellow members committed before the construct) and this node's records
  * cut for local readers, which take precedence, as after a collecting
- * fence. A server keeps the groups with a local member (px_sgroup): their
+ * fence. Group information is what a member gives in its construct's
+ * directives for the others: PMIX_GROUP_LOCAL_CID (the Standard's) and the
+ * entries of PMIX_GROUP_INFO (OpenPMIx's array of infos; a leading
+ * PMIX_PROCID is dropped, the caller is the poster). Every member receives
+ * every member's, and its client answers PMIx_Get of them for the poster
+ * (client/group.c). A server keeps the groups with a local member (px_sgroup): their
  * members and context id, for destruct and leave, and for fences that
  * name a group ({group, rank}: px_srv_group_expand).
  *
@@ -229,6 +236,7 @@ static void free_trk(px_server *s, px_gtrk *t)
 {
     if (t->timer != NULL)
         s->pops->timer_cancel(s->pctx, t->timer);
+    px_buf_fini(&t->ginfo);
     free(t->procs);
     free(t->slots);
     free(t->answered);
@@ -344,7 +352,7 @@ static void reply_all_error(px_server *s, px_gtrk *t, pmix_status_t rc)
  * `groups` the other nodes' data (a construct's). */
 static void reply_done(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
                        const pmix_proc_t *members, size_t nmembers, const void *groups,
-                       size_t ngroups)
+                       size_t ngroups, const void *ginfo, size_t nginfo)
 {
     px_buf recs;
 
@@ -375,6 +383,7 @@ static void reply_done(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
         px_pack_procs(&b, members, nmembers);
         px_pack_bytes(&b, groups, ngroups);
         px_pack_bytes(&b, recs.data, recs.size);
+        px_pack_bytes(&b, ginfo, nginfo);
         px_srv_send(s, c, &b);
     }
     px_buf_fini(&recs);
@@ -386,6 +395,7 @@ static void reply_done(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
         px_pack_u8(&b, has_ctxid);
         px_pack_u64(&b, has_ctxid ? ctxid : 0);
         px_pack_procs(&b, members, nmembers);
+        px_pack_bytes(&b, NULL, 0);
         px_pack_bytes(&b, NULL, 0);
         px_pack_bytes(&b, NULL, 0);
         px_srv_send(s, t->inviter, &b);
@@ -422,7 +432,8 @@ static void announce(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
  * replies go out before an invitation's PMIX_GROUP_CONSTRUCT_COMPLETE, so
  * that a member's handler finds the group known), free. */
 static void succeed(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
-                    const pmix_proc_t *members, size_t nmembers, const void *groups, size_t ngroups)
+                    const pmix_proc_t *members, size_t nmembers, const void *groups, size_t ngroups,
+                    const void *ginfo, size_t nginfo)
 {
     px_sgroup *g = find_group(s, t->name);
 
@@ -430,7 +441,7 @@ static void succeed(px_server *s, px_gtrk *t, bool has_ctxid, uint64_t ctxid,
         keep_group(s, t, members, nmembers, has_ctxid, ctxid);
     else if (t->op == PMIX_GROUP_DESTRUCT && g != NULL)
         drop_group(s, g);
-    reply_done(s, t, has_ctxid, ctxid, members, nmembers, groups, ngroups);
+    reply_done(s, t, has_ctxid, ctxid, members, nmembers, groups, ngroups, ginfo, nginfo);
     if (t->op == PMIX_GROUP_CONSTRUCT && t->invite)
         announce(s, t, has_ctxid, ctxid, members, nmembers);
     finish_trk(s, t);
@@ -460,9 +471,11 @@ static pmix_status_t (*group_upcall(const px_server *s))(void *, const px_group_
 }
 
 /* Parse the host's chunks: the members that are in (a subset of t->procs,
- * in group-rank order) and every node's groups, concatenated. */
+ * in group-rank order), every node's groups and every node's group
+ * information, each concatenated. */
 static pmix_status_t read_chunks(const px_gtrk *t, const char *data, size_t ndata,
-                                 pmix_proc_t **members, size_t *nmembers, px_buf *groups)
+                                 pmix_proc_t **members, size_t *nmembers, px_buf *groups,
+                                 px_buf *ginfo)
 {
     bool *in = calloc(t->nprocs ? t->nprocs : 1, sizeof(*in));
     pmix_status_t rc = PMIX_SUCCESS;
@@ -477,8 +490,8 @@ static pmix_status_t read_chunks(const px_gtrk *t, const char *data, size_t ndat
         uint32_t magic;
         pmix_proc_t *p = NULL;
         size_t np = 0;
-        const void *g;
-        size_t ng;
+        const void *g, *gi;
+        size_t ng, ngi;
 
         if (px_unpack_u32(&b, &magic) != PMIX_SUCCESS || magic != CHUNK_MAGIC ||
             px_unpack_procs(&b, &p, &np) != PMIX_SUCCESS) {
@@ -486,7 +499,8 @@ static pmix_status_t read_chunks(const px_gtrk *t, const char *data, size_t ndat
             break;
         }
         if (px_unpack_bytes_view(&b, &g, &ng) != PMIX_SUCCESS ||
-            px_store_check_groups(g, ng, NULL) != PMIX_SUCCESS)
+            px_store_check_groups(g, ng, NULL) != PMIX_SUCCESS ||
+            px_unpack_bytes_view(&b, &gi, &ngi) != PMIX_SUCCESS)
             rc = PMIX_ERR_UNPACK_FAILURE;
         for (size_t i = 0; i < np && rc == PMIX_SUCCESS; i++) {
             size_t k = 0;
@@ -498,10 +512,13 @@ static pmix_status_t read_chunks(const px_gtrk *t, const char *data, size_t ndat
                 in[k] = true;
         }
         free(p);
-        if (rc == PMIX_SUCCESS)
+        if (rc == PMIX_SUCCESS) {
             px_pack_raw(groups, g, ng);
+            px_pack_raw(ginfo, gi, ngi);
+        }
     }
-    if (rc == PMIX_SUCCESS && (rc = px_buf_status(groups)) == PMIX_SUCCESS) {
+    if (rc == PMIX_SUCCESS && (rc = px_buf_status(groups)) == PMIX_SUCCESS &&
+        (rc = px_buf_status(ginfo)) == PMIX_SUCCESS) {
         *members = calloc(t->nprocs, sizeof(**members));
         if (*members == NULL)
             rc = PMIX_ERR_NOMEM;
@@ -519,15 +536,16 @@ static void host_done_locked(px_gtrk *t, pmix_status_t status, bool has_ctxid, u
     px_server *s = t->srv;
     pmix_proc_t *members = NULL;
     size_t nmembers = 0;
-    px_buf groups;
+    px_buf groups, ginfo;
 
     if (t->state != PX_TRK_HOST) {
         finish_trk(s, t); /* failed here meanwhile: its members have their answer */
         return;
     }
     px_buf_init(&groups);
+    px_buf_init(&ginfo);
     if (status == PMIX_SUCCESS && t->op == PMIX_GROUP_CONSTRUCT) {
-        status = read_chunks(t, data, ndata, &members, &nmembers, &groups);
+        status = read_chunks(t, data, ndata, &members, &nmembers, &groups, &ginfo);
         if (status != PMIX_SUCCESS)
             px_srv_logf(s, PX_LOG_ERROR,
                         "group %s: the host returned malformed group data (%zu bytes)", t->name,
@@ -538,15 +556,17 @@ static void host_done_locked(px_gtrk *t, pmix_status_t status, bool has_ctxid, u
             status = PMIX_ERR_UNPACK_FAILURE;
     }
     if (status == PMIX_SUCCESS && t->op == PMIX_GROUP_CONSTRUCT)
-        succeed(s, t, has_ctxid, ctxid, members, nmembers, groups.data, groups.size);
+        succeed(s, t, has_ctxid, ctxid, members, nmembers, groups.data, groups.size, ginfo.data,
+                ginfo.size);
     else if (status == PMIX_SUCCESS)
-        succeed(s, t, false, 0, NULL, 0, NULL, 0);
+        succeed(s, t, false, 0, NULL, 0, NULL, 0, NULL, 0);
     else {
         reply_all_error(s, t, status);
         finish_trk(s, t);
     }
     free(members);
     px_buf_fini(&groups);
+    px_buf_fini(&ginfo);
 }
 
 /* Hosts may call this from any thread: take the engine lock. */
@@ -612,6 +632,9 @@ static pmix_status_t upcall(px_server *s, px_gtrk *t, pmix_status_t local_status
             px_pack_bytes(&b, g.data, g.size);
             px_buf_fini(&g);
         }
+        if (px_buf_status(&t->ginfo) != PMIX_SUCCESS)
+            b.err = px_buf_status(&t->ginfo);
+        px_pack_bytes(&b, t->ginfo.data, t->ginfo.size);
         free(pp);
         free(in);
         if ((rc = px_buf_status(&b)) != PMIX_SUCCESS) {
@@ -667,7 +690,13 @@ static void all_joined(px_server *s, px_gtrk *t)
         }
         if (t->op == PMIX_GROUP_CONSTRUCT && n < t->nprocs)
             t->partial = true;
-        succeed(s, t, false, 0, m, t->op == PMIX_GROUP_CONSTRUCT ? n : 0, NULL, 0);
+        if (px_buf_status(&t->ginfo) != PMIX_SUCCESS) {
+            free(m);
+            fail_trk(s, t, px_buf_status(&t->ginfo));
+            return;
+        }
+        succeed(s, t, false, 0, m, t->op == PMIX_GROUP_CONSTRUCT ? n : 0, NULL, 0, t->ginfo.data,
+                t->ginfo.size);
         free(m);
         return;
     }
@@ -744,10 +773,54 @@ static void event_to_proc(px_server *s, const pmix_proc_t *to, pmix_status_t sta
     PMIx_Info_destruct(&info[1]);
 }
 
+/* Keep what `who` gave for the other members in its directives:
+ * PMIX_GROUP_LOCAL_CID, and the entries of PMIX_GROUP_INFO but a
+ * PMIX_PROCID. Nothing when it gave none; a pack failure fails the
+ * tracker's buffer, and with it the construct. */
+static void add_ginfo(px_gtrk *t, const pmix_proc_t *who, const pmix_info_t *info, size_t ninfo)
+{
+    size_t n = 0, k = 0;
+    pmix_info_t *v;
+
+    for (size_t i = 0; i < ninfo; i++) {
+        const pmix_data_array_t *da = info[i].value.data.darray;
+        if (PMIx_Check_key(info[i].key, PMIX_GROUP_LOCAL_CID))
+            n++;
+        else if (PMIx_Check_key(info[i].key, PMIX_GROUP_INFO) &&
+                 info[i].value.type == PMIX_DATA_ARRAY && da != NULL && da->type == PMIX_INFO)
+            n += da->size;
+    }
+    if (n == 0)
+        return;
+    if ((v = calloc(n, sizeof(*v))) == NULL) {
+        t->ginfo.err = PMIX_ERR_NOMEM;
+        return;
+    }
+    /* shallow copies: packed, then the array alone is freed */
+    for (size_t i = 0; i < ninfo; i++) {
+        const pmix_data_array_t *da = info[i].value.data.darray;
+        if (PMIx_Check_key(info[i].key, PMIX_GROUP_LOCAL_CID)) {
+            v[k++] = info[i];
+        } else if (PMIx_Check_key(info[i].key, PMIX_GROUP_INFO) &&
+                   info[i].value.type == PMIX_DATA_ARRAY && da != NULL && da->type == PMIX_INFO) {
+            const pmix_info_t *e = da->array;
+            for (size_t j = 0; j < da->size; j++)
+                if (!PMIx_Check_key(e[j].key, PMIX_PROCID))
+                    v[k++] = e[j];
+        }
+    }
+    if (k > 0) {
+        px_pack_proc(&t->ginfo, who);
+        px_pack_info(&t->ginfo, v, k);
+    }
+    free(v);
+}
+
 /* ---- the operations ---- */
 
 static void do_construct(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
-                         pmix_proc_t *procs, size_t n, const gdirs *d)
+                         pmix_proc_t *procs, size_t n, const gdirs *d, const pmix_info_t *info,
+                         size_t ninfo)
 {
     px_gtrk *t = find_trk(s, grp);
     pmix_status_t rc = PMIX_SUCCESS;
@@ -781,6 +854,7 @@ static void do_construct(px_server *s, px_sclient *c, uint32_t tag, const char *
     }
     merge_dirs(s, t, d, c);
     add_slot(t, c, tag, false);
+    add_ginfo(t, &c->proc, info, ninfo);
     check_joined(s, t);
 }
 
@@ -829,7 +903,8 @@ static void do_destruct(px_server *s, px_sclient *c, uint32_t tag, const char *g
 }
 
 static void do_invite(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
-                      pmix_proc_t *procs, size_t n, const gdirs *d)
+                      pmix_proc_t *procs, size_t n, const gdirs *d, const pmix_info_t *info,
+                      size_t ninfo)
 {
     pmix_status_t rc = PMIX_SUCCESS;
     bool member = procs_have(procs, n, &c->proc);
@@ -865,27 +940,28 @@ static void do_invite(px_server *s, px_sclient *c, uint32_t tag, const char *grp
     if (member) {
         mark_answered(t, &c->proc);
         add_slot(t, c, tag, false);
+        add_ginfo(t, &c->proc, info, ninfo);
     } else {
         t->inviter = c; /* answered with the outcome, not a member */
         t->inviter_tag = tag;
     }
     for (size_t i = 0; i < t->nprocs; i++) {
-        pmix_info_t info[2];
+        pmix_info_t ev[2];
         if (proc_eq(&t->procs[i], &c->proc))
             continue;
-        PMIx_Info_construct(&info[0]);
-        PMIx_Info_construct(&info[1]);
-        PMIx_Info_load(&info[0], PMIX_GROUP_ID, grp, PMIX_STRING);
-        PMIx_Info_load(&info[1], PMIX_EVENT_AFFECTED_PROC, &t->procs[i], PMIX_PROC);
+        PMIx_Info_construct(&ev[0]);
+        PMIx_Info_construct(&ev[1]);
+        PMIx_Info_load(&ev[0], PMIX_GROUP_ID, grp, PMIX_STRING);
+        PMIx_Info_load(&ev[1], PMIX_EVENT_AFFECTED_PROC, &t->procs[i], PMIX_PROC);
         px_srv_event_to(s, px_srv_client(s, &t->procs[i]), PMIX_GROUP_INVITED, &c->proc,
-                        PMIX_RANGE_CUSTOM, info, 2);
-        PMIx_Info_destruct(&info[0]);
-        PMIx_Info_destruct(&info[1]);
+                        PMIX_RANGE_CUSTOM, ev, 2);
+        PMIx_Info_destruct(&ev[0]);
+        PMIx_Info_destruct(&ev[1]);
     }
 }
 
 static void do_join(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
-                    const pmix_proc_t *leader, bool accept)
+                    const pmix_proc_t *leader, bool accept, const pmix_info_t *info, size_t ninfo)
 {
     px_gtrk *t = find_trk(s, grp);
 
@@ -902,6 +978,7 @@ static void do_join(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
     mark_answered(t, &c->proc);
     if (accept) {
         add_slot(t, c, tag, true);
+        add_ginfo(t, &c->proc, info, ninfo);
         event_to_proc(s, &t->leader, PMIX_GROUP_INVITE_ACCEPTED, &c->proc, grp);
     } else {
         px_buf b;
@@ -913,6 +990,7 @@ static void do_join(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
         px_pack_u8(&b, 0);
         px_pack_u64(&b, 0);
         px_pack_procs(&b, NULL, 0);
+        px_pack_bytes(&b, NULL, 0);
         px_pack_bytes(&b, NULL, 0);
         px_pack_bytes(&b, NULL, 0);
         px_srv_send(s, c, &b);
@@ -969,7 +1047,6 @@ pmix_status_t px_srv_group(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
         return rc != PMIX_SUCCESS ? rc : PMIX_ERR_BAD_PARAM;
     }
     read_dirs(info, ninfo, &d);
-    PMIx_Info_free(info, ninfo);
     rc = PMIX_SUCCESS;
     if (name == NULL || name[0] == '\0' || strlen(name) > PMIX_MAX_NSLEN)
         rc = PMIX_ERR_BAD_PARAM;
@@ -980,16 +1057,18 @@ pmix_status_t px_srv_group(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
         rc = expand(s, procs, n, &members, &nm);
     free(procs);
     if (rc != PMIX_SUCCESS) {
+        PMIx_Info_free(info, ninfo);
         px_srv_reply_status(s, c, op == PX_GRP_LEAVE ? PX_MSG_REPLY : PX_MSG_GROUP_DONE, tag, rc);
         return PMIX_SUCCESS;
     }
     switch (op) {
-    case PX_GRP_CONSTRUCT: do_construct(s, c, tag, grp, members, nm, &d); break;
+    case PX_GRP_CONSTRUCT: do_construct(s, c, tag, grp, members, nm, &d, info, ninfo); break;
     case PX_GRP_DESTRUCT: do_destruct(s, c, tag, grp, &d); break;
-    case PX_GRP_INVITE: do_invite(s, c, tag, grp, members, nm, &d); break;
-    case PX_GRP_JOIN: do_join(s, c, tag, grp, &leader, accept != 0); break;
+    case PX_GRP_INVITE: do_invite(s, c, tag, grp, members, nm, &d, info, ninfo); break;
+    case PX_GRP_JOIN: do_join(s, c, tag, grp, &leader, accept != 0, info, ninfo); break;
     default: do_leave(s, c, tag, grp); break;
     }
+    PMIx_Info_free(info, ninfo);
     return PMIX_SUCCESS;
 }
 

@@ -270,6 +270,35 @@ pmix_status_t px_server_delete_process_set(px_server *s, const pmix_proc_t *sour
     return PMIX_SUCCESS;
 }
 
+/* ---- PMIx_Get of a process's sets ---- */
+
+pmix_status_t px_srv_pset_names(px_server *s, const pmix_proc_t *p, pmix_value_t *out)
+{
+    size_t len = 1, at = 0;
+    char *all;
+    pmix_status_t rc;
+
+    for (px_pset *q = s->psets; q != NULL; q = q->next)
+        for (size_t i = 0; i < q->nmembers; i++)
+            if (PMIx_Check_procid(&q->members[i], p)) {
+                len += strlen(q->name) + 1;
+                break;
+            }
+    if (len == 1)
+        return PMIX_ERR_NOT_FOUND;
+    if ((all = malloc(len)) == NULL)
+        return PMIX_ERR_NOMEM;
+    for (px_pset *q = s->psets; q != NULL; q = q->next)
+        for (size_t i = 0; i < q->nmembers; i++)
+            if (PMIx_Check_procid(&q->members[i], p)) {
+                at += (size_t)snprintf(all + at, len - at, "%s%s", at != 0 ? "," : "", q->name);
+                break;
+            }
+    rc = PMIx_Value_load(out, all, PMIX_STRING);
+    free(all);
+    return rc;
+}
+
 /* ---- queries ---- */
 
 bool px_query_key_is_pset(const char *key)

@@ -196,6 +196,10 @@ typedef struct px_gtrk {
     px_gslot *slots;  /* local members that joined; room for every local member */
     size_t nslots;
     uint64_t id; /* for messages: "group op #id" */
+    /* A construct's group information (PMIX_GROUP_LOCAL_CID,
+     * PMIX_GROUP_INFO) of the local members that gave some: for each, its
+     * proc then its infos (px_pack_proc, px_pack_info). */
+    px_buf ginfo;
 } px_gtrk;
 
 struct px_server {
@@ -326,6 +330,9 @@ pmix_status_t px_srv_psets_register(px_server *s, const char *nspace, const pmix
                                     size_t ninfo);
 void px_srv_psets_drop_nspace(px_server *s, const char *nspace); /* its job data's sets go */
 void px_srv_psets_destroy(px_server *s);
+/* The names of every set `p` is a member of, in the table's order, joined
+ * with commas, into `out` (a PMIX_STRING); PMIX_ERR_NOT_FOUND if none. */
+pmix_status_t px_srv_pset_names(px_server *s, const pmix_proc_t *p, pmix_value_t *out);
 /* QUERY from `c`: the process-set keys answered here, the others passed
  * to the host's query upcall (tool.c); one INFO_DONE with the answers. */
 pmix_status_t px_srv_query(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
