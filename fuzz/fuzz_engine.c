@@ -470,14 +470,17 @@ static void raw_to_client(world *wd, int i, fuzz_in *in, bool region)
 static const char *const pset_names[] = {"ocean", "ice", "tide", ""};
 
 /* A query of the set keys (and, with bit 3, a key only the process could
- * answer, which the server must leave unanswered). */
+ * answer, which the server must leave unanswered); with bit 7, a second
+ * byte adds keys the host answers (the namespaces, a proc table), so one
+ * QUERY goes both ways: sets from the server, the rest from the host. */
 static void do_query(world *wd, px_client *c, fuzz_in *in)
 {
     uint8_t how = fuzz_u8(in);
-    char *qkeys[5];
+    uint8_t more = (how & 0x80) ? fuzz_u8(in) : 0;
+    char *qkeys[7];
     size_t n = 0;
-    pmix_info_t qual;
-    pmix_query_t q = {.keys = qkeys};
+    pmix_info_t qual[2];
+    pmix_query_t q = {.keys = qkeys, .qualifiers = qual};
 
     if (how & 0x01)
         qkeys[n++] = PMIX_QUERY_NUM_PSETS;
@@ -487,16 +490,19 @@ static void do_query(world *wd, px_client *c, fuzz_in *in)
         qkeys[n++] = PMIX_QUERY_PSET_MEMBERSHIP;
     if (how & 0x08)
         qkeys[n++] = PMIX_JOB_SIZE;
+    if (more & 0x01)
+        qkeys[n++] = PMIX_QUERY_NAMESPACES;
+    if (more & 0x02)
+        qkeys[n++] = PMIX_QUERY_PROC_TABLE;
     qkeys[n] = NULL;
-    if (how & 0x10) {
-        PMIx_Info_load(&qual, PMIX_PSET_NAME, pset_names[(how >> 5) % NELEMS(pset_names)],
-                       PMIX_STRING);
-        q.qualifiers = &qual;
-        q.nqual = 1;
-    }
+    if (how & 0x10)
+        PMIx_Info_load(&qual[q.nqual++], PMIX_PSET_NAME,
+                       pset_names[(how >> 5) % NELEMS(pset_names)], PMIX_STRING);
+    if (more & 0x04) /* the proc table's namespace: the job's, or another */
+        PMIx_Info_load(&qual[q.nqual++], PMIX_NSPACE, (more & 0x08) ? "job" : "other", PMIX_STRING);
     (void)px_client_query(c, &q, 1, info_cb, wd);
-    if (q.nqual > 0)
-        PMIx_Info_destruct(&qual);
+    for (size_t i = 0; i < q.nqual; i++)
+        PMIx_Info_destruct(&qual[i]);
 }
 
 /* The host defines a set of some processes (also none, another

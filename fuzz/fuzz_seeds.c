@@ -657,6 +657,12 @@ static void engine_seeds(void)
     put8(&s, 0x83); /* the namespace deregistered and registered again */
     en(&s, EN_QUERY, 0);
     put8(&s, 0x03);
+    en(&s, EN_QUERY, 1); /* the sets' number and the host's keys in one query */
+    put8(&s, 0x81);
+    put8(&s, 0x0f); /* the namespaces, the job's proc table */
+    en(&s, EN_QUERY, 2);
+    put8(&s, 0x80);
+    put8(&s, 0x06); /* another namespace's proc table: the host has none */
     en(&s, EN_RUN, 0);
     save("engine", "psets", &s);
 
