@@ -401,6 +401,7 @@ static char *line_value(const char *line, const char *key)
 static void map_clear(px_netmap *m)
 {
     free(m->lcoord);
+    free(m->pcoord);
     if (m->names != NULL)
         for (uint32_t i = 0; i < m->nnodes; i++)
             free(m->names[i]);
@@ -446,13 +447,26 @@ int px_netmap_parse_slurm(const char *text, const char *name, px_netmap *m, char
             free(sws);
             continue;
         }
-        if (sname == NULL || (nodes == NULL) == (sws == NULL) || find_sw(&t, sname) != NULL) {
+        /* `scontrol show topology` writes both, "(null)" for none, and
+         * an upper switch's Nodes= lists every node below it. */
+        if (nodes != NULL && strcmp(nodes, "(null)") == 0) {
+            free(nodes);
+            nodes = NULL;
+        }
+        if (sws != NULL && strcmp(sws, "(null)") == 0) {
+            free(sws);
+            sws = NULL;
+        }
+        if (sws != NULL) {
+            free(nodes);
+            nodes = NULL;
+        }
+        if (sname == NULL || (nodes == NULL && sws == NULL) || find_sw(&t, sname) != NULL) {
             snprintf(err, errlen,
                      sname == NULL ? "%s:%d: expected SwitchName=NAME with Nodes=LIST or "
                                      "Switches=LIST"
                      : find_sw(&t, sname) != NULL ? "%s:%d: switch described twice"
-                                                  : "%s:%d: a switch has either Nodes= or "
-                                                    "Switches=, one of them",
+                                                  : "%s:%d: a switch needs Nodes= or Switches=",
                      name, lineno);
             free(sname);
             free(nodes);
@@ -721,6 +735,10 @@ unsigned px_netmap_coord(const px_netmap *m, uint32_t node, pmix_coord_view_t vi
 
     if (m->lcoord == NULL)
         return px_netshape_coord(&m->shape, d, view, out);
+    if (view == PMIX_COORD_PHYSICAL_VIEW && m->pcoord != NULL) {
+        memcpy(out, m->pcoord + (size_t)d * m->shape.pdims, m->shape.pdims * sizeof(*out));
+        return m->shape.pdims;
+    }
     memcpy(out, m->lcoord + (size_t)d * m->shape.ldims, m->shape.ldims * sizeof(*out));
     return m->shape.ldims;
 }

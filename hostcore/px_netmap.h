@@ -7,7 +7,10 @@
  *   - Slurm's topology.conf (tree plugin): lines `SwitchName=S Nodes=LIST`
  *     for leaf switches and `SwitchName=S Switches=LIST` above them, with
  *     Slurm's host lists (`n[1-16]`, `n[01-04,7],login`). Every leaf switch
- *     must be at the same depth. A node's logical coordinate has one digit
+ *     must be at the same depth. `scontrol show topology` writes the same
+ *     lines with both lists ("(null)" for none): a switch with Switches=
+ *     is an upper one whatever its Nodes= says. A node's logical
+ *     coordinate has one digit
  *     per level, top first: the index of its switch among its parent's
  *     children at each level (and of its top switch among the top switches
  *     when there are several), then its port (its index among its leaf
@@ -67,6 +70,7 @@ typedef struct px_netmap {
     px_netshape shape;
     uint32_t nnodes;  /* the nodes described */
     uint32_t *lcoord; /* nnodes x shape.ldims, or NULL: px_netshape_coord */
+    uint32_t *pcoord; /* nnodes x shape.pdims, or NULL: the logical ones */
     char **names;     /* nnodes names from the description */
     /* After px_netmap_fit: the job's node count, and job node i's index
      * in the description (at[i]; NULL: i itself). */
