@@ -14,7 +14,9 @@
  *
  * Each node's server is given the host core's keys (px_netinfo): one
  * plane, "plane0", one NIC per node ("NODE.nic0") whose endpoint is the
- * node's name, the coordinates in the logical and physical views. The
+ * node's name, the coordinates in the logical and physical views; each
+ * coordinate's fabric is the description's source (px_netmap.source),
+ * which for the default says that no topology was given. The
  * hier groups of pmixd's fences come from the same map (pmixd_coll.c).
  */
 #define _GNU_SOURCE
@@ -24,8 +26,6 @@
 
 #include "pmixrun.h"
 #include "tcplink.h"
-
-#define FABRIC "pmixlab"
 
 /* The output of `scontrol show topology`, or NULL (no Slurm, no topology
  * plugin, or an empty answer). */
@@ -193,7 +193,9 @@ static void ni_nic_host(void *ctx, uint32_t node, unsigned plane, char *buf, siz
 
 pmix_status_t net_keys(job *j, px_ivec *out)
 {
-    px_netinfo ni = {.fabric = FABRIC,
+    /* The coordinates' fabric names the description, or says that there
+     * was none: "flat default: one switch, ..." */
+    px_netinfo ni = {.fabric = j->net.source,
                      .planes = 1,
                      .nnodes = (uint32_t)(j->nnodes > 0 ? j->nnodes : 1),
                      .shape = &j->net.shape,
