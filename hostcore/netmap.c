@@ -630,6 +630,8 @@ int px_netmap_parse_simgrid(const char *text, const char *name, px_netmap *m, ch
             m->names[i] = NULL;
             goto nomem;
         }
+    snprintf(m->sg_topology, sizeof(m->sg_topology), "%s", topo != NULL ? topo : "FLAT");
+    snprintf(m->sg_params, sizeof(m->sg_params), "%s", params != NULL ? params : "");
     snprintf(m->source, sizeof(m->source), "%s (SimGrid platform: %s cluster of %u nodes)", name,
              kind_name(kind_of(topo)), m->nnodes);
     rc = 0;

@@ -79,6 +79,10 @@ typedef struct px_netmap {
     bool by_name;     /* fitted by name, not by order */
     bool flat;        /* the default: no description was given */
     char source[160]; /* what it is, for a user: "FILE (Slurm topology.conf, 2 switches)" */
+    /* A SimGrid platform's cluster: its topology (SimGrid's name) and
+     * topo_parameters, which rebuild it; "" for a Slurm tree. */
+    char sg_topology[16];
+    char sg_params[240];
 } px_netmap;
 
 /* One switch holding `nnodes` nodes, marked flat. Returns 0, or -1. */
