@@ -19,8 +19,9 @@
  * N barriers (the event arrives while it waits in one), then prints what
  * the event said, or that none came.
  *
- * A host that gives no coordinates (pmixrun) is not an error: the program
- * says so and exits 0. Only the Standard's API; no global state.
+ * A host that gives no coordinates is not an error: the program says so
+ * and exits 0. (pmixrun gives them from --topology FILE, or a flat one-switch
+ * default.) Only the Standard's API; no global state.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -63,6 +63,11 @@ static void usage(FILE *f)
             "  --nodes N             simulated nodes (1..%u; default 4)\n"
             "  --ppn P               processes per node (default 1)\n"
             "  --topology T          crossbar (default), fattree, torus, dragonfly\n"
+            "  --topology FILE       the network a description gives, as pmixrun reads it:\n"
+            "                        Slurm's topology.conf (a regular tree: a fat tree of\n"
+            "                        its levels) or a SimGrid platform file's first cluster\n"
+            "                        (its topology and topo_parameters); without --nodes,\n"
+            "                        every node it names\n"
             "  --topo-params S       SimGrid's topo_parameters for that topology\n"
             "  --radix R --taper T   fat tree switches (default radix 32, taper 1)\n"
             "  --platform FILE       a SimGrid platform instead (its first N hosts;\n"
@@ -220,6 +225,38 @@ static void list(void)
 }
 
 /* Parse; returns -1 to go on, else an exit status. */
+/* --topology FILE: the description pmixrun --topology reads (px_netmap.h),
+ * turned into the generated topology it describes: a SimGrid cluster's
+ * own topology and parameters, or a Slurm tree as a fat tree of its
+ * levels (a regular one only). Returns 0, or 2 with a message printed. */
+static int topology_file(sim_opts *o, const char *path)
+{
+    px_netmap m;
+    char err[512];
+    const char *kind;
+
+    if (px_netmap_load(path, &m, err, sizeof(err)) != 0)
+        return bad("--topology %s: not crossbar, fattree, torus or dragonfly, nor a description "
+                   "this can read: %s",
+                   path, err);
+    kind = m.sg_topology[0] != '\0' ? m.sg_topology : "FAT_TREE";
+    if (m.sg_topology[0] != '\0')
+        snprintf(o->topo_file_params, sizeof(o->topo_file_params), "%s", m.sg_params);
+    else if (px_netmap_fattree_params(&m, o->topo_file_params, sizeof(o->topo_file_params), err,
+                                      sizeof(err)) != 0) {
+        px_netmap_free(&m);
+        return bad("--topology %s: %s", path, err);
+    }
+    o->topology = strcmp(kind, "FAT_TREE") == 0    ? TOPO_FATTREE
+                  : strcmp(kind, "TORUS") == 0     ? TOPO_TORUS
+                  : strcmp(kind, "DRAGONFLY") == 0 ? TOPO_DRAGONFLY
+                                                   : TOPO_CROSSBAR;
+    o->topo_params = o->topology == TOPO_CROSSBAR ? NULL : o->topo_file_params;
+    o->topo_file_nodes = m.nnodes;
+    px_netmap_free(&m);
+    return 0;
+}
+
 static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
 {
     int i;
@@ -287,9 +324,8 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
                 o->topology = TOPO_TORUS;
             else if (strcmp(v, "dragonfly") == 0)
                 o->topology = TOPO_DRAGONFLY;
-            else
-                return bad("--topology %s: expected crossbar, fattree, torus or dragonfly%s", v,
-                           "");
+            else if (topology_file(o, v) != 0)
+                return 2;
         } else if (strcmp(a, "--topo-params") == 0) {
             o->topo_params = v;
         } else if (strcmp(a, "--radix") == 0) {
@@ -391,6 +427,8 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
         return bad("--privatize: %s is built into pmixsim; --privatize applies to a program "
                    "loaded from a shared object (./PROGRAM.so)%s",
                    o->workload, "");
+    if (o->topo_file_nodes > 0 && !o->nodes_given && o->topology != TOPO_FILE)
+        o->nodes = o->topo_file_nodes;
     if (o->planes > 1 && o->topology == TOPO_FILE)
         return bad("--planes %s with --platform: a platform file describes its own network; "
                    "give one plane, or a generated --topology%s",

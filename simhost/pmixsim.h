@@ -78,16 +78,18 @@ typedef struct sim_opts {
     uint32_t nodes, ppn;
     bool nodes_given;
     sim_topology topology;
-    const char *topo_params; /* SimGrid's topo_parameters, or NULL: derived */
-    const char *platform;    /* --platform FILE */
-    unsigned planes;         /* --planes 1|2 (simnet.h) */
-    const char *test_down;   /* --test-plane-down P[.NODE]@T (planes.c) */
-    unsigned fattree_radix;  /* ports per switch (fat tree) */
-    unsigned fattree_taper;  /* oversubscription of the leaf switches */
-    double lat, bw;          /* per link: seconds, bytes/s */
-    double lo_lat, lo_bw;    /* the loopback link of every node */
-    bool lv08;               /* --model lv08 (default cm02) */
-    const char *algo;        /* NULL: auto */
+    const char *topo_params;    /* SimGrid's topo_parameters, or NULL: derived */
+    char topo_file_params[256]; /* --topology FILE: the topo_params it gives */
+    uint32_t topo_file_nodes;   /* and the nodes it names (0: no file) */
+    const char *platform;       /* --platform FILE */
+    unsigned planes;            /* --planes 1|2 (simnet.h) */
+    const char *test_down;      /* --test-plane-down P[.NODE]@T (planes.c) */
+    unsigned fattree_radix;     /* ports per switch (fat tree) */
+    unsigned fattree_taper;     /* oversubscription of the leaf switches */
+    double lat, bw;             /* per link: seconds, bytes/s */
+    double lo_lat, lo_bw;       /* the loopback link of every node */
+    bool lv08;                  /* --model lv08 (default cm02) */
+    const char *algo;           /* NULL: auto */
     uint64_t seed;
     unsigned stack_kib;
     const char *json;

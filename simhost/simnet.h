@@ -20,10 +20,11 @@
 #include <pmix_common.h>
 
 #include "px_coll.h"
+#include "px_netmap.h"
 #include "sgw.h"
 
 #define SIM_MAX_PLANES 2
-#define SIM_MAX_DIMS 4
+#define SIM_MAX_DIMS PX_NET_MAX_DIMS
 /* Every node registers the coordinates of every process (not only of its
  * own) up to this many nodes and processes: beyond, the tables would cost
  * O(nodes x processes) in the simulator. */
@@ -35,16 +36,10 @@ typedef struct sim_opts sim_opts;
 typedef struct sim_ep sim_ep;
 typedef struct sim_msg sim_msg;
 
-/* The coordinates of a generated topology, the same on every plane. */
-typedef struct sim_shape {
-    unsigned ldims, pdims;        /* logical and physical dimensions */
-    uint32_t lsize[SIM_MAX_DIMS]; /* logical shape */
-    uint32_t psize[SIM_MAX_DIMS]; /* physical shape */
-    unsigned gdims;               /* dimensions of the group key (hier) */
-    bool torus;                   /* x fastest; groups share all but x */
-    size_t strides[SIM_MAX_DIMS]; /* node-id distances to a node's neighbours */
-    unsigned nstrides;
-} sim_shape;
+/* The coordinates of a generated topology, the same on every plane: the
+ * host core's shape (hostcore/px_netmap.h), which the socket host reads
+ * from the same descriptions. */
+typedef px_netshape sim_shape;
 
 typedef struct sim_net {
     unsigned nplanes;

@@ -159,6 +159,8 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
     }
     if (apps_read(j, r) != 0) /* the application contexts (pmixrun_apps.c) */
         return -1;
+    if (net_read(j, r) != 0) /* the network's coordinates (pmixrun_net.c) */
+        return -1;
     j->ranks = calloc((size_t)(j->nlocal > 0 ? j->nlocal : 1), sizeof *j->ranks);
     if (j->ranks == NULL || r->bad)
         return -1;

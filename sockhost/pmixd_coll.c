@@ -175,6 +175,20 @@ static uint64_t hc_ctxid(void *ctx)
     return px_ctxid_next(&d->ctxids);
 }
 
+/* The hier groups of a fence's nodes, from the network's coordinates as
+ * pmixrun sent them (pmixrun_net.c): by leaf switch, then by the switches
+ * above, marked switched so that auto may pick hier, as pmixsim does.
+ * The flat default (no description) gives none: one flat group. */
+static const px_coll_groups *hc_groups(void *ctx, const uint32_t *members, uint32_t n,
+                                       px_coll_groups **owned)
+{
+    pmixd_ctx *d = ctx;
+    *owned = NULL;
+    if (!d->j.net_loaded || d->j.net.flat)
+        return NULL;
+    return *owned = px_netmap_groups(&d->j.net, members, n);
+}
+
 static const px_hc_ops hc_ops = {
     .version = PX_HC_OPS_VERSION,
     /* the mesh, the daemon's timer list, the clock */
@@ -186,6 +200,7 @@ static const px_hc_ops hc_ops = {
     /* this node's server, groups' ids, the daemon's stderr */
     .dmodex_local = hc_dmodex_local,
     .ctxid = hc_ctxid,
+    .groups = hc_groups,
     .log = hc_log,
     .fence_end = hc_fence_end,
 };

@@ -23,7 +23,8 @@ enum {
 
     /* pmixrun -> daemon */
     PD_JOB = 10,        /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its
-                         * application contexts: pmixrun.h apps_write() */
+                         * application contexts: pmixrun.h apps_write(); then the
+                         * network's coordinates: pmixrun_net.c net_write() */
     PD_STOP = 11,       /* u8 now: stop the ranks (SIGTERM then SIGKILL; now: SIGKILL), exit */
     PD_PUBSUB_REP = 12, /* u32 id, u32 status, bytes body (a lookup's pdata): the answer */
 

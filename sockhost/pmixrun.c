@@ -134,6 +134,11 @@ static void usage(FILE *f)
             "                      (default: NAME, which must then be an address) and a\n"
             "                      network namespace to start it in; the daemons still\n"
             "                      run on this machine. With --nodes K: the first K lines\n"
+            "  --topology FILE     the network's shape: Slurm's topology.conf or a SimGrid\n"
+            "                      platform file (its first cluster); every process gets\n"
+            "                      its coordinates (PMIX_NETWORK_COORDINATE...) and hier\n"
+            "                      groups by switch. Without it: Slurm's own (scontrol show\n"
+            "                      topology) in an allocation, else one switch\n"
             "  --map-by slot|node|ppr:N:node|core|socket\n"
             "                      slot (default): consecutive ranks fill each node in\n"
             "                      turn; node: round robin over the nodes; ppr: N processes\n"
@@ -213,8 +218,10 @@ static const char *const opt_np[] = {"-n", "-np", "--np", "--n", NULL};
 static const char *const opt_wdir[] = {"--wdir", "-wdir", "--wd", "-wd", NULL};
 static const char *const opt_host[] = {"--host", "-host", "-H", NULL};
 static const char *const opt_valued[] = {
-    "--timeout",         "--bind-to",        "--nodes", "--map-by", "--hostfile", "-hostfile", "-x",
-    "--output-filename", "-output-filename", "--stdin", "-stdin",   "--pset",     NULL};
+    "--timeout",        "--bind-to", "--nodes", "--map-by",
+    "--hostfile",       "-hostfile", "-x",      "--output-filename",
+    "-output-filename", "--stdin",   "-stdin",  "--pset",
+    "--topology",       NULL};
 
 /* A positive integer from 1 to max, or -1. */
 static long parse_count(const char *v, long max)
@@ -477,7 +484,7 @@ static int parse_output(job *j, const char *v)
 static int parse_args(job *j, int argc, char **argv)
 {
     int i = 1;
-    const char *hostfile = NULL, *hosts = NULL;
+    const char *hostfile = NULL, *hosts = NULL, *topology = NULL;
     bool got_np = false;
     j->stdin_to = 0;
     for (;;) { /* one application context */
@@ -580,6 +587,8 @@ static int parse_args(job *j, int argc, char **argv)
                     return bad_usage("--bind-to takes core, socket, numa or none, not '%s'", val);
             } else if (strcmp(name, "--hostfile") == 0 || strcmp(name, "-hostfile") == 0) {
                 hostfile = val;
+            } else if (strcmp(name, "--topology") == 0) {
+                topology = val;
             } else if (strcmp(name, "--map-by") == 0) {
                 j->ppr_n = 0;
                 if (strcmp(val, "slot") == 0)
@@ -675,6 +684,13 @@ static int parse_args(job *j, int argc, char **argv)
         char err[512];
         if (nodes_read_hostfile(j, hostfile, j->nnodes, err, sizeof err) != 0)
             return bad_usage("%s", err);
+    }
+    {
+        char err[512];
+        if (net_load(j, topology, err, sizeof err) != 0) {
+            nodes_free_names(j);
+            return refuse("--topology: %s", err);
+        }
     }
     int nnodes = j->nnodes > 0 ? j->nnodes : 1;
     if (j->ppr_n > 0) {
@@ -1212,7 +1228,7 @@ int main(int argc, char **argv)
         goto out;
     }
     j->nnodes = 1;
-    if (files_make_topdir(j) != 0 || job_bindings(j) != 0 ||
+    if (net_fit(j) != 0 || files_make_topdir(j) != 0 || job_bindings(j) != 0 ||
         job_platform(j, signal_ready, j) != 0 || job_server_start(j) != 0 || job_register(j) != 0)
         goto out;
     if (iof_stdin_watch(j) != 0) {

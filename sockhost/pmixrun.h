@@ -44,6 +44,7 @@
 #include "platform/px_posix.h"
 #include "server/px_server.h"
 #include "px_hostcore.h"
+#include "px_netmap.h"
 
 #define PMIXRUN_GRACE_S 2.0  /* SIGTERM -> SIGKILL */
 #define PMIXRUN_SETTLE_S 1.0 /* a failed rank's peers see their fences fail, then SIGTERM */
@@ -237,6 +238,11 @@ typedef struct job {
     /* publish/lookup (pmixrun_pubsub.c): the data service, or what a
      * daemon forwarded to it; NULL until pubsub_init */
     pubsub_state *pubsub;
+
+    /* The network (pmixrun_net.c): read by net_load, fitted to the job's
+     * nodes by net_fit (pmixrun) or received by net_read (pmixd). */
+    px_netmap net;
+    bool net_loaded; /* net holds a description (or, once fitted, the default) */
 } job;
 
 /* pmixrun.c: the rules of how a job ends, shared by both ways to run it */
@@ -296,6 +302,25 @@ pmix_status_t job_dmodex_request(job *j, const pmix_proc_t *proc, pmix_dmodex_re
 rank_proc *job_rank_of(job *j, const pmix_proc_t *proc);
 const char *job_node_name(const job *j, int node);
 int job_node_of(const job *j, int rank);
+
+/* pmixrun_net.c */
+/* Read the network's description: `path` (--topology), else in a Slurm
+ * allocation `scontrol show topology`, else none (net_fit then makes the
+ * flat default). 0, or -1 with a sentence in err (a file that cannot be
+ * read or parsed). */
+int net_load(job *j, const char *path, char *err, size_t errlen);
+/* Fit it to the job's nodes (job_node_name), or make the flat default
+ * without one. 0, or -1 (message printed: fewer nodes described than the
+ * job has). */
+int net_fit(job *j);
+/* Every node's coordinates in PD_JOB, and reading them back in pmixd. */
+struct tl_buf;
+struct tl_reader;
+void net_write(const job *j, struct tl_buf *b);
+int net_read(job *j, struct tl_reader *r); /* 0, or -1 on a malformed frame */
+/* Append the PMIX_NETWORK_* keys of every node (px_netinfo) to a
+ * namespace's registration; nothing before net_fit or net_read. */
+pmix_status_t net_keys(job *j, px_ivec *out);
 
 /* pmixrun_apps.c */
 job_app *job_app_of(job *j,

@@ -708,6 +708,8 @@ int job_register(job *j)
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
     rc = px_jobinfo_build(&map, (uint32_t)j->node, &info);
+    if (rc == PMIX_SUCCESS)
+        rc = net_keys(j, &info); /* the network's coordinates (pmixrun_net.c) */
     if (rc == PMIX_ERR_NOMEM)
         goto nomem;
     if (rc != PMIX_SUCCESS)
@@ -765,6 +767,7 @@ void job_more_ending_signals(sigset_t *mask)
 void job_release(job *j)
 {
     job_apps_free(j);
+    px_netmap_free(&j->net);
     free(j->output_dir);
     free(j->node_slots);
     free(j->in_buf);

@@ -315,6 +315,7 @@ static void send_job(nodes *ns)
         tl_put_u32(&b, ns->d[n].port);
     }
     apps_write(j, &b);
+    net_write(j, &b);
     send_all(ns, PD_JOB, &b);
     tl_buf_free(&b);
     ns->job_sent = true;
@@ -603,6 +604,8 @@ int nodes_run(job *j)
         fprintf(stderr, "pmixrun: out of memory\n");
         goto out;
     }
+    if (net_fit(j) != 0) /* the network's coordinates, for PD_JOB */
+        goto out;
     for (int i = 0; i < ns.k; i++)
         ns.d[i].link.fd = -1;
     if (access(path, X_OK) != 0) {

@@ -24,7 +24,14 @@
 #       gives for that topology (torus 2x2x2, fattree radix 8; dragonfly
 #       on 32 nodes x 1 process).
 #   simtest.sh coords-pmixrun PMIXRUN COORDS
-#       Under pmixrun (no coordinates) coords says so and succeeds.
+#       Under pmixrun without a topology coords reads the flat default
+#       (one switch: dims 1, every node at port 0 of a one-node job).
+#   simtest.sh coords-same PMIXRUN PMIXSIM COORDS FILE NODES WANT...
+#       One description serves both hosts: `pmixrun --nodes NODES --topology
+#       FILE coords` and `pmixsim --nodes NODES --topology FILE coords` print
+#       the same planes, dims, shapes and coordinates (NIC and endpoint names
+#       differ: node0.nic0 and node-0.nic0), and those lines hold every WANT
+#       line (so neither is the flat default).
 #   simtest.sh plane-down PMIXSIM
 #       Plane 0 goes down in the middle of a ring fence: every fence still
 #       succeeds (the cut transfers are retried on plane 1, later ones
@@ -383,8 +390,25 @@ coords-pmixrun)
     run=$1 prog=$2
     "$run" -n 2 "$prog" >"$tmp/out" 2>"$tmp/err" || fail "pmixrun coords: $(cat "$tmp/err")"
     cat "$tmp/out"
-    [[ $(grep -c 'no network coordinates' "$tmp/out") -eq 2 ]] ||
-        fail "coords should say twice that there are no coordinates"
+    [[ $(grep -c '^rank [01]: dims 1$' "$tmp/out") -eq 2 &&
+        $(grep -c '^rank [01]: rank [01] coord logical plane0:(0)$' "$tmp/out") -eq 2 ]] ||
+        fail "coords should read the flat default on both ranks"
+    ;;
+coords-same)
+    run=$1 sim=$2 prog=$3 file=$4 nodes=$5
+    shift 5
+    "$run" --nodes "$nodes" -n "$nodes" --timeout 30 --topology "$file" "$prog" \
+        >"$tmp/run" 2>"$tmp/err" || fail "pmixrun coords: $(cat "$tmp/err")"
+    "$sim" --quiet --nodes "$nodes" --topology "$file" coords >"$tmp/sim" 2>"$tmp/err" ||
+        fail "pmixsim coords: $(cat "$tmp/err")"
+    grep '^rank ' "$tmp/run" | grep -v ' nic \| nic$\| endpt ' | sort >"$tmp/run.c"
+    grep '^rank ' "$tmp/sim" | grep -v ' nic \| nic$\| endpt ' | sort >"$tmp/sim.c"
+    cat "$tmp/run.c"
+    [[ -s $tmp/run.c ]] || fail "pmixrun's coords printed nothing"
+    diff "$tmp/sim.c" "$tmp/run.c" || fail "pmixsim and pmixrun give other coordinates"
+    for w in "$@"; do
+        grep -qxF "$w" "$tmp/run.c" || fail "missing: $w"
+    done
     ;;
 plane-down)
     sim=$1

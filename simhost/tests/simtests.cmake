@@ -111,7 +111,20 @@ list(APPEND PMIXSIM_TESTS sim_formula_bruck_64_2planes sim_fence_sets sim_coords
 if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
   add_test(NAME sim_coords_under_pmixrun
            COMMAND ${SIMTEST} coords-pmixrun $<TARGET_FILE:pmixrun> $<TARGET_FILE:coords>)
-  list(APPEND PMIXSIM_TESTS sim_coords_under_pmixrun)
+  # One description, both hosts (hostcore/px_netmap.h): a Slurm
+  # topology.conf of two switches, and a SimGrid platform's torus.
+  set(topodir ${CMAKE_SOURCE_DIR}/tests/integration/topology)
+  add_test(NAME sim_coords_topology_conf_as_pmixrun
+           COMMAND ${SIMTEST} coords-same $<TARGET_FILE:pmixrun> $<TARGET_FILE:pmixsim>
+                   $<TARGET_FILE:coords> ${topodir}/two-switch.conf 4
+                   "rank 0: shape plane0 logical 2x2" "rank 1: rank 2 coord logical plane0:(1,0)"
+                   "rank 3: rank 3 coord physical plane0:p(1,1)")
+  add_test(NAME sim_coords_platform_as_pmixrun
+           COMMAND ${SIMTEST} coords-same $<TARGET_FILE:pmixrun> $<TARGET_FILE:pmixsim>
+                   $<TARGET_FILE:coords> ${topodir}/torus.xml 8
+                   "rank 0: shape plane0 logical 2x2x2" "rank 5: rank 5 coord logical plane0:(1,0,1)")
+  list(APPEND PMIXSIM_TESTS sim_coords_under_pmixrun sim_coords_topology_conf_as_pmixrun
+       sim_coords_platform_as_pmixrun)
 endif()
 
 add_test(NAME sim_repeat_seeded

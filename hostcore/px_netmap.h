@@ -1,0 +1,152 @@
+/*
+ * px_netmap.h - the shape of a network and every node's coordinates in it
+ * (the Standard's network coordinates chapter), read from a description
+ * that both hosts accept, and the PMIX_NETWORK_* keys made from them.
+ *
+ * Descriptions (px_netmap_load):
+ *   - Slurm's topology.conf (tree plugin): lines `SwitchName=S Nodes=LIST`
+ *     for leaf switches and `SwitchName=S Switches=LIST` above them, with
+ *     Slurm's host lists (`n[1-16]`, `n[01-04,7],login`). Every leaf switch
+ *     must be at the same depth. `scontrol show topology` writes the same
+ *     lines with both lists ("(null)" for none): a switch with Switches=
+ *     is an upper one whatever its Nodes= says. A node's logical
+ *     coordinate has one digit
+ *     per level, top first: the index of its switch among its parent's
+ *     children at each level (and of its top switch among the top switches
+ *     when there are several), then its port (its index among its leaf
+ *     switch's nodes); the physical view is the same. The shape is the
+ *     largest count at each level. The group key (hier) is every digit but
+ *     the port: the node's leaf switch.
+ *   - a SimGrid platform file whose first <cluster> names a topology
+ *     (FAT_TREE, TORUS, DRAGONFLY; FLAT or none: a crossbar) and its
+ *     topo_parameters, as pmixsim writes and reads them: the coordinates of
+ *     that topology (docs/simulation.md), nodes in radical order.
+ * Without a description, px_netmap_flat: one switch, every node a port.
+ *
+ * A px_netmap owns its tables; px_netmap_free releases them. Nothing here
+ * does I/O but px_netmap_load, which reads the file it is given.
+ */
+#ifndef PX_NETMAP_H
+#define PX_NETMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmix_common.h>
+
+#include "px_hostcore.h"
+
+#define PX_NET_MAX_DIMS 4
+
+/* The shape of a network: dimensions and sizes per view. */
+typedef struct px_netshape {
+    unsigned ldims, pdims;           /* logical and physical dimensions */
+    uint32_t lsize[PX_NET_MAX_DIMS]; /* logical shape */
+    uint32_t psize[PX_NET_MAX_DIMS]; /* physical shape */
+    unsigned gdims;                  /* leading logical digits of the group key (hier) */
+    bool torus;                      /* x fastest; groups share all but x */
+    size_t strides[PX_NET_MAX_DIMS]; /* node-id distances to a node's neighbours */
+    unsigned nstrides;
+    /* The groups keep their traffic off the links between groups (a
+     * switch's nodes, a dragonfly group), where hier wins and auto may
+     * pick it (px_coll_groups_set_switched); not a torus line. */
+    bool switched;
+} px_netshape;
+
+/* The shape of SimGrid's topology `kind` ("crossbar" or "FLAT",
+ * "fattree" or "FAT_TREE", "torus" or "TORUS", "dragonfly" or
+ * "DRAGONFLY") with its topo_parameters `params`, holding at least
+ * `nnodes` nodes. Returns 0, or -1 with a sentence in err. */
+int px_netshape_simgrid(const char *kind, const char *params, uint32_t nnodes, px_netshape *out,
+                        char *err, size_t errlen);
+/* Node `node`'s coordinate in a SimGrid topology's shape, in `view`
+ * (PMIX_COORD_PHYSICAL_VIEW, else logical), into out[]; returns dims. */
+unsigned px_netshape_coord(const px_netshape *s, uint32_t node, pmix_coord_view_t view,
+                           uint32_t out[PX_NET_MAX_DIMS]);
+
+/* A description read and fitted to a job's nodes. */
+typedef struct px_netmap {
+    px_netshape shape;
+    uint32_t nnodes;  /* the nodes described */
+    uint32_t *lcoord; /* nnodes x shape.ldims, or NULL: px_netshape_coord */
+    uint32_t *pcoord; /* nnodes x shape.pdims, or NULL: the logical ones */
+    char **names;     /* nnodes names from the description */
+    /* After px_netmap_fit: the job's node count, and job node i's index
+     * in the description (at[i]; NULL: i itself). */
+    uint32_t njob;
+    uint32_t *at;
+    bool by_name;     /* fitted by name, not by order */
+    bool flat;        /* the default: no description was given */
+    char source[160]; /* what it is, for a user: "FILE (Slurm topology.conf, 2 switches)" */
+    /* A SimGrid platform's cluster: its topology (SimGrid's name) and
+     * topo_parameters, which rebuild it; "" for a Slurm tree. */
+    char sg_topology[16];
+    char sg_params[240];
+} px_netmap;
+
+/* One switch holding `nnodes` nodes, marked flat. Returns 0, or -1. */
+int px_netmap_flat(px_netmap *m, uint32_t nnodes);
+/* Read `path` (a Slurm topology.conf or a SimGrid platform file, told
+ * apart by its first non-blank character '<'). Returns 0, or -1 with a
+ * sentence in err; *m is empty on failure. */
+int px_netmap_load(const char *path, px_netmap *m, char *err, size_t errlen);
+/* The same from text already read (`name` is used in messages). */
+int px_netmap_parse_slurm(const char *text, const char *name, px_netmap *m, char *err,
+                          size_t errlen);
+int px_netmap_parse_simgrid(const char *text, const char *name, px_netmap *m, char *err,
+                            size_t errlen);
+/* Fit the map to a job's `n` nodes named names[0..n-1]: by name when every
+ * job node is named in the description, else in the description's order
+ * (job node i is the description's i-th node). Fails (-1, a sentence in
+ * err, *m unchanged) when the description has fewer than n nodes. */
+int px_netmap_fit(px_netmap *m, char *const *names, uint32_t n, char *err, size_t errlen);
+/* The SimGrid FAT_TREE topo_parameters of a tree map whose every switch
+ * of a level has the same count (what pmixsim builds a platform from),
+ * into buf. Returns 0, or -1 with a sentence when the tree is irregular. */
+int px_netmap_fattree_params(const px_netmap *m, char *buf, size_t len, char *err, size_t errlen);
+/* Job node `node`'s coordinate (before px_netmap_fit: the description's
+ * node `node`); returns dims. */
+unsigned px_netmap_coord(const px_netmap *m, uint32_t node, pmix_coord_view_t view,
+                         uint32_t out[PX_NET_MAX_DIMS]);
+/* Node `node`'s hier group key (the digits its group shares); returns
+ * their count. */
+unsigned px_netmap_group_key(const px_netmap *m, uint32_t node, uint32_t out[PX_NET_MAX_DIMS]);
+/* The hier groups of `count` nodes (members: ascending node ids, NULL:
+ * 0..count-1), marked switched as the shape says; NULL on failure or
+ * when count is 0. The caller destroys them. */
+px_coll_groups *px_netmap_groups(const px_netmap *m, const uint32_t *members, uint32_t count);
+void px_netmap_free(px_netmap *m);
+
+/* ---- the keys (netinfo.c) ---- */
+
+/* What the key builder needs of a host's network: every plane is a copy
+ * of one shape, and a node has one NIC per plane. */
+typedef struct px_netinfo {
+    const char *fabric; /* pmix_coord_t's fabric name */
+    unsigned planes;    /* 1 or more */
+    uint32_t nnodes;
+    const px_netshape *shape;
+    /* Node `node`'s coordinate in `view` into out; returns dims. */
+    unsigned (*coord)(void *ctx, uint32_t node, pmix_coord_view_t view,
+                      uint32_t out[PX_NET_MAX_DIMS]);
+    const char *(*host)(void *ctx, uint32_t node); /* PMIX_HOSTNAME */
+    /* The name of node's NIC on `plane`, and the host (endpoint) it is. */
+    void (*nic_name)(void *ctx, uint32_t node, unsigned plane, char *buf, size_t len);
+    void (*nic_host)(void *ctx, uint32_t node, unsigned plane, char *buf, size_t len);
+    void *ctx;
+} px_netinfo;
+
+/* "plane0", "plane1": the planes' names. */
+void px_net_plane_name(unsigned plane, char *buf, size_t len);
+/* Append the keys every node registers alike: PMIX_NETWORK_PLANE, DIMS and
+ * SHAPE (each plane and view as PMIX_QUALIFIED_VALUE entries) and, with
+ * `all_nics`, PMIX_NETWORK_NIC of the job. On failure `out` may hold some
+ * of them; the caller frees it. */
+pmix_status_t px_netinfo_common(const px_netinfo *ni, bool all_nics, px_ivec *out);
+/* Append a PMIX_NODE_INFO_ARRAY for `node`: PMIX_NODEID, PMIX_HOSTNAME,
+ * PMIX_NETWORK_COORDINATE (per plane, view and NIC), PMIX_NETWORK_NIC and
+ * PMIX_NETWORK_ENDPT. */
+pmix_status_t px_netinfo_node(const px_netinfo *ni, uint32_t node, px_ivec *out);
+
+#endif

@@ -1,0 +1,200 @@
+/*
+ * test_hostcore_netmap.c - px_netmap (host core): network descriptions
+ * (Slurm's topology.conf and scontrol's answer, SimGrid platform files),
+ * fitting them to a job's nodes, coordinates and hier groups.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "px_netmap.h"
+
+static void coord_is(const px_netmap *m, uint32_t node, const uint32_t *want, unsigned dims)
+{
+    uint32_t c[PX_NET_MAX_DIMS];
+
+    assert_int_equal(px_netmap_coord(m, node, PMIX_COORD_LOGICAL_VIEW, c), dims);
+    assert_memory_equal(c, want, dims * sizeof(*c));
+}
+
+/* Two levels under one top switch: (leaf, port); host lists expand with
+ * their zero padding. */
+static void test_slurm_tree(void **state)
+{
+    const char *conf = "# comment\n"
+                       "SwitchName=s1 Nodes=n[01-03]\n"
+                       "\n"
+                       "switchname=s2 nodes=n[04,05],login LinkSpeed=10\n"
+                       "SwitchName=top Switches=s[1-2]\n";
+    px_netmap m;
+    char err[256], params[64];
+
+    assert_int_equal(px_netmap_parse_slurm(conf, "t.conf", &m, err, sizeof(err)), 0);
+    assert_int_equal(m.nnodes, 6);
+    assert_string_equal(m.names[0], "n01");
+    assert_string_equal(m.names[4], "n05");
+    assert_string_equal(m.names[5], "login");
+    assert_int_equal(m.shape.ldims, 2);
+    assert_int_equal(m.shape.lsize[0], 2);
+    assert_int_equal(m.shape.lsize[1], 3);
+    assert_int_equal(m.shape.gdims, 1);
+    assert_true(m.shape.switched);
+    coord_is(&m, 2, (uint32_t[]){0, 2}, 2);
+    coord_is(&m, 5, (uint32_t[]){1, 2}, 2);
+    /* every switch holds 3: a regular tree, SimGrid's fat tree of it */
+    assert_int_equal(px_netmap_fattree_params(&m, params, sizeof(params), err, sizeof(err)), 0);
+    assert_string_equal(params, "2;3,2;1,1;1,1");
+    px_netmap_free(&m);
+}
+
+/* scontrol show topology: both lists, "(null)", the upper switch listing
+ * every node; several top switches add a digit. */
+static void test_scontrol_forest(void **state)
+{
+    const char *text = "SwitchName=a Level=0 LinkSpeed=1 Nodes=c[0-1] Switches=(null)\n"
+                       "SwitchName=b Level=0 LinkSpeed=1 Nodes=c[2-3] Switches=(null)\n"
+                       "SwitchName=c Level=0 LinkSpeed=1 Nodes=c4 Switches=(null)\n"
+                       "SwitchName=u1 Level=1 LinkSpeed=1 Nodes=c[0-3] Switches=a,b\n"
+                       "SwitchName=u2 Level=1 LinkSpeed=1 Nodes=c4 Switches=c\n";
+    px_netmap m;
+    char err[256], params[64];
+    uint32_t key[PX_NET_MAX_DIMS];
+
+    assert_int_equal(px_netmap_parse_slurm(text, "scontrol", &m, err, sizeof(err)), 0);
+    assert_int_equal(m.nnodes, 5);
+    assert_int_equal(m.shape.ldims, 3);
+    coord_is(&m, 3, (uint32_t[]){0, 1, 1}, 3);
+    coord_is(&m, 4, (uint32_t[]){1, 0, 0}, 3);
+    assert_int_equal(px_netmap_group_key(&m, 3, key), 2);
+    assert_int_equal(key[0], 0);
+    assert_int_equal(key[1], 1);
+    /* not regular: pmixsim cannot build it */
+    assert_int_equal(px_netmap_fattree_params(&m, params, sizeof(params), err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "not a regular tree"));
+    px_netmap_free(&m);
+}
+
+static void test_slurm_errors(void **state)
+{
+    static const struct {
+        const char *text, *says;
+    } bad[] = {
+        {"Nodes=n1\n", "expected SwitchName"},
+        {"SwitchName=s1\n", "needs Nodes= or Switches="},
+        {"SwitchName=s1 Nodes=n[1-\n", "does not parse"},
+        {"SwitchName=s1 Nodes=n1\nSwitchName=s1 Nodes=n2\n", "described twice"},
+        {"SwitchName=t Switches=s9\n", "not described"},
+        {"SwitchName=a Nodes=n1\nSwitchName=b Nodes=n1\n", "under two switches"},
+        {"SwitchName=a Switches=b\nSwitchName=b Switches=a\n", "cycle"},
+        {"SwitchName=a Nodes=n1\nSwitchName=b Switches=c\nSwitchName=c Nodes=n2\n"
+         "SwitchName=t Switches=a,b\n",
+         "same depth"},
+        {"# nothing\n", "no SwitchName"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        px_netmap m;
+        char err[256] = "";
+        assert_int_equal(px_netmap_parse_slurm(bad[i].text, "bad.conf", &m, err, sizeof(err)), -1);
+        if (strstr(err, bad[i].says) == NULL)
+            fail_msg("case %zu: '%s' does not say '%s'", i, err, bad[i].says);
+        assert_null(m.names); /* nothing left to free */
+        assert_null(m.lcoord);
+    }
+}
+
+/* A platform file's first cluster: its names and the topology's
+ * coordinates, the same as pmixsim's generated one. */
+static void test_simgrid_platform(void **state)
+{
+    const char *xml = "<?xml version='1.0'?>\n<platform version=\"4.1\">\n"
+                      "  <cluster id='c' prefix=\"node-\" suffix=\".x\" radical=\"0-15\"\n"
+                      "    topology=\"FAT_TREE\" topo_parameters=\"2;4,4;1,2;1,1\" lat=\"1us\"/>\n"
+                      "</platform>\n";
+    px_netmap m;
+    px_netshape s;
+    char err[256];
+    uint32_t a[PX_NET_MAX_DIMS];
+
+    assert_int_equal(px_netmap_parse_simgrid(xml, "p.xml", &m, err, sizeof(err)), 0);
+    assert_int_equal(m.nnodes, 16);
+    assert_string_equal(m.names[9], "node-9.x");
+    assert_string_equal(m.sg_topology, "FAT_TREE");
+    assert_string_equal(m.sg_params, "2;4,4;1,2;1,1");
+    assert_int_equal(px_netshape_simgrid("fattree", "2;4,4;1,2;1,1", 16, &s, err, sizeof(err)), 0);
+    for (uint32_t i = 0; i < 16; i++) {
+        unsigned d = px_netshape_coord(&s, i, PMIX_COORD_LOGICAL_VIEW, a);
+        coord_is(&m, i, a, d);
+    }
+    coord_is(&m, 9, (uint32_t[]){2, 1}, 2);
+    assert_true(m.shape.switched);
+    px_netmap_free(&m);
+    assert_int_equal(px_netmap_parse_simgrid("<platform/>", "p.xml", &m, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "no <cluster>"));
+    assert_int_equal(px_netmap_parse_simgrid("<cluster radical='0-3' topology='RING'/>", "p.xml",
+                                             &m, err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "RING"));
+}
+
+/* Fitting: by name when every job node is named, else in order; the hier
+ * groups follow the leaf switches and are marked switched. */
+static void test_fit_and_groups(void **state)
+{
+    const char *conf = "SwitchName=s1 Nodes=node[2-3]\n"
+                       "SwitchName=s2 Nodes=node[0-1]\n"
+                       "SwitchName=top Switches=s1,s2\n";
+    char *names[] = {"node0", "node1", "node2", "node3"};
+    char *others[] = {"a", "b", "c"};
+    px_netmap m;
+    char err[256];
+
+    assert_int_equal(px_netmap_parse_slurm(conf, "t.conf", &m, err, sizeof(err)), 0);
+    assert_int_equal(px_netmap_fit(&m, names, 4, err, sizeof(err)), 0);
+    assert_true(m.by_name);
+    coord_is(&m, 0, (uint32_t[]){1, 0}, 2);
+    coord_is(&m, 3, (uint32_t[]){0, 1}, 2);
+    px_coll_groups *g = px_netmap_groups(&m, NULL, 4);
+    assert_non_null(g);
+    /* two groups of two, hier's auto rule takes them */
+    assert_ptr_equal(px_coll_auto_groups(PX_COLL_ALLGATHER, 4, 1000, g),
+                     px_coll_algo_by_name("hier"));
+    px_coll_groups_destroy(g);
+    /* nodes 0 and 2 only: one on each switch */
+    g = px_netmap_groups(&m, (uint32_t[]){0, 2}, 2);
+    assert_non_null(g);
+    assert_ptr_not_equal(px_coll_auto_groups(PX_COLL_ALLGATHER, 2, 1000, g),
+                         px_coll_algo_by_name("hier"));
+    px_coll_groups_destroy(g);
+    assert_int_equal(px_netmap_fit(&m, others, 3, err, sizeof(err)), 0);
+    assert_false(m.by_name);
+    coord_is(&m, 0, (uint32_t[]){0, 0}, 2);
+    assert_int_equal(px_netmap_fit(&m, names, 4, err, sizeof(err)), 0);
+    char *five[] = {"x1", "x2", "x3", "x4", "x5"};
+    assert_int_equal(px_netmap_fit(&m, five, 5, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "fewer than the job's 5"));
+    coord_is(&m, 0, (uint32_t[]){1, 0}, 2); /* unchanged */
+    px_netmap_free(&m);
+
+    assert_int_equal(px_netmap_flat(&m, 3), 0);
+    assert_true(m.flat);
+    assert_int_equal(m.shape.ldims, 1);
+    assert_int_equal(m.shape.lsize[0], 3);
+    coord_is(&m, 2, (uint32_t[]){2}, 1);
+    assert_non_null(strstr(m.source, "no topology"));
+    px_netmap_free(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slurm_tree),     cmocka_unit_test(test_scontrol_forest),
+        cmocka_unit_test(test_slurm_errors),   cmocka_unit_test(test_simgrid_platform),
+        cmocka_unit_test(test_fit_and_groups),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
