@@ -168,6 +168,15 @@ void scn_fence_means(const jv *run, scn_result *r);
 /* Run every algorithm of `s`; fills `out` (runs, their checks). Returns
  * the worst verdict. */
 int scn_run(const scn_env *env, scn *s, scn_outcome *out);
+
+/* ---- suite_slurm.c ---- */
+
+/* `pmixsim suite --slurm`: runs files[0..n) as one Slurm job array, task I
+ * `pmixsim run files[I]`, waits (bounded by PMIXSIM_SLURM_TIMEOUT seconds,
+ * default 3600) and fills o[I] (path and s already set) from the task's
+ * results, or sets o[I].error. Prints each task's PASS/FAIL lines. Returns
+ * 0, or -1 when the array could not even be written. */
+int scn_suite_slurm(const scn_env *env, char **files, size_t n, scn_outcome *o);
 void scn_outcome_fini(scn_outcome *o);
 
 /* ---- suite.c ---- */

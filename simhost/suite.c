@@ -457,13 +457,15 @@ static int usage(FILE *f, int rc)
             "usage: pmixsim run FILE [--json F] [--junit F] [--tsv F] [--pmixsim PATH]\n"
             "                        [--also-pmixrun PMIXRUN [--program P]] [--bare SGBARE]\n"
             "       pmixsim suite DIR [--json F] [--junit F] [--tsv F] [--pmixsim PATH]\n"
-            "                         [--plot DIR] [--filter GLOB] [--bare SGBARE]\n"
+            "                         [--plot DIR] [--filter GLOB] [--bare SGBARE] [--slurm]\n"
             "\n"
             "run: runs the scenario FILE once per algorithm it lists, each in a child pmixsim,\n"
             "and checks its expectations (a PASS/FAIL line each). --also-pmixrun runs its\n"
             "program under the socket host too (pmixrun --nodes K -n N) and compares what both\n"
             "print. suite: every *.scn file of DIR (--filter: those whose file name matches\n"
             "GLOB); --plot DIR: gnuplot plots of the scenarios that share a plot group.\n"
+            "--slurm: run the scenarios as one Slurm job array (sbatch --wait; a directory\n"
+            "pmixsim-slurm.* in the current one, which the nodes must share), then gather.\n"
             "--json, --junit, --tsv: the results in these formats. --pmixsim PATH: run the\n"
             "simulations with that pmixsim (default: this one). --bare SGBARE: the bare\n"
             "SimGrid barrier that bare_ratio expectations compare with (default:\n"
@@ -541,11 +543,16 @@ int sim_scenario_main(int argc, char **argv)
     size_t nfiles = 0;
     size_t npass = 0, nfail = 0, nskip = 0, nerr = 0;
 
+    bool slurm = false;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         bool has = i + 1 < argc;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
             return usage(stdout, 0);
+        if (suite && strcmp(a, "--slurm") == 0) {
+            slurm = true;
+            continue;
+        }
         if (a[0] != '-') {
             if (target != NULL)
                 return usage(stderr, 2);
@@ -623,6 +630,47 @@ int sim_scenario_main(int argc, char **argv)
     o = calloc(nfiles ? nfiles : 1, sizeof(*o));
     if (o == NULL)
         abort();
+    if (slurm) {
+        /* Every file is read here (names, plot groups; a broken one is an
+         * error test case, as below); the readable ones run as the array. */
+        char **run = calloc(nfiles ? nfiles : 1, sizeof(*run));
+        scn_outcome *ro = calloc(nfiles ? nfiles : 1, sizeof(*ro));
+        size_t nrun = 0;
+        if (run == NULL || ro == NULL)
+            abort();
+        for (size_t i = 0; i < nfiles; i++) {
+            char err[1024];
+            scn *s = scn_load(files[i], err, sizeof(err));
+            if (s == NULL) {
+                o[n].path = files[i];
+                o[n].error = strdup(err);
+                printf("ERROR  %s\n  %s\n", files[i], err);
+                n++;
+                nerr++;
+                continue;
+            }
+            ro[nrun].path = files[i];
+            ro[nrun].s = s;
+            run[nrun++] = files[i];
+        }
+        if (scn_suite_slurm(&env, run, nrun, ro) != 0)
+            rc = 1;
+        for (size_t i = 0; i < nrun; i++) {
+            o[n] = ro[i];
+            nerr += o[n].error != NULL;
+            for (size_t k = 0; k < o[n].nruns; k++) {
+                int v = o[n].runs[k].verdict;
+                npass += v == SCN_PASS;
+                nfail += v == SCN_FAIL;
+                nerr += v == SCN_ERROR;
+                nskip += v == SCN_SKIP;
+            }
+            n++;
+        }
+        free(run);
+        free(ro);
+        nfiles = 0; /* nothing left for the local loop */
+    }
     for (size_t i = 0; i < nfiles; i++) {
         char err[1024], prefix[64];
         scn *s = scn_load(files[i], err, sizeof(err));

@@ -1,7 +1,13 @@
 /*
  * pmixd.c - the node daemon: one per node of a pmixrun --nodes job.
  *
- *     pmixd --parent-fd FD --node ID [--listen ADDR]     (started by pmixrun)
+ *     pmixd --parent-fd FD --node ID [--listen ADDR] [--isolate host]
+ *                                                         (started by pmixrun)
+ *
+ * With --isolate host the daemon first moves itself into namespaces of its
+ * own (vhost.c: host name, /dev/shm, /tmp), before it has threads or ranks,
+ * and names the host after its node once the job says the node's name; its
+ * ranks inherit all of it. If that fails it says why and runs as before.
  *
  * How it works. pmixd talks to pmixrun over FD (a socketpair pmixrun made:
  * it works from inside another network namespace too), listens on a TCP
@@ -58,6 +64,7 @@
 
 #include "pmixd.h"
 #include "pmixd_proto.h"
+#include "vhost.h"
 
 #define JOIN_S 30.0 /* every daemon connected within this of the job */
 
@@ -173,6 +180,12 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
         k++;
     }
     snprintf(j->hostname, sizeof j->hostname, "%s", j->node_names[d->node]);
+    if (d->isolated) {
+        /* PMIX_HOSTNAME and gethostname() agree: both are the node's name */
+        char err[256];
+        if (vhost_set_hostname(j->node_names[d->node], err, sizeof err) != 0)
+            fprintf(stderr, "pmixd %s: %s\n", j->hostname, err);
+    }
     return 0;
 }
 
@@ -827,7 +840,7 @@ static void teardown(pmixd_ctx *d)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: pmixd --parent-fd FD --node ID [--listen ADDR]\n"
+    fprintf(f, "Usage: pmixd --parent-fd FD --node ID [--listen ADDR] [--isolate host]\n"
                "\n"
                "The node daemon of a pmixrun --nodes job; pmixrun starts it.\n");
 }
@@ -837,6 +850,7 @@ int main(int argc, char **argv)
     pmixd_ctx dm = {0}, *d = &dm;
     int parent = -1;
     const char *listen = "127.0.0.1";
+    vhost_mode isolate = VHOST_NONE;
     d->node = -1;
     d->lfd = -1;
     d->parent.fd = -1;
@@ -845,6 +859,11 @@ int main(int argc, char **argv)
             parent = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
             listen = argv[++i];
+        } else if (strcmp(argv[i], "--isolate") == 0 && i + 1 < argc) {
+            if (vhost_parse(argv[++i], &isolate) != 0 || isolate == VHOST_AUTO) {
+                usage(stderr);
+                return PMIXRUN_EXIT_USAGE;
+            }
         } else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
             char *end;
             long n = strtol(argv[++i], &end, 10);
@@ -872,6 +891,23 @@ int main(int argc, char **argv)
     j->outs[1] = (iof_out){.fd = STDOUT_FILENO};
     j->outs[2] = (iof_out){.fd = STDERR_FILENO};
     snprintf(j->hostname, sizeof j->hostname, "node%d", d->node);
+    if (isolate == VHOST_HOST) {
+        char err[256];
+        int tmp_private = 0;
+        if (vhost_isolate(&tmp_private, err, sizeof err) != 0)
+            fprintf(stderr,
+                    "pmixd %s: the virtual node shares this machine's host name, /dev/shm and "
+                    "/tmp: %s\n",
+                    j->hostname, err);
+        else {
+            d->isolated = true;
+            if (!tmp_private)
+                fprintf(stderr,
+                        "pmixd %s: no overlay file system for a private /tmp: the virtual node "
+                        "shares this machine's /tmp\n",
+                        j->hostname);
+        }
+    }
     int status = 0;
     if (setup(d, parent, listen) != 0)
         status = 1;

@@ -66,6 +66,7 @@ typedef struct pmixd_ctx {
     double kill_at;
     double join_s, join_until; /* the mesh must be complete by join_until */
 
+    bool isolated;          /* --isolate host took: own UTS and mount namespaces (vhost.h) */
     bool trace;             /* PMIXLAB_PMIXD_TRACE: a line per cross-node fence on stderr */
     size_t frame_max;       /* PMIXLAB_PMIXD_FRAME_MAX, a test hook; 0 = TL_FRAME_MAX */
     unsigned nomem_replies; /* PMIXLAB_PMIXD_NOMEM_REPLIES, a test hook */

@@ -86,6 +86,7 @@
 #include <unistd.h>
 
 #include "pmixrun.h"
+#include "vhost.h"
 
 #define MAX_PROCS 65535 /* local ranks are 16-bit */
 #define MAX_NODES 256
@@ -139,6 +140,11 @@ static void usage(FILE *f)
             "                      its coordinates (PMIX_NETWORK_COORDINATE...) and hier\n"
             "                      groups by switch. Without it: Slurm's own (scontrol show\n"
             "                      topology) in an allocation, else one switch\n"
+            "  --isolate auto|host|none\n"
+            "                      host: each node's daemon and processes get their own\n"
+            "                      host name (the node's name), /dev/shm and /tmp (needs\n"
+            "                      root); none: they share this machine's; auto (default):\n"
+            "                      host for --nodes/--host virtual nodes when root\n"
             "  --map-by slot|node|ppr:N:node|core|socket\n"
             "                      slot (default): consecutive ranks fill each node in\n"
             "                      turn; node: round robin over the nodes; ppr: N processes\n"
@@ -218,10 +224,9 @@ static const char *const opt_np[] = {"-n", "-np", "--np", "--n", NULL};
 static const char *const opt_wdir[] = {"--wdir", "-wdir", "--wd", "-wd", NULL};
 static const char *const opt_host[] = {"--host", "-host", "-H", NULL};
 static const char *const opt_valued[] = {
-    "--timeout",        "--bind-to", "--nodes", "--map-by",
-    "--hostfile",       "-hostfile", "-x",      "--output-filename",
-    "-output-filename", "--stdin",   "-stdin",  "--pset",
-    "--topology",       NULL};
+    "--timeout", "--bind-to", "--nodes",           "--map-by",         "--hostfile",
+    "-hostfile", "-x",        "--output-filename", "-output-filename", "--stdin",
+    "-stdin",    "--pset",    "--topology",        "--isolate",        NULL};
 
 /* A positive integer from 1 to max, or -1. */
 static long parse_count(const char *v, long max)
@@ -601,6 +606,11 @@ static int parse_args(job *j, int argc, char **argv)
                 } else
                     return bad_usage(
                         "--map-by takes slot, node or ppr:N:node|core|socket, not '%s'", val);
+            } else if (strcmp(name, "--isolate") == 0) {
+                vhost_mode m;
+                if (vhost_parse(val, &m) != 0)
+                    return bad_usage("--isolate takes auto, host or none, not '%s'", val);
+                j->isolate = (int)m;
             } else if (strcmp(name, "--nodes") == 0) {
                 long k = parse_count(val, MAX_NODES);
                 if (k < 0) {

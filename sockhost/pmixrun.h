@@ -178,6 +178,7 @@ typedef struct job {
     char **node_names;
     char **node_addrs;        /* pmixrun --hostfile: the address each daemon listens on */
     char **node_netns;        /* and the network namespace it runs in (NULL entries: none) */
+    int isolate;              /* pmixrun --isolate: a vhost_mode (vhost.h), VHOST_AUTO = 0 */
     bool map_by_node;         /* --map-by node (round robin) rather than slot */
     int *node_slots;          /* --host name:slots or --map-by ppr: ranks per node, or NULL */
     int ppr_n;                /* --map-by ppr:N:OBJ: N processes per OBJ (0: no ppr) */

@@ -47,6 +47,7 @@
 #include "pmixd_proto.h"
 #include "pmixrun.h"
 #include "tcplink.h"
+#include "vhost.h"
 
 #define SETUP_S 15.0 /* daemons must say hello within this */
 
@@ -278,11 +279,13 @@ static pid_t start_daemon(job *j, const char *path, int node, tl_link *link)
         fcntl(3, F_SETFD, 0);
     else if (dup2(sv[1], 3) < 0)
         _exit(1);
+    /* --isolate host, when asked for, goes last: pmixd acts on it itself */
+    const char *iso = j->isolate == VHOST_HOST ? "--isolate" : NULL;
     if (netns != NULL)
         execlp("ip", "ip", "netns", "exec", netns, path, "--parent-fd", "3", "--node", nodearg,
-               "--listen", listen, (char *)NULL);
+               "--listen", listen, iso, "host", (char *)NULL);
     else
-        execl(path, "pmixd", "--parent-fd", "3", "--node", nodearg, "--listen", listen,
+        execl(path, "pmixd", "--parent-fd", "3", "--node", nodearg, "--listen", listen, iso, "host",
               (char *)NULL);
     fprintf(stderr, "pmixrun: cannot start the daemon %s%s%s: %s\n", path,
             netns != NULL ? " with ip netns exec " : "", netns != NULL ? netns : "",
@@ -611,6 +614,20 @@ int nodes_run(job *j)
     if (access(path, X_OK) != 0) {
         fprintf(stderr, "pmixrun: cannot run the node daemon %s: %s\n", path, strerror(errno));
         goto out;
+    }
+    /* Virtual nodes look like hosts where they can (vhost.h): by default
+     * when pmixrun is root and the nodes are its own (no --hostfile). */
+    if (j->isolate == VHOST_AUTO) {
+        if (j->node_addrs != NULL)
+            j->isolate = VHOST_NONE;
+        else if (geteuid() == 0)
+            j->isolate = VHOST_HOST;
+        else {
+            j->isolate = VHOST_NONE;
+            fprintf(stderr, "pmixrun: the virtual nodes share this machine's host name, /dev/shm "
+                            "and /tmp (giving each its own needs root; --isolate none says "
+                            "that is meant)\n");
+        }
     }
     for (int i = 0; i < ns.k; i++) {
         ns.d[i].pid = start_daemon(j, path, i, &ns.d[i].link);

@@ -11,6 +11,12 @@
 # (skipped) when the other toolchain is not installed. NP given as N1:N2
 # starts two application contexts of the client, `-n N1 client a : -n N2
 # client b`.
+#
+# PMIXRUN_OPTS (environment), when set, adds pmixrun options, split at
+# spaces: `--nodes 2` runs the client over two virtual nodes. With
+# FOREIGN_NEEDS_VHOST=1 the test is about virtual nodes that look like
+# hosts (pmixrun --isolate host), which need root and namespaces: it is
+# skipped where those cannot be had.
 set -euo pipefail
 kind=$1 pmixrun=$2 libdir=$3 src=$4 np=$5
 shift 5
@@ -25,6 +31,18 @@ if [[ $deps == *libasan* ]]; then
     echo "skipped: $libdir/libpmix.so.2 is built with AddressSanitizer; foreign clients run in the plain build"
     exit 77
 fi
+
+if [[ ${FOREIGN_NEEDS_VHOST:-0} == 1 ]]; then
+    if [[ $(id -u) != 0 ]]; then
+        echo "skipped: virtual nodes with their own host name and /dev/shm need root"
+        exit 77
+    fi
+    if ! unshare --uts --mount true 2>/dev/null; then
+        echo "skipped: cannot make UTS and mount namespaces here (unshare --uts --mount fails)"
+        exit 77
+    fi
+fi
+read -r -a opts <<<"${PMIXRUN_OPTS:-}"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pmixlab-foreign.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -68,7 +86,7 @@ if [[ -n $probe ]]; then
     echo "$kind client loads $loaded"
 fi
 if [[ $np == *:* ]]; then
-    env "$@" timeout 60 "$pmixrun" --timeout 50 -n "${np%%:*}" "$exe" a : -n "${np#*:}" "$exe" b
+    env "$@" timeout 60 "$pmixrun" "${opts[@]}" --timeout 50 -n "${np%%:*}" "$exe" a : -n "${np#*:}" "$exe" b
 else
-    env "$@" timeout 60 "$pmixrun" -n "$np" --timeout 50 "$exe"
+    env "$@" timeout 60 "$pmixrun" "${opts[@]}" -n "$np" --timeout 50 "$exe"
 fi

@@ -25,6 +25,11 @@
  *            PMIX_NODEID and PMIX_HOSTNAME agree with it, PMIX_LOCAL_PEERS and
  *            PMIX_LOCAL_SIZE name exactly the ranks on our node, and so does
  *            PMIx_Resolve_peers for our hostname.
+ *   vhost    (run with `pmixrun --nodes K --isolate host`, as root) each
+ *            virtual node looks like a host: gethostname() is PMIX_HOSTNAME,
+ *            and of the files the job's ranks make in /dev/shm and /tmp each
+ *            rank sees exactly those of the ranks on its node
+ *            (PMIX_LOCAL_SIZE), none of another node's.
  *   query    PMIx_Query_info answers the job size and the ABI version;
  *            PMIx_Query_info_nb, PMIx_Get_nb and PMIx_Log_nb return
  *            PMIX_SUCCESS and
@@ -38,6 +43,7 @@
 #include "ptest.h"
 
 #include <limits.h>
+#include <dirent.h>
 #include <sched.h>
 #include <sys/stat.h>
 
@@ -787,9 +793,62 @@ static void mode_query(void)
     pt_info_free(&entry, 1);
 }
 
+/* How many entries of DIR start with PREFIX. */
+static int count_prefixed(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        pt_fail("cannot read %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+static void mode_vhost(void)
+{
+    char host[HOST_NAME_MAX + 1] = "";
+    gethostname(host, sizeof host);
+    char *hname = get_str(&pt.me, PMIX_HOSTNAME);
+    if (hname == NULL || strcmp(hname, host) != 0)
+        pt_fail("PMIX_HOSTNAME \"%s\" is not the host name \"%s\"", hname ? hname : "(none)", host);
+    free(hname);
+    uint32_t local = 0;
+    if (!get_u32(&pt.wild, PMIX_LOCAL_SIZE, &local))
+        pt_fail("no PMIX_LOCAL_SIZE");
+    /* every rank makes a file in both directories, all wait, all count */
+    char prefix[PMIX_MAX_NSLEN + 32], path[PMIX_MAX_NSLEN + 64];
+    snprintf(prefix, sizeof prefix, "pmixlab-vhost.%s.", pt.me.nspace);
+    const char *dirs[] = {"/dev/shm", "/tmp"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s%u", dirs[i], prefix, (unsigned)pt.me.rank);
+        FILE *f = fopen(path, "w");
+        if (f == NULL)
+            pt_fail("cannot create %s: %s", path, strerror(errno));
+        else
+            fclose(f);
+    }
+    pt_barrier("PMIx_Fence after making the files");
+    for (int i = 0; i < 2; i++) {
+        int n = count_prefixed(dirs[i], prefix);
+        if (n >= 0 && (uint32_t)n != local)
+            pt_fail("%s holds %d of the job's files, want this node's %u", dirs[i], n,
+                    (unsigned)local);
+    }
+    pt_barrier("PMIx_Fence after counting the files");
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s%u", dirs[i], prefix, (unsigned)pt.me.rank);
+        unlink(path);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    const char *modes = "keys node app missing nodes [K] binding query";
+    const char *modes = "keys node app missing nodes [K] binding query vhost";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(40);
@@ -808,6 +867,8 @@ int main(int argc, char **argv)
         mode_binding();
     else if (strcmp(argv[1], "query") == 0)
         mode_query();
+    else if (strcmp(argv[1], "vhost") == 0)
+        mode_vhost();
     else
         pt_usage(argv[0], modes);
     pt_barrier("final PMIx_Fence");
