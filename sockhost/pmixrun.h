@@ -237,6 +237,25 @@ typedef struct job {
     /* publish/lookup (pmixrun_pubsub.c): the data service, or what a
      * daemon forwarded to it; NULL until pubsub_init */
     pubsub_state *pubsub;
+
+    /* pmixrun alone: the jobs its ranks spawned (pmixrun_spawn.c). Each is
+     * a job of its own (its namespace, apps, ranks) that borrows this
+     * one's loop, server, directory and output; pmixrun ends when every
+     * rank of every job is gone. In a spawned job `parent` is the first
+     * job, else NULL. */
+    struct job *children, *next_child, *parent;
+    int nspawned;            /* jobs spawned so far: their names' suffix */
+    pmix_proc_t spawner;     /* a spawned job: who asked for it */
+    bool notify_completion;  /* PMIX_NOTIFY_COMPLETION: tell the spawner's job at the end */
+    bool spawn_ended;        /* every rank is gone and the end was told */
+    bool spawn_failed;       /* the spawn failed: its ranks were killed */
+    pmix_info_t *extra_info; /* job_register adds these to the job's data */
+    size_t nextra;
+    /* The server's spawn upcall goes here (pmixrun: spawn_up); NULL:
+     * PMIX_ERR_NOT_SUPPORTED (pmixd) */
+    pmix_status_t (*spawn)(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                           size_t ninfo, const pmix_app_t apps[], size_t napps,
+                           pmix_spawn_cbfunc_t cbfunc, void *cbdata);
 } job;
 
 /* pmixrun.c: the rules of how a job ends, shared by both ways to run it */
@@ -296,6 +315,24 @@ pmix_status_t job_dmodex_request(job *j, const pmix_proc_t *proc, pmix_dmodex_re
 rank_proc *job_rank_of(job *j, const pmix_proc_t *proc);
 const char *job_node_name(const job *j, int node);
 int job_node_of(const job *j, int rank);
+
+/* pmixrun_spawn.c: PMIx_Spawn (one node) */
+/* The host table's spawn upcall (px_server_host, hctx = the first job). */
+pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                       size_t ninfo, const pmix_app_t apps[], size_t napps,
+                       pmix_spawn_cbfunc_t cbfunc, void *cbdata);
+/* The rank of a spawned job whose process is `pid`, with its job in *in;
+ * NULL if none. */
+rank_proc *spawn_rank_of_pid(job *j, pid_t pid, job **in);
+/* A rank of spawned job `c` ended (waitpid's status): judged as the first
+ * job's are; the job's end is told once its last rank is gone. */
+void spawn_rank_exited(job *j, job *c, rank_proc *r, int wstatus);
+int spawn_live_ranks(const job *j);     /* the spawned jobs' ranks not yet reaped */
+void spawn_signal_all(job *j, int sig); /* as signal_all, for the spawned jobs' ranks */
+bool spawn_output_open(const job *j);
+void spawn_close_output(job *j);    /* flush and close the spawned ranks' pipes */
+int spawn_worst_code(const job *j); /* the worst exit status of a spawned rank */
+void spawn_free_all(job *j);        /* at teardown, after the server is gone */
 
 /* pmixrun_apps.c */
 job_app *job_app_of(job *j,
