@@ -12,6 +12,12 @@
  * job committed before the connect; then they disconnect. Rank 0 last
  * waits for PMIX_EVENT_JOB_END of the children's job. One "ok" line per
  * process; "FAIL:" lines and a non-zero exit otherwise.
+ *
+ * `spawn connect` spawns nothing: the ranks of even and of odd number
+ * each connect among themselves (listed rank by rank, in an order of
+ * their own), read a key their peer committed before, and disconnect;
+ * then the whole namespace connects and disconnects twice, as its
+ * wildcard. With `pmixrun --nodes 2 -n 4` each set spans both nodes.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -156,6 +162,59 @@ static int run_child(void)
     return failures;
 }
 
+static int run_connect(void)
+{
+    pmix_proc_t wild, procs[64];
+    pmix_value_t *v = NULL;
+    uint32_t size = 0;
+    size_t n = 0;
+    pmix_status_t rc;
+
+    PMIx_Load_procid(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    if (PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_UINT32)
+        size = v->data.uint32;
+    if (v != NULL)
+        PMIx_Value_free(v, 1);
+    if (size < 2 || size > 64) {
+        FAIL("run me with 2 to 64 ranks, not %u", size);
+        return failures;
+    }
+    char word[64];
+    snprintf(word, sizeof word, "word-%u", me.rank);
+    put_str("spawn.word", word);
+    PMIx_Commit();
+    /* my parity's ranks, from me upwards, then the ones below me: each
+     * member names them in its own order */
+    for (uint32_t r = me.rank; r < size; r += 2)
+        PMIx_Load_procid(&procs[n++], me.nspace, (pmix_rank_t)r);
+    for (uint32_t r = me.rank % 2; r < me.rank; r += 2)
+        PMIx_Load_procid(&procs[n++], me.nspace, (pmix_rank_t)r);
+    pmix_rank_t peer = (me.rank + 2) % size;
+    if (peer % 2 != me.rank % 2)
+        peer = me.rank; /* an odd size's last rank may be alone in its parity */
+    if ((rc = PMIx_Connect(procs, n, NULL, 0)) != PMIX_SUCCESS) {
+        FAIL("connect of my parity: %s", PMIx_Error_string(rc));
+        return failures;
+    }
+    char want[64];
+    snprintf(want, sizeof want, "word-%u", peer);
+    char *got = get_str(me.nspace, peer, "spawn.word");
+    if (got != NULL && strcmp(got, want) != 0)
+        FAIL("rank %u's word is '%s'", peer, got);
+    free(got);
+    if ((rc = PMIx_Disconnect(procs, n, NULL, 0)) != PMIX_SUCCESS)
+        FAIL("disconnect of my parity: %s", PMIx_Error_string(rc));
+    for (int round = 0; round < 2; round++) {
+        if ((rc = PMIx_Connect(&wild, 1, NULL, 0)) != PMIX_SUCCESS)
+            FAIL("connect of the namespace (round %d): %s", round, PMIx_Error_string(rc));
+        else if ((rc = PMIx_Disconnect(&wild, 1, NULL, 0)) != PMIX_SUCCESS)
+            FAIL("disconnect of the namespace (round %d): %s", round, PMIx_Error_string(rc));
+    }
+    if (failures == 0)
+        printf("spawn: rank %u connect ok\n", me.rank);
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
     pmix_status_t rc;
@@ -166,8 +225,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "spawn: PMIx_Init: %s\n", PMIx_Error_string(rc));
         return 1;
     }
-    if (argc > 1 && strcmp(argv[1], "child") == 0) {
-        int f = run_child();
+    if (argc > 1 && (strcmp(argv[1], "child") == 0 || strcmp(argv[1], "connect") == 0)) {
+        int f = argv[1][1] == 'h' ? run_child() : run_connect();
         PMIx_Finalize(NULL, 0);
         return f == 0 ? 0 : 1;
     }
