@@ -13,6 +13,7 @@
  *                      forwarding to it (pmixd)
  *   pmixrun_apps.c     the job's application contexts (`:` on the command
  *                      line): lookup by rank, and how they travel to pmixd
+ *   pmixrun_spawn.c    PMIx_Spawn (pmixrun alone): the spawned jobs
  *
  * One thread, one loop. pmixrun (and pmixd) embed the library's server
  * engine through its own interface (px_server_host, whose upcalls carry

@@ -331,6 +331,16 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
     return PMIX_SUCCESS;
 
 fail:
+    if (c->nspace_registered) { /* the server must not keep it */
+        px_posix_ops()->lock(j->plat);
+        for (int i = 0; i < c->nprocs; i++) {
+            pmix_proc_t p;
+            PMIx_Load_procid(&p, c->nspace, (pmix_rank_t)i);
+            px_server_deregister_client(j->srv, &p);
+        }
+        px_server_deregister_nspace(j->srv, c->nspace);
+        px_posix_ops()->unlock(j->plat);
+    }
     child_free(c);
     return rc;
 }

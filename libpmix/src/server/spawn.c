@@ -6,6 +6,7 @@
  * dropped. Starting processes is the host's business: the engine does no
  * I/O.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +80,19 @@ static pmix_app_t *read_apps(px_buf *b, size_t *napps, pmix_status_t *rc)
     return apps;
 }
 
+/* Every app names a program (cmd or argv[0]) and at least one process. */
+static bool apps_ok(const pmix_app_t *apps, size_t napps)
+{
+    for (size_t a = 0; a < napps; a++) {
+        bool named =
+            (apps[a].cmd != NULL && apps[a].cmd[0] != '\0') ||
+            (apps[a].argv != NULL && apps[a].argv[0] != NULL && apps[a].argv[0][0] != '\0');
+        if (apps[a].maxprocs < 1 || !named)
+            return false;
+    }
+    return true;
+}
+
 pmix_status_t px_srv_spawn(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
 {
     const px_server_host *h = s->hops->version >= 6 ? s->hops : NULL;
@@ -94,7 +108,9 @@ pmix_status_t px_srv_spawn(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
         PMIx_Info_free(info, ninfo);
         return rc; /* a protocol error: the client checks what it sends */
     }
-    if (h == NULL || h->spawn == NULL)
+    if (!apps_ok(apps, napps))
+        rc = PMIX_ERR_BAD_PARAM; /* the host may rely on a program and a count */
+    else if (h == NULL || h->spawn == NULL)
         rc = PMIX_ERR_NOT_SUPPORTED;
     else if ((r = malloc(sizeof(*r))) == NULL)
         rc = PMIX_ERR_NOMEM;
