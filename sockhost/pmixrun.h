@@ -247,7 +247,7 @@ typedef struct job {
     struct job *children, *next_child, *parent;
     int nspawned;            /* jobs spawned so far: their names' suffix */
     pmix_proc_t spawner;     /* a spawned job: who asked for it */
-    bool notify_completion;  /* PMIX_NOTIFY_COMPLETION: tell the spawner's job at the end */
+    bool notify_completion;  /* PMIX_NOTIFY_COMPLETION: tell the spawner at the end */
     bool spawn_ended;        /* every rank is gone and the end was told */
     bool spawn_failed;       /* the spawn failed: its ranks were killed */
     pmix_info_t *extra_info; /* job_register adds these to the job's data */

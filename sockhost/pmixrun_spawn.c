@@ -18,7 +18,7 @@
  * goes on. A spawned rank that fails (killed by a signal, exits before
  * PMIx_Init with an error, or exits without PMIx_Finalize) ends the whole
  * run, as a rank of the first job does. With PMIX_NOTIFY_COMPLETION the
- * spawner's namespace hears PMIX_EVENT_JOB_END (not for default handlers)
+ * spawner (if still connected) hears PMIX_EVENT_JOB_END (not for default handlers)
  * once every rank of the spawned job is gone, with PMIX_EVENT_AFFECTED_PROC
  * (the job's namespace, wildcard rank), PMIX_JOB_TERM_STATUS and
  * PMIX_EXIT_CODE (the worst exit status of its ranks).
@@ -356,7 +356,7 @@ rank_proc *spawn_rank_of_pid(job *j, pid_t pid, job **in)
     return NULL;
 }
 
-/* Every rank of `c` is gone: tell the spawner's namespace if it asked. */
+/* Every rank of `c` is gone: tell the spawner if it asked. */
 static void job_ended(job *j, job *c)
 {
     c->spawn_ended = true;
@@ -376,7 +376,9 @@ static void job_ended(job *j, job *c)
     PMIx_Info_load(&info[2], PMIX_EXIT_CODE, &worst, PMIX_INT);
     PMIx_Info_load(&info[3], PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
     px_posix_ops()->lock(j->plat);
-    px_server_notify(j->srv, PMIX_EVENT_JOB_END, &c->spawner, PMIX_RANGE_NAMESPACE, info, 4);
+    pmix_proc_t source; /* the job that ended */
+    PMIx_Load_procid(&source, c->nspace, PMIX_RANK_WILDCARD);
+    px_server_notify_proc(j->srv, PMIX_EVENT_JOB_END, &source, &c->spawner, info, 4);
     px_posix_ops()->unlock(j->plat);
     for (int i = 0; i < 4; i++)
         PMIx_Info_destruct(&info[i]);

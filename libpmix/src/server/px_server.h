@@ -272,6 +272,13 @@ void px_server_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t wh
 void px_server_notify(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                       pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
 
+/* Raise event `status` from the host to one client of this server,
+ * `target` (nothing if it is not connected here), with range
+ * PMIX_RANGE_CUSTOM: what a host tells the process that asked for
+ * something (the end of a job it spawned with PMIX_NOTIFY_COMPLETION). */
+void px_server_notify_proc(px_server *s, pmix_status_t status, const pmix_proc_t *source,
+                           const pmix_proc_t *target, const pmix_info_t info[], size_t ninfo);
+
 /* Process sets (the Standard's PMIx_server_define_process_set and
  * PMIx_server_delete_process_set). Define records the set `name` with a
  * copy of `members` (a name defined again is replaced) and raises

@@ -132,3 +132,12 @@ pmix_status_t px_srv_spawn(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
     PMIx_Info_free(info, ninfo);
     return PMIX_SUCCESS;
 }
+
+void px_server_notify_proc(px_server *s, pmix_status_t status, const pmix_proc_t *source,
+                           const pmix_proc_t *target, const pmix_info_t info[], size_t ninfo)
+{
+    px_sclient *c = px_srv_client(s, target);
+
+    if (c != NULL)
+        px_srv_event_to(s, c, status, source, PMIX_RANGE_CUSTOM, info, ninfo);
+}
