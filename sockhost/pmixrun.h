@@ -71,6 +71,7 @@ typedef struct iof_stream {
     px_posix_watch *w; /* on the loop while the pipe is open (iof_stream_watch) */
     int rank;          /* for the watch's reads: the rank and --tag-output */
     bool tag;
+    int job; /* 0: a rank of the first job; N: of the Nth spawned job (tagged "[sN:rank] ") */
 } iof_stream;
 
 typedef struct rank_proc {

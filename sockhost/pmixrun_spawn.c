@@ -285,6 +285,7 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
         c->ranks[i].rank = i;
         c->ranks[i].out.fd = c->ranks[i].err.fd = -1;
         c->ranks[i].files[0].fd = c->ranks[i].files[1].fd = c->ranks[i].in_fd = -1;
+        c->ranks[i].out.job = c->ranks[i].err.job = j->nspawned + 1; /* --tag-output */
     }
     if (job_bindings(c) != 0) {
         rc = PMIX_ERR_OUT_OF_RESOURCE;
