@@ -495,8 +495,13 @@ static pmix_status_t up_spawn(void *hctx, const pmix_proc_t *proc, const pmix_in
                               pmix_spawn_cbfunc_t cbfunc, void *cbdata)
 {
     job *j = hctx;
-    if (j->spawn == NULL)
+    if (j->spawn == NULL) {
+        fprintf(stderr,
+                "pmixd: PMIx_Spawn from %s:%u refused: the daemons of pmixrun --nodes do not "
+                "spawn yet (PMIX_ERR_NOT_SUPPORTED); pmixrun on one node does\n",
+                proc->nspace, proc->rank);
         return PMIX_ERR_NOT_SUPPORTED;
+    }
     return j->spawn(hctx, proc, job_info, ninfo, apps, napps, cbfunc, cbdata);
 }
 
