@@ -796,7 +796,7 @@ static int parse_args(job *j, int argc, char **argv)
 
 int live_ranks(job *j)
 {
-    return j->nstarted - j->nreaped;
+    return j->nstarted - j->nreaped + spawn_live_ranks(j);
 }
 
 static void signal_all(job *j, int sig)
@@ -812,6 +812,7 @@ static void signal_all(job *j, int sig)
         if (kill(-r->pid, sig) != 0 && !r->reaped)
             kill(r->pid, sig);
     }
+    spawn_signal_all(j, sig);
 }
 
 static void terminate(job *j)
@@ -852,6 +853,8 @@ int final_status(job *j)
         if (r->reaped && !r->stopped_by_us && r->code > worst)
             worst = r->code;
     }
+    if (spawn_worst_code(j) > worst)
+        worst = spawn_worst_code(j);
     if (j->reason == END_RANK_FAILED && worst == 0)
         worst = 1;
     return worst > 255 ? 255 : worst;
@@ -909,12 +912,17 @@ static void reap(job *j)
         pid_t pid = waitpid(-1, &st, WNOHANG);
         if (pid <= 0)
             return; /* 0: none ready; -1/ECHILD: none left */
-        for (int i = 0; i < j->nstarted; i++) {
+        bool ours = false;
+        for (int i = 0; i < j->nstarted && !ours; i++) {
             if (j->ranks[i].pid == pid && !j->ranks[i].reaped) {
                 rank_exited(j, &j->ranks[i], st);
-                break;
+                ours = true;
             }
         }
+        job *c = NULL;
+        rank_proc *r = ours ? NULL : spawn_rank_of_pid(j, pid, &c);
+        if (r != NULL)
+            spawn_rank_exited(j, c, r, st);
     }
 }
 
@@ -1071,7 +1079,7 @@ static bool output_open(job *j)
     for (int i = 0; i < j->nstarted; i++)
         if (j->ranks[i].out.fd >= 0 || j->ranks[i].err.fd >= 0)
             return true;
-    return false;
+    return spawn_output_open(j);
 }
 
 /* The main loop: a turn of the platform's loop (the server's clients and
@@ -1120,6 +1128,7 @@ static void run_loop(job *j)
         iof_stream_close(&j->ranks[i].out, i, j->tag_output);
         iof_stream_close(&j->ranks[i].err, i, j->tag_output);
     }
+    spawn_close_output(j);
 }
 
 /* ---- setup and teardown ---- */
@@ -1168,10 +1177,17 @@ static void teardown(job *j)
                     j->ranks[i].reaped = true;
                     j->nreaped++;
                 }
+            job *c = NULL;
+            rank_proc *r = pid > 0 ? spawn_rank_of_pid(j, pid, &c) : NULL;
+            if (r != NULL) {
+                r->reaped = true;
+                c->nreaped++;
+            }
         }
     }
     iof_stdin_close(j);
     job_server_stop(j);
+    spawn_free_all(j); /* their watches go before the platform */
     job_platform_free(j);
     files_run_cleanups(j);
     files_remove_topdir(j);
@@ -1238,6 +1254,7 @@ int main(int argc, char **argv)
         goto out;
     }
     j->nnodes = 1;
+    j->spawn = spawn_up; /* pmixrun_spawn.c: one node only */
     if (net_fit(j) != 0 || files_make_topdir(j) != 0 || job_bindings(j) != 0 ||
         job_platform(j, signal_ready, j) != 0 || job_server_start(j) != 0 || job_register(j) != 0)
         goto out;

@@ -13,6 +13,7 @@
  *                      forwarding to it (pmixd)
  *   pmixrun_apps.c     the job's application contexts (`:` on the command
  *                      line): lookup by rank, and how they travel to pmixd
+ *   pmixrun_spawn.c    PMIx_Spawn (pmixrun alone): the spawned jobs
  *
  * One thread, one loop. pmixrun (and pmixd) embed the library's server
  * engine through its own interface (px_server_host, whose upcalls carry
@@ -71,6 +72,7 @@ typedef struct iof_stream {
     px_posix_watch *w; /* on the loop while the pipe is open (iof_stream_watch) */
     int rank;          /* for the watch's reads: the rank and --tag-output */
     bool tag;
+    int job; /* 0: a rank of the first job; N: of the Nth spawned job (tagged "[sN:rank] ") */
 } iof_stream;
 
 typedef struct rank_proc {
@@ -244,6 +246,24 @@ typedef struct job {
      * nodes by net_fit (pmixrun) or received by net_read (pmixd). */
     px_netmap net;
     bool net_loaded; /* net holds a description (or, once fitted, the default) */
+    /* pmixrun alone: the jobs its ranks spawned (pmixrun_spawn.c). Each is
+     * a job of its own (its namespace, apps, ranks) that borrows this
+     * one's loop, server, directory and output; pmixrun ends when every
+     * rank of every job is gone. In a spawned job `parent` is the first
+     * job, else NULL. */
+    struct job *children, *next_child, *parent;
+    int nspawned;            /* jobs spawned so far: their names' suffix */
+    pmix_proc_t spawner;     /* a spawned job: who asked for it */
+    bool notify_completion;  /* PMIX_NOTIFY_COMPLETION: tell the spawner at the end */
+    bool spawn_ended;        /* every rank is gone and the end was told */
+    bool spawn_failed;       /* the spawn failed: its ranks were killed */
+    pmix_info_t *extra_info; /* job_register adds these to the job's data */
+    size_t nextra;
+    /* The server's spawn upcall goes here (pmixrun: spawn_up); NULL:
+     * PMIX_ERR_NOT_SUPPORTED (pmixd) */
+    pmix_status_t (*spawn)(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                           size_t ninfo, const pmix_app_t apps[], size_t napps,
+                           pmix_spawn_cbfunc_t cbfunc, void *cbdata);
 } job;
 
 /* pmixrun.c: the rules of how a job ends, shared by both ways to run it */
@@ -322,6 +342,23 @@ int net_read(job *j, struct tl_reader *r); /* 0, or -1 on a malformed frame */
 /* Append the PMIX_NETWORK_* keys of every node (px_netinfo) to a
  * namespace's registration; nothing before net_fit or net_read. */
 pmix_status_t net_keys(job *j, px_ivec *out);
+/* pmixrun_spawn.c: PMIx_Spawn (one node) */
+/* The host table's spawn upcall (px_server_host, hctx = the first job). */
+pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                       size_t ninfo, const pmix_app_t apps[], size_t napps,
+                       pmix_spawn_cbfunc_t cbfunc, void *cbdata);
+/* The rank of a spawned job whose process is `pid`, with its job in *in;
+ * NULL if none. */
+rank_proc *spawn_rank_of_pid(job *j, pid_t pid, job **in);
+/* A rank of spawned job `c` ended (waitpid's status): judged as the first
+ * job's are; the job's end is told once its last rank is gone. */
+void spawn_rank_exited(job *j, job *c, rank_proc *r, int wstatus);
+int spawn_live_ranks(const job *j);     /* the spawned jobs' ranks not yet reaped */
+void spawn_signal_all(job *j, int sig); /* as signal_all, for the spawned jobs' ranks */
+bool spawn_output_open(const job *j);
+void spawn_close_output(job *j);    /* flush and close the spawned ranks' pipes */
+int spawn_worst_code(const job *j); /* the worst exit status of a spawned rank */
+void spawn_free_all(job *j);        /* at teardown, after the server is gone */
 
 /* pmixrun_apps.c */
 job_app *job_app_of(job *j,

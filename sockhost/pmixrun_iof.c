@@ -4,7 +4,8 @@
  * Each rank's stdout and stderr are pipes that pmixrun reads (non-blocking)
  * and copies to its own stdout and stderr a whole line at a time, so lines
  * of different ranks never mix. With --tag-output every line starts with
- * "[<rank>] " (on both streams). A line longer than the buffer limit is
+ * "[<rank>] " (on both streams; "[s<N>:<rank>] " for a rank of the Nth
+ * spawned job). A line longer than the buffer limit is
  * passed on in pieces (tagged once, where it starts); a last line without
  * a newline is passed on at EOF, and gets a newline only when tagging.
  *
@@ -97,7 +98,8 @@ static void emit(iof_stream *s, const char *p, size_t len, int rank, bool tag, b
     if (len == 0)
         return;
     if (tag && s->line_start) {
-        int pl = snprintf(prefix, sizeof prefix, "[%d] ", rank);
+        int pl = s->job > 0 ? snprintf(prefix, sizeof prefix, "[s%d:%d] ", s->job, rank)
+                            : snprintf(prefix, sizeof prefix, "[%d] ", rank);
         iov[n++] = (struct iovec){prefix, (size_t)pl};
     }
     iov[n++] = (struct iovec){(void *)p, len};

@@ -239,8 +239,14 @@ int job_bindings(job *j)
 
 rank_proc *job_rank_of(job *j, const pmix_proc_t *proc)
 {
-    if (j == NULL || proc == NULL || strncmp(proc->nspace, j->nspace, PMIX_MAX_NSLEN) != 0)
+    if (j == NULL || proc == NULL)
         return NULL;
+    if (strncmp(proc->nspace, j->nspace, PMIX_MAX_NSLEN) != 0) {
+        rank_proc *r = NULL;
+        for (job *c = j->children; c != NULL && r == NULL; c = c->next_child)
+            r = job_rank_of(c, proc); /* a spawned job's rank (pmixrun_spawn.c) */
+        return r;
+    }
     if (proc->rank < (pmix_rank_t)j->nlocal && j->ranks[proc->rank].rank == (int)proc->rank)
         return &j->ranks[proc->rank];
     for (int i = 0; i < j->nlocal; i++)
@@ -484,6 +490,21 @@ static pmix_status_t up_unpublish(void *hctx, const pmix_proc_t *proc, char **ke
     return pubsub_unpublish(hctx, proc, keys, info, ninfo, cbfunc, cbdata);
 }
 
+static pmix_status_t up_spawn(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                              size_t ninfo, const pmix_app_t apps[], size_t napps,
+                              pmix_spawn_cbfunc_t cbfunc, void *cbdata)
+{
+    job *j = hctx;
+    if (j->spawn == NULL) {
+        fprintf(stderr,
+                "pmixd: PMIx_Spawn from %s:%u refused: the daemons of pmixrun --nodes do not "
+                "spawn yet (PMIX_ERR_NOT_SUPPORTED); pmixrun on one node does\n",
+                proc->nspace, proc->rank);
+        return PMIX_ERR_NOT_SUPPORTED;
+    }
+    return j->spawn(hctx, proc, job_info, ninfo, apps, napps, cbfunc, cbdata);
+}
+
 static const px_server_host host = {
     .version = PX_SERVER_HOST_VERSION,
     .client_connected = up_connected,
@@ -499,6 +520,7 @@ static const px_server_host host = {
     .unpublish = up_unpublish,
     .tool_connected = tool_connected_up, /* pmixrun_tool.c */
     .query = tool_query_up,
+    .spawn = up_spawn,
 };
 
 /* ---- the loop and the server ---- */
@@ -713,7 +735,12 @@ int job_register(job *j)
     if (rc == PMIX_ERR_NOMEM)
         goto nomem;
     if (rc != PMIX_SUCCESS)
-        goto fail; /* local_keys said why */
+        goto fail;                           /* local_keys said why */
+    for (size_t i = 0; i < j->nextra; i++) { /* a spawned job's PMIX_SPAWNED... */
+        pmix_info_t *e = px_ivec_next(&info, j->extra_info[i].key);
+        if (e == NULL || PMIx_Value_xfer(&e->value, &j->extra_info[i].value) != PMIX_SUCCESS)
+            goto nomem;
+    }
     rc = LOCKED(j, px_server_register_nspace(j->srv, j->nspace, j->nlocal, info.v, info.n));
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmixrun: the PMIx server refused the job's data: %s\n",

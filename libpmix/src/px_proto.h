@@ -61,6 +61,11 @@
  *   LOOKUP_DONE s->c i32 status, u64 n, n x pdata (the keys found)
  *   UNPUBLISH c->s  argv keys (NULL: every key of the sender),
  *                   info directives                   reply: REPLY
+ *   SPAWN     c->s  info job directives, u32 napps,   reply: SPAWN_DONE
+ *                   napps x (str cmd, argv, argv env,
+ *                   str cwd, i32 maxprocs, info)
+ *   SPAWN_DONE s->c i32 status, str nspace (the new
+ *                   job's, "" on failure)
  *
  * A server that does not understand a message drops the client (protocol
  * error); a client that receives a reply with an unknown tag ignores it
@@ -73,7 +78,8 @@
  * the slot arrays); a client of an older build is refused at HELLO.
  * 5: QUERY (process sets), which a server of version 4 would take for a
  * protocol error. */
-#define PX_PROTOCOL 5
+/* 6: SPAWN, which a server of version 5 would take for a protocol error. */
+#define PX_PROTOCOL 6
 
 enum px_msg_type {
     PX_MSG_HELLO = 1,
@@ -99,7 +105,12 @@ enum px_msg_type {
     PX_MSG_LOOKUP_DONE = 21,
     PX_MSG_UNPUBLISH = 22,
     PX_MSG_QUERY = 23,
+    PX_MSG_SPAWN = 24,
+    PX_MSG_SPAWN_DONE = 25,
 };
+
+/* Most application contexts in one SPAWN; more is a protocol error. */
+#define PX_SPAWN_MAX_APPS 1024
 
 /* The operations of a GROUP message. */
 #define PX_GRP_CONSTRUCT 0

@@ -88,5 +88,9 @@ if [[ ! -f $examples_dir/$name.c ]]; then
     exit 77
 fi
 compile "$name" 2>&1
+# dynamic spawns ./client from its working directory
+if [[ $name == dynamic ]]; then
+    compile client 2>&1
+fi
 cd "$work"
 exec "$pmixrun" -n "$np" --timeout 30 "$@" "./$name"

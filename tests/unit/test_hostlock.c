@@ -35,7 +35,10 @@
  * rank 0 publishes a key, rank 1 looks it up and rank 0 unpublishes it;
  * the host answers each from its own thread, holding its lock, with the
  * lookup's data on its stack (borrowed for the call, as the Standard's
- * pmix_lookup_cbfunc_t has no release function).
+ * pmix_lookup_cbfunc_t has no release function). In the "spawn" job
+ * rank 0 calls PMIx_Spawn and rank 1 PMIx_Spawn_nb; the host checks the
+ * app it gets and answers with a namespace on its stack, from its thread
+ * holding its lock or inside the upcall; each client checks the name.
  * library's next upcall (see test_job_lock_order). In the "psets" job the
  * host defines and deletes a process set while they run (test_psets).
  */
@@ -79,6 +82,7 @@ typedef struct answer {
     pmix_info_cbfunc_t icb;
     pmix_op_cbfunc_t opcb;         /* publish, unpublish */
     pmix_lookup_cbfunc_t lookupcb; /* lookup */
+    pmix_spawn_cbfunc_t spawncb;   /* spawn */
     pmix_status_t status;          /* publish, unpublish: the outcome */
     char key[PMIX_MAX_KEYLEN + 1]; /* lookup: the key */
     pmix_info_t *info;
@@ -105,6 +109,7 @@ static struct {
     atomic_int connected, finalized, fences, dmodex_upcalls, groups;
     atomic_int dmx_asked, dmx_answers, dmx_ok;
     atomic_int publishes, lookups, unpublishes, ids_ok;
+    atomic_int spawns, spawns_ok; /* spawn upcalls, and those with the app sent */
     /* the one published key (under coll_lock) */
     char pub_key[PMIX_MAX_KEYLEN + 1];
     char pub_val[64];
@@ -195,6 +200,10 @@ static void give_answer(answer *a)
         a->lookupcb(found ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, found ? &pd : NULL, found ? 1 : 0,
                     a->cbdata);
         PMIx_Pdata_destruct(&pd);
+    } else if (a->spawncb != NULL) {
+        pmix_nspace_t ns; /* on our stack: the library copies it */
+        PMIx_Load_nspace(ns, "hostlock.spawned");
+        a->spawncb(PMIX_SUCCESS, ns, a->cbdata);
     } else if (a->group)
         a->icb(PMIX_SUCCESS, a->info, a->ninfo, a->cbdata, group_release, a->info);
     else if (a->fence)
@@ -472,6 +481,38 @@ static pmix_status_t up_unpublish(const pmix_proc_t *proc, char **keys, const pm
     return queue_pubsub(cbfunc, status, NULL, NULL, cbdata);
 }
 
+/* Spawn: the app the client sent must arrive whole; the answer is a
+ * namespace, given like the others (from `net` or inline). */
+static pmix_status_t up_spawn(const pmix_proc_t *proc, const pmix_info_t job_info[], size_t ninfo,
+                              const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
+                              void *cbdata)
+{
+    check_outside();
+    atomic_fetch_add(&H.spawns, 1);
+    if (napps == 1 && apps[0].maxprocs == 3 && apps[0].cmd != NULL &&
+        strcmp(apps[0].cmd, "hostlock-prog") == 0 && apps[0].argv != NULL &&
+        apps[0].argv[0] != NULL && apps[0].argv[1] != NULL && strcmp(apps[0].argv[1], "arg") == 0 &&
+        ninfo == 1 && PMIX_CHECK_KEY(&job_info[0], PMIX_MAPBY))
+        atomic_fetch_add(&H.spawns_ok, 1);
+    answer *a = calloc(1, sizeof(*a));
+    if (a == NULL)
+        return PMIX_ERR_NOMEM;
+    a->spawncb = cbfunc;
+    a->cbdata = cbdata;
+    if (H.inline_answers) {
+        give_answer(a);
+        return PMIX_SUCCESS;
+    }
+    pthread_mutex_lock(&H.mu);
+    answer **pp = &H.queue;
+    while (*pp != NULL)
+        pp = &(*pp)->next;
+    *pp = a;
+    pthread_cond_signal(&H.cv);
+    pthread_mutex_unlock(&H.mu);
+    return PMIX_SUCCESS;
+}
+
 static pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
                                     size_t ntargets, const pmix_info_t directives[], size_t ndirs,
                                     pmix_info_cbfunc_t cbfunc, void *cbdata)
@@ -489,6 +530,7 @@ static pmix_server_module_t module = {
     .publish = up_publish,
     .lookup = up_lookup,
     .unpublish = up_unpublish,
+    .spawn = up_spawn,
 };
 
 /* ---- registration callbacks ---- */
@@ -548,6 +590,62 @@ static int client_getremote(void)
         fprintf(stderr, "client %u: PMIx_Finalize failed: %s\n", me.rank, PMIx_Error_string(rc));
         return 7;
     }
+    return 0;
+}
+
+static volatile int nb_spawned; /* 1: the right name came, -1: a wrong one */
+
+static void spawn_cb(pmix_status_t status, pmix_nspace_t nspace, void *cbdata)
+{
+    nb_spawned = status == PMIX_SUCCESS && strcmp(nspace, "hostlock.spawned") == 0 ? 1 : -1;
+}
+
+/* Rank 0 spawns (blocking), rank 1 too (non-blocking), between two
+ * fences; an app without processes is refused before it is sent. */
+static int client_spawn(void)
+{
+    pmix_proc_t me;
+    pmix_app_t app;
+    pmix_info_t info;
+    pmix_nspace_t ns;
+    char *argv[] = {"hostlock-prog", "arg", NULL};
+    pmix_status_t rc;
+
+    if ((rc = PMIx_Init(&me, NULL, 0)) != PMIX_SUCCESS)
+        return 2;
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+        return 4;
+    memset(&app, 0, sizeof(app));
+    app.cmd = "hostlock-prog";
+    app.argv = argv;
+    app.maxprocs = 0;
+    PMIx_Info_load(&info, PMIX_MAPBY, "slot", PMIX_STRING);
+    if ((rc = PMIx_Spawn(&info, 1, &app, 1, ns)) != PMIX_ERR_BAD_PARAM) {
+        fprintf(stderr, "client %u: spawn of no process: %s\n", me.rank, PMIx_Error_string(rc));
+        return 3;
+    }
+    app.maxprocs = 3;
+    if (me.rank == 0) {
+        rc = PMIx_Spawn(&info, 1, &app, 1, ns);
+        if (rc != PMIX_SUCCESS || strcmp(ns, "hostlock.spawned") != 0) {
+            fprintf(stderr, "client 0: PMIx_Spawn: %s '%s'\n", PMIx_Error_string(rc), ns);
+            return 5;
+        }
+    } else {
+        if ((rc = PMIx_Spawn_nb(&info, 1, &app, 1, spawn_cb, NULL)) != PMIX_SUCCESS)
+            return 6;
+        for (int i = 0; i < 1000 && nb_spawned == 0; i++)
+            usleep(10000);
+        if (nb_spawned != 1) {
+            fprintf(stderr, "client 1: PMIx_Spawn_nb: %d\n", nb_spawned);
+            return 6;
+        }
+    }
+    PMIx_Info_destruct(&info);
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+        return 4;
+    if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS)
+        return 7;
     return 0;
 }
 
@@ -858,6 +956,8 @@ static void run_job(bool inline_answers, const char *mode)
     atomic_store(&H.lookups, 0);
     atomic_store(&H.unpublishes, 0);
     atomic_store(&H.ids_ok, 0);
+    atomic_store(&H.spawns, 0);
+    atomic_store(&H.spawns_ok, 0);
     PMIx_Info_load(&info[0], PMIX_JOB_SIZE, &size, PMIX_UINT32);
     PMIx_Info_load(&info[1], PMIX_LOCAL_SIZE, &local, PMIX_UINT32);
     PMIx_Info_load(&info[2], PMIX_LOCAL_PEERS, "0,1", PMIX_STRING);
@@ -898,6 +998,10 @@ static void run_job(bool inline_answers, const char *mode)
         assert_int_equal(atomic_load(&H.lookups), 1);
         assert_int_equal(atomic_load(&H.unpublishes), 1);
         assert_int_equal(atomic_load(&H.ids_ok), 3);
+    }
+    if (strcmp(mode, "spawn") == 0) {
+        assert_int_equal(atomic_load(&H.spawns), 2);
+        assert_int_equal(atomic_load(&H.spawns_ok), 2);
     }
     if (!inline_answers && strcmp(mode, "fence") == 0) {
         /* The host's direct-modex request for rank 0: answered with its
@@ -1030,6 +1134,14 @@ static void test_job_pubsub(void **state)
 {
     run_job(false, "pubsub");
     run_job(true, "pubsub");
+}
+
+/* PMIx_Spawn and _nb through the Standard's module's spawn upcall,
+ * answered from the host's thread and inside the upcall. */
+static void test_job_spawn(void **state)
+{
+    run_job(false, "spawn");
+    run_job(true, "spawn");
 }
 
 /* ---- events in the server process ---- */
@@ -1255,7 +1367,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_register),   cmocka_unit_test(test_job_net_thread),
         cmocka_unit_test(test_job_inline), cmocka_unit_test(test_job_lock_order),
         cmocka_unit_test(test_events),     cmocka_unit_test(test_job_pubsub),
-        cmocka_unit_test(test_psets),
+        cmocka_unit_test(test_psets),      cmocka_unit_test(test_job_spawn),
     };
 
     if (argc > 1 && strcmp(argv[1], "client") == 0) {
@@ -1263,6 +1375,8 @@ int main(int argc, char **argv)
             return client_psets();
         if (argc > 2 && strcmp(argv[2], "pubsub") == 0)
             return client_pubsub();
+        if (argc > 2 && strcmp(argv[2], "spawn") == 0)
+            return client_spawn();
         return argc > 2 && strcmp(argv[2], "getremote") == 0 ? client_getremote() : client_main();
     }
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -17,48 +17,7 @@ PMIX_EXPORT void PMIx_Heartbeat(void)
 {
 }
 
-/* ---- Connections (PMIx_Connect) need a host collective across namespaces ---- */
-
-PMIX_EXPORT pmix_status_t PMIx_Connect(const pmix_proc_t procs[], size_t nprocs,
-                                       const pmix_info_t info[], size_t ninfo)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Connect_nb(const pmix_proc_t procs[], size_t nprocs,
-                                          const pmix_info_t info[], size_t ninfo,
-                                          pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Disconnect(const pmix_proc_t procs[], size_t nprocs,
-                                          const pmix_info_t info[], size_t ninfo)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t procs[], size_t nprocs,
-                                             const pmix_info_t info[], size_t ninfo,
-                                             pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 /* ---- Dynamic processes and resources ---- */
-
-PMIX_EXPORT pmix_status_t PMIx_Spawn(const pmix_info_t job_info[], size_t ninfo,
-                                     const pmix_app_t apps[], size_t napps, pmix_nspace_t nspace)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Spawn_nb(const pmix_info_t job_info[], size_t ninfo,
-                                        const pmix_app_t apps[], size_t napps,
-                                        pmix_spawn_cbfunc_t cbfunc, void *cbdata)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
 
 PMIX_EXPORT pmix_status_t PMIx_Allocation_request(pmix_alloc_directive_t directive,
                                                   pmix_info_t *info, size_t ninfo,

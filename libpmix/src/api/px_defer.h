@@ -71,6 +71,7 @@ px_defer_wrap *px_defer_wrap_info(px_defer *d, pmix_info_cbfunc_t fn, void *cbda
 /* A tool's connection (tool_connected): the host's `proc` is copied. */
 px_defer_wrap *px_defer_wrap_tool(px_defer *d, pmix_tool_connection_cbfunc_t fn, void *cbdata);
 px_defer_wrap *px_defer_wrap_lookup(px_defer *d, pmix_lookup_cbfunc_t fn, void *cbdata);
+px_defer_wrap *px_defer_wrap_spawn(px_defer *d, pmix_spawn_cbfunc_t fn, void *cbdata);
 void px_defer_wrap_done(px_defer_wrap *w, pmix_status_t rc);
 
 void px_defer_op_cb(pmix_status_t status, void *cbdata);
@@ -81,5 +82,6 @@ void px_defer_info_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, voi
 void px_defer_lookup_cb(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata);
 
 void px_defer_tool_cb(pmix_status_t status, pmix_proc_t *proc, void *cbdata);
+void px_defer_spawn_cb(pmix_status_t status, pmix_nspace_t nspace, void *cbdata);
 
 #endif /* PX_DEFER_H */

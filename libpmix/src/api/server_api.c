@@ -376,6 +376,25 @@ static pmix_status_t ad_query(void *hctx, const pmix_proc_t *requestor,
     return rc;
 }
 
+/* The Standard's spawn upcall takes no const: the host gets the engine's
+ * copies, borrowed for the call. */
+static pmix_status_t ad_spawn(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                              size_t ninfo, const pmix_app_t apps[], size_t napps,
+                              pmix_spawn_cbfunc_t cbfunc, void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
+
+    if (m->spawn == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if ((w = px_defer_wrap_spawn(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->spawn(proc, job_info, ninfo, apps, napps, px_defer_spawn_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
+}
+
 static const px_server_host adapter = {
     .version = PX_SERVER_HOST_VERSION,
     .client_connected = ad_connected,
@@ -391,6 +410,7 @@ static const px_server_host adapter = {
     .unpublish = ad_unpublish,
     .tool_connected = ad_tool,
     .query = ad_query,
+    .spawn = ad_spawn,
 };
 
 /* ---- rendezvous files for tools ---- */

@@ -30,6 +30,7 @@ typedef enum {
     HC_E_INFO,   /* engine: pmix_info_cbfunc_t, then the host's release */
     HC_E_LOOKUP, /* engine: pmix_lookup_cbfunc_t, with a copy of the data */
     HC_E_TOOL,   /* engine: pmix_tool_connection_cbfunc_t, with a copy of the name */
+    HC_E_SPAWN,  /* engine: pmix_spawn_cbfunc_t, with a copy of the namespace */
 } hc_kind;
 
 typedef struct px_hcall {
@@ -45,6 +46,7 @@ typedef struct px_hcall {
         pmix_info_cbfunc_t info;
         pmix_tool_connection_cbfunc_t tool;
         pmix_lookup_cbfunc_t lookup;
+        pmix_spawn_cbfunc_t spawn;
     } fn;
     void *cbdata;
     pmix_status_t status;
@@ -78,6 +80,7 @@ struct px_defer_wrap {
         pmix_info_cbfunc_t info;
         pmix_tool_connection_cbfunc_t tool;
         pmix_lookup_cbfunc_t lookup;
+        pmix_spawn_cbfunc_t spawn;
     } fn;
     void *cbdata;
 };
@@ -105,6 +108,7 @@ static void run(px_hcall *h)
     case HC_E_INFO: h->fn.info(h->status, h->info, h->ninfo, h->cbdata, NULL, NULL); break;
     case HC_E_TOOL: h->fn.tool(h->status, &h->proc, h->cbdata); break;
     case HC_E_LOOKUP: h->fn.lookup(h->status, h->pdata, h->ninfo, h->cbdata); break;
+    case HC_E_SPAWN: h->fn.spawn(h->status, h->proc.nspace, h->cbdata); break;
     }
     /* The engine has copied what it keeps: the host may have it back. */
     if (h->release != NULL)
@@ -330,6 +334,15 @@ px_defer_wrap *px_defer_wrap_lookup(px_defer *d, pmix_lookup_cbfunc_t fn, void *
     return w;
 }
 
+px_defer_wrap *px_defer_wrap_spawn(px_defer *d, pmix_spawn_cbfunc_t fn, void *cbdata)
+{
+    px_defer_wrap *w = wrap_new(d, cbdata);
+
+    if (w != NULL)
+        w->fn.spawn = fn;
+    return w;
+}
+
 void px_defer_wrap_done(px_defer_wrap *w, pmix_status_t rc)
 {
     if (w == NULL)
@@ -524,6 +537,32 @@ void px_defer_tool_cb(pmix_status_t status, pmix_proc_t *proc, void *cbdata)
         enqueue(d, h);
     } else {
         w->fn.tool(status, &copy, w->cbdata); /* no memory to queue it (rare) */
+    }
+    wrap_unref(w);
+}
+
+/* The namespace is borrowed for the call: copied when the completion is
+ * queued. */
+void px_defer_spawn_cb(pmix_status_t status, pmix_nspace_t nspace, void *cbdata)
+{
+    px_defer_wrap *w = cbdata;
+    px_defer *d = w->d;
+    px_hcall *h;
+    pmix_proc_t copy;
+
+    atomic_store(&w->called, true);
+    memset(&copy, 0, sizeof(copy));
+    if (nspace != NULL)
+        PMIx_Load_nspace(copy.nspace, nspace);
+    if (engine_now(d)) {
+        w->fn.spawn(status, copy.nspace, w->cbdata);
+        engine_done(d);
+    } else if ((h = hcall_new(HC_E_SPAWN, w->cbdata, status)) != NULL) {
+        h->fn.spawn = w->fn.spawn;
+        h->proc = copy;
+        enqueue(d, h);
+    } else {
+        w->fn.spawn(status, copy.nspace, w->cbdata); /* no memory to queue it (rare) */
     }
     wrap_unref(w);
 }

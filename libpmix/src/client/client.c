@@ -120,6 +120,7 @@ static void req_fail(px_client *c, px_req *r, pmix_status_t status)
     pmix_value_cbfunc_t valcb = r->valcb;
     pmix_info_cbfunc_t infocb = r->infocb;
     pmix_lookup_cbfunc_t lookupcb = r->lookupcb;
+    pmix_spawn_cbfunc_t spawncb = r->spawncb;
     void *cbdata = r->cbdata;
 
     if (r->page && status != PMIX_SUCCESS)
@@ -133,6 +134,10 @@ static void req_fail(px_client *c, px_req *r, pmix_status_t status)
         infocb(status, NULL, 0, cbdata, NULL, NULL);
     else if (lookupcb != NULL)
         lookupcb(status, NULL, 0, cbdata);
+    else if (spawncb != NULL) {
+        pmix_nspace_t none = ""; /* callers may copy it whatever the status */
+        spawncb(status, none, cbdata);
+    }
 }
 
 static void req_timeout(void *arg)
@@ -535,6 +540,7 @@ static pmix_status_t dispatch(px_client *c, const void *frame, size_t len, px_cl
     case PX_MSG_INFO_DONE: info_done(c, r, status, &b); break;
     case PX_MSG_GROUP_DONE: px_cli_group_reply(c, r, status, &b); break;
     case PX_MSG_LOOKUP_DONE: px_cli_lookup_reply(c, r, status, &b); break;
+    case PX_MSG_SPAWN_DONE: px_cli_spawn_reply(c, r, status, &b); break;
     case PX_MSG_REPLY: req_fail(c, r, status); break; /* "fail" with whatever status came */
     default: req_fail(c, r, PMIX_ERR_UNPACK_FAILURE); return PMIX_ERR_UNPACK_FAILURE;
     }

@@ -34,6 +34,7 @@ typedef struct px_req {
     pmix_value_cbfunc_t valcb;
     pmix_info_cbfunc_t infocb;
     pmix_lookup_cbfunc_t lookupcb;
+    pmix_spawn_cbfunc_t spawncb;
     void *cbdata;
     pmix_proc_t proc; /* GET: whose data */
     char key[PMIX_MAX_KEYLEN + 1];
@@ -131,6 +132,7 @@ double px_cli_timeout(const pmix_info_t *info, size_t ninfo);
 void px_cli_get_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b);
 /* pubsub.c: LOOKUP_DONE (payload after the status) */
 void px_cli_lookup_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b);
+void px_cli_spawn_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b);
 /* A region that came with a frame (px_platform.h), or none (data NULL). */
 typedef struct px_cli_region {
     const void *data;

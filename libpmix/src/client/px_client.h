@@ -192,5 +192,15 @@ pmix_status_t px_client_lookup(px_client *c, char **keys, const pmix_info_t info
                                pmix_lookup_cbfunc_t cbfunc, void *cbdata);
 pmix_status_t px_client_unpublish(px_client *c, char **keys, const pmix_info_t info[], size_t ninfo,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata);
+/* Spawn (client/spawn.c): a new job made by the server's host from
+ * `apps` with the directives `job_info` (both borrowed for the call).
+ * PMIX_SUCCESS, then the callback once with the new namespace (NULL on an
+ * error: the host's, PMIX_ERR_TIMEOUT after PMIX_TIMEOUT,
+ * PMIX_ERR_LOST_CONNECTION); or an error (PMIX_ERR_BAD_PARAM for no app,
+ * an app with no command or maxprocs below 1; PMIX_ERR_INIT,
+ * PMIX_ERR_UNREACH) and no callback. */
+pmix_status_t px_client_spawn(px_client *c, const pmix_info_t job_info[], size_t ninfo,
+                              const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
+                              void *cbdata);
 
 #endif /* PX_CLIENT_H */

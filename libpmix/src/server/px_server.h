@@ -32,11 +32,11 @@
 #include "px_platform.h"
 
 /* 2: the group upcall was appended; 3: publish, lookup and unpublish;
- * 4: tool_connected and query. A table of an older version (from 1) is
- * still accepted: the upcalls it lacks count as NULL (no group upcall;
- * PMIX_ERR_NOT_SUPPORTED for publish and lookup; tools refused, and the
- * queries only a host answers unanswered). */
-#define PX_SERVER_HOST_VERSION 4
+ * 4: tool_connected and query; 6: spawn. A table of an older version (from
+ * 1) is still accepted: the upcalls it lacks count as NULL (no group
+ * upcall; PMIX_ERR_NOT_SUPPORTED for publish, lookup and spawn; tools
+ * refused, and the queries only a host answers unanswered). */
+#define PX_SERVER_HOST_VERSION 6
 #define PX_SERVER_HOST_VERSION_MIN 1
 
 typedef struct px_server px_server;
@@ -204,6 +204,24 @@ typedef struct px_server_host {
      * PMIX_ERR_NOT_SUPPORTED. */
     pmix_status_t (*query)(void *hctx, const pmix_proc_t *requestor, const pmix_query_t queries[],
                            size_t nqueries, pmix_info_cbfunc_t cbfunc, void *cbdata);
+
+    /* ---- version 6 ---- */
+
+    /* PMIx_Spawn from `proc`: a new job of `apps` (each with maxprocs
+     * processes) with the directives `job_info` (PMIX_MAPBY, PMIX_HOST,
+     * PMIX_NOTIFY_COMPLETION...), all borrowed for the call. The host
+     * registers the new namespace (its job data with PMIX_SPAWNED true and
+     * PMIX_PARENT_ID = `proc`), starts its processes and calls
+     * cbfunc(status, nspace, cbdata) once: PMIX_SUCCESS with the new
+     * namespace once every process started, or the error that stopped the
+     * job (PMIX_ERR_JOB_EXE_NOT_FOUND, PMIX_ERR_OUT_OF_RESOURCE for too few
+     * slots...), never leaving processes of a failed spawn behind. Same
+     * return rules as abort. If NULL, the client gets
+     * PMIX_ERR_NOT_SUPPORTED. Connect and disconnect need no upcall of
+     * their own: they run as group operations (the group upcall). */
+    pmix_status_t (*spawn)(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                           size_t ninfo, const pmix_app_t apps[], size_t napps,
+                           pmix_spawn_cbfunc_t cbfunc, void *cbdata);
 } px_server_host;
 
 /* Create a server. `hops`/`hctx` are the host, `pops`/`pctx` the platform;
@@ -253,6 +271,13 @@ void px_server_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t wh
  * with `info`; each client runs the handlers registered for it. */
 void px_server_notify(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                       pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
+
+/* Raise event `status` from the host to one client of this server,
+ * `target` (nothing if it is not connected here), with range
+ * PMIX_RANGE_CUSTOM: what a host tells the process that asked for
+ * something (the end of a job it spawned with PMIX_NOTIFY_COMPLETION). */
+void px_server_notify_proc(px_server *s, pmix_status_t status, const pmix_proc_t *source,
+                           const pmix_proc_t *target, const pmix_info_t info[], size_t ninfo);
 
 /* Process sets (the Standard's PMIx_server_define_process_set and
  * PMIx_server_delete_process_set). Define records the set `name` with a

@@ -798,6 +798,7 @@ static const char *msg_name(uint16_t type)
     case PX_MSG_PUBLISH: return "PUBLISH";
     case PX_MSG_LOOKUP: return "LOOKUP";
     case PX_MSG_UNPUBLISH: return "UNPUBLISH";
+    case PX_MSG_SPAWN: return "SPAWN";
     default: return "unknown";
     }
 }
@@ -861,6 +862,7 @@ static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, 
         case PX_MSG_PUBLISH: rc = px_srv_publish(s, c, hdr.tag, &b); break;
         case PX_MSG_LOOKUP: rc = px_srv_lookup(s, c, hdr.tag, &b); break;
         case PX_MSG_UNPUBLISH: rc = px_srv_unpublish(s, c, hdr.tag, &b); break;
+        case PX_MSG_SPAWN: rc = px_srv_spawn(s, c, hdr.tag, &b); break;
         case PX_MSG_NOPAGE:
             if (c->tool)
                 break;

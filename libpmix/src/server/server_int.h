@@ -321,6 +321,8 @@ void px_srv_event_to_clients(px_server *s, pmix_status_t status, const pmix_proc
 /* pubsub.c */
 pmix_status_t px_srv_publish(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 pmix_status_t px_srv_lookup(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+/* spawn.c: a SPAWN, handed to the host's spawn upcall */
+pmix_status_t px_srv_spawn(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 pmix_status_t px_srv_unpublish(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 /* psets.c */
 /* The sets the job data of `nspace` defines (its PMIX_APP_INFO_ARRAYs),
