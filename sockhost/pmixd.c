@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -126,20 +127,32 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
     d->addrs = calloc(nnodes, sizeof *d->addrs);
     d->ports = calloc(nnodes, sizeof *d->ports);
     d->peers = calloc(nnodes, sizeof *d->peers);
-    d->pend = calloc(nnodes, sizeof *d->pend);
+    d->npend = (int)nnodes - 1 + PD_AUTH_PENDING_EXTRA;
+    d->pend = calloc((size_t)d->npend, sizeof *d->pend);
+    d->pend_node = calloc((size_t)d->npend, sizeof *d->pend_node);
+    d->pend_until = calloc((size_t)d->npend, sizeof *d->pend_until);
+    d->pend_nc = calloc((size_t)d->npend, sizeof *d->pend_nc);
+    d->pend_na = calloc((size_t)d->npend, sizeof *d->pend_na);
+    d->pend_io = calloc((size_t)d->npend, sizeof *d->pend_io);
     d->peer_lost = calloc(nnodes, sizeof *d->peer_lost);
     d->heard = calloc(nnodes, sizeof *d->heard);
     d->said = calloc(nnodes, sizeof *d->said);
     d->peer_w = calloc(nnodes, sizeof *d->peer_w);
-    d->pend_w = calloc(nnodes, sizeof *d->pend_w);
+    d->pend_w = calloc((size_t)d->npend, sizeof *d->pend_w);
     d->io = calloc(nnodes, sizeof *d->io);
     if (j->rank_node == NULL || j->node_names == NULL || d->addrs == NULL || d->ports == NULL ||
         d->peers == NULL || d->pend == NULL || d->peer_lost == NULL || d->heard == NULL ||
-        d->said == NULL || d->peer_w == NULL || d->pend_w == NULL || d->io == NULL)
+        d->said == NULL || d->peer_w == NULL || d->pend_w == NULL || d->io == NULL ||
+        d->pend_node == NULL || d->pend_until == NULL || d->pend_nc == NULL || d->pend_na == NULL ||
+        d->pend_io == NULL)
         return -1;
     for (uint32_t n = 0; n < nnodes; n++) {
-        d->peers[n].fd = d->pend[n].fd = -1;
+        d->peers[n].fd = -1;
         d->io[n] = (struct pmixd_io){d, (int)n};
+    }
+    for (int s = 0; s < d->npend; s++) {
+        d->pend[s].fd = -1;
+        d->pend_io[s] = (struct pmixd_io){d, s};
     }
     for (uint32_t i = 0; i < nprocs; i++) {
         uint32_t n = tl_get_u32(r);
@@ -172,6 +185,145 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
     }
     snprintf(j->hostname, sizeof j->hostname, "%s", j->node_names[d->node]);
     return 0;
+}
+
+/* ---- the handshake of a connection to a lower daemon (connector side) ---- */
+
+/* Write all of `n` bytes to the non-blocking `fd` by `until`: 0 or -1. */
+static int write_by(int fd, const uint8_t *p, size_t n, double until)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return -1;
+        double left = until - now_s();
+        struct pollfd pf = {.fd = fd, .events = POLLOUT};
+        if (left <= 0 || poll(&pf, 1, (int)(left * 1000.0) + 1) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Read exactly `n` bytes from the non-blocking `fd` by `until`: 0 or -1. */
+static int read_by(int fd, uint8_t *p, size_t n, double until)
+{
+    while (n > 0) {
+        ssize_t r = recv(fd, p, n, 0);
+        if (r > 0) {
+            p += r;
+            n -= (size_t)r;
+            continue;
+        }
+        if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return -1;
+        double left = until - now_s();
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        if (left <= 0 || poll(&pf, 1, (int)(left * 1000.0) + 1) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One frame (tcplink.h framing) written on a raw socket. */
+static int frame_by(int fd, uint8_t type, const tl_buf *b, double until)
+{
+    uint8_t h[5];
+    uint32_t len = (uint32_t)b->len + 1;
+    for (int i = 0; i < 4; i++)
+        h[i] = (uint8_t)(len >> (8 * i));
+    h[4] = type;
+    return b->failed || write_by(fd, h, 5, until) != 0 || write_by(fd, b->data, b->len, until) != 0
+               ? -1
+               : 0;
+}
+
+/* The connector's side of the handshake (px_auth in px_hostcore.h) with
+ * node `n`'s daemon on the fresh connection `fd`, by `until`: PD_PEER with
+ * our id and nonce, the acceptor's PD_AUTH_CHAL checked (it proves it
+ * knows the secret), our PD_AUTH_PROOF. Blocking, but bounded; it waits
+ * for a lower node only, so daemons never wait for each other in a cycle.
+ * The acceptor sends nothing after its challenge until it has our proof:
+ * the socket holds no later frame when this returns. 0, or -1 (why in
+ * `why`). */
+static int connect_auth(pmixd_ctx *d, int fd, int n, double until, const char **why)
+{
+    uint8_t nc[PX_AUTH_NONCELEN], na[PX_AUTH_NONCELEN], tag[PX_AUTH_TAGLEN];
+    /* u32 length, u8 type, bytes na, bytes tag */
+    uint8_t in[4 + 1 + 4 + PX_AUTH_NONCELEN + 4 + PX_AUTH_TAGLEN];
+    tl_buf b = {0};
+    int rc = -1;
+    *why = "out of memory";
+    if (px_auth_nonce(nc) != 0)
+        return -1;
+    tl_put_u32(&b, (uint32_t)d->node);
+    tl_put_bytes(&b, nc, sizeof nc);
+    *why = "it did not answer";
+    if (frame_by(fd, PD_PEER, &b, until) != 0 || read_by(fd, in, sizeof in, until) != 0)
+        goto out;
+    tl_reader r = {.p = in + 5, .left = sizeof in - 5};
+    uint32_t len =
+        (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
+    size_t nlen = 0, tlen = 0;
+    const void *pna = tl_get_bytes(&r, &nlen);
+    if (pna != NULL && nlen == sizeof na)
+        memcpy(na, pna, sizeof na);
+    const void *ptag = tl_get_bytes(&r, &tlen);
+    *why = "it does not know the job's secret";
+    if (len != sizeof in - 4 || in[4] != PD_AUTH_CHAL || r.bad || pna == NULL ||
+        nlen != sizeof na || ptag == NULL || tlen != PX_AUTH_TAGLEN ||
+        !px_auth_check(d->key, PX_AUTH_ACCEPTOR, d->j.nspace, (uint32_t)d->node, (uint32_t)n, nc,
+                       na, ptag))
+        goto out;
+    *why = "out of memory";
+    if (px_auth_tag(d->key, PX_AUTH_CONNECTOR, d->j.nspace, (uint32_t)d->node, (uint32_t)n, nc, na,
+                    tag) != 0)
+        goto out;
+    b.len = 0;
+    tl_put_bytes(&b, tag, sizeof tag);
+    *why = "it did not take our proof";
+    if (frame_by(fd, PD_AUTH_PROOF, &b, until) != 0)
+        goto out;
+    rc = 0;
+out:
+    tl_buf_free(&b);
+    return rc;
+}
+
+/* Connect to node `n`'s daemon and authenticate, again and again until
+ * the join deadline `until` (a stranger may hold that daemon's pending
+ * slots for a while; the daemon may be slow to start). fd or -1. */
+static int connect_peer(pmixd_ctx *d, int n, double until)
+{
+    job *j = &d->j;
+    const char *why = "";
+    int err = 0, tries = 0;
+    for (;;) {
+        double left = until - now_s();
+        if (left <= 0)
+            break;
+        tries++;
+        int fd = tl_connect(d->addrs[n], d->ports[n], left < 10.0 ? left : 10.0);
+        if (fd < 0) {
+            err = errno;
+            why = NULL;
+        } else {
+            double by = now_s() + PD_AUTH_S;
+            if (connect_auth(d, fd, n, by < until ? by : until, &why) == 0)
+                return fd;
+            close(fd);
+        }
+        struct timespec ts = {0, 100 * 1000000L}; /* do not spin on a refusal */
+        nanosleep(&ts, NULL);
+    }
+    fprintf(stderr, "pmixd %s: cannot join the daemon of %s at %s:%u after %d tries: %s\n",
+            j->hostname, j->node_names[n], d->addrs[n], (unsigned)d->ports[n], tries,
+            why != NULL ? why : strerror(err));
+    return -1;
 }
 
 static int start_job(pmixd_ctx *d)
@@ -230,29 +382,22 @@ static int start_job(pmixd_ctx *d)
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
     }
-    /* Connect to the lower node ids; the higher ones connect to us. */
+    /* Connect to the lower node ids, each connection authenticated both
+     * ways (connect_peer); the higher ones connect to us. */
+    d->join_s = join_s;
+    d->join_until = now_s() + join_s;
     for (int n = 0; n < d->node; n++) {
-        int fd = tl_connect(d->addrs[n], d->ports[n], 10.0);
-        if (fd < 0) {
-            fprintf(stderr, "pmixd %s: cannot connect to the daemon of %s at %s:%u: %s\n",
-                    j->hostname, j->node_names[n], d->addrs[n], (unsigned)d->ports[n],
-                    strerror(errno));
+        int fd = connect_peer(d, n, d->join_until);
+        if (fd < 0)
             return -1;
-        }
         tl_link_init(&d->peers[n], fd);
         if (!watch_peer(d, n)) {
             fprintf(stderr, "pmixd %s: out of memory\n", j->hostname);
             return -1;
         }
         d->heard[n] = d->said[n] = now_s();
-        tl_buf b = {0};
-        tl_put_u32(&b, (uint32_t)d->node);
-        tl_send(&d->peers[n], PD_PEER, &b);
-        tl_buf_free(&b);
         d->npeers++;
     }
-    d->join_s = join_s;
-    d->join_until = now_s() + join_s;
     return 0;
 }
 
@@ -420,13 +565,51 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
         return 0;
     }
     if (c->kind == 2) {
-        uint32_t n = tl_get_u32(&r);
-        unwatch(&d->pend_w[c->idx]); /* the link closes or moves */
-        if (type != PD_PEER || r.bad || n >= (uint32_t)d->j.nnodes || (int)n <= d->node ||
+        /* A connection not yet authenticated (slot c->idx): its PD_PEER,
+         * answered with our challenge, then its proof. Anything else, or a
+         * proof that does not check, closes it. */
+        int s = c->idx;
+        if (d->pend_node[s] < 0) {
+            uint32_t n = tl_get_u32(&r);
+            size_t nlen = 0;
+            const void *nc = tl_get_bytes(&r, &nlen);
+            uint8_t tag[PX_AUTH_TAGLEN];
+            if (type != PD_PEER || r.bad || r.left != 0 || nc == NULL || nlen != PX_AUTH_NONCELEN ||
+                n >= (uint32_t)d->j.nnodes || (int)n <= d->node || d->peers[n].fd >= 0 ||
+                px_auth_nonce(d->pend_na[s]) != 0 ||
+                px_auth_tag(d->key, PX_AUTH_ACCEPTOR, d->j.nspace, n, (uint32_t)d->node, nc,
+                            d->pend_na[s], tag) != 0) {
+                unwatch(&d->pend_w[s]);
+                tl_link_close(l);
+                return 1;
+            }
+            memcpy(d->pend_nc[s], nc, PX_AUTH_NONCELEN);
+            d->pend_node[s] = (int)n;
+            tl_buf b = {0};
+            tl_put_bytes(&b, d->pend_na[s], PX_AUTH_NONCELEN);
+            tl_put_bytes(&b, tag, sizeof tag);
+            int rc = tl_send(l, PD_AUTH_CHAL, &b);
+            tl_buf_free(&b);
+            if (rc != 0) {
+                unwatch(&d->pend_w[s]);
+                tl_link_close(l);
+                return 1;
+            }
+            return 0;
+        }
+        uint32_t n = (uint32_t)d->pend_node[s];
+        size_t tlen = 0;
+        const void *tag = tl_get_bytes(&r, &tlen);
+        unwatch(&d->pend_w[s]); /* the link closes or moves */
+        if (type != PD_AUTH_PROOF || r.bad || r.left != 0 || tag == NULL ||
+            tlen != PX_AUTH_TAGLEN ||
+            !px_auth_check(d->key, PX_AUTH_CONNECTOR, d->j.nspace, n, (uint32_t)d->node,
+                           d->pend_nc[s], d->pend_na[s], tag) ||
             d->peers[n].fd >= 0) {
             tl_link_close(l);
             return 1;
         }
+        l->frame_max = 0; /* it is a peer now */
         /* the link moves (with what it read), behind what was queued for
          * that node before it came */
         if (tl_link_adopt(&d->peers[n], l) != 0 || !watch_peer(d, (int)n)) {
@@ -446,8 +629,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
         d->npeers++;
         return 1;
     }
-    if (type == PD_PEER || type == PD_BEAT)
-        return 0; /* the identifying frame, seen again after the move; a heartbeat */
+    if (type == PD_BEAT)
+        return 0; /* a heartbeat */
     coll_frame(d, c->idx, type, p, len);
     return 0;
 }
@@ -613,23 +796,33 @@ static void pend_ready(void *arg, unsigned what)
     pmixd_ctx *d = io->d;
     rctx c = {d, 2, io->n};
     int before = d->npeers;
-    if (tl_read(&d->pend[c.idx], on_frame, &c) != 0) {
+    if ((what & PX_POSIX_WRITE) && d->pend[c.idx].fd >= 0 && tl_flush(&d->pend[c.idx]) != 0) {
+        unwatch(&d->pend_w[c.idx]);
+        tl_link_close(&d->pend[c.idx]);
+    }
+    if ((what & PX_POSIX_READ) && d->pend[c.idx].fd >= 0 &&
+        tl_read(&d->pend[c.idx], on_frame, &c) != 0) {
         unwatch(&d->pend_w[c.idx]);
         tl_link_close(&d->pend[c.idx]);
     }
     for (int p = 0; d->npeers > before && p < d->j.nnodes; p++)
-        read_peer(d, p); /* what came with its PD_PEER frame */
+        read_peer(d, p); /* what came with its proof */
 }
 
 static void listen_ready(void *arg, unsigned what)
 {
     pmixd_ctx *d = arg;
     int fd = tl_accept(d->lfd);
-    for (int s = 0; fd >= 0 && s < d->j.nnodes; s++) {
+    /* at most npend connections wait for their proof (the cap), each for
+     * PD_AUTH_S at most, with small frames only */
+    for (int s = 0; fd >= 0 && s < d->npend; s++) {
         if (d->pend[s].fd < 0) {
             tl_link_init(&d->pend[s], fd);
+            d->pend[s].frame_max = PD_AUTH_FRAME_MAX;
+            d->pend_node[s] = -1;
+            d->pend_until[s] = now_s() + PD_AUTH_S;
             d->pend_w[s] =
-                px_posix_watch_create(d->j.plat, fd, PX_POSIX_READ, pend_ready, &d->io[s]);
+                px_posix_watch_create(d->j.plat, fd, PX_POSIX_READ, pend_ready, &d->pend_io[s]);
             if (d->pend_w[s] == NULL)
                 tl_link_close(&d->pend[s]); /* no memory: it may connect again */
             fd = -1;
@@ -667,6 +860,28 @@ static void arm_watches(pmixd_ctx *d)
         if (d->peer_w[n] != NULL)
             px_posix_watch_set(d->peer_w[n],
                                PX_POSIX_READ | (tl_want_write(&d->peers[n]) ? PX_POSIX_WRITE : 0));
+    for (int s = 0; d->pend_w != NULL && s < d->npend; s++)
+        if (d->pend_w[s] != NULL)
+            px_posix_watch_set(d->pend_w[s],
+                               PX_POSIX_READ | (tl_want_write(&d->pend[s]) ? PX_POSIX_WRITE : 0));
+}
+
+/* Close the connections that did not authenticate in time; the
+ * milliseconds until the next such deadline, -1 if none. */
+static int expire_pending(pmixd_ctx *d)
+{
+    double t = now_s(), next = -1;
+    for (int s = 0; d->job_read && s < d->npend; s++) {
+        if (d->pend[s].fd < 0)
+            continue;
+        if (t >= d->pend_until[s]) {
+            unwatch(&d->pend_w[s]);
+            tl_link_close(&d->pend[s]);
+        } else if (next < 0 || d->pend_until[s] < next) {
+            next = d->pend_until[s];
+        }
+    }
+    return next < 0 ? -1 : (int)((next - t) * 1000.0) + 1;
 }
 
 /* ---- the loop ---- */
@@ -703,9 +918,11 @@ static void run(pmixd_ctx *d)
                     break;
             }
         }
-        int tmo = coll_timeout_ms(d), hb = heartbeat(d);
+        int tmo = coll_timeout_ms(d), hb = heartbeat(d), ap = expire_pending(d);
         if (hb >= 0 && (tmo < 0 || hb < tmo))
             tmo = hb;
+        if (ap >= 0 && (tmo < 0 || ap < tmo))
+            tmo = ap;
         if (d->have_job && !d->launched && !d->stopping) {
             double ms = (d->join_until - now_s()) * 1000.0;
             int jt = ms <= 0 ? 0 : (int)ms + 1;
@@ -781,19 +998,19 @@ static void teardown(pmixd_ctx *d)
     /* the watches go before their descriptors, the platform after them */
     unwatch(&d->parent_w);
     unwatch(&d->listen_w);
-    for (int n = 0; d->peer_w != NULL && d->pend_w != NULL && n < j->nnodes; n++) {
+    for (int n = 0; d->peer_w != NULL && n < j->nnodes; n++)
         unwatch(&d->peer_w[n]);
-        unwatch(&d->pend_w[n]);
-    }
+    for (int s = 0; d->pend_w != NULL && s < d->npend; s++)
+        unwatch(&d->pend_w[s]);
     job_platform_free(j);
     files_run_cleanups(j);
     files_remove_topdir(j);
     tl_drain(&d->parent, 2.0);
     tl_link_close(&d->parent);
-    for (int n = 0; d->peers != NULL && n < j->nnodes; n++) {
+    for (int n = 0; d->peers != NULL && n < j->nnodes; n++)
         tl_link_close(&d->peers[n]);
-        tl_link_close(&d->pend[n]);
-    }
+    for (int s = 0; d->pend != NULL && s < d->npend; s++)
+        tl_link_close(&d->pend[s]);
     if (d->lfd >= 0)
         close(d->lfd);
     for (int i = 0; j->ranks != NULL && i < j->nlocal; i++) {
@@ -814,6 +1031,11 @@ static void teardown(pmixd_ctx *d)
     free(d->ports);
     free(d->peers);
     free(d->pend);
+    free(d->pend_node);
+    free(d->pend_until);
+    free(d->pend_nc);
+    free(d->pend_na);
+    free(d->pend_io);
     free(d->peer_lost);
     free(d->heard);
     free(d->said);
@@ -825,9 +1047,44 @@ static void teardown(pmixd_ctx *d)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: pmixd --parent-fd FD --node ID [--listen ADDR]\n"
+    fprintf(f, "Usage: pmixd --parent-fd FD --node ID [--listen ADDR] [--key-stdin]\n"
                "\n"
-               "The node daemon of a pmixrun --nodes job; pmixrun starts it.\n");
+               "The node daemon of a pmixrun --nodes job; pmixrun starts it. The job's\n"
+               "secret comes in $" PD_KEY_ENV " or, with --key-stdin, as the first line\n"
+               "of the standard input.\n");
+}
+
+/* The job's secret: from PD_KEY_ENV, removed from the environment at once
+ * (the ranks must not inherit it), or the first line of stdin. 0 or -1. */
+static int read_key(pmixd_ctx *d, bool from_stdin)
+{
+    char line[2 * PX_AUTH_KEYLEN + 2] = "";
+    int rc = -1;
+    if (from_stdin) {
+        size_t got = 0;
+        while (got < sizeof line - 1) {
+            ssize_t r = read(STDIN_FILENO, line + got, 1); /* no more than the line */
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0 || line[got] == '\n')
+                break;
+            got++;
+        }
+        line[got] = '\0';
+    } else if (getenv(PD_KEY_ENV) != NULL) {
+        snprintf(line, sizeof line, "%s", getenv(PD_KEY_ENV));
+        char *v = getenv(PD_KEY_ENV);
+        explicit_bzero(v, strlen(v));
+        unsetenv(PD_KEY_ENV);
+    }
+    rc = px_auth_key_parse(line, d->key);
+    explicit_bzero(line, sizeof line);
+    if (rc != 0)
+        fprintf(stderr,
+                "pmixd: no job secret (64 hexadecimal digits in $%s or, with "
+                "--key-stdin, on stdin)\n",
+                PD_KEY_ENV);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -835,12 +1092,15 @@ int main(int argc, char **argv)
     pmixd_ctx dm = {0}, *d = &dm;
     int parent = -1;
     const char *listen = "127.0.0.1";
+    bool key_stdin = false;
     d->node = -1;
     d->lfd = -1;
     d->parent.fd = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--parent-fd") == 0 && i + 1 < argc) {
             parent = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--key-stdin") == 0) {
+            key_stdin = true;
         } else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
             listen = argv[++i];
         } else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
@@ -863,6 +1123,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return PMIXRUN_EXIT_USAGE;
     }
+    if (read_key(d, key_stdin) != 0)
+        return PMIXRUN_EXIT_USAGE;
     job *j = &d->j;
     j->sigfd = j->devnull = -1;
     j->child_exited = true;

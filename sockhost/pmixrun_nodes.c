@@ -46,6 +46,7 @@
 
 #include "pmixd_proto.h"
 #include "pmixrun.h"
+#include "px_hostcore.h"
 #include "tcplink.h"
 
 #define SETUP_S 15.0 /* daemons must say hello within this */
@@ -244,7 +245,7 @@ static char *pmixd_path(void)
 /* Start node `node`'s daemon with one end of a socketpair as its control
  * connection (fd 3), inside the node's network namespace if it has one
  * (`ip netns exec NS`). Returns its pid (the link is set up) or -1. */
-static pid_t start_daemon(job *j, const char *path, int node, tl_link *link)
+static pid_t start_daemon(job *j, const char *path, int node, tl_link *link, const char *key)
 {
     char nodearg[16];
     const char *listen = node_addr(j, node);
@@ -274,6 +275,11 @@ static pid_t start_daemon(job *j, const char *path, int node, tl_link *link)
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (j->devnull >= 0)
         dup2(j->devnull, 0);
+    /* the job's secret, in the daemon's environment only (pmixd removes it
+     * at once): /proc/PID/environ is readable by its owner alone, a command
+     * line by everyone */
+    if (setenv(PD_KEY_ENV, key, 1) != 0)
+        _exit(1);
     if (sv[1] == 3)
         fcntl(3, F_SETFD, 0);
     else if (dup2(sv[1], 3) < 0)
@@ -592,6 +598,8 @@ int nodes_run(job *j)
     j->nodes = &ns;
     char *path = NULL;
     bool failed = true;
+    uint8_t key[PX_AUTH_KEYLEN];
+    char keyhex[2 * PX_AUTH_KEYLEN + 1] = "";
     j->timeout_at = now_s() + j->timeout;
     if (check_daemon_env() != 0)
         return PMIXRUN_EXIT_USAGE;
@@ -605,12 +613,19 @@ int nodes_run(job *j)
     }
     for (int i = 0; i < ns.k; i++)
         ns.d[i].link.fd = -1;
+    /* The job's secret: every daemon proves it knows it to every other
+     * before they trust each other's frames (pmixd.c, px_auth). */
+    if (px_auth_keygen(key) != 0) {
+        fprintf(stderr, "pmixrun: cannot make the job's secret (libsodium)\n");
+        goto out;
+    }
+    px_auth_key_hex(key, keyhex);
     if (access(path, X_OK) != 0) {
         fprintf(stderr, "pmixrun: cannot run the node daemon %s: %s\n", path, strerror(errno));
         goto out;
     }
     for (int i = 0; i < ns.k; i++) {
-        ns.d[i].pid = start_daemon(j, path, i, &ns.d[i].link);
+        ns.d[i].pid = start_daemon(j, path, i, &ns.d[i].link, keyhex);
         if (ns.d[i].pid < 0) {
             fprintf(stderr, "pmixrun: cannot start a daemon: %s\n", strerror(errno));
             end_job(j, END_LAUNCH, 1);
@@ -633,6 +648,8 @@ out:;
     pubsub_stop(j); /* its answers go to the links, closed now: dropped */
     free(ns.d);
     free(path);
+    explicit_bzero(key, sizeof key);
+    explicit_bzero(keyhex, sizeof keyhex);
     nodes_free_names(j);
     free(j->rank_node);
     j->rank_node = NULL;
