@@ -52,6 +52,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -250,7 +252,8 @@ static int frame_by(int fd, uint8_t type, const tl_buf *b, double until)
  * The acceptor sends nothing after its challenge until it has our proof:
  * the socket holds no later frame when this returns. 0, or -1 (why in
  * `why`). */
-static int connect_auth(pmixd_ctx *d, int fd, int n, double until, const char **why)
+static int connect_auth(pmixd_ctx *d, int fd, uint32_t n, const char *jobname, double until,
+                        const char **why)
 {
     uint8_t nc[PX_AUTH_NONCELEN], na[PX_AUTH_NONCELEN], tag[PX_AUTH_TAGLEN];
     /* u32 length, u8 type, bytes na, bytes tag */
@@ -276,12 +279,10 @@ static int connect_auth(pmixd_ctx *d, int fd, int n, double until, const char **
     *why = "it does not know the job's secret";
     if (len != sizeof in - 4 || in[4] != PD_AUTH_CHAL || r.bad || pna == NULL ||
         nlen != sizeof na || ptag == NULL || tlen != PX_AUTH_TAGLEN ||
-        !px_auth_check(d->key, PX_AUTH_ACCEPTOR, d->j.nspace, (uint32_t)d->node, (uint32_t)n, nc,
-                       na, ptag))
+        !px_auth_check(d->key, PX_AUTH_ACCEPTOR, jobname, (uint32_t)d->node, n, nc, na, ptag))
         goto out;
     *why = "out of memory";
-    if (px_auth_tag(d->key, PX_AUTH_CONNECTOR, d->j.nspace, (uint32_t)d->node, (uint32_t)n, nc, na,
-                    tag) != 0)
+    if (px_auth_tag(d->key, PX_AUTH_CONNECTOR, jobname, (uint32_t)d->node, n, nc, na, tag) != 0)
         goto out;
     b.len = 0;
     tl_put_bytes(&b, tag, sizeof tag);
@@ -313,7 +314,7 @@ static int connect_peer(pmixd_ctx *d, int n, double until)
             why = NULL;
         } else {
             double by = now_s() + PD_AUTH_S;
-            if (connect_auth(d, fd, n, by < until ? by : until, &why) == 0)
+            if (connect_auth(d, fd, (uint32_t)n, d->j.nspace, by < until ? by : until, &why) == 0)
                 return fd;
             close(fd);
         }
@@ -939,7 +940,34 @@ static void run(pmixd_ctx *d)
 
 /* ---- setup ---- */
 
-static int setup(pmixd_ctx *d, int parent, const char *listen)
+/* --connect ADDR:PORT: the control connection is a TCP connection to
+ * pmixrun (started by srun or ssh), authenticated as a daemon's to another
+ * (PD_AUTH_CONTROL names it; pmixrun is node PD_AUTH_LAUNCHER). The fd, or
+ * -1 with a message. */
+static int connect_parent(pmixd_ctx *d, const char *to)
+{
+    char addr[64];
+    unsigned port = 0;
+    const char *why = NULL;
+    const char *colon = strrchr(to, ':');
+    if (colon == NULL || (size_t)(colon - to) >= sizeof addr ||
+        sscanf(colon + 1, "%u", &port) != 1 || port == 0 || port > 65535) {
+        fprintf(stderr, "pmixd: --connect wants ADDRESS:PORT, not '%s'\n", to);
+        return -1;
+    }
+    snprintf(addr, sizeof addr, "%.*s", (int)(colon - to), to);
+    int fd = tl_connect(addr, (uint16_t)port, PD_AUTH_S);
+    if (fd >= 0 &&
+        connect_auth(d, fd, PD_AUTH_LAUNCHER, PD_AUTH_CONTROL, now_s() + PD_AUTH_S, &why) == 0)
+        return fd;
+    fprintf(stderr, "pmixd node%d: cannot join pmixrun at %s: %s\n", d->node, to,
+            why != NULL ? why : strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+static int setup(pmixd_ctx *d, int parent, const char *to, const char *listen)
 {
     job *j = &d->j;
     sigset_t mask;
@@ -965,6 +993,20 @@ static int setup(pmixd_ctx *d, int parent, const char *listen)
     if (job_platform(j, on_signal, d) != 0)
         return -1;
     signal(SIGPIPE, SIG_IGN);
+    char toward[64];
+    if (to != NULL) {
+        if ((parent = connect_parent(d, to)) < 0)
+            return -1;
+        /* listen on the address toward pmixrun unless told otherwise: the
+         * other daemons reach us there as pmixrun did */
+        struct sockaddr_in me;
+        socklen_t ml = sizeof me;
+        if (listen == NULL && getsockname(parent, (struct sockaddr *)&me, &ml) == 0 &&
+            inet_ntop(AF_INET, &me.sin_addr, toward, sizeof toward) != NULL)
+            listen = toward;
+    }
+    if (listen == NULL)
+        listen = "127.0.0.1";
     if (fcntl(parent, F_SETFD, FD_CLOEXEC) != 0) {
         fprintf(stderr, "pmixd: --parent-fd %d is not open: %s\n", parent, strerror(errno));
         return -1;
@@ -1047,11 +1089,14 @@ static void teardown(pmixd_ctx *d)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: pmixd --parent-fd FD --node ID [--listen ADDR] [--key-stdin]\n"
+    fprintf(f, "Usage: pmixd (--parent-fd FD | --connect ADDR:PORT) --node (ID | slurm)\n"
+               "             [--listen ADDR] [--key-stdin]\n"
                "\n"
-               "The node daemon of a pmixrun --nodes job; pmixrun starts it. The job's\n"
-               "secret comes in $" PD_KEY_ENV " or, with --key-stdin, as the first line\n"
-               "of the standard input.\n");
+               "The node daemon of a pmixrun job over several nodes; pmixrun starts it\n"
+               "(itself, or through srun or ssh: then it connects back to ADDR:PORT, and\n"
+               "--node slurm takes the node id from $SLURM_NODEID). The job's secret\n"
+               "comes in $" PD_KEY_ENV " or, with --key-stdin, as the first line of the\n"
+               "standard input.\n");
 }
 
 /* The job's secret: from PD_KEY_ENV, removed from the environment at once
@@ -1091,7 +1136,7 @@ int main(int argc, char **argv)
 {
     pmixd_ctx dm = {0}, *d = &dm;
     int parent = -1;
-    const char *listen = "127.0.0.1";
+    const char *listen = NULL, *to = NULL;
     bool key_stdin = false;
     d->node = -1;
     d->lfd = -1;
@@ -1099,14 +1144,19 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--parent-fd") == 0 && i + 1 < argc) {
             parent = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--connect") == 0 && i + 1 < argc) {
+            to = argv[++i];
         } else if (strcmp(argv[i], "--key-stdin") == 0) {
             key_stdin = true;
         } else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
             listen = argv[++i];
         } else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
             char *end;
-            long n = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || n < 0 || n > 65535) {
+            const char *v = argv[++i];
+            if (strcmp(v, "slurm") == 0) /* one task per node of a Slurm step */
+                v = getenv("SLURM_NODEID") != NULL ? getenv("SLURM_NODEID") : "";
+            long n = strtol(v, &end, 10);
+            if (*v == '\0' || *end != '\0' || n < 0 || n > 65535) {
                 usage(stderr);
                 return PMIXRUN_EXIT_USAGE;
             }
@@ -1119,7 +1169,7 @@ int main(int argc, char **argv)
             return PMIXRUN_EXIT_USAGE;
         }
     }
-    if (parent < 0 || d->node < 0) {
+    if ((parent < 0) == (to == NULL) || d->node < 0) {
         usage(stderr);
         return PMIXRUN_EXIT_USAGE;
     }
@@ -1133,7 +1183,7 @@ int main(int argc, char **argv)
     j->outs[2] = (iof_out){.fd = STDERR_FILENO};
     snprintf(j->hostname, sizeof j->hostname, "node%d", d->node);
     int status = 0;
-    if (setup(d, parent, listen) != 0)
+    if (setup(d, parent, to, listen) != 0)
         status = 1;
     else
         run(d);

@@ -8,6 +8,7 @@
 #ifndef PMIXD_PROTO_H
 #define PMIXD_PROTO_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,11 @@ enum {
 #define PD_AUTH_FRAME_MAX 256u
 #define PD_AUTH_S 5.0
 #define PD_AUTH_PENDING_EXTRA 8
+/* A daemon's control connection to pmixrun over TCP (srun or ssh started
+ * it) runs the same handshake, with pmixrun as the acceptor of this node
+ * id and this name in place of the namespace. */
+#define PD_AUTH_LAUNCHER UINT32_MAX
+#define PD_AUTH_CONTROL "pmixrun-control"
 
 /* PD_EXIT flags */
 #define PD_EXIT_SIGNALED 0x01

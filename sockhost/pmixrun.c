@@ -676,6 +676,12 @@ static int parse_args(job *j, int argc, char **argv)
         if (nodes_read_hostfile(j, hostfile, j->nnodes, err, sizeof err) != 0)
             return bad_usage("%s", err);
     }
+    if (hosts == NULL && hostfile == NULL && j->nnodes == 0) {
+        /* inside a Slurm allocation: one daemon per node, a Slurm step */
+        char err[512];
+        if (nodes_from_slurm(j, err, sizeof err) < 0)
+            return bad_usage("%s", err);
+    }
     int nnodes = j->nnodes > 0 ? j->nnodes : 1;
     if (j->ppr_n > 0) {
         if (j->node_slots != NULL) {
@@ -721,7 +727,7 @@ static int parse_args(job *j, int argc, char **argv)
         return bad_usage("%s-n N is required: how many processes to start", "");
     }
     const char *bad = NULL;
-    bool multi = j->nnodes > 1 || hostfile != NULL;
+    bool multi = j->nnodes > 1 || hostfile != NULL || j->slurm;
     if (j->nnodes > j->nprocs)
         bad = "--nodes K (or a hostfile of K nodes) needs at least K processes (-n)";
     else if (multi && j->bind_to != BIND_NONE)
@@ -932,7 +938,7 @@ static bool forward_signal(job *j, int sig)
     }
     if (j->reason != END_NONE && sig != SIGCONT)
         return true; /* the job is ending: the stop signals are under way */
-    if (j->node_addrs != NULL || j->nnodes > 1)
+    if (j->node_addrs != NULL || j->nnodes > 1 || j->slurm)
         nodes_signal(j, sig);
     else
         signal_all(j, sig);
@@ -1205,9 +1211,10 @@ int main(int argc, char **argv)
         j->ranks[i].out.fd = j->ranks[i].err.fd = -1;
         j->ranks[i].files[0].fd = j->ranks[i].files[1].fd = j->ranks[i].in_fd = -1;
     }
-    j->in_open = j->stdin_to != STDIN_NONE && stdin_open && j->nnodes <= 1 && j->node_addrs == NULL;
+    j->in_open = j->stdin_to != STDIN_NONE && stdin_open && j->nnodes <= 1 &&
+                 j->node_addrs == NULL && !j->slurm;
     j->nlocal = j->nprocs;
-    if (j->nnodes > 1 || j->node_addrs != NULL) {
+    if (j->nnodes > 1 || j->node_addrs != NULL || j->slurm) {
         status = nodes_run(j);
         goto out;
     }

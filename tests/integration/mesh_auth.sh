@@ -49,12 +49,15 @@ PMIXLAB_PMIXD_JOIN_DELAY=1:8000 "$pmixrun" --nodes 2 -n 4 --timeout 50 \
     sh -c "\"$bizcard\" full && sleep 20" >"$tmp/job.out" 2>&1 &
 pid=$!
 
-# the daemons' listening ports (ss names their processes to root), and
-# which one is node0's (its command line says --node 0)
+# the daemons' listening ports (ss names their processes to root), those
+# whose parent is our pmixrun, and which one is node0's (its command line
+# says --node 0)
 ports="" port0=""
 for _ in $(seq 100); do
     ports="" port0=""
     while read -r port dpid; do
+        # this job's daemons only (other jobs may run on this machine)
+        [ "$(awk '/^PPid:/ { print $2 }' "/proc/$dpid/status" 2>/dev/null)" = "$pid" ] || continue
         ports="$ports $port"
         tr '\0' ' ' <"/proc/$dpid/cmdline" 2>/dev/null | grep -q -- "--node 0 " && port0=$port
     done < <(ss -ltnpH 2>/dev/null | sed -n 's/.*127\.0\.0\.1:\([0-9]*\) .*"pmixd",pid=\([0-9]*\),.*/\1 \2/p')
