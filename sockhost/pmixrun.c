@@ -132,8 +132,13 @@ static void usage(FILE *f)
             "  --hostfile FILE     one node per line, \"NAME [ADDRESS [netns=NS]]\": the\n"
             "                      node's name, the IPv4 address its daemon listens on\n"
             "                      (default: NAME, which must then be an address) and a\n"
-            "                      network namespace to start it in; the daemons still\n"
-            "                      run on this machine. With --nodes K: the first K lines\n"
+            "                      network namespace to start it in (a daemon on this\n"
+            "                      machine); or \"NAME\" alone, a host name: its daemon is\n"
+            "                      started on that host by the launch agent and connects\n"
+            "                      back. With --nodes K: the first K lines\n"
+            "  --launch-agent CMD  the command that starts a daemon on a host of the\n"
+            "                      hostfile: CMD HOST pmixd ... (default: ssh; the job's\n"
+            "                      secret goes on its stdin)\n"
             "  --map-by slot|node|ppr:N:node|core|socket\n"
             "                      slot (default): consecutive ranks fill each node in\n"
             "                      turn; node: round robin over the nodes; ppr: N processes\n"
@@ -213,8 +218,10 @@ static const char *const opt_np[] = {"-n", "-np", "--np", "--n", NULL};
 static const char *const opt_wdir[] = {"--wdir", "-wdir", "--wd", "-wd", NULL};
 static const char *const opt_host[] = {"--host", "-host", "-H", NULL};
 static const char *const opt_valued[] = {
-    "--timeout",         "--bind-to",        "--nodes", "--map-by", "--hostfile", "-hostfile", "-x",
-    "--output-filename", "-output-filename", "--stdin", "-stdin",   "--pset",     NULL};
+    "--timeout",        "--bind-to", "--nodes", "--map-by",
+    "--hostfile",       "-hostfile", "-x",      "--output-filename",
+    "-output-filename", "--stdin",   "-stdin",  "--pset",
+    "--launch-agent",   NULL};
 
 /* A positive integer from 1 to max, or -1. */
 static long parse_count(const char *v, long max)
@@ -580,6 +587,8 @@ static int parse_args(job *j, int argc, char **argv)
                     return bad_usage("--bind-to takes core, socket, numa or none, not '%s'", val);
             } else if (strcmp(name, "--hostfile") == 0 || strcmp(name, "-hostfile") == 0) {
                 hostfile = val;
+            } else if (strcmp(name, "--launch-agent") == 0) {
+                j->launch_agent = val;
             } else if (strcmp(name, "--map-by") == 0) {
                 j->ppr_n = 0;
                 if (strcmp(val, "slot") == 0)
@@ -728,6 +737,10 @@ static int parse_args(job *j, int argc, char **argv)
     }
     const char *bad = NULL;
     bool multi = j->nnodes > 1 || hostfile != NULL || j->slurm;
+    if (j->launch_agent != NULL && !j->ssh) {
+        nodes_free_names(j);
+        return bad_usage("%s--launch-agent needs a --hostfile of host names", "");
+    }
     if (j->nnodes > j->nprocs)
         bad = "--nodes K (or a hostfile of K nodes) needs at least K processes (-n)";
     else if (multi && j->bind_to != BIND_NONE)

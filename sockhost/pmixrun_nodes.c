@@ -179,9 +179,19 @@ int nodes_read_hostfile(job *j, const char *path, int limit, char *err, size_t e
         int got = sscanf(line, "%255s %63s %255s %7s", name, addr, opt, extra);
         if (got <= 0)
             continue;
-        if (got == 1)
-            snprintf(addr, sizeof addr, "%.63s", name);
         struct in_addr ia;
+        /* a bare host name: a host of its own, reached by the launch agent */
+        bool host = got == 1 && inet_pton(AF_INET, name, &ia) != 1;
+        if (n > 0 && host != j->ssh) {
+            snprintf(err, errlen,
+                     "%s line %d: give every node as a host name alone, or every node with "
+                     "an address, not both",
+                     path, lineno);
+            goto out;
+        }
+        j->ssh = host;
+        if (got == 1)
+            snprintf(addr, sizeof addr, "%.63s", host ? "127.0.0.1" : name);
         if (got > 3 || inet_pton(AF_INET, addr, &ia) != 1 ||
             (got == 3 && (strncmp(opt, "netns=", 6) != 0 || opt[6] == '\0'))) {
             snprintf(err, errlen,
@@ -223,6 +233,7 @@ int nodes_read_hostfile(job *j, const char *path, int limit, char *err, size_t e
 out:
     fclose(f);
     if (rc != 0) {
+        j->ssh = false;
         for (int i = 0; i < n; i++) {
             free(names[i]);
             free(addrs[i]);
@@ -410,6 +421,66 @@ static pid_t start_step(job *j, const char *path, const char *addr, uint16_t por
            "--mpi=none", "--export=ALL", "--kill-on-bad-exit=0", path, "--connect", to, "--node",
            "slurm", (char *)NULL);
     fprintf(stderr, "pmixrun: cannot start the daemons with srun: %s\n", strerror(errno));
+    _exit(PMIXRUN_EXIT_NOTFOUND);
+}
+
+/* Start node `node`'s daemon on its host with the launch agent (default
+ * ssh, PRRTE's plm_ssh's way): `AGENT... HOST PMIXD --connect ADDR:PORT
+ * --node I --key-stdin`, the agent's words split at blanks. The secret
+ * goes on the agent's stdin (a pipe we write it to and close), which ssh
+ * forwards: never on a command line. The agent's pid, or -1. */
+static pid_t start_agent(job *j, const char *path, int node, const char *addr, uint16_t port,
+                         const char *key)
+{
+    char to[96], nodearg[16];
+    const char *agent = j->launch_agent != NULL ? j->launch_agent : "ssh";
+    char *words = strdup(agent);
+    char *argv[64];
+    int argc = 0, in[2];
+    snprintf(to, sizeof to, "%s:%u", addr, (unsigned)port);
+    snprintf(nodearg, sizeof nodearg, "%d", node);
+    if (words == NULL || pipe2(in, O_CLOEXEC) != 0) {
+        free(words);
+        return -1;
+    }
+    for (char *save = NULL, *w = strtok_r(words, " \t", &save); w != NULL && argc < 55;
+         w = strtok_r(NULL, " \t", &save))
+        argv[argc++] = w;
+    argv[argc++] = j->node_names[node];
+    argv[argc++] = (char *)path;
+    argv[argc++] = "--connect";
+    argv[argc++] = to;
+    argv[argc++] = "--node";
+    argv[argc++] = nodearg;
+    argv[argc++] = "--key-stdin";
+    argv[argc] = NULL;
+    pid_t me = getpid();
+    pid_t pid = fork();
+    if (pid != 0) {
+        close(in[0]);
+        if (pid > 0) {
+            char line[2 * PX_AUTH_KEYLEN + 2];
+            int len = snprintf(line, sizeof line, "%s\n", key);
+            if (write(in[1], line, (size_t)len) != len)
+                fprintf(stderr, "pmixrun: cannot give the daemon of %s its secret\n",
+                        j->node_names[node]);
+            explicit_bzero(line, sizeof line);
+        }
+        close(in[1]);
+        free(words);
+        return pid;
+    }
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != me)
+        _exit(1);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(in[0], 0) < 0)
+        _exit(1);
+    execvp(argv[0], argv);
+    fprintf(stderr, "pmixrun: cannot run the launch agent %s: %s\n", argv[0], strerror(errno));
     _exit(PMIXRUN_EXIT_NOTFOUND);
 }
 
@@ -901,7 +972,7 @@ static void loop(nodes *ns)
 
 int nodes_run(job *j)
 {
-    nodes ns = {.j = j, .k = j->nnodes, .remote = j->slurm, .lfd = -1};
+    nodes ns = {.j = j, .k = j->nnodes, .remote = j->slurm || j->ssh, .lfd = -1};
     j->nodes = &ns;
     char *path = NULL;
     bool failed = true;
@@ -938,13 +1009,23 @@ int nodes_run(job *j)
         if (remote_listen(&ns, &port) != 0)
             goto out;
         control_addr(addr, sizeof addr);
-        pid_t pid = start_step(j, path, addr, port, keyhex);
-        if (pid < 0) {
-            fprintf(stderr, "pmixrun: cannot start srun: %s\n", strerror(errno));
-            goto out;
+        if (j->slurm) {
+            pid_t pid = start_step(j, path, addr, port, keyhex);
+            if (pid < 0) {
+                fprintf(stderr, "pmixrun: cannot start srun: %s\n", strerror(errno));
+                goto out;
+            }
+            for (int i = 0; i < ns.k; i++)
+                ns.d[i].pid = pid;
         }
-        for (int i = 0; i < ns.k; i++)
-            ns.d[i].pid = pid;
+        for (int i = 0; j->ssh && i < ns.k; i++) {
+            ns.d[i].pid = start_agent(j, path, i, addr, port, keyhex);
+            if (ns.d[i].pid < 0) {
+                fprintf(stderr, "pmixrun: cannot start a launch agent: %s\n", strerror(errno));
+                end_job(j, END_LAUNCH, 1);
+                break;
+            }
+        }
     }
     for (int i = 0; !ns.remote && i < ns.k; i++) {
         ns.d[i].pid = start_daemon(j, path, i, &ns.d[i].link, keyhex);
