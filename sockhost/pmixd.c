@@ -1,7 +1,13 @@
 /*
  * pmixd.c - the node daemon: one per node of a pmixrun --nodes job.
  *
- *     pmixd --parent-fd FD --node ID [--listen ADDR]     (started by pmixrun)
+ *     pmixd --parent-fd FD --node ID [--listen ADDR]     (forked by pmixrun)
+ *     pmixd --connect ADDR:PORT --node ID|slurm [--key-stdin]  (srun, ssh)
+ *
+ * The job's secret comes in PMIXLAB_PMIXD_KEY or on stdin (read_key), and
+ * every connection of the mesh, and a --connect control connection, is
+ * authenticated with it before a frame of it is trusted (connect_auth,
+ * on_frame's pending connections; docs/pmixd.md, "Who may join").
  *
  * How it works. pmixd talks to pmixrun over FD (a socketpair pmixrun made:
  * it works from inside another network namespace too), listens on a TCP
@@ -245,10 +251,12 @@ static int frame_by(int fd, uint8_t type, const tl_buf *b, double until)
 }
 
 /* The connector's side of the handshake (px_auth in px_hostcore.h) with
- * node `n`'s daemon on the fresh connection `fd`, by `until`: PD_PEER with
- * our id and nonce, the acceptor's PD_AUTH_CHAL checked (it proves it
- * knows the secret), our PD_AUTH_PROOF. Blocking, but bounded; it waits
- * for a lower node only, so daemons never wait for each other in a cycle.
+ * acceptor `n` (node n's daemon, or pmixrun: PD_AUTH_LAUNCHER) of job
+ * `jobname` on the fresh connection `fd`, by `until`: PD_PEER with our id
+ * and nonce, the acceptor's PD_AUTH_CHAL checked (it proves it knows the
+ * secret), our PD_AUTH_PROOF. Blocking, but bounded; a daemon waits for a
+ * lower node or pmixrun only, so daemons never wait for each other in a
+ * cycle.
  * The acceptor sends nothing after its challenge until it has our proof:
  * the socket holds no later frame when this returns. 0, or -1 (why in
  * `why`). */

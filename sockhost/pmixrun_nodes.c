@@ -26,6 +26,12 @@
  *
  * The daemons' output is their ranks' output: they inherit pmixrun's
  * stdout and stderr and write whole lines to them (docs/pmixd.md).
+ *
+ * Daemons on other hosts (a Slurm step inside an allocation, or a launch
+ * agent such as ssh for a hostfile of host names) are not forked here:
+ * they connect back to a listener of ours and prove they know the job's
+ * secret first (remote_listen, on_pend_frame); their output comes through
+ * srun or ssh, and a connection that ends is a lost daemon.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
