@@ -14,7 +14,9 @@
 #   - no command line on this machine carries the job's secret (no word of
 #     64 hexadecimal digits in /proc/*/cmdline while the job runs);
 #   - the daemon of nodeB killed during a job: pmixrun names its node and
-#     its lost ranks and ends the job with a non-zero status.
+#     its lost ranks and ends the job with a non-zero status;
+#   - another user (uid 65534) at pmixrun's own port while it waits for a
+#     daemon gets at most a challenge, no job data, and the job runs.
 # Skipped (77) where it cannot run: not root, no sshd or ssh.
 set -u
 [ $# -eq 3 ] || { echo "usage: ssh.sh PMIXRUN JOB_INFO BIZCARD" >&2; exit 2; }
@@ -162,6 +164,52 @@ sed 's/^/    /' "$tmp/lost.out"
 [ $((SECONDS - start)) -le 15 ] || fail "lost: the job took more than 15 s to end"
 grep -Eq "the daemon of nodeB .*its processes are lost: rank\(s\) 2,3" "$tmp/lost.out" ||
     fail "lost: pmixrun did not name nodeB and its ranks"
+
+# A stranger at pmixrun's own port while it waits for nodeB's daemon
+# (held back 8 s by a slow agent): as at a daemon's port (mesh_auth.sh),
+# at most one challenge back, no job data, and the job runs.
+py=/usr/bin/python3
+if [ -x $py ] && command -v setpriv >/dev/null 2>&1 && command -v ss >/dev/null 2>&1 &&
+    setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+    here=$(cd "$(dirname "$0")" && pwd)
+    cp "$here/mesh_stranger.py" "$tmp/" && chmod 755 "$tmp" "$tmp/mesh_stranger.py"
+    printf '#!/bin/sh\ncase " $* " in *" nodeB "*) sleep 8 ;; esac\nexec "$@"\n' >"$tmp/slow_agent"
+    chmod 755 "$tmp/slow_agent"
+    "$pmixrun" --hostfile "$tmp/hosts" --launch-agent "$tmp/slow_agent $agent" --timeout 30 -n 4 \
+        "$bizcard" full >"$tmp/stranger_job.out" 2>&1 &
+    job=$!
+    rport=
+    for _ in $(seq 100); do
+        rport=$(ss -ltnpH 2>/dev/null | sed -n "s/.*:\([0-9]*\) .*\"pmixrun\",pid=$job,.*/\1/p")
+        [ -n "$rport" ] && break
+        sleep 0.05
+    done
+    if [ -z "$rport" ]; then
+        fail "stranger: pmixrun's port did not show up"
+    else
+        setpriv --reuid=65534 --regid=65534 --clear-groups $py "$tmp/mesh_stranger.py" "$rport" \
+            >"$tmp/stranger.out" 2>&1
+        grep -v '^HEX' "$tmp/stranger.out" | sed 's/^/    /'
+        while read -r _ hex; do
+            [ ${#hex} -le 122 ] || fail "stranger: got ${#hex} hex digits back from pmixrun"
+            case "$hex" in *"$(printf 'bizcard' | od -An -tx1 | tr -d ' \n')"*)
+                fail "stranger: got a business card" ;;
+            esac
+        done < <(grep '^HEX' "$tmp/stranger.out")
+        grep -Eq "^try 2 port $rport: got 61 bytes, closed after 0\.[0-9] s" "$tmp/stranger.out" ||
+            fail "stranger: pmixrun did not answer one challenge, then close at a wrong proof"
+        grep -Eq "^try 5 port $rport: got 0 bytes, closed after [4-6]\.[0-9] s" \
+            "$tmp/stranger.out" || fail "stranger: pmixrun did not close a silent stranger in 5 s"
+    fi
+    wait $job
+    rc=$? job=
+    sed 's/^/    /' "$tmp/stranger_job.out"
+    [ $rc = 0 ] || fail "stranger: the job ended with status $rc"
+    grep -q '^bizcard full: 4 processes, .*all cards verified' "$tmp/stranger_job.out" ||
+        fail "stranger: not every card verified"
+else
+    echo "ssh.sh: the stranger at pmixrun's port skipped: no $py, setpriv, ss or uid 65534"
+fi
 
 [ $failed = 0 ] && echo "ssh.sh: all checks passed"
 exit $failed
