@@ -32,7 +32,8 @@
 #   - with PMIXRUN: inside `salloc -N 2`, `pmixrun -n 4 HELLO` starts its
 #     daemons as one Slurm step named pmixd (squeue -s sees it, on n1 and
 #     n2), which connect back to pmixrun over TCP; four hello lines and
-#     status 0.
+#     status 0; and with the daemon of n2 killed during a job, pmixrun
+#     names n2 and its ranks and ends the job with a non-zero status.
 # Slurm 22.05's default (tree) fence is no barrier when TreeWidth exceeds
 # the node count; the ring fence is (docs/slurm.md): the jobs use it,
 # unless SLURM_PMIX_FENCE is set already.
@@ -311,6 +312,36 @@ if [ -n "$pmixrun" ]; then
         fail "salloc pmixrun: expected 4 lines 'hello from rank R of 4'"
     grep -q '^pmixd n\[1-2\]$' "$work/steps.out" ||
         fail "salloc pmixrun: no Slurm step named pmixd on n[1-2] while the job ran"
+
+    # A lost daemon: the step's daemon of node 1 killed while its ranks
+    # sleep; pmixrun names n2 and its ranks and ends the job, non-zero.
+    echo "slurm.sh: salloc -N 2 pmixrun -n 4 sleep 20, the daemon of n2 killed"
+    timeout -k 5 50 salloc -N 2 "$pmixrun" -n 4 --timeout 40 sleep 20 >"$work/lost.out" 2>&1 &
+    sa=$!
+    victim=
+    for _ in $(seq 150); do
+        for q in /proc/[0-9]*; do
+            [ "$({ cat "$q/comm"; } 2>/dev/null)" = pmixd ] || continue
+            { tr '\0' '\n' <"$q/environ"; } 2>/dev/null | grep -qx 'SLURM_NODEID=1' || continue
+            { tr '\0' '\n' <"$q/environ"; } 2>/dev/null | grep -qx "SLURM_CONF=$SLURM_CONF" ||
+                continue
+            victim=${q#/proc/}
+        done
+        [ -n "$victim" ] && break
+        kill -0 $sa 2>/dev/null || break
+        sleep 0.1
+    done
+    sleep 1
+    [ -n "$victim" ] && kill -KILL "$victim"
+    start=$SECONDS
+    wait $sa
+    rc=$?
+    sed 's/^/    /' "$work/lost.out"
+    [ -n "$victim" ] || fail "salloc pmixrun lost: the daemon of node 1 never showed up"
+    [ $rc != 0 ] || fail "salloc pmixrun lost: status 0 after a daemon was killed"
+    [ $((SECONDS - start)) -le 15 ] || fail "salloc pmixrun lost: more than 15 s to end"
+    grep -Eq "the daemon of n2 .*its processes are lost: rank\(s\) 2,3" "$work/lost.out" ||
+        fail "salloc pmixrun lost: pmixrun did not name n2 and its ranks"
 fi
 
 if [ $failures -gt 0 ]; then
