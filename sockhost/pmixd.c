@@ -2,12 +2,18 @@
  * pmixd.c - the node daemon: one per node of a pmixrun --nodes job.
  *
  *     pmixd --parent-fd FD --node ID [--listen ADDR] [--isolate host]
- *                                                         (started by pmixrun)
+ *                                                         (forked by pmixrun)
+ *     pmixd --connect ADDR:PORT --node ID|slurm [--key-stdin]  (srun, ssh)
  *
  * With --isolate host the daemon first moves itself into namespaces of its
  * own (vhost.c: host name, /dev/shm, /tmp), before it has threads or ranks,
  * and names the host after its node once the job says the node's name; its
  * ranks inherit all of it. If that fails it says why and runs as before.
+ *
+ * The job's secret comes in PMIXLAB_PMIXD_KEY or on stdin (read_key), and
+ * every connection of the mesh, and a --connect control connection, is
+ * authenticated with it before a frame of it is trusted (connect_auth,
+ * on_frame's pending connections; docs/pmixd.md, "Who may join").
  *
  * How it works. pmixd talks to pmixrun over FD (a socketpair pmixrun made:
  * it works from inside another network namespace too), listens on a TCP
@@ -58,6 +64,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,20 +142,32 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
     d->addrs = calloc(nnodes, sizeof *d->addrs);
     d->ports = calloc(nnodes, sizeof *d->ports);
     d->peers = calloc(nnodes, sizeof *d->peers);
-    d->pend = calloc(nnodes, sizeof *d->pend);
+    d->npend = (int)nnodes - 1 + PD_AUTH_PENDING_EXTRA;
+    d->pend = calloc((size_t)d->npend, sizeof *d->pend);
+    d->pend_node = calloc((size_t)d->npend, sizeof *d->pend_node);
+    d->pend_until = calloc((size_t)d->npend, sizeof *d->pend_until);
+    d->pend_nc = calloc((size_t)d->npend, sizeof *d->pend_nc);
+    d->pend_na = calloc((size_t)d->npend, sizeof *d->pend_na);
+    d->pend_io = calloc((size_t)d->npend, sizeof *d->pend_io);
     d->peer_lost = calloc(nnodes, sizeof *d->peer_lost);
     d->heard = calloc(nnodes, sizeof *d->heard);
     d->said = calloc(nnodes, sizeof *d->said);
     d->peer_w = calloc(nnodes, sizeof *d->peer_w);
-    d->pend_w = calloc(nnodes, sizeof *d->pend_w);
+    d->pend_w = calloc((size_t)d->npend, sizeof *d->pend_w);
     d->io = calloc(nnodes, sizeof *d->io);
     if (j->rank_node == NULL || j->node_names == NULL || d->addrs == NULL || d->ports == NULL ||
         d->peers == NULL || d->pend == NULL || d->peer_lost == NULL || d->heard == NULL ||
-        d->said == NULL || d->peer_w == NULL || d->pend_w == NULL || d->io == NULL)
+        d->said == NULL || d->peer_w == NULL || d->pend_w == NULL || d->io == NULL ||
+        d->pend_node == NULL || d->pend_until == NULL || d->pend_nc == NULL || d->pend_na == NULL ||
+        d->pend_io == NULL)
         return -1;
     for (uint32_t n = 0; n < nnodes; n++) {
-        d->peers[n].fd = d->pend[n].fd = -1;
+        d->peers[n].fd = -1;
         d->io[n] = (struct pmixd_io){d, (int)n};
+    }
+    for (int s = 0; s < d->npend; s++) {
+        d->pend[s].fd = -1;
+        d->pend_io[s] = (struct pmixd_io){d, s};
     }
     for (uint32_t i = 0; i < nprocs; i++) {
         uint32_t n = tl_get_u32(r);
@@ -187,6 +208,146 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
             fprintf(stderr, "pmixd %s: %s\n", j->hostname, err);
     }
     return 0;
+}
+
+/* ---- the handshake of a connection to a lower daemon (connector side) ---- */
+
+/* Write all of `n` bytes to the non-blocking `fd` by `until`: 0 or -1. */
+static int write_by(int fd, const uint8_t *p, size_t n, double until)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return -1;
+        double left = until - now_s();
+        struct pollfd pf = {.fd = fd, .events = POLLOUT};
+        if (left <= 0 || poll(&pf, 1, (int)(left * 1000.0) + 1) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Read exactly `n` bytes from the non-blocking `fd` by `until`: 0 or -1. */
+static int read_by(int fd, uint8_t *p, size_t n, double until)
+{
+    while (n > 0) {
+        ssize_t r = recv(fd, p, n, 0);
+        if (r > 0) {
+            p += r;
+            n -= (size_t)r;
+            continue;
+        }
+        if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return -1;
+        double left = until - now_s();
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        if (left <= 0 || poll(&pf, 1, (int)(left * 1000.0) + 1) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One frame (tcplink.h framing) written on a raw socket. */
+static int frame_by(int fd, uint8_t type, const tl_buf *b, double until)
+{
+    uint8_t h[5];
+    uint32_t len = (uint32_t)b->len + 1;
+    for (int i = 0; i < 4; i++)
+        h[i] = (uint8_t)(len >> (8 * i));
+    h[4] = type;
+    return b->failed || write_by(fd, h, 5, until) != 0 || write_by(fd, b->data, b->len, until) != 0
+               ? -1
+               : 0;
+}
+
+/* The connector's side of the handshake (px_auth in px_hostcore.h) with
+ * acceptor `n` (node n's daemon, or pmixrun: PD_AUTH_LAUNCHER) of job
+ * `jobname` on the fresh connection `fd`, by `until`: PD_PEER with our id
+ * and nonce, the acceptor's PD_AUTH_CHAL checked (it proves it knows the
+ * secret), our PD_AUTH_PROOF. Blocking, but bounded; a daemon waits for a
+ * lower node or pmixrun only, so daemons never wait for each other in a
+ * cycle.
+ * The acceptor sends nothing after its challenge until it has our proof:
+ * the socket holds no later frame when this returns. 0, or -1 (why in
+ * `why`). */
+static int connect_auth(pmixd_ctx *d, int fd, uint32_t n, const char *jobname, double until,
+                        const char **why)
+{
+    uint8_t nc[PX_AUTH_NONCELEN], na[PX_AUTH_NONCELEN], tag[PX_AUTH_TAGLEN];
+    /* u32 length, u8 type, bytes na, bytes tag */
+    uint8_t in[4 + 1 + 4 + PX_AUTH_NONCELEN + 4 + PX_AUTH_TAGLEN];
+    tl_buf b = {0};
+    int rc = -1;
+    *why = "out of memory";
+    if (px_auth_nonce(nc) != 0)
+        return -1;
+    tl_put_u32(&b, (uint32_t)d->node);
+    tl_put_bytes(&b, nc, sizeof nc);
+    *why = "it did not answer";
+    if (frame_by(fd, PD_PEER, &b, until) != 0 || read_by(fd, in, sizeof in, until) != 0)
+        goto out;
+    tl_reader r = {.p = in + 5, .left = sizeof in - 5};
+    uint32_t len =
+        (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
+    size_t nlen = 0, tlen = 0;
+    const void *pna = tl_get_bytes(&r, &nlen);
+    if (pna != NULL && nlen == sizeof na)
+        memcpy(na, pna, sizeof na);
+    const void *ptag = tl_get_bytes(&r, &tlen);
+    *why = "it does not know the job's secret";
+    if (len != sizeof in - 4 || in[4] != PD_AUTH_CHAL || r.bad || pna == NULL ||
+        nlen != sizeof na || ptag == NULL || tlen != PX_AUTH_TAGLEN ||
+        !px_auth_check(d->key, PX_AUTH_ACCEPTOR, jobname, (uint32_t)d->node, n, nc, na, ptag))
+        goto out;
+    *why = "out of memory";
+    if (px_auth_tag(d->key, PX_AUTH_CONNECTOR, jobname, (uint32_t)d->node, n, nc, na, tag) != 0)
+        goto out;
+    b.len = 0;
+    tl_put_bytes(&b, tag, sizeof tag);
+    *why = "it did not take our proof";
+    if (frame_by(fd, PD_AUTH_PROOF, &b, until) != 0)
+        goto out;
+    rc = 0;
+out:
+    tl_buf_free(&b);
+    return rc;
+}
+
+/* Connect to node `n`'s daemon and authenticate, again and again until
+ * the join deadline `until` (a stranger may hold that daemon's pending
+ * slots for a while; the daemon may be slow to start). fd or -1. */
+static int connect_peer(pmixd_ctx *d, int n, double until)
+{
+    job *j = &d->j;
+    const char *why = "";
+    int err = 0, tries = 0;
+    for (;;) {
+        double left = until - now_s();
+        if (left <= 0)
+            break;
+        tries++;
+        int fd = tl_connect(d->addrs[n], d->ports[n], left < 10.0 ? left : 10.0);
+        if (fd < 0) {
+            err = errno;
+            why = NULL;
+        } else {
+            double by = now_s() + PD_AUTH_S;
+            if (connect_auth(d, fd, (uint32_t)n, d->j.nspace, by < until ? by : until, &why) == 0)
+                return fd;
+            close(fd);
+        }
+        struct timespec ts = {0, 100 * 1000000L}; /* do not spin on a refusal */
+        nanosleep(&ts, NULL);
+    }
+    fprintf(stderr, "pmixd %s: cannot join the daemon of %s at %s:%u after %d tries: %s\n",
+            j->hostname, j->node_names[n], d->addrs[n], (unsigned)d->ports[n], tries,
+            why != NULL ? why : strerror(err));
+    return -1;
 }
 
 static int start_job(pmixd_ctx *d)
@@ -245,29 +406,22 @@ static int start_job(pmixd_ctx *d)
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
     }
-    /* Connect to the lower node ids; the higher ones connect to us. */
+    /* Connect to the lower node ids, each connection authenticated both
+     * ways (connect_peer); the higher ones connect to us. */
+    d->join_s = join_s;
+    d->join_until = now_s() + join_s;
     for (int n = 0; n < d->node; n++) {
-        int fd = tl_connect(d->addrs[n], d->ports[n], 10.0);
-        if (fd < 0) {
-            fprintf(stderr, "pmixd %s: cannot connect to the daemon of %s at %s:%u: %s\n",
-                    j->hostname, j->node_names[n], d->addrs[n], (unsigned)d->ports[n],
-                    strerror(errno));
+        int fd = connect_peer(d, n, d->join_until);
+        if (fd < 0)
             return -1;
-        }
         tl_link_init(&d->peers[n], fd);
         if (!watch_peer(d, n)) {
             fprintf(stderr, "pmixd %s: out of memory\n", j->hostname);
             return -1;
         }
         d->heard[n] = d->said[n] = now_s();
-        tl_buf b = {0};
-        tl_put_u32(&b, (uint32_t)d->node);
-        tl_send(&d->peers[n], PD_PEER, &b);
-        tl_buf_free(&b);
         d->npeers++;
     }
-    d->join_s = join_s;
-    d->join_until = now_s() + join_s;
     return 0;
 }
 
@@ -435,13 +589,51 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
         return 0;
     }
     if (c->kind == 2) {
-        uint32_t n = tl_get_u32(&r);
-        unwatch(&d->pend_w[c->idx]); /* the link closes or moves */
-        if (type != PD_PEER || r.bad || n >= (uint32_t)d->j.nnodes || (int)n <= d->node ||
+        /* A connection not yet authenticated (slot c->idx): its PD_PEER,
+         * answered with our challenge, then its proof. Anything else, or a
+         * proof that does not check, closes it. */
+        int s = c->idx;
+        if (d->pend_node[s] < 0) {
+            uint32_t n = tl_get_u32(&r);
+            size_t nlen = 0;
+            const void *nc = tl_get_bytes(&r, &nlen);
+            uint8_t tag[PX_AUTH_TAGLEN];
+            if (type != PD_PEER || r.bad || r.left != 0 || nc == NULL || nlen != PX_AUTH_NONCELEN ||
+                n >= (uint32_t)d->j.nnodes || (int)n <= d->node || d->peers[n].fd >= 0 ||
+                px_auth_nonce(d->pend_na[s]) != 0 ||
+                px_auth_tag(d->key, PX_AUTH_ACCEPTOR, d->j.nspace, n, (uint32_t)d->node, nc,
+                            d->pend_na[s], tag) != 0) {
+                unwatch(&d->pend_w[s]);
+                tl_link_close(l);
+                return 1;
+            }
+            memcpy(d->pend_nc[s], nc, PX_AUTH_NONCELEN);
+            d->pend_node[s] = (int)n;
+            tl_buf b = {0};
+            tl_put_bytes(&b, d->pend_na[s], PX_AUTH_NONCELEN);
+            tl_put_bytes(&b, tag, sizeof tag);
+            int rc = tl_send(l, PD_AUTH_CHAL, &b);
+            tl_buf_free(&b);
+            if (rc != 0) {
+                unwatch(&d->pend_w[s]);
+                tl_link_close(l);
+                return 1;
+            }
+            return 0;
+        }
+        uint32_t n = (uint32_t)d->pend_node[s];
+        size_t tlen = 0;
+        const void *tag = tl_get_bytes(&r, &tlen);
+        unwatch(&d->pend_w[s]); /* the link closes or moves */
+        if (type != PD_AUTH_PROOF || r.bad || r.left != 0 || tag == NULL ||
+            tlen != PX_AUTH_TAGLEN ||
+            !px_auth_check(d->key, PX_AUTH_CONNECTOR, d->j.nspace, n, (uint32_t)d->node,
+                           d->pend_nc[s], d->pend_na[s], tag) ||
             d->peers[n].fd >= 0) {
             tl_link_close(l);
             return 1;
         }
+        l->frame_max = 0; /* it is a peer now */
         /* the link moves (with what it read), behind what was queued for
          * that node before it came */
         if (tl_link_adopt(&d->peers[n], l) != 0 || !watch_peer(d, (int)n)) {
@@ -461,8 +653,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
         d->npeers++;
         return 1;
     }
-    if (type == PD_PEER || type == PD_BEAT)
-        return 0; /* the identifying frame, seen again after the move; a heartbeat */
+    if (type == PD_BEAT)
+        return 0; /* a heartbeat */
     coll_frame(d, c->idx, type, p, len);
     return 0;
 }
@@ -628,23 +820,33 @@ static void pend_ready(void *arg, unsigned what)
     pmixd_ctx *d = io->d;
     rctx c = {d, 2, io->n};
     int before = d->npeers;
-    if (tl_read(&d->pend[c.idx], on_frame, &c) != 0) {
+    if ((what & PX_POSIX_WRITE) && d->pend[c.idx].fd >= 0 && tl_flush(&d->pend[c.idx]) != 0) {
+        unwatch(&d->pend_w[c.idx]);
+        tl_link_close(&d->pend[c.idx]);
+    }
+    if ((what & PX_POSIX_READ) && d->pend[c.idx].fd >= 0 &&
+        tl_read(&d->pend[c.idx], on_frame, &c) != 0) {
         unwatch(&d->pend_w[c.idx]);
         tl_link_close(&d->pend[c.idx]);
     }
     for (int p = 0; d->npeers > before && p < d->j.nnodes; p++)
-        read_peer(d, p); /* what came with its PD_PEER frame */
+        read_peer(d, p); /* what came with its proof */
 }
 
 static void listen_ready(void *arg, unsigned what)
 {
     pmixd_ctx *d = arg;
     int fd = tl_accept(d->lfd);
-    for (int s = 0; fd >= 0 && s < d->j.nnodes; s++) {
+    /* at most npend connections wait for their proof (the cap), each for
+     * PD_AUTH_S at most, with small frames only */
+    for (int s = 0; fd >= 0 && s < d->npend; s++) {
         if (d->pend[s].fd < 0) {
             tl_link_init(&d->pend[s], fd);
+            d->pend[s].frame_max = PD_AUTH_FRAME_MAX;
+            d->pend_node[s] = -1;
+            d->pend_until[s] = now_s() + PD_AUTH_S;
             d->pend_w[s] =
-                px_posix_watch_create(d->j.plat, fd, PX_POSIX_READ, pend_ready, &d->io[s]);
+                px_posix_watch_create(d->j.plat, fd, PX_POSIX_READ, pend_ready, &d->pend_io[s]);
             if (d->pend_w[s] == NULL)
                 tl_link_close(&d->pend[s]); /* no memory: it may connect again */
             fd = -1;
@@ -682,6 +884,28 @@ static void arm_watches(pmixd_ctx *d)
         if (d->peer_w[n] != NULL)
             px_posix_watch_set(d->peer_w[n],
                                PX_POSIX_READ | (tl_want_write(&d->peers[n]) ? PX_POSIX_WRITE : 0));
+    for (int s = 0; d->pend_w != NULL && s < d->npend; s++)
+        if (d->pend_w[s] != NULL)
+            px_posix_watch_set(d->pend_w[s],
+                               PX_POSIX_READ | (tl_want_write(&d->pend[s]) ? PX_POSIX_WRITE : 0));
+}
+
+/* Close the connections that did not authenticate in time; the
+ * milliseconds until the next such deadline, -1 if none. */
+static int expire_pending(pmixd_ctx *d)
+{
+    double t = now_s(), next = -1;
+    for (int s = 0; d->job_read && s < d->npend; s++) {
+        if (d->pend[s].fd < 0)
+            continue;
+        if (t >= d->pend_until[s]) {
+            unwatch(&d->pend_w[s]);
+            tl_link_close(&d->pend[s]);
+        } else if (next < 0 || d->pend_until[s] < next) {
+            next = d->pend_until[s];
+        }
+    }
+    return next < 0 ? -1 : (int)((next - t) * 1000.0) + 1;
 }
 
 /* ---- the loop ---- */
@@ -718,9 +942,11 @@ static void run(pmixd_ctx *d)
                     break;
             }
         }
-        int tmo = coll_timeout_ms(d), hb = heartbeat(d);
+        int tmo = coll_timeout_ms(d), hb = heartbeat(d), ap = expire_pending(d);
         if (hb >= 0 && (tmo < 0 || hb < tmo))
             tmo = hb;
+        if (ap >= 0 && (tmo < 0 || ap < tmo))
+            tmo = ap;
         if (d->have_job && !d->launched && !d->stopping) {
             double ms = (d->join_until - now_s()) * 1000.0;
             int jt = ms <= 0 ? 0 : (int)ms + 1;
@@ -737,7 +963,34 @@ static void run(pmixd_ctx *d)
 
 /* ---- setup ---- */
 
-static int setup(pmixd_ctx *d, int parent, const char *listen)
+/* --connect ADDR:PORT: the control connection is a TCP connection to
+ * pmixrun (started by srun or ssh), authenticated as a daemon's to another
+ * (PD_AUTH_CONTROL names it; pmixrun is node PD_AUTH_LAUNCHER). The fd, or
+ * -1 with a message. */
+static int connect_parent(pmixd_ctx *d, const char *to)
+{
+    char addr[64];
+    unsigned port = 0;
+    const char *why = NULL;
+    const char *colon = strrchr(to, ':');
+    if (colon == NULL || (size_t)(colon - to) >= sizeof addr ||
+        sscanf(colon + 1, "%u", &port) != 1 || port == 0 || port > 65535) {
+        fprintf(stderr, "pmixd: --connect wants ADDRESS:PORT, not '%s'\n", to);
+        return -1;
+    }
+    snprintf(addr, sizeof addr, "%.*s", (int)(colon - to), to);
+    int fd = tl_connect(addr, (uint16_t)port, PD_AUTH_S);
+    if (fd >= 0 &&
+        connect_auth(d, fd, PD_AUTH_LAUNCHER, PD_AUTH_CONTROL, now_s() + PD_AUTH_S, &why) == 0)
+        return fd;
+    fprintf(stderr, "pmixd node%d: cannot join pmixrun at %s: %s\n", d->node, to,
+            why != NULL ? why : strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+static int setup(pmixd_ctx *d, int parent, const char *to, const char *listen)
 {
     job *j = &d->j;
     sigset_t mask;
@@ -763,6 +1016,20 @@ static int setup(pmixd_ctx *d, int parent, const char *listen)
     if (job_platform(j, on_signal, d) != 0)
         return -1;
     signal(SIGPIPE, SIG_IGN);
+    char toward[64];
+    if (to != NULL) {
+        if ((parent = connect_parent(d, to)) < 0)
+            return -1;
+        /* listen on the address toward pmixrun unless told otherwise: the
+         * other daemons reach us there as pmixrun did */
+        struct sockaddr_in me;
+        socklen_t ml = sizeof me;
+        if (listen == NULL && getsockname(parent, (struct sockaddr *)&me, &ml) == 0 &&
+            inet_ntop(AF_INET, &me.sin_addr, toward, sizeof toward) != NULL)
+            listen = toward;
+    }
+    if (listen == NULL)
+        listen = "127.0.0.1";
     if (fcntl(parent, F_SETFD, FD_CLOEXEC) != 0) {
         fprintf(stderr, "pmixd: --parent-fd %d is not open: %s\n", parent, strerror(errno));
         return -1;
@@ -796,19 +1063,19 @@ static void teardown(pmixd_ctx *d)
     /* the watches go before their descriptors, the platform after them */
     unwatch(&d->parent_w);
     unwatch(&d->listen_w);
-    for (int n = 0; d->peer_w != NULL && d->pend_w != NULL && n < j->nnodes; n++) {
+    for (int n = 0; d->peer_w != NULL && n < j->nnodes; n++)
         unwatch(&d->peer_w[n]);
-        unwatch(&d->pend_w[n]);
-    }
+    for (int s = 0; d->pend_w != NULL && s < d->npend; s++)
+        unwatch(&d->pend_w[s]);
     job_platform_free(j);
     files_run_cleanups(j);
     files_remove_topdir(j);
     tl_drain(&d->parent, 2.0);
     tl_link_close(&d->parent);
-    for (int n = 0; d->peers != NULL && n < j->nnodes; n++) {
+    for (int n = 0; d->peers != NULL && n < j->nnodes; n++)
         tl_link_close(&d->peers[n]);
-        tl_link_close(&d->pend[n]);
-    }
+    for (int s = 0; d->pend != NULL && s < d->npend; s++)
+        tl_link_close(&d->pend[s]);
     if (d->lfd >= 0)
         close(d->lfd);
     for (int i = 0; j->ranks != NULL && i < j->nlocal; i++) {
@@ -829,6 +1096,11 @@ static void teardown(pmixd_ctx *d)
     free(d->ports);
     free(d->peers);
     free(d->pend);
+    free(d->pend_node);
+    free(d->pend_until);
+    free(d->pend_nc);
+    free(d->pend_na);
+    free(d->pend_io);
     free(d->peer_lost);
     free(d->heard);
     free(d->said);
@@ -840,16 +1112,55 @@ static void teardown(pmixd_ctx *d)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: pmixd --parent-fd FD --node ID [--listen ADDR] [--isolate host]\n"
+    fprintf(f, "Usage: pmixd (--parent-fd FD | --connect ADDR:PORT) --node (ID | slurm)\n"
+               "             [--listen ADDR] [--key-stdin] [--isolate host]\n"
                "\n"
-               "The node daemon of a pmixrun --nodes job; pmixrun starts it.\n");
+               "The node daemon of a pmixrun job over several nodes; pmixrun starts it\n"
+               "(itself, or through srun or ssh: then it connects back to ADDR:PORT, and\n"
+               "--node slurm takes the node id from $SLURM_NODEID). The job's secret\n"
+               "comes in $" PD_KEY_ENV " or, with --key-stdin, as the first line of the\n"
+               "standard input.\n");
+}
+
+/* The job's secret: from PD_KEY_ENV, removed from the environment at once
+ * (the ranks must not inherit it), or the first line of stdin. 0 or -1. */
+static int read_key(pmixd_ctx *d, bool from_stdin)
+{
+    char line[2 * PX_AUTH_KEYLEN + 2] = "";
+    int rc = -1;
+    if (from_stdin) {
+        size_t got = 0;
+        while (got < sizeof line - 1) {
+            ssize_t r = read(STDIN_FILENO, line + got, 1); /* no more than the line */
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0 || line[got] == '\n')
+                break;
+            got++;
+        }
+        line[got] = '\0';
+    } else if (getenv(PD_KEY_ENV) != NULL) {
+        snprintf(line, sizeof line, "%s", getenv(PD_KEY_ENV));
+        char *v = getenv(PD_KEY_ENV);
+        explicit_bzero(v, strlen(v));
+        unsetenv(PD_KEY_ENV);
+    }
+    rc = px_auth_key_parse(line, d->key);
+    explicit_bzero(line, sizeof line);
+    if (rc != 0)
+        fprintf(stderr,
+                "pmixd: no job secret (64 hexadecimal digits in $%s or, with "
+                "--key-stdin, on stdin)\n",
+                PD_KEY_ENV);
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
     pmixd_ctx dm = {0}, *d = &dm;
     int parent = -1;
-    const char *listen = "127.0.0.1";
+    const char *listen = NULL, *to = NULL;
+    bool key_stdin = false;
     vhost_mode isolate = VHOST_NONE;
     d->node = -1;
     d->lfd = -1;
@@ -857,6 +1168,10 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--parent-fd") == 0 && i + 1 < argc) {
             parent = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--connect") == 0 && i + 1 < argc) {
+            to = argv[++i];
+        } else if (strcmp(argv[i], "--key-stdin") == 0) {
+            key_stdin = true;
         } else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
             listen = argv[++i];
         } else if (strcmp(argv[i], "--isolate") == 0 && i + 1 < argc) {
@@ -866,8 +1181,11 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
             char *end;
-            long n = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || n < 0 || n > 65535) {
+            const char *v = argv[++i];
+            if (strcmp(v, "slurm") == 0) /* one task per node of a Slurm step */
+                v = getenv("SLURM_NODEID") != NULL ? getenv("SLURM_NODEID") : "";
+            long n = strtol(v, &end, 10);
+            if (*v == '\0' || *end != '\0' || n < 0 || n > 65535) {
                 usage(stderr);
                 return PMIXRUN_EXIT_USAGE;
             }
@@ -880,10 +1198,12 @@ int main(int argc, char **argv)
             return PMIXRUN_EXIT_USAGE;
         }
     }
-    if (parent < 0 || d->node < 0) {
+    if ((parent < 0) == (to == NULL) || d->node < 0) {
         usage(stderr);
         return PMIXRUN_EXIT_USAGE;
     }
+    if (read_key(d, key_stdin) != 0)
+        return PMIXRUN_EXIT_USAGE;
     job *j = &d->j;
     j->sigfd = j->devnull = -1;
     j->child_exited = true;
@@ -909,7 +1229,7 @@ int main(int argc, char **argv)
         }
     }
     int status = 0;
-    if (setup(d, parent, listen) != 0)
+    if (setup(d, parent, to, listen) != 0)
         status = 1;
     else
         run(d);

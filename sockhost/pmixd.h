@@ -52,8 +52,18 @@ typedef struct pmixd_ctx {
     bool *peer_lost;
     double *heard, *said;  /* when the last bytes came from / went to each node */
     double beat_s, lost_s; /* the heartbeat (pmixd_proto.h); 0: off */
-    tl_link *pend;         /* accepted, not yet identified (nnodes slots) */
-    int npeers;            /* identified links */
+    /* Connections accepted whose other end has not yet proved it knows
+     * the job's secret (npend slots, pmixd_proto.h): pend_node[s] is the
+     * node it claims once its PD_PEER came (-1 before), pend_until[s] its
+     * deadline, pend_nc/pend_na the handshake's nonces. */
+    tl_link *pend;
+    int npend;
+    int *pend_node;
+    double *pend_until;
+    uint8_t (*pend_nc)[PX_AUTH_NONCELEN], (*pend_na)[PX_AUTH_NONCELEN];
+    struct pmixd_io *pend_io;
+    uint8_t key[PX_AUTH_KEYLEN]; /* the job's secret (PD_KEY_ENV) */
+    int npeers;                  /* identified links */
     char **addrs;
     uint16_t *ports;
 
@@ -78,8 +88,9 @@ typedef struct pmixd_ctx {
 
     /* The watches of the daemon's connections on the job's loop: the
      * control connection, the listener, and per node its identified link
-     * (peer_w) and a connection accepted but not yet identified (pend_w);
-     * `io` is each node's callback context. */
+     * (peer_w), and per pending slot a connection accepted but not yet
+     * authenticated (pend_w); `io` is each node's callback context,
+     * `pend_io` each slot's. */
     px_posix_watch *parent_w, *listen_w;
     px_posix_watch **peer_w, **pend_w;
     struct pmixd_io *io;

@@ -8,6 +8,7 @@
 #ifndef PMIXD_PROTO_H
 #define PMIXD_PROTO_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,34 @@ enum {
     PD_PUBSUB_REP = 12, /* u32 id, u32 status, bytes body (a lookup's pdata): the answer */
 
     /* daemon <-> daemon */
-    PD_PEER = 20, /* u32 node: the first frame of a connection, from the connector */
+    PD_PEER = 20, /* u32 node, bytes nc (16): the first frame of a connection, from the
+                   * connector; then PD_AUTH_CHAL and PD_AUTH_PROOF (below) */
     PD_HC = 21,   /* a host core message (hostcore/hc.c): fences, failures, direct modex */
     PD_BEAT = 25, /* (empty) still here: sent when nothing else went for a beat */
+
+    /* the handshake of a daemon connection (hostcore px_auth; docs/pmixd.md,
+     * "Who may join"): nothing else is read from, or sent to, the other end
+     * before it completes */
+    PD_AUTH_CHAL = 26,  /* acceptor -> connector: bytes na (16), bytes tag(ACCEPTOR) */
+    PD_AUTH_PROOF = 27, /* connector -> acceptor: bytes tag(CONNECTOR) */
 };
+
+/* The job's secret (64 hexadecimal digits, px_auth_key_hex) reaches pmixd
+ * in this environment variable, which pmixd removes from its environment
+ * at once, or on its stdin with --key-stdin; never on a command line. */
+#define PD_KEY_ENV "PMIXLAB_PMIXD_KEY"
+/* Before a connection proved it knows the secret: its frames are at most
+ * PD_AUTH_FRAME_MAX bytes, it has PD_AUTH_S seconds to finish, and a
+ * daemon holds at most K - 1 + PD_AUTH_PENDING_EXTRA such connections
+ * (K nodes; more are closed at once). */
+#define PD_AUTH_FRAME_MAX 256u
+#define PD_AUTH_S 5.0
+#define PD_AUTH_PENDING_EXTRA 8
+/* A daemon's control connection to pmixrun over TCP (srun or ssh started
+ * it) runs the same handshake, with pmixrun as the acceptor of this node
+ * id and this name in place of the namespace. */
+#define PD_AUTH_LAUNCHER UINT32_MAX
+#define PD_AUTH_CONTROL "pmixrun-control"
 
 /* PD_EXIT flags */
 #define PD_EXIT_SIGNALED 0x01

@@ -133,8 +133,13 @@ static void usage(FILE *f)
             "  --hostfile FILE     one node per line, \"NAME [ADDRESS [netns=NS]]\": the\n"
             "                      node's name, the IPv4 address its daemon listens on\n"
             "                      (default: NAME, which must then be an address) and a\n"
-            "                      network namespace to start it in; the daemons still\n"
-            "                      run on this machine. With --nodes K: the first K lines\n"
+            "                      network namespace to start it in (a daemon on this\n"
+            "                      machine); or \"NAME\" alone, a host name: its daemon is\n"
+            "                      started on that host by the launch agent and connects\n"
+            "                      back. With --nodes K: the first K lines\n"
+            "  --launch-agent CMD  the command that starts a daemon on a host of the\n"
+            "                      hostfile: CMD HOST pmixd ... (default: ssh; the job's\n"
+            "                      secret goes on its stdin)\n"
             "  --topology FILE     the network's shape: Slurm's topology.conf or a SimGrid\n"
             "                      platform file (its first cluster); every process gets\n"
             "                      its coordinates (PMIX_NETWORK_COORDINATE...) and hier\n"
@@ -224,9 +229,9 @@ static const char *const opt_np[] = {"-n", "-np", "--np", "--n", NULL};
 static const char *const opt_wdir[] = {"--wdir", "-wdir", "--wd", "-wd", NULL};
 static const char *const opt_host[] = {"--host", "-host", "-H", NULL};
 static const char *const opt_valued[] = {
-    "--timeout", "--bind-to", "--nodes",           "--map-by",         "--hostfile",
-    "-hostfile", "-x",        "--output-filename", "-output-filename", "--stdin",
-    "-stdin",    "--pset",    "--topology",        "--isolate",        NULL};
+    "--timeout",  "--bind-to",         "--nodes",          "--map-by", "--hostfile", "-hostfile",
+    "-x",         "--output-filename", "-output-filename", "--stdin",  "-stdin",     "--pset",
+    "--topology", "--isolate",         "--launch-agent",   NULL};
 
 /* A positive integer from 1 to max, or -1. */
 static long parse_count(const char *v, long max)
@@ -594,6 +599,8 @@ static int parse_args(job *j, int argc, char **argv)
                 hostfile = val;
             } else if (strcmp(name, "--topology") == 0) {
                 topology = val;
+            } else if (strcmp(name, "--launch-agent") == 0) {
+                j->launch_agent = val;
             } else if (strcmp(name, "--map-by") == 0) {
                 j->ppr_n = 0;
                 if (strcmp(val, "slot") == 0)
@@ -695,6 +702,12 @@ static int parse_args(job *j, int argc, char **argv)
         if (nodes_read_hostfile(j, hostfile, j->nnodes, err, sizeof err) != 0)
             return bad_usage("%s", err);
     }
+    if (hosts == NULL && hostfile == NULL && j->nnodes == 0) {
+        /* inside a Slurm allocation: one daemon per node, a Slurm step */
+        char err[512];
+        if (nodes_from_slurm(j, err, sizeof err) < 0)
+            return bad_usage("%s", err);
+    }
     {
         char err[512];
         if (net_load(j, topology, err, sizeof err) != 0) {
@@ -747,7 +760,11 @@ static int parse_args(job *j, int argc, char **argv)
         return bad_usage("%s-n N is required: how many processes to start", "");
     }
     const char *bad = NULL;
-    bool multi = j->nnodes > 1 || hostfile != NULL;
+    bool multi = j->nnodes > 1 || hostfile != NULL || j->slurm;
+    if (j->launch_agent != NULL && !j->ssh) {
+        nodes_free_names(j);
+        return bad_usage("%s--launch-agent needs a --hostfile of host names", "");
+    }
     if (j->nnodes > j->nprocs)
         bad = "--nodes K (or a hostfile of K nodes) needs at least K processes (-n)";
     else if (multi && j->bind_to != BIND_NONE)
@@ -966,7 +983,7 @@ static bool forward_signal(job *j, int sig)
     }
     if (j->reason != END_NONE && sig != SIGCONT)
         return true; /* the job is ending: the stop signals are under way */
-    if (j->node_addrs != NULL || j->nnodes > 1)
+    if (j->node_addrs != NULL || j->nnodes > 1 || j->slurm)
         nodes_signal(j, sig);
     else
         signal_all(j, sig);
@@ -1247,9 +1264,10 @@ int main(int argc, char **argv)
         j->ranks[i].out.fd = j->ranks[i].err.fd = -1;
         j->ranks[i].files[0].fd = j->ranks[i].files[1].fd = j->ranks[i].in_fd = -1;
     }
-    j->in_open = j->stdin_to != STDIN_NONE && stdin_open && j->nnodes <= 1 && j->node_addrs == NULL;
+    j->in_open = j->stdin_to != STDIN_NONE && stdin_open && j->nnodes <= 1 &&
+                 j->node_addrs == NULL && !j->slurm;
     j->nlocal = j->nprocs;
-    if (j->nnodes > 1 || j->node_addrs != NULL) {
+    if (j->nnodes > 1 || j->node_addrs != NULL || j->slurm) {
         status = nodes_run(j);
         goto out;
     }

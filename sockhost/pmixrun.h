@@ -181,6 +181,9 @@ typedef struct job {
     char **node_addrs;        /* pmixrun --hostfile: the address each daemon listens on */
     char **node_netns;        /* and the network namespace it runs in (NULL entries: none) */
     int isolate;              /* pmixrun --isolate: a vhost_mode (vhost.h), VHOST_AUTO = 0 */
+    bool slurm;               /* the nodes are a Slurm allocation's: the daemons are a step */
+    bool ssh;                 /* --hostfile names hosts: each daemon started by the agent */
+    const char *launch_agent; /* --launch-agent: the command that starts them (NULL: ssh) */
     bool map_by_node;         /* --map-by node (round robin) rather than slot */
     int *node_slots;          /* --host name:slots or --map-by ppr: ranks per node, or NULL */
     int ppr_n;                /* --map-by ppr:N:OBJ: N processes per OBJ (0: no ppr) */
@@ -293,6 +296,9 @@ int nodes_run(job *j); /* the job's exit status */
  * `limit` nodes when limit > 0). 0, or -1 with a message in err. */
 int nodes_read_hostfile(job *j, const char *path, int limit, char *err, size_t errlen);
 void nodes_free_names(job *j); /* node_names and node_addrs */
+/* Inside a Slurm allocation: its nodes as the job's (slurm set). 1, 0 if
+ * not inside one, -1 with the reason in err. */
+int nodes_from_slurm(job *j, char *err, size_t errlen);
 /* Forward `sig` to the ranks of every node through their daemons (SIGSTOP
  * as SIGTSTP: a daemon stops its ranks but not itself). */
 void nodes_signal(job *j, int sig);

@@ -26,6 +26,12 @@
  *
  * The daemons' output is their ranks' output: they inherit pmixrun's
  * stdout and stderr and write whole lines to them (docs/pmixd.md).
+ *
+ * Daemons on other hosts (a Slurm step inside an allocation, or a launch
+ * agent such as ssh for a hostfile of host names) are not forked here:
+ * they connect back to a listener of ours and prove they know the job's
+ * secret first (remote_listen, on_pend_frame); their output comes through
+ * srun or ssh, and a connection that ends is a lost daemon.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -37,6 +43,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -46,6 +54,7 @@
 
 #include "pmixd_proto.h"
 #include "pmixrun.h"
+#include "px_hostcore.h"
 #include "tcplink.h"
 #include "vhost.h"
 
@@ -56,6 +65,7 @@ typedef struct dnode {
     bool reaped;
     bool hello;
     bool silent; /* another daemon heard nothing from it (PD_LOST): killed */
+    bool gone;   /* daemon_gone ran for it */
     uint16_t port;
     tl_link link;
 } dnode;
@@ -69,6 +79,21 @@ typedef struct nodes {
     int stop_level;     /* 0 none, 1 stop sent, 2 stop now sent */
     bool daemon_failed; /* one died or exited non-zero: the status is at least 1 */
     double kill_at;     /* daemons still there then get SIGKILL */
+
+    /* The daemons of a Slurm step (j->slurm) are not our children: srun
+     * is (every d[i].pid is its pid), and each daemon connects back to
+     * the listener lfd and proves it knows the secret (the px_auth
+     * handshake, pmixd.c, with pmixrun as node PD_AUTH_LAUNCHER) before
+     * its connection becomes d[n].link. Until then it is a pending slot,
+     * with the same cap, deadline and frame size cap as pmixd's. */
+    bool remote;
+    int lfd;
+    int npend;
+    tl_link *pend;
+    int *pend_node;
+    double *pend_until;
+    uint8_t (*pend_nc)[PX_AUTH_NONCELEN], (*pend_na)[PX_AUTH_NONCELEN];
+    uint8_t key[PX_AUTH_KEYLEN];
 } nodes;
 
 static int make_map(job *j)
@@ -117,8 +142,8 @@ void nodes_signal(job *j, int sig)
     if (sig == SIGSTOP)
         sig = SIGTSTP; /* the daemons stop their ranks, not themselves */
     for (int i = 0; i < ns->k; i++)
-        if (ns->d[i].pid > 0 && !ns->d[i].reaped)
-            kill(ns->d[i].pid, sig);
+        if (ns->d[i].pid > 0 && !ns->d[i].reaped && (i == 0 || ns->d[i].pid != ns->d[0].pid))
+            kill(ns->d[i].pid, sig); /* srun once: it forwards to every daemon */
 }
 
 void nodes_free_names(job *j)
@@ -161,9 +186,19 @@ int nodes_read_hostfile(job *j, const char *path, int limit, char *err, size_t e
         int got = sscanf(line, "%255s %63s %255s %7s", name, addr, opt, extra);
         if (got <= 0)
             continue;
-        if (got == 1)
-            snprintf(addr, sizeof addr, "%.63s", name);
         struct in_addr ia;
+        /* a bare host name: a host of its own, reached by the launch agent */
+        bool host = got == 1 && inet_pton(AF_INET, name, &ia) != 1;
+        if (n > 0 && host != j->ssh) {
+            snprintf(err, errlen,
+                     "%s line %d: give every node as a host name alone, or every node with "
+                     "an address, not both",
+                     path, lineno);
+            goto out;
+        }
+        j->ssh = host;
+        if (got == 1)
+            snprintf(addr, sizeof addr, "%.63s", host ? "127.0.0.1" : name);
         if (got > 3 || inet_pton(AF_INET, addr, &ia) != 1 ||
             (got == 3 && (strncmp(opt, "netns=", 6) != 0 || opt[6] == '\0'))) {
             snprintf(err, errlen,
@@ -205,6 +240,7 @@ int nodes_read_hostfile(job *j, const char *path, int limit, char *err, size_t e
 out:
     fclose(f);
     if (rc != 0) {
+        j->ssh = false;
         for (int i = 0; i < n; i++) {
             free(names[i]);
             free(addrs[i]);
@@ -245,7 +281,7 @@ static char *pmixd_path(void)
 /* Start node `node`'s daemon with one end of a socketpair as its control
  * connection (fd 3), inside the node's network namespace if it has one
  * (`ip netns exec NS`). Returns its pid (the link is set up) or -1. */
-static pid_t start_daemon(job *j, const char *path, int node, tl_link *link)
+static pid_t start_daemon(job *j, const char *path, int node, tl_link *link, const char *key)
 {
     char nodearg[16];
     const char *listen = node_addr(j, node);
@@ -275,6 +311,11 @@ static pid_t start_daemon(job *j, const char *path, int node, tl_link *link)
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (j->devnull >= 0)
         dup2(j->devnull, 0);
+    /* the job's secret, in the daemon's environment only (pmixd removes it
+     * at once): /proc/PID/environ is readable by its owner alone, a command
+     * line by everyone */
+    if (setenv(PD_KEY_ENV, key, 1) != 0)
+        _exit(1);
     if (sv[1] == 3)
         fcntl(3, F_SETFD, 0);
     else if (dup2(sv[1], 3) < 0)
@@ -291,6 +332,296 @@ static pid_t start_daemon(job *j, const char *path, int node, tl_link *link)
             netns != NULL ? " with ip netns exec " : "", netns != NULL ? netns : "",
             strerror(errno));
     _exit(PMIXRUN_EXIT_NOTFOUND);
+}
+
+/* ---- daemons started as a Slurm step ---- */
+
+/* Inside a Slurm allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST set),
+ * with no --nodes, --host or --hostfile: its nodes, in Slurm's order
+ * (that of SLURM_NODEID), as the job's nodes. 1 if set up, 0 if not in an
+ * allocation, -1 with the reason in err. */
+int nodes_from_slurm(job *j, char *err, size_t errlen)
+{
+    const char *id = getenv("SLURM_JOB_ID"), *list = getenv("SLURM_JOB_NODELIST");
+    if (id == NULL || *id == '\0' || list == NULL || *list == '\0')
+        return 0;
+    /* the shell expands the variable: nothing of it is parsed as a command */
+    FILE *f = popen("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null", "r");
+    if (f == NULL) {
+        snprintf(err, errlen, "cannot run scontrol: %s", strerror(errno));
+        return -1;
+    }
+    char line[256], **names = NULL;
+    int n = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '\0')
+            continue;
+        char **nn = realloc(names, (size_t)(n + 1) * sizeof *nn);
+        if (nn == NULL || (nn[n] = strdup(line)) == NULL) {
+            names = nn != NULL ? nn : names;
+            break;
+        }
+        names = nn;
+        n++;
+    }
+    int rc = pclose(f);
+    if (rc != 0 || n == 0) {
+        for (int i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
+        snprintf(err, errlen,
+                 "inside Slurm job %s, but `scontrol show hostnames` cannot expand "
+                 "SLURM_JOB_NODELIST=%s",
+                 id, list);
+        return -1;
+    }
+    j->nnodes = n;
+    j->node_names = names;
+    j->slurm = true;
+    return 1;
+}
+
+/* The address the daemons reach this pmixrun at: $PMIXLAB_PMIXRUN_ADDR, or
+ * that of this host's name, or 127.0.0.1. */
+static void control_addr(char *out, size_t len)
+{
+    const char *env = getenv("PMIXLAB_PMIXRUN_ADDR");
+    char host[256];
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    snprintf(out, len, "127.0.0.1");
+    if (env != NULL && *env != '\0') {
+        snprintf(out, len, "%s", env);
+        return;
+    }
+    if (gethostname(host, sizeof host) != 0 || getaddrinfo(host, NULL, &hints, &ai) != 0)
+        return;
+    inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, out, (socklen_t)len);
+    freeaddrinfo(ai);
+}
+
+/* One Slurm step named pmixd, one task (a daemon) per node of the
+ * allocation: `srun --ntasks-per-node=1 ... pmixd --connect ADDR:PORT
+ * --node slurm` (the node id is the task's SLURM_NODEID). The secret goes
+ * in srun's environment, which the step's tasks get (--export=ALL), never
+ * on its command line. srun's pid, or -1. */
+static pid_t start_step(job *j, const char *path, const char *addr, uint16_t port, const char *key)
+{
+    char nodes_arg[32], tasks_arg[32], to[96];
+    snprintf(nodes_arg, sizeof nodes_arg, "--nodes=%d", j->nnodes);
+    snprintf(tasks_arg, sizeof tasks_arg, "--ntasks=%d", j->nnodes);
+    snprintf(to, sizeof to, "%s:%u", addr, (unsigned)port);
+    pid_t me = getpid();
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != me)
+        _exit(1);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (j->devnull >= 0)
+        dup2(j->devnull, 0);
+    if (setenv(PD_KEY_ENV, key, 1) != 0)
+        _exit(1);
+    execlp("srun", "srun", "--job-name=pmixd", nodes_arg, tasks_arg, "--ntasks-per-node=1",
+           "--mpi=none", "--export=ALL", "--kill-on-bad-exit=0", path, "--connect", to, "--node",
+           "slurm", (char *)NULL);
+    fprintf(stderr, "pmixrun: cannot start the daemons with srun: %s\n", strerror(errno));
+    _exit(PMIXRUN_EXIT_NOTFOUND);
+}
+
+/* Start node `node`'s daemon on its host with the launch agent (default
+ * ssh, PRRTE's plm_ssh's way): `AGENT... HOST PMIXD --connect ADDR:PORT
+ * --node I --key-stdin`, the agent's words split at blanks. The secret
+ * goes on the agent's stdin (a pipe we write it to and close), which ssh
+ * forwards: never on a command line. The agent's pid, or -1. */
+static pid_t start_agent(job *j, const char *path, int node, const char *addr, uint16_t port,
+                         const char *key)
+{
+    char to[96], nodearg[16];
+    const char *agent = j->launch_agent != NULL ? j->launch_agent : "ssh";
+    char *words = strdup(agent);
+    char *argv[64];
+    int argc = 0, in[2];
+    snprintf(to, sizeof to, "%s:%u", addr, (unsigned)port);
+    snprintf(nodearg, sizeof nodearg, "%d", node);
+    if (words == NULL || pipe2(in, O_CLOEXEC) != 0) {
+        free(words);
+        return -1;
+    }
+    for (char *save = NULL, *w = strtok_r(words, " \t", &save); w != NULL && argc < 55;
+         w = strtok_r(NULL, " \t", &save))
+        argv[argc++] = w;
+    argv[argc++] = j->node_names[node];
+    argv[argc++] = (char *)path;
+    argv[argc++] = "--connect";
+    argv[argc++] = to;
+    argv[argc++] = "--node";
+    argv[argc++] = nodearg;
+    argv[argc++] = "--key-stdin";
+    argv[argc] = NULL;
+    pid_t me = getpid();
+    pid_t pid = fork();
+    if (pid != 0) {
+        close(in[0]);
+        if (pid > 0) {
+            char line[2 * PX_AUTH_KEYLEN + 2];
+            int len = snprintf(line, sizeof line, "%s\n", key);
+            if (write(in[1], line, (size_t)len) != len)
+                fprintf(stderr, "pmixrun: cannot give the daemon of %s its secret\n",
+                        j->node_names[node]);
+            explicit_bzero(line, sizeof line);
+        }
+        close(in[1]);
+        free(words);
+        return pid;
+    }
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != me)
+        _exit(1);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(in[0], 0) < 0)
+        _exit(1);
+    execvp(argv[0], argv);
+    fprintf(stderr, "pmixrun: cannot run the launch agent %s: %s\n", argv[0], strerror(errno));
+    _exit(PMIXRUN_EXIT_NOTFOUND);
+}
+
+static void pend_close(nodes *ns, int s)
+{
+    tl_link_close(&ns->pend[s]);
+}
+
+typedef struct pctx {
+    nodes *ns;
+    int slot;
+} pctx;
+
+/* A frame on a daemon's connection that has not proved it knows the
+ * secret: its PD_PEER (answered with our challenge), then its proof, after
+ * which the connection is that node's control link. */
+static int on_pend_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_t len)
+{
+    pctx *c = ctx;
+    nodes *ns = c->ns;
+    int s = c->slot;
+    tl_reader r = {.p = p, .left = len};
+    if (ns->pend_node[s] < 0) {
+        uint32_t n = tl_get_u32(&r);
+        size_t nlen = 0;
+        const void *nc = tl_get_bytes(&r, &nlen);
+        uint8_t tag[PX_AUTH_TAGLEN];
+        if (type != PD_PEER || r.bad || r.left != 0 || nc == NULL || nlen != PX_AUTH_NONCELEN ||
+            n >= (uint32_t)ns->k || ns->d[n].link.fd >= 0 || ns->d[n].gone ||
+            px_auth_nonce(ns->pend_na[s]) != 0 ||
+            px_auth_tag(ns->key, PX_AUTH_ACCEPTOR, PD_AUTH_CONTROL, n, PD_AUTH_LAUNCHER, nc,
+                        ns->pend_na[s], tag) != 0) {
+            pend_close(ns, s);
+            return 1;
+        }
+        memcpy(ns->pend_nc[s], nc, PX_AUTH_NONCELEN);
+        ns->pend_node[s] = (int)n;
+        tl_buf b = {0};
+        tl_put_bytes(&b, ns->pend_na[s], PX_AUTH_NONCELEN);
+        tl_put_bytes(&b, tag, sizeof tag);
+        int rc = tl_send(l, PD_AUTH_CHAL, &b);
+        tl_buf_free(&b);
+        if (rc != 0) {
+            pend_close(ns, s);
+            return 1;
+        }
+        return 0;
+    }
+    uint32_t n = (uint32_t)ns->pend_node[s];
+    size_t tlen = 0;
+    const void *tag = tl_get_bytes(&r, &tlen);
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    char addr[64];
+    if (type != PD_AUTH_PROOF || r.bad || r.left != 0 || tag == NULL || tlen != PX_AUTH_TAGLEN ||
+        !px_auth_check(ns->key, PX_AUTH_CONNECTOR, PD_AUTH_CONTROL, n, PD_AUTH_LAUNCHER,
+                       ns->pend_nc[s], ns->pend_na[s], tag) ||
+        ns->d[n].link.fd >= 0 || getpeername(l->fd, (struct sockaddr *)&sa, &sl) != 0 ||
+        inet_ntop(AF_INET, &sa.sin_addr, addr, sizeof addr) == NULL) {
+        pend_close(ns, s);
+        return 1;
+    }
+    /* the daemon listens on the address it reached us from (pmixd.c) */
+    char *copy = strdup(addr);
+    if (copy == NULL || tl_link_adopt(&ns->d[n].link, l) != 0) {
+        free(copy);
+        pend_close(ns, s);
+        return 1;
+    }
+    free(ns->j->node_addrs[n]);
+    ns->j->node_addrs[n] = copy;
+    return 1;
+}
+
+/* Set up the listener for a Slurm step's daemons: 0 or -1. */
+static int remote_listen(nodes *ns, uint16_t *port)
+{
+    job *j = ns->j;
+    ns->npend = ns->k + PD_AUTH_PENDING_EXTRA;
+    ns->pend = calloc((size_t)ns->npend, sizeof *ns->pend);
+    ns->pend_node = calloc((size_t)ns->npend, sizeof *ns->pend_node);
+    ns->pend_until = calloc((size_t)ns->npend, sizeof *ns->pend_until);
+    ns->pend_nc = calloc((size_t)ns->npend, sizeof *ns->pend_nc);
+    ns->pend_na = calloc((size_t)ns->npend, sizeof *ns->pend_na);
+    if (j->node_addrs == NULL)
+        j->node_addrs = calloc((size_t)ns->k, sizeof *j->node_addrs);
+    if (ns->pend == NULL || ns->pend_node == NULL || ns->pend_until == NULL ||
+        ns->pend_nc == NULL || ns->pend_na == NULL || j->node_addrs == NULL) {
+        fprintf(stderr, "pmixrun: out of memory\n");
+        return -1;
+    }
+    for (int s = 0; s < ns->npend; s++)
+        ns->pend[s].fd = -1;
+    for (int n = 0; n < ns->k; n++)
+        if (j->node_addrs[n] == NULL && (j->node_addrs[n] = strdup("127.0.0.1")) == NULL)
+            return -1;
+    *port = 0;
+    ns->lfd = tl_listen("0.0.0.0", port);
+    if (ns->lfd < 0) {
+        fprintf(stderr, "pmixrun: cannot listen for the daemons: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void remote_accept(nodes *ns)
+{
+    int fd = tl_accept(ns->lfd);
+    for (int s = 0; fd >= 0 && s < ns->npend; s++) {
+        if (ns->pend[s].fd < 0) {
+            tl_link_init(&ns->pend[s], fd);
+            ns->pend[s].frame_max = PD_AUTH_FRAME_MAX;
+            ns->pend_node[s] = -1;
+            ns->pend_until[s] = now_s() + PD_AUTH_S;
+            fd = -1;
+        }
+    }
+    if (fd >= 0)
+        close(fd); /* the cap */
+}
+
+static void remote_free(nodes *ns)
+{
+    for (int s = 0; ns->pend != NULL && s < ns->npend; s++)
+        tl_link_close(&ns->pend[s]);
+    if (ns->lfd >= 0)
+        close(ns->lfd);
+    free(ns->pend);
+    free(ns->pend_node);
+    free(ns->pend_until);
+    free(ns->pend_nc);
+    free(ns->pend_na);
 }
 
 static void send_all(nodes *ns, uint8_t type, const tl_buf *b)
@@ -373,6 +704,8 @@ static void got_abort(nodes *ns, tl_reader *r)
     check_abort(j);
 }
 
+static void daemon_gone(nodes *ns, int n, int wstatus, const char *lost_how);
+
 /* Daemon `by` heard nothing from another for a while (its heartbeat,
  * pmixd_proto.h): that daemon is stopped, hung or cut off. It is killed,
  * so that its ranks go with it; its end (daemon_gone) names them and ends
@@ -384,6 +717,14 @@ static void got_lost(nodes *ns, int by, tl_reader *r)
         ns->d[n].pid <= 0)
         return;
     ns->d[n].silent = true;
+    if (ns->remote) {
+        /* not ours to kill: the others count it lost, so do we */
+        fprintf(stderr,
+                "pmixrun: the daemon of %s heard nothing from the daemon of %s for %.1f s\n",
+                ns->j->node_names[by], ns->j->node_names[n], ms / 1000.0);
+        daemon_gone(ns, (int)n, 0, "went silent");
+        return;
+    }
     fprintf(stderr,
             "pmixrun: the daemon of %s heard nothing from the daemon of %s (pid %d) for %.1f s: "
             "stopped, hung or cut off; killing it\n",
@@ -423,12 +764,17 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     return 0;
 }
 
-/* A daemon is gone: its node's ranks that did not report are lost. */
-static void daemon_gone(nodes *ns, int n, int wstatus)
+/* A daemon is gone: its node's ranks that did not report are lost. A
+ * daemon of a Slurm step is gone when its connection ends (`lost` says
+ * how, and wstatus is not used) or when srun exits. */
+static void daemon_gone(nodes *ns, int n, int wstatus, const char *lost_how)
 {
     job *j = ns->j;
     dnode *d = &ns->d[n];
     rctx c = {ns, n};
+    if (d->gone)
+        return;
+    d->gone = true;
     if (d->link.fd >= 0) {
         tl_read(&d->link, on_frame, &c); /* reports it sent before it went */
         tl_link_close(&d->link);
@@ -446,13 +792,17 @@ static void daemon_gone(nodes *ns, int n, int wstatus)
         j->nreaped++;
         lost++;
     }
-    if (WIFSIGNALED(wstatus))
+    if (lost_how == NULL && WIFSIGNALED(wstatus) && !ns->remote)
         files_remove_stale(); /* it could not remove its directory */
-    bool normal = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 && ns->stop_level > 0;
+    bool normal = lost_how != NULL
+                      ? ns->stop_level > 0
+                      : WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 && ns->stop_level > 0;
     if (normal && lost == 0)
         return;
     char how[96];
-    if (WIFSIGNALED(wstatus))
+    if (lost_how != NULL)
+        snprintf(how, sizeof how, "%s", lost_how);
+    else if (WIFSIGNALED(wstatus))
         snprintf(how, sizeof how, "was killed by signal %d (%s)", WTERMSIG(wstatus),
                  strsignal(WTERMSIG(wstatus)));
     else
@@ -476,7 +826,7 @@ static bool reap_daemons(nodes *ns)
         for (int i = 0; i < ns->k; i++) {
             if (ns->d[i].pid == pid && !ns->d[i].reaped) {
                 ns->d[i].reaped = true;
-                daemon_gone(ns, i, st);
+                daemon_gone(ns, i, st, NULL);
             }
         }
     }
@@ -507,7 +857,7 @@ static int check_daemon_env(void)
 static void loop(nodes *ns)
 {
     job *j = ns->j;
-    size_t cap = 2 + 2 * (size_t)ns->k;
+    size_t cap = 3 + 2 * (size_t)ns->k + (size_t)ns->npend;
     struct pollfd *pfd = calloc(cap, sizeof *pfd);
     int *who = calloc(cap, sizeof *who);
     double setup_until = now_s() + SETUP_S;
@@ -550,6 +900,22 @@ static void loop(nodes *ns)
         nfds_t n = 0;
         pfd[n] = (struct pollfd){.fd = j->sigfd, .events = POLLIN};
         who[n++] = -3;
+        if (ns->remote && ns->lfd >= 0 && ns->nhello < ns->k && j->reason == END_NONE) {
+            pfd[n] = (struct pollfd){.fd = ns->lfd, .events = POLLIN};
+            who[n++] = -4;
+        }
+        for (int s = 0; ns->remote && s < ns->npend; s++) {
+            if (ns->pend[s].fd < 0)
+                continue;
+            if (now_s() >= ns->pend_until[s]) { /* the deadline for strangers */
+                pend_close(ns, s);
+                continue;
+            }
+            pfd[n] = (struct pollfd){.fd = ns->pend[s].fd, .events = POLLIN};
+            if (tl_want_write(&ns->pend[s]))
+                pfd[n].events |= POLLOUT;
+            who[n++] = -100 - s;
+        }
         for (int i = 0; i < ns->k; i++) {
             tl_link *l = &ns->d[i].link;
             if (l->fd >= 0) {
@@ -576,13 +942,37 @@ static void loop(nodes *ns)
                 continue;
             if (who[i] == -3) {
                 handle_signals(j);
+            } else if (who[i] == -4) {
+                remote_accept(ns);
+            } else if (who[i] <= -100) {
+                int s = -100 - who[i];
+                pctx pc = {ns, s};
+                int claimed = ns->pend_node[s];
+                if ((pfd[i].revents & POLLOUT) && tl_flush(&ns->pend[s]) != 0)
+                    pend_close(ns, s);
+                if (ns->pend[s].fd >= 0 && (pfd[i].revents & ~POLLOUT) != 0 &&
+                    tl_read(&ns->pend[s], on_pend_frame, &pc) != 0)
+                    pend_close(ns, s);
+                claimed = claimed >= 0 ? claimed : ns->pend_node[s];
+                if (claimed >= 0 && ns->pend[s].fd < 0 && ns->d[claimed].link.fd >= 0) {
+                    /* authenticated: what came with its proof (its HELLO) */
+                    rctx c = {ns, claimed};
+                    ns->pend_node[s] = -1;
+                    if (tl_read(&ns->d[claimed].link, on_frame, &c) != 0) {
+                        tl_link_close(&ns->d[claimed].link);
+                        daemon_gone(ns, claimed, 0, "closed its connection to pmixrun");
+                    }
+                }
             } else {
                 tl_link *l = &ns->d[who[i]].link;
                 rctx c = {ns, who[i]};
                 if (pfd[i].revents & POLLOUT)
                     tl_flush(l);
-                if ((pfd[i].revents & ~POLLOUT) != 0 && tl_read(l, on_frame, &c) != 0)
+                if ((pfd[i].revents & ~POLLOUT) != 0 && tl_read(l, on_frame, &c) != 0) {
                     tl_link_close(l); /* its exit is reaped and judged */
+                    if (ns->remote)   /* ... or, not our child, judged now */
+                        daemon_gone(ns, who[i], 0, "closed its connection to pmixrun");
+                }
             }
         }
     }
@@ -592,10 +982,12 @@ static void loop(nodes *ns)
 
 int nodes_run(job *j)
 {
-    nodes ns = {.j = j, .k = j->nnodes};
+    nodes ns = {.j = j, .k = j->nnodes, .remote = j->slurm || j->ssh, .lfd = -1};
     j->nodes = &ns;
     char *path = NULL;
     bool failed = true;
+    uint8_t key[PX_AUTH_KEYLEN];
+    char keyhex[2 * PX_AUTH_KEYLEN + 1] = "";
     j->timeout_at = now_s() + j->timeout;
     if (check_daemon_env() != 0)
         return PMIXRUN_EXIT_USAGE;
@@ -611,14 +1003,21 @@ int nodes_run(job *j)
         goto out;
     for (int i = 0; i < ns.k; i++)
         ns.d[i].link.fd = -1;
+    /* The job's secret: every daemon proves it knows it to every other
+     * before they trust each other's frames (pmixd.c, px_auth). */
+    if (px_auth_keygen(key) != 0) {
+        fprintf(stderr, "pmixrun: cannot make the job's secret (libsodium)\n");
+        goto out;
+    }
+    px_auth_key_hex(key, keyhex);
     if (access(path, X_OK) != 0) {
         fprintf(stderr, "pmixrun: cannot run the node daemon %s: %s\n", path, strerror(errno));
         goto out;
     }
     /* Virtual nodes look like hosts where they can (vhost.h): by default
-     * when pmixrun is root and the nodes are its own (no --hostfile). */
+     * when pmixrun is root and the nodes are its own (no --hostfile, no srun or ssh). */
     if (j->isolate == VHOST_AUTO) {
-        if (j->node_addrs != NULL)
+        if (j->node_addrs != NULL || ns.remote)
             j->isolate = VHOST_NONE;
         else if (geteuid() == 0)
             j->isolate = VHOST_HOST;
@@ -629,8 +1028,33 @@ int nodes_run(job *j)
                             "that is meant)\n");
         }
     }
-    for (int i = 0; i < ns.k; i++) {
-        ns.d[i].pid = start_daemon(j, path, i, &ns.d[i].link);
+    memcpy(ns.key, key, sizeof key);
+    if (ns.remote) {
+        uint16_t port;
+        char addr[64];
+        if (remote_listen(&ns, &port) != 0)
+            goto out;
+        control_addr(addr, sizeof addr);
+        if (j->slurm) {
+            pid_t pid = start_step(j, path, addr, port, keyhex);
+            if (pid < 0) {
+                fprintf(stderr, "pmixrun: cannot start srun: %s\n", strerror(errno));
+                goto out;
+            }
+            for (int i = 0; i < ns.k; i++)
+                ns.d[i].pid = pid;
+        }
+        for (int i = 0; j->ssh && i < ns.k; i++) {
+            ns.d[i].pid = start_agent(j, path, i, addr, port, keyhex);
+            if (ns.d[i].pid < 0) {
+                fprintf(stderr, "pmixrun: cannot start a launch agent: %s\n", strerror(errno));
+                end_job(j, END_LAUNCH, 1);
+                break;
+            }
+        }
+    }
+    for (int i = 0; !ns.remote && i < ns.k; i++) {
+        ns.d[i].pid = start_daemon(j, path, i, &ns.d[i].link, keyhex);
         if (ns.d[i].pid < 0) {
             fprintf(stderr, "pmixrun: cannot start a daemon: %s\n", strerror(errno));
             end_job(j, END_LAUNCH, 1);
@@ -650,9 +1074,13 @@ out:;
         }
         tl_link_close(&ns.d[i].link);
     }
+    remote_free(&ns);
+    explicit_bzero(ns.key, sizeof ns.key);
     pubsub_stop(j); /* its answers go to the links, closed now: dropped */
     free(ns.d);
     free(path);
+    explicit_bzero(key, sizeof key);
+    explicit_bzero(keyhex, sizeof keyhex);
     nodes_free_names(j);
     free(j->rank_node);
     j->rank_node = NULL;

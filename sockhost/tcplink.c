@@ -317,7 +317,7 @@ int tl_link_adopt(tl_link *dst, tl_link *src)
         free(src->out);
     }
     free(dst->in);
-    dst->fd = src->fd;
+    dst->fd = src->fd; /* dst->frame_max stays */
     dst->in = src->in;
     dst->inlen = src->inlen;
     dst->incap = src->incap;
@@ -353,7 +353,7 @@ int tl_read(tl_link *l, tl_frame_cb cb, void *ctx)
             const uint8_t *h = l->in + off;
             uint32_t len =
                 (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
-            if (len < 1 || len > TL_FRAME_MAX)
+            if (len < 1 || len > (l->frame_max > 0 ? l->frame_max : TL_FRAME_MAX))
                 return -1;
             if (l->inlen - off - 4 < len) {
                 need = (size_t)len + 4;

@@ -60,6 +60,11 @@ typedef struct tl_link {
     size_t inlen, incap;
     uint8_t *out;
     size_t outoff, outlen, outcap;
+    /* Frames longer than this end the connection (0: TL_FRAME_MAX). A
+     * connection not yet authenticated gets a small cap (pmixd.c), so that
+     * a stranger cannot make a daemon buffer much. tl_link_adopt leaves the
+     * destination's cap. */
+    uint32_t frame_max;
 } tl_link;
 
 /* A frame arrived: return 0 to go on, non-zero to stop reading (the link

@@ -4,7 +4,7 @@
 # on this machine, and `srun --mpi=pmix -N 2 -n 4` with three programs
 # (and -N 1 with one).
 #
-#   slurm.sh LIBPMIX HELLO FENCE_BENCH MPI_RING_SRC
+#   slurm.sh LIBPMIX HELLO FENCE_BENCH MPI_RING_SRC [PMIXRUN]
 #
 # LIBPMIX is our built libpmix.so.2; HELLO and FENCE_BENCH are built
 # programs; MPI_RING_SRC (tests/foreign/mpi_ring.c) is compiled here with
@@ -28,7 +28,12 @@
 #   - hello: four "hello from rank R of 4" lines, on two nodes and on one;
 #   - fence_bench: its result line, impl=pmixlab (proof that the tasks ran
 #     on our library), errors=0;
-#   - mpi_ring (Open MPI 4.1 on our library): four ring lines.
+#   - mpi_ring (Open MPI 4.1 on our library): four ring lines;
+#   - with PMIXRUN: inside `salloc -N 2`, `pmixrun -n 4 HELLO` starts its
+#     daemons as one Slurm step named pmixd (squeue -s sees it, on n1 and
+#     n2), which connect back to pmixrun over TCP; four hello lines and
+#     status 0; and with the daemon of n2 killed during a job, pmixrun
+#     names n2 and its ranks and ends the job with a non-zero status.
 # Slurm 22.05's default (tree) fence is no barrier when TreeWidth exceeds
 # the node count; the ring fence is (docs/slurm.md): the jobs use it,
 # unless SLURM_PMIX_FENCE is set already.
@@ -40,10 +45,11 @@
 # PMIXLAB_SLURM_KEEP=1 keeps the directory (its logs) for a look afterwards.
 set -u
 
-[ $# -eq 4 ] || {
-    echo "usage: slurm.sh LIBPMIX HELLO FENCE_BENCH MPI_RING_SRC" >&2
+[ $# -eq 4 ] || [ $# -eq 5 ] || {
+    echo "usage: slurm.sh LIBPMIX HELLO FENCE_BENCH MPI_RING_SRC [PMIXRUN]" >&2
     exit 2
 }
+pmixrun=${5:+$(readlink -f "$5")}
 lib=$(readlink -f "$1") hello=$(readlink -f "$2") bench=$(readlink -f "$3")
 ring_src=$(readlink -f "$4")
 PMIX2_LIB=/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so
@@ -281,6 +287,61 @@ if command -v mpicc >/dev/null 2>&1; then
     fi
 else
     echo "slurm.sh: mpi_ring skipped: Open MPI's mpicc is not installed (libopenmpi-dev)"
+fi
+
+if [ -n "$pmixrun" ]; then
+    # pmixrun inside an allocation: its daemons are a step named pmixd.
+    echo "slurm.sh: salloc -N 2 pmixrun -n 4 hello (daemons as a Slurm step)"
+    timeout -k 5 50 salloc -N 2 "$pmixrun" -n 4 --timeout 40 \
+        sh -c "\"$hello\" && sleep 4" >"$work/pmixrun.out" 2>&1 &
+    sa=$!
+    : >"$work/steps.out"
+    for _ in $(seq 100); do
+        squeue -h -s -o '%j %N' >>"$work/steps.out" 2>&1
+        grep -q '^pmixd n\[1-2\]$' "$work/steps.out" && break
+        kill -0 $sa 2>/dev/null || break
+        sleep 0.2
+    done
+    wait $sa
+    rc=$?
+    echo "slurm.sh: salloc exited $rc"
+    sed 's/^/    /' "$work/pmixrun.out"
+    echo "slurm.sh: steps seen: $(sort -u "$work/steps.out" | tr '\n' ';')"
+    [ $rc = 0 ] || fail "salloc pmixrun: status $rc"
+    [ "$(count '^hello from rank [0-3] of 4$' "$work/pmixrun.out")" = 4 ] ||
+        fail "salloc pmixrun: expected 4 lines 'hello from rank R of 4'"
+    grep -q '^pmixd n\[1-2\]$' "$work/steps.out" ||
+        fail "salloc pmixrun: no Slurm step named pmixd on n[1-2] while the job ran"
+
+    # A lost daemon: the step's daemon of node 1 killed while its ranks
+    # sleep; pmixrun names n2 and its ranks and ends the job, non-zero.
+    echo "slurm.sh: salloc -N 2 pmixrun -n 4 sleep 20, the daemon of n2 killed"
+    timeout -k 5 50 salloc -N 2 "$pmixrun" -n 4 --timeout 40 sleep 20 >"$work/lost.out" 2>&1 &
+    sa=$!
+    victim=
+    for _ in $(seq 150); do
+        for q in /proc/[0-9]*; do
+            [ "$({ cat "$q/comm"; } 2>/dev/null)" = pmixd ] || continue
+            { tr '\0' '\n' <"$q/environ"; } 2>/dev/null | grep -qx 'SLURM_NODEID=1' || continue
+            { tr '\0' '\n' <"$q/environ"; } 2>/dev/null | grep -qx "SLURM_CONF=$SLURM_CONF" ||
+                continue
+            victim=${q#/proc/}
+        done
+        [ -n "$victim" ] && break
+        kill -0 $sa 2>/dev/null || break
+        sleep 0.1
+    done
+    sleep 1
+    [ -n "$victim" ] && kill -KILL "$victim"
+    start=$SECONDS
+    wait $sa
+    rc=$?
+    sed 's/^/    /' "$work/lost.out"
+    [ -n "$victim" ] || fail "salloc pmixrun lost: the daemon of node 1 never showed up"
+    [ $rc != 0 ] || fail "salloc pmixrun lost: status 0 after a daemon was killed"
+    [ $((SECONDS - start)) -le 15 ] || fail "salloc pmixrun lost: more than 15 s to end"
+    grep -Eq "the daemon of n2 .*its processes are lost: rank\(s\) 2,3" "$work/lost.out" ||
+        fail "salloc pmixrun lost: pmixrun did not name n2 and its ranks"
 fi
 
 if [ $failures -gt 0 ]; then
