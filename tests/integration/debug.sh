@@ -1,0 +1,100 @@
+#!/bin/bash
+# debug.sh - debugging a running pmixrun job from a tool (docs/user-guide.md,
+# "Tools"): pmixstack on a 4-rank job hung in a fence prints the three
+# waiting ranks in one merged stack and the sleeping one in another.
+#
+#   debug.sh PMIXRUN PMIXSTACK DEBUG_TARGET
+#
+# Needs gdb and the right to attach to our own processes (ptrace); without
+# them it exits 77 (skipped) and says why.
+set -u
+
+[ $# -eq 3 ] || { echo "usage: debug.sh PMIXRUN PMIXSTACK DEBUG_TARGET" >&2; exit 2; }
+pmixrun=$1
+pmixstack=$2
+target=$3
+
+. "$(dirname "$0")/harness.sh"
+harness_init debug
+export TMPDIR=$work
+unset PMIX_SERVER_URI PMIX_NAMESPACE PMIX_RANK PMIX_SERVER_TMPDIR PMIX_SYSTEM_TMPDIR
+host=$(hostname)
+
+pids_to_kill=""
+cleanup() {
+    for p in $pids_to_kill; do kill -TERM "$p" 2>/dev/null; done
+    sleep 0.3
+    for p in $pids_to_kill; do kill -KILL "$p" 2>/dev/null; done
+    harness_cleanup
+}
+trap cleanup EXIT
+
+# start_job OUT ARGS...: pmixrun ARGS in the background, $job its pid, once
+# its tool rendezvous file is there.
+start_job() {
+    local out=$1
+    shift
+    "$pmixrun" "$@" >"$out" 2>&1 &
+    job=$!
+    pids_to_kill="$pids_to_kill $job"
+    for _ in $(seq 100); do
+        ls "$work"/pmixrun.*.$job.*/pmix.$host.tool.$job >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    fail "pmixrun $* made no tool rendezvous file: $(cat "$out")"
+    return 1
+}
+
+# ---- pmixstack --help, and usage errors ----
+"$pmixstack" --help | grep -q "^Usage: pmixstack" || fail "pmixstack --help"
+"$pmixstack" --pid x >/dev/null 2>&1; [ $? = 2 ] || fail "pmixstack --pid x did not exit 2"
+
+# ---- pmixstack: a job hung in a fence ----
+if ! command -v gdb >/dev/null; then
+    echo "debug.sh: SKIP pmixstack: gdb is not installed"
+    exit 77
+fi
+sleep 100 &
+probe=$!
+if ! gdb -nx -batch -p $probe -ex bt </dev/null 2>&1 | grep -q "^#0"; then
+    kill $probe
+    echo "debug.sh: SKIP pmixstack: gdb cannot attach to our processes here (ptrace_scope?)"
+    exit 77
+fi
+kill $probe
+if start_job "$work/hang.out" -n 4 --timeout 120 "$target" hang; then
+    # the three waiting ranks reach the fence: wait for their stacks to say so
+    for _ in $(seq 20); do
+        timeout 120 "$pmixstack" --pid "$job" >"$work/stack.out" 2>"$work/stack.err"
+        rc=$?
+        grep -q "^ranks 0-2: main > PMIx_Fence > " "$work/stack.out" && break
+        sleep 0.5
+    done
+    [ "$rc" = 0 ] || fail "pmixstack: exit $rc: $(cat "$work/stack.err")"
+    grep -q "^pmixrun\.$host\.$job: 4 processes$" "$work/stack.out" || fail "pmixstack: no job line: $(cat "$work/stack.out")"
+    grep -q "^ranks 0-2: main > PMIx_Fence > " "$work/stack.out" || fail "pmixstack: ranks 0-2 not merged in the fence: $(cat "$work/stack.out")"
+    grep -Eq "^rank 3: main > [^ ]*sleep" "$work/stack.out" || fail "pmixstack: rank 3 not in sleep: $(cat "$work/stack.out")"
+    [ "$(grep -c '^rank' "$work/stack.out")" = 2 ] || fail "pmixstack: not exactly two stacks: $(cat "$work/stack.out")"
+
+    timeout 120 "$pmixstack" --nspace "pmixrun.$host.$job" --json >"$work/stack.json" 2>&1 || fail "pmixstack --json: exit $?"
+    if command -v python3 >/dev/null; then
+        python3 - "$work/stack.json" <<'PY' || fail "pmixstack --json: $(cat "$work/stack.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+st = {tuple(s["ranks"]): s["frames"] for s in d["jobs"][0]["stacks"]}
+assert st[(0, 1, 2)][:2] == ["main", "PMIx_Fence"], st
+assert "sleep" in st[(3,)][1], st
+assert d["jobs"][0]["nprocs"] == 4 and d["jobs"][0]["remote_hosts"] == [], d
+PY
+    fi
+    kill -TERM "$job"
+    wait "$job" 2>/dev/null
+fi
+timeout 30 "$pmixstack" --pid "$job" >/dev/null 2>&1 && fail "pmixstack on a pmixrun that is gone succeeded"
+
+if [ "$failures" -gt 0 ]; then
+    echo "debug.sh: $failures failure(s)"
+    exit 1
+fi
+echo "debug.sh: all checks passed"
+exit 0
