@@ -158,6 +158,7 @@ typedef struct job {
     bool tag_output;
     bind_kind bind_to;
     bool report_bindings;
+    bool stop_in_init;     /* PMIX_DEBUG_STOP_IN_INIT for every rank (--stop-in-init) */
     bool no_oversubscribe; /* refuse more processes than cores on a node */
     bool merge_stderr;     /* a rank's stderr goes into its stdout */
     char *output_dir;      /* --output-filename: absolute, with "/1" unless nojobid */

@@ -701,6 +701,7 @@ int job_register(job *j)
         .tmpdir = j->topdir,
         .nsdir = j->nsdir,
         .describe_all = true,
+        .stop_in_init = j->stop_in_init,
         .local_keys = local_keys,
         .ctx = j,
     };

@@ -315,6 +315,13 @@ static int one_job(const char *ns, bool json, bool first, bool all, int timeout_
         return 1;
     }
     for (size_t i = 0; i < n; i++) {
+        if (pi[i].pid <= 0) { /* not started (yet): no stack to have */
+            failed = realloc(failed, (nfailed + 1) * sizeof(*failed));
+            if (failed == NULL)
+                abort();
+            failed[nfailed++] = pi[i].proc.rank;
+            continue;
+        }
         if (!is_local_rank(pi[i].pid, ns, pi[i].proc.rank)) {
             const char *h = pi[i].hostname != NULL ? pi[i].hostname : "?";
             bool seen = false;
@@ -381,7 +388,7 @@ static int one_job(const char *ns, bool json, bool first, bool all, int timeout_
         fflush(stdout);
         for (size_t k = 0; k < nfailed; k++)
             fprintf(stderr, "%s%u", k > 0 ? "," : "", failed[k]);
-        fprintf(stderr, " (gdb could not attach, or timed out)\n");
+        fprintf(stderr, " (not running, or gdb could not attach or timed out)\n");
         status = 1;
     }
     if (remote_hosts != NULL) {

@@ -1,18 +1,22 @@
 #!/bin/bash
 # debug.sh - debugging a running pmixrun job from a tool (docs/user-guide.md,
 # "Tools"): pmixstack on a 4-rank job hung in a fence prints the three
-# waiting ranks in one merged stack and the sleeping one in another.
+# waiting ranks in one merged stack and the sleeping one in another;
+# `pmixrun --stop-in-init` holds every rank in PMIx_Init until a tool
+# (debug_tool) sends PMIX_DEBUGGER_RELEASE, to one rank, then to all.
 #
-#   debug.sh PMIXRUN PMIXSTACK DEBUG_TARGET
+#   debug.sh PMIXRUN PMIXSTACK DEBUG_TARGET DEBUG_TOOL PMIXPS
 #
-# Needs gdb and the right to attach to our own processes (ptrace); without
-# them it exits 77 (skipped) and says why.
+# The pmixstack part needs gdb and the right to attach to our own processes
+# (ptrace); without them it is skipped (exit 77 after the other parts).
 set -u
 
-[ $# -eq 3 ] || { echo "usage: debug.sh PMIXRUN PMIXSTACK DEBUG_TARGET" >&2; exit 2; }
+[ $# -eq 5 ] || { echo "usage: debug.sh PMIXRUN PMIXSTACK DEBUG_TARGET DEBUG_TOOL PMIXPS" >&2; exit 2; }
 pmixrun=$1
 pmixstack=$2
 target=$3
+dtool=$4
+pmixps=$5
 
 . "$(dirname "$0")/harness.sh"
 harness_init debug
@@ -49,9 +53,44 @@ start_job() {
 "$pmixstack" --help | grep -q "^Usage: pmixstack" || fail "pmixstack --help"
 "$pmixstack" --pid x >/dev/null 2>&1; [ $? = 2 ] || fail "pmixstack --pid x did not exit 2"
 
+# ---- stop in init, released by a tool: rank 0 first, then all ----
+# hellos: how many ranks have printed their line.
+hellos() { grep -c "^hello from rank" "$work/stop.out"; }
+if start_job "$work/stop.out" --stop-in-init -n 4 --timeout 120 "$target" hello; then
+    # every rank connected (in PMIx_Init), none past it
+    for _ in $(seq 100); do
+        [ "$("$pmixps" --pid "$job" 2>/dev/null | grep -c ' connected ')" = 4 ] && break
+        sleep 0.1
+    done
+    [ "$("$pmixps" --pid "$job" | grep -c ' connected ')" = 4 ] || fail "stop-in-init: not 4 ranks connected: $("$pmixps" --pid "$job" 2>&1)"
+    sleep 1
+    [ "$(hellos)" = 0 ] || fail "stop-in-init: ranks went past PMIx_Init unreleased: $(cat "$work/stop.out")"
+    if command -v gdb >/dev/null; then
+        timeout 120 "$pmixstack" --pid "$job" >"$work/stop.stack" 2>&1
+        grep -q "^ranks 0-3: main > PMIx_Init > " "$work/stop.stack" || fail "stop-in-init: pmixstack does not show ranks 0-3 in PMIx_Init: $(cat "$work/stop.stack")"
+    fi
+    timeout 30 "$dtool" release "$job" 0 >"$work/rel0.out" 2>&1 || fail "debug_tool release rank 0: exit $?: $(cat "$work/rel0.out")"
+    grep -q "^released pmixrun\.$host\.$job 0$" "$work/rel0.out" || fail "debug_tool release 0: $(cat "$work/rel0.out")"
+    for _ in $(seq 100); do
+        [ "$(hellos)" = 1 ] && break
+        sleep 0.1
+    done
+    sleep 0.5
+    [ "$(hellos)" = 1 ] && grep -q "^hello from rank 0 of 4$" "$work/stop.out" || fail "stop-in-init: released rank 0 only, got: $(cat "$work/stop.out")"
+    timeout 30 "$dtool" release "$job" >"$work/rel.out" 2>&1 || fail "debug_tool release: exit $?: $(cat "$work/rel.out")"
+    wait "$job"
+    rc=$?
+    [ "$rc" = 0 ] || fail "stop-in-init job: exit $rc: $(cat "$work/stop.out")"
+    [ "$(hellos)" = 4 ] || fail "stop-in-init: not every rank ran after the release: $(cat "$work/stop.out")"
+fi
+# with several nodes it is refused (the release does not cross daemons yet)
+"$pmixrun" --stop-in-init --nodes 2 -n 2 "$target" hello >"$work/stop2.out" 2>&1
+[ $? = 2 ] && grep -q "stop-in-init is not supported with several nodes" "$work/stop2.out" || fail "--stop-in-init --nodes 2: $(cat "$work/stop2.out")"
+
 # ---- pmixstack: a job hung in a fence ----
 if ! command -v gdb >/dev/null; then
     echo "debug.sh: SKIP pmixstack: gdb is not installed"
+    [ "$failures" -gt 0 ] && exit 1
     exit 77
 fi
 sleep 100 &
@@ -59,6 +98,7 @@ probe=$!
 if ! gdb -nx -batch -p $probe -ex bt </dev/null 2>&1 | grep -q "^#0"; then
     kill $probe
     echo "debug.sh: SKIP pmixstack: gdb cannot attach to our processes here (ptrace_scope?)"
+    [ "$failures" -gt 0 ] && exit 1
     exit 77
 fi
 kill $probe

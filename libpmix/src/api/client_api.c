@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/px_api.h"
 #include "common/px_common.h"
@@ -296,6 +297,135 @@ static void declare_model(px_api_client *ac, const pmix_info_t info[], size_t ni
     ac->pops->unlock(ac->pctx);
 }
 
+/* ---- stop in init (PMIX_DEBUG_STOP_IN_INIT) ----
+ *
+ * A job launched for a debugger carries PMIX_DEBUG_STOP_IN_INIT in its job
+ * data: PMIX_PROC_RANK (this rank, or PMIX_RANK_WILDCARD for all; the
+ * Standard's type) or a PMIX_BOOL (older launchers). Such a process, in its
+ * first PMIx_Init, announces PMIX_READY_FOR_DEBUG (PMIX_BREAKPOINT
+ * "pmix-init", PMIX_EVENT_NON_DEFAULT, range session: the server's tools
+ * hear it) and waits until a
+ * PMIX_DEBUGGER_RELEASE event reaches it, or until its server is gone (then
+ * PMIx_Init goes on and the calls that need the server fail). A release
+ * with PMIX_EVENT_CUSTOM_RANGE releases only the processes it names. */
+
+typedef struct dbg_wait {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    bool released;
+    pmix_proc_t self;
+} dbg_wait;
+
+static dbg_wait dbg = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, {"", 0}};
+
+static bool names_me(const pmix_proc_t *p, size_t n, const pmix_proc_t *self)
+{
+    for (size_t i = 0; i < n; i++)
+        if (PMIx_Check_nspace(p[i].nspace, self->nspace) &&
+            (p[i].rank == PMIX_RANK_WILDCARD || p[i].rank == self->rank))
+            return true;
+    return false;
+}
+
+static void dbg_release(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                        pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                        pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    const pmix_info_t *r = px_info_find(info, ninfo, PMIX_EVENT_CUSTOM_RANGE);
+    bool mine = true;
+
+    (void)id;
+    (void)status;
+    (void)source;
+    (void)results;
+    (void)nresults;
+    if (r != NULL) {
+        if (r->value.type == PMIX_PROC && r->value.data.proc != NULL)
+            mine = names_me(r->value.data.proc, 1, &dbg.self);
+        else if (r->value.type == PMIX_DATA_ARRAY && r->value.data.darray != NULL &&
+                 r->value.data.darray->type == PMIX_PROC)
+            mine = names_me(r->value.data.darray->array, r->value.data.darray->size, &dbg.self);
+        else
+            mine = false;
+    }
+    if (mine) {
+        pthread_mutex_lock(&dbg.m);
+        dbg.released = true;
+        pthread_cond_broadcast(&dbg.cv);
+        pthread_mutex_unlock(&dbg.m);
+    }
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* Whether the job data asks this process to stop in PMIx_Init. */
+static bool asked_to_stop(const pmix_proc_t *self)
+{
+    pmix_proc_t wild;
+    pmix_value_t *v = NULL;
+    pmix_info_t opt;
+    bool yes = true, stop = false;
+
+    PMIX_LOAD_PROCID(&wild, self->nspace, PMIX_RANK_WILDCARD);
+    PMIx_Info_load(&opt, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    if (PMIx_Get(&wild, PMIX_DEBUG_STOP_IN_INIT, &opt, 1, &v) == PMIX_SUCCESS && v != NULL) {
+        if (v->type == PMIX_BOOL)
+            stop = v->data.flag;
+        else if (v->type == PMIX_PROC_RANK)
+            stop = v->data.rank == PMIX_RANK_WILDCARD || v->data.rank == self->rank;
+        PMIx_Value_free(v, 1);
+    }
+    PMIx_Info_destruct(&opt);
+    return stop;
+}
+
+static void stop_in_init(px_api_client *ac, const pmix_proc_t *self)
+{
+    pmix_status_t code = PMIX_DEBUGGER_RELEASE;
+    pmix_info_t bp[2];
+    bool yes = true;
+    pmix_status_t rc;
+
+    if (!asked_to_stop(self))
+        return;
+    pthread_mutex_lock(&dbg.m);
+    dbg.self = *self;
+    dbg.released = false;
+    pthread_mutex_unlock(&dbg.m);
+    rc = PMIx_Register_event_handler(&code, 1, NULL, 0, dbg_release, NULL, NULL);
+    if (rc < 0) {
+        fprintf(stderr, "pmix: PMIx_Init: cannot wait for the debugger (%s): not stopping\n",
+                PMIx_Error_string(rc));
+        return;
+    }
+    /* not for default handlers: the other ranks hear it too, and libraries
+     * such as Open MPI abort on what reaches theirs (declare_model) */
+    PMIx_Info_load(&bp[0], PMIX_BREAKPOINT, "pmix-init", PMIX_STRING);
+    PMIx_Info_load(&bp[1], PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
+    (void)PMIx_Notify_event(PMIX_READY_FOR_DEBUG, self, PMIX_RANGE_SESSION, bp, 2, NULL, NULL);
+    PMIx_Info_destruct(&bp[0]);
+    PMIx_Info_destruct(&bp[1]);
+    pthread_mutex_lock(&dbg.m);
+    while (!dbg.released) {
+        struct timespec t;
+        bool up;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_sec += 1;
+        (void)pthread_cond_timedwait(&dbg.cv, &dbg.m, &t);
+        if (dbg.released)
+            break;
+        pthread_mutex_unlock(&dbg.m);
+        ac->pops->lock(ac->pctx);
+        up = px_client_connected(ac->client);
+        ac->pops->unlock(ac->pctx);
+        pthread_mutex_lock(&dbg.m);
+        if (!up)
+            break; /* the server is gone: nobody will release us */
+    }
+    pthread_mutex_unlock(&dbg.m);
+    (void)PMIx_Deregister_event_handler((size_t)rc, NULL, NULL);
+}
+
 PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
 {
     px_api_client *ac;
@@ -303,6 +433,8 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     const pmix_info_t *ep;
     int want_ext = -1;
     char err[256] = "";
+    bool first = false;
+    pmix_proc_t self;
     sync_op s;
 
     ac = current();
@@ -343,11 +475,15 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     }
     ac->external_progress = want_ext;
     ac->refcount = 1;
+    first = true;
 done:
+    self = *px_client_self(ac->client);
     if (proc != NULL)
-        *proc = *px_client_self(ac->client);
+        *proc = self;
     pthread_mutex_unlock(&ac->init_lock);
     declare_model(ac, info, ninfo);
+    if (first)
+        stop_in_init(ac, &self);
     return PMIX_SUCCESS;
 }
 
