@@ -70,6 +70,12 @@ typedef struct iof_stream {
     px_posix_watch *w; /* on the loop while the pipe is open (iof_stream_watch) */
     int rank;          /* for the watch's reads: the rank and --tag-output */
     bool tag;
+    /* Also offered to the server's pulls (tools' PMIx_IOF_pull), untagged,
+     * as output of `src` on `channel`; srv NULL: not (iof_stream_deliver). */
+    px_server *srv;
+    px_posix *plat;
+    pmix_proc_t src;
+    pmix_iof_channel_t channel;
 } iof_stream;
 
 typedef struct rank_proc {
@@ -321,6 +327,11 @@ void iof_stream_init(iof_stream *s, int fd, iof_out *out);
 /* Read the stream from the job's loop as its output comes (iof_stream_read
  * with `rank` and `tag`); the watch goes when the stream closes. 0 or -1. */
 int iof_stream_watch(iof_stream *s, px_posix *p, int rank, bool tag);
+/* Offer what the stream forwards to `srv`'s pulls too (px_server_iof_deliver,
+ * under the engine lock of `p`), as output of rank `rank` of `nspace` on
+ * `channel` (PMIX_FWD_STDOUT_CHANNEL or _STDERR_). */
+void iof_stream_deliver(iof_stream *s, px_server *srv, px_posix *p, const char *nspace, int rank,
+                        pmix_iof_channel_t channel);
 /* Read what is there and forward complete lines. false once the pipe is at
  * EOF (it is then closed and any partial line flushed). */
 bool iof_stream_read(iof_stream *s, int rank, bool tag);

@@ -62,6 +62,13 @@
  *   UNPUBLISH c->s  argv keys (NULL: every key of the sender),
  *                   info directives                   reply: REPLY
  *
+ *   IOF_PULL  c->s  u32 id (the asker's handler), procs, u16 channels
+ *                   (PMIX_FWD_*), info directives     reply: REPLY
+ *   IOF_DATA  s->c  (tag 0) proc source, u16 channel, bytes: output of a
+ *                   process some pull of the receiver matches (once per
+ *                   receiver, whatever number of its pulls match)
+ *   IOF_DEREG c->s  u32 id: that pull ends               reply: REPLY
+ *
  * A server that does not understand a message drops the client (protocol
  * error); a client that receives a reply with an unknown tag ignores it
  * (the request timed out and was forgotten).
@@ -72,8 +79,8 @@
 /* 4: the fence page's header grew the clients' collect (cseq, fill, hw,
  * the slot arrays); a client of an older build is refused at HELLO.
  * 5: QUERY (process sets), which a server of version 4 would take for a
- * protocol error. */
-#define PX_PROTOCOL 5
+ * protocol error. 6: IOF_PULL, IOF_DATA, IOF_DEREG (the same reason). */
+#define PX_PROTOCOL 6
 
 enum px_msg_type {
     PX_MSG_HELLO = 1,
@@ -99,6 +106,10 @@ enum px_msg_type {
     PX_MSG_LOOKUP_DONE = 21,
     PX_MSG_UNPUBLISH = 22,
     PX_MSG_QUERY = 23,
+    PX_MSG_IOF_PULL = 28,
+    PX_MSG_IOF_DATA = 29,
+    PX_MSG_IOF_DEREG = 30,
+    /* 31 is kept for IOF_PUSH (stdin to ranks), not there yet */
 };
 
 /* The operations of a GROUP message. */

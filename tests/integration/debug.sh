@@ -3,7 +3,9 @@
 # "Tools"): pmixstack on a 4-rank job hung in a fence prints the three
 # waiting ranks in one merged stack and the sleeping one in another;
 # `pmixrun --stop-in-init` holds every rank in PMIx_Init until a tool
-# (debug_tool) sends PMIX_DEBUGGER_RELEASE, to one rank, then to all.
+# (debug_tool) sends PMIX_DEBUGGER_RELEASE, to one rank, then to all; a
+# tool's PMIx_IOF_pull gets every rank's stdout and stderr (by callback,
+# and written by the library with PMIX_IOF_TAG_OUTPUT).
 #
 #   debug.sh PMIXRUN PMIXSTACK DEBUG_TARGET DEBUG_TOOL PMIXPS
 #
@@ -86,6 +88,30 @@ fi
 # with several nodes it is refused (the release does not cross daemons yet)
 "$pmixrun" --stop-in-init --nodes 2 -n 2 "$target" hello >"$work/stop2.out" 2>&1
 [ $? = 2 ] && grep -q "stop-in-init is not supported with several nodes" "$work/stop2.out" || fail "--stop-in-init --nodes 2: $(cat "$work/stop2.out")"
+
+# ---- output to a tool: PMIx_IOF_pull of every rank's stdout and stderr ----
+# The job stops in init so that the tool pulls before any output is made.
+if start_job "$work/iof.out" --stop-in-init -n 4 --timeout 120 "$target" hello; then
+    timeout 60 "$dtool" iof "$job" >"$work/iof.tool" 2>&1 || fail "debug_tool iof: exit $?: $(cat "$work/iof.tool")"
+    for r in 0 1 2 3; do
+        grep -q "^iof $r stdout: hello from rank $r of 4$" "$work/iof.tool" || fail "IOF: no stdout of rank $r: $(cat "$work/iof.tool")"
+        grep -q "^iof $r stderr: note from rank $r$" "$work/iof.tool" || fail "IOF: no stderr of rank $r: $(cat "$work/iof.tool")"
+    done
+    grep -q "^lines 8$" "$work/iof.tool" || fail "IOF: not exactly 8 lines: $(cat "$work/iof.tool")"
+    wait "$job"
+    rc=$?
+    [ "$rc" = 0 ] || fail "IOF job: exit $rc"
+    [ "$(grep -c "^hello from rank" "$work/iof.out")" = 4 ] || fail "IOF: pmixrun's own output lost lines: $(cat "$work/iof.out")"
+fi
+# no callback, PMIX_IOF_TAG_OUTPUT: the library writes it, tagged
+if start_job "$work/iof2.out" --stop-in-init -n 2 --timeout 120 "$target" hello; then
+    timeout 60 "$dtool" iof "$job" tag >"$work/iof2.tool" 2>&1 || fail "debug_tool iof tag: exit $?: $(cat "$work/iof2.tool")"
+    for r in 0 1; do
+        grep -Fqx "[pmixrun.$host.$job,$r]<stdout>: hello from rank $r of 2" "$work/iof2.tool" || fail "IOF tagged: no stdout of rank $r: $(cat "$work/iof2.tool")"
+        grep -Fqx "[pmixrun.$host.$job,$r]<stderr>: note from rank $r" "$work/iof2.tool" || fail "IOF tagged: no stderr of rank $r: $(cat "$work/iof2.tool")"
+    done
+    wait "$job"
+fi
 
 # ---- pmixstack: a job hung in a fence ----
 if ! command -v gdb >/dev/null; then

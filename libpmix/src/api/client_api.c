@@ -952,6 +952,81 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
     return rc;
 }
 
+/* ---- output forwarding (client/iof.c) ---- */
+
+static void sync_reg_cb(pmix_status_t status, size_t id, void *cbdata)
+{
+    sync_op *s = cbdata;
+
+    s->status = status;
+    s->ninfo = id;
+    s->ac->pops->wake(s->ac->pctx, &s->w);
+}
+
+/* PMIx_IOF_pull: with regcbfunc NULL it blocks until the server answered
+ * and returns the handler's id (positive) or an error, as the event
+ * registration does. The channels asked are PMIX_FWD_STDOUT_CHANNEL,
+ * _STDERR_ and _STDDIAG_; PMIX_IOF_TAG_OUTPUT applies where cbfunc is
+ * NULL (the library writes the output to this process's stdout/stderr). */
+PMIX_EXPORT pmix_status_t PMIx_IOF_pull(const pmix_proc_t procs[], size_t nprocs,
+                                        const pmix_info_t directives[], size_t ndirs,
+                                        pmix_iof_channel_t channel, pmix_iof_cbfunc_t cbfunc,
+                                        pmix_hdlr_reg_cbfunc_t regcbfunc, void *regcbdata)
+{
+    px_api_client *ac = ready();
+    pmix_status_t rc;
+    size_t id = 0;
+    sync_op s;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    need_progress(ac); /* output comes from the loop */
+    if (regcbfunc != NULL)
+        return ENGINE(ac, px_client_iof_pull(ac->client, procs, nprocs, directives, ndirs, channel,
+                                             cbfunc, regcbfunc, regcbdata, &id));
+    if (in_callback(ac))
+        return PMIX_ERR_WOULD_BLOCK;
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    rc = finish(&s, ENGINE(ac, px_client_iof_pull(ac->client, procs, nprocs, directives, ndirs,
+                                                  channel, cbfunc, sync_reg_cb, &s, &id)));
+    return rc == PMIX_SUCCESS ? (pmix_status_t)s.ninfo : rc;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_IOF_deregister(size_t iofhdlr, const pmix_info_t directives[],
+                                              size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+    pmix_status_t rc;
+    sync_op s;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    if (cbfunc != NULL) {
+        need_progress(ac);
+        ac->pops->lock(ac->pctx);
+        rc = px_client_iof_deregister(ac->client, iofhdlr, directives, ndirs, cbfunc, cbdata);
+        if (rc == PMIX_OPERATION_SUCCEEDED)
+            rc = later(ac, cbfunc, NULL, PMIX_SUCCESS, 0, cbdata);
+        ac->pops->unlock(ac->pctx);
+        return rc;
+    }
+    if (in_callback(ac)) {
+        /* the handler is gone at once; the server is told without waiting */
+        rc = ENGINE(ac,
+                    px_client_iof_deregister(ac->client, iofhdlr, directives, ndirs, NULL, NULL));
+        return rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc;
+    }
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    rc = ENGINE(ac,
+                px_client_iof_deregister(ac->client, iofhdlr, directives, ndirs, sync_op_cb, &s));
+    if (rc == PMIX_OPERATION_SUCCEEDED)
+        return PMIX_SUCCESS;
+    rc = finish(&s, rc);
+    return rc == PMIX_ERR_UNREACH || rc == PMIX_ERR_LOST_CONNECTION ? PMIX_SUCCESS : rc;
+}
+
 /* ---- job control ---- */
 
 PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_t ntargets,
