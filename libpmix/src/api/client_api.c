@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "api/px_api.h"
 #include "common/px_common.h"
@@ -306,17 +305,20 @@ static void declare_model(px_api_client *ac, const pmix_info_t info[], size_t ni
  * "pmix-init", PMIX_EVENT_NON_DEFAULT, range session: the server's tools
  * hear it) and waits until a
  * PMIX_DEBUGGER_RELEASE event reaches it, or until its server is gone (then
- * PMIx_Init goes on and the calls that need the server fail). A release
+ * PMIx_Init goes on and the calls that need the server fail). It waits as
+ * the blocking calls do (the platform's wait), so a simulated process
+ * waits in simulated time. A release
  * with PMIX_EVENT_CUSTOM_RANGE releases only the processes it names. */
 
+/* The wait of one process (on the stack of its PMIx_Init, handed to the
+ * handler as its PMIX_EVENT_RETURN_OBJECT: simulated processes each have
+ * their own). `done` is set, and the waiter woken, once. */
 typedef struct dbg_wait {
-    pthread_mutex_t m;
-    pthread_cond_t cv;
-    bool released;
+    px_api_client *ac;
+    px_wait w;
+    bool done;
     pmix_proc_t self;
 } dbg_wait;
-
-static dbg_wait dbg = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, {"", 0}};
 
 static bool names_me(const pmix_proc_t *p, size_t n, const pmix_proc_t *self)
 {
@@ -327,35 +329,45 @@ static bool names_me(const pmix_proc_t *p, size_t n, const pmix_proc_t *self)
     return false;
 }
 
+/* Whether a release with `info` is for `self`: no PMIX_EVENT_CUSTOM_RANGE,
+ * or one that names it. */
+static bool release_is_mine(const pmix_info_t info[], size_t ninfo, const pmix_proc_t *self)
+{
+    const pmix_info_t *r = px_info_find(info, ninfo, PMIX_EVENT_CUSTOM_RANGE);
+
+    if (r == NULL)
+        return true;
+    if (r->value.type == PMIX_PROC && r->value.data.proc != NULL)
+        return names_me(r->value.data.proc, 1, self);
+    if (r->value.type == PMIX_DATA_ARRAY && r->value.data.darray != NULL &&
+        r->value.data.darray->type == PMIX_PROC)
+        return names_me(r->value.data.darray->array, r->value.data.darray->size, self);
+    return false;
+}
+
+/* Runs on the loop, under the engine lock: for PMIX_DEBUGGER_RELEASE, and
+ * for PMIX_ERR_LOST_CONNECTION (nobody will release us then; the event goes
+ * on to the other handlers). */
 static void dbg_release(size_t id, pmix_status_t status, const pmix_proc_t *source,
                         pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
                         pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
 {
-    const pmix_info_t *r = px_info_find(info, ninfo, PMIX_EVENT_CUSTOM_RANGE);
-    bool mine = true;
+    const pmix_info_t *o = px_info_find(info, ninfo, PMIX_EVENT_RETURN_OBJECT);
+    dbg_wait *d = o != NULL && o->value.type == PMIX_POINTER ? o->value.data.ptr : NULL;
+    bool lost = status == PMIX_ERR_LOST_CONNECTION;
+    bool mine = d != NULL && (lost || release_is_mine(info, ninfo, &d->self));
 
     (void)id;
-    (void)status;
     (void)source;
     (void)results;
     (void)nresults;
-    if (r != NULL) {
-        if (r->value.type == PMIX_PROC && r->value.data.proc != NULL)
-            mine = names_me(r->value.data.proc, 1, &dbg.self);
-        else if (r->value.type == PMIX_DATA_ARRAY && r->value.data.darray != NULL &&
-                 r->value.data.darray->type == PMIX_PROC)
-            mine = names_me(r->value.data.darray->array, r->value.data.darray->size, &dbg.self);
-        else
-            mine = false;
-    }
-    if (mine) {
-        pthread_mutex_lock(&dbg.m);
-        dbg.released = true;
-        pthread_cond_broadcast(&dbg.cv);
-        pthread_mutex_unlock(&dbg.m);
+    if (mine && !d->done) {
+        d->done = true;
+        d->ac->pops->wake(d->ac->pctx, &d->w);
     }
     if (cbfunc != NULL)
-        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+        cbfunc(mine && !lost ? PMIX_EVENT_ACTION_COMPLETE : PMIX_SUCCESS, NULL, 0, NULL, NULL,
+               cbdata);
 }
 
 /* Whether the job data asks this process to stop in PMIx_Init. */
@@ -381,18 +393,20 @@ static bool asked_to_stop(const pmix_proc_t *self)
 
 static void stop_in_init(px_api_client *ac, const pmix_proc_t *self)
 {
-    pmix_status_t code = PMIX_DEBUGGER_RELEASE;
-    pmix_info_t bp[2];
-    bool yes = true;
+    pmix_status_t codes[2] = {PMIX_DEBUGGER_RELEASE, PMIX_ERR_LOST_CONNECTION};
+    pmix_info_t bp[2], obj;
+    dbg_wait d;
+    bool yes = true, up;
     pmix_status_t rc;
 
     if (!asked_to_stop(self))
         return;
-    pthread_mutex_lock(&dbg.m);
-    dbg.self = *self;
-    dbg.released = false;
-    pthread_mutex_unlock(&dbg.m);
-    rc = PMIx_Register_event_handler(&code, 1, NULL, 0, dbg_release, NULL, NULL);
+    memset(&d, 0, sizeof(d));
+    d.ac = ac;
+    d.self = *self;
+    PMIx_Info_load(&obj, PMIX_EVENT_RETURN_OBJECT, &d, PMIX_POINTER);
+    rc = PMIx_Register_event_handler(codes, 2, &obj, 1, dbg_release, NULL, NULL);
+    PMIx_Info_destruct(&obj);
     if (rc < 0) {
         fprintf(stderr, "pmix: PMIx_Init: cannot wait for the debugger (%s): not stopping\n",
                 PMIx_Error_string(rc));
@@ -405,24 +419,11 @@ static void stop_in_init(px_api_client *ac, const pmix_proc_t *self)
     (void)PMIx_Notify_event(PMIX_READY_FOR_DEBUG, self, PMIX_RANGE_SESSION, bp, 2, NULL, NULL);
     PMIx_Info_destruct(&bp[0]);
     PMIx_Info_destruct(&bp[1]);
-    pthread_mutex_lock(&dbg.m);
-    while (!dbg.released) {
-        struct timespec t;
-        bool up;
-        clock_gettime(CLOCK_REALTIME, &t);
-        t.tv_sec += 1;
-        (void)pthread_cond_timedwait(&dbg.cv, &dbg.m, &t);
-        if (dbg.released)
-            break;
-        pthread_mutex_unlock(&dbg.m);
-        ac->pops->lock(ac->pctx);
-        up = px_client_connected(ac->client);
-        ac->pops->unlock(ac->pctx);
-        pthread_mutex_lock(&dbg.m);
-        if (!up)
-            break; /* the server is gone: nobody will release us */
-    }
-    pthread_mutex_unlock(&dbg.m);
+    ac->pops->lock(ac->pctx);
+    up = px_client_connected(ac->client); /* a loss before the handler was there */
+    ac->pops->unlock(ac->pctx);
+    if (up)
+        ac->pops->wait(ac->pctx, &d.w);
     (void)PMIx_Deregister_event_handler((size_t)rc, NULL, NULL);
 }
 

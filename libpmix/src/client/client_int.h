@@ -46,7 +46,7 @@ typedef struct px_req {
 
 typedef struct px_cgroup px_cgroup;
 typedef struct px_ciof px_ciof;
-    /* an output pull of this process (iof.c) */ /* a group this process is a member of (group.c) */
+/* an output pull of this process (iof.c) */ /* a group this process is a member of (group.c) */
 
 typedef struct px_evh {
     struct px_evh *next;
