@@ -13,8 +13,9 @@
  * process table (PMIX_QUERY_PROC_TABLE: rank, host, pid), and collects the
  * stack of each rank that runs on this machine with gdb in batch mode. A
  * rank is on this machine when its pid here is a process whose environment
- * names the job and the rank (PMIX_NAMESPACE, PMIX_RANK): that holds for
- * pmixrun's virtual nodes (--nodes) too, whatever their host names. Ranks
+ * names the job and the rank (PMIX_NAMESPACE, PMIX_RANK): that would hold
+ * for pmixrun's virtual nodes (--nodes) too, whatever their host names,
+ * once a pmixrun with daemons accepts tools (not yet). Ranks
  * on other machines need a collecting daemon per node (a debugger daemon
  * spawned with PMIx_Spawn), which this version does not start: their hosts
  * are named in an error and the exit status is 1.
@@ -36,7 +37,7 @@ static void usage(FILE *f)
                "Print the call stacks of every process of a running job, merged: each\n"
                "distinct stack once, with the ranks whose threads are in it (outermost\n"
                "frame first). Stacks are collected with gdb in batch mode, for the ranks\n"
-               "that run on this machine (pmixrun's virtual nodes included).\n"
+               "that run on this machine; the others' hosts are named in an error.\n"
                "\n"
                "Which job (at most one; default: the newest server of this user that\n"
                "accepts, and every job it runs):\n"
