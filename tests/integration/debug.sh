@@ -98,6 +98,8 @@ if start_job "$work/iof.out" --stop-in-init -n 4 --timeout 120 "$target" hello; 
         grep -q "^iof $r stderr: note from rank $r$" "$work/iof.tool" || fail "IOF: no stderr of rank $r: $(cat "$work/iof.tool")"
     done
     grep -q "^lines 8$" "$work/iof.tool" || fail "IOF: not exactly 8 lines: $(cat "$work/iof.tool")"
+    grep -q "^other namespace PMIX_ERR_NOT_FOUND$" "$work/iof.tool" || fail "IOF: a pull of another namespace: $(grep '^other' "$work/iof.tool")"
+    grep -q "^no channel PMIX_ERR_BAD_PARAM$" "$work/iof.tool" || fail "IOF: a pull of no channel: $(grep '^no channel' "$work/iof.tool")"
     wait "$job"
     rc=$?
     [ "$rc" = 0 ] || fail "IOF job: exit $rc"

@@ -118,6 +118,14 @@ int main(int argc, char **argv)
             return fail("PMIx_IOF_pull", rc);
         iofid = (size_t)rc;
         printf("pulled %s id %zu\n", job, iofid);
+        /* what must be refused: another namespace (pmixrun's host), no
+         * channel (the library) */
+        pmix_proc_t other;
+        PMIX_LOAD_PROCID(&other, "no.such.job", PMIX_RANK_WILDCARD);
+        rc = PMIx_IOF_pull(&other, 1, NULL, 0, PMIX_FWD_STDOUT_CHANNEL, iof_cb, NULL, NULL);
+        printf("other namespace %s\n", rc < 0 ? PMIx_Error_string(rc) : "accepted");
+        rc = PMIx_IOF_pull(&all, 1, NULL, 0, 0, iof_cb, NULL, NULL);
+        printf("no channel %s\n", rc < 0 ? PMIx_Error_string(rc) : "accepted");
         fflush(stdout);
     }
     PMIX_LOAD_PROCID(&target, job,
