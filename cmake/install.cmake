@@ -8,7 +8,7 @@
 #        pmixlab.pc (pmix.pc if asked for)         LIBDIR/pkgconfig/
 #        pmixlabConfig.cmake, PmixsimProgram.cmake LIBDIR/cmake/pmixlab/
 #        the examples' sources                    DOCDIR/examples/
-#   bin  pmixrun, pmixd, pmixsim, pmixps           BINDIR/
+#   bin  pmixrun, pmixd, pmixsim, pmixps, pmixstack         BINDIR/
 #        their man pages                          MANDIR/man1/
 #        the scenarios                            DATADIR/pmixlab/scenarios/
 #        README.md and docs/                      DOCDIR/ (share/doc/pmixlab)
@@ -100,7 +100,7 @@ endif()
 
 # ---- bin: the commands, their man pages, the scenarios, the documentation
 set(PMIXLAB_COMMANDS "")
-foreach(cmd pmixrun pmixd pmixsim pmixps)
+foreach(cmd pmixrun pmixd pmixsim pmixps pmixstack)
   if(TARGET ${cmd})
     list(APPEND PMIXLAB_COMMANDS ${cmd})
   endif()

@@ -31,6 +31,7 @@ endfunction()
 pmixlab_man_page(pmixrun "start a PMIx job on this node or over node daemons")
 pmixlab_man_page(pmixd "the node daemon of a pmixrun --nodes job")
 pmixlab_man_page(pmixps "list the jobs of a running PMIx server and their processes")
+pmixlab_man_page(pmixstack "print the merged call stacks of a running job's processes")
 pmixlab_man_page(pmixsim "run PMIx programs on a simulated cluster (SimGrid)" run)
 
 add_custom_target(pmixlab_man_pages ALL DEPENDS ${PMIXLAB_MAN_PAGES})

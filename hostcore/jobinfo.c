@@ -419,6 +419,10 @@ pmix_status_t px_jobinfo_build(const px_jobmap *m, uint32_t node, px_ivec *out)
     if (m->bindto != NULL) {
         LOAD(out, PMIX_BINDTO, m->bindto, PMIX_STRING);
     }
+    if (m->stop_in_init) {
+        pmix_rank_t all = PMIX_RANK_WILDCARD;
+        LOAD(out, PMIX_DEBUG_STOP_IN_INIT, &all, PMIX_PROC_RANK);
+    }
     if (m->describe_all && (rc = add_maps(m, &l, out)) != PMIX_SUCCESS) {
         goto fail;
     }

@@ -84,6 +84,9 @@ typedef struct px_jobmap {
      * size whatever the job's (what pmixsim does past a few thousand
      * processes). */
     bool describe_all;
+    /* PMIX_DEBUG_STOP_IN_INIT with PMIX_RANK_WILDCARD: every rank waits in
+     * PMIx_Init for a debugger's PMIX_DEBUGGER_RELEASE. */
+    bool stop_in_init;
     /* The host's own keys for one of the registering node's ranks
      * (directories, cpuset, locality), appended to its PMIX_PROC_DATA;
      * NULL for none. A non-success status ends the build with it. */

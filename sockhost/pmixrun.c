@@ -174,6 +174,11 @@ static void usage(FILE *f)
             "                      who reads pmixrun's standard input (default 0: rank 0;\n"
             "                      the others read /dev/null)\n"
             "\n"
+            "Debugging:\n"
+            "  --stop-in-init      every process waits inside PMIx_Init until a tool sends\n"
+            "                      PMIX_DEBUGGER_RELEASE (PMIX_DEBUG_STOP_IN_INIT in the\n"
+            "                      job data); one node only\n"
+            "\n"
             "Signals: SIGUSR1 and SIGUSR2 are forwarded to every process; SIGTSTP stops\n"
             "them (SIGSTOP) and pmixrun, SIGCONT continues them. SIGINT, SIGTERM, SIGHUP,\n"
             "SIGQUIT, SIGALRM and the other signals that would kill pmixrun stop the job\n"
@@ -545,6 +550,8 @@ static int parse_args(job *j, int argc, char **argv)
                 j->merge_stderr = true;
             } else if (strcmp(name, "--report-bindings") == 0) {
                 j->report_bindings = true;
+            } else if (strcmp(name, "--stop-in-init") == 0) {
+                j->stop_in_init = true;
             } else if (strcmp(name, "--allow-run-as-root") == 0) {
                 /* mpirun refuses root without it; pmixrun does not */
             } else if (strcmp(name, "-x") == 0) {
@@ -771,6 +778,9 @@ static int parse_args(job *j, int argc, char **argv)
         bad = "--bind-to is not supported with several nodes or --hostfile yet";
     else if (multi && j->report_bindings)
         bad = "--report-bindings is not supported with several nodes or --hostfile yet";
+    else if (multi && j->stop_in_init)
+        bad = "--stop-in-init is not supported with several nodes or --hostfile yet (the "
+              "release event does not cross daemons)";
     else if (multi && j->output_dir != NULL)
         bad = "--output-filename is not supported with several nodes or --hostfile yet";
     else if (multi && j->stdin_to >= 0 && j->stdin_to != 0)

@@ -73,6 +73,12 @@ typedef struct iof_stream {
     int rank;          /* for the watch's reads: the rank and --tag-output */
     bool tag;
     int job; /* 0: a rank of the first job; N: of the Nth spawned job (tagged "[sN:rank] ") */
+    /* Also offered to the server's pulls (tools' PMIx_IOF_pull), untagged,
+     * as output of `src` on `channel`; srv NULL: not (iof_stream_deliver). */
+    px_server *srv;
+    px_posix *plat;
+    pmix_proc_t src;
+    pmix_iof_channel_t channel;
 } iof_stream;
 
 typedef struct rank_proc {
@@ -161,6 +167,7 @@ typedef struct job {
     bool tag_output;
     bind_kind bind_to;
     bool report_bindings;
+    bool stop_in_init;     /* PMIX_DEBUG_STOP_IN_INIT for every rank (--stop-in-init) */
     bool no_oversubscribe; /* refuse more processes than cores on a node */
     bool merge_stderr;     /* a rank's stderr goes into its stdout */
     char *output_dir;      /* --output-filename: absolute, with "/1" unless nojobid */
@@ -389,6 +396,11 @@ void iof_stream_init(iof_stream *s, int fd, iof_out *out);
 /* Read the stream from the job's loop as its output comes (iof_stream_read
  * with `rank` and `tag`); the watch goes when the stream closes. 0 or -1. */
 int iof_stream_watch(iof_stream *s, px_posix *p, int rank, bool tag);
+/* Offer what the stream forwards to `srv`'s pulls too (px_server_iof_deliver,
+ * under the engine lock of `p`), as output of rank `rank` of `nspace` on
+ * `channel` (PMIX_FWD_STDOUT_CHANNEL or _STDERR_). */
+void iof_stream_deliver(iof_stream *s, px_server *srv, px_posix *p, const char *nspace, int rank,
+                        pmix_iof_channel_t channel);
 /* Read what is there and forward complete lines. false once the pipe is at
  * EOF (it is then closed and any partial line flushed). */
 bool iof_stream_read(iof_stream *s, int rank, bool tag);

@@ -14,6 +14,9 @@
  * work. Writing to our own stdout and stderr blocks (they are whatever we
  * were given), and so does the whole loop while they do not drain.
  *
+ * Each piece is also offered to the server (px_server_iof_deliver), untagged,
+ * for the tools that pulled the rank's output (PMIx_IOF_pull).
+ *
  * pmixrun's stdin (--stdin) is read one chunk at a time, and a chunk goes
  * to every target rank's pipe before the next is read: iof_stdin_arm says
  * before each turn of the loop which of the two to wait for.
@@ -44,6 +47,17 @@ void iof_stream_init(iof_stream *s, int fd, iof_out *out)
     s->w = NULL;
     s->rank = 0;
     s->tag = false;
+    s->srv = NULL;
+    s->plat = NULL;
+}
+
+void iof_stream_deliver(iof_stream *s, px_server *srv, px_posix *p, const char *nspace, int rank,
+                        pmix_iof_channel_t channel)
+{
+    s->srv = srv;
+    s->plat = p;
+    PMIX_LOAD_PROCID(&s->src, nspace, (pmix_rank_t)rank);
+    s->channel = channel;
 }
 
 static void stream_ready(void *arg, unsigned what)
@@ -109,6 +123,11 @@ static void emit(iof_stream *s, const char *p, size_t len, int rank, bool tag, b
     }
     out_write(s->out, iov, n);
     s->line_start = complete;
+    if (s->srv != NULL) {
+        px_posix_ops()->lock(s->plat);
+        (void)px_server_iof_deliver(s->srv, &s->src, s->channel, p, len);
+        px_posix_ops()->unlock(s->plat);
+    }
 }
 
 static void forward_lines(iof_stream *s, int rank, bool tag)

@@ -505,6 +505,28 @@ static pmix_status_t up_spawn(void *hctx, const pmix_proc_t *proc, const pmix_in
     return j->spawn(hctx, proc, job_info, ninfo, apps, napps, cbfunc, cbdata);
 }
 
+/* A tool's (or a rank's) PMIx_IOF_pull: every rank's output is offered to
+ * the server as it is forwarded (iof_stream_deliver), so a pull of this
+ * job's ranks is accepted; of another namespace, refused. */
+static pmix_status_t up_iof_pull(void *hctx, const pmix_proc_t *requestor,
+                                 const pmix_proc_t procs[], size_t nprocs, const pmix_info_t dirs[],
+                                 size_t ndirs, pmix_iof_channel_t channels, pmix_op_cbfunc_t cbfunc,
+                                 void *cbdata)
+{
+    job *j = hctx;
+
+    (void)requestor;
+    (void)dirs;
+    (void)ndirs;
+    (void)channels;
+    (void)cbfunc;
+    (void)cbdata;
+    for (size_t i = 0; i < nprocs; i++)
+        if (!PMIx_Check_nspace(procs[i].nspace, j->nspace))
+            return PMIX_ERR_NOT_FOUND;
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
 static const px_server_host host = {
     .version = PX_SERVER_HOST_VERSION,
     .client_connected = up_connected,
@@ -521,6 +543,7 @@ static const px_server_host host = {
     .tool_connected = tool_connected_up, /* pmixrun_tool.c */
     .query = tool_query_up,
     .spawn = up_spawn,
+    .iof_pull = up_iof_pull,
 };
 
 /* ---- the loop and the server ---- */
@@ -723,6 +746,7 @@ int job_register(job *j)
         .tmpdir = j->topdir,
         .nsdir = j->nsdir,
         .describe_all = true,
+        .stop_in_init = j->stop_in_init,
         .local_keys = local_keys,
         .ctx = j,
     };

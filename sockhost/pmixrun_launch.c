@@ -309,6 +309,10 @@ int launch_rank(job *j, rank_proc *r)
         iof_stream_init(&r->err, errp[0],
                         j->output_copy || j->output_dir == NULL ? &j->outs[2] : NULL);
     }
+    if (j->srv != NULL) {
+        iof_stream_deliver(&r->out, j->srv, j->plat, j->nspace, r->rank, PMIX_FWD_STDOUT_CHANNEL);
+        iof_stream_deliver(&r->err, j->srv, j->plat, j->nspace, r->rank, PMIX_FWD_STDERR_CHANNEL);
+    }
     if (r->files[0].fd >= 0)
         r->out.file = &r->files[0];
     if (r->files[1].fd >= 0)

@@ -67,6 +67,13 @@
  *   SPAWN_DONE s->c i32 status, str nspace (the new
  *                   job's, "" on failure)
  *
+ *   IOF_PULL  c->s  u32 id (the asker's handler), procs, u16 channels
+ *                   (PMIX_FWD_*), info directives     reply: REPLY
+ *   IOF_DATA  s->c  (tag 0) proc source, u16 channel, bytes: output of a
+ *                   process some pull of the receiver matches (once per
+ *                   receiver, whatever number of its pulls match)
+ *   IOF_DEREG c->s  u32 id: that pull ends               reply: REPLY
+ *
  * A server that does not understand a message drops the client (protocol
  * error); a client that receives a reply with an unknown tag ignores it
  * (the request timed out and was forgotten).
@@ -77,8 +84,8 @@
 /* 4: the fence page's header grew the clients' collect (cseq, fill, hw,
  * the slot arrays); a client of an older build is refused at HELLO.
  * 5: QUERY (process sets), which a server of version 4 would take for a
- * protocol error. */
-/* 6: SPAWN, which a server of version 5 would take for a protocol error. */
+ * protocol error. 6: SPAWN, IOF_PULL, IOF_DATA and IOF_DEREG (the same
+ * reason). */
 #define PX_PROTOCOL 6
 
 enum px_msg_type {
@@ -107,6 +114,10 @@ enum px_msg_type {
     PX_MSG_QUERY = 23,
     PX_MSG_SPAWN = 24,
     PX_MSG_SPAWN_DONE = 25,
+    PX_MSG_IOF_PULL = 28,
+    PX_MSG_IOF_DATA = 29,
+    PX_MSG_IOF_DEREG = 30,
+    /* 31 is kept for IOF_PUSH (stdin to ranks), not there yet */
 };
 
 /* Most application contexts in one SPAWN; more is a protocol error. */

@@ -296,6 +296,137 @@ static void declare_model(px_api_client *ac, const pmix_info_t info[], size_t ni
     ac->pops->unlock(ac->pctx);
 }
 
+/* ---- stop in init (PMIX_DEBUG_STOP_IN_INIT) ----
+ *
+ * A job launched for a debugger carries PMIX_DEBUG_STOP_IN_INIT in its job
+ * data: PMIX_PROC_RANK (this rank, or PMIX_RANK_WILDCARD for all; the
+ * Standard's type) or a PMIX_BOOL (older launchers). Such a process, in its
+ * first PMIx_Init, announces PMIX_READY_FOR_DEBUG (PMIX_BREAKPOINT
+ * "pmix-init", PMIX_EVENT_NON_DEFAULT, range session: the server's tools
+ * hear it) and waits until a
+ * PMIX_DEBUGGER_RELEASE event reaches it, or until its server is gone (then
+ * PMIx_Init goes on and the calls that need the server fail). It waits as
+ * the blocking calls do (the platform's wait), so a simulated process
+ * waits in simulated time. A release
+ * with PMIX_EVENT_CUSTOM_RANGE releases only the processes it names. */
+
+/* The wait of one process (on the stack of its PMIx_Init, handed to the
+ * handler as its PMIX_EVENT_RETURN_OBJECT: simulated processes each have
+ * their own). `done` is set, and the waiter woken, once. */
+typedef struct dbg_wait {
+    px_api_client *ac;
+    px_wait w;
+    bool done;
+    pmix_proc_t self;
+} dbg_wait;
+
+static bool names_me(const pmix_proc_t *p, size_t n, const pmix_proc_t *self)
+{
+    for (size_t i = 0; i < n; i++)
+        if (PMIx_Check_nspace(p[i].nspace, self->nspace) &&
+            (p[i].rank == PMIX_RANK_WILDCARD || p[i].rank == self->rank))
+            return true;
+    return false;
+}
+
+/* Whether a release with `info` is for `self`: no PMIX_EVENT_CUSTOM_RANGE,
+ * or one that names it. */
+static bool release_is_mine(const pmix_info_t info[], size_t ninfo, const pmix_proc_t *self)
+{
+    const pmix_info_t *r = px_info_find(info, ninfo, PMIX_EVENT_CUSTOM_RANGE);
+
+    if (r == NULL)
+        return true;
+    if (r->value.type == PMIX_PROC && r->value.data.proc != NULL)
+        return names_me(r->value.data.proc, 1, self);
+    if (r->value.type == PMIX_DATA_ARRAY && r->value.data.darray != NULL &&
+        r->value.data.darray->type == PMIX_PROC)
+        return names_me(r->value.data.darray->array, r->value.data.darray->size, self);
+    return false;
+}
+
+/* Runs on the loop, under the engine lock: for PMIX_DEBUGGER_RELEASE, and
+ * for PMIX_ERR_LOST_CONNECTION (nobody will release us then; the event goes
+ * on to the other handlers). */
+static void dbg_release(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                        pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                        pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    const pmix_info_t *o = px_info_find(info, ninfo, PMIX_EVENT_RETURN_OBJECT);
+    dbg_wait *d = o != NULL && o->value.type == PMIX_POINTER ? o->value.data.ptr : NULL;
+    bool lost = status == PMIX_ERR_LOST_CONNECTION;
+    bool mine = d != NULL && (lost || release_is_mine(info, ninfo, &d->self));
+
+    (void)id;
+    (void)source;
+    (void)results;
+    (void)nresults;
+    if (mine && !d->done) {
+        d->done = true;
+        d->ac->pops->wake(d->ac->pctx, &d->w);
+    }
+    if (cbfunc != NULL)
+        cbfunc(mine && !lost ? PMIX_EVENT_ACTION_COMPLETE : PMIX_SUCCESS, NULL, 0, NULL, NULL,
+               cbdata);
+}
+
+/* Whether the job data asks this process to stop in PMIx_Init. */
+static bool asked_to_stop(const pmix_proc_t *self)
+{
+    pmix_proc_t wild;
+    pmix_value_t *v = NULL;
+    pmix_info_t opt;
+    bool yes = true, stop = false;
+
+    PMIX_LOAD_PROCID(&wild, self->nspace, PMIX_RANK_WILDCARD);
+    PMIx_Info_load(&opt, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    if (PMIx_Get(&wild, PMIX_DEBUG_STOP_IN_INIT, &opt, 1, &v) == PMIX_SUCCESS && v != NULL) {
+        if (v->type == PMIX_BOOL)
+            stop = v->data.flag;
+        else if (v->type == PMIX_PROC_RANK)
+            stop = v->data.rank == PMIX_RANK_WILDCARD || v->data.rank == self->rank;
+        PMIx_Value_free(v, 1);
+    }
+    PMIx_Info_destruct(&opt);
+    return stop;
+}
+
+static void stop_in_init(px_api_client *ac, const pmix_proc_t *self)
+{
+    pmix_status_t codes[2] = {PMIX_DEBUGGER_RELEASE, PMIX_ERR_LOST_CONNECTION};
+    pmix_info_t bp[2], obj;
+    dbg_wait d;
+    bool yes = true, up;
+    pmix_status_t rc;
+
+    if (!asked_to_stop(self))
+        return;
+    memset(&d, 0, sizeof(d));
+    d.ac = ac;
+    d.self = *self;
+    PMIx_Info_load(&obj, PMIX_EVENT_RETURN_OBJECT, &d, PMIX_POINTER);
+    rc = PMIx_Register_event_handler(codes, 2, &obj, 1, dbg_release, NULL, NULL);
+    PMIx_Info_destruct(&obj);
+    if (rc < 0) {
+        fprintf(stderr, "pmix: PMIx_Init: cannot wait for the debugger (%s): not stopping\n",
+                PMIx_Error_string(rc));
+        return;
+    }
+    /* not for default handlers: the other ranks hear it too, and libraries
+     * such as Open MPI abort on what reaches theirs (declare_model) */
+    PMIx_Info_load(&bp[0], PMIX_BREAKPOINT, "pmix-init", PMIX_STRING);
+    PMIx_Info_load(&bp[1], PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
+    (void)PMIx_Notify_event(PMIX_READY_FOR_DEBUG, self, PMIX_RANGE_SESSION, bp, 2, NULL, NULL);
+    PMIx_Info_destruct(&bp[0]);
+    PMIx_Info_destruct(&bp[1]);
+    ac->pops->lock(ac->pctx);
+    up = px_client_connected(ac->client); /* a loss before the handler was there */
+    ac->pops->unlock(ac->pctx);
+    if (up)
+        ac->pops->wait(ac->pctx, &d.w);
+    (void)PMIx_Deregister_event_handler((size_t)rc, NULL, NULL);
+}
+
 PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
 {
     px_api_client *ac;
@@ -303,6 +434,8 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     const pmix_info_t *ep;
     int want_ext = -1;
     char err[256] = "";
+    bool first = false;
+    pmix_proc_t self;
     sync_op s;
 
     ac = current();
@@ -343,11 +476,15 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     }
     ac->external_progress = want_ext;
     ac->refcount = 1;
+    first = true;
 done:
+    self = *px_client_self(ac->client);
     if (proc != NULL)
-        *proc = *px_client_self(ac->client);
+        *proc = self;
     pthread_mutex_unlock(&ac->init_lock);
     declare_model(ac, info, ninfo);
+    if (first)
+        stop_in_init(ac, &self);
     return PMIX_SUCCESS;
 }
 
@@ -814,6 +951,81 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
         rc = later(ac, cbfunc, NULL, rc, 0, cbdata);
     ac->pops->unlock(ac->pctx);
     return rc;
+}
+
+/* ---- output forwarding (client/iof.c) ---- */
+
+static void sync_reg_cb(pmix_status_t status, size_t id, void *cbdata)
+{
+    sync_op *s = cbdata;
+
+    s->status = status;
+    s->ninfo = id;
+    s->ac->pops->wake(s->ac->pctx, &s->w);
+}
+
+/* PMIx_IOF_pull: with regcbfunc NULL it blocks until the server answered
+ * and returns the handler's id (positive) or an error, as the event
+ * registration does. The channels asked are PMIX_FWD_STDOUT_CHANNEL,
+ * _STDERR_ and _STDDIAG_; PMIX_IOF_TAG_OUTPUT applies where cbfunc is
+ * NULL (the library writes the output to this process's stdout/stderr). */
+PMIX_EXPORT pmix_status_t PMIx_IOF_pull(const pmix_proc_t procs[], size_t nprocs,
+                                        const pmix_info_t directives[], size_t ndirs,
+                                        pmix_iof_channel_t channel, pmix_iof_cbfunc_t cbfunc,
+                                        pmix_hdlr_reg_cbfunc_t regcbfunc, void *regcbdata)
+{
+    px_api_client *ac = ready();
+    pmix_status_t rc;
+    size_t id = 0;
+    sync_op s;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    need_progress(ac); /* output comes from the loop */
+    if (regcbfunc != NULL)
+        return ENGINE(ac, px_client_iof_pull(ac->client, procs, nprocs, directives, ndirs, channel,
+                                             cbfunc, regcbfunc, regcbdata, &id));
+    if (in_callback(ac))
+        return PMIX_ERR_WOULD_BLOCK;
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    rc = finish(&s, ENGINE(ac, px_client_iof_pull(ac->client, procs, nprocs, directives, ndirs,
+                                                  channel, cbfunc, sync_reg_cb, &s, &id)));
+    return rc == PMIX_SUCCESS ? (pmix_status_t)s.ninfo : rc;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_IOF_deregister(size_t iofhdlr, const pmix_info_t directives[],
+                                              size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+    pmix_status_t rc;
+    sync_op s;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    if (cbfunc != NULL) {
+        need_progress(ac);
+        ac->pops->lock(ac->pctx);
+        rc = px_client_iof_deregister(ac->client, iofhdlr, directives, ndirs, cbfunc, cbdata);
+        if (rc == PMIX_OPERATION_SUCCEEDED)
+            rc = later(ac, cbfunc, NULL, PMIX_SUCCESS, 0, cbdata);
+        ac->pops->unlock(ac->pctx);
+        return rc;
+    }
+    if (in_callback(ac)) {
+        /* the handler is gone at once; the server is told without waiting */
+        rc = ENGINE(ac,
+                    px_client_iof_deregister(ac->client, iofhdlr, directives, ndirs, NULL, NULL));
+        return rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc;
+    }
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    rc = ENGINE(ac,
+                px_client_iof_deregister(ac->client, iofhdlr, directives, ndirs, sync_op_cb, &s));
+    if (rc == PMIX_OPERATION_SUCCEEDED)
+        return PMIX_SUCCESS;
+    rc = finish(&s, rc);
+    return rc == PMIX_ERR_UNREACH || rc == PMIX_ERR_LOST_CONNECTION ? PMIX_SUCCESS : rc;
 }
 
 /* ---- job control ---- */

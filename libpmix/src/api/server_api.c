@@ -395,6 +395,27 @@ static pmix_status_t ad_spawn(void *hctx, const pmix_proc_t *proc, const pmix_in
     return rc;
 }
 
+/* A tool's or client's pull: the module's iof_pull says whether the host
+ * will deliver (PMIx_server_IOF_deliver); a module without one does not. */
+static pmix_status_t ad_iof_pull(void *hctx, const pmix_proc_t *requestor,
+                                 const pmix_proc_t procs[], size_t nprocs, const pmix_info_t dirs[],
+                                 size_t ndirs, pmix_iof_channel_t channels, pmix_op_cbfunc_t cbfunc,
+                                 void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    pmix_status_t rc;
+
+    (void)requestor;
+    if (m->iof_pull == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if ((w = px_defer_wrap_op(S.defer, cbfunc, cbdata)) == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = m->iof_pull(procs, nprocs, dirs, ndirs, channels, px_defer_op_cb, w);
+    px_defer_wrap_done(w, rc);
+    return rc;
+}
+
 static const px_server_host adapter = {
     .version = PX_SERVER_HOST_VERSION,
     .client_connected = ad_connected,
@@ -411,6 +432,7 @@ static const px_server_host adapter = {
     .tool_connected = ad_tool,
     .query = ad_query,
     .spawn = ad_spawn,
+    .iof_pull = ad_iof_pull,
 };
 
 /* ---- rendezvous files for tools ---- */
@@ -882,6 +904,29 @@ pmix_status_t px_api_server_deregister_event(size_t ref, pmix_op_cbfunc_t cbfunc
     if (rc == PMIX_SUCCESS)
         rc = px_defer_op(S.defer, cbfunc, PMIX_SUCCESS, cbdata);
     return rc;
+}
+
+/* PMIx_server_IOF_deliver: a host's process output, sent to the clients
+ * and tools whose pulls match it (server/iof.c). The bytes are copied into
+ * the messages before this returns; cbfunc runs later from the loop. */
+PMIX_EXPORT pmix_status_t PMIx_server_IOF_deliver(const pmix_proc_t *source,
+                                                  pmix_iof_channel_t channel,
+                                                  const pmix_byte_object_t *bo,
+                                                  const pmix_info_t info[], size_t ninfo,
+                                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)info;
+    (void)ninfo;
+    if (!S.active)
+        return PMIX_ERR_INIT;
+    if (source == NULL || bo == NULL || (bo->bytes == NULL && bo->size > 0) ||
+        (channel != PMIX_FWD_STDOUT_CHANNEL && channel != PMIX_FWD_STDERR_CHANNEL &&
+         channel != PMIX_FWD_STDDIAG_CHANNEL))
+        return PMIX_ERR_BAD_PARAM;
+    px_posix_ops()->lock(S.posix);
+    (void)px_server_iof_deliver(S.srv, source, channel, bo->bytes, bo->size);
+    px_posix_ops()->unlock(S.posix);
+    return px_defer_op(S.defer, cbfunc, PMIX_SUCCESS, cbdata);
 }
 
 pmix_status_t px_api_server_notify(pmix_status_t status, const pmix_proc_t *source,

@@ -49,6 +49,7 @@ void px_client_destroy(px_client *c)
     while (c->reqs != NULL)
         px_cli_req_free(c, c->reqs);
     px_cli_events_destroy(c);
+    px_cli_iof_destroy(c);
     px_cli_groups_destroy(c);
     px_store_destroy(c->store);
     px_buf_fini(&c->prec);
@@ -523,6 +524,8 @@ static pmix_status_t dispatch(px_client *c, const void *frame, size_t len, px_cl
     }
     if (hdr.type == PX_MSG_EVENT)
         return px_cli_event_msg(c, &b);
+    if (hdr.type == PX_MSG_IOF_DATA)
+        return px_cli_iof_msg(c, &b);
     r = find_req(c, hdr.tag);
     if (r == NULL) {
         rc = PMIX_SUCCESS; /* timed out and answered already */

@@ -47,6 +47,7 @@ typedef struct px_req {
 
 typedef struct px_cgroup px_cgroup; /* a group this process is a member of (group.c) */
 typedef struct px_cginfo px_cginfo; /* a member's group information (group.c) */
+typedef struct px_ciof px_ciof;     /* an output pull of this process (iof.c) */
 
 typedef struct px_evh {
     struct px_evh *next;
@@ -118,6 +119,8 @@ struct px_client {
      * server. */
     bool tool;
     pmix_proc_t server;
+    px_ciof *iofs; /* output pulls, in pull order (iof.c) */
+    size_t next_iofid;
 };
 
 /* client.c */
@@ -179,5 +182,8 @@ void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *s
                         pmix_data_range_t range, const pmix_info_t *info, size_t ninfo);
 pmix_status_t px_cli_event_msg(px_client *c, px_buf *b);
 void px_cli_events_destroy(px_client *c);
+/* iof.c: an IOF_DATA frame (payload), and the pulls when the client goes */
+pmix_status_t px_cli_iof_msg(px_client *c, px_buf *b);
+void px_cli_iof_destroy(px_client *c);
 
 #endif /* PX_CLIENT_INT_H */

@@ -203,4 +203,22 @@ pmix_status_t px_client_spawn(px_client *c, const pmix_info_t job_info[], size_t
                               const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
                               void *cbdata);
 
+/* Output forwarding (client/iof.c). iof_pull registers a handler for the
+ * output of `procs` on `channels` and asks the server: it returns
+ * PMIX_SUCCESS with the handler's id in *id, and calls regcb (if not NULL)
+ * once with the server's answer and the id (SIZE_MAX and no handler if it
+ * refused); or it returns an error (PMIX_ERR_BAD_PARAM for no process or
+ * no channel, PMIX_ERR_INIT, PMIX_ERR_UNREACH) and calls nothing. Output
+ * then comes to cbfunc (borrowed bytes), or with cbfunc NULL is written to
+ * this process's stdout/stderr (PMIX_IOF_TAG_OUTPUT: each line tagged
+ * "[nspace,rank]<stdout>: "). iof_deregister drops the handler at once
+ * and tells the server (PMIX_OPERATION_SUCCEEDED when there is no server
+ * to tell, PMIX_ERR_NOT_FOUND for an unknown id). */
+pmix_status_t px_client_iof_pull(px_client *c, const pmix_proc_t procs[], size_t nprocs,
+                                 const pmix_info_t dirs[], size_t ndirs,
+                                 pmix_iof_channel_t channels, pmix_iof_cbfunc_t cbfunc,
+                                 pmix_hdlr_reg_cbfunc_t regcb, void *regcbdata, size_t *id);
+pmix_status_t px_client_iof_deregister(px_client *c, size_t id, const pmix_info_t dirs[],
+                                       size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata);
+
 #endif /* PX_CLIENT_H */

@@ -32,11 +32,12 @@
 #include "px_platform.h"
 
 /* 2: the group upcall was appended; 3: publish, lookup and unpublish;
- * 4: tool_connected and query; 6: spawn. A table of an older version (from
- * 1) is still accepted: the upcalls it lacks count as NULL (no group
- * upcall; PMIX_ERR_NOT_SUPPORTED for publish, lookup and spawn; tools
- * refused, and the queries only a host answers unanswered). */
-#define PX_SERVER_HOST_VERSION 6
+ * 4: tool_connected and query; 6: spawn; 7: iof_pull. A table of an
+ * older version (from 1) is still accepted: the upcalls it lacks count as
+ * NULL (no group upcall; PMIX_ERR_NOT_SUPPORTED for publish, lookup, spawn
+ * and output pulls; tools refused, and the queries only a host answers
+ * unanswered). */
+#define PX_SERVER_HOST_VERSION 7
 #define PX_SERVER_HOST_VERSION_MIN 1
 
 typedef struct px_server px_server;
@@ -222,6 +223,21 @@ typedef struct px_server_host {
     pmix_status_t (*spawn)(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
                            size_t ninfo, const pmix_app_t apps[], size_t napps,
                            pmix_spawn_cbfunc_t cbfunc, void *cbdata);
+
+    /* ---- version 7 ---- */
+
+    /* PMIx_IOF_pull from `requestor` (a client or a tool): the output of
+     * `procs` (a rank, or PMIX_RANK_WILDCARD for a whole namespace) on
+     * `channels` (PMIX_FWD_STDOUT_CHANNEL...), with the asker's
+     * directives; all borrowed for the call. The server keeps the
+     * subscription; the host says whether it will deliver that output
+     * (px_server_iof_deliver): PMIX_OPERATION_SUCCEEDED (yes, now),
+     * PMIX_SUCCESS and cbfunc later with the outcome, or an error to
+     * refuse (no call). If NULL (or the table is older), pulls get
+     * PMIX_ERR_NOT_SUPPORTED. */
+    pmix_status_t (*iof_pull)(void *hctx, const pmix_proc_t *requestor, const pmix_proc_t procs[],
+                              size_t nprocs, const pmix_info_t directives[], size_t ndirs,
+                              pmix_iof_channel_t channels, pmix_op_cbfunc_t cbfunc, void *cbdata);
 } px_server_host;
 
 /* Create a server. `hops`/`hctx` are the host, `pops`/`pctx` the platform;
@@ -278,6 +294,12 @@ void px_server_notify(px_server *s, pmix_status_t status, const pmix_proc_t *sou
  * something (the end of a job it spawned with PMIX_NOTIFY_COMPLETION). */
 void px_server_notify_proc(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                            const pmix_proc_t *target, const pmix_info_t info[], size_t ninfo);
+
+/* Output of local process `source` on `channel` (one PMIX_FWD_*_CHANNEL
+ * bit): sent to every client and tool with a pull that matches it, once
+ * each. Returns how many it was sent to. The bytes are borrowed. */
+size_t px_server_iof_deliver(px_server *s, const pmix_proc_t *source, pmix_iof_channel_t channel,
+                             const void *data, size_t len);
 
 /* Process sets (the Standard's PMIx_server_define_process_set and
  * PMIx_server_delete_process_set). Define records the set `name` with a

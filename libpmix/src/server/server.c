@@ -88,6 +88,7 @@ void px_server_destroy(px_server *s)
     }
     while (s->clients != NULL) {
         px_sclient *n = s->clients->next;
+        px_srv_iof_client_gone(s, s->clients);
         free(s->clients);
         s->clients = n;
     }
@@ -306,6 +307,7 @@ void px_server_deregister_client(px_server *s, const pmix_proc_t *proc)
     px_srv_get_client_gone(s, c);
     px_srv_fence_client_gone(s, c);
     px_srv_group_client_gone(s, c);
+    px_srv_iof_client_gone(s, c);
     for (px_sclient **pp = &s->clients; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == c) {
             *pp = c->next;
@@ -863,6 +865,8 @@ static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, 
         case PX_MSG_LOOKUP: rc = px_srv_lookup(s, c, hdr.tag, &b); break;
         case PX_MSG_UNPUBLISH: rc = px_srv_unpublish(s, c, hdr.tag, &b); break;
         case PX_MSG_SPAWN: rc = px_srv_spawn(s, c, hdr.tag, &b); break;
+        case PX_MSG_IOF_PULL: rc = px_srv_iof_pull(s, c, hdr.tag, &b); break;
+        case PX_MSG_IOF_DEREG: rc = px_srv_iof_dereg(s, c, hdr.tag, &b); break;
         case PX_MSG_NOPAGE:
             if (c->tool)
                 break;

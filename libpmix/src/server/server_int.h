@@ -202,6 +202,8 @@ typedef struct px_gtrk {
     px_buf ginfo;
 } px_gtrk;
 
+typedef struct px_siof px_siof; /* an output subscription (iof.c) */
+
 struct px_server {
     const px_server_host *hops;
     void *hctx;
@@ -210,6 +212,7 @@ struct px_server {
     px_store *store;
     px_nspace *nspaces;
     px_sclient *clients;
+    px_siof *iofs; /* output subscriptions of clients and tools (iof.c) */
     px_sconn *conns;
     px_tracker *trackers;
     px_tomb *tombs;
@@ -243,6 +246,11 @@ bool px_srv_is_departed(px_server *s, const pmix_proc_t *proc);
  * NULL); dropped if `c` has no connection. */
 void px_srv_send(px_server *s, px_sclient *c, px_buf *b);
 void px_srv_send_region(px_server *s, px_sclient *c, px_buf *b, px_region *region);
+/* iof.c: IOF_PULL and IOF_DEREG, and a client's subscriptions when it goes */
+pmix_status_t px_srv_iof_pull(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+pmix_status_t px_srv_iof_dereg(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+void px_srv_iof_client_gone(px_server *s, px_sclient *c);
+
 void px_srv_reply_status(px_server *s, px_sclient *c, uint16_t type, uint32_t tag,
                          pmix_status_t status);
 void px_srv_logf(px_server *s, px_log_level level, const char *fmt, ...)

@@ -1,0 +1,60 @@
+/*
+ * debug_target - a client for the tool tests (tests/integration/debug.sh):
+ * something for a tool to look at.
+ *
+ *   debug_target hang     every rank but the last calls PMIx_Fence; the last
+ *                         sleeps (100 s) and never arrives, so the others
+ *                         wait in the fence: what pmixstack should show
+ *   debug_target hello    PMIx_Init, then "hello from rank R of N" on stdout
+ *                         and "note from rank R" on stderr, PMIx_Finalize
+ *
+ * Exits 0 unless a call fails (its status on stderr).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pmix.h>
+
+int main(int argc, char **argv)
+{
+    pmix_proc_t me, wild;
+    pmix_value_t *val = NULL;
+    uint32_t size = 0;
+    pmix_status_t rc;
+
+    if (argc != 2 || (strcmp(argv[1], "hang") != 0 && strcmp(argv[1], "hello") != 0)) {
+        fprintf(stderr, "usage: debug_target hang|hello\n");
+        return 2;
+    }
+    rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "debug_target: PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val);
+    if (rc != PMIX_SUCCESS || val == NULL || val->type != PMIX_UINT32) {
+        fprintf(stderr, "debug_target: PMIX_JOB_SIZE: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    size = val->data.uint32;
+    PMIX_VALUE_RELEASE(val);
+
+    if (strcmp(argv[1], "hang") == 0) {
+        if (me.rank == size - 1) {
+            sleep(100);
+        } else {
+            rc = PMIx_Fence(NULL, 0, NULL, 0);
+            fprintf(stderr, "debug_target: rank %u: the fence ended: %s\n", me.rank,
+                    PMIx_Error_string(rc));
+        }
+    } else {
+        printf("hello from rank %u of %u\n", me.rank, size);
+        fflush(stdout);
+        fprintf(stderr, "note from rank %u\n", me.rank);
+    }
+    rc = PMIx_Finalize(NULL, 0);
+    return rc == PMIX_SUCCESS ? 0 : 1;
+}

@@ -1,0 +1,162 @@
+/*
+ * debug_tool - a debugger's front end reduced to what the tests
+ * (tests/integration/debug.sh) need, written against the Standard's tool
+ * API only (<pmix_tool.h>).
+ *
+ *   debug_tool release PID [RANK]
+ *       attach to the pmixrun of pid PID (PMIX_SERVER_PIDINFO), take its
+ *       job (PMIX_QUERY_NAMESPACES) and send PMIX_DEBUGGER_RELEASE with
+ *       PMIX_RANGE_CUSTOM to the job's processes (PMIX_EVENT_CUSTOM_RANGE:
+ *       all of them, or rank RANK only)
+ *
+ *   debug_tool iof PID [tag]
+ *       attach the same way, PMIx_IOF_pull the stdout and stderr of every
+ *       rank of the job, release it as above, and print each chunk as
+ *       "iof RANK stdout|stderr: TEXT" until 2 lines per rank came (at
+ *       most 30 s); then PMIx_IOF_deregister. With "tag": no callback and
+ *       PMIX_IOF_TAG_OUTPUT, so the library writes the output itself,
+ *       tagged; the tool then waits until pmixrun (PID) is gone.
+ *
+ * Prints "released NSPACE RANK|all" and exits 0, or prints the failed call
+ * and exits 1.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdbool.h>
+
+#include <pmix_tool.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int lines;
+
+static void iof_cb(size_t id, pmix_iof_channel_t channel, pmix_proc_t *source,
+                   pmix_byte_object_t *bo, pmix_info_t info[], size_t ninfo)
+{
+    (void)id;
+    (void)info;
+    (void)ninfo;
+    pthread_mutex_lock(&lock);
+    printf("iof %u %s: %.*s", source->rank,
+           channel == PMIX_FWD_STDOUT_CHANNEL ? "stdout" : "stderr", (int)bo->size, bo->bytes);
+    fflush(stdout);
+    for (size_t i = 0; i < bo->size; i++)
+        lines += bo->bytes[i] == '\n';
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&lock);
+}
+
+static int fail(const char *what, pmix_status_t rc)
+{
+    printf("error %s %s\n", what, PMIx_Error_string(rc));
+    PMIx_tool_finalize();
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    pmix_proc_t me, target;
+    pmix_info_t attr, range;
+    pmix_query_t *q;
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    pid_t pid;
+    pmix_status_t rc;
+    char job[PMIX_MAX_NSLEN + 1];
+
+    bool iof = argc >= 3 && strcmp(argv[1], "iof") == 0;
+    bool tag = iof && argc == 4 && strcmp(argv[3], "tag") == 0;
+    if (argc < 3 || argc > 4 || (strcmp(argv[1], "release") != 0 && !iof) ||
+        (iof && argc == 4 && !tag)) {
+        fprintf(stderr, "usage: debug_tool release PID [RANK] | iof PID [tag]\n");
+        return 2;
+    }
+    pid = (pid_t)atol(argv[2]);
+    PMIx_Info_load(&attr, PMIX_SERVER_PIDINFO, &pid, PMIX_PID);
+    rc = PMIx_tool_init(&me, &attr, 1);
+    PMIx_Info_destruct(&attr);
+    if (rc != PMIX_SUCCESS) {
+        printf("error PMIx_tool_init %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    q = PMIx_Query_create(1);
+    PMIx_Argv_append_nosize(&q->keys, PMIX_QUERY_NAMESPACES);
+    rc = PMIx_Query_info(q, 1, &res, &nres);
+    PMIx_Query_free(q, 1);
+    if (rc != PMIX_SUCCESS || nres < 1 || res[0].value.type != PMIX_STRING)
+        return fail("PMIX_QUERY_NAMESPACES", rc == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : rc);
+    snprintf(job, sizeof(job), "%.*s", (int)strcspn(res[0].value.data.string, ","),
+             res[0].value.data.string);
+    PMIx_Info_free(res, nres);
+
+    size_t iofid = 0;
+    uint32_t size = 0;
+    if (iof) {
+        pmix_proc_t all;
+        pmix_info_t dir;
+        pmix_value_t *v = NULL;
+        bool yes = true;
+
+        PMIX_LOAD_PROCID(&all, job, PMIX_RANK_WILDCARD);
+        rc = PMIx_Get(&all, PMIX_JOB_SIZE, NULL, 0, &v);
+        if (rc != PMIX_SUCCESS || v == NULL || v->type != PMIX_UINT32)
+            return fail("PMIX_JOB_SIZE", rc == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : rc);
+        size = v->data.uint32;
+        PMIX_VALUE_RELEASE(v);
+        PMIx_Info_load(&dir, PMIX_IOF_TAG_OUTPUT, &yes, PMIX_BOOL);
+        rc = PMIx_IOF_pull(&all, 1, tag ? &dir : NULL, tag ? 1 : 0,
+                           PMIX_FWD_STDOUT_CHANNEL | PMIX_FWD_STDERR_CHANNEL, tag ? NULL : iof_cb,
+                           NULL, NULL);
+        PMIx_Info_destruct(&dir);
+        if (rc < 0)
+            return fail("PMIx_IOF_pull", rc);
+        iofid = (size_t)rc;
+        printf("pulled %s id %zu\n", job, iofid);
+        /* what must be refused: another namespace (pmixrun's host), no
+         * channel (the library) */
+        pmix_proc_t other;
+        PMIX_LOAD_PROCID(&other, "no.such.job", PMIX_RANK_WILDCARD);
+        rc = PMIx_IOF_pull(&other, 1, NULL, 0, PMIX_FWD_STDOUT_CHANNEL, iof_cb, NULL, NULL);
+        printf("other namespace %s\n", rc < 0 ? PMIx_Error_string(rc) : "accepted");
+        rc = PMIx_IOF_pull(&all, 1, NULL, 0, 0, iof_cb, NULL, NULL);
+        printf("no channel %s\n", rc < 0 ? PMIx_Error_string(rc) : "accepted");
+        fflush(stdout);
+    }
+    PMIX_LOAD_PROCID(&target, job,
+                     argc == 4 && !iof ? (pmix_rank_t)atol(argv[3]) : PMIX_RANK_WILDCARD);
+    PMIx_Info_load(&range, PMIX_EVENT_CUSTOM_RANGE, &target, PMIX_PROC);
+    rc = PMIx_Notify_event(PMIX_DEBUGGER_RELEASE, &me, PMIX_RANGE_CUSTOM, &range, 1, NULL, NULL);
+    PMIx_Info_destruct(&range);
+    if (rc != PMIX_SUCCESS)
+        return fail("PMIx_Notify_event", rc);
+    printf("released %s %s\n", job, argc == 4 && !iof ? argv[3] : "all");
+    fflush(stdout);
+    if (iof && !tag) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_sec += 30;
+        pthread_mutex_lock(&lock);
+        while (lines < 2 * (int)size)
+            if (pthread_cond_timedwait(&cond, &lock, &t) != 0)
+                break;
+        pthread_mutex_unlock(&lock);
+        printf("lines %d\n", lines);
+        rc = PMIx_IOF_deregister(iofid, NULL, 0, NULL, NULL);
+        if (rc != PMIX_SUCCESS)
+            return fail("PMIx_IOF_deregister", rc);
+        if (PMIx_IOF_deregister(iofid, NULL, 0, NULL, NULL) != PMIX_ERR_NOT_FOUND)
+            return fail("PMIx_IOF_deregister twice", PMIX_ERR_BAD_PARAM);
+    } else if (iof) {
+        /* the library writes the output; the end of pmixrun ends the wait */
+        for (int i = 0; i < 300 && kill(pid, 0) == 0; i++)
+            usleep(100000);
+    }
+    rc = PMIx_tool_finalize();
+    return rc == PMIX_SUCCESS ? 0 : 1;
+}
