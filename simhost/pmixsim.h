@@ -153,6 +153,7 @@ enum {
     MSG_HANGUP,  /* the server side closed the connection */
     MSG_HC,      /* a host core message between nodes (from; tag: a collective's epoch) */
     MSG_WAKE,    /* nothing: a timer was added from another actor */
+    MSG_EXIT,    /* a client's process ended after PMIx_Finalize (conn): it departed */
 };
 
 struct sim_msg {

@@ -168,6 +168,17 @@ static void node_dispatch(sim_node *n, sim_msg *m)
         }
         break;
     case MSG_CLOSE: px_server_sink()->closed(n->srv, m->conn, PMIX_ERR_LOST_CONNECTION); break;
+    case MSG_EXIT:
+        /* As pmixd reaps a rank that finalized: the fences that name it
+         * and that it did not join fail on every node (px_hc_departed). */
+        for (uint32_t i = 0; i < n->nprocs; i++) {
+            if (n->procs[i].conn == m->conn) {
+                sim_event(n->ep.run, "depart\trank %u\tnode %u", n->procs[i].proc.rank, n->id);
+                px_hc_departed(n->hc, n->procs[i].proc.rank, true);
+                break;
+            }
+        }
+        break;
     case MSG_HC:
         if (px_hc_deliver(n->hc, m->from, m->data, m->len) != PMIX_SUCCESS)
             sim_logf(n->ep.run, "node %u: a malformed message from node %u", n->id, m->from);

@@ -755,6 +755,7 @@ static void proc_body(void *arg)
     sim_run *run = p->ep.run;
     char **argv = calloc((size_t)run->opt.wl_argc + 2, sizeof(char *));
     int argc = 0;
+    bool finalized;
 
     sgw_set_self_data(&p->ep);
     sgw_box_listen(p->ep.box);
@@ -782,6 +783,9 @@ static void proc_body(void *arg)
                 "do not run the workload\n",
                 p->exit_code, run->nprocs - 1);
     }
+    /* It finalized (the shim tore its client down) and now ends: its node
+     * learns it departed after the close, as pmixd reaps such a rank. */
+    finalized = p->opened && p->ac.client == NULL && !p->killed;
     if (p->ac.client != NULL) {
         /* It returned without PMIx_Finalize: the connection just ends. */
         p->ac.refcount = 0;
@@ -792,6 +796,11 @@ static void proc_body(void *arg)
     if (p->exit_code != 0)
         run->procs_failed++;
     run->procs_done++; /* the node actors are daemons: they end with the last process */
+    if (finalized && run->procs_done + run->procs_killed < run->nprocs) {
+        sim_msg *m = sim_msg_new(MSG_EXIT, NULL, 0);
+        m->conn = p->conn;
+        sim_send(&p->node->ep, m, 0);
+    }
     if (p->node->merged && run->procs_done + run->procs_killed < run->nprocs) {
         sgw_daemonize_self();
         sim_node_serve(p->node); /* for the processes still running */

@@ -41,6 +41,13 @@
 #       the same event log and the same report twice; another seed gives
 #       another log. The log shows the crash, the kill, the detection and
 #       the survivors' failed fences.
+#   simtest.sh depart PMIXSIM
+#       Rank 0 finalizes and exits after a barrier while the others go on
+#       to a second one (seq's leave:0), on 64 nodes (with an actor per
+#       server too) and on 1,024: the event log shows `depart rank 0 node
+#       0`, then every other node's fence ending with
+#       PMIX_ERR_LOST_CONNECTION and every other process getting it, all
+#       within 1 ms of simulated time although the fence's bound is 10 s.
 #   simtest.sh cpu-model PMIXSIM
 #       --cpu model:1us charges 1 us per message handled: a dissemination
 #       barrier takes its formula plus lg P us (one message handled per
@@ -455,6 +462,34 @@ replay)
     done
     grep -q '"injected":true' "$tmp/j1" || fail "no fault was injected: $(cat "$tmp/j1")"
     echo "ok: $(grep -c . "$tmp/ev1") events, identical twice; $(grep -E $'\t(crash|kill)\t' "$tmp/ev1" | tr '\t' ' ' | tr '\n' ';')"
+    ;;
+depart)
+    sim=$1
+    for run in "64" "64 --server-actors" "1024"; do
+        read -r n extra <<<"$run"
+        rm -f "$tmp/ev"
+        # shellcheck disable=SC2086 # $extra is one option or none
+        "$sim" --quiet --nodes "$n" $extra --coll-timeout 10s --events "$tmp/ev" \
+            seq fence leave:0 fence:expect=err_lost_connection >"$tmp/o" 2>"$tmp/e"
+        [[ $? -eq 1 ]] || fail "$run: pmixsim should exit 1 (a fence failed): $(tail -3 "$tmp/e")"
+        grep -q 'procs_failed=0 ' "$tmp/o" || fail "$run: a process failed: $(tail -3 "$tmp/e")"
+        awk -F'\t' -v n="$n" '
+            $2 == "depart" && $3 == "rank 0" && $4 == "node 0" { if (!dep) dep = $1 }
+            $2 == "fence-end" && $5 == "PMIX_ERR_LOST_CONNECTION" { nodes++; if ($1 > last) last = $1
+                if (!dep || $1 < dep) early++ }
+            $2 == "proc-fence" && $4 == "fence 2" && $5 == "PMIX_ERR_LOST_CONNECTION" { procs++ }
+            END {
+                if (!dep) { print "no depart of rank 0 in the event log"; exit 1 }
+                if (early) { print early " fences failed before rank 0 departed"; exit 1 }
+                if (nodes != n - 1 || procs != n - 1) {
+                    printf "%d nodes and %d processes failed fence 2 with LOST_CONNECTION, expected %d\n", nodes, procs, n - 1
+                    exit 1
+                }
+                if (last > 0.001) { print "the last node failed at " last " s, not within 1 ms"; exit 1 }
+                printf "%d nodes: rank 0 departed at %.2f us, the last of %d nodes failed at %.2f us\n", n, dep * 1e6, nodes, last * 1e6
+            }' "$tmp/ev" >"$tmp/r" || fail "$run: $(cat "$tmp/r")"
+        echo "ok: $(cat "$tmp/r")${extra:+ ($extra)}"
+    done
     ;;
 cpu-model)
     sim=$1

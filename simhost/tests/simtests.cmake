@@ -120,8 +120,9 @@ add_test(NAME sim_repeat_seeded
 add_test(NAME sim_bad_args COMMAND ${SIMTEST} bad-args $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_fault_replay COMMAND ${SIMTEST} replay $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_cpu_model COMMAND ${SIMTEST} cpu-model $<TARGET_FILE:pmixsim>)
+add_test(NAME sim_depart COMMAND ${SIMTEST} depart $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_one_actor_per_node COMMAND ${SIMTEST} one-actor $<TARGET_FILE:pmixsim>)
-list(APPEND PMIXSIM_TESTS sim_repeat_seeded sim_bad_args sim_fault_replay sim_cpu_model
+list(APPEND PMIXSIM_TESTS sim_repeat_seeded sim_bad_args sim_fault_replay sim_cpu_model sim_depart
      sim_one_actor_per_node)
 
 set_tests_properties(${PMIXSIM_TESTS} PROPERTIES LABELS sim TIMEOUT 120)
