@@ -37,6 +37,9 @@ const px_server_host sim_server_host = {
     .fence_nb = sim_host_fence,
     .direct_modex = sim_host_dmodex,
     .group = sim_host_group,
+    .publish = sim_host_publish,
+    .lookup = sim_host_lookup,
+    .unpublish = sim_host_unpublish,
 };
 
 /* ---- the node ---- */
@@ -175,10 +178,13 @@ static void node_dispatch(sim_node *n, sim_msg *m)
             if (n->procs[i].conn == m->conn) {
                 sim_event(n->ep.run, "depart\trank %u\tnode %u", n->procs[i].proc.rank, n->id);
                 px_hc_departed(n->hc, n->procs[i].proc.rank, true);
+                sim_pubsub_proc_ended(n, &n->procs[i].proc);
                 break;
             }
         }
         break;
+    case MSG_PUBSUB:
+    case MSG_PUBSUB_REP: sim_pubsub_dispatch(n, m); break;
     case MSG_HC:
         if (px_hc_deliver(n->hc, m->from, m->data, m->len) != PMIX_SUCCESS)
             sim_logf(n->ep.run, "node %u: a malformed message from node %u", n->id, m->from);

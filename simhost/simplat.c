@@ -270,7 +270,10 @@ double sim_timers_run(sim_ep *ep)
     while (ep->timers != NULL) {
         struct px_timer *t = ep->timers;
         double now = sgw_now();
-        if (t->at > now)
+        /* A timer less than SimGrid's timing precision (1 ns) away is due:
+         * a wait that short can end without the clock moving, and the
+         * actor would wait for it again and again. */
+        if (t->at - now > 1e-9)
             return t->at - now;
         ep->timers = t->next;
         t->cb(t->arg);

@@ -48,6 +48,15 @@
 #       0`, then every other node's fence ending with
 #       PMIX_ERR_LOST_CONNECTION and every other process getting it, all
 #       within 1 ms of simulated time although the fence's bound is 10 s.
+#   simtest.sh pubsub PMIXSIM PMIXRUN PUBSUB
+#       The data service (simpubsub.c): the pubsub workload prints the same
+#       lines (the namespace masked) in pmixsim on 1 node x 4 processes, 2
+#       x 2, 4 x 1 and 4 x 1 with --server-actors as PUBSUB (its standalone
+#       build) under `pmixrun -n 4` and `pmixrun --nodes 2 -n 4`; the event
+#       log shows the three PMIX_WAIT lookups parked at node 0 before rank
+#       0's publish and answered by it, rank 0's own wait ending in
+#       PMIX_ERR_TIMEOUT after 1 s of simulated time, and each request
+#       taking simulated time.
 #   simtest.sh cpu-model PMIXSIM
 #       --cpu model:1us charges 1 us per message handled: a dissemination
 #       barrier takes its formula plus lg P us (one message handled per
@@ -489,6 +498,40 @@ depart)
                 printf "%d nodes: rank 0 departed at %.2f us, the last of %d nodes failed at %.2f us\n", n, dep * 1e6, nodes, last * 1e6
             }' "$tmp/ev" >"$tmp/r" || fail "$run: $(cat "$tmp/r")"
         echo "ok: $(cat "$tmp/r")${extra:+ ($extra)}"
+    done
+    ;;
+pubsub)
+    sim=$1 run=$2 exe=$3
+    mask='s/port-of-[^ ]*/port-of-NSPACE/'
+    "$run" -n 4 "$exe" >"$tmp/r1" 2>"$tmp/r1.err" || fail "pmixrun -n 4: $(cat "$tmp/r1.err" "$tmp/r1")"
+    "$run" --nodes 2 -n 4 "$exe" >"$tmp/r2" 2>"$tmp/r2.err" ||
+        fail "pmixrun --nodes 2 -n 4: $(cat "$tmp/r2.err" "$tmp/r2")"
+    sed -E "$mask" "$tmp/r1" | sort >"$tmp/want"
+    sed -E "$mask" "$tmp/r2" | sort | cmp -s - "$tmp/want" || fail "pmixrun's two layouts differ"
+    [[ $(grep -c ' ok$' "$tmp/want") == 4 ]] || fail "pmixrun: not 4 ranks ok: $(cat "$tmp/want")"
+    for layout in "1 4" "2 2" "4 1" "4 1 --server-actors"; do
+        read -r nodes ppn extra <<<"$layout"
+        rm -f "$tmp/ev"
+        # shellcheck disable=SC2086 # $extra is one option or none
+        "$sim" --quiet --nodes "$nodes" --ppn "$ppn" $extra --events "$tmp/ev" pubsub >"$tmp/s" \
+            2>"$tmp/s.err" || fail "pmixsim $layout: $(cat "$tmp/s.err" "$tmp/s")"
+        grep -v -e '^#' -e '^fence	' -e '^[0-9]' "$tmp/s" | sed -E "$mask" | sort >"$tmp/got"
+        diff "$tmp/want" "$tmp/got" || fail "pmixsim $layout: its lines differ from pmixrun's"
+        awk -F'\t' '
+            $2 != "pubsub" { next }
+            $3 == "lookup" && $5 == "waits" && $4 != "rank 0" && !pub { waited++ }
+            $3 == "answer" && $4 != "rank 0" && $5 == "PMIX_SUCCESS" { answered++ }
+            $3 == "answer" && $4 == "rank 0" && $5 == "PMIX_ERR_TIMEOUT" { tmo = $1 }
+            $3 == "publish" && $5 == "PMIX_SUCCESS" { pub = $1 }
+            $3 == "lookup" && $4 == "rank 0" && $5 == "waits" { t0 = $1 }
+            $3 == "unpublish" && $5 == "PMIX_SUCCESS" { unpub = $1 }
+            END {
+                if (waited != 3 || answered != 3) { print waited " lookups waited before the publish, " answered " answered (expected 3 and 3)"; exit 1 }
+                if (tmo - t0 < 0.999 || tmo - t0 > 1.001) { print "rank 0 waited " tmo - t0 " s, not 1 s"; exit 1 }
+                if (!(pub > tmo && unpub > pub)) { print "the publish at " pub ", the unpublish at " unpub ": no simulated time"; exit 1 }
+                printf "3 lookups waited, the timeout after %.6f s, publish at %.6f s\n", tmo - t0, pub
+            }' "$tmp/ev" >"$tmp/r" || fail "pmixsim $layout: $(cat "$tmp/r")"
+        echo "ok: pmixsim $layout: the same $(wc -l <"$tmp/got") lines as pmixrun; $(cat "$tmp/r")"
     done
     ;;
 cpu-model)

@@ -23,6 +23,10 @@ endforeach()
 
 # examples/ is added after simhost/: test for its presence, not its targets.
 if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
+  add_test(NAME sim_pubsub_as_pmixrun
+           COMMAND ${SIMTEST} pubsub $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
+                   $<TARGET_FILE:pmixsim_pubsub>)
+  list(APPEND PMIXSIM_TESTS sim_pubsub_as_pmixrun)
   add_test(NAME sim_jobkeys_as_pmixrun
            COMMAND ${SIMTEST} jobkeys $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
                    $<TARGET_FILE:jobkeys>)
