@@ -256,6 +256,7 @@ struct sim_proc {
     sim_fault *kill_fence; /* proc:R@fence:K aimed at it, or NULL */
     bool doomed;           /* a fault may kill it (faults.c) */
     bool opened;           /* its workload called PMIx_Init */
+    bool saw_death;        /* a fence of its failed with PMIX_ERR_PROC_TERM_WO_SYNC */
 };
 
 /* ---- nodes ---- */
@@ -274,6 +275,7 @@ struct sim_node {
     bool dead;           /* crashed (node fault) */
     bool doomed;         /* a fault crashes it (faults.c) */
     bool merged;         /* no actor of its own: its process's actor serves it (simplat.c) */
+    bool broken;         /* its host core knows a process of the job died (simfence.c) */
     sgw_box *loop;       /* merged: its process and server's transfers */
     sim_msg *local_head; /* merged: what crossed the loopback, in order */
     struct sim_ps_wait *ps_pend; /* data service requests waiting for node 0 (simpubsub.c) */

@@ -196,6 +196,8 @@ static void hc_fence_end(void *ctx, const px_hc_fence_info *fi, pmix_status_t st
 static void hc_broken(void *ctx, const char *why)
 {
     sim_node *n = ctx;
+
+    n->broken = true;
     sim_event(n->ep.run, "broken\tnode %u\t%s", n->id, why);
 }
 

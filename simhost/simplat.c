@@ -326,8 +326,12 @@ static pmix_status_t to_client(sim_node *n, uint64_t conn, void *frame, size_t l
         free(frame);
         return PMIX_ERR_UNREACH;
     }
-    if (sim_frame_type(frame, len) == PX_MSG_FENCE_DONE)
-        sim_fault_fence_result(n->ep.run, p, frame_status(frame, len));
+    if (sim_frame_type(frame, len) == PX_MSG_FENCE_DONE) {
+        pmix_status_t st = frame_status(frame, len);
+        sim_fault_fence_result(n->ep.run, p, st);
+        if (st == PMIX_ERR_PROC_TERM_WO_SYNC)
+            p->saw_death = true;
+    }
     m = sim_msg_new(MSG_S2C, frame, len);
     if (region != NULL) {
         region->refs++;
