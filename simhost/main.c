@@ -754,6 +754,7 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         fprintf(stderr, "pmixsim: %u of %u processes did not finish (a deadlock?)\n",
                 run->nprocs - run->procs_done - run->procs_killed, run->nprocs);
 out:
+    sim_pubsub_fini(run);
     sim_shares_fini(run);
     sim_faults_fini(run);
     if (run->events != NULL)

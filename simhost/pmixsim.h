@@ -149,12 +149,15 @@ struct sim_ep {
 /* ---- messages between actors (the payload of a SimGrid communication) ---- */
 
 enum {
-    MSG_C2S = 1, /* a frame from a client to its server (conn) */
-    MSG_S2C,     /* a frame from a server to a client (maybe with a region) */
-    MSG_CLOSE,   /* the client side closed its connection (conn) */
-    MSG_HANGUP,  /* the server side closed the connection */
-    MSG_HC,      /* a host core message between nodes (from; tag: a collective's epoch) */
-    MSG_WAKE,    /* nothing: a timer was added from another actor */
+    MSG_C2S = 1,    /* a frame from a client to its server (conn) */
+    MSG_S2C,        /* a frame from a server to a client (maybe with a region) */
+    MSG_CLOSE,      /* the client side closed its connection (conn) */
+    MSG_HANGUP,     /* the server side closed the connection */
+    MSG_HC,         /* a host core message between nodes (from; tag: a collective's epoch) */
+    MSG_WAKE,       /* nothing: a timer was added from another actor */
+    MSG_EXIT,       /* a client's process ended after PMIx_Finalize (conn): it departed */
+    MSG_PUBSUB,     /* a data service request to node 0 (from, proc; tag: id; status: op) */
+    MSG_PUBSUB_REP, /* node 0's answer (tag: the request's id; status) */
 };
 
 struct sim_msg {
@@ -255,6 +258,7 @@ struct sim_proc {
     sim_fault *kill_fence; /* proc:R@fence:K aimed at it, or NULL */
     bool doomed;           /* a fault may kill it (faults.c) */
     bool opened;           /* its workload called PMIx_Init */
+    bool saw_death;        /* a fence of its failed with PMIX_ERR_PROC_TERM_WO_SYNC */
 };
 
 /* ---- nodes ---- */
@@ -273,8 +277,11 @@ struct sim_node {
     bool dead;           /* crashed (node fault) */
     bool doomed;         /* a fault crashes it (faults.c) */
     bool merged;         /* no actor of its own: its process's actor serves it (simplat.c) */
+    bool broken;         /* its host core knows a process of the job died (simfence.c) */
     sgw_box *loop;       /* merged: its process and server's transfers */
     sim_msg *local_head; /* merged: what crossed the loopback, in order */
+    struct sim_ps_wait *ps_pend; /* data service requests waiting for node 0 (simpubsub.c) */
+    uint64_t ps_next;            /* the last request's id */
 };
 
 /* ---- measurements ---- */
@@ -318,18 +325,38 @@ struct sim_run {
     double cpu_charged; /* simulated seconds of library CPU time (--cpu) */
     sim_pfence *pf;     /* per-process fence results, by the process's fence number */
     size_t npf;
-    struct sim_share *shares; /* collecting fences' data, once per run (simfence.c) */
-    FILE *events;             /* --events, or NULL */
-    px_api_client none;       /* what the binding answers outside a process actor */
-    bool merged;              /* one actor per node (simplat.c, "One actor per node") */
-    double lo_lat, lo_rate;   /* merged under CM02: a frame's loopback time is lat + bytes / rate */
-    bool no_start;            /* rank 0 failed before PMIx_Init: the others do not run */
+    struct sim_share *shares;  /* collecting fences' data, once per run (simfence.c) */
+    struct px_pubsub *pubsub;  /* the data service, node 0's, once used (simpubsub.c) */
+    struct px_timer *ps_timer; /* node 0's timer at its next lookup deadline */
+    double ps_timer_at;
+    bool ps_closing;        /* the run is over: waiting lookups go unanswered */
+    FILE *events;           /* --events, or NULL */
+    px_api_client none;     /* what the binding answers outside a process actor */
+    bool merged;            /* one actor per node (simplat.c, "One actor per node") */
+    double lo_lat, lo_rate; /* merged under CM02: a frame's loopback time is lat + bytes / rate */
+    bool no_start;          /* rank 0 failed before PMIx_Init: the others do not run */
     px_api_binding binding;
 };
 
 /* simfence.c: drop the run's hold on the collected data still kept (at
  * the end of a run). */
 void sim_shares_fini(sim_run *run);
+
+/* The data service (simpubsub.c): the server's publish, lookup and
+ * unpublish upcalls; MSG_PUBSUB and MSG_PUBSUB_REP as the node takes
+ * them (the message stays the caller's); a process of node `n` ended;
+ * the run is over. */
+pmix_status_t sim_host_publish(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
+                               size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t sim_host_lookup(void *hctx, const pmix_proc_t *proc, char **keys,
+                              const pmix_info_t info[], size_t ninfo, pmix_lookup_cbfunc_t cbfunc,
+                              void *cbdata);
+pmix_status_t sim_host_unpublish(void *hctx, const pmix_proc_t *proc, char **keys,
+                                 const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                 void *cbdata);
+void sim_pubsub_dispatch(sim_node *n, sim_msg *m);
+void sim_pubsub_proc_ended(sim_node *n, const pmix_proc_t *proc);
+void sim_pubsub_fini(sim_run *run);
 
 /* simplat.c */
 extern const px_platform_ops sim_platform_ops;

@@ -2,8 +2,9 @@
  * sgw.cpp - SimGrid behind a C interface (see sgw.h).
  *
  * Receives: an sgw_box keeps at most one pending receive (a CommPtr). A
- * timed wait that expires leaves it pending, so the next sgw_recv waits on
- * the same communication and nothing that was matched to it is lost.
+ * timed wait that expires (Comm::wait_any_for, see sgw_recv) leaves it
+ * pending, so the next sgw_recv waits on the same communication and
+ * nothing that was matched to it is lost.
  *
  * Sends are blocking puts into mailboxes that have a permanent receiver
  * (sgw_box_listen): a transfer starts as soon as it is posted, whether or
@@ -220,7 +221,17 @@ int sgw_recv(sgw_box *b, double timeout, void **payload)
     if (b->pending == nullptr)
         b->pending = b->mb->get_async<void>(&b->payload);
     try {
-        b->pending->wait_for(timeout);
+        if (timeout >= 0) {
+            /* Not Comm::wait_for: in SimGrid 3.32 a wait_for that expires
+             * ends the communication (its state stays TIMEOUT) and every
+             * later wait on it throws at once, without the clock moving.
+             * wait_any_for leaves it pending. */
+            std::vector<sg4::CommPtr> one{b->pending};
+            if (sg4::Comm::wait_any_for(one, timeout) < 0)
+                return 1;
+        } else {
+            b->pending->wait();
+        }
     } catch (const simgrid::TimeoutException &) {
         return 1;
     } catch (const simgrid::NetworkFailureException &) {

@@ -2,7 +2,8 @@
  * simfence.c - what crosses simulated nodes: the host core's px_hc
  * (hostcore/px_hostcore.h) on SimGrid. Fences (one px_coll per
  * participant set, the per-set queue, failing in step), the news of a dead
- * process, lost nodes and direct modex are the core's; this file gives it
+ * or departed process (simnode.c calls px_hc_departed when a process that
+ * finalized ends), lost nodes and direct modex are the core's; this file gives it
  * mailboxes, simulated time and the server engine, and takes its
  * measurements (simnode.c is the node).
  *
@@ -10,7 +11,8 @@
  * epoch, for the plane a message prefers; planes.c), charged to the
  * network as the core says it stands for: a collective message at its
  * size with the bytes it carries (px_coll's sizes_only below), the news of
- * a death at a px_coll header, a direct modex request at 64 bytes and an
+ * a death at a px_coll header, that of a departure at its length (the
+ * epochs it names), a direct modex request at 64 bytes and an
  * answer at 32 bytes and its data. A send that fails (the peer's host is
  * off, a link is cut) counts as that peer failing.
  *
@@ -194,6 +196,8 @@ static void hc_fence_end(void *ctx, const px_hc_fence_info *fi, pmix_status_t st
 static void hc_broken(void *ctx, const char *why)
 {
     sim_node *n = ctx;
+
+    n->broken = true;
     sim_event(n->ep.run, "broken\tnode %u\t%s", n->id, why);
 }
 

@@ -37,6 +37,9 @@ const px_server_host sim_server_host = {
     .fence_nb = sim_host_fence,
     .direct_modex = sim_host_dmodex,
     .group = sim_host_group,
+    .publish = sim_host_publish,
+    .lookup = sim_host_lookup,
+    .unpublish = sim_host_unpublish,
 };
 
 /* ---- the node ---- */
@@ -168,6 +171,27 @@ static void node_dispatch(sim_node *n, sim_msg *m)
         }
         break;
     case MSG_CLOSE: px_server_sink()->closed(n->srv, m->conn, PMIX_ERR_LOST_CONNECTION); break;
+    case MSG_EXIT:
+        /* As pmixd reaps a rank that finalized: the fences that name it
+         * and that it did not join fail on every node (px_hc_departed).
+         * Not once the job is broken here, nor for a process that a
+         * fence told of a death: it ended because of that failure, every
+         * fence fails with PMIX_ERR_PROC_TERM_WO_SYNC where the news of
+         * the death has come, and the departure would only race that news
+         * to the other nodes with another status. */
+        for (uint32_t i = 0; i < n->nprocs; i++) {
+            if (n->procs[i].conn == m->conn) {
+                if (n->broken || n->procs[i].saw_death)
+                    break;
+                sim_event(n->ep.run, "depart\trank %u\tnode %u", n->procs[i].proc.rank, n->id);
+                px_hc_departed(n->hc, n->procs[i].proc.rank, true);
+                sim_pubsub_proc_ended(n, &n->procs[i].proc);
+                break;
+            }
+        }
+        break;
+    case MSG_PUBSUB:
+    case MSG_PUBSUB_REP: sim_pubsub_dispatch(n, m); break;
     case MSG_HC:
         if (px_hc_deliver(n->hc, m->from, m->data, m->len) != PMIX_SUCCESS)
             sim_logf(n->ep.run, "node %u: a malformed message from node %u", n->id, m->from);

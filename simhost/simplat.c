@@ -270,7 +270,10 @@ double sim_timers_run(sim_ep *ep)
     while (ep->timers != NULL) {
         struct px_timer *t = ep->timers;
         double now = sgw_now();
-        if (t->at > now)
+        /* A timer less than SimGrid's timing precision (1 ns) away is due:
+         * a wait that short can end without the clock moving, and the
+         * actor would wait for it again and again. */
+        if (t->at - now > 1e-9)
             return t->at - now;
         ep->timers = t->next;
         t->cb(t->arg);
@@ -323,8 +326,12 @@ static pmix_status_t to_client(sim_node *n, uint64_t conn, void *frame, size_t l
         free(frame);
         return PMIX_ERR_UNREACH;
     }
-    if (sim_frame_type(frame, len) == PX_MSG_FENCE_DONE)
-        sim_fault_fence_result(n->ep.run, p, frame_status(frame, len));
+    if (sim_frame_type(frame, len) == PX_MSG_FENCE_DONE) {
+        pmix_status_t st = frame_status(frame, len);
+        sim_fault_fence_result(n->ep.run, p, st);
+        if (st == PMIX_ERR_PROC_TERM_WO_SYNC)
+            p->saw_death = true;
+    }
     m = sim_msg_new(MSG_S2C, frame, len);
     if (region != NULL) {
         region->refs++;
@@ -755,6 +762,7 @@ static void proc_body(void *arg)
     sim_run *run = p->ep.run;
     char **argv = calloc((size_t)run->opt.wl_argc + 2, sizeof(char *));
     int argc = 0;
+    bool finalized;
 
     sgw_set_self_data(&p->ep);
     sgw_box_listen(p->ep.box);
@@ -782,6 +790,9 @@ static void proc_body(void *arg)
                 "do not run the workload\n",
                 p->exit_code, run->nprocs - 1);
     }
+    /* It finalized (the shim tore its client down) and now ends: its node
+     * learns it departed after the close, as pmixd reaps such a rank. */
+    finalized = p->opened && p->ac.client == NULL && !p->killed;
     if (p->ac.client != NULL) {
         /* It returned without PMIx_Finalize: the connection just ends. */
         p->ac.refcount = 0;
@@ -792,6 +803,11 @@ static void proc_body(void *arg)
     if (p->exit_code != 0)
         run->procs_failed++;
     run->procs_done++; /* the node actors are daemons: they end with the last process */
+    if (finalized && run->procs_done + run->procs_killed < run->nprocs) {
+        sim_msg *m = sim_msg_new(MSG_EXIT, NULL, 0);
+        m->conn = p->conn;
+        sim_send(&p->node->ep, m, 0);
+    }
     if (p->node->merged && run->procs_done + run->procs_killed < run->nprocs) {
         sgw_daemonize_self();
         sim_node_serve(p->node); /* for the processes still running */

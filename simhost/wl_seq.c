@@ -25,6 +25,9 @@
  *                                           sequence goes on
  *   get:PEER[:N]          get put N (default: the latest) of PEER and check
  *                         every byte; PEER is next, prev or a rank
+ *   leave:RANK            rank RANK calls PMIx_Finalize and exits (status
+ *                         0); the others go on: their later fences over the
+ *                         job fail with PMIX_ERR_LOST_CONNECTION (expect=)
  *
  * Every process runs the same steps. The first step that fails ends the
  * sequence with a line on stderr naming the rank, the step and the status;
@@ -43,6 +46,7 @@
 
 #define MAX_INFO 8
 #define BAD_STEP 1 /* not a PMIx status: the step cannot be read */
+#define LEFT 2     /* not a PMIx status: this process left (leave:RANK) */
 
 static void fill(unsigned char *buf, size_t size, pmix_rank_t rank, unsigned n)
 {
@@ -57,7 +61,7 @@ static int usage(const char *step)
             "usage: seq STEP...  with STEP put:SIZE |\n"
             "                    fence[:collect,timeout=S,algo=NAME,algo@RANK=NAME,\n"
             "                          parity,expect=STATUS] |\n"
-            "                    get:next|prev|RANK[:N]\n",
+            "                    get:next|prev|RANK[:N] | leave:RANK\n",
             step);
     return 2;
 }
@@ -189,6 +193,13 @@ static pmix_status_t step(const char *s, const pmix_proc_t *me, uint32_t nprocs,
         }
         return rc == expect ? PMIX_SUCCESS : rc;
     }
+    if (strncmp(s, "leave:", 6) == 0) {
+        char *end;
+        unsigned long r = strtoul(s + 6, &end, 10);
+        if (end == s + 6 || *end != '\0' || r >= nprocs)
+            return BAD_STEP;
+        return r == me->rank ? LEFT : PMIX_SUCCESS;
+    }
     if (strncmp(s, "get:", 4) == 0) {
         char peer_s[32], key[PMIX_MAX_KEYLEN + 1], *colon, *end;
         unsigned which = *nputs;
@@ -264,6 +275,9 @@ int main(int argc, char **argv)
         rc = step(argv[i], &me, nprocs, &nputs, sizes, (size_t)argc);
         if (rc == BAD_STEP) {
             failed = usage(argv[i]);
+        } else if (rc == LEFT) {
+            free(sizes);
+            return PMIx_Finalize(NULL, 0) == PMIX_SUCCESS ? 0 : 1;
         } else if (rc != PMIX_SUCCESS) {
             fprintf(stderr, "seq: rank %u: step %d (%s) failed: %s\n", me.rank, i, argv[i],
                     PMIx_Error_string(rc));

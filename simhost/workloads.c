@@ -23,6 +23,7 @@ int pmixsim_wl_jobkeys_main(void);
 int pmixsim_wl_psets_main(int argc, char **argv);
 int pmixsim_wl_group_main(int argc, char **argv);
 int pmixsim_wl_sessions_main(int argc, char **argv);
+int pmixsim_wl_pubsub_main(void);
 
 static int hello(int argc, char **argv)
 {
@@ -32,6 +33,11 @@ static int hello(int argc, char **argv)
 static int jobkeys(int argc, char **argv)
 {
     return pmixsim_wl_jobkeys_main();
+}
+
+static int pubsub(int argc, char **argv)
+{
+    return pmixsim_wl_pubsub_main();
 }
 
 static const sim_workload workloads[] = {
@@ -53,6 +59,9 @@ static const sim_workload workloads[] = {
     {"group", pmixsim_wl_group_main,
      "[--iters N] [--size BYTES] [--check]  N group constructs (with a context id) and "
      "destructs of the whole job"},
+    {"pubsub", pubsub,
+     "  examples/pubsub.c's steps without sleep or threads: publish, lookups that wait, "
+     "unpublish (node 0 holds the data service)"},
     {"seq", pmixsim_wl_seq_main,
      "STEP...  put:SIZE, fence[:collect,timeout=S,algo=NAME,parity], get:next|prev|RANK[:N]"},
 };

@@ -48,6 +48,22 @@
 #       the same event log and the same report twice; another seed gives
 #       another log. The log shows the crash, the kill, the detection and
 #       the survivors' failed fences.
+#   simtest.sh depart PMIXSIM
+#       Rank 0 finalizes and exits after a barrier while the others go on
+#       to a second one (seq's leave:0), on 64 nodes (with an actor per
+#       server too) and on 1,024: the event log shows `depart rank 0 node
+#       0`, then every other node's fence ending with
+#       PMIX_ERR_LOST_CONNECTION and every other process getting it, all
+#       within 1 ms of simulated time although the fence's bound is 10 s.
+#   simtest.sh pubsub PMIXSIM PMIXRUN PUBSUB
+#       The data service (simpubsub.c): the pubsub workload prints the same
+#       lines (the namespace masked) in pmixsim on 1 node x 4 processes, 2
+#       x 2, 4 x 1 and 4 x 1 with --server-actors as PUBSUB (its standalone
+#       build) under `pmixrun -n 4` and `pmixrun --nodes 2 -n 4`; the event
+#       log shows the three PMIX_WAIT lookups parked at node 0 before rank
+#       0's publish and answered by it, rank 0's own wait ending in
+#       PMIX_ERR_TIMEOUT after 1 s of simulated time, and each request
+#       taking simulated time.
 #   simtest.sh cpu-model PMIXSIM
 #       --cpu model:1us charges 1 us per message handled: a dissemination
 #       barrier takes its formula plus lg P us (one message handled per
@@ -480,6 +496,68 @@ replay)
     grep -q '"injected":true' "$tmp/j1" || fail "no fault was injected: $(cat "$tmp/j1")"
     echo "ok: $(grep -c . "$tmp/ev1") events, identical twice; $(grep -E $'\t(crash|kill)\t' "$tmp/ev1" | tr '\t' ' ' | tr '\n' ';')"
     ;;
+depart)
+    sim=$1
+    for run in "64" "64 --server-actors" "1024"; do
+        read -r n extra <<<"$run"
+        rm -f "$tmp/ev"
+        # shellcheck disable=SC2086 # $extra is one option or none
+        "$sim" --quiet --nodes "$n" $extra --coll-timeout 10s --events "$tmp/ev" \
+            seq fence leave:0 fence:expect=err_lost_connection >"$tmp/o" 2>"$tmp/e"
+        [[ $? -eq 1 ]] || fail "$run: pmixsim should exit 1 (a fence failed): $(tail -3 "$tmp/e")"
+        grep -q 'procs_failed=0 ' "$tmp/o" || fail "$run: a process failed: $(tail -3 "$tmp/e")"
+        awk -F'\t' -v n="$n" '
+            $2 == "depart" && $3 == "rank 0" && $4 == "node 0" { if (!dep) dep = $1 }
+            $2 == "fence-end" && $5 == "PMIX_ERR_LOST_CONNECTION" { nodes++; if ($1 > last) last = $1
+                if (!dep || $1 < dep) early++ }
+            $2 == "proc-fence" && $4 == "fence 2" && $5 == "PMIX_ERR_LOST_CONNECTION" { procs++ }
+            END {
+                if (!dep) { print "no depart of rank 0 in the event log"; exit 1 }
+                if (early) { print early " fences failed before rank 0 departed"; exit 1 }
+                if (nodes != n - 1 || procs != n - 1) {
+                    printf "%d nodes and %d processes failed fence 2 with LOST_CONNECTION, expected %d\n", nodes, procs, n - 1
+                    exit 1
+                }
+                if (last > 0.001) { print "the last node failed at " last " s, not within 1 ms"; exit 1 }
+                printf "%d nodes: rank 0 departed at %.2f us, the last of %d nodes failed at %.2f us\n", n, dep * 1e6, nodes, last * 1e6
+            }' "$tmp/ev" >"$tmp/r" || fail "$run: $(cat "$tmp/r")"
+        echo "ok: $(cat "$tmp/r")${extra:+ ($extra)}"
+    done
+    ;;
+pubsub)
+    sim=$1 run=$2 exe=$3
+    mask='s/port-of-[^ ]*/port-of-NSPACE/'
+    "$run" -n 4 "$exe" >"$tmp/r1" 2>"$tmp/r1.err" || fail "pmixrun -n 4: $(cat "$tmp/r1.err" "$tmp/r1")"
+    "$run" --nodes 2 -n 4 "$exe" >"$tmp/r2" 2>"$tmp/r2.err" ||
+        fail "pmixrun --nodes 2 -n 4: $(cat "$tmp/r2.err" "$tmp/r2")"
+    sed -E "$mask" "$tmp/r1" | sort >"$tmp/want"
+    sed -E "$mask" "$tmp/r2" | sort | cmp -s - "$tmp/want" || fail "pmixrun's two layouts differ"
+    [[ $(grep -c ' ok$' "$tmp/want") == 4 ]] || fail "pmixrun: not 4 ranks ok: $(cat "$tmp/want")"
+    for layout in "1 4" "2 2" "4 1" "4 1 --server-actors"; do
+        read -r nodes ppn extra <<<"$layout"
+        rm -f "$tmp/ev"
+        # shellcheck disable=SC2086 # $extra is one option or none
+        "$sim" --quiet --nodes "$nodes" --ppn "$ppn" $extra --events "$tmp/ev" pubsub >"$tmp/s" \
+            2>"$tmp/s.err" || fail "pmixsim $layout: $(cat "$tmp/s.err" "$tmp/s")"
+        grep -v -e '^#' -e '^fence	' -e '^[0-9]' "$tmp/s" | sed -E "$mask" | sort >"$tmp/got"
+        diff "$tmp/want" "$tmp/got" || fail "pmixsim $layout: its lines differ from pmixrun's"
+        awk -F'\t' '
+            $2 != "pubsub" { next }
+            $3 == "lookup" && $5 == "waits" && $4 != "rank 0" && !pub { waited++ }
+            $3 == "answer" && $4 != "rank 0" && $5 == "PMIX_SUCCESS" { answered++ }
+            $3 == "answer" && $4 == "rank 0" && $5 == "PMIX_ERR_TIMEOUT" { tmo = $1 }
+            $3 == "publish" && $5 == "PMIX_SUCCESS" { pub = $1 }
+            $3 == "lookup" && $4 == "rank 0" && $5 == "waits" { t0 = $1 }
+            $3 == "unpublish" && $5 == "PMIX_SUCCESS" { unpub = $1 }
+            END {
+                if (waited != 3 || answered != 3) { print waited " lookups waited before the publish, " answered " answered (expected 3 and 3)"; exit 1 }
+                if (tmo - t0 < 0.999 || tmo - t0 > 1.001) { print "rank 0 waited " tmo - t0 " s, not 1 s"; exit 1 }
+                if (!(pub > tmo && unpub > pub)) { print "the publish at " pub ", the unpublish at " unpub ": no simulated time"; exit 1 }
+                printf "3 lookups waited, the timeout after %.6f s, publish at %.6f s\n", tmo - t0, pub
+            }' "$tmp/ev" >"$tmp/r" || fail "pmixsim $layout: $(cat "$tmp/r")"
+        echo "ok: pmixsim $layout: the same $(wc -l <"$tmp/got") lines as pmixrun; $(cat "$tmp/r")"
+    done
+    ;;
 cpu-model)
     sim=$1
     for n in 16 64; do
@@ -534,8 +612,12 @@ one-actor)
     }
     # The same events, each at the same time within 1e-9 s plus 1e-4 of it
     # (events of one instant may come in another order).
+    # The processes' departures as they end (`depart`) are left out: none
+    # of these workloads leaves early, and with one actor per node the run
+    # ends as its last process becomes a daemon, before the nodes have
+    # taken the others' exit messages, which server actors take at once.
     same_events() {
-        awk -F '\t' '/^#/ { next }
+        awk -F '\t' '/^#/ || $2 == "depart" { next }
             { t = $1; sub(/^[^\t]*\t/, "") }
             NR == FNR { at[$0] = t; n++; next }
             { if (!($0 in at)) exit 1; d = at[$0] - t; if (d < 0) d = -d

@@ -23,6 +23,10 @@ endforeach()
 
 # examples/ is added after simhost/: test for its presence, not its targets.
 if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
+  add_test(NAME sim_pubsub_as_pmixrun
+           COMMAND ${SIMTEST} pubsub $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
+                   $<TARGET_FILE:pmixsim_pubsub>)
+  list(APPEND PMIXSIM_TESTS sim_pubsub_as_pmixrun)
   add_test(NAME sim_jobkeys_as_pmixrun
            COMMAND ${SIMTEST} jobkeys $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
                    $<TARGET_FILE:jobkeys>)
@@ -133,8 +137,9 @@ add_test(NAME sim_repeat_seeded
 add_test(NAME sim_bad_args COMMAND ${SIMTEST} bad-args $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_fault_replay COMMAND ${SIMTEST} replay $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_cpu_model COMMAND ${SIMTEST} cpu-model $<TARGET_FILE:pmixsim>)
+add_test(NAME sim_depart COMMAND ${SIMTEST} depart $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_one_actor_per_node COMMAND ${SIMTEST} one-actor $<TARGET_FILE:pmixsim>)
-list(APPEND PMIXSIM_TESTS sim_repeat_seeded sim_bad_args sim_fault_replay sim_cpu_model
+list(APPEND PMIXSIM_TESTS sim_repeat_seeded sim_bad_args sim_fault_replay sim_cpu_model sim_depart
      sim_one_actor_per_node)
 
 set_tests_properties(${PMIXSIM_TESTS} PROPERTIES LABELS sim TIMEOUT 120)
