@@ -954,8 +954,8 @@ void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell)
     hc_gone *g;
     uint32_t n = 0;
 
-    if (rank >= hc->cfg.job->nprocs || gone_known(hc, rank))
-        return;
+    if (rank >= hc->cfg.job->nprocs || gone_known(hc, rank) || hc->broken)
+        return; /* broken: the death's news is on its way (px_hostcore.h) */
     if ((g = calloc(1, sizeof(*g))) == NULL) {
         logf_(hc, "out of memory noting that rank %u left; its fences may wait for their timeout",
               rank);

@@ -230,7 +230,11 @@ void px_dmx_fini(px_dmx_table *t);
  * never join a fence again: every fence that names it, running (not yet
  * joined by it), queued or later, fails with PMIX_ERR_LOST_CONNECTION on
  * every node (the server engine does the same for its local fences), and
- * the news travels like a death's, without breaking the job.
+ * the news travels like a death's, without breaking the job. A node that
+ * already knows of a death ignores departures: its fences fail with the
+ * death's status anyway, and spreading the departure would only race the
+ * death's news to the other nodes, where fences would fail with another
+ * status depending on which news came first.
  *
  * Direct modex. A Get of a rank of another node goes to that rank's node,
  * whose adapter asks its server (ops->dmodex_local) and whose core sends

@@ -437,6 +437,31 @@ static void test_departed(void **state)
     net_free(w);
 }
 
+/* Rank 0 dies: every node learns it. Then rank 1, whose fence failed with
+ * that death, finalizes and exits: node 1 keeps the departure to itself
+ * (no message), since spreading it would only race the death's news to
+ * nodes that have not heard it yet, failing their fences with another
+ * status; and a later fence still fails with the death's status. */
+static void test_departed_after_death(void **state)
+{
+    net *w = net_new(4, 1, 0);
+    outcome o[4], later;
+
+    for (uint32_t i = 1; i < 4; i++)
+        fence(w, i, NULL, 0, NULL, NULL, 0, &o[i]);
+    net_run(w, false);
+    px_hc_break(w->nodes[0].hc, 0, true, "a local process died");
+    net_run(w, false);
+    for (uint32_t i = 1; i < 4; i++)
+        assert_int_equal(o[i].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    px_hc_departed(w->nodes[1].hc, 1, true);
+    assert_null(w->head); /* nothing sent */
+    fence(w, 2, NULL, 0, NULL, NULL, 0, &later);
+    assert_true(later.done);
+    assert_int_equal(later.status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    net_free(w);
+}
+
 typedef struct gout {
     bool done;
     pmix_status_t status;
@@ -707,17 +732,12 @@ static void test_malformed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sets_pair),
-        cmocka_unit_test(test_subset),
-        cmocka_unit_test(test_bad_key_in_step),
-        cmocka_unit_test(test_break_spreads),
-        cmocka_unit_test(test_departed),
-        cmocka_unit_test(test_groups),
-        cmocka_unit_test(test_node_lost),
-        cmocka_unit_test(test_dmodex),
-        cmocka_unit_test(test_dmodex_answer_refused),
-        cmocka_unit_test(test_timeout),
-        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_sets_pair),       cmocka_unit_test(test_subset),
+        cmocka_unit_test(test_bad_key_in_step), cmocka_unit_test(test_break_spreads),
+        cmocka_unit_test(test_departed),        cmocka_unit_test(test_departed_after_death),
+        cmocka_unit_test(test_groups),          cmocka_unit_test(test_node_lost),
+        cmocka_unit_test(test_dmodex),          cmocka_unit_test(test_dmodex_answer_refused),
+        cmocka_unit_test(test_timeout),         cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
