@@ -416,6 +416,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             stop(d, tl_get_u8(&r) != 0);
         } else if (type == PD_PUBSUB_REP) {
             pubsub_answer(&d->j, p, len);
+        } else if (type == PD_EVENT_FWD) {
+            events_deliver(&d->j, p, len);
         }
         return 0;
     }

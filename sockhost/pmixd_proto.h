@@ -20,12 +20,14 @@ enum {
     PD_LOST = 4,   /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
     PD_PUBSUB = 5, /* u32 id, str nspace, u32 rank, u8 op (1 publish, 2 lookup, 3 unpublish),
                     * bytes body: a process's request to the data service (pmixrun_pubsub.c) */
+    PD_EVENT = 6,  /* bytes event (pmixrun_events.c): a client's event for the other nodes */
 
     /* pmixrun -> daemon */
     PD_JOB = 10,        /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its
                          * application contexts: pmixrun.h apps_write() */
     PD_STOP = 11,       /* u8 now: stop the ranks (SIGTERM then SIGKILL; now: SIGKILL), exit */
     PD_PUBSUB_REP = 12, /* u32 id, u32 status, bytes body (a lookup's pdata): the answer */
+    PD_EVENT_FWD = 13,  /* bytes event: deliver it to this node's clients in its range */
 
     /* daemon <-> daemon */
     PD_PEER = 20, /* u32 node: the first frame of a connection, from the connector */

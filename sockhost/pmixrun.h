@@ -361,6 +361,15 @@ void tool_connected_up(void *hctx, const pmix_info_t info[], size_t ninfo,
                        pmix_tool_connection_cbfunc_t cbfunc, void *cbdata);
 pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix_query_t queries[],
                             size_t nqueries, pmix_info_cbfunc_t cbfunc, void *cbdata);
+/* pmixrun_events.c: events that cross nodes. events_pack appends an event
+ * (as a byte string) to b: 0, or -1 if it cannot be packed. events_deliver
+ * reads one (a PD_EVENT_FWD frame's payload) and hands it to the job's
+ * server, which delivers it to its clients in range; on the loop's thread,
+ * with the engine lock held. */
+int events_pack(struct tl_buf *b, pmix_status_t status, const pmix_proc_t *source,
+                pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
+void events_deliver(job *j, const uint8_t *p, size_t len);
+
 /* pmixrun_pubsub.c: publish, lookup, unpublish. pmixrun keeps the job's
  * data service (pubsub_start, on the main thread; pubsub_stop answers
  * what still waits); pmixd forwards its ranks' requests to it. */

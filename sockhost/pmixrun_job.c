@@ -349,6 +349,11 @@ static pmix_status_t up_abort(void *hctx, const pmix_proc_t *proc, void *server_
     pa->cbfunc = cbfunc;
     pa->cbdata = cbdata;
     if (!j->abort_seen) {
+        /* Every registered process hears of it before the job is stopped:
+         * here when this is the only node; pmixd's PD_ABORT makes pmixrun
+         * tell every node (pmixrun_events.c). */
+        if (j->cross == NULL)
+            px_server_notify(j->srv, PMIX_ERR_PROC_ABORTED, proc, PMIX_RANGE_NAMESPACE, NULL, 0);
         j->abort_seen = true;
         j->abort_rank = r != NULL ? r->rank : -1;
         j->abort_status = status;
@@ -463,6 +468,16 @@ static pmix_status_t up_group(void *hctx, const px_group_req *req, px_group_cbfu
     return PMIX_SUCCESS;
 }
 
+/* An event for the other nodes: pmixd's go to pmixrun (job.cross); pmixrun
+ * alone has no other node. */
+static void up_notify(void *hctx, pmix_status_t status, const pmix_proc_t *source,
+                      pmix_data_range_t range, const pmix_info_t info[], size_t ninfo)
+{
+    job *j = hctx;
+    if (j->cross != NULL && j->cross->notify_event != NULL)
+        j->cross->notify_event(j->cross_ctx, status, source, range, info, ninfo);
+}
+
 /* Publish, lookup, unpublish: the job's data service (pmixrun_pubsub.c). */
 static pmix_status_t up_publish(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
                                 size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
@@ -499,6 +514,7 @@ static const px_server_host host = {
     .unpublish = up_unpublish,
     .tool_connected = tool_connected_up, /* pmixrun_tool.c */
     .query = tool_query_up,
+    .notify_event = up_notify,
 };
 
 /* ---- the loop and the server ---- */

@@ -332,6 +332,33 @@ static void send_stop(nodes *ns, bool now)
         ns->kill_at = now_s() + PMIXRUN_GRACE_S + 5.0;
 }
 
+/* ---- events (pmixrun_events.c) ---- */
+
+/* Send a packed event (a PD_EVENT payload: one byte string) to every
+ * daemon but `except` (-1: none). */
+static void relay_event(nodes *ns, int except, const uint8_t *p, size_t len)
+{
+    tl_buf b = {0};
+    tl_put_raw(&b, p, len);
+    for (int n = 0; n < ns->k; n++)
+        if (n != except && ns->d[n].link.fd >= 0 && !ns->d[n].reaped)
+            tl_send(&ns->d[n].link, PD_EVENT_FWD, &b);
+    tl_buf_free(&b);
+}
+
+/* An event pmixrun raises itself, about `rank`, to every daemon but
+ * `except`, for the clients of the rank's namespace. */
+static void raise_event(nodes *ns, int except, pmix_status_t status, int rank)
+{
+    job *j = ns->j;
+    tl_buf b = {0};
+    pmix_proc_t src;
+    PMIx_Load_procid(&src, j->nspace, rank >= 0 ? (pmix_rank_t)rank : PMIX_RANK_WILDCARD);
+    if (ns->stop_level == 0 && events_pack(&b, status, &src, PMIX_RANGE_NAMESPACE, NULL, 0) == 0)
+        relay_event(ns, except, b.data, b.len);
+    tl_buf_free(&b);
+}
+
 static void got_exit(nodes *ns, tl_reader *r)
 {
     job *j = ns->j;
@@ -350,6 +377,11 @@ static void got_exit(nodes *ns, tl_reader *r)
         return;
     }
     pubsub_rank_ended(j, (int)rank);
+    /* A connected rank that ended without finalizing: its own node told
+     * its clients (the server engine's client_died); the others hear it
+     * from here. */
+    if ((flags & PD_EXIT_CONNECTED) && !(flags & PD_EXIT_FINALIZED) && !p->stopped_by_us)
+        raise_event(ns, (int)j->rank_node[rank], PMIX_ERR_PROC_TERM_WO_SYNC, (int)rank);
     rank_judge(j, p, (int)pid, (flags & PD_EXIT_CONNECTED) != 0, (flags & PD_EXIT_FINALIZED) != 0);
 }
 
@@ -358,7 +390,9 @@ static void got_abort(nodes *ns, tl_reader *r)
     job *j = ns->j;
     uint32_t rank = tl_get_u32(r), status = tl_get_u32(r);
     char *msg = tl_get_str(r);
-    if (!r->bad && !j->abort_seen) {
+    if (!r->bad && !j->abort_seen && rank < (uint32_t)j->nprocs) {
+        /* every registered process hears of it before the job is stopped */
+        raise_event(ns, -1, PMIX_ERR_PROC_ABORTED, (int)rank);
         j->abort_seen = true;
         j->abort_rank = (int)rank;
         j->abort_status = (int)status;
@@ -414,6 +448,7 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_ABORT: got_abort(ns, &r); break;
     case PD_LOST: got_lost(ns, c->node, &r); break;
     case PD_PUBSUB: pubsub_frame(ns->j, l, p, len); break;
+    case PD_EVENT: relay_event(ns, c->node, p, len); break;
     default: break;
     }
     return 0;

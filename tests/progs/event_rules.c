@@ -33,7 +33,14 @@
  *   regcb      the registration callback fires once, after the call returned,
  *              with the id the handler is later called with.
  *   range      PMIX_RANGE_PROC_LOCAL stays in the process; PMIX_RANGE_NAMESPACE
- *              reaches the other processes of the job.
+ *              and PMIX_RANGE_GLOBAL reach the other processes of the job (on
+ *              every node of pmixrun --nodes); PMIX_RANGE_CUSTOM reaches the
+ *              processes PMIX_EVENT_CUSTOM_RANGE names (the last rank), and
+ *              no other.
+ *   abort      the last rank calls PMIx_Abort; every other process, on every
+ *              node, gets PMIX_ERR_PROC_ABORTED from it before the job is
+ *              stopped (they ignore SIGTERM to report it; pmixrun exits with
+ *              the abort's status, 7).
  *   retobj     a handler registered with PMIX_EVENT_RETURN_OBJECT finds that
  *              pointer in the info of every call (after the event's own
  *              info); one registered without it does not.
@@ -74,7 +81,8 @@ static void record(const char *name, size_t id, pmix_status_t status, const pmix
         if (strcmp(seen.names[i], name) == 0 && seen.ids[i] != id)
             seen.bad_id++;
     /* Events we notify ourselves must name us as their source. */
-    bool own_event = strcmp(name, "R") != 0 && strcmp(name, "Model") != 0;
+    bool own_event =
+        strcmp(name, "R") != 0 && strcmp(name, "Model") != 0 && strcmp(name, "Ab") != 0;
     if (own_event && (source == NULL || source->rank != pt.me.rank ||
                       strncmp(source->nspace, pt.me.nspace, PMIX_MAX_NSLEN) != 0))
         seen.bad_source++;
@@ -117,6 +125,7 @@ HANDLER(L, PMIX_EVENT_NO_ACTION_TAKEN) /* last */
 HANDLER(X, PMIX_EVENT_ACTION_COMPLETE) /* stops the chain */
 HANDLER(R, PMIX_EVENT_NO_ACTION_TAKEN) /* remote events */
 HANDLER(Model, PMIX_EVENT_NO_ACTION_TAKEN)
+HANDLER(Ab, PMIX_EVENT_NO_ACTION_TAKEN) /* PMIX_ERR_PROC_ABORTED */
 
 /* Blocking registration; remembers the id under `name`. Returns the id or
  * a negative status. */
@@ -490,6 +499,81 @@ static void mode_range(void)
         pthread_mutex_unlock(&log_lock);
     }
     pt_barrier("fence after the namespace event");
+
+    /* GLOBAL: everybody else too. */
+    reset_log();
+    pt_barrier("fence before the global event");
+    if (pt.me.rank == 0) {
+        pmix_status_t rc =
+            PMIx_Notify_event(CODE_Y, &pt.me, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            pt_fail("PMIx_Notify_event(GLOBAL) failed: %s", pt_err(rc));
+    } else {
+        pt_phase("waiting for rank 0's global event");
+        if (!pt_waiter_wait(&calls, 10.0))
+            pt_fail("rank 0's PMIX_RANGE_GLOBAL event did not arrive within 10 s");
+    }
+    pt_barrier("fence after the global event");
+
+    /* CUSTOM: the last rank alone. */
+    if (pt.size < 3)
+        return;
+    reset_log();
+    pt_barrier("fence before the custom-range event");
+    pmix_rank_t last = pt.size - 1;
+    if (pt.me.rank == 0) {
+        pmix_proc_t target;
+        pmix_data_array_t da = {.type = PMIX_PROC, .size = 1, .array = &target};
+        pmix_info_t ci;
+        pt_proc(&target, pt.me.nspace, last);
+        PMIx_Info_load(&ci, PMIX_EVENT_CUSTOM_RANGE, &da, PMIX_DATA_ARRAY);
+        pmix_status_t rc = PMIx_Notify_event(CODE_Y, &pt.me, PMIX_RANGE_CUSTOM, &ci, 1, NULL, NULL);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            pt_fail("PMIx_Notify_event(CUSTOM) failed: %s", pt_err(rc));
+        ci.value.data.darray = NULL; /* da is on the stack */
+        PMIx_Info_destruct(&ci);
+    } else if (pt.me.rank == last) {
+        pt_phase("waiting for rank 0's custom-range event");
+        if (!pt_waiter_wait(&calls, 10.0))
+            pt_fail("rank 0's PMIX_RANGE_CUSTOM event naming rank %u did not arrive within 10 s",
+                    (unsigned)last);
+    }
+    pt_sleep(1.0);
+    pt_barrier("fence after the custom-range event");
+    if (pt.me.rank != 0 && pt.me.rank != last && pt_waiter_count(&calls) != 0)
+        pt_fail("rank 0's PMIX_RANGE_CUSTOM event naming rank %u alone reached rank %u",
+                (unsigned)last, (unsigned)pt.me.rank);
+}
+
+static void mode_abort(void)
+{
+    pmix_status_t code = PMIX_ERR_PROC_ABORTED;
+    pmix_rank_t last = pt.size - 1;
+    if (pt.me.rank != last)
+        signal(SIGTERM, SIG_IGN); /* the job will be stopped: report first */
+    reg("Ab", h_Ab, &code, 1, NULL, 0);
+    if (pt.size < 2) {
+        pt_note("needs at least 2 processes; nothing to check");
+        return;
+    }
+    pt_barrier("fence after registration");
+    if (pt.me.rank == last) {
+        pt_phase("PMIx_Abort");
+        PMIx_Abort(7, "event_rules: abort on purpose", NULL, 0);
+        pt_fail("PMIx_Abort returned");
+        exit(1);
+    }
+    pt_phase("waiting for PMIX_ERR_PROC_ABORTED");
+    if (!pt_waiter_wait(&calls, 10.0)) {
+        pt_fail("PMIX_ERR_PROC_ABORTED did not arrive within 10 s of rank %u's PMIx_Abort",
+                (unsigned)last);
+    } else {
+        pthread_mutex_lock(&log_lock);
+        if (seen.last_status != PMIX_ERR_PROC_ABORTED)
+            pt_fail("the handler got %s", pt_err(seen.last_status));
+        pthread_mutex_unlock(&log_lock);
+    }
+    exit(pt_result());
 }
 
 static void mode_model(void)
@@ -587,7 +671,8 @@ static void mode_blockcb(void)
 
 int main(int argc, char **argv)
 {
-    const char *modes = "order prepend names firstlast stop dereg regcb range model blockcb retobj";
+    const char *modes =
+        "order prepend names firstlast stop dereg regcb range model blockcb retobj abort";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(45);
@@ -618,6 +703,8 @@ int main(int argc, char **argv)
         mode_range();
     else if (strcmp(m, "retobj") == 0)
         mode_retobj();
+    else if (strcmp(m, "abort") == 0)
+        mode_abort();
     else
         pt_usage(argv[0], modes);
     pt_barrier("final fence");
