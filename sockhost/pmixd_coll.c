@@ -88,6 +88,21 @@ static void up_notify(void *hctx, pmix_status_t status, const pmix_proc_t *sourc
     tl_buf_free(&b);
 }
 
+/* Job control's signal for `ranks`, which may live on any node: to pmixrun,
+ * which sends it to every daemon (pmixrun_jctrl.c). */
+static pmix_status_t jctrl_up(void *ctx, int sig, const uint32_t *ranks, size_t n)
+{
+    pmixd_ctx *d = ctx;
+    tl_buf b = {0};
+    int rc;
+    if (d->stopping)
+        return PMIX_ERR_PROC_TERM_WO_SYNC; /* the job is ending */
+    jctrl_pack(&b, sig, ranks, n);
+    rc = tl_send(&d->parent, PD_JCTRL, &b);
+    tl_buf_free(&b);
+    return rc == 0 ? PMIX_SUCCESS : rc == TL_ENOMEM ? PMIX_ERR_NOMEM : PMIX_ERR_UNREACH;
+}
+
 /* What the job's server table hands pmixd (job.cross). */
 static const px_server_host cross_host = {
     .version = PX_SERVER_HOST_VERSION,
@@ -280,6 +295,8 @@ int coll_init(pmixd_ctx *d)
     job *j = &d->j;
     j->cross = &cross_host;
     j->cross_ctx = d;
+    j->jctrl_up = jctrl_up;
+    j->jctrl_ctx = d;
     d->map = (px_jobmap){.nspace = j->nspace,
                          .nprocs = (uint32_t)j->nprocs,
                          .nnodes = (uint32_t)j->nnodes,

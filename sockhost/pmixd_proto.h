@@ -28,6 +28,9 @@ enum {
     PD_STOP = 11,       /* u8 now: stop the ranks (SIGTERM then SIGKILL; now: SIGKILL), exit */
     PD_PUBSUB_REP = 12, /* u32 id, u32 status, bytes body (a lookup's pdata): the answer */
     PD_EVENT_FWD = 13,  /* bytes event: deliver it to this node's clients in its range */
+    PD_JCTRL = 14,      /* both ways: u32 signal, u32 n, n x u32 rank (pmixrun_jctrl.c): a
+                         * daemon asks pmixrun to signal those ranks; pmixrun tells
+                         * every daemon to signal those of its own */
 
     /* daemon <-> daemon */
     PD_PEER = 20, /* u32 node: the first frame of a connection, from the connector */

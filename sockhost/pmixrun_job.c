@@ -415,8 +415,10 @@ static bool info_bool(const pmix_info_t *i)
     return i->value.type != PMIX_BOOL || i->value.data.flag;
 }
 
-/* Cleanup registrations: remembered, carried out when the job ends. Other
- * job control (kill, signal, ...) is not offered. */
+/* Job control: kill, signal and terminate (pmixrun_jctrl.c), and cleanup
+ * registrations, remembered and carried out when the job ends. A request
+ * with none of those (preemptible, checkpoint, pause, resume, cancel,
+ * restart, provision...) is refused with PMIX_ERR_NOT_SUPPORTED. */
 static pmix_status_t up_job_control(void *hctx, const pmix_proc_t *requestor,
                                     const pmix_proc_t targets[], size_t ntargets,
                                     const pmix_info_t directives[], size_t ndirs,
@@ -426,9 +428,19 @@ static pmix_status_t up_job_control(void *hctx, const pmix_proc_t *requestor,
     bool recursive = false, leave_top = false;
     const char *ignore = NULL;
     bool any = false;
+    int sig = 0;
     for (size_t i = 0; i < ndirs; i++) {
         const pmix_info_t *d = &directives[i];
-        if (info_is(d, PMIX_CLEANUP_RECURSIVE))
+        if (info_is(d, PMIX_JOB_CTRL_KILL) && info_bool(d))
+            sig = SIGKILL;
+        else if (info_is(d, PMIX_JOB_CTRL_TERMINATE) && info_bool(d) && sig == 0)
+            sig = SIGTERM;
+        else if (info_is(d, PMIX_JOB_CTRL_SIGNAL) && sig == 0) {
+            int v = 0;
+            if (d->value.type != PMIX_INT || (v = d->value.data.integer) <= 0 || v >= NSIG)
+                return PMIX_ERR_BAD_PARAM;
+            sig = v;
+        } else if (info_is(d, PMIX_CLEANUP_RECURSIVE))
             recursive = info_bool(d);
         else if (info_is(d, PMIX_CLEANUP_LEAVE_TOPDIR))
             leave_top = info_bool(d);
@@ -443,6 +455,12 @@ static pmix_status_t up_job_control(void *hctx, const pmix_proc_t *requestor,
         if (d->value.type != PMIX_STRING || d->value.data.string == NULL)
             continue;
         files_register_cleanup(j, d->value.data.string, is_dir, recursive, leave_top, ignore);
+        any = true;
+    }
+    if (sig != 0) {
+        pmix_status_t rc = jctrl_signal(j, sig, targets, ntargets);
+        if (rc != PMIX_SUCCESS)
+            return rc;
         any = true;
     }
     return any ? PMIX_OPERATION_SUCCEEDED : PMIX_ERR_NOT_SUPPORTED;

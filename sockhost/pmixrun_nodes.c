@@ -359,6 +359,24 @@ static void raise_event(nodes *ns, int except, pmix_status_t status, int rank)
     tl_buf_free(&b);
 }
 
+/* A daemon's job control request (pmixrun_jctrl.c): to every daemon, each
+ * signals those of the ranks it runs. Not once the job is ending. */
+static void relay_jctrl(nodes *ns, const uint8_t *p, size_t len)
+{
+    int sig;
+    uint32_t *ranks;
+    size_t n;
+    if (jctrl_read(p, len, &sig, &ranks, &n) != 0)
+        return;
+    tl_buf b = {0};
+    jctrl_pack(&b, sig, ranks, n);
+    for (int i = 0; i < ns->k && ns->stop_level == 0; i++)
+        if (ns->d[i].link.fd >= 0 && !ns->d[i].reaped)
+            tl_send(&ns->d[i].link, PD_JCTRL, &b);
+    tl_buf_free(&b);
+    free(ranks);
+}
+
 static void got_exit(nodes *ns, tl_reader *r)
 {
     job *j = ns->j;
@@ -449,6 +467,7 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_LOST: got_lost(ns, c->node, &r); break;
     case PD_PUBSUB: pubsub_frame(ns->j, l, p, len); break;
     case PD_EVENT: relay_event(ns, c->node, p, len); break;
+    case PD_JCTRL: relay_jctrl(ns, p, len); break;
     default: break;
     }
     return 0;
