@@ -273,6 +273,9 @@ void nodes_free_names(job *j); /* node_names and node_addrs */
 /* Forward `sig` to the ranks of every node through their daemons (SIGSTOP
  * as SIGTSTP: a daemon stops its ranks but not itself). */
 void nodes_signal(job *j, int sig);
+/* Raise event `status` from the job ({nspace, PMIX_RANK_WILDCARD}) to every
+ * process of the job on every daemon (pmixrun_events.c). */
+void nodes_raise(job *j, pmix_status_t status, const pmix_info_t *info, size_t ninfo);
 
 /* pmixrun_job.c */
 /* How many objects of `type` this process may run on (loads j->topo);

@@ -346,17 +346,25 @@ static void relay_event(nodes *ns, int except, const uint8_t *p, size_t len)
     tl_buf_free(&b);
 }
 
-/* An event pmixrun raises itself, about `rank`, to every daemon but
- * `except`, for the clients of the rank's namespace. */
-static void raise_event(nodes *ns, int except, pmix_status_t status, int rank)
+/* An event pmixrun raises itself, about `rank` (-1: the job), to every
+ * daemon but `except`, for the clients of the rank's namespace. */
+static void raise_event(nodes *ns, int except, pmix_status_t status, int rank,
+                        const pmix_info_t *info, size_t ninfo)
 {
     job *j = ns->j;
     tl_buf b = {0};
     pmix_proc_t src;
     PMIx_Load_procid(&src, j->nspace, rank >= 0 ? (pmix_rank_t)rank : PMIX_RANK_WILDCARD);
-    if (ns->stop_level == 0 && events_pack(&b, status, &src, PMIX_RANGE_NAMESPACE, NULL, 0) == 0)
+    if (ns->stop_level == 0 &&
+        events_pack(&b, status, &src, PMIX_RANGE_NAMESPACE, info, ninfo) == 0)
         relay_event(ns, except, b.data, b.len);
     tl_buf_free(&b);
+}
+
+void nodes_raise(job *j, pmix_status_t status, const pmix_info_t *info, size_t ninfo)
+{
+    if (j->nodes != NULL)
+        raise_event(j->nodes, -1, status, -1, info, ninfo);
 }
 
 /* A daemon's job control request (pmixrun_jctrl.c): to every daemon, each
@@ -399,7 +407,7 @@ static void got_exit(nodes *ns, tl_reader *r)
      * its clients (the server engine's client_died); the others hear it
      * from here. */
     if ((flags & PD_EXIT_CONNECTED) && !(flags & PD_EXIT_FINALIZED) && !p->stopped_by_us)
-        raise_event(ns, (int)j->rank_node[rank], PMIX_ERR_PROC_TERM_WO_SYNC, (int)rank);
+        raise_event(ns, (int)j->rank_node[rank], PMIX_ERR_PROC_TERM_WO_SYNC, (int)rank, NULL, 0);
     rank_judge(j, p, (int)pid, (flags & PD_EXIT_CONNECTED) != 0, (flags & PD_EXIT_FINALIZED) != 0);
 }
 
@@ -410,7 +418,7 @@ static void got_abort(nodes *ns, tl_reader *r)
     char *msg = tl_get_str(r);
     if (!r->bad && !j->abort_seen && rank < (uint32_t)j->nprocs) {
         /* every registered process hears of it before the job is stopped */
-        raise_event(ns, -1, PMIX_ERR_PROC_ABORTED, (int)rank);
+        raise_event(ns, -1, PMIX_ERR_PROC_ABORTED, (int)rank, NULL, 0);
         j->abort_seen = true;
         j->abort_rank = (int)rank;
         j->abort_status = (int)status;

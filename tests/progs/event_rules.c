@@ -38,9 +38,11 @@
  *              processes PMIX_EVENT_CUSTOM_RANGE names (the last rank), and
  *              no other.
  *   abort      the last rank calls PMIx_Abort; every other process, on every
- *              node, gets PMIX_ERR_PROC_ABORTED from it before the job is
- *              stopped (they ignore SIGTERM to report it; pmixrun exits with
- *              the abort's status, 7).
+ *              node, gets PMIX_ERR_PROC_ABORTED from it, then
+ *              PMIX_EVENT_JOB_END from the job with PMIX_JOB_TERM_STATUS
+ *              PMIX_ERR_PROC_ABORTED, before the job is stopped (they ignore
+ *              SIGTERM to report it; pmixrun exits with the abort's
+ *              status, 7).
  *   retobj     a handler registered with PMIX_EVENT_RETURN_OBJECT finds that
  *              pointer in the info of every call (after the event's own
  *              info); one registered without it does not.
@@ -68,6 +70,7 @@ static struct {
     pmix_status_t last_status;
     bool model_seen;
     char model[64];
+    pmix_status_t term_status; /* PMIX_JOB_TERM_STATUS of a job-end event */
 } seen;
 
 static void record(const char *name, size_t id, pmix_status_t status, const pmix_proc_t *source,
@@ -81,8 +84,8 @@ static void record(const char *name, size_t id, pmix_status_t status, const pmix
         if (strcmp(seen.names[i], name) == 0 && seen.ids[i] != id)
             seen.bad_id++;
     /* Events we notify ourselves must name us as their source. */
-    bool own_event =
-        strcmp(name, "R") != 0 && strcmp(name, "Model") != 0 && strcmp(name, "Ab") != 0;
+    bool own_event = strcmp(name, "R") != 0 && strcmp(name, "Model") != 0 &&
+                     strcmp(name, "Ab") != 0 && strcmp(name, "End") != 0;
     if (own_event && (source == NULL || source->rank != pt.me.rank ||
                       strncmp(source->nspace, pt.me.nspace, PMIX_MAX_NSLEN) != 0))
         seen.bad_source++;
@@ -91,6 +94,8 @@ static void record(const char *name, size_t id, pmix_status_t status, const pmix
             info[i].value.type == PMIX_STRING &&
             strcmp(info[i].value.data.string, "event_rules says hello") == 0)
             seen.text_seen++;
+        if (strcmp(info[i].key, PMIX_JOB_TERM_STATUS) == 0 && info[i].value.type == PMIX_STATUS)
+            seen.term_status = info[i].value.data.status;
         if (strcmp(info[i].key, PMIX_PROGRAMMING_MODEL) == 0 && info[i].value.type == PMIX_STRING) {
             seen.model_seen = true;
             snprintf(seen.model, sizeof seen.model, "%s", info[i].value.data.string);
@@ -125,7 +130,8 @@ HANDLER(L, PMIX_EVENT_NO_ACTION_TAKEN) /* last */
 HANDLER(X, PMIX_EVENT_ACTION_COMPLETE) /* stops the chain */
 HANDLER(R, PMIX_EVENT_NO_ACTION_TAKEN) /* remote events */
 HANDLER(Model, PMIX_EVENT_NO_ACTION_TAKEN)
-HANDLER(Ab, PMIX_EVENT_NO_ACTION_TAKEN) /* PMIX_ERR_PROC_ABORTED */
+HANDLER(Ab, PMIX_EVENT_NO_ACTION_TAKEN)  /* PMIX_ERR_PROC_ABORTED */
+HANDLER(End, PMIX_EVENT_NO_ACTION_TAKEN) /* PMIX_EVENT_JOB_END */
 
 /* Blocking registration; remembers the id under `name`. Returns the id or
  * a negative status. */
@@ -547,11 +553,12 @@ static void mode_range(void)
 
 static void mode_abort(void)
 {
-    pmix_status_t code = PMIX_ERR_PROC_ABORTED;
+    pmix_status_t code = PMIX_ERR_PROC_ABORTED, end = PMIX_EVENT_JOB_END;
     pmix_rank_t last = pt.size - 1;
     if (pt.me.rank != last)
         signal(SIGTERM, SIG_IGN); /* the job will be stopped: report first */
     reg("Ab", h_Ab, &code, 1, NULL, 0);
+    reg("End", h_End, &end, 1, NULL, 0);
     if (pt.size < 2) {
         pt_note("needs at least 2 processes; nothing to check");
         return;
@@ -563,14 +570,21 @@ static void mode_abort(void)
         pt_fail("PMIx_Abort returned");
         exit(1);
     }
-    pt_phase("waiting for PMIX_ERR_PROC_ABORTED");
-    if (!pt_waiter_wait(&calls, 10.0)) {
-        pt_fail("PMIX_ERR_PROC_ABORTED did not arrive within 10 s of rank %u's PMIx_Abort",
-                (unsigned)last);
+    pt_phase("waiting for PMIX_ERR_PROC_ABORTED and PMIX_EVENT_JOB_END");
+    if (!pt_waiter_wait_n(&calls, 2, 10.0, false)) {
+        pthread_mutex_lock(&log_lock);
+        pt_fail("PMIX_ERR_PROC_ABORTED and PMIX_EVENT_JOB_END did not both arrive within 10 s "
+                "of rank %u's PMIx_Abort: handlers ran as [%s]",
+                (unsigned)last, event_log);
+        pthread_mutex_unlock(&log_lock);
     } else {
         pthread_mutex_lock(&log_lock);
-        if (seen.last_status != PMIX_ERR_PROC_ABORTED)
-            pt_fail("the handler got %s", pt_err(seen.last_status));
+        if (strcmp(event_log, "Ab,End") != 0)
+            pt_fail("handlers ran as [%s], expected [Ab,End]", event_log);
+        if (seen.term_status != PMIX_ERR_PROC_ABORTED)
+            pt_fail("PMIX_EVENT_JOB_END carried PMIX_JOB_TERM_STATUS %s, expected "
+                    "PMIX_ERR_PROC_ABORTED",
+                    pt_err(seen.term_status));
         pthread_mutex_unlock(&log_lock);
     }
     exit(pt_result());
