@@ -48,8 +48,12 @@
  *              info); one registered without it does not.
  *   model      handler for PMIX_MODEL_DECLARED registered after a first Init; a
  *              second Init with PMIX_PROGRAMMING_MODEL etc. raises the event
- *              locally, carrying the model; the inner Finalize keeps the
- *              library alive.
+ *              locally, carrying the model; a handler registered after that
+ *              still hears it (the hybrid use case: OpenMP starting after
+ *              MPI); a third Init declaring "OpenMP" reaches both handlers,
+ *              while the process's PMIX_PROGRAMMING_MODEL stays "MPI" (the
+ *              first declaration is not overwritten); the inner Finalizes
+ *              keep the library alive.
  */
 #include "ptest.h"
 
@@ -84,7 +88,7 @@ static void record(const char *name, size_t id, pmix_status_t status, const pmix
         if (strcmp(seen.names[i], name) == 0 && seen.ids[i] != id)
             seen.bad_id++;
     /* Events we notify ourselves must name us as their source. */
-    bool own_event = strcmp(name, "R") != 0 && strcmp(name, "Model") != 0 &&
+    bool own_event = strcmp(name, "R") != 0 && strncmp(name, "Model", 5) != 0 &&
                      strcmp(name, "Ab") != 0 && strcmp(name, "End") != 0;
     if (own_event && (source == NULL || source->rank != pt.me.rank ||
                       strncmp(source->nspace, pt.me.nspace, PMIX_MAX_NSLEN) != 0))
@@ -130,8 +134,9 @@ HANDLER(L, PMIX_EVENT_NO_ACTION_TAKEN) /* last */
 HANDLER(X, PMIX_EVENT_ACTION_COMPLETE) /* stops the chain */
 HANDLER(R, PMIX_EVENT_NO_ACTION_TAKEN) /* remote events */
 HANDLER(Model, PMIX_EVENT_NO_ACTION_TAKEN)
-HANDLER(Ab, PMIX_EVENT_NO_ACTION_TAKEN)  /* PMIX_ERR_PROC_ABORTED */
-HANDLER(End, PMIX_EVENT_NO_ACTION_TAKEN) /* PMIX_EVENT_JOB_END */
+HANDLER(ModelLate, PMIX_EVENT_NO_ACTION_TAKEN) /* registered after a declaration */
+HANDLER(Ab, PMIX_EVENT_NO_ACTION_TAKEN)        /* PMIX_ERR_PROC_ABORTED */
+HANDLER(End, PMIX_EVENT_NO_ACTION_TAKEN)       /* PMIX_EVENT_JOB_END */
 
 /* Blocking registration; remembers the id under `name`. Returns the id or
  * a negative status. */
@@ -627,6 +632,59 @@ static void mode_model(void)
         else if (strcmp(seen.model, "MPI") != 0)
             pt_fail("the event says the model is \"%s\", expected \"MPI\"", seen.model);
         pthread_mutex_unlock(&log_lock);
+    }
+
+    /* A handler registered now still learns the declaration. */
+    reset_log();
+    pthread_mutex_lock(&log_lock);
+    seen.model_seen = false;
+    pthread_mutex_unlock(&log_lock);
+    pt_phase("a PMIX_MODEL_DECLARED handler registered after the declaration");
+    reg("ModelLate", h_ModelLate, &code, 1, NULL, 0);
+    if (!pt_waiter_wait(&calls, 5.0))
+        pt_fail("a handler registered after the declaration did not hear it within 5 s");
+    pt_sleep(0.3);
+    pthread_mutex_lock(&log_lock);
+    if (strcmp(event_log, "ModelLate") != 0)
+        pt_fail("after the late registration handlers ran as [%s], expected [ModelLate]",
+                event_log);
+    else if (!seen.model_seen || strcmp(seen.model, "MPI") != 0)
+        pt_fail("the late handler did not hear PMIX_PROGRAMMING_MODEL \"MPI\"");
+    pthread_mutex_unlock(&log_lock);
+
+    /* A second declaration: both handlers hear it; the first stays the
+     * process's model. */
+    reset_log();
+    pmix_info_t omp;
+    pt_info_str(&omp, PMIX_PROGRAMMING_MODEL, "OpenMP");
+    pmix_proc_t p3;
+    pt_phase("third PMIx_Init declaring OpenMP");
+    rc = PMIx_Init(&p3, &omp, 1);
+    pt_info_free(&omp, 1);
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("PMIx_Init declaring OpenMP failed: %s", pt_err(rc));
+    } else {
+        if (!pt_waiter_wait_n(&calls, 2, 5.0, false))
+            pt_fail("the OpenMP declaration reached %d handler(s) within 5 s, expected 2",
+                    pt_waiter_count(&calls));
+        pt_sleep(0.3);
+        pthread_mutex_lock(&log_lock);
+        if (strcmp(event_log, "Model,ModelLate") != 0)
+            pt_fail("the OpenMP declaration ran handlers as [%s], expected [Model,ModelLate]",
+                    event_log);
+        else if (strcmp(seen.model, "OpenMP") != 0)
+            pt_fail("the second declaration's event says \"%s\", expected \"OpenMP\"", seen.model);
+        pthread_mutex_unlock(&log_lock);
+        pmix_value_t *v = NULL;
+        rc = PMIx_Get(&pt.me, PMIX_PROGRAMMING_MODEL, NULL, 0, &v);
+        if (rc != PMIX_SUCCESS || v == NULL || v->type != PMIX_STRING)
+            pt_fail("PMIx_Get(PMIX_PROGRAMMING_MODEL) of myself: %s", pt_err(rc));
+        else if (strcmp(v->data.string, "MPI") != 0)
+            pt_fail("the second declaration replaced the model: \"%s\", expected \"MPI\"",
+                    v->data.string);
+        pt_value_free(v);
+        if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS)
+            pt_fail("third PMIx_Finalize failed: %s", pt_err(rc));
     }
     rc = PMIx_Finalize(NULL, 0);
     if (rc != PMIX_SUCCESS)
