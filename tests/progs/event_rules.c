@@ -37,6 +37,10 @@
  *              every node of pmixrun --nodes); PMIX_RANGE_CUSTOM reaches the
  *              processes PMIX_EVENT_CUSTOM_RANGE names (the last rank), and
  *              no other.
+ *   server     (under tests/stdhost's launcher) rank 0 notifies STDHOST_PING with
+ *              PMIX_RANGE_GLOBAL: the Standard host's notify_event upcall gets
+ *              it and the host answers from its server process with
+ *              STDHOST_PONG to the namespace, which every rank hears.
  *   abort      the last rank calls PMIx_Abort; every other process, on every
  *              node, gets PMIX_ERR_PROC_ABORTED from it, then
  *              PMIX_EVENT_JOB_END from the job with PMIX_JOB_TERM_STATUS
@@ -556,6 +560,24 @@ static void mode_range(void)
                 (unsigned)last, (unsigned)pt.me.rank);
 }
 
+static void mode_server(void)
+{
+    pmix_status_t pong = PMIX_EXTERNAL_ERR_BASE - 22;
+    reg("R", h_R, &pong, 1, NULL, 0);
+    reset_log();
+    pt_barrier("fence after registration");
+    if (pt.me.rank == 0) {
+        pmix_status_t rc = PMIx_Notify_event(PMIX_EXTERNAL_ERR_BASE - 21, &pt.me, PMIX_RANGE_GLOBAL,
+                                             NULL, 0, NULL, NULL);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            pt_fail("PMIx_Notify_event(PING) failed: %s", pt_err(rc));
+    }
+    pt_phase("waiting for the server's PONG");
+    if (!pt_waiter_wait(&calls, 10.0))
+        pt_fail("the server's answer to rank 0's event did not arrive within 10 s");
+    pt_barrier("fence after the server's event");
+}
+
 static void mode_abort(void)
 {
     pmix_status_t code = PMIX_ERR_PROC_ABORTED, end = PMIX_EVENT_JOB_END;
@@ -744,7 +766,7 @@ static void mode_blockcb(void)
 int main(int argc, char **argv)
 {
     const char *modes =
-        "order prepend names firstlast stop dereg regcb range model blockcb retobj abort";
+        "order prepend names firstlast stop dereg regcb range model blockcb retobj abort server";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(45);
@@ -777,6 +799,8 @@ int main(int argc, char **argv)
         mode_retobj();
     else if (strcmp(m, "abort") == 0)
         mode_abort();
+    else if (strcmp(m, "server") == 0)
+        mode_server();
     else
         pt_usage(argv[0], modes);
     pt_barrier("final fence");
