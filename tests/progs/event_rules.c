@@ -545,8 +545,7 @@ static void mode_range(void)
         pmix_status_t rc = PMIx_Notify_event(CODE_Y, &pt.me, PMIX_RANGE_CUSTOM, &ci, 1, NULL, NULL);
         if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
             pt_fail("PMIx_Notify_event(CUSTOM) failed: %s", pt_err(rc));
-        ci.value.data.darray = NULL; /* da is on the stack */
-        PMIx_Info_destruct(&ci);
+        PMIx_Info_destruct(&ci); /* the info holds a copy of da */
     } else if (pt.me.rank == last) {
         pt_phase("waiting for rank 0's custom-range event");
         if (!pt_waiter_wait(&calls, 10.0))
