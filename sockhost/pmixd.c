@@ -585,6 +585,15 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             stop(d, tl_get_u8(&r) != 0);
         } else if (type == PD_PUBSUB_REP) {
             pubsub_answer(&d->j, p, len);
+        } else if (type == PD_EVENT_FWD) {
+            events_deliver(&d->j, p, len);
+        } else if (type == PD_JCTRL) {
+            int sig;
+            uint32_t *ranks;
+            size_t n;
+            if (jctrl_read(p, len, &sig, &ranks, &n) == 0 && !d->stopping)
+                jctrl_apply(&d->j, sig, ranks, n);
+            free(ranks);
         }
         return 0;
     }

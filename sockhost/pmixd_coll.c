@@ -71,12 +71,45 @@ static pmix_status_t up_group(void *hctx, const px_group_req *req, px_group_cbfu
     return px_hc_group_upcall(d->hc, req, cbfunc, cbdata);
 }
 
+/* A client's event for the other nodes: to pmixrun, which sends it on to
+ * every other daemon (pmixrun_events.c). */
+static void up_notify(void *hctx, pmix_status_t status, const pmix_proc_t *source,
+                      pmix_data_range_t range, const pmix_info_t info[], size_t ninfo)
+{
+    pmixd_ctx *d = hctx;
+    tl_buf b = {0};
+    if (d->stopping || d->j.nnodes < 2)
+        return;
+    if (events_pack(&b, status, source, range, info, ninfo) == 0)
+        tl_send(&d->parent, PD_EVENT, &b);
+    else
+        fprintf(stderr, "pmixd %s: cannot pack an event of %s:%u for the other nodes\n",
+                d->j.hostname, source->nspace, (unsigned)source->rank);
+    tl_buf_free(&b);
+}
+
+/* Job control's signal for `ranks`, which may live on any node: to pmixrun,
+ * which sends it to every daemon (pmixrun_jctrl.c). */
+static pmix_status_t jctrl_up(void *ctx, int sig, const uint32_t *ranks, size_t n)
+{
+    pmixd_ctx *d = ctx;
+    tl_buf b = {0};
+    int rc;
+    if (d->stopping)
+        return PMIX_ERR_PROC_TERM_WO_SYNC; /* the job is ending */
+    jctrl_pack(&b, sig, ranks, n);
+    rc = tl_send(&d->parent, PD_JCTRL, &b);
+    tl_buf_free(&b);
+    return rc == 0 ? PMIX_SUCCESS : rc == TL_ENOMEM ? PMIX_ERR_NOMEM : PMIX_ERR_UNREACH;
+}
+
 /* What the job's server table hands pmixd (job.cross). */
 static const px_server_host cross_host = {
     .version = PX_SERVER_HOST_VERSION,
     .fence_nb = up_fence,
     .direct_modex = up_dmodex,
     .group = up_group,
+    .notify_event = up_notify,
 };
 
 /* ---- the core's operations ---- */
@@ -277,6 +310,8 @@ int coll_init(pmixd_ctx *d)
     job *j = &d->j;
     j->cross = &cross_host;
     j->cross_ctx = d;
+    j->jctrl_up = jctrl_up;
+    j->jctrl_ctx = d;
     d->map = (px_jobmap){.nspace = j->nspace,
                          .nprocs = (uint32_t)j->nprocs,
                          .nnodes = (uint32_t)j->nnodes,

@@ -21,6 +21,7 @@ enum {
     PD_LOST = 4,   /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
     PD_PUBSUB = 5, /* u32 id, str nspace, u32 rank, u8 op (1 publish, 2 lookup, 3 unpublish),
                     * bytes body: a process's request to the data service (pmixrun_pubsub.c) */
+    PD_EVENT = 6,  /* bytes event (pmixrun_events.c): a client's event for the other nodes */
 
     /* pmixrun -> daemon */
     PD_JOB = 10,        /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its
@@ -28,6 +29,10 @@ enum {
                          * network's coordinates: pmixrun_net.c net_write() */
     PD_STOP = 11,       /* u8 now: stop the ranks (SIGTERM then SIGKILL; now: SIGKILL), exit */
     PD_PUBSUB_REP = 12, /* u32 id, u32 status, bytes body (a lookup's pdata): the answer */
+    PD_EVENT_FWD = 13,  /* bytes event: deliver it to this node's clients in its range */
+    PD_JCTRL = 14,      /* both ways: u32 signal, u32 n, n x u32 rank (pmixrun_jctrl.c): a
+                         * daemon asks pmixrun to signal those ranks; pmixrun tells
+                         * every daemon to signal those of its own */
 
     /* daemon <-> daemon */
     PD_PEER = 20, /* u32 node, bytes nc (16): the first frame of a connection, from the

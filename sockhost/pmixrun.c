@@ -851,12 +851,38 @@ static void terminate(job *j)
 }
 
 /* Start ending the job for `reason`; the first reason sticks. */
+/* The job is ended before its processes ended by themselves: those still
+ * running hear PMIX_EVENT_JOB_END (the same code as PMIX_ERR_JOB_TERMINATED)
+ * from the job, {nspace, PMIX_RANK_WILDCARD}, with PMIX_JOB_TERM_STATUS
+ * saying why, before they are stopped. */
+static void job_end_event(job *j, end_reason reason)
+{
+    pmix_status_t why = reason == END_ABORT         ? PMIX_ERR_PROC_ABORTED
+                        : reason == END_RANK_FAILED ? PMIX_ERR_PROC_TERM_WO_SYNC
+                        : reason == END_TIMEOUT     ? PMIX_ERR_TIMEOUT
+                                                    : PMIX_ERR_JOB_TERMINATED;
+    pmix_info_t info;
+    pmix_proc_t src;
+    PMIx_Info_load(&info, PMIX_JOB_TERM_STATUS, &why, PMIX_STATUS);
+    PMIx_Load_procid(&src, j->nspace, PMIX_RANK_WILDCARD);
+    if (j->nodes != NULL) {
+        nodes_raise(j, PMIX_EVENT_JOB_END, &info, 1);
+    } else if (j->server_up) {
+        px_posix_ops()->lock(j->plat); /* recursive: also from inside an upcall */
+        px_server_notify(j->srv, PMIX_EVENT_JOB_END, &src, PMIX_RANGE_NAMESPACE, &info, 1);
+        px_posix_ops()->unlock(j->plat);
+    }
+    PMIx_Info_destruct(&info);
+}
+
 void end_job(job *j, end_reason reason, int code)
 {
     if (j->reason != END_NONE)
         return;
     j->reason = reason;
     j->reason_code = code;
+    if (reason != END_NONE && reason != END_LAUNCH)
+        job_end_event(j, reason);
     if (reason == END_RANK_FAILED && live_ranks(j) > 0) {
         j->phase = PHASE_SETTLING;
         j->phase_deadline = now_s() + PMIXRUN_SETTLE_S;

@@ -199,6 +199,10 @@ typedef struct job {
      * with cross_ctx) in place of the single-node ones; NULL: pmixrun's. */
     const px_server_host *cross;
     void *cross_ctx;
+    /* pmixd: where job control's signals go (to pmixrun, which sends them to
+     * the ranks' daemons: pmixrun_jctrl.c); NULL: to this node's ranks. */
+    pmix_status_t (*jctrl_up)(void *ctx, int sig, const uint32_t *ranks, size_t n);
+    void *jctrl_ctx;
     /* pmixrun alone: the context ids of the groups it constructs (the
      * host core's rule, as node 0); pmixd's are its own (pmixd.h). */
     px_ctxid_gen ctxids;
@@ -309,6 +313,9 @@ int nodes_from_slurm(job *j, char *err, size_t errlen);
 /* Forward `sig` to the ranks of every node through their daemons (SIGSTOP
  * as SIGTSTP: a daemon stops its ranks but not itself). */
 void nodes_signal(job *j, int sig);
+/* Raise event `status` from the job ({nspace, PMIX_RANK_WILDCARD}) to every
+ * process of the job on every daemon (pmixrun_events.c). */
+void nodes_raise(job *j, pmix_status_t status, const pmix_info_t *info, size_t ninfo);
 
 /* pmixrun_job.c */
 /* How many objects of `type` this process may run on (loads j->topo);
@@ -442,6 +449,27 @@ void tool_connected_up(void *hctx, const pmix_info_t info[], size_t ninfo,
                        pmix_tool_connection_cbfunc_t cbfunc, void *cbdata);
 pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix_query_t queries[],
                             size_t nqueries, pmix_info_cbfunc_t cbfunc, void *cbdata);
+/* pmixrun_events.c: events that cross nodes. events_pack appends an event
+ * (as a byte string) to b: 0, or -1 if it cannot be packed. events_deliver
+ * reads one (a PD_EVENT_FWD frame's payload) and hands it to the job's
+ * server, which delivers it to its clients in range; on the loop's thread,
+ * with the engine lock held. */
+int events_pack(struct tl_buf *b, pmix_status_t status, const pmix_proc_t *source,
+                pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
+void events_deliver(job *j, const uint8_t *p, size_t len);
+
+/* pmixrun_jctrl.c: PMIx_Job_control's kill, signal and terminate.
+ * jctrl_signal sends `sig` to the targets (no target: the whole namespace)
+ * on every node; PMIX_ERR_NOT_FOUND for another namespace,
+ * PMIX_ERR_BAD_PARAM for a rank out of the job. jctrl_apply signals those
+ * of `ranks` that run on this node. A PD_JCTRL payload is written by
+ * jctrl_pack and read by jctrl_read (0, or -1 if malformed; *ranks to
+ * free). */
+pmix_status_t jctrl_signal(job *j, int sig, const pmix_proc_t targets[], size_t ntargets);
+void jctrl_apply(job *j, int sig, const uint32_t *ranks, size_t n);
+int jctrl_pack(struct tl_buf *b, int sig, const uint32_t *ranks, size_t n);
+int jctrl_read(const uint8_t *p, size_t len, int *sig, uint32_t **ranks, size_t *n);
+
 /* pmixrun_pubsub.c: publish, lookup, unpublish. pmixrun keeps the job's
  * data service (pubsub_start, on the main thread; pubsub_stop answers
  * what still waits); pmixd forwards its ranks' requests to it. */

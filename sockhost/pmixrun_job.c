@@ -355,6 +355,11 @@ static pmix_status_t up_abort(void *hctx, const pmix_proc_t *proc, void *server_
     pa->cbfunc = cbfunc;
     pa->cbdata = cbdata;
     if (!j->abort_seen) {
+        /* Every registered process hears of it before the job is stopped:
+         * here when this is the only node; pmixd's PD_ABORT makes pmixrun
+         * tell every node (pmixrun_events.c). */
+        if (j->cross == NULL)
+            px_server_notify(j->srv, PMIX_ERR_PROC_ABORTED, proc, PMIX_RANGE_NAMESPACE, NULL, 0);
         j->abort_seen = true;
         j->abort_rank = r != NULL ? r->rank : -1;
         j->abort_status = status;
@@ -416,8 +421,10 @@ static bool info_bool(const pmix_info_t *i)
     return i->value.type != PMIX_BOOL || i->value.data.flag;
 }
 
-/* Cleanup registrations: remembered, carried out when the job ends. Other
- * job control (kill, signal, ...) is not offered. */
+/* Job control: kill, signal and terminate (pmixrun_jctrl.c), and cleanup
+ * registrations, remembered and carried out when the job ends. A request
+ * with none of those (preemptible, checkpoint, pause, resume, cancel,
+ * restart, provision...) is refused with PMIX_ERR_NOT_SUPPORTED. */
 static pmix_status_t up_job_control(void *hctx, const pmix_proc_t *requestor,
                                     const pmix_proc_t targets[], size_t ntargets,
                                     const pmix_info_t directives[], size_t ndirs,
@@ -427,9 +434,19 @@ static pmix_status_t up_job_control(void *hctx, const pmix_proc_t *requestor,
     bool recursive = false, leave_top = false;
     const char *ignore = NULL;
     bool any = false;
+    int sig = 0;
     for (size_t i = 0; i < ndirs; i++) {
         const pmix_info_t *d = &directives[i];
-        if (info_is(d, PMIX_CLEANUP_RECURSIVE))
+        if (info_is(d, PMIX_JOB_CTRL_KILL) && info_bool(d))
+            sig = SIGKILL;
+        else if (info_is(d, PMIX_JOB_CTRL_TERMINATE) && info_bool(d) && sig == 0)
+            sig = SIGTERM;
+        else if (info_is(d, PMIX_JOB_CTRL_SIGNAL) && sig == 0) {
+            int v = 0;
+            if (d->value.type != PMIX_INT || (v = d->value.data.integer) <= 0 || v >= NSIG)
+                return PMIX_ERR_BAD_PARAM;
+            sig = v;
+        } else if (info_is(d, PMIX_CLEANUP_RECURSIVE))
             recursive = info_bool(d);
         else if (info_is(d, PMIX_CLEANUP_LEAVE_TOPDIR))
             leave_top = info_bool(d);
@@ -444,6 +461,12 @@ static pmix_status_t up_job_control(void *hctx, const pmix_proc_t *requestor,
         if (d->value.type != PMIX_STRING || d->value.data.string == NULL)
             continue;
         files_register_cleanup(j, d->value.data.string, is_dir, recursive, leave_top, ignore);
+        any = true;
+    }
+    if (sig != 0) {
+        pmix_status_t rc = jctrl_signal(j, sig, targets, ntargets);
+        if (rc != PMIX_SUCCESS)
+            return rc;
         any = true;
     }
     return any ? PMIX_OPERATION_SUCCEEDED : PMIX_ERR_NOT_SUPPORTED;
@@ -467,6 +490,16 @@ static pmix_status_t up_group(void *hctx, const px_group_req *req, px_group_cbfu
         return PMIX_ERR_OUT_OF_RESOURCE; /* 2^40 groups made */
     cbfunc(PMIX_SUCCESS, req->assign_ctxid, id, req->data, req->ndata, cbdata, NULL, NULL);
     return PMIX_SUCCESS;
+}
+
+/* An event for the other nodes: pmixd's go to pmixrun (job.cross); pmixrun
+ * alone has no other node. */
+static void up_notify(void *hctx, pmix_status_t status, const pmix_proc_t *source,
+                      pmix_data_range_t range, const pmix_info_t info[], size_t ninfo)
+{
+    job *j = hctx;
+    if (j->cross != NULL && j->cross->notify_event != NULL)
+        j->cross->notify_event(j->cross_ctx, status, source, range, info, ninfo);
 }
 
 /* Publish, lookup, unpublish: the job's data service (pmixrun_pubsub.c). */
@@ -542,6 +575,7 @@ static const px_server_host host = {
     .unpublish = up_unpublish,
     .tool_connected = tool_connected_up, /* pmixrun_tool.c */
     .query = tool_query_up,
+    .notify_event = up_notify,
     .spawn = up_spawn,
     .iof_pull = up_iof_pull,
 };

@@ -667,6 +667,59 @@ static void send_stop(nodes *ns, bool now)
         ns->kill_at = now_s() + PMIXRUN_GRACE_S + 5.0;
 }
 
+/* ---- events (pmixrun_events.c) ---- */
+
+/* Send a packed event (a PD_EVENT payload: one byte string) to every
+ * daemon but `except` (-1: none). */
+static void relay_event(nodes *ns, int except, const uint8_t *p, size_t len)
+{
+    tl_buf b = {0};
+    tl_put_raw(&b, p, len);
+    for (int n = 0; n < ns->k; n++)
+        if (n != except && ns->d[n].link.fd >= 0 && !ns->d[n].reaped)
+            tl_send(&ns->d[n].link, PD_EVENT_FWD, &b);
+    tl_buf_free(&b);
+}
+
+/* An event pmixrun raises itself, about `rank` (-1: the job), to every
+ * daemon but `except`, for the clients of the rank's namespace. */
+static void raise_event(nodes *ns, int except, pmix_status_t status, int rank,
+                        const pmix_info_t *info, size_t ninfo)
+{
+    job *j = ns->j;
+    tl_buf b = {0};
+    pmix_proc_t src;
+    PMIx_Load_procid(&src, j->nspace, rank >= 0 ? (pmix_rank_t)rank : PMIX_RANK_WILDCARD);
+    if (ns->stop_level == 0 &&
+        events_pack(&b, status, &src, PMIX_RANGE_NAMESPACE, info, ninfo) == 0)
+        relay_event(ns, except, b.data, b.len);
+    tl_buf_free(&b);
+}
+
+void nodes_raise(job *j, pmix_status_t status, const pmix_info_t *info, size_t ninfo)
+{
+    if (j->nodes != NULL)
+        raise_event(j->nodes, -1, status, -1, info, ninfo);
+}
+
+/* A daemon's job control request (pmixrun_jctrl.c): to every daemon, each
+ * signals those of the ranks it runs. Not once the job is ending. */
+static void relay_jctrl(nodes *ns, const uint8_t *p, size_t len)
+{
+    int sig;
+    uint32_t *ranks;
+    size_t n;
+    if (jctrl_read(p, len, &sig, &ranks, &n) != 0)
+        return;
+    tl_buf b = {0};
+    jctrl_pack(&b, sig, ranks, n);
+    for (int i = 0; i < ns->k && ns->stop_level == 0; i++)
+        if (ns->d[i].link.fd >= 0 && !ns->d[i].reaped)
+            tl_send(&ns->d[i].link, PD_JCTRL, &b);
+    tl_buf_free(&b);
+    free(ranks);
+}
+
 static void got_exit(nodes *ns, tl_reader *r)
 {
     job *j = ns->j;
@@ -685,6 +738,11 @@ static void got_exit(nodes *ns, tl_reader *r)
         return;
     }
     pubsub_rank_ended(j, (int)rank);
+    /* A connected rank that ended without finalizing: its own node told
+     * its clients (the server engine's client_died); the others hear it
+     * from here. */
+    if ((flags & PD_EXIT_CONNECTED) && !(flags & PD_EXIT_FINALIZED) && !p->stopped_by_us)
+        raise_event(ns, (int)j->rank_node[rank], PMIX_ERR_PROC_TERM_WO_SYNC, (int)rank, NULL, 0);
     rank_judge(j, p, (int)pid, (flags & PD_EXIT_CONNECTED) != 0, (flags & PD_EXIT_FINALIZED) != 0);
 }
 
@@ -693,7 +751,9 @@ static void got_abort(nodes *ns, tl_reader *r)
     job *j = ns->j;
     uint32_t rank = tl_get_u32(r), status = tl_get_u32(r);
     char *msg = tl_get_str(r);
-    if (!r->bad && !j->abort_seen) {
+    if (!r->bad && !j->abort_seen && rank < (uint32_t)j->nprocs) {
+        /* every registered process hears of it before the job is stopped */
+        raise_event(ns, -1, PMIX_ERR_PROC_ABORTED, (int)rank, NULL, 0);
         j->abort_seen = true;
         j->abort_rank = (int)rank;
         j->abort_status = (int)status;
@@ -759,6 +819,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_ABORT: got_abort(ns, &r); break;
     case PD_LOST: got_lost(ns, c->node, &r); break;
     case PD_PUBSUB: pubsub_frame(ns->j, l, p, len); break;
+    case PD_EVENT: relay_event(ns, c->node, p, len); break;
+    case PD_JCTRL: relay_jctrl(ns, p, len); break;
     default: break;
     }
     return 0;

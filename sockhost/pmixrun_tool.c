@@ -25,6 +25,12 @@
  *                    qualifier PMIX_NSPACE; the job's if absent) one
  *                    pmix_proc_info_t per rank: host, executable (the path
  *                    pmixrun ran), pid (0 until started), exit code, state.
+ *                    PMIX_QUERY_JOB_STATUS of the job: PMIX_JOB_STATE_RUNNING
+ *                    (PMIX_JOB_STATE_TERMINATED_WITH_ERROR once pmixrun is
+ *                    stopping it; a daemon does not know, and says running).
+ *                    PMIX_QUERY_SPAWN_SUPPORT, PMIX_QUERY_DEBUG_SUPPORT: the
+ *                    attributes supported, comma-separated (SPAWN_SUPPORT,
+ *                    DEBUG_SUPPORT below).
  *
  * Both upcalls run on the main thread, the loop's only one, with the job
  * as their context, and answer at once.
@@ -205,6 +211,16 @@ static pmix_status_t nspace_info(job *j, const char *key, pmix_info_t *out)
     return rc;
 }
 
+/* The attributes of PMIx_Spawn and of debugger support that this host
+ * honours, as PMIX_QUERY_SPAWN_SUPPORT and PMIX_QUERY_DEBUG_SUPPORT answer
+ * them. Spawn: what pmixrun_spawn.c reads, where spawn is there at all
+ * (pmixrun on one node: j->spawn; pmixd refuses it, and answers none).
+ * Debugger support: none yet as spawn attributes (pmixrun --stop-in-init
+ * is an option of the launcher); whoever adds one lists it here. */
+#define SPAWN_SUPPORT \
+    PMIX_MAPBY "," PMIX_HOST "," PMIX_ADD_HOST "," PMIX_WDIR "," PMIX_NOTIFY_COMPLETION
+#define DEBUG_SUPPORT ""
+
 typedef struct answers {
     pmix_info_t *info;
     size_t n;
@@ -249,6 +265,18 @@ pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix
                     n++;
             } else if (strcmp(key, PMIX_QUERY_NAMESPACE_INFO) == 0) {
                 if (nspace_info(j, key, &a->info[n]) == PMIX_SUCCESS)
+                    n++;
+            } else if (ours && strcmp(key, PMIX_QUERY_JOB_STATUS) == 0) {
+                pmix_job_state_t st = j->reason == END_NONE ? PMIX_JOB_STATE_RUNNING
+                                                            : PMIX_JOB_STATE_TERMINATED_WITH_ERROR;
+                if (PMIx_Info_load(&a->info[n], key, &st, PMIX_JOB_STATE) == PMIX_SUCCESS)
+                    n++;
+            } else if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0 ||
+                       strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0) {
+                const char *v = strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) != 0 ? DEBUG_SUPPORT
+                                : j->spawn != NULL                         ? SPAWN_SUPPORT
+                                                                           : "";
+                if (PMIx_Info_load(&a->info[n], key, v, PMIX_STRING) == PMIX_SUCCESS)
                     n++;
             } else if (ours && (strcmp(key, PMIX_QUERY_PROC_TABLE) == 0 ||
                                 strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0)) {

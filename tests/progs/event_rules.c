@@ -33,14 +33,31 @@
  *   regcb      the registration callback fires once, after the call returned,
  *              with the id the handler is later called with.
  *   range      PMIX_RANGE_PROC_LOCAL stays in the process; PMIX_RANGE_NAMESPACE
- *              reaches the other processes of the job.
+ *              and PMIX_RANGE_GLOBAL reach the other processes of the job (on
+ *              every node of pmixrun --nodes); PMIX_RANGE_CUSTOM reaches the
+ *              processes PMIX_EVENT_CUSTOM_RANGE names (the last rank), and
+ *              no other.
+ *   server     (under tests/stdhost's launcher) rank 0 notifies STDHOST_PING with
+ *              PMIX_RANGE_GLOBAL: the Standard host's notify_event upcall gets
+ *              it and the host answers from its server process with
+ *              STDHOST_PONG to the namespace, which every rank hears.
+ *   abort      the last rank calls PMIx_Abort; every other process, on every
+ *              node, gets PMIX_ERR_PROC_ABORTED from it, then
+ *              PMIX_EVENT_JOB_END from the job with PMIX_JOB_TERM_STATUS
+ *              PMIX_ERR_PROC_ABORTED, before the job is stopped (they ignore
+ *              SIGTERM to report it; pmixrun exits with the abort's
+ *              status, 7).
  *   retobj     a handler registered with PMIX_EVENT_RETURN_OBJECT finds that
  *              pointer in the info of every call (after the event's own
  *              info); one registered without it does not.
  *   model      handler for PMIX_MODEL_DECLARED registered after a first Init; a
  *              second Init with PMIX_PROGRAMMING_MODEL etc. raises the event
- *              locally, carrying the model; the inner Finalize keeps the
- *              library alive.
+ *              locally, carrying the model; a handler registered after that
+ *              still hears it (the hybrid use case: OpenMP starting after
+ *              MPI); a third Init declaring "OpenMP" reaches both handlers,
+ *              while the process's PMIX_PROGRAMMING_MODEL stays "MPI" (the
+ *              first declaration is not overwritten); the inner Finalizes
+ *              keep the library alive.
  */
 #include "ptest.h"
 
@@ -61,6 +78,7 @@ static struct {
     pmix_status_t last_status;
     bool model_seen;
     char model[64];
+    pmix_status_t term_status; /* PMIX_JOB_TERM_STATUS of a job-end event */
 } seen;
 
 static void record(const char *name, size_t id, pmix_status_t status, const pmix_proc_t *source,
@@ -74,7 +92,8 @@ static void record(const char *name, size_t id, pmix_status_t status, const pmix
         if (strcmp(seen.names[i], name) == 0 && seen.ids[i] != id)
             seen.bad_id++;
     /* Events we notify ourselves must name us as their source. */
-    bool own_event = strcmp(name, "R") != 0 && strcmp(name, "Model") != 0;
+    bool own_event = strcmp(name, "R") != 0 && strncmp(name, "Model", 5) != 0 &&
+                     strcmp(name, "Ab") != 0 && strcmp(name, "End") != 0;
     if (own_event && (source == NULL || source->rank != pt.me.rank ||
                       strncmp(source->nspace, pt.me.nspace, PMIX_MAX_NSLEN) != 0))
         seen.bad_source++;
@@ -83,6 +102,8 @@ static void record(const char *name, size_t id, pmix_status_t status, const pmix
             info[i].value.type == PMIX_STRING &&
             strcmp(info[i].value.data.string, "event_rules says hello") == 0)
             seen.text_seen++;
+        if (strcmp(info[i].key, PMIX_JOB_TERM_STATUS) == 0 && info[i].value.type == PMIX_STATUS)
+            seen.term_status = info[i].value.data.status;
         if (strcmp(info[i].key, PMIX_PROGRAMMING_MODEL) == 0 && info[i].value.type == PMIX_STRING) {
             seen.model_seen = true;
             snprintf(seen.model, sizeof seen.model, "%s", info[i].value.data.string);
@@ -117,6 +138,9 @@ HANDLER(L, PMIX_EVENT_NO_ACTION_TAKEN) /* last */
 HANDLER(X, PMIX_EVENT_ACTION_COMPLETE) /* stops the chain */
 HANDLER(R, PMIX_EVENT_NO_ACTION_TAKEN) /* remote events */
 HANDLER(Model, PMIX_EVENT_NO_ACTION_TAKEN)
+HANDLER(ModelLate, PMIX_EVENT_NO_ACTION_TAKEN) /* registered after a declaration */
+HANDLER(Ab, PMIX_EVENT_NO_ACTION_TAKEN)        /* PMIX_ERR_PROC_ABORTED */
+HANDLER(End, PMIX_EVENT_NO_ACTION_TAKEN)       /* PMIX_EVENT_JOB_END */
 
 /* Blocking registration; remembers the id under `name`. Returns the id or
  * a negative status. */
@@ -490,6 +514,106 @@ static void mode_range(void)
         pthread_mutex_unlock(&log_lock);
     }
     pt_barrier("fence after the namespace event");
+
+    /* GLOBAL: everybody else too. */
+    reset_log();
+    pt_barrier("fence before the global event");
+    if (pt.me.rank == 0) {
+        pmix_status_t rc =
+            PMIx_Notify_event(CODE_Y, &pt.me, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            pt_fail("PMIx_Notify_event(GLOBAL) failed: %s", pt_err(rc));
+    } else {
+        pt_phase("waiting for rank 0's global event");
+        if (!pt_waiter_wait(&calls, 10.0))
+            pt_fail("rank 0's PMIX_RANGE_GLOBAL event did not arrive within 10 s");
+    }
+    pt_barrier("fence after the global event");
+
+    /* CUSTOM: the last rank alone. */
+    if (pt.size < 3)
+        return;
+    reset_log();
+    pt_barrier("fence before the custom-range event");
+    pmix_rank_t last = pt.size - 1;
+    if (pt.me.rank == 0) {
+        pmix_proc_t target;
+        pmix_data_array_t da = {.type = PMIX_PROC, .size = 1, .array = &target};
+        pmix_info_t ci;
+        pt_proc(&target, pt.me.nspace, last);
+        PMIx_Info_load(&ci, PMIX_EVENT_CUSTOM_RANGE, &da, PMIX_DATA_ARRAY);
+        pmix_status_t rc = PMIx_Notify_event(CODE_Y, &pt.me, PMIX_RANGE_CUSTOM, &ci, 1, NULL, NULL);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            pt_fail("PMIx_Notify_event(CUSTOM) failed: %s", pt_err(rc));
+        PMIx_Info_destruct(&ci); /* the info holds a copy of da */
+    } else if (pt.me.rank == last) {
+        pt_phase("waiting for rank 0's custom-range event");
+        if (!pt_waiter_wait(&calls, 10.0))
+            pt_fail("rank 0's PMIX_RANGE_CUSTOM event naming rank %u did not arrive within 10 s",
+                    (unsigned)last);
+    }
+    pt_sleep(1.0);
+    pt_barrier("fence after the custom-range event");
+    if (pt.me.rank != 0 && pt.me.rank != last && pt_waiter_count(&calls) != 0)
+        pt_fail("rank 0's PMIX_RANGE_CUSTOM event naming rank %u alone reached rank %u",
+                (unsigned)last, (unsigned)pt.me.rank);
+}
+
+static void mode_server(void)
+{
+    pmix_status_t pong = PMIX_EXTERNAL_ERR_BASE - 22;
+    reg("R", h_R, &pong, 1, NULL, 0);
+    reset_log();
+    pt_barrier("fence after registration");
+    if (pt.me.rank == 0) {
+        pmix_status_t rc = PMIx_Notify_event(PMIX_EXTERNAL_ERR_BASE - 21, &pt.me, PMIX_RANGE_GLOBAL,
+                                             NULL, 0, NULL, NULL);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            pt_fail("PMIx_Notify_event(PING) failed: %s", pt_err(rc));
+    }
+    pt_phase("waiting for the server's PONG");
+    if (!pt_waiter_wait(&calls, 10.0))
+        pt_fail("the server's answer to rank 0's event did not arrive within 10 s");
+    pt_barrier("fence after the server's event");
+}
+
+static void mode_abort(void)
+{
+    pmix_status_t code = PMIX_ERR_PROC_ABORTED, end = PMIX_EVENT_JOB_END;
+    pmix_rank_t last = pt.size - 1;
+    if (pt.me.rank != last)
+        signal(SIGTERM, SIG_IGN); /* the job will be stopped: report first */
+    reg("Ab", h_Ab, &code, 1, NULL, 0);
+    reg("End", h_End, &end, 1, NULL, 0);
+    if (pt.size < 2) {
+        pt_note("needs at least 2 processes; nothing to check");
+        return;
+    }
+    pt_barrier("fence after registration");
+    if (pt.me.rank == last) {
+        pt_phase("PMIx_Abort");
+        PMIx_Abort(7, "event_rules: abort on purpose", NULL, 0);
+        pt_fail("PMIx_Abort returned");
+        exit(1);
+    }
+    pt_phase("waiting for PMIX_ERR_PROC_ABORTED and PMIX_EVENT_JOB_END");
+    if (!pt_waiter_wait_n(&calls, 2, 10.0, false)) {
+        pthread_mutex_lock(&log_lock);
+        pt_fail("PMIX_ERR_PROC_ABORTED and PMIX_EVENT_JOB_END did not both arrive within 10 s "
+                "of rank %u's PMIx_Abort: handlers ran as [%s]",
+                (unsigned)last, event_log);
+        pthread_mutex_unlock(&log_lock);
+    } else {
+        pthread_mutex_lock(&log_lock);
+        if (strcmp(event_log, "Ab,End") != 0)
+            pt_fail("handlers ran as [%s], expected [Ab,End]", event_log);
+        if (seen.term_status != PMIX_ERR_PROC_ABORTED)
+            pt_fail("PMIX_EVENT_JOB_END carried PMIX_JOB_TERM_STATUS %s, expected "
+                    "PMIX_ERR_PROC_ABORTED",
+                    pt_err(seen.term_status));
+        pthread_mutex_unlock(&log_lock);
+    }
+    exit(pt_result());
 }
 
 static void mode_model(void)
@@ -529,6 +653,59 @@ static void mode_model(void)
         else if (strcmp(seen.model, "MPI") != 0)
             pt_fail("the event says the model is \"%s\", expected \"MPI\"", seen.model);
         pthread_mutex_unlock(&log_lock);
+    }
+
+    /* A handler registered now still learns the declaration. */
+    reset_log();
+    pthread_mutex_lock(&log_lock);
+    seen.model_seen = false;
+    pthread_mutex_unlock(&log_lock);
+    pt_phase("a PMIX_MODEL_DECLARED handler registered after the declaration");
+    reg("ModelLate", h_ModelLate, &code, 1, NULL, 0);
+    if (!pt_waiter_wait(&calls, 5.0))
+        pt_fail("a handler registered after the declaration did not hear it within 5 s");
+    pt_sleep(0.3);
+    pthread_mutex_lock(&log_lock);
+    if (strcmp(event_log, "ModelLate") != 0)
+        pt_fail("after the late registration handlers ran as [%s], expected [ModelLate]",
+                event_log);
+    else if (!seen.model_seen || strcmp(seen.model, "MPI") != 0)
+        pt_fail("the late handler did not hear PMIX_PROGRAMMING_MODEL \"MPI\"");
+    pthread_mutex_unlock(&log_lock);
+
+    /* A second declaration: both handlers hear it; the first stays the
+     * process's model. */
+    reset_log();
+    pmix_info_t omp;
+    pt_info_str(&omp, PMIX_PROGRAMMING_MODEL, "OpenMP");
+    pmix_proc_t p3;
+    pt_phase("third PMIx_Init declaring OpenMP");
+    rc = PMIx_Init(&p3, &omp, 1);
+    pt_info_free(&omp, 1);
+    if (rc != PMIX_SUCCESS) {
+        pt_fail("PMIx_Init declaring OpenMP failed: %s", pt_err(rc));
+    } else {
+        if (!pt_waiter_wait_n(&calls, 2, 5.0, false))
+            pt_fail("the OpenMP declaration reached %d handler(s) within 5 s, expected 2",
+                    pt_waiter_count(&calls));
+        pt_sleep(0.3);
+        pthread_mutex_lock(&log_lock);
+        if (strcmp(event_log, "Model,ModelLate") != 0)
+            pt_fail("the OpenMP declaration ran handlers as [%s], expected [Model,ModelLate]",
+                    event_log);
+        else if (strcmp(seen.model, "OpenMP") != 0)
+            pt_fail("the second declaration's event says \"%s\", expected \"OpenMP\"", seen.model);
+        pthread_mutex_unlock(&log_lock);
+        pmix_value_t *v = NULL;
+        rc = PMIx_Get(&pt.me, PMIX_PROGRAMMING_MODEL, NULL, 0, &v);
+        if (rc != PMIX_SUCCESS || v == NULL || v->type != PMIX_STRING)
+            pt_fail("PMIx_Get(PMIX_PROGRAMMING_MODEL) of myself: %s", pt_err(rc));
+        else if (strcmp(v->data.string, "MPI") != 0)
+            pt_fail("the second declaration replaced the model: \"%s\", expected \"MPI\"",
+                    v->data.string);
+        pt_value_free(v);
+        if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS)
+            pt_fail("third PMIx_Finalize failed: %s", pt_err(rc));
     }
     rc = PMIx_Finalize(NULL, 0);
     if (rc != PMIX_SUCCESS)
@@ -587,7 +764,8 @@ static void mode_blockcb(void)
 
 int main(int argc, char **argv)
 {
-    const char *modes = "order prepend names firstlast stop dereg regcb range model blockcb retobj";
+    const char *modes =
+        "order prepend names firstlast stop dereg regcb range model blockcb retobj abort server";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(45);
@@ -618,6 +796,10 @@ int main(int argc, char **argv)
         mode_range();
     else if (strcmp(m, "retobj") == 0)
         mode_retobj();
+    else if (strcmp(m, "abort") == 0)
+        mode_abort();
+    else if (strcmp(m, "server") == 0)
+        mode_server();
     else
         pt_usage(argv[0], modes);
     pt_barrier("final fence");

@@ -67,6 +67,9 @@
  *              PMIX_ERR_LOST_CONNECTION (the participant finalized and is
  *              gone), and so does a second one, at once; a fence of the
  *              survivors still works.
+ *   departed0  the same with rank 0 as the one that leaves (the rank the
+ *              host core's trees are rooted at by default, and on the first
+ *              node of pmixrun --nodes).
  *   disagree   (several nodes: pmixrun --nodes) the processes disagree on a
  *              fence's own algorithm (pmixlab.barrier.algo,
  *              pmixlab.fence.algo): the node of the last rank names one that
@@ -492,15 +495,15 @@ static void mode_timeout(void)
     pt_barrier("second fresh fence");
 }
 
-static void mode_departed(void)
+static void mode_departed(bool first)
 {
     if (pt.size < 2) {
         pt_note("needs at least 2 processes; nothing to check");
         return;
     }
-    pmix_rank_t last = pt.size - 1;
+    pmix_rank_t gone = first ? 0 : pt.size - 1;
     pt_barrier("aligning fence");
-    if (pt.me.rank == last)
+    if (pt.me.rank == gone)
         exit(pt_result()); /* finalize and go */
     for (int round = 0; round < 2; round++) {
         pt_phase(round == 0 ? "fence of everybody after the last rank left"
@@ -519,12 +522,13 @@ static void mode_departed(void)
     }
     pmix_proc_t procs[1024];
     size_t n = 0;
-    for (uint32_t r = 0; r < last && n < 1024; r++)
-        pt_proc(&procs[n++], pt.me.nspace, r);
+    for (uint32_t r = 0; r < pt.size && n < 1024; r++)
+        if (r != gone)
+            pt_proc(&procs[n++], pt.me.nspace, r);
     pt_phase("fence of the survivors");
     pmix_status_t rc = PMIx_Fence(procs, n, NULL, 0);
     if (rc != PMIX_SUCCESS)
-        pt_fail("fence of ranks 0..%u failed: %s", (unsigned)last - 1, pt_err(rc));
+        pt_fail("fence of every rank but %u failed: %s", (unsigned)gone, pt_err(rc));
 }
 
 struct nb_state {
@@ -937,7 +941,7 @@ static void mode_bigcommit(void)
 int main(int argc, char **argv)
 {
     const char *modes = "null shuffled wildcard subsets many self collect nocollect gen timeout nb "
-                        "pending badproc page bigcommit disagree departed";
+                        "pending badproc page bigcommit disagree departed departed0";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(50);
@@ -976,7 +980,9 @@ int main(int argc, char **argv)
     else if (strcmp(m, "disagree") == 0)
         mode_disagree();
     else if (strcmp(m, "departed") == 0)
-        mode_departed();
+        mode_departed(false);
+    else if (strcmp(m, "departed0") == 0)
+        mode_departed(true);
     else
         pt_usage(argv[0], modes);
     return pt_result();

@@ -740,6 +740,43 @@ static void mode_query(void)
                 (unsigned)s.size);
     PMIx_Query_free(q, 1);
 
+    /* What the host answers (pmixrun and pmixd alike): the job's state,
+     * and what it supports of spawn and debugging, blocking
+     * and, through the server, with the callback after the call returned. */
+    q = PMIx_Query_create(1);
+    PMIx_Argv_append_nosize(&q[0].keys, PMIX_QUERY_JOB_STATUS);
+    PMIx_Argv_append_nosize(&q[0].keys, PMIX_QUERY_SPAWN_SUPPORT);
+    PMIx_Argv_append_nosize(&q[0].keys, PMIX_QUERY_DEBUG_SUPPORT);
+    info = NULL;
+    ninfo = 0;
+    rc = PMIx_Query_info(q, 1, &info, &ninfo);
+    if (rc != PMIX_SUCCESS || ninfo != 3)
+        pt_fail("PMIx_Query_info of job status, spawn and debug support: %s, %zu answers",
+                pt_err(rc), ninfo);
+    else if (strcmp(info[0].key, PMIX_QUERY_JOB_STATUS) != 0 ||
+             info[0].value.type != PMIX_JOB_STATE ||
+             info[0].value.data.jstate != PMIX_JOB_STATE_RUNNING)
+        pt_fail("PMIX_QUERY_JOB_STATUS is not PMIX_JOB_STATE_RUNNING (key %s, type %s)",
+                info[0].key, pt_type_name(info[0].value.type));
+    else if (strcmp(info[1].key, PMIX_QUERY_SPAWN_SUPPORT) != 0 ||
+             info[1].value.type != PMIX_STRING ||
+             strcmp(info[2].key, PMIX_QUERY_DEBUG_SUPPORT) != 0 ||
+             info[2].value.type != PMIX_STRING)
+        pt_fail("PMIX_QUERY_SPAWN_SUPPORT / _DEBUG_SUPPORT are not strings");
+    else
+        pt_note("job status %s, spawn support [%s], debug support [%s]",
+                PMIx_Job_state_string(info[0].value.data.jstate), info[1].value.data.string,
+                info[2].value.data.string);
+    PMIx_Info_free(info, ninfo);
+    cb_start(&s);
+    rc = PMIx_Query_info_nb(q, 1, query_cb, &s);
+    s.in_call = false;
+    if (rc != PMIX_SUCCESS)
+        pt_fail("PMIx_Query_info_nb of the job status returned %s", pt_err(rc));
+    else if (cb_wait(&s, "PMIx_Query_info_nb of the job status") && s.w.status != PMIX_SUCCESS)
+        pt_fail("PMIx_Query_info_nb of the job status reported %s", pt_err(s.w.status));
+    PMIx_Query_free(q, 1);
+
     /* A key nobody has: the callback reports it. */
     q = PMIx_Query_create(1);
     PMIx_Argv_append_nosize(&q[0].keys, "pmixlab.test.no-such-key");

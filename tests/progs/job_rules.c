@@ -15,6 +15,15 @@
  *                    in a fence: their fence must fail within 10 s, not hang.
  *                    They print "fence failed as expected" and exit 0.
  *   exit_nofinalize  the same with a last rank that exits(0) without finalizing.
+ *   jctrl            PMIx_Job_control (on every node of pmixrun --nodes): a
+ *                    directive the host does not offer (PMIX_JOB_CTRL_PREEMPTIBLE)
+ *                    is refused with PMIX_ERR_NOT_SUPPORTED, a target outside the
+ *                    job with PMIX_ERR_NOT_FOUND / PMIX_ERR_BAD_PARAM;
+ *                    PMIX_JOB_CTRL_SIGNAL SIGUSR1 to the last rank reaches it
+ *                    alone, SIGUSR2 with no target reaches every rank; then
+ *                    rank 0 kills the last rank (PMIX_JOB_CTRL_KILL): the
+ *                    others' fence fails and pmixrun names it as killed by
+ *                    signal 9.
  *   kill_daemon      (pmixrun --nodes only) the last rank kills its parent, its
  *                    node's daemon pmixd, with SIGKILL while the others are in
  *                    a fence: that node's processes die with it, and the
@@ -103,6 +112,111 @@ static int mode_abort(int argc, char **argv)
     pt_sleep(30.0);
     pt_fail("still alive 30 s after rank %u called PMIx_Abort", (unsigned)who);
     return 98;
+}
+
+static volatile sig_atomic_t got_usr1, got_usr2;
+
+static void on_usr(int sig)
+{
+    if (sig == SIGUSR1)
+        got_usr1++;
+    else
+        got_usr2++;
+}
+
+/* Wait up to `seconds` for *flag to become non-zero. */
+static bool wait_flag(volatile sig_atomic_t *flag, double seconds)
+{
+    double end = pt_now() + seconds;
+    while (*flag == 0 && pt_now() < end)
+        pt_sleep(0.01);
+    return *flag != 0;
+}
+
+static pmix_status_t jctrl(const pmix_proc_t *targets, size_t n, const char *key, const void *v,
+                           pmix_data_type_t type)
+{
+    pmix_info_t d;
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    PMIx_Info_load(&d, key, v, type);
+    pmix_status_t rc = PMIx_Job_control(targets, n, &d, 1, &res, &nres);
+    PMIx_Info_destruct(&d);
+    PMIx_Info_free(res, nres);
+    return rc;
+}
+
+static int mode_jctrl(void)
+{
+    pt_start("job_rules", "jctrl", NULL, 0);
+    signal(SIGUSR1, on_usr);
+    signal(SIGUSR2, on_usr);
+    if (pt.size < 3) {
+        pt_note("needs at least 3 processes");
+        return pt_result();
+    }
+    pmix_rank_t last = pt.size - 1;
+    pmix_proc_t p;
+    bool yes = true;
+    int sig;
+    pmix_status_t rc;
+
+    pt_phase("PMIX_JOB_CTRL_PREEMPTIBLE");
+    rc = jctrl(NULL, 0, PMIX_JOB_CTRL_PREEMPTIBLE, &yes, PMIX_BOOL);
+    if (rc != PMIX_ERR_NOT_SUPPORTED)
+        pt_fail("PMIX_JOB_CTRL_PREEMPTIBLE returned %s, expected PMIX_ERR_NOT_SUPPORTED",
+                pt_err(rc));
+    sig = SIGUSR1;
+    pt_proc(&p, "no-such-namespace", 0);
+    if ((rc = jctrl(&p, 1, PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT)) != PMIX_ERR_NOT_FOUND)
+        pt_fail("a signal to another namespace returned %s, expected PMIX_ERR_NOT_FOUND",
+                pt_err(rc));
+    pt_proc(&p, pt.me.nspace, pt.size);
+    if ((rc = jctrl(&p, 1, PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT)) != PMIX_ERR_BAD_PARAM)
+        pt_fail("a signal to rank %u of %u returned %s, expected PMIX_ERR_BAD_PARAM",
+                (unsigned)pt.size, (unsigned)pt.size, pt_err(rc));
+    if (got_usr1 != 0)
+        pt_fail("a refused signal request was delivered");
+    pt_barrier("fence after the refusals");
+
+    pt_phase("SIGUSR1 to the last rank");
+    if (pt.me.rank == 0) {
+        pt_proc(&p, pt.me.nspace, last);
+        if ((rc = jctrl(&p, 1, PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT)) != PMIX_SUCCESS)
+            pt_fail("PMIX_JOB_CTRL_SIGNAL to rank %u failed: %s", (unsigned)last, pt_err(rc));
+    }
+    if (pt.me.rank == last && !wait_flag(&got_usr1, 10.0))
+        pt_fail("rank 0's SIGUSR1 did not arrive within 10 s");
+    pt_sleep(0.5);
+    pt_barrier("fence after SIGUSR1");
+    if (pt.me.rank != last && got_usr1 != 0)
+        pt_fail("rank 0's SIGUSR1 for rank %u alone reached rank %u", (unsigned)last,
+                (unsigned)pt.me.rank);
+
+    pt_phase("SIGUSR2 to the namespace");
+    if (pt.me.rank == 0) {
+        sig = SIGUSR2;
+        if ((rc = jctrl(NULL, 0, PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT)) != PMIX_SUCCESS)
+            pt_fail("PMIX_JOB_CTRL_SIGNAL to the namespace failed: %s", pt_err(rc));
+    }
+    if (!wait_flag(&got_usr2, 10.0))
+        pt_fail("rank 0's SIGUSR2 to the namespace did not arrive within 10 s");
+    pt_barrier("fence after SIGUSR2");
+
+    pt_phase("PMIX_JOB_CTRL_KILL of the last rank");
+    if (pt.me.rank == last) {
+        pt_sleep(30.0);
+        pt_fail("still alive 30 s after rank 0 asked for it to be killed");
+        return 1;
+    }
+    if (pt.me.rank == 0) {
+        pt_proc(&p, pt.me.nspace, last);
+        if ((rc = jctrl(&p, 1, PMIX_JOB_CTRL_KILL, &yes, PMIX_BOOL)) != PMIX_SUCCESS)
+            pt_fail("PMIX_JOB_CTRL_KILL of rank %u failed: %s", (unsigned)last, pt_err(rc));
+    }
+    survivors_fence("was killed by job control");
+    pt_watchdog(15);
+    return pt_result();
 }
 
 static int mode_die(bool kill_self)
@@ -364,7 +478,7 @@ static int mode_cleanup(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    const char *modes = "abort STATUS [RANK] | kill | exit_nofinalize | kill_daemon | "
+    const char *modes = "abort STATUS [RANK] | kill | exit_nofinalize | jctrl | kill_daemon | "
                         "stop_daemon | fence_loop | exitcode | sleep MARKER | output | "
                         "server_killed DIR | cleanup DIR";
     if (argc < 2)
@@ -379,6 +493,8 @@ int main(int argc, char **argv)
         return mode_die(true);
     if (strcmp(m, "exit_nofinalize") == 0)
         return mode_die(false);
+    if (strcmp(m, "jctrl") == 0)
+        return mode_jctrl();
     if (strcmp(m, "kill_daemon") == 0)
         return mode_kill_daemon(SIGKILL);
     if (strcmp(m, "stop_daemon") == 0)

@@ -29,6 +29,11 @@
  * second later; a PMIx_Abort stops every rank, and is answered once they
  * are gone, so that it never returns.
  *
+ * Events: a client's event for more than its node reaches the module's
+ * notify_event, which prints it ("stdhost: notify_event CODE from NS:RANK
+ * range RANGE") and answers STDHOST_PING with STDHOST_PONG, notified by
+ * this server process to the job's clients (event_rules mode "server").
+ *
  * The module's upcalls carry no context pointer: the launcher's state is
  * one global, `H`, guarded by its mutex, which the progress thread and the
  * main thread share. That is the price of this API, and why the project's
@@ -212,12 +217,36 @@ static pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t info[]
     return PMIX_ERR_NOT_FOUND; /* no other node to ask */
 }
 
+#define STDHOST_PING (PMIX_EXTERNAL_ERR_BASE - 21)
+#define STDHOST_PONG (PMIX_EXTERNAL_ERR_BASE - 22)
+
+/* There is no other node to carry the event to: report it, and answer a
+ * ping from this server process to the sender's namespace. */
+static pmix_status_t up_notify(pmix_status_t code, const pmix_proc_t *source,
+                               pmix_data_range_t range, pmix_info_t info[], size_t ninfo,
+                               pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    printf("stdhost: notify_event %d from %s:%u range %s\n", code, source->nspace,
+           (unsigned)source->rank, PMIx_Data_range_string(range));
+    fflush(stdout);
+    if (code == STDHOST_PING) {
+        pmix_proc_t job;
+        PMIx_Load_procid(&job, source->nspace, PMIX_RANK_WILDCARD);
+        pmix_status_t rc =
+            PMIx_Notify_event(STDHOST_PONG, &job, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL);
+        if (rc != PMIX_SUCCESS)
+            fprintf(stderr, "stdhost: PMIx_Notify_event(PONG) failed: %s\n", PMIx_Error_string(rc));
+    }
+    return PMIX_OPERATION_SUCCEEDED; /* done: cbfunc is not called */
+}
+
 static pmix_server_module_t module = {
     .client_connected2 = up_connected2,
     .client_finalized = up_finalized,
     .abort = up_abort,
     .fence_nb = up_fence,
     .direct_modex = up_dmodex,
+    .notify_event = up_notify,
 };
 
 /* ---- the job's data ---- */

@@ -148,6 +148,7 @@ struct inproc_world {
     int tool_mode;                            /* tool_connected: 0 answer now, 1 later, 2 refuse */
     unsigned tools_named;                     /* tool names given ("tool.<n>") */
     uint32_t tool_pid;                        /* what the last tool_connected heard */
+    size_t host_events;                       /* notify_event upcalls served */
     px_pubsub *ps;                            /* the data service of publish/lookup */
     px_timer *ps_timer;                       /* its next lookup deadline */
     inproc_ep *ps_timer_ep;                   /* ... started on this server's endpoint */
@@ -1172,6 +1173,18 @@ size_t inproc_lookups_waiting(const inproc_world *w)
     return w->ps != NULL ? px_pubsub_waiting(w->ps) : 0;
 }
 
+/* An event for the other nodes: every other server of the world delivers
+ * it to its clients in range, as a host's relay would. */
+static void host_notify(void *hctx, pmix_status_t status, const pmix_proc_t *source,
+                        pmix_data_range_t range, const pmix_info_t info[], size_t ninfo)
+{
+    inproc_ep *me = hctx;
+    me->w->host_events++;
+    for (inproc_ep *e = me->w->eps; e != NULL; e = e->next)
+        if (e->is_server && e != me && e->srv != NULL)
+            px_server_notify(e->srv, status, source, range, info, ninfo);
+}
+
 static const px_server_host inproc_host = {
     .version = PX_SERVER_HOST_VERSION,
     .fence_nb = host_fence,
@@ -1184,6 +1197,7 @@ static const px_server_host inproc_host = {
     .unpublish = host_unpublish,
     .tool_connected = host_tool,
     .query = host_query,
+    .notify_event = host_notify,
 };
 
 void inproc_tool_mode(inproc_world *w, int mode)
@@ -1502,6 +1516,11 @@ bool inproc_run_until(inproc_world *w, const volatile int *flag)
 double inproc_now(const inproc_world *w)
 {
     return w->now;
+}
+
+size_t inproc_host_events(const inproc_world *w)
+{
+    return w->host_events;
 }
 
 size_t inproc_host_fences(const inproc_world *w)

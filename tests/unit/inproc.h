@@ -94,6 +94,9 @@ void inproc_destroy_server(inproc_world *w, px_server *srv);
  * world went idle first. */
 bool inproc_run_until(inproc_world *w, const volatile int *flag);
 double inproc_now(const inproc_world *w);
+/* Number of notify_event upcalls (events for the other nodes), which the
+ * world serves by delivering the event on every other server. */
+size_t inproc_host_events(const inproc_world *w);
 /* Number of fence_nb upcalls the world has served as a host. */
 size_t inproc_host_fences(const inproc_world *w);
 /* Number of group upcalls the world has served as a host, and of those

@@ -556,6 +556,77 @@ static void test_event_results_accumulate(void **state)
     job_end(j);
 }
 
+/* Each client's handler counts its calls in the int its registration
+ * passed as PMIX_EVENT_RETURN_OBJECT. */
+static void h_count(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                    size_t ninfo, pmix_info_t results[], size_t nresults,
+                    pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    for (size_t i = 0; i < ninfo; i++)
+        if (strcmp(info[i].key, PMIX_EVENT_RETURN_OBJECT) == 0)
+            ++*(int *)info[i].value.data.ptr;
+    cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* Client 0 of a 2 x 2 job notifies `code` in `range` (with `info`); wait
+ * until `want` processes other than 0 heard it, then check who did. */
+static void notify_and_count(job *j, int *calls, pmix_status_t code, pmix_data_range_t range,
+                             const pmix_info_t *info, size_t ninfo, const int expect[4])
+{
+    int want = 0;
+    memset(calls, 0, 4 * sizeof(int));
+    for (int r = 1; r < 4; r++)
+        want += expect[r];
+    assert_int_equal(px_client_notify(j->p[0].c, code, NULL, range, info, ninfo, NULL, NULL),
+                     PMIX_OPERATION_SUCCEEDED);
+    inproc_run_until(j->w, NULL);
+    int got = 0;
+    for (int r = 1; r < 4; r++)
+        got += calls[r];
+    assert_int_equal(got, want);
+    for (int r = 1; r < 4; r++)
+        assert_int_equal(calls[r], expect[r]);
+}
+
+/* Events leave the node through the host (notify_event) when their range is
+ * wider than the node, and each server applies the range: namespace and
+ * global reach everybody, custom only the processes named, local only the
+ * node (and never goes to the host). */
+static void test_events_cross_nodes(void **state)
+{
+    job *j = job_start(2, 2); /* ranks 0, 1 on node 0; 2, 3 on node 1 */
+    pmix_status_t code = -12346;
+    int calls[4];
+    pmix_info_t obj;
+    size_t id;
+
+    for (int r = 0; r < 4; r++) {
+        PMIx_Info_load(&obj, PMIX_EVENT_RETURN_OBJECT, &calls[r], PMIX_POINTER);
+        assert_int_equal(px_client_register_event(j->p[r].c, &code, 1, &obj, 1, h_count, &id),
+                         PMIX_SUCCESS);
+        PMIx_Info_destruct(&obj);
+    }
+    const int all[4] = {0, 1, 1, 1}, node0[4] = {0, 1, 0, 0}, three[4] = {0, 0, 0, 1};
+    notify_and_count(j, calls, code, PMIX_RANGE_NAMESPACE, NULL, 0, all);
+    assert_int_equal(inproc_host_events(j->w), 1);
+    notify_and_count(j, calls, code, PMIX_RANGE_GLOBAL, NULL, 0, all);
+    assert_int_equal(inproc_host_events(j->w), 2);
+    notify_and_count(j, calls, code, PMIX_RANGE_LOCAL, NULL, 0, node0);
+    assert_int_equal(inproc_host_events(j->w), 2);
+
+    pmix_proc_t target;
+    pmix_info_t custom;
+    PMIx_Load_procid(&target, "job", 3);
+    PMIx_Info_load(&custom, PMIX_EVENT_CUSTOM_RANGE, &target, PMIX_PROC);
+    notify_and_count(j, calls, code, PMIX_RANGE_CUSTOM, &custom, 1, three);
+    PMIx_Info_destruct(&custom);
+    assert_int_equal(inproc_host_events(j->w), 3);
+    /* a custom range without targets names nobody */
+    const int none[4] = {0, 0, 0, 0};
+    notify_and_count(j, calls, code, PMIX_RANGE_CUSTOM, NULL, 0, none);
+    job_end(j);
+}
+
 static void test_garbage_drops_only_sender(void **state)
 {
     job *j = job_start(1, 4);
@@ -672,6 +743,7 @@ int main(void)
         cmocka_unit_test(test_failed_send_drops_client),
         cmocka_unit_test(test_destroy_cancels_timers),
         cmocka_unit_test(test_event_results_accumulate),
+        cmocka_unit_test(test_events_cross_nodes),
         cmocka_unit_test(test_garbage_drops_only_sender),
         cmocka_unit_test(test_foreign_credentials_refused),
         cmocka_unit_test(test_handshake_peer_identity),

@@ -272,7 +272,12 @@ static const char *const model_keys[] = {
 /* Record the programming-model attributes as the process's own data and
  * raise PMIX_MODEL_DECLARED locally with them. The event is not for
  * default handlers (PMIX_EVENT_NON_DEFAULT): libraries such as Open MPI
- * treat whatever reaches their default handler as an error and abort. */
+ * treat whatever reaches their default handler as an error and abort. The
+ * first declaration stays the process's data (what a Get of
+ * PMIX_PROGRAMMING_MODEL reads): a later one (OpenMP inside an MPI
+ * program) is announced by its event but replaces nothing. The client
+ * engine keeps each declaration's event for handlers registered later
+ * (client/events.c). */
 static void declare_model(px_api_client *ac, const pmix_info_t info[], size_t ninfo)
 {
     pmix_info_t model[9];
@@ -287,8 +292,9 @@ static void declare_model(px_api_client *ac, const pmix_info_t info[], size_t ni
     if (n == 0)
         return;
     ac->pops->lock(ac->pctx);
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n && !ac->model_declared; k++)
         (void)px_client_put(ac->client, PMIX_INTERNAL, model[k].key, &model[k].value);
+    ac->model_declared = true;
     PMIx_Info_load(&model[n], PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
     (void)px_client_notify(ac->client, PMIX_MODEL_DECLARED, px_client_self(ac->client),
                            PMIX_RANGE_PROC_LOCAL, model, n + 1, NULL, NULL);
@@ -534,6 +540,7 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo)
     }
     ac->refcount = 0;
     ac->external_progress = -1;
+    ac->model_declared = false;
     ac->teardown(ac);
     pthread_mutex_unlock(&ac->init_lock);
     return rc == PMIX_ERR_UNREACH ? PMIX_SUCCESS : rc;

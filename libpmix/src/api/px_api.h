@@ -34,6 +34,7 @@ struct px_api_client {
     void *pctx;
     int refcount;                        /* PMIx_Init calls not yet balanced by PMIx_Finalize */
     int external_progress;               /* the first PMIx_Init's directive: -1 unset, 0, 1 */
+    bool model_declared;                 /* an Init declared a programming model (declare_model) */
     void (*progress)(px_api_client *ac); /* PMIx_Progress; may be NULL */
     /* Something must now progress without the caller: a non-blocking call
      * or an event handler. The posix binding starts its progress thread

@@ -416,6 +416,40 @@ static pmix_status_t ad_iof_pull(void *hctx, const pmix_proc_t *requestor,
     return rc;
 }
 
+/* The host keeps the info until it calls back: hand it a copy, freed then. */
+typedef struct ad_event {
+    pmix_info_t *info;
+    size_t ninfo;
+} ad_event;
+
+static void ad_event_done(pmix_status_t status, void *cbdata)
+{
+    ad_event *e = cbdata;
+    (void)status;
+    PMIx_Info_free(e->info, e->ninfo);
+    free(e);
+}
+
+/* An event for the other nodes: the Standard's notify_event upcall. */
+static void ad_notify(void *hctx, pmix_status_t status, const pmix_proc_t *source,
+                      pmix_data_range_t range, const pmix_info_t info[], size_t ninfo)
+{
+    const pmix_server_module_t *m = hctx;
+    ad_event *e;
+
+    if (m->notify_event == NULL || (e = calloc(1, sizeof(*e))) == NULL)
+        return;
+    if (ninfo > 0 && (e->info = PMIx_Info_create(ninfo)) == NULL) {
+        free(e);
+        return;
+    }
+    for (size_t i = 0; i < ninfo; i++)
+        PMIx_Info_xfer(&e->info[i], &info[i]);
+    e->ninfo = ninfo;
+    if (m->notify_event(status, source, range, e->info, e->ninfo, ad_event_done, e) != PMIX_SUCCESS)
+        ad_event_done(PMIX_SUCCESS, e);
+}
+
 static const px_server_host adapter = {
     .version = PX_SERVER_HOST_VERSION,
     .client_connected = ad_connected,
@@ -431,6 +465,7 @@ static const px_server_host adapter = {
     .unpublish = ad_unpublish,
     .tool_connected = ad_tool,
     .query = ad_query,
+    .notify_event = ad_notify,
     .spawn = ad_spawn,
     .iof_pull = ad_iof_pull,
 };

@@ -64,6 +64,20 @@ typedef struct px_evh {
     void *obj;
 } px_evh;
 
+/* An event kept for handlers registered after it was raised: the
+ * programming models declared (PMIX_MODEL_DECLARED), so that a runtime
+ * that starts later (OpenMP after MPI, the hybrid use case) still learns
+ * them. At most PX_EVCACHE_MAX are kept, the first ones. */
+#define PX_EVCACHE_MAX 8
+typedef struct px_evcache {
+    struct px_evcache *next;
+    pmix_status_t status;
+    pmix_proc_t source;
+    pmix_data_range_t range;
+    pmix_info_t *info;
+    size_t ninfo;
+} px_evcache;
+
 typedef struct px_evrun {
     struct px_evrun *next;
     px_client *c;
@@ -94,6 +108,7 @@ struct px_client {
     px_evh *handlers;
     size_t next_evid;
     px_evrun *runs;
+    px_evcache *evcache; /* oldest first */
     /* The fence page (px_page.h), if the server shared one: */
     px_page_hdr *page;     /* NULL once the page is off for this client */
     px_page_hdr *page_map; /* the mapping itself, kept while the client lives */

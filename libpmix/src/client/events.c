@@ -37,6 +37,10 @@ static bool matches(const px_evh *h, pmix_status_t status, bool non_default)
     return false;
 }
 
+static void raise_to(px_client *c, pmix_status_t status, const pmix_proc_t *source,
+                     pmix_data_range_t range, const pmix_info_t *info, size_t ninfo,
+                     const px_evh *only);
+
 /* Where a new handler goes: a pointer to the link it is inserted at. */
 static px_evh **slot(px_client *c, const px_evh *h, const pmix_info_t info[], size_t ninfo)
 {
@@ -137,6 +141,9 @@ pmix_status_t px_client_register_event(px_client *c, const pmix_status_t codes[]
     h->next = *pp;
     *pp = h;
     *id = h->id;
+    /* the models declared before it, oldest first, from the loop */
+    for (px_evcache *e = c->evcache; e != NULL; e = e->next)
+        raise_to(c, e->status, &e->source, e->range, e->info, e->ninfo, h);
     return PMIX_SUCCESS;
 }
 
@@ -269,8 +276,11 @@ static void run_start(void *arg)
     run_next(run);
 }
 
-void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *source,
-                        pmix_data_range_t range, const pmix_info_t *info, size_t ninfo)
+/* Start a run of the event through the handlers that match it, or through
+ * `only` alone (a handler registered after a cached event). */
+static void raise_to(px_client *c, pmix_status_t status, const pmix_proc_t *source,
+                     pmix_data_range_t range, const pmix_info_t *info, size_t ninfo,
+                     const px_evh *only)
 {
     px_evrun *run;
     size_t n = 0;
@@ -278,7 +288,7 @@ void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *s
     bool non_default = px_info_flag(info, ninfo, PMIX_EVENT_NON_DEFAULT);
 
     for (px_evh *h = c->handlers; h != NULL; h = h->next)
-        n += matches(h, status, non_default);
+        n += (only == NULL || h == only) && matches(h, status, non_default);
     if (n == 0)
         return;
     run = calloc(1, sizeof(*run));
@@ -290,7 +300,7 @@ void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *s
         return;
     }
     for (px_evh *h = c->handlers; h != NULL; h = h->next)
-        if (matches(h, status, non_default))
+        if ((only == NULL || h == only) && matches(h, status, non_default))
             run->ids[run->nids++] = h->id;
     if (ninfo > 0) {
         run->info = PMIx_Info_create(ninfo);
@@ -310,6 +320,39 @@ void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *s
     run->timer = c->pops->timer_start(c->pctx, 0, run_start, run);
     if (run->timer == NULL)
         run_free(c, run);
+}
+
+/* Keep a copy of a PMIX_MODEL_DECLARED event for later handlers. */
+static void cache_event(px_client *c, pmix_status_t status, const pmix_proc_t *source,
+                        pmix_data_range_t range, const pmix_info_t *info, size_t ninfo)
+{
+    px_evcache **pp = &c->evcache, *e;
+    size_t n = 0;
+
+    for (; *pp != NULL; pp = &(*pp)->next)
+        n++;
+    if (n >= PX_EVCACHE_MAX || (e = calloc(1, sizeof(*e))) == NULL)
+        return;
+    if (ninfo > 0 && (e->info = PMIx_Info_create(ninfo)) == NULL) {
+        free(e);
+        return;
+    }
+    for (size_t i = 0; i < ninfo; i++)
+        PMIx_Info_xfer(&e->info[i], &info[i]);
+    e->ninfo = ninfo;
+    e->status = status;
+    if (source != NULL)
+        e->source = *source;
+    e->range = range;
+    *pp = e;
+}
+
+void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *source,
+                        pmix_data_range_t range, const pmix_info_t *info, size_t ninfo)
+{
+    if (status == PMIX_MODEL_DECLARED)
+        cache_event(c, status, source, range, info, ninfo);
+    raise_to(c, status, source, range, info, ninfo, NULL);
 }
 
 pmix_status_t px_client_notify(px_client *c, pmix_status_t status, const pmix_proc_t *source,
@@ -370,5 +413,11 @@ void px_cli_events_destroy(px_client *c)
         px_evh *h = c->handlers;
         c->handlers = h->next;
         free_handler(h);
+    }
+    while (c->evcache != NULL) {
+        px_evcache *e = c->evcache;
+        c->evcache = e->next;
+        PMIx_Info_free(e->info, e->ninfo);
+        free(e);
     }
 }

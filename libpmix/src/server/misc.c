@@ -103,15 +103,47 @@ void px_srv_event_to(px_server *s, px_sclient *c, pmix_status_t status, const pm
     px_srv_send(s, c, &b);
 }
 
+/* Whether `p` is among the targets of a PMIX_EVENT_CUSTOM_RANGE value (one
+ * PMIX_PROC, or a PMIX_DATA_ARRAY of them; a rank of PMIX_RANK_WILDCARD
+ * names its whole namespace). */
+static bool proc_in(const pmix_proc_t *p, const pmix_proc_t *set, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(set[i].nspace, p->nspace, PMIX_MAX_NSLEN) == 0 &&
+            (set[i].rank == PMIX_RANK_WILDCARD || set[i].rank == p->rank))
+            return true;
+    return false;
+}
+
+bool px_srv_in_range(const pmix_proc_t *p, const pmix_proc_t *source, pmix_data_range_t range,
+                     const pmix_info_t *info, size_t ninfo)
+{
+    switch (range) {
+    case PMIX_RANGE_PROC_LOCAL: return false;
+    case PMIX_RANGE_NAMESPACE: return strncmp(p->nspace, source->nspace, PMIX_MAX_NSLEN) == 0;
+    case PMIX_RANGE_CUSTOM:
+        for (size_t i = 0; i < ninfo; i++) {
+            const pmix_value_t *v = &info[i].value;
+            if (strncmp(info[i].key, PMIX_EVENT_CUSTOM_RANGE, PMIX_MAX_KEYLEN) != 0)
+                continue;
+            if (v->type == PMIX_PROC && v->data.proc != NULL)
+                return proc_in(p, v->data.proc, 1);
+            if (v->type == PMIX_DATA_ARRAY && v->data.darray != NULL &&
+                v->data.darray->type == PMIX_PROC)
+                return proc_in(p, v->data.darray->array, v->data.darray->size);
+            return false;
+        }
+        return false; /* a custom range that names nobody */
+    default: return true;
+    }
+}
+
 void px_srv_event_to_clients(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                              pmix_data_range_t range, const pmix_info_t *info, size_t ninfo,
                              const px_sclient *except)
 {
     for (px_sclient *c = s->clients; c != NULL; c = c->next) {
-        if (c == except)
-            continue;
-        if (range == PMIX_RANGE_NAMESPACE &&
-            strncmp(c->proc.nspace, source->nspace, PMIX_MAX_NSLEN) != 0)
+        if (c == except || !px_srv_in_range(&c->proc, source, range, info, ninfo))
             continue;
         px_srv_event_to(s, c, status, source, range, info, ninfo);
     }
@@ -123,6 +155,8 @@ void px_server_notify(px_server *s, pmix_status_t status, const pmix_proc_t *sou
     px_srv_event_to_clients(s, status, source, range, info, ninfo, NULL);
 }
 
+/* A client's event: to this node's clients in range, then, when the range
+ * goes beyond the node, to the host for the other nodes. */
 pmix_status_t px_srv_notify(px_server *s, px_sclient *c, px_buf *b)
 {
     int32_t status;
@@ -139,6 +173,9 @@ pmix_status_t px_srv_notify(px_server *s, px_sclient *c, px_buf *b)
         return rc;
     if (range != PMIX_RANGE_PROC_LOCAL)
         px_srv_event_to_clients(s, status, &source, range, info, ninfo, c);
+    if (range != PMIX_RANGE_PROC_LOCAL && range != PMIX_RANGE_LOCAL && s->hops->version >= 5 &&
+        s->hops->notify_event != NULL)
+        s->hops->notify_event(s->hctx, status, &source, range, info, ninfo);
     PMIx_Info_free(info, ninfo);
     return PMIX_SUCCESS;
 }

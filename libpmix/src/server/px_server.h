@@ -32,11 +32,11 @@
 #include "px_platform.h"
 
 /* 2: the group upcall was appended; 3: publish, lookup and unpublish;
- * 4: tool_connected and query; 6: spawn; 7: iof_pull. A table of an
- * older version (from 1) is still accepted: the upcalls it lacks count as
- * NULL (no group upcall; PMIX_ERR_NOT_SUPPORTED for publish, lookup, spawn
- * and output pulls; tools refused, and the queries only a host answers
- * unanswered). */
+ * 4: tool_connected and query; 5: notify_event; 6: spawn; 7: iof_pull.
+ * A table of an older version (from 1) is still accepted: the upcalls it
+ * lacks count as NULL (no group upcall; PMIX_ERR_NOT_SUPPORTED for
+ * publish, lookup, spawn and output pulls; tools refused, the queries only
+ * a host answers unanswered, and events kept on the node). */
 #define PX_SERVER_HOST_VERSION 7
 #define PX_SERVER_HOST_VERSION_MIN 1
 
@@ -206,6 +206,20 @@ typedef struct px_server_host {
     pmix_status_t (*query)(void *hctx, const pmix_proc_t *requestor, const pmix_query_t queries[],
                            size_t nqueries, pmix_info_cbfunc_t cbfunc, void *cbdata);
 
+    /* ---- version 5 ---- */
+
+    /* An event a client notified (PMIx_Notify_event) whose range goes
+     * beyond this node: PMIX_RANGE_NAMESPACE, _SESSION, _GLOBAL, _RM or
+     * _CUSTOM (the targets in PMIX_EVENT_CUSTOM_RANGE among `info`). The
+     * engine has already delivered it to its own clients in range; the
+     * host carries it to every other node's server, which delivers it with
+     * px_server_notify (that applies the range). Everything is borrowed
+     * for the call: a host copies what it keeps. Nothing is answered (a
+     * client's notification has no reply). If NULL, events stay on the
+     * node. */
+    void (*notify_event)(void *hctx, pmix_status_t status, const pmix_proc_t *source,
+                         pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
+
     /* ---- version 6 ---- */
 
     /* PMIx_Spawn from `proc`: a new job of `apps` (each with maxprocs
@@ -283,8 +297,12 @@ pmix_status_t px_server_dmodex_request(px_server *s, const pmix_proc_t *proc,
 void px_server_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why);
 
 /* Raise event `status` from the host to this server's connected clients
- * (all of them, or with PMIX_RANGE_NAMESPACE those of source's namespace),
- * with `info`; each client runs the handlers registered for it. */
+ * in `range` (px_srv_in_range: nobody for PMIX_RANGE_PROC_LOCAL, those of
+ * source's namespace for PMIX_RANGE_NAMESPACE, those PMIX_EVENT_CUSTOM_RANGE
+ * names for PMIX_RANGE_CUSTOM, all of them otherwise), with `info`; each
+ * client runs the handlers registered for it. The host upcall
+ * notify_event is not called: this is how a host delivers an event that
+ * came from another node. */
 void px_server_notify(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                       pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
 

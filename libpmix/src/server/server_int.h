@@ -322,6 +322,10 @@ pmix_status_t px_srv_jctrl(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
 /* Send event `status` to client `c` alone. */
 void px_srv_event_to(px_server *s, px_sclient *c, pmix_status_t status, const pmix_proc_t *source,
                      pmix_data_range_t range, const pmix_info_t *info, size_t ninfo);
+/* Whether process `p` is in `range` of an event from `source` (px_server.h,
+ * px_server_notify, lists the rules). */
+bool px_srv_in_range(const pmix_proc_t *p, const pmix_proc_t *source, pmix_data_range_t range,
+                     const pmix_info_t *info, size_t ninfo);
 void px_srv_event_to_clients(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                              pmix_data_range_t range, const pmix_info_t *info, size_t ninfo,
                              const px_sclient *except);
