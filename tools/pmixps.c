@@ -19,6 +19,8 @@
 
 #include <pmix_tool.h>
 
+#include "toolcommon.h"
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -43,22 +45,6 @@ static void usage(FILE *f)
             "usage error.\n");
 }
 
-/* A JSON string (the names here are plain, but be exact). */
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; s != NULL && *s != '\0'; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
 static const char *state_name(pmix_proc_state_t s)
 {
     switch (s) {
@@ -73,69 +59,30 @@ static const char *state_name(pmix_proc_state_t s)
     }
 }
 
-/* The proc table of `ns`: the info holding it (free with PMIx_Info_free). */
-static pmix_status_t proc_table(const char *ns, pmix_info_t **info, size_t *ninfo,
-                                const pmix_proc_info_t **pi, size_t *n)
-{
-    pmix_query_t *q = PMIx_Query_create(1);
-    pmix_status_t rc;
-
-    if (q == NULL)
-        return PMIX_ERR_NOMEM;
-    PMIx_Argv_append_nosize(&q->keys, PMIX_QUERY_PROC_TABLE);
-    q->qualifiers = PMIx_Info_create(1);
-    q->nqual = 1;
-    PMIx_Info_load(&q->qualifiers[0], PMIX_NSPACE, ns, PMIX_STRING);
-    rc = PMIx_Query_info(q, 1, info, ninfo);
-    PMIx_Query_free(q, 1);
-    if (rc != PMIX_SUCCESS)
-        return rc;
-    if (*ninfo < 1 || (*info)[0].value.type != PMIX_DATA_ARRAY ||
-        (*info)[0].value.data.darray == NULL ||
-        (*info)[0].value.data.darray->type != PMIX_PROC_INFO) {
-        PMIx_Info_free(*info, *ninfo);
-        return PMIX_ERR_BAD_PARAM;
-    }
-    *pi = (*info)[0].value.data.darray->array;
-    *n = (*info)[0].value.data.darray->size;
-    return PMIX_SUCCESS;
-}
-
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"pid", required_argument, NULL, 'p'},  {"uri", required_argument, NULL, 'u'},
-        {"nspace", required_argument, NULL, 'n'}, {"system", no_argument, NULL, 's'},
-        {"json", no_argument, NULL, 'j'},       {"namespaces", no_argument, NULL, 'N'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+        TC_SERVER_OPTS,
+        TC_SYSTEM_OPT,
+        {"json", no_argument, NULL, 'j'},
+        {"namespaces", no_argument, NULL, 'N'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     pmix_info_t attr[2];
     size_t nattr = 0;
-    bool json = false, names_only = false, yes = true;
+    bool json = false, names_only = false;
     int c, status = 0;
     pmix_proc_t me;
     pmix_status_t rc;
-    char *end;
 
     while ((c = getopt_long(argc, argv, "p:u:n:sjNh", opts, NULL)) != -1) {
-        if (nattr > 0 && (c == 'p' || c == 'u' || c == 'n' || c == 's')) {
-            fprintf(stderr, "pmixps: give at most one of --pid, --uri, --nspace, --system\n");
+        int o = tc_server_opt("pmixps", true, c, optarg, attr, &nattr);
+        if (o == 2)
             return 2;
-        }
+        if (o == 1)
+            continue;
         switch (c) {
-        case 'p': {
-            long v = strtol(optarg, &end, 10);
-            pid_t pid = (pid_t)v;
-            if (*optarg == '\0' || *end != '\0' || v <= 0) {
-                fprintf(stderr, "pmixps: --pid needs a process id, not '%s'\n", optarg);
-                return 2;
-            }
-            PMIx_Info_load(&attr[nattr++], PMIX_SERVER_PIDINFO, &pid, PMIX_PID);
-            break;
-        }
-        case 'u': PMIx_Info_load(&attr[nattr++], PMIX_SERVER_URI, optarg, PMIX_STRING); break;
-        case 'n': PMIx_Info_load(&attr[nattr++], PMIX_SERVER_NSPACE, optarg, PMIX_STRING); break;
-        case 's': PMIx_Info_load(&attr[nattr++], PMIX_CONNECT_TO_SYSTEM, &yes, PMIX_BOOL); break;
         case 'j': json = true; break;
         case 'N': names_only = true; break;
         case 'h': usage(stdout); return 0;
@@ -154,33 +101,23 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    pmix_query_t *q = PMIx_Query_create(1);
-    pmix_info_t *nsinfo = NULL;
-    size_t nns = 0;
-    char **names = NULL;
-    PMIx_Argv_append_nosize(&q->keys, PMIX_QUERY_NAMESPACES);
-    rc = PMIx_Query_info(q, 1, &nsinfo, &nns);
-    PMIx_Query_free(q, 1);
-    if (rc != PMIX_SUCCESS || nns < 1 || nsinfo[0].value.type != PMIX_STRING) {
-        fprintf(stderr, "pmixps: the server did not say which jobs it runs: %s\n",
-                PMIx_Error_string(rc == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : rc));
-        PMIx_Info_free(nsinfo, nns);
+    char **names = tc_namespaces();
+    if (names == NULL) {
+        fprintf(stderr, "pmixps: the server did not say which jobs it runs\n");
         PMIx_tool_finalize();
         return 1;
     }
-    names = PMIx_Argv_split(nsinfo[0].value.data.string, ',');
-    PMIx_Info_free(nsinfo, nns);
 
     pmix_proc_t *servers = NULL;
     size_t nservers = 0;
     (void)PMIx_tool_get_servers(&servers, &nservers);
     if (json) {
         printf("{\"tool\":{\"nspace\":");
-        json_str(me.nspace);
+        tc_json_str(me.nspace);
         printf(",\"rank\":%u}", me.rank);
         if (nservers > 0) {
             printf(",\"server\":{\"nspace\":");
-            json_str(servers[0].nspace);
+            tc_json_str(servers[0].nspace);
             printf(",\"rank\":%u}", servers[0].rank);
         }
         printf(",\"jobs\":[");
@@ -194,7 +131,7 @@ int main(int argc, char **argv)
             printf("%s\n", names[k]);
             continue;
         }
-        rc = proc_table(names[k], &info, &ninfo, &pi, &n);
+        rc = tc_proc_table(names[k], &info, &ninfo, &pi, &n);
         if (rc != PMIX_SUCCESS) {
             fprintf(stderr, "pmixps: no process table for %s: %s\n", names[k],
                     PMIx_Error_string(rc));
@@ -203,15 +140,15 @@ int main(int argc, char **argv)
         }
         if (json) {
             printf("%s{\"nspace\":", k > 0 ? "," : "");
-            json_str(names[k]);
+            tc_json_str(names[k]);
             printf(",\"procs\":[");
             for (size_t i = 0; i < n; i++) {
                 printf("%s{\"rank\":%u,\"host\":", i > 0 ? "," : "", pi[i].proc.rank);
-                json_str(pi[i].hostname);
+                tc_json_str(pi[i].hostname);
                 printf(",\"pid\":%ld,\"state\":", (long)pi[i].pid);
-                json_str(state_name(pi[i].state));
+                tc_json_str(state_name(pi[i].state));
                 printf(",\"exit_code\":%d,\"executable\":", pi[i].exit_code);
-                json_str(pi[i].executable_name);
+                tc_json_str(pi[i].executable_name);
                 printf("}");
             }
             printf("]}");

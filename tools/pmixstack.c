@@ -30,6 +30,8 @@
 
 #include <pmix_tool.h>
 
+#include "toolcommon.h"
+
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: pmixstack [options]\n"
@@ -53,21 +55,6 @@ static void usage(FILE *f)
                "\n"
                "Exit status: 0; 1 if no server could be reached, a stack could not be\n"
                "collected, or ranks run on other machines; 2 for a usage error.\n");
-}
-
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; s != NULL && *s != '\0'; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
 }
 
 /* One distinct stack: its frames (outermost first, joined by " > ") and the
@@ -251,51 +238,6 @@ static int collect(pid_t pid, uint32_t rank, int timeout_s, bool all, stacks_t *
     return got ? 0 : -1;
 }
 
-static pmix_status_t proc_table(const char *ns, pmix_info_t **info, size_t *ninfo,
-                                const pmix_proc_info_t **pi, size_t *n)
-{
-    pmix_query_t *q = PMIx_Query_create(1);
-    pmix_status_t rc;
-
-    if (q == NULL)
-        return PMIX_ERR_NOMEM;
-    PMIx_Argv_append_nosize(&q->keys, PMIX_QUERY_PROC_TABLE);
-    q->qualifiers = PMIx_Info_create(1);
-    q->nqual = 1;
-    PMIx_Info_load(&q->qualifiers[0], PMIX_NSPACE, ns, PMIX_STRING);
-    rc = PMIx_Query_info(q, 1, info, ninfo);
-    PMIx_Query_free(q, 1);
-    if (rc != PMIX_SUCCESS)
-        return rc;
-    if (*ninfo < 1 || (*info)[0].value.type != PMIX_DATA_ARRAY ||
-        (*info)[0].value.data.darray == NULL ||
-        (*info)[0].value.data.darray->type != PMIX_PROC_INFO) {
-        PMIx_Info_free(*info, *ninfo);
-        return PMIX_ERR_BAD_PARAM;
-    }
-    *pi = (*info)[0].value.data.darray->array;
-    *n = (*info)[0].value.data.darray->size;
-    return PMIX_SUCCESS;
-}
-
-/* The namespaces the server runs (PMIX_QUERY_NAMESPACES), or NULL. */
-static char **namespaces(void)
-{
-    pmix_query_t *q = PMIx_Query_create(1);
-    pmix_info_t *info = NULL;
-    size_t ninfo = 0;
-    char **names = NULL;
-    pmix_status_t rc;
-
-    PMIx_Argv_append_nosize(&q->keys, PMIX_QUERY_NAMESPACES);
-    rc = PMIx_Query_info(q, 1, &info, &ninfo);
-    PMIx_Query_free(q, 1);
-    if (rc == PMIX_SUCCESS && ninfo >= 1 && info[0].value.type == PMIX_STRING)
-        names = PMIx_Argv_split(info[0].value.data.string, ',');
-    PMIx_Info_free(info, ninfo);
-    return names;
-}
-
 /* Collects, merges and prints the stacks of job `ns`; 0 or 1 (as the exit
  * status). `first` says whether this is the first job printed. */
 static int one_job(const char *ns, bool json, bool first, bool all, int timeout_s)
@@ -310,7 +252,7 @@ static int one_job(const char *ns, bool json, bool first, bool all, int timeout_
     int status = 0;
     pmix_status_t rc;
 
-    rc = proc_table(ns, &info, &ninfo, &pi, &n);
+    rc = tc_proc_table(ns, &info, &ninfo, &pi, &n);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmixstack: no process table for %s: %s\n", ns, PMIx_Error_string(rc));
         return 1;
@@ -345,7 +287,7 @@ static int one_job(const char *ns, bool json, bool first, bool all, int timeout_
 
     if (json) {
         printf("%s{\"nspace\":", first ? "" : ",");
-        json_str(ns);
+        tc_json_str(ns);
         printf(",\"nprocs\":%zu,\"stacks\":[", n);
         for (size_t i = 0; i < s.n; i++) {
             printf("%s{\"ranks\":[", i > 0 ? "," : "");
@@ -361,7 +303,7 @@ static int one_job(const char *ns, bool json, bool first, bool all, int timeout_
                 snprintf(buf, sizeof(buf), "%.*s", (int)l, p);
                 if (!f1)
                     putchar(',');
-                json_str(buf);
+                tc_json_str(buf);
                 p += l + (e != NULL ? 3 : 0);
             }
             printf("]}");
@@ -373,7 +315,7 @@ static int one_job(const char *ns, bool json, bool first, bool all, int timeout_
         for (size_t k = 0; remote_hosts != NULL && remote_hosts[k] != NULL; k++) {
             if (k > 0)
                 putchar(',');
-            json_str(remote_hosts[k]);
+            tc_json_str(remote_hosts[k]);
         }
         printf("]}");
     } else {
@@ -415,10 +357,12 @@ static int one_job(const char *ns, bool json, bool first, bool all, int timeout_
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"pid", required_argument, NULL, 'p'},    {"uri", required_argument, NULL, 'u'},
-        {"nspace", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
-        {"all-frames", no_argument, NULL, 'a'},   {"timeout", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        TC_SERVER_OPTS,
+        {"json", no_argument, NULL, 'j'},
+        {"all-frames", no_argument, NULL, 'a'},
+        {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     pmix_info_t attr[1];
     size_t nattr = 0;
@@ -430,26 +374,14 @@ int main(int argc, char **argv)
     char *end, **names;
 
     while ((c = getopt_long(argc, argv, "p:u:n:jat:h", opts, NULL)) != -1) {
-        if (nattr > 0 && (c == 'p' || c == 'u' || c == 'n')) {
-            fprintf(stderr, "pmixstack: give at most one of --pid, --uri, --nspace\n");
+        int o = tc_server_opt("pmixstack", false, c, optarg, attr, &nattr);
+        if (o == 2)
             return 2;
-        }
-        switch (c) {
-        case 'p': {
-            long v = strtol(optarg, &end, 10);
-            pid_t pid = (pid_t)v;
-            if (*optarg == '\0' || *end != '\0' || v <= 0) {
-                fprintf(stderr, "pmixstack: --pid needs a process id, not '%s'\n", optarg);
-                return 2;
-            }
-            PMIx_Info_load(&attr[nattr++], PMIX_SERVER_PIDINFO, &pid, PMIX_PID);
-            break;
-        }
-        case 'u': PMIx_Info_load(&attr[nattr++], PMIX_SERVER_URI, optarg, PMIX_STRING); break;
-        case 'n':
+        if (c == 'n' && o == 1)
             only_ns = optarg;
-            PMIx_Info_load(&attr[nattr++], PMIX_SERVER_NSPACE, optarg, PMIX_STRING);
-            break;
+        if (o == 1)
+            continue;
+        switch (c) {
         case 'j': json = true; break;
         case 'a': all = true; break;
         case 't': {
@@ -479,7 +411,7 @@ int main(int argc, char **argv)
     if (only_ns != NULL) {
         names = NULL;
         PMIx_Argv_append_nosize(&names, only_ns);
-    } else if ((names = namespaces()) == NULL) {
+    } else if ((names = tc_namespaces()) == NULL) {
         fprintf(stderr, "pmixstack: the server did not say which jobs it runs\n");
         PMIx_tool_finalize();
         return 1;
