@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pmix.h>
+
 #include "px_pubsub.h"
 
 typedef struct entry {
@@ -733,4 +735,148 @@ size_t px_pubsub_entries(const px_pubsub *ps)
 size_t px_pubsub_waiting(const px_pubsub *ps)
 {
     return ps->nwaiters;
+}
+
+/* ---- requests and answers between nodes ---- */
+
+pmix_status_t px_pubsub_pack_request(char **keys, const pmix_info_t info[], size_t ninfo,
+                                     pmix_byte_object_t *out)
+{
+    pmix_data_buffer_t db;
+    uint8_t has = keys != NULL;
+    uint32_t nk = 0, ni = (uint32_t)ninfo;
+    pmix_status_t rc;
+
+    PMIx_Byte_object_construct(out);
+    PMIx_Data_buffer_construct(&db);
+    while (keys != NULL && keys[nk] != NULL)
+        nk++;
+    rc = PMIx_Data_pack(NULL, &db, &has, 1, PMIX_UINT8);
+    if (rc == PMIX_SUCCESS && has)
+        rc = PMIx_Data_pack(NULL, &db, &nk, 1, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS && has && nk > 0)
+        rc = PMIx_Data_pack(NULL, &db, keys, (int32_t)nk, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Data_pack(NULL, &db, &ni, 1, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS && ni > 0)
+        rc = PMIx_Data_pack(NULL, &db, (void *)info, (int32_t)ni, PMIX_INFO);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Data_unload(&db, out);
+    PMIx_Data_buffer_destruct(&db);
+    return rc;
+}
+
+/* A buffer over a copy of `len` bytes at `p` (the buffer owns the copy). */
+static pmix_status_t load_copy(pmix_data_buffer_t *db, const void *p, size_t len)
+{
+    pmix_byte_object_t bo = {.bytes = malloc(len > 0 ? len : 1), .size = len};
+
+    PMIx_Data_buffer_construct(db);
+    if (bo.bytes == NULL)
+        return PMIX_ERR_NOMEM;
+    if (len > 0)
+        memcpy(bo.bytes, p, len);
+    PMIx_Data_load(db, &bo);
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t px_pubsub_unpack_request(const void *p, size_t len, char ***keys, pmix_info_t **info,
+                                       size_t *ninfo)
+{
+    pmix_data_buffer_t db;
+    uint8_t has = 0;
+    uint32_t nk = 0, ni = 0;
+    int32_t cnt = 1;
+    pmix_status_t rc;
+
+    *keys = NULL;
+    *info = NULL;
+    *ninfo = 0;
+    rc = load_copy(&db, p, len);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Data_unpack(NULL, &db, &has, &cnt, PMIX_UINT8);
+    if (rc == PMIX_SUCCESS && has) {
+        cnt = 1;
+        rc = PMIx_Data_unpack(NULL, &db, &nk, &cnt, PMIX_UINT32);
+        if (rc == PMIX_SUCCESS && nk > len) /* a count no body that short holds */
+            rc = PMIX_ERR_UNPACK_FAILURE;
+        if (rc == PMIX_SUCCESS && (*keys = calloc(nk + 1, sizeof(char *))) == NULL)
+            rc = PMIX_ERR_NOMEM;
+        if (rc == PMIX_SUCCESS && nk > 0) {
+            cnt = (int32_t)nk;
+            rc = PMIx_Data_unpack(NULL, &db, *keys, &cnt, PMIX_STRING);
+        }
+    }
+    if (rc == PMIX_SUCCESS) {
+        cnt = 1;
+        rc = PMIx_Data_unpack(NULL, &db, &ni, &cnt, PMIX_UINT32);
+    }
+    if (rc == PMIX_SUCCESS && ni > len)
+        rc = PMIX_ERR_UNPACK_FAILURE;
+    if (rc == PMIX_SUCCESS && ni > 0) {
+        if ((*info = PMIx_Info_create(ni)) == NULL) {
+            rc = PMIX_ERR_NOMEM;
+        } else {
+            *ninfo = ni;
+            cnt = (int32_t)ni;
+            rc = PMIx_Data_unpack(NULL, &db, *info, &cnt, PMIX_INFO);
+        }
+    }
+    PMIx_Data_buffer_destruct(&db);
+    if (rc != PMIX_SUCCESS) {
+        PMIx_Argv_free(*keys);
+        PMIx_Info_free(*info, *ninfo);
+        *keys = NULL;
+        *info = NULL;
+        *ninfo = 0;
+    }
+    return rc;
+}
+
+pmix_status_t px_pubsub_pack_answer(const pmix_pdata_t pd[], size_t npd, pmix_byte_object_t *out)
+{
+    pmix_data_buffer_t db;
+    uint32_t n = (uint32_t)npd;
+    pmix_status_t rc;
+
+    PMIx_Byte_object_construct(out);
+    PMIx_Data_buffer_construct(&db);
+    rc = PMIx_Data_pack(NULL, &db, &n, 1, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS && n > 0)
+        rc = PMIx_Data_pack(NULL, &db, (void *)pd, (int32_t)n, PMIX_PDATA);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Data_unload(&db, out);
+    PMIx_Data_buffer_destruct(&db);
+    return rc;
+}
+
+pmix_status_t px_pubsub_unpack_answer(const void *p, size_t len, pmix_pdata_t **pd, size_t *npd)
+{
+    pmix_data_buffer_t db;
+    uint32_t n = 0;
+    int32_t cnt = 1;
+    pmix_status_t rc;
+
+    *pd = NULL;
+    *npd = 0;
+    rc = load_copy(&db, p, len);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Data_unpack(NULL, &db, &n, &cnt, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS && n > len)
+        rc = PMIX_ERR_UNPACK_FAILURE;
+    if (rc == PMIX_SUCCESS && n > 0 && (*pd = PMIx_Pdata_create(n)) == NULL)
+        rc = PMIX_ERR_NOMEM;
+    if (rc == PMIX_SUCCESS && n > 0) {
+        cnt = (int32_t)n;
+        rc = PMIx_Data_unpack(NULL, &db, *pd, &cnt, PMIX_PDATA);
+    }
+    PMIx_Data_buffer_destruct(&db);
+    if (rc != PMIX_SUCCESS) {
+        if (*pd != NULL)
+            PMIx_Pdata_free(*pd, n);
+        *pd = NULL;
+        return rc == PMIX_ERR_NOMEM ? rc : PMIX_ERR_UNPACK_FAILURE;
+    }
+    *npd = n;
+    return PMIX_SUCCESS;
 }

@@ -158,4 +158,21 @@ void px_pubsub_cancel_all(px_pubsub *ps, pmix_status_t status);
 size_t px_pubsub_entries(const px_pubsub *ps);
 size_t px_pubsub_waiting(const px_pubsub *ps);
 
+/* ---- requests and answers between nodes ----
+ * A host whose data service lives on another node (pmixd -> pmixrun,
+ * pmixsim node N -> node 0) carries a request's keys and directives, and
+ * a lookup's answer, as these bodies (PMIx_Data_pack, so any host can
+ * read them): request = u8 has-keys, [u32 n, n strings], u32 n, n infos;
+ * answer = u32 n, n pdata. Packing fills *out (free with
+ * PMIx_Byte_object_destruct). Unpacking reads `len` bytes at `p`
+ * (borrowed) into new arrays (keys NULL-terminated, or NULL when the
+ * request had none; free with PMIx_Argv_free, PMIx_Info_free and
+ * PMIx_Pdata_free); on an error nothing is returned. */
+pmix_status_t px_pubsub_pack_request(char **keys, const pmix_info_t info[], size_t ninfo,
+                                     pmix_byte_object_t *out);
+pmix_status_t px_pubsub_unpack_request(const void *p, size_t len, char ***keys, pmix_info_t **info,
+                                       size_t *ninfo);
+pmix_status_t px_pubsub_pack_answer(const pmix_pdata_t pd[], size_t npd, pmix_byte_object_t *out);
+pmix_status_t px_pubsub_unpack_answer(const void *p, size_t len, pmix_pdata_t **pd, size_t *npd);
+
 #endif /* PX_PUBSUB_H */

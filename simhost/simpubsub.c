@@ -59,90 +59,6 @@ typedef struct reply_to {
     bool waited;
 } reply_to;
 
-/* ---- packing ---- */
-
-/* The body of a request: u8 has-keys, (u32 n, n strings), u32 n, n infos. */
-static pmix_status_t pack_request(char **keys, const pmix_info_t info[], size_t ninfo,
-                                  pmix_byte_object_t *bo)
-{
-    pmix_data_buffer_t db;
-    uint8_t has = keys != NULL;
-    uint32_t nk = 0, ni = (uint32_t)ninfo;
-    pmix_status_t rc;
-
-    PMIx_Data_buffer_construct(&db);
-    while (keys != NULL && keys[nk] != NULL)
-        nk++;
-    rc = PMIx_Data_pack(NULL, &db, &has, 1, PMIX_UINT8);
-    if (rc == PMIX_SUCCESS && has)
-        rc = PMIx_Data_pack(NULL, &db, &nk, 1, PMIX_UINT32);
-    if (rc == PMIX_SUCCESS && has && nk > 0)
-        rc = PMIx_Data_pack(NULL, &db, keys, (int32_t)nk, PMIX_STRING);
-    if (rc == PMIX_SUCCESS)
-        rc = PMIx_Data_pack(NULL, &db, &ni, 1, PMIX_UINT32);
-    if (rc == PMIX_SUCCESS && ni > 0)
-        rc = PMIx_Data_pack(NULL, &db, (void *)info, (int32_t)ni, PMIX_INFO);
-    if (rc == PMIX_SUCCESS)
-        rc = PMIx_Data_unload(&db, bo);
-    PMIx_Data_buffer_destruct(&db);
-    return rc;
-}
-
-/* Unpacking takes the bytes over: `p` (len bytes, malloc'd) is freed. */
-static pmix_status_t unpack_request(void *p, size_t len, char ***keys, pmix_info_t **info,
-                                    size_t *ninfo)
-{
-    pmix_data_buffer_t db;
-    pmix_byte_object_t bo = {.bytes = p, .size = len};
-    uint8_t has = 0;
-    uint32_t nk = 0, ni = 0;
-    int32_t cnt = 1;
-    pmix_status_t rc;
-
-    *keys = NULL;
-    *info = NULL;
-    *ninfo = 0;
-    PMIx_Data_buffer_construct(&db);
-    PMIx_Data_load(&db, &bo);
-    rc = PMIx_Data_unpack(NULL, &db, &has, &cnt, PMIX_UINT8);
-    if (rc == PMIX_SUCCESS && has) {
-        cnt = 1;
-        rc = PMIx_Data_unpack(NULL, &db, &nk, &cnt, PMIX_UINT32);
-        if (rc == PMIX_SUCCESS && nk > len)
-            rc = PMIX_ERR_UNPACK_FAILURE;
-        if (rc == PMIX_SUCCESS && (*keys = calloc(nk + 1, sizeof(char *))) == NULL)
-            rc = PMIX_ERR_NOMEM;
-        if (rc == PMIX_SUCCESS && nk > 0) {
-            cnt = (int32_t)nk;
-            rc = PMIx_Data_unpack(NULL, &db, *keys, &cnt, PMIX_STRING);
-        }
-    }
-    if (rc == PMIX_SUCCESS) {
-        cnt = 1;
-        rc = PMIx_Data_unpack(NULL, &db, &ni, &cnt, PMIX_UINT32);
-    }
-    if (rc == PMIX_SUCCESS && ni > len)
-        rc = PMIX_ERR_UNPACK_FAILURE;
-    if (rc == PMIX_SUCCESS && ni > 0) {
-        if ((*info = PMIx_Info_create(ni)) == NULL) {
-            rc = PMIX_ERR_NOMEM;
-        } else {
-            *ninfo = ni;
-            cnt = (int32_t)ni;
-            rc = PMIx_Data_unpack(NULL, &db, *info, &cnt, PMIX_INFO);
-        }
-    }
-    PMIx_Data_buffer_destruct(&db); /* frees p */
-    if (rc != PMIX_SUCCESS) {
-        PMIx_Argv_free(*keys);
-        PMIx_Info_free(*info, *ninfo);
-        *keys = NULL;
-        *info = NULL;
-        *ninfo = 0;
-    }
-    return rc;
-}
-
 /* ---- node 0: the service ---- */
 
 static void arm_timer(sim_run *run);
@@ -177,19 +93,13 @@ static void arm_timer(sim_run *run)
 static void send_answer(sim_run *run, uint32_t node, uint64_t id, pmix_status_t status,
                         const pmix_pdata_t *pd, size_t npd)
 {
-    pmix_data_buffer_t db;
-    pmix_byte_object_t bo = {0};
-    uint32_t n = (uint32_t)npd;
+    pmix_byte_object_t bo;
     sim_msg *m;
 
-    PMIx_Data_buffer_construct(&db);
-    if (PMIx_Data_pack(NULL, &db, &n, 1, PMIX_UINT32) != PMIX_SUCCESS ||
-        (n > 0 && PMIx_Data_pack(NULL, &db, (void *)pd, (int32_t)n, PMIX_PDATA) != PMIX_SUCCESS) ||
-        PMIx_Data_unload(&db, &bo) != PMIX_SUCCESS) {
+    if (px_pubsub_pack_answer(pd, npd, &bo) != PMIX_SUCCESS) {
         status = PMIX_ERR_PACK_FAILURE;
         PMIx_Byte_object_destruct(&bo);
     }
-    PMIx_Data_buffer_destruct(&db);
     m = sim_msg_new(MSG_PUBSUB_REP, bo.bytes, bo.size);
     m->from = 0;
     m->tag = id;
@@ -234,8 +144,7 @@ static void serve(sim_node *n0, sim_msg *m)
         send_answer(run, m->from, id, PMIX_ERR_NOMEM, NULL, 0);
         return;
     }
-    rc = unpack_request(m->data, m->len, &keys, &info, &ninfo);
-    m->data = NULL; /* unpack_request freed it */
+    rc = px_pubsub_unpack_request(m->data, m->len, &keys, &info, &ninfo);
     if (rc != PMIX_SUCCESS) {
         /* answered below */
     } else if (op == OP_PUBLISH) {
@@ -285,7 +194,8 @@ static pmix_status_t request(sim_node *n, int op, const pmix_proc_t *proc, char 
 
     if (w == NULL)
         return PMIX_ERR_NOMEM;
-    if ((rc = pack_request(keys, info, ninfo, &bo)) != PMIX_SUCCESS) {
+    if ((rc = px_pubsub_pack_request(keys, info, ninfo, &bo)) != PMIX_SUCCESS) {
+        PMIx_Byte_object_destruct(&bo);
         free(w);
         return rc;
     }
@@ -333,7 +243,7 @@ static void answered(sim_node *n, sim_msg *m)
 {
     struct sim_ps_wait **pp = &n->ps_pend, *w;
     pmix_pdata_t *pd = NULL;
-    uint32_t npd = 0;
+    size_t npd = 0;
     pmix_status_t status = m->status;
 
     while (*pp != NULL && (*pp)->id != m->tag)
@@ -342,25 +252,9 @@ static void answered(sim_node *n, sim_msg *m)
         return;
     *pp = w->next;
     if (w->lookupcb != NULL && m->len > 0) {
-        pmix_data_buffer_t db;
-        pmix_byte_object_t bo = {.bytes = m->data, .size = m->len};
-        int32_t cnt = 1;
-        m->data = NULL; /* the buffer takes it */
-        PMIx_Data_buffer_construct(&db);
-        PMIx_Data_load(&db, &bo);
-        if (PMIx_Data_unpack(NULL, &db, &npd, &cnt, PMIX_UINT32) != PMIX_SUCCESS || npd > m->len) {
-            npd = 0;
-            status = PMIX_ERR_UNPACK_FAILURE;
-        } else if (npd > 0) {
-            cnt = (int32_t)npd;
-            if ((pd = PMIx_Pdata_create(npd)) == NULL) {
-                npd = 0;
-                status = PMIX_ERR_NOMEM;
-            } else if (PMIx_Data_unpack(NULL, &db, pd, &cnt, PMIX_PDATA) != PMIX_SUCCESS) {
-                status = PMIX_ERR_UNPACK_FAILURE;
-            }
-        }
-        PMIx_Data_buffer_destruct(&db);
+        pmix_status_t rc = px_pubsub_unpack_answer(m->data, m->len, &pd, &npd);
+        if (rc != PMIX_SUCCESS)
+            status = rc;
     }
     if (w->lookupcb != NULL)
         w->lookupcb(

@@ -181,97 +181,6 @@ static pmix_status_t serve_unpublish(job *j, const pmix_proc_t *proc, char **key
     return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
 }
 
-/* ---- the request's body ---- */
-
-static pmix_status_t pack_request(tl_buf *b, char **keys, const pmix_info_t info[], size_t ninfo)
-{
-    pmix_data_buffer_t db;
-    pmix_byte_object_t bo = {0};
-    uint8_t has = keys != NULL;
-    uint32_t nk = 0, ni = (uint32_t)ninfo;
-    pmix_status_t rc;
-
-    PMIx_Data_buffer_construct(&db);
-    while (keys != NULL && keys[nk] != NULL)
-        nk++;
-    rc = PMIx_Data_pack(NULL, &db, &has, 1, PMIX_UINT8);
-    if (rc == PMIX_SUCCESS && has)
-        rc = PMIx_Data_pack(NULL, &db, &nk, 1, PMIX_UINT32);
-    if (rc == PMIX_SUCCESS && has && nk > 0)
-        rc = PMIx_Data_pack(NULL, &db, keys, (int32_t)nk, PMIX_STRING);
-    if (rc == PMIX_SUCCESS)
-        rc = PMIx_Data_pack(NULL, &db, &ni, 1, PMIX_UINT32);
-    if (rc == PMIX_SUCCESS && ni > 0)
-        rc = PMIx_Data_pack(NULL, &db, (void *)info, (int32_t)ni, PMIX_INFO);
-    if (rc == PMIX_SUCCESS)
-        rc = PMIx_Data_unload(&db, &bo);
-    if (rc == PMIX_SUCCESS)
-        tl_put_bytes(b, bo.bytes, bo.size);
-    PMIx_Byte_object_destruct(&bo);
-    PMIx_Data_buffer_destruct(&db);
-    return rc;
-}
-
-/* The keys (NULL-terminated, or NULL) and infos of a request's body. */
-static pmix_status_t unpack_request(const void *p, size_t n, char ***keys, pmix_info_t **info,
-                                    size_t *ninfo)
-{
-    pmix_data_buffer_t db;
-    pmix_byte_object_t bo = {0};
-    uint8_t has = 0;
-    uint32_t nk = 0, ni = 0;
-    int32_t cnt;
-    pmix_status_t rc;
-
-    *keys = NULL;
-    *info = NULL;
-    *ninfo = 0;
-    PMIx_Data_buffer_construct(&db);
-    if ((bo.bytes = malloc(n > 0 ? n : 1)) == NULL)
-        return PMIX_ERR_NOMEM;
-    memcpy(bo.bytes, p, n);
-    bo.size = n;
-    PMIx_Data_load(&db, &bo);
-    cnt = 1;
-    rc = PMIx_Data_unpack(NULL, &db, &has, &cnt, PMIX_UINT8);
-    if (rc == PMIX_SUCCESS && has) {
-        cnt = 1;
-        rc = PMIx_Data_unpack(NULL, &db, &nk, &cnt, PMIX_UINT32);
-        if (rc == PMIX_SUCCESS && nk > n)
-            rc = PMIX_ERR_UNPACK_FAILURE;
-        if (rc == PMIX_SUCCESS && (*keys = calloc(nk + 1, sizeof(char *))) == NULL)
-            rc = PMIX_ERR_NOMEM;
-        if (rc == PMIX_SUCCESS && nk > 0) {
-            cnt = (int32_t)nk;
-            rc = PMIx_Data_unpack(NULL, &db, *keys, &cnt, PMIX_STRING);
-        }
-    }
-    if (rc == PMIX_SUCCESS) {
-        cnt = 1;
-        rc = PMIx_Data_unpack(NULL, &db, &ni, &cnt, PMIX_UINT32);
-    }
-    if (rc == PMIX_SUCCESS && ni > n)
-        rc = PMIX_ERR_UNPACK_FAILURE;
-    if (rc == PMIX_SUCCESS && ni > 0) {
-        if ((*info = PMIx_Info_create(ni)) == NULL) {
-            rc = PMIX_ERR_NOMEM;
-        } else {
-            cnt = (int32_t)ni;
-            rc = PMIx_Data_unpack(NULL, &db, *info, &cnt, PMIX_INFO);
-            *ninfo = ni;
-        }
-    }
-    PMIx_Data_buffer_destruct(&db);
-    if (rc != PMIX_SUCCESS) {
-        PMIx_Argv_free(*keys);
-        PMIx_Info_free(*info, *ninfo);
-        *keys = NULL;
-        *info = NULL;
-        *ninfo = 0;
-    }
-    return rc;
-}
-
 /* ---- pmixrun --nodes: requests from the daemons ---- */
 
 /* Where a lookup's answer goes: the daemon's link and the request id. */
@@ -284,17 +193,10 @@ static void send_reply(tl_link *link, uint32_t id, pmix_status_t status, const p
                        size_t npd)
 {
     tl_buf b = {0};
-    pmix_data_buffer_t db;
-    pmix_byte_object_t bo = {0};
-    uint32_t n = (uint32_t)npd;
+    pmix_byte_object_t bo;
 
-    PMIx_Data_buffer_construct(&db);
-    if (PMIx_Data_pack(NULL, &db, &n, 1, PMIX_UINT32) != PMIX_SUCCESS ||
-        (n > 0 && PMIx_Data_pack(NULL, &db, (void *)pd, (int32_t)n, PMIX_PDATA) != PMIX_SUCCESS) ||
-        PMIx_Data_unload(&db, &bo) != PMIX_SUCCESS) {
+    if (px_pubsub_pack_answer(pd, npd, &bo) != PMIX_SUCCESS)
         status = PMIX_ERR_PACK_FAILURE;
-        PMIx_Byte_object_destruct(&bo);
-    }
     tl_put_u32(&b, id);
     tl_put_u32(&b, (uint32_t)status);
     tl_put_bytes(&b, bo.bytes, status == PMIX_ERR_PACK_FAILURE ? 0 : bo.size);
@@ -302,7 +204,6 @@ static void send_reply(tl_link *link, uint32_t id, pmix_status_t status, const p
         tl_send(link, PD_PUBSUB_REP, &b);
     tl_buf_free(&b);
     PMIx_Byte_object_destruct(&bo);
-    PMIx_Data_buffer_destruct(&db);
 }
 
 static void lookup_answered(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata)
@@ -336,7 +237,7 @@ void pubsub_frame(job *j, tl_link *from, const uint8_t *p, size_t len)
     }
     PMIx_Load_procid(&proc, ns, rank);
     free(ns);
-    rc = unpack_request(body, n, &keys, &info, &ninfo);
+    rc = px_pubsub_unpack_request(body, n, &keys, &info, &ninfo);
     px_pubsub_who w = who_of(j, &proc);
     if (rc != PMIX_SUCCESS) {
         /* answered below */
@@ -388,7 +289,11 @@ static void forward(job *j, int op, const pmix_proc_t *proc, char **keys, const 
         tl_put_str(&of->b, proc->nspace);
         tl_put_u32(&of->b, proc->rank);
         tl_put_u8(&of->b, (uint8_t)op);
-        *rc = pack_request(&of->b, keys, info, ninfo);
+        pmix_byte_object_t bo;
+        *rc = px_pubsub_pack_request(keys, info, ninfo, &bo);
+        if (*rc == PMIX_SUCCESS)
+            tl_put_bytes(&of->b, bo.bytes, bo.size);
+        PMIx_Byte_object_destruct(&bo);
         if (*rc == PMIX_SUCCESS && of->b.failed)
             *rc = PMIX_ERR_NOMEM;
     }
@@ -483,7 +388,7 @@ void pubsub_answer(job *j, const uint8_t *p, size_t len)
     const void *body = tl_get_bytes(&r, &n);
     pending *pd = NULL;
     pmix_pdata_t *data = NULL;
-    uint32_t nd = 0;
+    size_t nd = 0;
 
     if (r.bad || S == NULL)
         return;
@@ -497,26 +402,10 @@ void pubsub_answer(job *j, const uint8_t *p, size_t len)
     }
     if (pd == NULL)
         return;
-    if (pd->op == OP_LOOKUP && n > 0) {
-        pmix_data_buffer_t db;
-        pmix_byte_object_t bo = {.bytes = malloc(n), .size = n};
-        int32_t cnt = 1;
-        bool loaded = bo.bytes != NULL;
-        PMIx_Data_buffer_construct(&db);
-        if (loaded) {
-            memcpy(bo.bytes, body, n);
-            PMIx_Data_load(&db, &bo); /* the buffer owns the bytes now */
-        }
-        if (!loaded || PMIx_Data_unpack(NULL, &db, &nd, &cnt, PMIX_UINT32) != PMIX_SUCCESS ||
-            nd > n || (nd > 0 && (data = PMIx_Pdata_create(nd)) == NULL)) {
-            status = PMIX_ERR_UNPACK_FAILURE;
-            nd = 0;
-        } else if (nd > 0) {
-            cnt = (int32_t)nd;
-            if (PMIx_Data_unpack(NULL, &db, data, &cnt, PMIX_PDATA) != PMIX_SUCCESS)
-                status = PMIX_ERR_UNPACK_FAILURE;
-        }
-        PMIx_Data_buffer_destruct(&db);
+    if (pd->op == OP_LOOKUP && n > 0 && status != PMIX_ERR_PACK_FAILURE) {
+        pmix_status_t rc = px_pubsub_unpack_answer(body, n, &data, &nd);
+        if (rc != PMIX_SUCCESS)
+            status = rc;
     }
     complete(pd, status, data, nd);
     if (data != NULL)
