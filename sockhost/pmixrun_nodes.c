@@ -278,6 +278,29 @@ static char *pmixd_path(void)
     return p;
 }
 
+/* In a child pmixrun forked to start daemons (pmixd, srun or the launch
+ * agent): its own process group (Ctrl-C reaches pmixrun, which stops the
+ * job), killed when pmixrun dies (gone already, `parent` is not its
+ * parent: exit), signals unblocked for exec, stdin from `in` (-1: keep
+ * it), and with `key` the job's secret in its environment only (pmixd
+ * removes it at once: /proc/PID/environ is readable by its owner alone, a
+ * command line by everyone). Exits on failure. */
+static void daemon_child(pid_t parent, int in, const char *key)
+{
+    sigset_t none;
+
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+        _exit(1);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (in >= 0 && dup2(in, 0) < 0)
+        _exit(1);
+    if (key != NULL && setenv(PD_KEY_ENV, key, 1) != 0)
+        _exit(1);
+}
+
 /* Start node `node`'s daemon with one end of a socketpair as its control
  * connection (fd 3), inside the node's network namespace if it has one
  * (`ip netns exec NS`). Returns its pid (the link is set up) or -1. */
@@ -300,22 +323,7 @@ static pid_t start_daemon(job *j, const char *path, int node, tl_link *link, con
             tl_link_init(link, sv[0]);
         return pid;
     }
-    /* The child: its own group (Ctrl-C reaches pmixrun, which stops the
-     * job), dies with pmixrun, signals unblocked for exec. */
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != me)
-        _exit(1);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    if (j->devnull >= 0)
-        dup2(j->devnull, 0);
-    /* the job's secret, in the daemon's environment only (pmixd removes it
-     * at once): /proc/PID/environ is readable by its owner alone, a command
-     * line by everyone */
-    if (setenv(PD_KEY_ENV, key, 1) != 0)
-        _exit(1);
+    daemon_child(me, j->devnull, key);
     if (sv[1] == 3)
         fcntl(3, F_SETFD, 0);
     else if (dup2(sv[1], 3) < 0)
@@ -415,17 +423,7 @@ static pid_t start_step(job *j, const char *path, const char *addr, uint16_t por
     pid_t pid = fork();
     if (pid != 0)
         return pid;
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != me)
-        _exit(1);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    if (j->devnull >= 0)
-        dup2(j->devnull, 0);
-    if (setenv(PD_KEY_ENV, key, 1) != 0)
-        _exit(1);
+    daemon_child(me, j->devnull, key);
     execlp("srun", "srun", "--job-name=pmixd", nodes_arg, tasks_arg, "--ntasks-per-node=1",
            "--mpi=none", "--export=ALL", "--kill-on-bad-exit=0", path, "--connect", to, "--node",
            "slurm", (char *)NULL);
@@ -479,15 +477,7 @@ static pid_t start_agent(job *j, const char *path, int node, const char *addr, u
         free(words);
         return pid;
     }
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != me)
-        _exit(1);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    if (dup2(in[0], 0) < 0)
-        _exit(1);
+    daemon_child(me, in[0], NULL);
     execvp(argv[0], argv);
     fprintf(stderr, "pmixrun: cannot run the launch agent %s: %s\n", argv[0], strerror(errno));
     _exit(PMIXRUN_EXIT_NOTFOUND);
