@@ -88,6 +88,7 @@ if ! have_slurm; then
 fi
 
 . "$(dirname "$0")/slurm_cluster.sh"
+. "$(dirname "$0")/jobchecks.sh"
 slurm_cluster_init slurm
 slurm_cluster_config pmixlab 4 SlurmctldDebug=info SlurmdDebug=debug
 mkdir -p "$work/tmp"
@@ -195,12 +196,7 @@ if [ -n "$pmixrun" ]; then
     start=$SECONDS
     wait $sa
     rc=$?
-    sed 's/^/    /' "$work/lost.out"
-    [ -n "$victim" ] || fail "salloc pmixrun lost: the daemon of node 1 never showed up"
-    [ $rc != 0 ] || fail "salloc pmixrun lost: status 0 after a daemon was killed"
-    [ $((SECONDS - start)) -le 15 ] || fail "salloc pmixrun lost: more than 15 s to end"
-    grep -Eq "the daemon of n2 .*its processes are lost: rank\(s\) 2,3" "$work/lost.out" ||
-        fail "salloc pmixrun lost: pmixrun did not name n2 and its ranks"
+    check_lost_daemon "salloc pmixrun lost" "$work/lost.out" n2 "$victim" $rc $start
 fi
 
 if [ $failures -gt 0 ]; then
