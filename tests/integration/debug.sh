@@ -26,15 +26,6 @@ export TMPDIR=$work
 unset PMIX_SERVER_URI PMIX_NAMESPACE PMIX_RANK PMIX_SERVER_TMPDIR PMIX_SYSTEM_TMPDIR
 host=$(hostname)
 
-pids_to_kill=""
-cleanup() {
-    for p in $pids_to_kill; do kill -TERM "$p" 2>/dev/null; done
-    sleep 0.3
-    for p in $pids_to_kill; do kill -KILL "$p" 2>/dev/null; done
-    harness_cleanup
-}
-trap cleanup EXIT
-
 # start_job OUT ARGS...: pmixrun ARGS in the background, $job its pid, once
 # its tool rendezvous file is there.
 start_job() {

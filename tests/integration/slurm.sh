@@ -21,6 +21,8 @@
 # nodes sharing one would collide). Ports are chosen free. The processes
 # this script starts (munged, slurmctld, two slurmd) are stopped by pid on
 # every exit path, then their children (slurmstepd, tasks) if any remain.
+# The cluster's set-up and teardown are slurm_cluster.sh's, shared with
+# slurm_suite.sh.
 #
 # Checks (program output, never srun's status: srun exits 0 even when every
 # task failed to launch):
@@ -85,155 +87,13 @@ if ! have_slurm; then
     have_slurm || skip "Slurm and munge (slurm-wlm, munge, and libpmix-dev for $PMIX2_LIB) are not installed and could not be"
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/pmixlab-slurm.XXXXXX") || exit 2
-chmod 755 "$work"
-pids=()
-failures=0
-
-fail() {
-    echo "slurm.sh: FAILED: $*"
-    failures=$((failures + 1))
-}
-
-# Stop what we started, by pid: the daemons, then whatever is left in the
-# slurmd mount namespaces (slurmstepd and tasks, which slurmd does not keep
-# as its children), which were made for this test alone.
-nslinks=()
-cleanup() {
-    local p q ns deadline
-    for p in "${pids[@]}"; do
-        kill -TERM "$p" 2>/dev/null
-    done
-    deadline=$((SECONDS + 10))
-    for p in "${pids[@]}"; do
-        while kill -0 "$p" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
-            sleep 0.1
-        done
-        kill -KILL "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    for ns in "${nslinks[@]}"; do
-        for q in /proc/[0-9]*; do
-            [ "$(readlink "$q/ns/mnt" 2>/dev/null)" = "$ns" ] && kill -KILL "${q#/proc/}" 2>/dev/null
-        done
-    done
-    if [ "${PMIXLAB_SLURM_KEEP:-0}" = 1 ]; then
-        echo "slurm.sh: kept $work"
-    else
-        rm -rf "$work"
-    fi
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-# Three consecutive free TCP ports.
-port_free() {
-    ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-base=
-for _ in $(seq 50); do
-    b=$((20000 + RANDOM % 30000))
-    if port_free $b && port_free $((b + 1)) && port_free $((b + 2)); then
-        base=$b
-        break
-    fi
-done
-[ -n "$base" ] || { fail "no free ports"; exit 1; }
-
-host=$(hostname -s)
-mkdir -p "$work"/{state,log,run,munge,tmp} "$work"/spool/{n1,n2} "$work"/tmpfs/{n1,n2}
-chmod 700 "$work/munge"
-cat >"$work/slurm.conf" <<EOF
-ClusterName=pmixlab
-SlurmctldHost=$host(127.0.0.1)
-SlurmctldPort=$base
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$work/munge/munge.socket
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-ReturnToService=2
-SlurmdParameters=config_overrides
-MpiDefault=none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-JobAcctGatherType=jobacct_gather/none
-SlurmctldDebug=info
-SlurmdDebug=debug
-StateSaveLocation=$work/state
-SlurmctldPidFile=$work/run/slurmctld.pid
-SlurmctldLogFile=$work/log/slurmctld.log
-SlurmdSpoolDir=$work/spool/%n
-SlurmdPidFile=$work/run/slurmd-%n.pid
-SlurmdLogFile=$work/log/slurmd-%n.log
-TmpFS=$work/tmpfs/%n
-NodeName=n1 NodeHostname=n1 NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=4 State=UNKNOWN
-NodeName=n2 NodeHostname=n2 NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=4 State=UNKNOWN
-PartitionName=debug Nodes=n1,n2 Default=YES State=UP OverSubscribe=FORCE:4
-EOF
-export SLURM_CONF=$work/slurm.conf
-
-# munge: our own key and daemon, so that nothing else on this machine matters.
-head -c 1024 /dev/urandom >"$work/munge/munge.key"
-chmod 400 "$work/munge/munge.key"
-munged --force --socket="$work/munge/munge.socket" --key-file="$work/munge/munge.key" \
-    --pid-file="$work/munge/munged.pid" --log-file="$work/log/munged.log" \
-    --seed-file="$work/munge/seed" --foreground >>"$work/log/munged.out" 2>&1 &
-pids+=($!)
-
-slurmctld -D -i >"$work/log/slurmctld.out" 2>&1 &
-pids+=($!)
-for n in n1 n2; do
-    # exec all the way: the pid we keep is slurmd's own
-    unshare -m --propagation private sh -c \
-        'mount --bind "$1" "$2" && exec slurmd -D -N "$3"' sh "$lib" "$PMIX2_LIB" "$n" \
-        >"$work/log/slurmd-$n.out" 2>&1 &
-    pids+=($!)
-done
-# The nodes' mount namespaces, once each slurmd is in its own.
-own_ns=$(readlink /proc/$$/ns/mnt)
-for p in "${pids[@]:2}"; do
-    for _ in $(seq 50); do
-        ns=$(readlink "/proc/$p/ns/mnt" 2>/dev/null) || break
-        if [ "$ns" != "$own_ns" ]; then
-            nslinks+=("$ns")
-            break
-        fi
-        sleep 0.1
-    done
-done
-
-show_logs() {
-    local f
-    for f in "$work"/log/*; do
-        echo "---- $(basename "$f") (last 25 lines)"
-        tail -n 25 "$f"
-    done
-}
-
-# Both nodes idle.
-up=0
-for _ in $(seq 150); do
-    if [ "$(sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$')" = 2 ]; then
-        up=1
-        break
-    fi
-    for p in "${pids[@]}"; do
-        kill -0 "$p" 2>/dev/null || break 2
-    done
-    sleep 0.2
-done
-if [ $up != 1 ]; then
-    fail "the two slurmd nodes did not come up idle"
-    sinfo -N 2>&1
-    show_logs
-    exit 1
-fi
-echo "slurm.sh: slurmctld and slurmd n1, n2 up (ports $base-$((base + 2)))"
+. "$(dirname "$0")/slurm_cluster.sh"
+. "$(dirname "$0")/jobchecks.sh"
+slurm_cluster_init slurm
+slurm_cluster_config pmixlab 4 SlurmctldDebug=info SlurmdDebug=debug
+mkdir -p "$work/tmp"
+slurm_cluster_start "$lib" "$PMIX2_LIB"
+slurm_cluster_wait_idle || exit 1
 
 cd "$work/tmp" || exit 1
 # Every job uses the ring fence, unless told otherwise.
@@ -336,16 +196,11 @@ if [ -n "$pmixrun" ]; then
     start=$SECONDS
     wait $sa
     rc=$?
-    sed 's/^/    /' "$work/lost.out"
-    [ -n "$victim" ] || fail "salloc pmixrun lost: the daemon of node 1 never showed up"
-    [ $rc != 0 ] || fail "salloc pmixrun lost: status 0 after a daemon was killed"
-    [ $((SECONDS - start)) -le 15 ] || fail "salloc pmixrun lost: more than 15 s to end"
-    grep -Eq "the daemon of n2 .*its processes are lost: rank\(s\) 2,3" "$work/lost.out" ||
-        fail "salloc pmixrun lost: pmixrun did not name n2 and its ranks"
+    check_lost_daemon "salloc pmixrun lost" "$work/lost.out" n2 "$victim" $rc $start
 fi
 
 if [ $failures -gt 0 ]; then
-    show_logs
+    slurm_show_logs
     exit 1
 fi
 echo "slurm.sh: all checks passed"

@@ -5,10 +5,10 @@
 #
 #   slurm_suite.sh PMIXSIM SCENARIO...
 #
-# The cluster is made as in slurm.sh (its own munged, slurmctld and two
-# slurmd "nodes" n1 and n2 on 127.0.0.1 with free ports, everything in a
-# temporary directory, stopped by pid on every exit path), without the
-# PMIx plugin: the tasks are plain programs. The scenario directory is the
+# The cluster is slurm.sh's, made by slurm_cluster.sh (its own munged,
+# slurmctld and two slurmd "nodes" n1 and n2 on 127.0.0.1 with free ports,
+# everything in a temporary directory, stopped by pid on every exit path),
+# without the PMIx plugin: the tasks are plain programs. The scenario directory is the
 # given files plus a copy of the first with an expectation that cannot
 # hold, so that a failure must travel back from a task.
 # Exits 0 when every check holds, 1 otherwise, 77 (skipped, with the
@@ -30,104 +30,12 @@ for c in slurmctld slurmd sbatch sinfo munged scancel python3; do
     command -v $c >/dev/null 2>&1 || skip "no $c (slurm-wlm, munge, python3)"
 done
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/pmixlab-slurmsuite.XXXXXX") || exit 2
-chmod 755 "$work"
-pids=()
-failures=0
-fail() {
-    echo "slurm_suite.sh: FAILED: $*"
-    failures=$((failures + 1))
-}
-cleanup() {
-    local p deadline
-    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-    deadline=$((SECONDS + 10))
-    for p in "${pids[@]}"; do
-        while kill -0 "$p" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
-        kill -KILL "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    if [ "${PMIXLAB_SLURM_KEEP:-0}" = 1 ]; then
-        echo "slurm_suite.sh: kept $work"
-    else
-        rm -rf "$work"
-    fi
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-base=
-for _ in $(seq 50); do
-    b=$((20000 + RANDOM % 30000))
-    if port_free $b && port_free $((b + 1)) && port_free $((b + 2)); then
-        base=$b
-        break
-    fi
-done
-[ -n "$base" ] || { fail "no free ports"; exit 1; }
-
-host=$(hostname -s)
-mkdir -p "$work"/{state,log,run,munge,scn,local,slurm} "$work"/spool/{n1,n2} "$work"/tmpfs/{n1,n2}
-chmod 700 "$work/munge"
-cat >"$work/slurm.conf" <<EOF
-ClusterName=pmixlabsuite
-SlurmctldHost=$host(127.0.0.1)
-SlurmctldPort=$base
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$work/munge/munge.socket
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-ReturnToService=2
-SlurmdParameters=config_overrides
-MpiDefault=none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-JobAcctGatherType=jobacct_gather/none
-StateSaveLocation=$work/state
-SlurmctldPidFile=$work/run/slurmctld.pid
-SlurmctldLogFile=$work/log/slurmctld.log
-SlurmdSpoolDir=$work/spool/%n
-SlurmdPidFile=$work/run/slurmd-%n.pid
-SlurmdLogFile=$work/log/slurmd-%n.log
-TmpFS=$work/tmpfs/%n
-NodeName=n1 NodeHostname=n1 NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=2 State=UNKNOWN
-NodeName=n2 NodeHostname=n2 NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=2 State=UNKNOWN
-PartitionName=debug Nodes=n1,n2 Default=YES State=UP OverSubscribe=FORCE:4
-EOF
-export SLURM_CONF=$work/slurm.conf
-
-head -c 1024 /dev/urandom >"$work/munge/munge.key"
-chmod 400 "$work/munge/munge.key"
-munged --force --socket="$work/munge/munge.socket" --key-file="$work/munge/munge.key" \
-    --pid-file="$work/munge/munged.pid" --log-file="$work/log/munged.log" \
-    --seed-file="$work/munge/seed" --foreground >>"$work/log/munged.out" 2>&1 &
-pids+=($!)
-slurmctld -D -i >"$work/log/slurmctld.out" 2>&1 &
-pids+=($!)
-for n in n1 n2; do
-    slurmd -D -N "$n" >"$work/log/slurmd-$n.out" 2>&1 &
-    pids+=($!)
-done
-up=0
-for _ in $(seq 150); do
-    if [ "$(sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$')" = 2 ]; then
-        up=1
-        break
-    fi
-    sleep 0.2
-done
-if [ $up != 1 ]; then
-    fail "the two slurmd nodes did not come up idle"
-    tail -n 20 "$work"/log/*
-    exit 1
-fi
-echo "slurm_suite.sh: slurmctld and slurmd n1, n2 up"
+. "$(dirname "$0")/slurm_cluster.sh"
+slurm_cluster_init slurm_suite
+slurm_cluster_config pmixlabsuite 2
+mkdir -p "$work"/{scn,local,slurm}
+slurm_cluster_start
+slurm_cluster_wait_idle || exit 1
 
 for f in "$@"; do cp "$f" "$work/scn/"; done
 first=$(basename "$1" .scn)

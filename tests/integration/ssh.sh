@@ -48,6 +48,7 @@ fail() {
     echo "ssh.sh: FAIL: $*"
     failed=1
 }
+. "$(dirname "$0")/jobchecks.sh"
 
 port=
 for _ in $(seq 50); do
@@ -104,6 +105,18 @@ ssh -F "$tmp/ssh_config" nodeB true || { echo "ssh.sh: FAIL: no ssh to nodeB"; e
 echo "ssh.sh: sshd on 127.0.0.1:$port, hosts nodeA and nodeB"
 
 agent="ssh -F $tmp/ssh_config"
+# end_bizcard_job NAME OUT: waits for the job started in the background
+# ($job), shows its output (file OUT), and fails unless it ended with
+# status 0 and `bizcard full` verified every card.
+end_bizcard_job() {
+    local name=$1 out=$2
+    wait $job
+    rc=$? job=
+    sed 's/^/    /' "$out"
+    [ $rc = 0 ] || fail "$name: the job ended with status $rc"
+    grep -q '^bizcard full: 4 processes, .*all cards verified' "$out" ||
+        fail "$name: not every card verified"
+}
 run() { # NAME ARGS...: pmixrun over ssh, output in $tmp/NAME.out, status in rc
     local name=$1
     shift
@@ -130,12 +143,7 @@ for _ in $(seq 20); do
     done
     sleep 0.1
 done
-wait $job
-rc=$? job=
-sed 's/^/    /' "$tmp/bizcard.out"
-[ $rc = 0 ] || fail "bizcard: status $rc"
-grep -q '^bizcard full: 4 processes, .*all cards verified' "$tmp/bizcard.out" ||
-    fail "bizcard: not every card verified"
+end_bizcard_job bizcard "$tmp/bizcard.out"
 [ -s "$tmp/argv.out" ] && { cat "$tmp/argv.out"; fail "a command line carries a 64-digit hex word"; }
 
 # a lost daemon: kill nodeB's (node 1) while its ranks sleep
@@ -158,12 +166,7 @@ sleep 1
 start=$SECONDS
 wait $job
 rc=$? job=
-sed 's/^/    /' "$tmp/lost.out"
-[ -n "$victim" ] || fail "lost: the daemon of nodeB never showed up"
-[ $rc != 0 ] || fail "lost: status 0 after a daemon was killed"
-[ $((SECONDS - start)) -le 15 ] || fail "lost: the job took more than 15 s to end"
-grep -Eq "the daemon of nodeB .*its processes are lost: rank\(s\) 2,3" "$tmp/lost.out" ||
-    fail "lost: pmixrun did not name nodeB and its ranks"
+check_lost_daemon lost "$tmp/lost.out" nodeB "$victim" $rc $start
 
 # A stranger at pmixrun's own port while it waits for nodeB's daemon
 # (held back 8 s by a slow agent): as at a daemon's port (mesh_auth.sh),
@@ -190,23 +193,13 @@ if [ -x $py ] && command -v setpriv >/dev/null 2>&1 && command -v ss >/dev/null 
         setpriv --reuid=65534 --regid=65534 --clear-groups $py "$tmp/mesh_stranger.py" "$rport" \
             >"$tmp/stranger.out" 2>&1
         grep -v '^HEX' "$tmp/stranger.out" | sed 's/^/    /'
-        while read -r _ hex; do
-            [ ${#hex} -le 122 ] || fail "stranger: got ${#hex} hex digits back from pmixrun"
-            case "$hex" in *"$(printf 'bizcard' | od -An -tx1 | tr -d ' \n')"*)
-                fail "stranger: got a business card" ;;
-            esac
-        done < <(grep '^HEX' "$tmp/stranger.out")
-        grep -Eq "^try 2 port $rport: got 61 bytes, closed after 0\.[0-9] s" "$tmp/stranger.out" ||
+        stranger_learned_nothing "stranger: the stranger at pmixrun's port" "$tmp/stranger.out"
+        stranger_try "$tmp/stranger.out" 2 "$rport" 61 0 ||
             fail "stranger: pmixrun did not answer one challenge, then close at a wrong proof"
-        grep -Eq "^try 5 port $rport: got 0 bytes, closed after [4-6]\.[0-9] s" \
-            "$tmp/stranger.out" || fail "stranger: pmixrun did not close a silent stranger in 5 s"
+        stranger_try "$tmp/stranger.out" 5 "$rport" 0 '[4-6]' ||
+            fail "stranger: pmixrun did not close a silent stranger in 5 s"
     fi
-    wait $job
-    rc=$? job=
-    sed 's/^/    /' "$tmp/stranger_job.out"
-    [ $rc = 0 ] || fail "stranger: the job ended with status $rc"
-    grep -q '^bizcard full: 4 processes, .*all cards verified' "$tmp/stranger_job.out" ||
-        fail "stranger: not every card verified"
+    end_bizcard_job stranger "$tmp/stranger_job.out"
 else
     echo "ssh.sh: the stranger at pmixrun's port skipped: no $py, setpriv, ss or uid 65534"
 fi

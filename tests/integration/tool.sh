@@ -28,15 +28,6 @@ uid=$(id -u)
 export TMPDIR=$work
 unset PMIX_SERVER_URI PMIX_NAMESPACE PMIX_RANK PMIX_SERVER_TMPDIR PMIX_SYSTEM_TMPDIR
 
-pids_to_kill=""
-cleanup() {
-    for p in $pids_to_kill; do kill -TERM "$p" 2>/dev/null; done
-    sleep 0.3
-    for p in $pids_to_kill; do kill -KILL "$p" 2>/dev/null; done
-    harness_cleanup
-}
-trap cleanup EXIT
-
 # ---- a running job: pmixrun -n 4 sleep ----
 "$pmixrun" -n 4 --timeout 120 sleep 100 >"$work/job.out" 2>&1 &
 job=$!
