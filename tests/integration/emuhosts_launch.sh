@@ -66,11 +66,16 @@ echo "ok: $(grep 'all cards verified' "$dir/bizcard.out" | head -1)"
 if command -v mpicc >/dev/null 2>&1; then
     PMIXRUN_OPTS="--hostfile $dir/hostfile --launch-agent $dir/agent -x LD_LIBRARY_PATH -x FLUX_JOB_ID" \
         timeout 120 bash "$src/tests/foreign/run-foreign.sh" openmpi "$pmixrun" \
-        "$libdir" "$src/tests/foreign/mpi_ring.c" 6 >"$dir/ring.out" 2>&1 ||
-        fail "Open MPI ring: exit status $? ($(tail -3 "$dir/ring.out" | tr '\n' ' '))"
-    n=$(grep -c "^mpi_ring: rank [0-5] of 6 got [0-5] from its left, allreduce 6$" "$dir/ring.out")
-    [ "$n" -eq 6 ] || fail "Open MPI ring: $n of 6 ranks right: $(tail -6 "$dir/ring.out" | tr '\n' ' ')"
-    echo "ok: Open MPI ring, 6 ranks over 3 hosts"
+        "$libdir" "$src/tests/foreign/mpi_ring.c" 6 >"$dir/ring.out" 2>&1
+    rc=$?
+    if [ $rc -eq 77 ]; then # run-foreign.sh cannot run it here (a sanitizer build)
+        echo "note: the Open MPI ring was skipped: $(tail -1 "$dir/ring.out")"
+    else
+        [ $rc -eq 0 ] || fail "Open MPI ring: exit status $rc ($(tail -3 "$dir/ring.out" | tr '\n' ' '))"
+        n=$(grep -c "^mpi_ring: rank [0-5] of 6 got [0-5] from its left, allreduce 6$" "$dir/ring.out")
+        [ "$n" -eq 6 ] || fail "Open MPI ring: $n of 6 ranks right: $(tail -6 "$dir/ring.out" | tr '\n' ' ')"
+        [ $rc -ne 0 ] || [ "$n" -ne 6 ] || echo "ok: Open MPI ring, 6 ranks over 3 hosts"
+    fi
 else
     echo "note: Open MPI's mpicc is not installed: the ring was not run"
 fi
