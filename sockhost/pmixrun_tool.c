@@ -74,7 +74,38 @@ int tool_start(job *j)
             return -1;
         }
     }
+    if (j->system_server) {
+        char dir[512];
+        px_rndz_system_dir(dir, sizeof dir);
+        px_rndz_name(NULL, name, sizeof name);
+        if (px_rndz_write(dir, name, j->uri, 0644) != 0) {
+            fprintf(stderr, "pmixrun: cannot write the system rendezvous file %s/%s: %s\n", dir,
+                    name, strerror(errno));
+            return -1;
+        }
+        j->sys_file = true;
+    }
     return 0;
+}
+
+void tool_stop(job *j)
+{
+    char dir[512], name[600], path[1200], held[1024];
+
+    if (!j->sys_file)
+        return;
+    j->sys_file = false;
+    px_rndz_system_dir(dir, sizeof dir);
+    px_rndz_name(NULL, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return;
+    bool ours = fgets(held, sizeof held, f) != NULL;
+    fclose(f);
+    held[strcspn(held, "\n")] = '\0';
+    if (ours && j->uri != NULL && strcmp(held, j->uri) == 0) /* not a newer server's */
+        px_rndz_remove(dir, name);
 }
 
 void tool_connected_up(void *hctx, const pmix_info_t info[], size_t ninfo,
@@ -205,6 +236,50 @@ static pmix_status_t nspace_info(job *j, const char *key, pmix_info_t *out)
     return rc;
 }
 
+/* The job named `ns` (NULL: the first job): the first job or one it
+ * spawned. NULL if none, or if `ns` is NULL on a system server (no job of
+ * its own). */
+static job *job_named(job *j, const char *ns)
+{
+    if (ns == NULL)
+        return j->system_server ? NULL : j;
+    if (!j->system_server && strncmp(ns, j->nspace, PMIX_MAX_NSLEN) == 0)
+        return j;
+    for (job *c = j->children; c != NULL; c = c->next_child)
+        if (strncmp(ns, c->nspace, PMIX_MAX_NSLEN) == 0)
+            return c;
+    return NULL;
+}
+
+/* PMIX_QUERY_NAMESPACES: the running jobs' namespaces, comma-separated
+ * (the first job's, unless a system server, then the spawned ones still
+ * running). */
+static pmix_status_t namespaces(job *j, const char *key, pmix_info_t *out)
+{
+    char **words = NULL;
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    if (!j->system_server)
+        rc = PMIx_Argv_append_nosize(&words, j->nspace);
+    for (job *c = j->children; c != NULL && rc == PMIX_SUCCESS; c = c->next_child)
+        if (!c->spawn_ended && !c->spawn_failed)
+            rc = PMIx_Argv_append_nosize(&words, c->nspace);
+    char *list = rc != PMIX_SUCCESS ? NULL
+                 : words == NULL    ? strdup("")
+                                    : PMIx_Argv_join(words, ',');
+    PMIx_Argv_free(words);
+    if (list == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = PMIx_Info_load(out, key, list, PMIX_STRING);
+    free(list);
+    return rc;
+}
+
+/* PMIX_QUERY_SPAWN_SUPPORT: the spawn directives pmixrun_spawn.c acts on. */
+static const char spawn_support[] = PMIX_MAPBY
+    "," PMIX_WDIR "," PMIX_HOST "," PMIX_ADD_HOST "," PMIX_NOTIFY_COMPLETION
+    "," PMIX_DEBUG_STOP_IN_INIT "," PMIX_DEBUGGER_DAEMONS "," PMIX_DEBUG_TARGET "," PMIX_DEBUG_JOB;
+
 typedef struct answers {
     pmix_info_t *info;
     size_t n;
@@ -241,18 +316,25 @@ pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix
             if (strncmp(queries[q].qualifiers[i].key, PMIX_NSPACE, PMIX_MAX_KEYLEN) == 0 &&
                 queries[q].qualifiers[i].value.type == PMIX_STRING)
                 ns = queries[q].qualifiers[i].value.data.string;
-        bool ours = ns == NULL || strncmp(ns, j->nspace, PMIX_MAX_NSLEN) == 0;
+        job *t = job_named(j, ns);
         for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++) {
             const char *key = queries[q].keys[k];
             if (strcmp(key, PMIX_QUERY_NAMESPACES) == 0) {
-                if (PMIx_Info_load(&a->info[n], key, j->nspace, PMIX_STRING) == PMIX_SUCCESS)
+                if (namespaces(j, key, &a->info[n]) == PMIX_SUCCESS)
+                    n++;
+            } else if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0) {
+                if (PMIx_Info_load(&a->info[n], key, spawn_support, PMIX_STRING) == PMIX_SUCCESS)
+                    n++;
+            } else if (strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0) {
+                if (PMIx_Info_load(&a->info[n], key, PMIX_DEBUG_STOP_IN_INIT, PMIX_STRING) ==
+                    PMIX_SUCCESS)
                     n++;
             } else if (strcmp(key, PMIX_QUERY_NAMESPACE_INFO) == 0) {
                 if (nspace_info(j, key, &a->info[n]) == PMIX_SUCCESS)
                     n++;
-            } else if (ours && (strcmp(key, PMIX_QUERY_PROC_TABLE) == 0 ||
-                                strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0)) {
-                if (proc_table(j, key, &a->info[n]) == PMIX_SUCCESS)
+            } else if (t != NULL && (strcmp(key, PMIX_QUERY_PROC_TABLE) == 0 ||
+                                     strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0)) {
+                if (proc_table(t, key, &a->info[n]) == PMIX_SUCCESS)
                     n++;
             }
         }

@@ -16,7 +16,8 @@
  * answers from the sets it keeps, including those its host defines while
  * the job runs (server/psets.c), and the keys only a host knows
  * (PMIX_QUERY_NAMESPACES, PMIX_QUERY_NAMESPACE_INFO, PMIX_QUERY_PROC_TABLE,
- * PMIX_QUERY_LOCAL_PROC_TABLE: query_host.c), which the server passes to
+ * PMIX_QUERY_LOCAL_PROC_TABLE, PMIX_QUERY_SPAWN_SUPPORT,
+ * PMIX_QUERY_DEBUG_SUPPORT: query_host.c), which the server passes to
  * its host's query upcall. PMIX_QUERY_NAMESPACES names the caller's
  * namespace when the host does not answer it. The server's answers are
  * merged with the local ones in the order of the keys. The result

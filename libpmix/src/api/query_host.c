@@ -7,7 +7,9 @@
  * command line), PMIX_QUERY_PROC_TABLE and PMIX_QUERY_LOCAL_PROC_TABLE
  * (a pmix_data_array_t of pmix_proc_info_t: host, executable, pid, exit
  * code and state of every process of the namespace the qualifier
- * PMIX_NSPACE names, or of its processes on the server's node) go to the
+ * PMIX_NSPACE names, or of its processes on the server's node),
+ * PMIX_QUERY_SPAWN_SUPPORT and PMIX_QUERY_DEBUG_SUPPORT (comma-separated
+ * lists of the spawn and debugger attributes the host acts on) go to the
  * server in the call's one QUERY (query.c, with the process-set keys);
  * the server passes them to its host (its query upcall). A
  * query of these keys that the host cannot answer is answered from the
@@ -22,10 +24,8 @@
 #include "px_proto.h"
 
 static const char *const host_keys[] = {
-    PMIX_QUERY_NAMESPACES,
-    PMIX_QUERY_NAMESPACE_INFO,
-    PMIX_QUERY_PROC_TABLE,
-    PMIX_QUERY_LOCAL_PROC_TABLE,
+    PMIX_QUERY_NAMESPACES,       PMIX_QUERY_NAMESPACE_INFO, PMIX_QUERY_PROC_TABLE,
+    PMIX_QUERY_LOCAL_PROC_TABLE, PMIX_QUERY_SPAWN_SUPPORT,  PMIX_QUERY_DEBUG_SUPPORT,
 };
 
 bool px_api_is_tool(void)
