@@ -22,6 +22,18 @@
  * once every rank of the spawned job is gone, with PMIX_EVENT_AFFECTED_PROC
  * (the job's namespace, wildcard rank), PMIX_JOB_TERM_STATUS and
  * PMIX_EXIT_CODE (the worst exit status of its ranks).
+ *
+ * Debugging: PMIX_DEBUG_STOP_IN_INIT holds the new job's ranks in
+ * PMIx_Init until PMIX_DEBUGGER_RELEASE (as --stop-in-init);
+ * PMIX_DEBUGGER_DAEMONS and the target (PMIX_DEBUG_TARGET or
+ * PMIX_DEBUG_JOB, job or app directive) go into the job data as
+ * PMIX_DEBUGGER_DAEMONS and PMIX_DEBUG_JOB, where the daemons, connected
+ * by the environment they were given, read them. An app of maxprocs 0
+ * gets N ranks under PMIX_MAPBY "ppr:N:...", else one per core.
+ *
+ * A system server (--system-server) has a first job of no ranks: its loop,
+ * server and directory are what the spawned jobs borrow; its namespace
+ * names them.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -10,19 +10,25 @@
  * pmix.<host>.tool.<pid> (PMIX_SERVER_PIDINFO), and
  * pmix.<host>.tool.<namespace> for the server's namespace and for the
  * job's, so that a tool finds the job's server by the name the ranks know
- * (PMIX_SERVER_NSPACE). The engine checks a tool's uid; the two upcalls of
+ * (PMIX_SERVER_NSPACE); with --system-server also the system file
+ * pmix.sys.<host> (0644, in the system directory), which tool_stop removes
+ * if it still holds this server's URI. The engine checks a tool's uid; the two upcalls of
  * the host table (pmixrun_job.c) name each tool and answer its queries:
  *
  *   tool_connected   the tool gets namespace "<job namespace>.tool.<n>",
  *                    rank 0, n counting from 1; or the PMIX_TOOL_NSPACE and
  *                    PMIX_TOOL_RANK it asked for, unless that is the job's
  *                    namespace (refused).
- *   query            PMIX_QUERY_NAMESPACES: the job's namespace.
+ *   query            PMIX_QUERY_NAMESPACES: the job's namespace (none for a
+ *                    system server) and its running spawned jobs'.
+ *                    PMIX_QUERY_SPAWN_SUPPORT, PMIX_QUERY_DEBUG_SUPPORT:
+ *                    the attributes pmixrun_spawn.c takes, comma-separated.
  *                    PMIX_QUERY_NAMESPACE_INFO: an array with one array
  *                    per job: PMIX_NSPACE, PMIX_CMD_LINE (as OpenPMIx).
  *                    PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE
- *                    (every rank is local): for the job's namespace (the
- *                    qualifier PMIX_NSPACE; the job's if absent) one
+ *                    (every rank is local): for the job's namespace or a
+ *                    spawned job's (the qualifier PMIX_NSPACE; the job's
+ *                    if absent) one
  *                    pmix_proc_info_t per rank: host, executable (the path
  *                    pmixrun ran), pid (0 until started), exit code, state.
  *
