@@ -18,6 +18,7 @@
 #      gave it), reads PMIX_DEBUG_JOB and its target's local proc table,
 #      and releases the clients (PMIX_DEBUGGER_RELEASE), which then run to
 #      PMIx_Finalize.
+# The debugger's attach mode (-a) then lists the running job, (a)'s.
 # Then a tool's PMIx_Job_control(PMIX_JOB_CTRL_TERMINATE) ends the server
 # (exit 0, the held clients killed, the rendezvous file gone); a second
 # server ends on SIGTERM the same way.
@@ -133,12 +134,19 @@ done
 # a's clients were never released: still inside PMIx_Init
 grep -q "^Client ns $ns.s1 " "$out" && fail "the clients of (a) left PMIx_Init unreleased: $(cat "$out")"
 
+# The debugger's attach mode finds the running (held) job of (a).
+(cd "$work/a" && timeout 20 ./debugger -a "$ns.s1") >"$work/attach.out" 2>&1
+st=$?
+[ $st -eq 0 ] || fail "debugger -a exited $st: $(cat "$work/attach.out")"
+grep -q "^Query returned $ns.s1$" "$work/attach.out" ||
+    fail "debugger -a did not list the running job alone: $(cat "$work/attach.out")"
+
 # A tool's terminate request ends it: exit 0, no rendezvous file, no client.
 "$dtool" terminate >"$work/term.out" 2>&1 || fail "debug_tool terminate: $(cat "$work/term.out")"
 wait_server
 st=$?
 [ $st -eq 0 ] || fail "the system server exited $st after a terminate request: $(cat "$out")"
-grep -q "^pmixrun: system server: $ns.tool.3:0 asked it to terminate$" "$out" ||
+grep -q "^pmixrun: system server: $ns.tool.4:0 asked it to terminate$" "$out" ||
     fail "the server did not say who asked it to end: $(cat "$out")"
 [ -e "$sysfile" ] && fail "the rendezvous file outlived the server"
 for p in $(sed -n 's/^Client \([0-9]*\): Running$/\1/p' "$out"); do
