@@ -33,7 +33,8 @@
  *
  * A system server (--system-server) has a first job of no ranks: its loop,
  * server and directory are what the spawned jobs borrow; its namespace
- * names them.
+ * names them. There a failed rank ends its own job only (its siblings get
+ * SIGTERM), not the server.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -454,6 +455,27 @@ static void job_ended(job *j, job *c)
         PMIx_Info_destruct(&info[i]);
 }
 
+/* A system server's job `c` lost rank `r` (killed, failed before PMIx,
+ * or gone without PMIx_Finalize): that job ends (its other ranks get
+ * SIGTERM), the server and its other jobs go on. */
+static void system_job_failed(job *c, rank_proc *r)
+{
+    fprintf(stderr, "pmixrun: system server: rank %d (pid %d) of %s %s %d%s; stopping that job\n",
+            r->rank, (int)r->pid, c->nspace, r->signaled ? "was killed by signal" : "exited with",
+            r->signaled ? r->code - 128 : r->code,
+            r->signaled    ? ""
+            : r->connected ? " without calling PMIx_Finalize"
+                           : " before connecting to PMIx");
+    for (int i = 0; i < c->nstarted; i++) {
+        rank_proc *o = &c->ranks[i];
+        if (o == r || o->reaped || o->pid <= 0)
+            continue;
+        o->stopped_by_us = true;
+        if (kill(-o->pid, SIGTERM) != 0)
+            kill(o->pid, SIGTERM);
+    }
+}
+
 void spawn_rank_exited(job *j, job *c, rank_proc *r, int wstatus)
 {
     r->reaped = true;
@@ -467,7 +489,11 @@ void spawn_rank_exited(job *j, job *c, rank_proc *r, int wstatus)
     bool connected = r->connected, finalized = r->finalized;
     if (connected && !finalized)
         job_rank_lost(c, r); /* peers' fences and connects with it fail now */
-    if (!c->spawn_failed) {
+    if (j->system_server) {
+        if (!c->spawn_failed && !r->stopped_by_us && j->reason == END_NONE &&
+            (r->signaled || (connected && !finalized) || (r->code != 0 && !connected)))
+            system_job_failed(c, r);
+    } else if (!c->spawn_failed) {
         if (!r->stopped_by_us && j->reason == END_NONE &&
             (r->signaled || (connected && !finalized) || (r->code != 0 && !connected)))
             fprintf(stderr, "pmixrun: the rank below is rank %d of the spawned job %s\n", r->rank,

@@ -19,6 +19,8 @@
 #      and releases the clients (PMIX_DEBUGGER_RELEASE), which then run to
 #      PMIx_Finalize.
 # The debugger's attach mode (-a) then lists the running job, (a)'s.
+#   c. a job whose ranks fail (exit 3 before PMIx) ends alone: the server
+#      says so and goes on.
 # Then a tool's PMIx_Job_control(PMIX_JOB_CTRL_TERMINATE) ends the server
 # (exit 0, the held clients killed, the rendezvous file gone); a second
 # server ends on SIGTERM the same way.
@@ -141,12 +143,28 @@ st=$?
 grep -q "^Query returned $ns.s1$" "$work/attach.out" ||
     fail "debugger -a did not list the running job alone: $(cat "$work/attach.out")"
 
+# c. A job that fails ends alone: ./client exits 3 before PMIx (both
+# ranks), ./debuggerd at once; the debugger still ends with its daemons,
+# and the server goes on.
+mkdir -p "$work/c"
+cp "$work/a/debugger" "$work/c/"
+printf '#!/bin/sh\nexit 3\n' >"$work/c/client"
+printf '#!/bin/sh\nexit 0\n' >"$work/c/debuggerd"
+chmod +x "$work/c/client" "$work/c/debuggerd"
+(cd "$work/c" && timeout 40 ./debugger) >"$work/c.out" 2>&1
+st=$?
+[ $st -eq 0 ] || fail "debugger (c) exited $st: $(cat "$work/c.out")"
+sleep 0.5
+grep -qE "^pmixrun: system server: rank [01] \(pid [0-9]+\) of $ns.s5 exited with 3 before connecting to PMIx; stopping that job$" "$out" ||
+    fail "the server did not report the failed job: $(cat "$out")"
+kill -0 "$server" 2>/dev/null || fail "a failed job ended the system server: $(cat "$out")"
+
 # A tool's terminate request ends it: exit 0, no rendezvous file, no client.
 "$dtool" terminate >"$work/term.out" 2>&1 || fail "debug_tool terminate: $(cat "$work/term.out")"
 wait_server
 st=$?
 [ $st -eq 0 ] || fail "the system server exited $st after a terminate request: $(cat "$out")"
-grep -q "^pmixrun: system server: $ns.tool.4:0 asked it to terminate$" "$out" ||
+grep -q "^pmixrun: system server: $ns.tool.5:0 asked it to terminate$" "$out" ||
     fail "the server did not say who asked it to end: $(cat "$out")"
 [ -e "$sysfile" ] && fail "the rendezvous file outlived the server"
 for p in $(sed -n 's/^Client \([0-9]*\): Running$/\1/p' "$out"); do
