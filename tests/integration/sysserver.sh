@@ -7,7 +7,7 @@
 # maxprocs 0 with ppr:1:node, PMIX_NOTIFY_COMPLETION) and exits 0 when the
 # daemons' job ends.
 #
-#   sysserver.sh PMIXRUN DEBUG_TOOL INCDIR LIBDIR
+#   sysserver.sh PMIXRUN DEBUG_TOOL PMIXPS INCDIR LIBDIR
 #
 # Two runs against one server:
 #   a. debugger.c, debuggerd.c, client.c unchanged. OpenPMIx's debuggerd
@@ -18,7 +18,8 @@
 #      gave it), reads PMIX_DEBUG_JOB and its target's local proc table,
 #      and releases the clients (PMIX_DEBUGGER_RELEASE), which then run to
 #      PMIx_Finalize.
-# The debugger's attach mode (-a) then lists the running job, (a)'s.
+# The debugger's attach mode (-a) and `pmixps --system` then list the
+# running job, (a)'s, its ranks still held (connected).
 #   c. a job whose ranks fail (exit 3 before PMIx) ends alone: the server
 #      says so and goes on.
 # Then a tool's PMIx_Job_control(PMIX_JOB_CTRL_TERMINATE) ends the server
@@ -26,11 +27,12 @@
 # server ends on SIGTERM the same way.
 set -u
 
-[ $# -eq 4 ] || { echo "usage: sysserver.sh PMIXRUN DEBUG_TOOL INCDIR LIBDIR" >&2; exit 2; }
+[ $# -eq 5 ] || { echo "usage: sysserver.sh PMIXRUN DEBUG_TOOL PMIXPS INCDIR LIBDIR" >&2; exit 2; }
 pmixrun=$(realpath "$1")
 dtool=$(realpath "$2")
-incdir=$(realpath "$3")
-libdir=$(realpath "$4")
+pmixps=$(realpath "$3")
+incdir=$(realpath "$4")
+libdir=$(realpath "$5")
 examples=${PMIXLAB_OPENPMIX_EXAMPLES:-/usr/share/doc/libpmix-dev/examples}
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -143,6 +145,11 @@ st=$?
 grep -q "^Query returned $ns.s1$" "$work/attach.out" ||
     fail "debugger -a did not list the running job alone: $(cat "$work/attach.out")"
 
+timeout 20 "$pmixps" --system >"$work/ps.out" 2>&1 || fail "pmixps --system: $(cat "$work/ps.out")"
+grep -q "^$ns.s1: 2 processes$" "$work/ps.out" || fail "pmixps --system did not list $ns.s1: $(cat "$work/ps.out")"
+[ "$(grep -cE "^ +[01] +[^ ]+ +[1-9][0-9]* +connected +0 +.*/client$" "$work/ps.out")" -eq 2 ] ||
+    fail "pmixps --system did not show both held clients: $(cat "$work/ps.out")"
+
 # c. A job that fails ends alone: ./client exits 3 before PMIx (both
 # ranks), ./debuggerd at once; the debugger still ends with its daemons,
 # and the server goes on.
@@ -164,7 +171,7 @@ kill -0 "$server" 2>/dev/null || fail "a failed job ended the system server: $(c
 wait_server
 st=$?
 [ $st -eq 0 ] || fail "the system server exited $st after a terminate request: $(cat "$out")"
-grep -q "^pmixrun: system server: $ns.tool.5:0 asked it to terminate$" "$out" ||
+grep -qE "^pmixrun: system server: $ns.tool.[0-9]+:0 asked it to terminate$" "$out" ||
     fail "the server did not say who asked it to end: $(cat "$out")"
 [ -e "$sysfile" ] && fail "the rendezvous file outlived the server"
 for p in $(sed -n 's/^Client \([0-9]*\): Running$/\1/p' "$out"); do
