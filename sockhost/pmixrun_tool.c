@@ -220,25 +220,47 @@ fail:
     return NULL;
 }
 
-/* PMIX_QUERY_NAMESPACE_INFO: [[PMIX_NSPACE, PMIX_CMD_LINE]] for the job. */
-static pmix_status_t nspace_info(job *j, const char *key, pmix_info_t *out)
+/* One job's [PMIX_NSPACE, PMIX_CMD_LINE] into `o`. */
+static pmix_status_t nspace_entry(job *j, pmix_info_t *o)
 {
-    pmix_data_array_t *outer = PMIx_Data_array_create(1, PMIX_INFO);
     pmix_data_array_t *inner = PMIx_Data_array_create(2, PMIX_INFO);
     char *cmd = cmd_line(j);
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
-    if (outer != NULL && inner != NULL && cmd != NULL) {
-        pmix_info_t *in = inner->array, *o = outer->array;
+    if (inner != NULL && cmd != NULL) {
+        pmix_info_t *in = inner->array;
         PMIx_Info_load(&in[0], PMIX_NSPACE, j->nspace, PMIX_STRING);
         PMIx_Info_load(&in[1], PMIX_CMD_LINE, cmd, PMIX_STRING);
-        rc = PMIx_Info_load(&o[0], PMIX_QUERY_NAMESPACE_INFO, inner, PMIX_DATA_ARRAY);
-        if (rc == PMIX_SUCCESS)
-            rc = PMIx_Info_load(out, key, outer, PMIX_DATA_ARRAY);
+        rc = PMIx_Info_load(o, PMIX_QUERY_NAMESPACE_INFO, inner, PMIX_DATA_ARRAY);
     }
     free(cmd);
     PMIx_Data_array_free(inner);
-    PMIx_Data_array_free(outer);
+    return rc;
+}
+
+/* PMIX_QUERY_NAMESPACE_INFO: [[PMIX_NSPACE, PMIX_CMD_LINE]...], one per
+ * job PMIX_QUERY_NAMESPACES names (the same jobs, in the same order). */
+static pmix_status_t nspace_info(job *j, const char *key, pmix_info_t *out)
+{
+    size_t n = j->system_server ? 0 : 1;
+    for (job *c = j->children; c != NULL; c = c->next_child)
+        if (!c->spawn_ended && !c->spawn_failed)
+            n++;
+    pmix_data_array_t *outer = PMIx_Data_array_create(n, PMIX_INFO);
+    pmix_status_t rc = outer != NULL || n == 0 ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    size_t k = 0;
+
+    if (rc == PMIX_SUCCESS && !j->system_server)
+        rc = nspace_entry(j, &((pmix_info_t *)outer->array)[k++]);
+    for (job *c = j->children; c != NULL && rc == PMIX_SUCCESS; c = c->next_child)
+        if (!c->spawn_ended && !c->spawn_failed)
+            rc = nspace_entry(c, &((pmix_info_t *)outer->array)[k++]);
+    if (rc == PMIX_SUCCESS) {
+        pmix_data_array_t empty = {.type = PMIX_INFO, .size = 0, .array = NULL};
+        rc = PMIx_Info_load(out, key, outer != NULL ? outer : &empty, PMIX_DATA_ARRAY);
+    }
+    if (outer != NULL)
+        PMIx_Data_array_free(outer);
     return rc;
 }
 

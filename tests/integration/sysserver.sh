@@ -7,7 +7,7 @@
 # maxprocs 0 with ppr:1:node, PMIX_NOTIFY_COMPLETION) and exits 0 when the
 # daemons' job ends.
 #
-#   sysserver.sh PMIXRUN DEBUG_TOOL PMIXPS INCDIR LIBDIR
+#   sysserver.sh PMIXRUN DEBUG_TOOL PMIXPS TOOL_PROBE INCDIR LIBDIR
 #
 # Two runs against one server:
 #   a. debugger.c, debuggerd.c, client.c unchanged. OpenPMIx's debuggerd
@@ -18,8 +18,9 @@
 #      gave it), reads PMIX_DEBUG_JOB and its target's local proc table,
 #      and releases the clients (PMIX_DEBUGGER_RELEASE), which then run to
 #      PMIx_Finalize.
-# The debugger's attach mode (-a) and `pmixps --system` then list the
-# running job, (a)'s, its ranks still held (connected).
+# The debugger's attach mode (-a), `pmixps --system` and a tool's
+# PMIX_QUERY_NAMESPACES / _NAMESPACE_INFO then list the running job,
+# (a)'s, its ranks still held (connected).
 #   c. a job whose ranks fail (exit 3 before PMIx) ends alone: the server
 #      says so and goes on.
 # Then a tool's PMIx_Job_control(PMIX_JOB_CTRL_TERMINATE) ends the server
@@ -27,12 +28,13 @@
 # server ends on SIGTERM the same way.
 set -u
 
-[ $# -eq 5 ] || { echo "usage: sysserver.sh PMIXRUN DEBUG_TOOL PMIXPS INCDIR LIBDIR" >&2; exit 2; }
+[ $# -eq 6 ] || { echo "usage: sysserver.sh PMIXRUN DEBUG_TOOL PMIXPS TOOL_PROBE INCDIR LIBDIR" >&2; exit 2; }
 pmixrun=$(realpath "$1")
 dtool=$(realpath "$2")
 pmixps=$(realpath "$3")
-incdir=$(realpath "$4")
-libdir=$(realpath "$5")
+probe=$(realpath "$4")
+incdir=$(realpath "$5")
+libdir=$(realpath "$6")
 examples=${PMIXLAB_OPENPMIX_EXAMPLES:-/usr/share/doc/libpmix-dev/examples}
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -149,6 +151,12 @@ timeout 20 "$pmixps" --system >"$work/ps.out" 2>&1 || fail "pmixps --system: $(c
 grep -q "^$ns.s1: 2 processes$" "$work/ps.out" || fail "pmixps --system did not list $ns.s1: $(cat "$work/ps.out")"
 [ "$(grep -cE "^ +[01] +[^ ]+ +[1-9][0-9]* +connected +0 +.*/client$" "$work/ps.out")" -eq 2 ] ||
     fail "pmixps --system did not show both held clients: $(cat "$work/ps.out")"
+
+timeout 20 "$probe" system >"$work/probe.out" 2>&1 || fail "tool_probe system: $(cat "$work/probe.out")"
+[ "$(grep -c '^job ' "$work/probe.out")" -eq 1 ] && grep -q "^job $ns.s1$" "$work/probe.out" ||
+    fail "PMIX_QUERY_NAMESPACES is not the running job alone: $(cat "$work/probe.out")"
+[ "$(grep -c '^cmd ' "$work/probe.out")" -eq 1 ] && grep -q "^cmd $ns.s1 ./client$" "$work/probe.out" ||
+    fail "PMIX_QUERY_NAMESPACE_INFO is not the running job alone: $(cat "$work/probe.out")"
 
 # c. A job that fails ends alone: ./client exits 3 before PMIx (both
 # ranks), ./debuggerd at once; the debugger still ends with its daemons,
