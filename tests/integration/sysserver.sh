@@ -88,6 +88,17 @@ start_server() {
     exit 1
 }
 
+# wait_for COUNT PATTERN FILE: true once COUNT lines of FILE match the
+# extended regex PATTERN (within 15 s: output reaches the server's stdout
+# after the job's end may have been told).
+wait_for() {
+    for _ in $(seq 150); do
+        [ "$(grep -cE -- "$2" "$3")" -ge "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # wait_server: the server's exit status (it must end within 15 s).
 wait_server() {
     for _ in $(seq 150); do
@@ -118,7 +129,7 @@ grep -q "^Tool ns $ns.tool.1 rank 0: Running$" "$work/a.out" ||
     fail "debugger (a) did not reach the system server: $(cat "$work/a.out")"
 grep -q "^SPAWNED DEBUGGERD$" "$work/a.out" || fail "debugger (a) spawned no daemon: $(cat "$work/a.out")"
 grep -qiE "fail|incorrect" "$work/a.out" && fail "debugger (a) reported a failure: $(cat "$work/a.out")"
-grep -q "^I AM HERE$" "$out" || fail "debuggerd (a) did not run: $(cat "$out")"
+wait_for 1 "^I AM HERE$" "$out" || fail "debuggerd (a) did not run: $(cat "$out")"
 
 # b. the daemon releases its target.
 (cd "$work/b" && timeout 40 ./debugger) >"$work/b.out" 2>&1
@@ -129,13 +140,9 @@ grep -q "^Tool ns $ns.tool.2 rank 0: Running$" "$work/b.out" ||
 # the spawns: a's client s1, a's daemon s2, b's client s3, b's daemon s4
 for pattern in "^\[$ns.s4:0\] Debugging $ns.s3$" "^\[$ns.s4:0\] Local proctable received$" \
     "^\[$ns.s4:0\] Sending release$" "^Debugger daemon ns $ns.s4 rank 0:PMIx_Finalize successfully completed$"; do
-    grep -q "$pattern" "$out" || fail "debuggerd (b) did not print '$pattern': $(cat "$out")"
+    wait_for 1 "$pattern" "$out" || fail "debuggerd (b) did not print '$pattern': $(cat "$out")"
 done
-for _ in $(seq 150); do
-    [ "$(grep -c "^Client ns $ns.s3 rank [01]:PMIx_Finalize successfully completed$" "$out")" -eq 2 ] && break
-    sleep 0.1
-done
-[ "$(grep -c "^Client ns $ns.s3 rank [01]:PMIx_Finalize successfully completed$" "$out")" -eq 2 ] ||
+wait_for 2 "^Client ns $ns.s3 rank [01]:PMIx_Finalize successfully completed$" "$out" ||
     fail "the released clients (b) did not finalize: $(cat "$out")"
 # a's clients were never released: still inside PMIx_Init
 grep -q "^Client ns $ns.s1 " "$out" && fail "the clients of (a) left PMIx_Init unreleased: $(cat "$out")"
@@ -169,8 +176,7 @@ chmod +x "$work/c/client" "$work/c/debuggerd"
 (cd "$work/c" && timeout 40 ./debugger) >"$work/c.out" 2>&1
 st=$?
 [ $st -eq 0 ] || fail "debugger (c) exited $st: $(cat "$work/c.out")"
-sleep 0.5
-grep -qE "^pmixrun: system server: rank [01] \(pid [0-9]+\) of $ns.s5 exited with 3 before connecting to PMIx; stopping that job$" "$out" ||
+wait_for 1 "^pmixrun: system server: rank [01] \(pid [0-9]+\) of $ns.s5 exited with 3 before connecting to PMIx; stopping that job$" "$out" ||
     fail "the server did not report the failed job: $(cat "$out")"
 kill -0 "$server" 2>/dev/null || fail "a failed job ended the system server: $(cat "$out")"
 
