@@ -96,6 +96,7 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: pmixrun [options] program [arguments...]\n"
             "       pmixrun [options] prog [args...] : [options] prog [args...] ...\n"
+            "       pmixrun --system-server\n"
             "\n"
             "Start N copies of program on this node as one PMIx job. The options are\n"
             "those of mpirun and prterun where pmixrun has the feature\n"
@@ -178,6 +179,17 @@ static void usage(FILE *f)
             "  --stop-in-init      every process waits inside PMIx_Init until a tool sends\n"
             "                      PMIX_DEBUGGER_RELEASE (PMIX_DEBUG_STOP_IN_INIT in the\n"
             "                      job data); one node only\n"
+            "\n"
+            "System server:\n"
+            "  pmixrun --system-server\n"
+            "                      run no job: be this machine's system server (the\n"
+            "                      rendezvous file pmix.sys.<host> in PMIX_SYSTEM_TMPDIR,\n"
+            "                      else TMPDIR, else /tmp), which tools reach with\n"
+            "                      PMIX_CONNECT_TO_SYSTEM or PMIX_CONNECT_SYSTEM_FIRST;\n"
+            "                      run their PMIx_Spawn jobs on this node (with\n"
+            "                      PMIX_DEBUG_STOP_IN_INIT and debugger daemons); end on\n"
+            "                      SIGTERM, SIGINT or a tool's PMIx_Job_control with\n"
+            "                      PMIX_JOB_CTRL_TERMINATE (exit status 0)\n"
             "\n"
             "Signals: SIGUSR1 and SIGUSR2 are forwarded to every process; SIGTSTP stops\n"
             "them (SIGSTOP) and pmixrun, SIGCONT continues them. SIGINT, SIGTERM, SIGHUP,\n"
@@ -552,6 +564,8 @@ static int parse_args(job *j, int argc, char **argv)
                 j->report_bindings = true;
             } else if (strcmp(name, "--stop-in-init") == 0) {
                 j->stop_in_init = true;
+            } else if (strcmp(name, "--system-server") == 0) {
+                j->system_server = true;
             } else if (strcmp(name, "--allow-run-as-root") == 0) {
                 /* mpirun refuses root without it; pmixrun does not */
             } else if (strcmp(name, "-x") == 0) {
@@ -649,6 +663,8 @@ static int parse_args(job *j, int argc, char **argv)
             if (rc != 0)
                 return rc;
         }
+        if (i >= argc && j->system_server && j->napps == 1)
+            break; /* its jobs come from tools */
         if (i >= argc || strcmp(argv[i], ":") == 0) {
             if (j->napps == 1)
                 return bad_usage("%sno program to run", "");
@@ -761,6 +777,19 @@ static int parse_args(job *j, int argc, char **argv)
         for (int n = 0; n < nnodes; n++)
             total += j->node_slots[n];
         j->nprocs = (int)(total > MAX_PROCS ? MAX_PROCS : total);
+    }
+    if (j->system_server) {
+        /* No job of its own: the tools' spawns are its jobs, on this node. */
+        bool alone = j->napps == 1 && j->apps[0].argv == NULL && j->nnodes <= 1 && hosts == NULL &&
+                     hostfile == NULL && j->node_addrs == NULL && !j->slurm && j->nprocs == 0 &&
+                     !j->stop_in_init && j->timeout == 0;
+        nodes_free_names(j);
+        if (!alone)
+            return bad_usage("%s--system-server takes no program, -n, nodes, --timeout or "
+                             "--stop-in-init (its jobs come from tools' PMIx_Spawn)",
+                             "");
+        j->napps = 0;
+        return -1;
     }
     if (j->nprocs == 0) {
         nodes_free_names(j);
@@ -898,6 +927,7 @@ int final_status(job *j)
     case END_SIGNAL:
     case END_TIMEOUT:
     case END_LAUNCH: return j->reason_code;
+    case END_REQUESTED: return 0;
     default: break;
     }
     int worst = 0;
@@ -1039,7 +1069,7 @@ static const char *sig_name(int sig, char *buf, size_t len)
 
 void handle_signals(job *j)
 {
-    char nb[16];
+    char nb[24]; /* "RTMIN+" and any int */
     struct signalfd_siginfo si;
     while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
         int sig = (int)si.ssi_signo;
@@ -1049,7 +1079,11 @@ void handle_signals(job *j)
         }
         if (forward_signal(j, sig))
             continue;
-        if (j->reason == END_NONE) {
+        if (j->reason == END_NONE && j->system_server && (sig == SIGTERM || sig == SIGINT)) {
+            fprintf(stderr, "pmixrun: system server: received SIG%s; stopping %d process%s\n",
+                    sig_name(sig, nb, sizeof nb), live_ranks(j), live_ranks(j) == 1 ? "" : "es");
+            end_job(j, END_REQUESTED, 0);
+        } else if (j->reason == END_NONE) {
             fprintf(stderr, "pmixrun: received SIG%s; stopping %d process%s\n",
                     sig_name(sig, nb, sizeof nb), live_ranks(j), live_ranks(j) == 1 ? "" : "es");
             end_job(j, END_SIGNAL, 128 + sig);
@@ -1145,9 +1179,11 @@ static void run_loop(job *j)
         if (j->child_exited)
             reap(j);
         check_abort(j);
+        if (j->terminate_asked && j->reason == END_NONE)
+            end_job(j, END_REQUESTED, 0);
         handle_time(j);
         pubsub_tick(j);
-        if (live_ranks(j) == 0) {
+        if (live_ranks(j) == 0 && (!j->system_server || j->reason != END_NONE)) {
             /* Everyone is gone: collect the output still in the pipes, but
              * do not wait for descendants that keep them open. */
             if (drain_until == 0) {
@@ -1239,6 +1275,7 @@ static void teardown(job *j)
         }
     }
     iof_stdin_close(j);
+    tool_stop(j);
     job_server_stop(j);
     spawn_free_all(j); /* their watches go before the platform */
     job_platform_free(j);
@@ -1290,7 +1327,7 @@ int main(int argc, char **argv)
         goto out;
     }
     j->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    j->ranks = calloc((size_t)j->nprocs, sizeof *j->ranks);
+    j->ranks = calloc(j->nprocs > 0 ? (size_t)j->nprocs : 1, sizeof *j->ranks);
     if (j->devnull < 0 || j->ranks == NULL) {
         fprintf(stderr, "pmixrun: cannot set up: %s\n", strerror(errno));
         goto out;
@@ -1310,8 +1347,11 @@ int main(int argc, char **argv)
     j->nnodes = 1;
     j->spawn = spawn_up; /* pmixrun_spawn.c: one node only */
     if (net_fit(j) != 0 || files_make_topdir(j) != 0 || job_bindings(j) != 0 ||
-        job_platform(j, signal_ready, j) != 0 || job_server_start(j) != 0 || job_register(j) != 0)
+        job_platform(j, signal_ready, j) != 0 || job_server_start(j) != 0 ||
+        (!j->system_server && job_register(j) != 0))
         goto out;
+    if (j->system_server)
+        fprintf(stderr, "pmixrun: system server %s ready at %s\n", j->nspace, j->uri);
     if (iof_stdin_watch(j) != 0) {
         fprintf(stderr, "pmixrun: cannot watch the standard input: out of memory\n");
         goto out;

@@ -130,8 +130,9 @@ typedef enum {
     END_RANK_FAILED, /* non-zero exit, signal, or exit without PMIx_Finalize */
     END_ABORT,       /* PMIx_Abort */
     END_TIMEOUT,
-    END_SIGNAL, /* pmixrun got SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGALRM */
-    END_LAUNCH, /* a rank could not be started */
+    END_SIGNAL,    /* pmixrun got SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGALRM */
+    END_LAUNCH,    /* a rank could not be started */
+    END_REQUESTED, /* a system server told to stop (SIGTERM, SIGINT, a tool's terminate) */
 } end_reason;
 
 /* --bind-to: what each process is bound to. */
@@ -168,6 +169,9 @@ typedef struct job {
     bind_kind bind_to;
     bool report_bindings;
     bool stop_in_init;     /* PMIX_DEBUG_STOP_IN_INIT for every rank (--stop-in-init) */
+    bool system_server;    /* --system-server: no job of its own, runs tools' spawns */
+    bool sys_file;         /* the system rendezvous file is ours to remove */
+    bool terminate_asked;  /* a tool's PMIX_JOB_CTRL_TERMINATE (system server) */
     bool no_oversubscribe; /* refuse more processes than cores on a node */
     bool merge_stderr;     /* a rank's stderr goes into its stdout */
     char *output_dir;      /* --output-filename: absolute, with "/1" unless nojobid */
@@ -444,6 +448,9 @@ bool tool_support(const job *j); /* this server accepts tools (every rank is loc
 /* After the server listens: accept tools and write the rendezvous files.
  * 0, or -1 (message printed). */
 int tool_start(job *j);
+/* Remove the system rendezvous file tool_start wrote (--system-server), if
+ * it still holds this server's URI. */
+void tool_stop(job *j);
 /* The host table's tool upcalls (px_server_host, hctx = the job). */
 void tool_connected_up(void *hctx, const pmix_info_t info[], size_t ninfo,
                        pmix_tool_connection_cbfunc_t cbfunc, void *cbdata);

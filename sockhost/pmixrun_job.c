@@ -422,9 +422,12 @@ static bool info_bool(const pmix_info_t *i)
 }
 
 /* Job control: kill, signal and terminate (pmixrun_jctrl.c), and cleanup
- * registrations, remembered and carried out when the job ends. A request
- * with none of those (preemptible, checkpoint, pause, resume, cancel,
- * restart, provision...) is refused with PMIX_ERR_NOT_SUPPORTED. */
+ * registrations, remembered and carried out when the job ends. A system
+ * server also takes PMIX_JOB_CTRL_TERMINATE aimed at itself (no targets,
+ * or its own or its ".srv" namespace): it stops every job it runs and
+ * exits 0. A request with none of those (preemptible, checkpoint, pause,
+ * resume, cancel, restart, provision...) is refused with
+ * PMIX_ERR_NOT_SUPPORTED. */
 static pmix_status_t up_job_control(void *hctx, const pmix_proc_t *requestor,
                                     const pmix_proc_t targets[], size_t ntargets,
                                     const pmix_info_t directives[], size_t ndirs,
@@ -435,6 +438,20 @@ static pmix_status_t up_job_control(void *hctx, const pmix_proc_t *requestor,
     const char *ignore = NULL;
     bool any = false;
     int sig = 0;
+    for (size_t i = 0; j->system_server && i < ndirs; i++) {
+        if (!info_is(&directives[i], PMIX_JOB_CTRL_TERMINATE) || !info_bool(&directives[i]))
+            continue;
+        char srv[PMIX_MAX_NSLEN + 1];
+        snprintf(srv, sizeof srv, "%.*s.srv", PMIX_MAX_NSLEN - 4, j->nspace);
+        for (size_t t = 0; t < ntargets; t++)
+            if (!PMIx_Check_nspace(targets[t].nspace, j->nspace) &&
+                !PMIx_Check_nspace(targets[t].nspace, srv))
+                return PMIX_ERR_NOT_SUPPORTED; /* terminating one of its jobs: not yet */
+        fprintf(stderr, "pmixrun: system server: %s:%u asked it to terminate\n", requestor->nspace,
+                requestor->rank);
+        j->terminate_asked = true; /* the main loop ends the run (pmixrun.c) */
+        return PMIX_OPERATION_SUCCEEDED;
+    }
     for (size_t i = 0; i < ndirs; i++) {
         const pmix_info_t *d = &directives[i];
         if (info_is(d, PMIX_JOB_CTRL_KILL) && info_bool(d))

@@ -22,6 +22,19 @@
  * once every rank of the spawned job is gone, with PMIX_EVENT_AFFECTED_PROC
  * (the job's namespace, wildcard rank), PMIX_JOB_TERM_STATUS and
  * PMIX_EXIT_CODE (the worst exit status of its ranks).
+ *
+ * Debugging: PMIX_DEBUG_STOP_IN_INIT holds the new job's ranks in
+ * PMIx_Init until PMIX_DEBUGGER_RELEASE (as --stop-in-init);
+ * PMIX_DEBUGGER_DAEMONS and the target (PMIX_DEBUG_TARGET or
+ * PMIX_DEBUG_JOB, job or app directive) go into the job data as
+ * PMIX_DEBUGGER_DAEMONS and PMIX_DEBUG_JOB, where the daemons, connected
+ * by the environment they were given, read them. An app of maxprocs 0
+ * gets N ranks under PMIX_MAPBY "ppr:N:...", else one per core.
+ *
+ * A system server (--system-server) has a first job of no ranks: its loop,
+ * server and directory are what the spawned jobs borrow; its namespace
+ * names them. There a failed rank ends its own job only (its siblings get
+ * SIGTERM), not the server.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,6 +118,38 @@ fail:
     return NULL;
 }
 
+/* How many processes an app of maxprocs 0 gets: N under PMIX_MAPBY
+ * "ppr:N:node" (or ppr:N:<anything>: one node is the whole machine here,
+ * a coarse reading), else one per core of the node (its slots). */
+static int default_count(const job *j, const char *mapby)
+{
+    if (mapby != NULL && strncasecmp(mapby, "ppr:", 4) == 0) {
+        char *end;
+        long n = strtol(mapby + 4, &end, 10);
+        if (n > 0 && n <= 65535 && *end == ':')
+            return (int)n;
+    }
+    return j->ncores > 0 ? j->ncores : 1;
+}
+
+/* The debugger keys of a spawn (job or app directive): PMIX_DEBUGGER_DAEMONS
+ * into *daemons, the target of PMIX_DEBUG_TARGET (a proc or a namespace
+ * string) or PMIX_DEBUG_JOB into *target. True if `in` was one of them. */
+static bool debug_keys(const pmix_info_t *in, bool *daemons, const char **target)
+{
+    if (key_is(in, PMIX_DEBUGGER_DAEMONS)) {
+        *daemons = flag_of(in);
+        return true;
+    }
+    if (!key_is(in, PMIX_DEBUG_TARGET) && !key_is(in, PMIX_DEBUG_JOB))
+        return false;
+    if (in->value.type == PMIX_STRING && in->value.data.string != NULL)
+        *target = in->value.data.string;
+    else if (in->value.type == PMIX_PROC && in->value.data.proc != NULL)
+        *target = in->value.data.proc->nspace;
+    return true;
+}
+
 /* A spawned job's storage; what it borrows from the first job is left. */
 static void child_free(job *c)
 {
@@ -121,8 +167,18 @@ static void child_free(job *c)
     free(c);
 }
 
+/* True if `cmd` is a bare name and `path` a path to a file of that name
+ * ("client" and "./client", as OpenPMIx's debugger example asks): the path
+ * then says which program, relative to the app's working directory. */
+static bool names_same(const char *cmd, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return strchr(cmd, '/') == NULL && slash != NULL && strcmp(slash + 1, cmd) == 0;
+}
+
 /* The spawned job's apps from the request; its wdir default `wdir`. */
-static pmix_status_t make_apps(job *c, const pmix_app_t apps[], size_t napps, const char *wdir)
+static pmix_status_t make_apps(job *c, const pmix_app_t apps[], size_t napps, const char *wdir,
+                               int dflt)
 {
     if ((c->apps = calloc(napps, sizeof *c->apps)) == NULL)
         return PMIX_ERR_NOMEM;
@@ -136,15 +192,16 @@ static pmix_status_t make_apps(job *c, const pmix_app_t apps[], size_t napps, co
             if (key_is(&pa->info[i], PMIX_WDIR) && pa->info[i].value.type == PMIX_STRING)
                 awdir = pa->info[i].value.data.string;
         ja->first = first;
-        ja->size = pa->maxprocs;
-        first += pa->maxprocs;
+        ja->size = pa->maxprocs > 0 ? pa->maxprocs : dflt;
+        first += ja->size;
         /* cmd is the program; argv[0] what it sees (OpenPMIx's rule), or
          * the command when argv is empty */
         bool has_argv = pa->argv != NULL && pa->argv[0] != NULL;
         ja->argv = has_argv ? argv_dup(pa->argv, 0, NULL) : argv_dup(NULL, 0, pa->cmd);
         if (ja->argv == NULL)
             return PMIX_ERR_NOMEM;
-        if (pa->cmd != NULL && pa->cmd[0] != '\0' && strcmp(ja->argv[0], pa->cmd) != 0) {
+        if (pa->cmd != NULL && pa->cmd[0] != '\0' && strcmp(ja->argv[0], pa->cmd) != 0 &&
+            !names_same(pa->cmd, ja->argv[0])) {
             /* resolve the command, then give back the program's argv[0] */
             char *shown = ja->argv[0];
             if ((ja->argv[0] = strdup(pa->cmd)) == NULL) {
@@ -201,8 +258,8 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
                        pmix_spawn_cbfunc_t cbfunc, void *cbdata)
 {
     job *j = hctx;
-    const char *mapby = NULL, *wdir = NULL;
-    bool notify = false;
+    const char *mapby = NULL, *wdir = NULL, *target = NULL;
+    bool notify = false, stop_in_init = false, daemons = false;
     pmix_status_t rc;
     long total = 0;
 
@@ -218,17 +275,26 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
             wdir = in->value.data.string;
         else if (key_is(in, PMIX_NOTIFY_COMPLETION))
             notify = flag_of(in);
+        else if (key_is(in, PMIX_DEBUG_STOP_IN_INIT))
+            stop_in_init = flag_of(in);
+        else if (key_is(in, PMIX_DEBUG_STOP_ON_EXEC) && flag_of(in))
+            return PMIX_ERR_NOT_SUPPORTED; /* QUERY_DEBUG_SUPPORT does not list it */
+        else if (debug_keys(in, &daemons, &target))
+            continue;
         else if ((key_is(in, PMIX_HOST) || key_is(in, PMIX_ADD_HOST)) &&
                  (rc = check_hosts(j, in)) != PMIX_SUCCESS)
             return rc;
     }
     for (size_t a = 0; a < napps; a++) {
-        if (apps[a].maxprocs < 1)
+        if (apps[a].maxprocs < 0)
             return PMIX_ERR_BAD_PARAM;
-        total += apps[a].maxprocs;
+        total += apps[a].maxprocs > 0 ? apps[a].maxprocs : default_count(j, mapby);
         for (size_t i = 0; i < apps[a].ninfo; i++)
-            if ((key_is(&apps[a].info[i], PMIX_HOST) || key_is(&apps[a].info[i], PMIX_ADD_HOST)) &&
-                (rc = check_hosts(j, &apps[a].info[i])) != PMIX_SUCCESS)
+            if (debug_keys(&apps[a].info[i], &daemons, &target))
+                continue;
+            else if ((key_is(&apps[a].info[i], PMIX_HOST) ||
+                      key_is(&apps[a].info[i], PMIX_ADD_HOST)) &&
+                     (rc = check_hosts(j, &apps[a].info[i])) != PMIX_SUCCESS)
                 return rc;
     }
     if (total > 65535)
@@ -265,9 +331,10 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
     memcpy(c->hostname, j->hostname, sizeof c->hostname);
     c->spawner = *proc;
     c->notify_completion = notify;
+    c->stop_in_init = stop_in_init;
     snprintf(c->nspace, sizeof c->nspace, "%.240s.s%d", j->nspace, j->nspawned + 1);
 
-    if ((rc = make_apps(c, apps, napps, wdir)) != PMIX_SUCCESS)
+    if ((rc = make_apps(c, apps, napps, wdir, default_count(j, mapby))) != PMIX_SUCCESS)
         goto fail;
     int lrc = resolve_apps(c);
     if (lrc != 0) {
@@ -302,15 +369,18 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
         goto fail;
     }
     bool yes = true;
-    if ((c->extra_info = PMIx_Info_create(mapby != NULL ? 3 : 2)) == NULL) {
+    if ((c->extra_info = PMIx_Info_create(5)) == NULL) {
         rc = PMIX_ERR_NOMEM;
         goto fail;
     }
-    c->nextra = mapby != NULL ? 3 : 2;
-    PMIx_Info_load(&c->extra_info[0], PMIX_SPAWNED, &yes, PMIX_BOOL);
-    PMIx_Info_load(&c->extra_info[1], PMIX_PARENT_ID, proc, PMIX_PROC);
+    PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_SPAWNED, &yes, PMIX_BOOL);
+    PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_PARENT_ID, proc, PMIX_PROC);
     if (mapby != NULL)
-        PMIx_Info_load(&c->extra_info[2], PMIX_MAPBY, mapby, PMIX_STRING);
+        PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_MAPBY, mapby, PMIX_STRING);
+    if (daemons)
+        PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_DEBUGGER_DAEMONS, &yes, PMIX_BOOL);
+    if (target != NULL)
+        PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_DEBUG_JOB, target, PMIX_STRING);
     if (job_register(c) != 0) {
         rc = PMIX_ERR_JOB_FAILED_TO_LAUNCH;
         goto fail;
@@ -385,6 +455,27 @@ static void job_ended(job *j, job *c)
         PMIx_Info_destruct(&info[i]);
 }
 
+/* A system server's job `c` lost rank `r` (killed, failed before PMIx,
+ * or gone without PMIx_Finalize): that job ends (its other ranks get
+ * SIGTERM), the server and its other jobs go on. */
+static void system_job_failed(job *c, rank_proc *r)
+{
+    fprintf(stderr, "pmixrun: system server: rank %d (pid %d) of %s %s %d%s; stopping that job\n",
+            r->rank, (int)r->pid, c->nspace, r->signaled ? "was killed by signal" : "exited with",
+            r->signaled ? r->code - 128 : r->code,
+            r->signaled    ? ""
+            : r->connected ? " without calling PMIx_Finalize"
+                           : " before connecting to PMIx");
+    for (int i = 0; i < c->nstarted; i++) {
+        rank_proc *o = &c->ranks[i];
+        if (o == r || o->reaped || o->pid <= 0)
+            continue;
+        o->stopped_by_us = true;
+        if (kill(-o->pid, SIGTERM) != 0)
+            kill(o->pid, SIGTERM);
+    }
+}
+
 void spawn_rank_exited(job *j, job *c, rank_proc *r, int wstatus)
 {
     r->reaped = true;
@@ -398,7 +489,11 @@ void spawn_rank_exited(job *j, job *c, rank_proc *r, int wstatus)
     bool connected = r->connected, finalized = r->finalized;
     if (connected && !finalized)
         job_rank_lost(c, r); /* peers' fences and connects with it fail now */
-    if (!c->spawn_failed) {
+    if (j->system_server) {
+        if (!c->spawn_failed && !r->stopped_by_us && j->reason == END_NONE &&
+            (r->signaled || (connected && !finalized) || (r->code != 0 && !connected)))
+            system_job_failed(c, r);
+    } else if (!c->spawn_failed) {
         if (!r->stopped_by_us && j->reason == END_NONE &&
             (r->signaled || (connected && !finalized) || (r->code != 0 && !connected)))
             fprintf(stderr, "pmixrun: the rank below is rank %d of the spawned job %s\n", r->rank,

@@ -10,19 +10,25 @@
  * pmix.<host>.tool.<pid> (PMIX_SERVER_PIDINFO), and
  * pmix.<host>.tool.<namespace> for the server's namespace and for the
  * job's, so that a tool finds the job's server by the name the ranks know
- * (PMIX_SERVER_NSPACE). The engine checks a tool's uid; the two upcalls of
+ * (PMIX_SERVER_NSPACE); with --system-server also the system file
+ * pmix.sys.<host> (0644, in the system directory), which tool_stop removes
+ * if it still holds this server's URI. The engine checks a tool's uid; the two upcalls of
  * the host table (pmixrun_job.c) name each tool and answer its queries:
  *
  *   tool_connected   the tool gets namespace "<job namespace>.tool.<n>",
  *                    rank 0, n counting from 1; or the PMIX_TOOL_NSPACE and
  *                    PMIX_TOOL_RANK it asked for, unless that is the job's
  *                    namespace (refused).
- *   query            PMIX_QUERY_NAMESPACES: the job's namespace.
+ *   query            PMIX_QUERY_NAMESPACES: the job's namespace (none for a
+ *                    system server) and its running spawned jobs'.
+ *                    PMIX_QUERY_SPAWN_SUPPORT, PMIX_QUERY_DEBUG_SUPPORT:
+ *                    the attributes pmixrun_spawn.c takes, comma-separated.
  *                    PMIX_QUERY_NAMESPACE_INFO: an array with one array
  *                    per job: PMIX_NSPACE, PMIX_CMD_LINE (as OpenPMIx).
  *                    PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE
- *                    (every rank is local): for the job's namespace (the
- *                    qualifier PMIX_NSPACE; the job's if absent) one
+ *                    (every rank is local): for the job's namespace or a
+ *                    spawned job's (the qualifier PMIX_NSPACE; the job's
+ *                    if absent) one
  *                    pmix_proc_info_t per rank: host, executable (the path
  *                    pmixrun ran), pid (0 until started), exit code, state.
  *                    PMIX_QUERY_JOB_STATUS of the job: PMIX_JOB_STATE_RUNNING
@@ -80,7 +86,38 @@ int tool_start(job *j)
             return -1;
         }
     }
+    if (j->system_server) {
+        char dir[512];
+        px_rndz_system_dir(dir, sizeof dir);
+        px_rndz_name(NULL, name, sizeof name);
+        if (px_rndz_write(dir, name, j->uri, 0644) != 0) {
+            fprintf(stderr, "pmixrun: cannot write the system rendezvous file %s/%s: %s\n", dir,
+                    name, strerror(errno));
+            return -1;
+        }
+        j->sys_file = true;
+    }
     return 0;
+}
+
+void tool_stop(job *j)
+{
+    char dir[512], name[600], path[1200], held[1024];
+
+    if (!j->sys_file)
+        return;
+    j->sys_file = false;
+    px_rndz_system_dir(dir, sizeof dir);
+    px_rndz_name(NULL, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return;
+    bool ours = fgets(held, sizeof held, f) != NULL;
+    fclose(f);
+    held[strcspn(held, "\n")] = '\0';
+    if (ours && j->uri != NULL && strcmp(held, j->uri) == 0) /* not a newer server's */
+        px_rndz_remove(dir, name);
 }
 
 void tool_connected_up(void *hctx, const pmix_info_t info[], size_t ninfo,
@@ -189,37 +226,95 @@ fail:
     return NULL;
 }
 
-/* PMIX_QUERY_NAMESPACE_INFO: [[PMIX_NSPACE, PMIX_CMD_LINE]] for the job. */
-static pmix_status_t nspace_info(job *j, const char *key, pmix_info_t *out)
+/* One job's [PMIX_NSPACE, PMIX_CMD_LINE] into `o`. */
+static pmix_status_t nspace_entry(job *j, pmix_info_t *o)
 {
-    pmix_data_array_t *outer = PMIx_Data_array_create(1, PMIX_INFO);
     pmix_data_array_t *inner = PMIx_Data_array_create(2, PMIX_INFO);
     char *cmd = cmd_line(j);
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
-    if (outer != NULL && inner != NULL && cmd != NULL) {
-        pmix_info_t *in = inner->array, *o = outer->array;
+    if (inner != NULL && cmd != NULL) {
+        pmix_info_t *in = inner->array;
         PMIx_Info_load(&in[0], PMIX_NSPACE, j->nspace, PMIX_STRING);
         PMIx_Info_load(&in[1], PMIX_CMD_LINE, cmd, PMIX_STRING);
-        rc = PMIx_Info_load(&o[0], PMIX_QUERY_NAMESPACE_INFO, inner, PMIX_DATA_ARRAY);
-        if (rc == PMIX_SUCCESS)
-            rc = PMIx_Info_load(out, key, outer, PMIX_DATA_ARRAY);
+        rc = PMIx_Info_load(o, PMIX_QUERY_NAMESPACE_INFO, inner, PMIX_DATA_ARRAY);
     }
     free(cmd);
     PMIx_Data_array_free(inner);
-    PMIx_Data_array_free(outer);
     return rc;
 }
 
-/* The attributes of PMIx_Spawn and of debugger support that this host
- * honours, as PMIX_QUERY_SPAWN_SUPPORT and PMIX_QUERY_DEBUG_SUPPORT answer
- * them. Spawn: what pmixrun_spawn.c reads, where spawn is there at all
- * (pmixrun on one node: j->spawn; pmixd refuses it, and answers none).
- * Debugger support: none yet as spawn attributes (pmixrun --stop-in-init
- * is an option of the launcher); whoever adds one lists it here. */
-#define SPAWN_SUPPORT \
-    PMIX_MAPBY "," PMIX_HOST "," PMIX_ADD_HOST "," PMIX_WDIR "," PMIX_NOTIFY_COMPLETION
-#define DEBUG_SUPPORT ""
+/* PMIX_QUERY_NAMESPACE_INFO: [[PMIX_NSPACE, PMIX_CMD_LINE]...], one per
+ * job PMIX_QUERY_NAMESPACES names (the same jobs, in the same order). */
+static pmix_status_t nspace_info(job *j, const char *key, pmix_info_t *out)
+{
+    size_t n = j->system_server ? 0 : 1;
+    for (job *c = j->children; c != NULL; c = c->next_child)
+        if (!c->spawn_ended && !c->spawn_failed)
+            n++;
+    pmix_data_array_t *outer = PMIx_Data_array_create(n, PMIX_INFO);
+    pmix_status_t rc = outer != NULL || n == 0 ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    size_t k = 0;
+
+    if (rc == PMIX_SUCCESS && !j->system_server)
+        rc = nspace_entry(j, &((pmix_info_t *)outer->array)[k++]);
+    for (job *c = j->children; c != NULL && rc == PMIX_SUCCESS; c = c->next_child)
+        if (!c->spawn_ended && !c->spawn_failed)
+            rc = nspace_entry(c, &((pmix_info_t *)outer->array)[k++]);
+    if (rc == PMIX_SUCCESS) {
+        pmix_data_array_t empty = {.type = PMIX_INFO, .size = 0, .array = NULL};
+        rc = PMIx_Info_load(out, key, outer != NULL ? outer : &empty, PMIX_DATA_ARRAY);
+    }
+    if (outer != NULL)
+        PMIx_Data_array_free(outer);
+    return rc;
+}
+
+/* The job named `ns` (NULL: the first job): the first job or one it
+ * spawned. NULL if none, or if `ns` is NULL on a system server (no job of
+ * its own). */
+static job *job_named(job *j, const char *ns)
+{
+    if (ns == NULL)
+        return j->system_server ? NULL : j;
+    if (!j->system_server && strncmp(ns, j->nspace, PMIX_MAX_NSLEN) == 0)
+        return j;
+    for (job *c = j->children; c != NULL; c = c->next_child)
+        if (strncmp(ns, c->nspace, PMIX_MAX_NSLEN) == 0)
+            return c;
+    return NULL;
+}
+
+/* PMIX_QUERY_NAMESPACES: the running jobs' namespaces, comma-separated
+ * (the first job's, unless a system server, then the spawned ones still
+ * running). */
+static pmix_status_t namespaces(job *j, const char *key, pmix_info_t *out)
+{
+    char **words = NULL;
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    if (!j->system_server)
+        rc = PMIx_Argv_append_nosize(&words, j->nspace);
+    for (job *c = j->children; c != NULL && rc == PMIX_SUCCESS; c = c->next_child)
+        if (!c->spawn_ended && !c->spawn_failed)
+            rc = PMIx_Argv_append_nosize(&words, c->nspace);
+    char *list = rc != PMIX_SUCCESS ? NULL
+                 : words == NULL    ? strdup("")
+                                    : PMIx_Argv_join(words, ',');
+    PMIx_Argv_free(words);
+    if (list == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = PMIx_Info_load(out, key, list, PMIX_STRING);
+    free(list);
+    return rc;
+}
+
+/* PMIX_QUERY_SPAWN_SUPPORT: the spawn directives pmixrun_spawn.c acts on,
+ * where spawn is there at all (pmixrun on one node, j->spawn; pmixd
+ * refuses it and answers none, as for PMIX_QUERY_DEBUG_SUPPORT). */
+static const char spawn_support[] = PMIX_MAPBY
+    "," PMIX_WDIR "," PMIX_HOST "," PMIX_ADD_HOST "," PMIX_NOTIFY_COMPLETION
+    "," PMIX_DEBUG_STOP_IN_INIT "," PMIX_DEBUGGER_DAEMONS "," PMIX_DEBUG_TARGET "," PMIX_DEBUG_JOB;
 
 typedef struct answers {
     pmix_info_t *info;
@@ -257,30 +352,40 @@ pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix
             if (strncmp(queries[q].qualifiers[i].key, PMIX_NSPACE, PMIX_MAX_KEYLEN) == 0 &&
                 queries[q].qualifiers[i].value.type == PMIX_STRING)
                 ns = queries[q].qualifiers[i].value.data.string;
-        bool ours = ns == NULL || strncmp(ns, j->nspace, PMIX_MAX_NSLEN) == 0;
+        /* no PMIX_NSPACE: the asker's own job if it is one of ours (a rank
+         * of a spawned job), else the first job (a tool) */
+        job *t = job_named(j, ns != NULL ? ns : requestor->nspace);
+        if (ns == NULL && t == NULL)
+            t = job_named(j, NULL);
         for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++) {
             const char *key = queries[q].keys[k];
             if (strcmp(key, PMIX_QUERY_NAMESPACES) == 0) {
-                if (PMIx_Info_load(&a->info[n], key, j->nspace, PMIX_STRING) == PMIX_SUCCESS)
+                if (namespaces(j, key, &a->info[n]) == PMIX_SUCCESS)
+                    n++;
+            } else if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0) {
+                if (PMIx_Info_load(&a->info[n], key, j->spawn != NULL ? spawn_support : "",
+                                   PMIX_STRING) == PMIX_SUCCESS)
+                    n++;
+            } else if (strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0) {
+                if (PMIx_Info_load(&a->info[n], key,
+                                   j->spawn != NULL ? PMIX_DEBUG_STOP_IN_INIT : "",
+                                   PMIX_STRING) == PMIX_SUCCESS)
                     n++;
             } else if (strcmp(key, PMIX_QUERY_NAMESPACE_INFO) == 0) {
                 if (nspace_info(j, key, &a->info[n]) == PMIX_SUCCESS)
                     n++;
-            } else if (ours && strcmp(key, PMIX_QUERY_JOB_STATUS) == 0) {
-                pmix_job_state_t st = j->reason == END_NONE ? PMIX_JOB_STATE_RUNNING
-                                                            : PMIX_JOB_STATE_TERMINATED_WITH_ERROR;
+            } else if (t != NULL && strcmp(key, PMIX_QUERY_JOB_STATUS) == 0) {
+                pmix_job_state_t st =
+                    t == j            ? (j->reason == END_NONE ? PMIX_JOB_STATE_RUNNING
+                                                               : PMIX_JOB_STATE_TERMINATED_WITH_ERROR)
+                    : t->spawn_failed ? PMIX_JOB_STATE_TERMINATED_WITH_ERROR
+                    : t->spawn_ended  ? PMIX_JOB_STATE_TERMINATED
+                                      : PMIX_JOB_STATE_RUNNING;
                 if (PMIx_Info_load(&a->info[n], key, &st, PMIX_JOB_STATE) == PMIX_SUCCESS)
                     n++;
-            } else if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0 ||
-                       strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0) {
-                const char *v = strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) != 0 ? DEBUG_SUPPORT
-                                : j->spawn != NULL                         ? SPAWN_SUPPORT
-                                                                           : "";
-                if (PMIx_Info_load(&a->info[n], key, v, PMIX_STRING) == PMIX_SUCCESS)
-                    n++;
-            } else if (ours && (strcmp(key, PMIX_QUERY_PROC_TABLE) == 0 ||
-                                strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0)) {
-                if (proc_table(j, key, &a->info[n]) == PMIX_SUCCESS)
+            } else if (t != NULL && (strcmp(key, PMIX_QUERY_PROC_TABLE) == 0 ||
+                                     strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0)) {
+                if (proc_table(t, key, &a->info[n]) == PMIX_SUCCESS)
                     n++;
             }
         }

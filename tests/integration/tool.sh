@@ -66,6 +66,7 @@ check_probe() {
     grep -q "^init ok $nspace\.tool\.[0-9]* 0$" "$out" || fail "$name: no tool name of the job: $(head -3 "$out")"
     grep -q "^tool $nspace\.tool\.[0-9]* 0 server $nspace\.srv 0$" "$out" || fail "$name: the server's name (PMIx_tool_get_servers): $(grep '^tool' "$out")"
     grep -q "^job $nspace$" "$out" || fail "$name: PMIX_QUERY_NAMESPACES lacks $nspace"
+    grep -q "^cmd $nspace " "$out" || fail "$name: PMIX_QUERY_NAMESPACE_INFO lacks $nspace"
     local got ranks
     got=$(awk -v h="$host" '$1 == "proc" && $3 == h { print $4, $7 }' "$out" | sort)
     ranks=$(awk '$1 == "proc" { print $2 }' "$out" | sort -n | tr '\n' ' ')

@@ -17,6 +17,11 @@
  *       PMIX_IOF_TAG_OUTPUT, so the library writes the output itself,
  *       tagged; the tool then waits until pmixrun (PID) is gone.
  *
+ *   debug_tool terminate
+ *       connect to this machine's system server (PMIX_CONNECT_TO_SYSTEM)
+ *       and ask it to end (PMIx_Job_control, PMIX_JOB_CTRL_TERMINATE, no
+ *       targets); prints "terminate requested" and exits 0
+ *
  * Prints "released NSPACE RANK|all" and exits 0, or prints the failed call
  * and exits 1.
  */
@@ -59,6 +64,30 @@ static int fail(const char *what, pmix_status_t rc)
     return 1;
 }
 
+/* debug_tool terminate (above). */
+static int terminate(void)
+{
+    pmix_proc_t me;
+    pmix_info_t attr, dir;
+    bool yes = true;
+
+    PMIx_Info_load(&attr, PMIX_CONNECT_TO_SYSTEM, &yes, PMIX_BOOL);
+    pmix_status_t rc = PMIx_tool_init(&me, &attr, 1);
+    PMIx_Info_destruct(&attr);
+    if (rc != PMIX_SUCCESS) {
+        printf("error PMIx_tool_init %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    PMIx_Info_load(&dir, PMIX_JOB_CTRL_TERMINATE, &yes, PMIX_BOOL);
+    rc = PMIx_Job_control(NULL, 0, &dir, 1, NULL, NULL);
+    PMIx_Info_destruct(&dir);
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+        return fail("PMIx_Job_control", rc);
+    printf("terminate requested\n");
+    PMIx_tool_finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     pmix_proc_t me, target;
@@ -70,11 +99,13 @@ int main(int argc, char **argv)
     pmix_status_t rc;
     char job[PMIX_MAX_NSLEN + 1];
 
+    if (argc == 2 && strcmp(argv[1], "terminate") == 0)
+        return terminate();
     bool iof = argc >= 3 && strcmp(argv[1], "iof") == 0;
     bool tag = iof && argc == 4 && strcmp(argv[3], "tag") == 0;
     if (argc < 3 || argc > 4 || (strcmp(argv[1], "release") != 0 && !iof) ||
         (iof && argc == 4 && !tag)) {
-        fprintf(stderr, "usage: debug_tool release PID [RANK] | iof PID [tag]\n");
+        fprintf(stderr, "usage: debug_tool release PID [RANK] | iof PID [tag] | terminate\n");
         return 2;
     }
     pid = (pid_t)atol(argv[2]);

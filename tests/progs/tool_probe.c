@@ -19,6 +19,7 @@
  *   tool NSPACE RANK server NSPACE RANK
  *   job NSPACE                                  each of PMIX_QUERY_NAMESPACES
  *   proc RANK HOST PID STATE EXIT EXECUTABLE    each of its PMIX_QUERY_PROC_TABLE
+ *   cmd NSPACE CMDLINE                          each of PMIX_QUERY_NAMESPACE_INFO
  * With HOLD_S it stays connected that many seconds before finalizing.
  */
 #include <stdio.h>
@@ -97,6 +98,24 @@ static void print_jobs(void)
         PMIx_Info_free(t, nt);
     }
     PMIx_Argv_free(names);
+    rc = query(PMIX_QUERY_NAMESPACE_INFO, NULL, &info, &ninfo);
+    check("query namespace info", rc);
+    if (rc != PMIX_SUCCESS)
+        return;
+    pmix_data_array_t *jobs = info[0].value.data.darray;
+    for (size_t k = 0; jobs != NULL && k < jobs->size; k++) {
+        pmix_data_array_t *one = ((pmix_info_t *)jobs->array)[k].value.data.darray;
+        const char *ns = "?", *cmd = "?";
+        for (size_t i = 0; one != NULL && i < one->size; i++) {
+            pmix_info_t *e = &((pmix_info_t *)one->array)[i];
+            if (PMIx_Check_key(e->key, PMIX_NSPACE))
+                ns = e->value.data.string;
+            else if (PMIx_Check_key(e->key, PMIX_CMD_LINE))
+                cmd = e->value.data.string;
+        }
+        printf("cmd %s %s\n", ns, cmd);
+    }
+    PMIx_Info_free(info, ninfo);
 }
 
 int main(int argc, char **argv)

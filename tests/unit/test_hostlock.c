@@ -618,10 +618,10 @@ static int client_spawn(void)
     memset(&app, 0, sizeof(app));
     app.cmd = "hostlock-prog";
     app.argv = argv;
-    app.maxprocs = 0;
+    app.maxprocs = -1; /* 0 lets the host decide; a negative count is wrong */
     PMIx_Info_load(&info, PMIX_MAPBY, "slot", PMIX_STRING);
     if ((rc = PMIx_Spawn(&info, 1, &app, 1, ns)) != PMIX_ERR_BAD_PARAM) {
-        fprintf(stderr, "client %u: spawn of no process: %s\n", me.rank, PMIx_Error_string(rc));
+        fprintf(stderr, "client %u: spawn of -1 processes: %s\n", me.rank, PMIx_Error_string(rc));
         return 3;
     }
     app.maxprocs = 3;

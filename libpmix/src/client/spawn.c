@@ -23,7 +23,7 @@ pmix_status_t px_client_spawn(px_client *c, const pmix_info_t job_info[], size_t
     if (apps == NULL || napps == 0 || napps > PX_SPAWN_MAX_APPS)
         return PMIX_ERR_BAD_PARAM;
     for (size_t a = 0; a < napps; a++)
-        if (apps[a].maxprocs < 1 ||
+        if (apps[a].maxprocs < 0 || /* 0: as many as the host decides (its mapping) */
             (apps[a].cmd == NULL && (apps[a].argv == NULL || apps[a].argv[0] == NULL)))
             return PMIX_ERR_BAD_PARAM;
     if (!px_client_connected(c))

@@ -87,7 +87,7 @@ static bool apps_ok(const pmix_app_t *apps, size_t napps)
         bool named =
             (apps[a].cmd != NULL && apps[a].cmd[0] != '\0') ||
             (apps[a].argv != NULL && apps[a].argv[0] != NULL && apps[a].argv[0][0] != '\0');
-        if (apps[a].maxprocs < 1 || !named)
+        if (apps[a].maxprocs < 0 || !named) /* 0: the host decides how many */
             return false;
     }
     return true;
@@ -109,7 +109,7 @@ pmix_status_t px_srv_spawn(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
         return rc; /* a protocol error: the client checks what it sends */
     }
     if (!apps_ok(apps, napps))
-        rc = PMIX_ERR_BAD_PARAM; /* the host may rely on a program and a count */
+        rc = PMIX_ERR_BAD_PARAM; /* the host may rely on a program and a count >= 0 */
     else if (h == NULL || h->spawn == NULL)
         rc = PMIX_ERR_NOT_SUPPORTED;
     else if ((r = malloc(sizeof(*r))) == NULL)

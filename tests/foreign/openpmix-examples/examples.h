@@ -73,6 +73,7 @@ typedef struct {
     mylock_t lock;
     pmix_info_t *info;
     size_t ninfo;
+    volatile bool active; /* debuggerd.c waits on this instead of the lock */
 } myquery_data_t;
 
 #define DEBUG_CONSTRUCT_MYQUERY(q)        \
