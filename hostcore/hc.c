@@ -930,7 +930,11 @@ static void send_gone(px_hc *hc, uint32_t origin, const hc_gone *g, uint32_t r)
 {
     size_t len = 13 + 12 * (size_t)g->nsets;
     px_hc_sent what = {.kind = PX_HC_DEPARTED, .wire = len - 1};
-    uint8_t *m = malloc(len), *at;
+    /* On the stack when it fits (a few sets: the usual case): a host whose
+     * sends block (pmixsim) may end the run while this node is inside
+     * tree_send, and nothing would free a heap copy then. */
+    uint8_t small[256];
+    uint8_t *m = len <= sizeof(small) ? small : malloc(len), *at;
 
     if (m == NULL) {
         logf_(hc,
@@ -946,7 +950,8 @@ static void send_gone(px_hc *hc, uint32_t origin, const hc_gone *g, uint32_t r)
         at = put32(at, g->epochs[i]);
     }
     tree_send(hc, origin, r, m, len, &what);
-    free(m);
+    if (m != small)
+        free(m);
 }
 
 void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell)

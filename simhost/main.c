@@ -757,6 +757,7 @@ out:
     sim_pubsub_fini(run);
     sim_shares_fini(run);
     sim_faults_fini(run);
+    sim_msgs_free_live(run); /* those still in SimGrid's mailboxes (sanitized builds) */
     if (run->events != NULL)
         fclose(run->events);
     sim_net_fini(run);

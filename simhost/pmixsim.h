@@ -173,10 +173,21 @@ struct sim_msg {
     px_region *region;
     sim_ep *dest; /* deferred sends (see simplat.c) */
     double bytes;
+#ifdef __SANITIZE_ADDRESS__
+    /* Sanitized builds: every message made in an actor is on its run's
+     * list until freed, so that those still in SimGrid's mailboxes when
+     * the simulation ends (sent to a node whose actor was running its
+     * process until the end, or in flight) are freed before
+     * LeakSanitizer looks: sim_msgs_free_live. */
+    struct sim_msg *live_next, *live_prev;
+    sim_run *live_run;
+#endif
 };
 
 sim_msg *sim_msg_new(int kind, void *data, size_t len); /* aborts on no memory */
 void sim_msg_free(void *m);                             /* also the `lost` hook */
+/* Free the messages still alive (sanitized builds; nothing otherwise). */
+void sim_msgs_free_live(sim_run *run);
 /* Returns 0 once `m` arrived (or was held back: see simplat.c), -1 if it
  * was lost and freed (the receiver's host is off, a link is cut). */
 int sim_send(sim_ep *to, sim_msg *m, double bytes);
@@ -302,6 +313,9 @@ typedef struct sim_fstat {
 } sim_fstat;
 
 struct sim_run {
+#ifdef __SANITIZE_ADDRESS__
+    sim_msg *live_msgs; /* see struct sim_msg */
+#endif
     sim_opts opt;
     uint32_t nnodes, nprocs;
     sim_node *nodes;

@@ -114,7 +114,27 @@ sim_msg *sim_msg_new(int kind, void *data, size_t len)
     m->kind = kind;
     m->data = data;
     m->len = len;
+#ifdef __SANITIZE_ADDRESS__
+    sim_ep *ep = sgw_in_actor() ? sgw_self_data() : NULL;
+    if (ep != NULL && ep->run != NULL) {
+        m->live_run = ep->run;
+        m->live_next = ep->run->live_msgs;
+        if (m->live_next != NULL)
+            m->live_next->live_prev = m;
+        ep->run->live_msgs = m;
+    }
+#endif
     return m;
+}
+
+void sim_msgs_free_live(sim_run *run)
+{
+#ifdef __SANITIZE_ADDRESS__
+    while (run->live_msgs != NULL)
+        sim_msg_free(run->live_msgs);
+#else
+    (void)run;
+#endif
 }
 
 void sim_region_unref(void *arg)
@@ -134,6 +154,16 @@ void sim_msg_free(void *arg)
 
     if (m == NULL)
         return;
+#ifdef __SANITIZE_ADDRESS__
+    if (m->live_run != NULL) {
+        if (m->live_prev != NULL)
+            m->live_prev->live_next = m->live_next;
+        else
+            m->live_run->live_msgs = m->live_next;
+        if (m->live_next != NULL)
+            m->live_next->live_prev = m->live_prev;
+    }
+#endif
     sim_region_unref(m->region);
     free(m->data);
     free(m);
