@@ -506,16 +506,7 @@ static void reap(pmixd_ctx *d)
 
 static void signal_ranks(pmixd_ctx *d, int sig)
 {
-    job *j = &d->j;
-    for (int i = 0; i < j->nstarted; i++) {
-        rank_proc *r = &j->ranks[i];
-        if (r->pid <= 0)
-            continue;
-        if (!r->reaped && sig == SIGTERM)
-            r->stopped_by_us = true;
-        if (kill(-r->pid, sig) != 0 && !r->reaped)
-            kill(r->pid, sig);
-    }
+    job_signal_ranks(&d->j, sig);
 }
 
 static void stop(pmixd_ctx *d, bool now)

@@ -857,17 +857,7 @@ int live_ranks(job *j)
 
 static void signal_all(job *j, int sig)
 {
-    for (int i = 0; i < j->nstarted; i++) {
-        rank_proc *r = &j->ranks[i];
-        if (r->pid <= 0)
-            continue;
-        if (!r->reaped && sig == SIGTERM)
-            r->stopped_by_us = true;
-        /* The group: the rank and whatever it started. A reaped rank's
-         * group may still hold its children. */
-        if (kill(-r->pid, sig) != 0 && !r->reaped)
-            kill(r->pid, sig);
-    }
+    job_signal_ranks(j, sig);
     spawn_signal_all(j, sig);
 }
 
@@ -945,17 +935,8 @@ int final_status(job *j)
 
 static void rank_exited(job *j, rank_proc *r, int wstatus)
 {
-    r->reaped = true;
-    j->nreaped++;
-    if (WIFSIGNALED(wstatus)) {
-        r->signaled = true;
-        r->code = 128 + WTERMSIG(wstatus);
-    } else {
-        r->code = WEXITSTATUS(wstatus);
-    }
-    bool connected = r->connected, finalized = r->finalized;
-    if (connected && !finalized)
-        job_rank_lost(j, r); /* peers' fences with it fail now */
+    bool connected, finalized;
+    job_rank_reaped(j, r, wstatus, &connected, &finalized);
     pubsub_rank_ended(j, r->rank);
     rank_judge(j, r, (int)r->pid, connected, finalized);
 }

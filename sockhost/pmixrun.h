@@ -335,6 +335,16 @@ void job_platform_free(job *j);
 int job_server_start(job *j);             /* the server engine, listening in topdir */
 int job_register(job *j);                 /* register the namespace and every local rank */
 void job_rank_lost(job *j, rank_proc *r); /* tell the server a rank died unfinalized */
+/* Rank `r` of job `j` was reaped with waitpid's `wstatus`: note how it
+ * ended (code, signaled) and, if it had connected and not finalized, tell
+ * the server (job_rank_lost). Says in *connected and *finalized what the
+ * rank had done, for rank_judge. */
+void job_rank_reaped(job *j, rank_proc *r, int wstatus, bool *connected, bool *finalized);
+/* Send `sig` to every started rank's process group (the rank and what it
+ * started; a reaped rank's group may still hold children), and to the
+ * rank itself if its group is gone; a SIGTERM marks the living ranks as
+ * stopped by us. */
+void job_signal_ranks(job *j, int sig);
 void job_server_stop(job *j);
 /* Add to `env` what rank `rank` needs to reach the server (the engine's
  * identity variables and PMIX_SERVER_URI). PMIX_SUCCESS or an error. */

@@ -879,3 +879,32 @@ void job_release(job *j)
     if (j->devnull >= 0)
         close(j->devnull);
 }
+
+void job_rank_reaped(job *j, rank_proc *r, int wstatus, bool *connected, bool *finalized)
+{
+    r->reaped = true;
+    j->nreaped++;
+    if (WIFSIGNALED(wstatus)) {
+        r->signaled = true;
+        r->code = 128 + WTERMSIG(wstatus);
+    } else {
+        r->code = WEXITSTATUS(wstatus);
+    }
+    *connected = r->connected;
+    *finalized = r->finalized;
+    if (*connected && !*finalized)
+        job_rank_lost(j, r); /* peers' fences and connects with it fail now */
+}
+
+void job_signal_ranks(job *j, int sig)
+{
+    for (int i = 0; i < j->nstarted; i++) {
+        rank_proc *r = &j->ranks[i];
+        if (r->pid <= 0)
+            continue;
+        if (!r->reaped && sig == SIGTERM)
+            r->stopped_by_us = true;
+        if (kill(-r->pid, sig) != 0 && !r->reaped)
+            kill(r->pid, sig);
+    }
+}
