@@ -205,15 +205,6 @@ static px_api_client *ready(void)
     return ac->refcount > 0 && ac->client != NULL ? ac : NULL;
 }
 
-#define ENGINE(ac, call)                \
-    ({                                  \
-        pmix_status_t rc__;             \
-        (ac)->pops->lock((ac)->pctx);   \
-        rc__ = (call);                  \
-        (ac)->pops->unlock((ac)->pctx); \
-        rc__;                           \
-    })
-
 /* A blocking call from inside a callback (on the thread that runs the
  * loop) could never complete: the loop would wait for itself. */
 static bool in_callback(px_api_client *ac)
@@ -254,6 +245,23 @@ px_api_client *px_api_ready(void)
 bool px_api_in_callback(px_api_client *ac)
 {
     return in_callback(ac);
+}
+
+px_api_client *px_api_for_blocking(pmix_status_t *rc)
+{
+    px_api_client *ac = ready();
+
+    *rc = ac == NULL ? PMIX_ERR_INIT : in_callback(ac) ? PMIX_ERR_WOULD_BLOCK : PMIX_SUCCESS;
+    return *rc == PMIX_SUCCESS ? ac : NULL;
+}
+
+px_api_client *px_api_for_nonblocking(void)
+{
+    px_api_client *ac = ready();
+
+    if (ac != NULL)
+        px_api_need_progress(ac);
+    return ac;
 }
 
 void px_api_need_progress(px_api_client *ac)

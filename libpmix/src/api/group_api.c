@@ -75,29 +75,13 @@ static pmix_status_t gsync_finish(gsync *s, pmix_status_t rc, pmix_info_t **resu
     return s->status;
 }
 
-/* The caller's client for a blocking call, or NULL with *rc set. */
+/* The caller's client for a blocking call, or NULL with *rc set; `s`
+ * cleared and bound to it. */
 static px_api_client *blocking(gsync *s, pmix_status_t *rc)
 {
-    px_api_client *ac = px_api_ready();
-
     memset(s, 0, sizeof(*s));
-    *rc = PMIX_SUCCESS;
-    if (ac == NULL)
-        *rc = PMIX_ERR_INIT;
-    else if (px_api_in_callback(ac))
-        *rc = PMIX_ERR_WOULD_BLOCK;
-    s->ac = ac;
-    return *rc == PMIX_SUCCESS ? ac : NULL;
-}
-
-/* The caller's client for a non-blocking call, or NULL. */
-static px_api_client *nonblocking(void)
-{
-    px_api_client *ac = px_api_ready();
-
-    if (ac != NULL)
-        px_api_need_progress(ac);
-    return ac;
+    s->ac = px_api_for_blocking(rc);
+    return s->ac;
 }
 
 typedef struct late {
@@ -141,21 +125,12 @@ static pmix_status_t nb_result(pmix_status_t rc, pmix_op_cbfunc_t opcb, pmix_inf
     return PMIX_SUCCESS;
 }
 
-#define ENGINE(ac, call)                \
-    ({                                  \
-        pmix_status_t rc__;             \
-        (ac)->pops->lock((ac)->pctx);   \
-        rc__ = (call);                  \
-        (ac)->pops->unlock((ac)->pctx); \
-        rc__;                           \
-    })
-
 PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[],
                                                   size_t nprocs, const pmix_info_t directives[],
                                                   size_t ndirs, pmix_info_cbfunc_t cbfunc,
                                                   void *cbdata)
 {
-    px_api_client *ac = nonblocking();
+    px_api_client *ac = px_api_for_nonblocking();
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
@@ -184,7 +159,7 @@ PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_in
                                                  size_t ndirs, pmix_op_cbfunc_t cbfunc,
                                                  void *cbdata)
 {
-    px_api_client *ac = nonblocking();
+    px_api_client *ac = px_api_for_nonblocking();
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
@@ -211,7 +186,7 @@ PMIX_EXPORT pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc
                                                size_t ninfo, pmix_info_cbfunc_t cbfunc,
                                                void *cbdata)
 {
-    px_api_client *ac = nonblocking();
+    px_api_client *ac = px_api_for_nonblocking();
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
@@ -239,7 +214,7 @@ PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t
                                              pmix_group_opt_t opt, const pmix_info_t info[],
                                              size_t ninfo, pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
-    px_api_client *ac = nonblocking();
+    px_api_client *ac = px_api_for_nonblocking();
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
@@ -266,7 +241,7 @@ PMIX_EXPORT pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *l
 PMIX_EXPORT pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_t info[],
                                               size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    px_api_client *ac = nonblocking();
+    px_api_client *ac = px_api_for_nonblocking();
 
     if (ac == NULL)
         return PMIX_ERR_INIT;

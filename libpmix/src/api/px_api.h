@@ -78,6 +78,21 @@ pmix_status_t px_api_defer(void (*fn)(void *arg), void *arg);
 px_api_client *px_api_ready(void);
 bool px_api_in_callback(px_api_client *ac);
 void px_api_need_progress(px_api_client *ac);
+/* The caller's client for a blocking call, or NULL with *rc set
+ * (PMIX_ERR_INIT before PMIx_Init, PMIX_ERR_WOULD_BLOCK inside a callback);
+ * for a non-blocking call (background progress asked for), or NULL. */
+px_api_client *px_api_for_blocking(pmix_status_t *rc);
+px_api_client *px_api_for_nonblocking(void);
+
+/* Run an engine call under the client's engine lock; its status. */
+#define ENGINE(ac, call)                \
+    ({                                  \
+        pmix_status_t rc__;             \
+        (ac)->pops->lock((ac)->pctx);   \
+        rc__ = (call);                  \
+        (ac)->pops->unlock((ac)->pctx); \
+        rc__;                           \
+    })
 
 /* A group query (api/group_api.c): PMIX_ERR_NOT_SUPPORTED if `key` is
  * not one, else as px_client_group_query. */

@@ -27,15 +27,6 @@
 
 #include "px_api.h"
 
-#define ENGINE(ac, call)                \
-    ({                                  \
-        pmix_status_t rc__;             \
-        (ac)->pops->lock((ac)->pctx);   \
-        rc__ = (call);                  \
-        (ac)->pops->unlock((ac)->pctx); \
-        rc__;                           \
-    })
-
 typedef struct ssync {
     px_wait w;
     px_api_client *ac;
@@ -69,19 +60,13 @@ static void ssync_info(pmix_status_t status, pmix_info_t *info, size_t ninfo, vo
     ssync_op(status, cbdata);
 }
 
-/* The caller's client for a blocking call, or NULL with *rc set. */
+/* The caller's client for a blocking call, or NULL with *rc set; `s`
+ * cleared and bound to it. */
 static px_api_client *blocking(ssync *s, pmix_status_t *rc)
 {
-    px_api_client *ac = px_api_ready();
-
     memset(s, 0, sizeof(*s));
-    *rc = PMIX_SUCCESS;
-    if (ac == NULL)
-        *rc = PMIX_ERR_INIT;
-    else if (px_api_in_callback(ac))
-        *rc = PMIX_ERR_WOULD_BLOCK;
-    s->ac = ac;
-    return *rc == PMIX_SUCCESS ? ac : NULL;
+    s->ac = px_api_for_blocking(rc);
+    return s->ac;
 }
 
 static pmix_status_t ssync_wait(ssync *s, pmix_status_t rc)
@@ -92,22 +77,13 @@ static pmix_status_t ssync_wait(ssync *s, pmix_status_t rc)
     return s->status;
 }
 
-static px_api_client *nonblocking(void)
-{
-    px_api_client *ac = px_api_ready();
-
-    if (ac != NULL)
-        px_api_need_progress(ac);
-    return ac;
-}
-
 /* ---- spawn ---- */
 
 PMIX_EXPORT pmix_status_t PMIx_Spawn_nb(const pmix_info_t job_info[], size_t ninfo,
                                         const pmix_app_t apps[], size_t napps,
                                         pmix_spawn_cbfunc_t cbfunc, void *cbdata)
 {
-    px_api_client *ac = nonblocking();
+    px_api_client *ac = px_api_for_nonblocking();
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
@@ -196,7 +172,7 @@ PMIX_EXPORT pmix_status_t PMIx_Connect_nb(const pmix_proc_t procs[], size_t npro
                                           const pmix_info_t info[], size_t ninfo,
                                           pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    px_api_client *ac = nonblocking();
+    px_api_client *ac = px_api_for_nonblocking();
     char name[PMIX_MAX_NSLEN + 1];
     pmix_status_t rc;
     conn_cb *cc;
@@ -237,7 +213,7 @@ PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t procs[], size_t n
                                              const pmix_info_t info[], size_t ninfo,
                                              pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    px_api_client *ac = nonblocking();
+    px_api_client *ac = px_api_for_nonblocking();
     char name[PMIX_MAX_NSLEN + 1];
     pmix_status_t rc;
 
