@@ -136,6 +136,18 @@ static pmix_status_t read_request(px_sclient *c, px_buf *b, bool with_keys, char
     return PMIX_SUCCESS; /* *info NULL: out of memory, answered as such */
 }
 
+/* After a publish or unpublish upcall returned `rc` with request `r`:
+ * PMIX_SUCCESS means the host calls op_done (it owns r, NULL here); any
+ * other status is the answer now (PMIX_OPERATION_SUCCEEDED: success). */
+static void op_answer_now(px_server *s, px_sclient *c, uint32_t tag, px_preq *r, pmix_status_t rc)
+{
+    if (r == NULL && rc == PMIX_SUCCESS)
+        return;
+    free(r);
+    px_srv_reply_status(s, c, PX_MSG_REPLY, tag,
+                        rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc);
+}
+
 pmix_status_t px_srv_publish(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
 {
     const px_server_host *h = v2(s);
@@ -153,12 +165,7 @@ pmix_status_t px_srv_publish(px_server *s, px_sclient *c, uint32_t tag, px_buf *
         rc = PMIX_ERR_NOMEM;
     else if ((rc = h->publish(s->hctx, &c->proc, info, ninfo, op_done, r)) == PMIX_SUCCESS)
         r = NULL; /* op_done answers */
-    else if (rc == PMIX_OPERATION_SUCCEEDED)
-        rc = PMIX_SUCCESS;
-    if (r != NULL || rc != PMIX_SUCCESS) {
-        free(r);
-        px_srv_reply_status(s, c, PX_MSG_REPLY, tag, rc);
-    }
+    op_answer_now(s, c, tag, r, rc);
     PMIx_Info_free(info, ninfo);
     return PMIX_SUCCESS;
 }
@@ -182,12 +189,7 @@ pmix_status_t px_srv_unpublish(px_server *s, px_sclient *c, uint32_t tag, px_buf
         rc = PMIX_ERR_NOMEM;
     else if ((rc = h->unpublish(s->hctx, &c->proc, keys, info, ninfo, op_done, r)) == PMIX_SUCCESS)
         r = NULL;
-    else if (rc == PMIX_OPERATION_SUCCEEDED)
-        rc = PMIX_SUCCESS;
-    if (r != NULL || rc != PMIX_SUCCESS) {
-        free(r);
-        px_srv_reply_status(s, c, PX_MSG_REPLY, tag, rc);
-    }
+    op_answer_now(s, c, tag, r, rc);
     PMIx_Argv_free(keys);
     PMIx_Info_free(info, ninfo);
     return PMIX_SUCCESS;
