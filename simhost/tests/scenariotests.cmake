@@ -53,3 +53,13 @@ if(NOT PMIXLAB_SANITIZE AND EXISTS ${CMAKE_SOURCE_DIR}/bench/CMakeLists.txt)
                    $<TARGET_FILE:sgbare> ${SCENARIO_DIR}/scale ${CMAKE_BINARY_DIR}/scale)
   set_tests_properties(sim_scale_stage PROPERTIES LABELS "sim;scale" TIMEOUT 900 RUN_SERIAL TRUE)
 endif()
+
+# Label `long` (tests/integration/CMakeLists.txt says what it means): the
+# largest simulations, whose code the smaller ones run under the sanitizers.
+foreach(t sim_scenario_hier_taper sim_scenario_flat_taper sim_scenario_hier_fattree
+          sim_scenario_allgather_formula sim_scenario_depart_1024
+          sim_scenario_group_formula sim_dragonfly_groups sim_hier_groups)
+  if(TEST ${t})
+    set_property(TEST ${t} APPEND PROPERTY LABELS long)
+  endif()
+endforeach()
