@@ -16,6 +16,10 @@
  *   deliver    the FIFO's next message is delivered (or all of them)
  *   timer      the clock moves to the next timer, which fires
  *   fail       a rank dies (the job breaks), a node is lost, a rank leaves
+ *   pubsub     bytes from the input read as a data-service request or
+ *              answer body (px_pubsub.h), as pmixrun and pmixsim's node 0
+ *              read what another node sends; what reads back must pack
+ *              again and read back the same
  *
  * Checked: every callback of a fence, group operation or direct modex
  * comes at most once; the core never sends to a node outside the job nor
@@ -32,6 +36,7 @@
 
 #include "fuzz_input.h"
 #include "px_hostcore.h"
+#include "px_pubsub.h"
 
 #define NODES 4
 #define PPN 2
@@ -229,6 +234,58 @@ static size_t procs_of(fuzz_in *in, pmix_proc_t *procs)
 static const char *const algos[] = {NULL,   "ring",   "recdbl", "bruck", "tree:3", "dissemination",
                                     "hier", "nosuch", "tree:0"};
 
+/* A request body read back from bytes packs again, and that reads back
+ * with the same keys and directives. */
+static void pubsub_request(const uint8_t *p, size_t len)
+{
+    char **keys = NULL, **keys2 = NULL;
+    pmix_info_t *info = NULL, *info2 = NULL;
+    size_t ninfo = 0, ninfo2 = 0;
+    pmix_byte_object_t bo = {0};
+
+    if (px_pubsub_unpack_request(p, len, &keys, &info, &ninfo) != PMIX_SUCCESS) {
+        FUZZ_CHECK(keys == NULL && info == NULL);
+        return;
+    }
+    FUZZ_CHECK(px_pubsub_pack_request(keys, info, ninfo, &bo) == PMIX_SUCCESS);
+    FUZZ_CHECK(px_pubsub_unpack_request(bo.bytes, bo.size, &keys2, &info2, &ninfo2) ==
+               PMIX_SUCCESS);
+    FUZZ_CHECK(ninfo2 == ninfo && (keys == NULL) == (keys2 == NULL));
+    for (size_t i = 0; keys != NULL && keys[i] != NULL; i++)
+        FUZZ_CHECK(keys2[i] != NULL && strcmp(keys[i], keys2[i]) == 0);
+    for (size_t i = 0; i < ninfo; i++)
+        FUZZ_CHECK(PMIx_Check_key(info[i].key, info2[i].key) &&
+                   info[i].value.type == info2[i].value.type);
+    PMIx_Argv_free(keys);
+    PMIx_Argv_free(keys2);
+    PMIx_Info_free(info, ninfo);
+    PMIx_Info_free(info2, ninfo2);
+    PMIx_Byte_object_destruct(&bo);
+}
+
+/* The same for a lookup's answer. */
+static void pubsub_answer(const uint8_t *p, size_t len)
+{
+    pmix_pdata_t *pd = NULL, *pd2 = NULL;
+    size_t npd = 0, npd2 = 0;
+    pmix_byte_object_t bo = {0};
+
+    if (px_pubsub_unpack_answer(p, len, &pd, &npd) != PMIX_SUCCESS) {
+        FUZZ_CHECK(pd == NULL);
+        return;
+    }
+    FUZZ_CHECK(px_pubsub_pack_answer(pd, npd, &bo) == PMIX_SUCCESS);
+    FUZZ_CHECK(px_pubsub_unpack_answer(bo.bytes, bo.size, &pd2, &npd2) == PMIX_SUCCESS);
+    FUZZ_CHECK(npd2 == npd);
+    for (size_t i = 0; i < npd; i++)
+        FUZZ_CHECK(PMIx_Check_key(pd[i].key, pd2[i].key) &&
+                   PMIx_Check_procid(&pd[i].proc, &pd2[i].proc) &&
+                   pd[i].value.type == pd2[i].value.type);
+    PMIx_Pdata_free(pd, npd);
+    PMIx_Pdata_free(pd2, npd2);
+    PMIx_Byte_object_destruct(&bo);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     world *w = calloc(1, sizeof(*w));
@@ -354,6 +411,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         px_hc_node_lost(w->nodes[i].hc, lost);
             } else if (what % 4 == 2)
                 px_hc_departed(hc, (what >> 2) % (NODES * PPN + 1), what & 0x80);
+            break;
+        }
+        case 9: { /* a data-service body from another node */
+            size_t got;
+            const uint8_t *d = fuzz_blob16(&in, &got);
+            uint8_t *copy = malloc(got + 1); /* exact, for ASan */
+            if (copy == NULL)
+                break;
+            memcpy(copy, d, got);
+            if (nd & 1)
+                pubsub_answer(copy, got);
+            else
+                pubsub_request(copy, got);
+            free(copy);
             break;
         }
         default: break;

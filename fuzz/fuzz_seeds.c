@@ -23,6 +23,7 @@
 #include <pmix.h>
 
 #include "px_hostcore.h"
+#include "px_pubsub.h"
 #include "px_proto.h"
 #include "store/px_store.h"
 #include "wire/px_wire.h"
@@ -1025,7 +1026,8 @@ enum {
     HC_DELIVER,
     HC_DELIVER_ALL,
     HC_TIMER,
-    HC_FAIL
+    HC_FAIL,
+    HC_PUBSUB
 };
 
 static void hc_op(seed *s, uint8_t op, uint8_t node)
@@ -1090,6 +1092,41 @@ static void hc_seeds(void)
     hc_fences(&s, 0, 0, 0, 4);
     hc_op(&s, HC_DELIVER_ALL, 0);
     save("hc", "departed", &s);
+
+    /* data-service bodies: a lookup request (keys and PMIX_WAIT) read on
+     * node 0, an answer with two published values read on node 1 */
+    char *keys[] = {"ocean", "ice", NULL};
+    pmix_info_t info[2];
+    bool yes = true;
+    int tmo = 3;
+    pmix_byte_object_t bo;
+    PMIx_Info_load(&info[0], PMIX_WAIT, &yes, PMIX_BOOL);
+    PMIx_Info_load(&info[1], PMIX_TIMEOUT, &tmo, PMIX_INT);
+    if (px_pubsub_pack_request(keys, info, 2, &bo) != PMIX_SUCCESS)
+        die("px_pubsub_pack_request");
+    hc_op(&s, HC_PUBSUB, 0);
+    put_blob16(&s, bo.bytes, bo.size);
+    PMIx_Byte_object_destruct(&bo);
+    save("hc", "pubsub-request", &s);
+    pmix_pdata_t pd[2];
+    PMIx_Pdata_construct(&pd[0]);
+    PMIx_Pdata_construct(&pd[1]);
+    PMIx_Load_procid(&pd[0].proc, "fz", 1);
+    PMIx_Load_key(pd[0].key, "ocean");
+    PMIx_Value_load(&pd[0].value, "tcp://10.0.0.1:5000", PMIX_STRING);
+    PMIx_Load_procid(&pd[1].proc, "fz", 6);
+    PMIx_Load_key(pd[1].key, "ice");
+    PMIx_Value_load(&pd[1].value, &tmo, PMIX_INT);
+    if (px_pubsub_pack_answer(pd, 2, &bo) != PMIX_SUCCESS)
+        die("px_pubsub_pack_answer");
+    hc_op(&s, HC_PUBSUB, 1);
+    put_blob16(&s, bo.bytes, bo.size);
+    PMIx_Byte_object_destruct(&bo);
+    PMIx_Pdata_destruct(&pd[0]);
+    PMIx_Pdata_destruct(&pd[1]);
+    PMIx_Info_destruct(&info[0]);
+    PMIx_Info_destruct(&info[1]);
+    save("hc", "pubsub-answer", &s);
 }
 
 int main(int argc, char **argv)
