@@ -12,8 +12,10 @@
  * job's, so that a tool finds the job's server by the name the ranks know
  * (PMIX_SERVER_NSPACE); with --system-server also the system file
  * pmix.sys.<host> (0644, in the system directory), which tool_stop removes
- * if it still holds this server's URI. The engine checks a tool's uid; the two upcalls of
- * the host table (pmixrun_job.c) name each tool and answer its queries:
+ * if it still holds this server's URI. A system server whose file names
+ * a server that still accepts connections refuses to start: one machine
+ * has one system server, and the first keeps its file. The engine checks a tool's uid; the two
+ * upcalls of the host table (pmixrun_job.c) name each tool and answer its queries:
  *
  *   tool_connected   the tool gets namespace "<job namespace>.tool.<n>",
  *                    rank 0, n counting from 1; or the PMIX_TOOL_NSPACE and
@@ -48,6 +50,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "api/px_rndz.h"
@@ -57,6 +61,32 @@ bool tool_support(const job *j)
 {
     /* pmixrun alone, or a daemon of a one-node job: every rank is here */
     return j->nnodes <= 1;
+}
+
+/* True if dir/name holds "unix:<path>" and a server accepts a connection
+ * at that path (a file left by a server that died names a socket nobody
+ * listens on, or none). */
+static bool system_server_alive(const char *dir, const char *name)
+{
+    char path[1200], uri[1024];
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    bool got = fgets(uri, sizeof uri, f) != NULL;
+    fclose(f);
+    uri[strcspn(uri, "\n")] = '\0';
+    if (!got || strncmp(uri, "unix:", 5) != 0 || strlen(uri + 5) >= sizeof sa.sun_path)
+        return false;
+    memcpy(sa.sun_path, uri + 5, strlen(uri + 5) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    bool alive = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+    close(fd);
+    return alive;
 }
 
 int tool_start(job *j)
@@ -90,6 +120,14 @@ int tool_start(job *j)
         char dir[512];
         px_rndz_system_dir(dir, sizeof dir);
         px_rndz_name(NULL, name, sizeof name);
+        if (system_server_alive(dir, name)) {
+            fprintf(stderr,
+                    "pmixrun: a system server already runs on this machine (%s/%s names it and "
+                    "it accepts connections); stop it first (a tool's terminate request, or "
+                    "SIGTERM to its pmixrun), or give this one another PMIX_SYSTEM_TMPDIR\n",
+                    dir, name);
+            return -1;
+        }
         if (px_rndz_write(dir, name, j->uri, 0644) != 0) {
             fprintf(stderr, "pmixrun: cannot write the system rendezvous file %s/%s: %s\n", dir,
                     name, strerror(errno));

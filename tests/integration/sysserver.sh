@@ -25,7 +25,8 @@
 #      says so and goes on.
 # Then a tool's PMIx_Job_control(PMIX_JOB_CTRL_TERMINATE) ends the server
 # (exit 0, the held clients killed, the rendezvous file gone); a second
-# server ends on SIGTERM the same way.
+# server takes over a stale rendezvous file, a third one started beside it
+# refuses, and the second ends on SIGTERM the same way.
 set -u
 
 [ $# -eq 6 ] || { echo "usage: sysserver.sh PMIXRUN DEBUG_TOOL PMIXPS TOOL_PROBE INCDIR LIBDIR" >&2; exit 2; }
@@ -192,8 +193,22 @@ for p in $(sed -n 's/^Client \([0-9]*\): Running$/\1/p' "$out"); do
     kill -0 "$p" 2>/dev/null && fail "client $p outlived the system server"
 done
 
-# SIGTERM ends it the same way.
+# A file left by a server that died (its socket gone) does not stop a
+# new one, which takes the file; a second server while one runs refuses
+# and leaves the file alone.
+echo "unix:$work/gone.sock" >"$sysfile"
 start_server "$work/server2.out"
+wait_for 1 "^pmixrun: system server .* ready at " "$work/server2.out" ||
+    fail "a stale rendezvous file kept a new system server from starting: $(cat "$work/server2.out")"
+uri2=$(sed -n 's/^pmixrun: system server .* ready at \(.*\)$/\1/p' "$work/server2.out")
+[ "$(cat "$sysfile")" = "$uri2" ] || fail "the new system server did not take the stale file"
+timeout 10 "$pmixrun" --system-server >"$work/second.out" 2>&1 &&
+    fail "a second system server started beside a running one"
+grep -q "^pmixrun: a system server already runs on this machine" "$work/second.out" ||
+    fail "the second system server did not say why it stopped: $(cat "$work/second.out")"
+[ "$(cat "$sysfile")" = "$uri2" ] || fail "the second system server took the first one's file"
+
+# SIGTERM ends it the same way.
 kill -TERM "$server"
 wait_server
 st=$?
