@@ -205,9 +205,19 @@ else
     wait "$nbjob" 2>/dev/null
 fi
 
-# ---- pmixrun ends: its rendezvous files go with it ----
+# ---- pmixrun ends: its rendezvous files go with it, and an attached tool
+# no longer lists it as its server ----
+timeout 30 "$probe" lost "$job" >"$work/probe.lost.out" 2>&1 &
+lostprobe=$!
+for _ in $(seq 100); do
+    grep -q "^attached$" "$work/probe.lost.out" && break
+    sleep 0.1
+done
 kill -TERM "$job"
 wait "$job" 2>/dev/null
+wait "$lostprobe" || fail "tool_probe lost: exit $?: $(cat "$work/probe.lost.out")"
+grep -q "^after the server ended 0 servers$" "$work/probe.lost.out" ||
+    fail "PMIx_tool_get_servers still lists a server that ended: $(cat "$work/probe.lost.out")"
 [ -e "$pidfile" ] && fail "the rendezvous file outlived pmixrun"
 ls "$work"/pmixrun.$uid.$job.* >/dev/null 2>&1 && fail "the job directory outlived pmixrun"
 timeout 30 "$probe" pid "$job" >"$work/probe.gone.out" 2>&1 && fail "a tool attached to a pmixrun that is gone"

@@ -14,6 +14,11 @@
  *                                   PMIx_tool_attach_to_server to PID
  *   reattach PID                    attach, PMIx_tool_disconnect, check it
  *                                   has no server, attach again
+ *   lost PID                        attach, print "attached", then wait
+ *                                   (15 s at most) until PMIx_tool_get_servers
+ *                                   lists no server once PID's server ends
+ *                                   (the script kills it), and print
+ *                                   "after the server ended N servers"
  *
  * Output, once connected:
  *   tool NSPACE RANK server NSPACE RANK
@@ -131,7 +136,7 @@ int main(int argc, char **argv)
     pmix_status_t rc;
 
     if (strcmp(mode, "pid") == 0 || strcmp(mode, "optional") == 0 ||
-        strcmp(mode, "reattach") == 0) {
+        strcmp(mode, "reattach") == 0 || strcmp(mode, "lost") == 0) {
         PMIx_Info_load(&info[n++], PMIX_SERVER_PIDINFO, &pid, PMIX_PID);
         if (strcmp(mode, "optional") == 0)
             PMIx_Info_load(&info[n++], PMIX_TOOL_CONNECT_OPTIONAL, &yes, PMIX_BOOL);
@@ -147,7 +152,7 @@ int main(int argc, char **argv)
         PMIx_Info_load(&info[n++], PMIX_TOOL_DO_NOT_CONNECT, &yes, PMIX_BOOL);
     } else if (strcmp(mode, "none") != 0) {
         fprintf(stderr, "usage: tool_probe pid|uri|nspace|system|sysfirst|none|optional|"
-                        "noconnect|reattach [ARG] [HOLD_S]\n");
+                        "noconnect|reattach|lost [ARG] [HOLD_S]\n");
         return 2;
     }
     rc = PMIx_tool_init(&me, n > 0 ? info : NULL, n);
@@ -198,6 +203,20 @@ int main(int argc, char **argv)
         if (servers != NULL)
             PMIx_Proc_free(servers, ns);
         print_jobs();
+    } else if (strcmp(mode, "lost") == 0) {
+        pmix_proc_t *servers = NULL;
+        size_t ns = 1;
+        printf("attached\n");
+        fflush(stdout);
+        for (int i = 0; i < 150 && ns > 0; i++) {
+            usleep(100000);
+            PMIx_Proc_free(servers, ns);
+            servers = NULL;
+            check("get_servers", PMIx_tool_get_servers(&servers, &ns));
+        }
+        if (servers != NULL)
+            PMIx_Proc_free(servers, ns);
+        printf("after the server ended %zu servers\n", ns);
     } else {
         print_jobs();
     }

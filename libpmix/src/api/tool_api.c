@@ -431,7 +431,8 @@ static bool is_server(px_api_client *ac, const pmix_proc_t *server)
 {
     const pmix_proc_t *cur = px_client_server(ac->client);
 
-    return T.connected && server != NULL && PMIx_Check_procid(server, cur);
+    return T.connected && px_client_connected(ac->client) && server != NULL &&
+           PMIx_Check_procid(server, cur);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_tool_disconnect(const pmix_proc_t *server)
@@ -468,12 +469,17 @@ PMIX_EXPORT pmix_status_t PMIx_tool_get_servers(pmix_proc_t *servers[], size_t *
         return PMIX_ERR_BAD_PARAM;
     *servers = NULL;
     *nservers = 0;
+    /* A tool that made only blocking calls has no progress thread: one
+     * pass reads what came, so a server that has gone is seen gone (and
+     * its PMIX_ERR_LOST_CONNECTION event raised) before it is listed.
+     * Outside init_lock: a handler may call back into the tool API. */
+    PMIx_Progress();
     pthread_mutex_lock(&ac->init_lock);
     if (ac->refcount <= 0 || ac->client == NULL) {
         pthread_mutex_unlock(&ac->init_lock);
         return PMIX_ERR_INIT;
     }
-    if (T.connected) {
+    if (T.connected && px_client_connected(ac->client)) { /* not one whose connection is lost */
         if ((*servers = PMIx_Proc_create(1)) == NULL) {
             pthread_mutex_unlock(&ac->init_lock);
             return PMIX_ERR_NOMEM;
