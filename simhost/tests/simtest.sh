@@ -424,7 +424,9 @@ coords-same | coords-platform)
     shift 5
     simflag=--topology
     [[ $cmd == coords-platform ]] && simflag=--platform
-    "$run" --nodes "$nodes" -n "$nodes" --timeout 30 --topology "$file" "$prog" \
+    # one plane whatever NICs this machine has (hostcore/nics.c)
+    PMIXLAB_NICS_XML=$(dirname "$file")/one-eth.xml \
+        "$run" --nodes "$nodes" -n "$nodes" --timeout 30 --topology "$file" "$prog" \
         >"$tmp/run" 2>"$tmp/err" || fail "pmixrun coords: $(cat "$tmp/err")"
     "$sim" --quiet --nodes "$nodes" "$simflag" "$file" coords >"$tmp/sim" 2>"$tmp/err" ||
         fail "pmixsim coords: $(cat "$tmp/err")"
