@@ -7,14 +7,15 @@
  * Every process prints, one item per line prefixed with "rank R:",
  *   planes                          PMIX_NETWORK_PLANE (every plane)
  *   dims [physical]                 PMIX_NETWORK_DIMS of every plane
- *   shape PLANE logical|physical    PMIX_NETWORK_SHAPE of one plane
+ *   shape PLANE logical|physical    PMIX_NETWORK_SHAPE of the first and of
+ *                                   the last plane
  * and for itself and the peer T (default: the same local rank on the next
  * node, i.e. rank + local size, modulo the job size):
  *   rank T coord logical|physical   PMIX_NETWORK_COORDINATE in that view
  *   rank T coord PLANE              ... of the last plane only
  *   rank T nic, rank T endpt        PMIX_NETWORK_NIC, PMIX_NETWORK_ENDPT
- *   rank T coord nic NIC physical   the coordinate of its last NIC, asked
- *                                   for with PMIX_NETWORK_NIC
+ *   rank T coord nic NIC physical   the coordinate of each of its NICs,
+ *                                   asked for with PMIX_NETWORK_NIC
  * With --wait-update N it registers for PMIX_NETWORK_COORDS_UPDATED, runs
  * N barriers (the event arrives while it waits in one), then prints what
  * the event said, or that none came.
@@ -168,14 +169,16 @@ static int show_proc(const pmix_proc_t *me, pmix_rank_t rank, const char *last_p
     snprintf(label, sizeof(label), "rank %u nic", rank);
     bad += show(me, &who, PMIX_NETWORK_NIC, NULL, PMIX_COORD_VIEW_UNDEF, AS_STRINGS, label);
     {
-        /* the coordinate of the process's NIC on the last plane, by NIC id */
+        /* the coordinate of each of the process's NICs, by NIC id */
         pmix_value_t *v = NULL;
         if (PMIx_Get(&who, PMIX_NETWORK_NIC, NULL, 0, &v) == PMIX_SUCCESS) {
             const pmix_data_array_t *da = v->type == PMIX_DATA_ARRAY ? v->data.darray : NULL;
             if (da != NULL && da->type == PMIX_DATA_ARRAY && da->size > 0) {
-                const pmix_data_array_t *last = &((pmix_data_array_t *)da->array)[da->size - 1];
-                if (last->type == PMIX_STRING && last->size == 2) {
-                    const char *nic = ((char **)last->array)[1];
+                for (size_t i = 0; i < da->size; i++) {
+                    const pmix_data_array_t *one = &((pmix_data_array_t *)da->array)[i];
+                    if (one->type != PMIX_STRING || one->size != 2)
+                        continue;
+                    const char *nic = ((char **)one->array)[1];
                     snprintf(label, sizeof(label), "rank %u coord nic %s physical", rank, nic);
                     bad += show_q(me, &who, PMIX_NETWORK_COORDINATE, NULL, nic,
                                   PMIX_COORD_PHYSICAL_VIEW, AS_COORDS, label);
@@ -222,7 +225,7 @@ int main(int argc, char **argv)
     uint32_t size = 1, lsize = 1;
     long peer = -1, wait = 0;
     int bad = 0;
-    char last_plane[64] = "";
+    char first_plane[64] = "", last_plane[64] = "";
     update u;
     pmix_info_t reg;
     pmix_status_t code = PMIX_NETWORK_COORDS_UPDATED;
@@ -259,9 +262,11 @@ int main(int argc, char **argv)
         return 0;
     }
     if (v->type == PMIX_DATA_ARRAY && v->data.darray->type == PMIX_STRING &&
-        v->data.darray->size > 0)
+        v->data.darray->size > 0) {
+        snprintf(first_plane, sizeof(first_plane), "%s", ((char **)v->data.darray->array)[0]);
         snprintf(last_plane, sizeof(last_plane), "%s",
                  ((char **)v->data.darray->array)[v->data.darray->size - 1]);
+    }
     PMIx_Value_free(v, 1);
     bad += show(&me, &wild, PMIX_NETWORK_PLANE, NULL, PMIX_COORD_VIEW_UNDEF, AS_STRINGS, "planes");
     bad += show(&me, &wild, PMIX_NETWORK_DIMS, NULL, PMIX_COORD_VIEW_UNDEF, AS_U32, "dims");
@@ -269,11 +274,8 @@ int main(int argc, char **argv)
                 "dims physical");
     for (int pl = 0; pl < 2 && last_plane[0] != '\0'; pl++) {
         char plane[64], label[128];
-        if (pl == 0)
-            snprintf(plane, sizeof(plane), "plane0");
-        else
-            snprintf(plane, sizeof(plane), "%s", last_plane);
-        if (pl == 1 && strcmp(plane, "plane0") == 0)
+        snprintf(plane, sizeof(plane), "%s", pl == 0 ? first_plane : last_plane);
+        if (pl == 1 && strcmp(plane, first_plane) == 0)
             break;
         snprintf(label, sizeof(label), "shape %s logical", plane);
         bad += show(&me, &wild, PMIX_NETWORK_SHAPE, plane, PMIX_COORD_VIEW_UNDEF, AS_U32, label);

@@ -34,6 +34,15 @@ void px_net_plane_name(unsigned plane, char *buf, size_t len)
     snprintf(buf, len, "plane%u", plane);
 }
 
+/* Plane `plane`'s name in this network. */
+static void plane_name(const px_netinfo *ni, unsigned plane, char *buf, size_t len)
+{
+    if (ni->plane_names != NULL)
+        snprintf(buf, len, "%s", ni->plane_names[plane]);
+    else
+        px_net_plane_name(plane, buf, len);
+}
+
 static pmix_status_t ivec_move(ivec *a, pmix_value_t *out)
 {
     pmix_data_array_t *da = malloc(sizeof(*da));
@@ -53,8 +62,8 @@ static pmix_status_t ivec_move(ivec *a, pmix_value_t *out)
 /* Move `val` to `list` under `key`, qualified by `plane` (< 0: none), `nic`
  * (NULL: none) and `view` (0: none) as a PMIX_QUALIFIED_VALUE when any is
  * given. `val` is left empty (PMIX_UNDEF) whatever the outcome. */
-static pmix_status_t add_qn(ivec *list, const char *key, pmix_value_t *val, int plane,
-                            const char *nic, pmix_coord_view_t view)
+static pmix_status_t add_qn(const px_netinfo *ni, ivec *list, const char *key, pmix_value_t *val,
+                            int plane, const char *nic, pmix_coord_view_t view)
 {
     ivec q = {0};
     pmix_info_t *e;
@@ -77,7 +86,7 @@ static pmix_status_t add_qn(ivec *list, const char *key, pmix_value_t *val, int 
     e->value = *val;
     val->type = PMIX_UNDEF;
     if (plane >= 0) {
-        px_net_plane_name((unsigned)plane, name, sizeof(name));
+        plane_name(ni, (unsigned)plane, name, sizeof(name));
         if ((e = px_ivec_next(&q, PMIX_NETWORK_PLANE)) == NULL)
             goto fail;
         PMIx_Value_load(&e->value, name, PMIX_STRING);
@@ -123,7 +132,7 @@ static pmix_status_t add_variants(const px_netinfo *ni, uint32_t node, ivec *lis
             PMIx_Value_construct(&val);
             rc = make(ni, node, plane, views[v], &val);
             if (rc == PMIX_SUCCESS)
-                rc = add_qn(list, key, &val, plane, NULL, views[v]);
+                rc = add_qn(ni, list, key, &val, plane, NULL, views[v]);
             else
                 PMIx_Value_destruct(&val);
         }
@@ -166,7 +175,7 @@ static pmix_status_t make_coord(const px_netinfo *ni, uint32_t node, int plane,
         uint32_t v[PX_NET_MAX_DIMS];
         c->view = view;
         c->dims = ni->coord(ni->ctx, node, view, v);
-        px_net_plane_name(p, name, sizeof(name));
+        plane_name(ni, p, name, sizeof(name));
         c->fabric = strdup(ni->fabric);
         c->plane = strdup(name);
         c->coord = malloc(c->dims * sizeof(uint32_t));
@@ -225,7 +234,7 @@ static pmix_status_t make_node_nic(const px_netinfo *ni, uint32_t node, int plan
         pa[p].array = s = calloc(2, sizeof(char *));
         if (s == NULL)
             return PMIX_ERR_NOMEM;
-        px_net_plane_name(p, name, sizeof(name));
+        plane_name(ni, p, name, sizeof(name));
         s[0] = strdup(name);
         ni->nic_name(ni->ctx, node, p, name, sizeof(name));
         s[1] = strdup(name);
@@ -255,7 +264,7 @@ static pmix_status_t make_job_nic(const px_netinfo *ni, uint32_t node, int plane
             pa[p].array = s;
             if (s == NULL)
                 return PMIX_ERR_NOMEM;
-            px_net_plane_name(p, name, sizeof(name));
+            plane_name(ni, p, name, sizeof(name));
             if ((s[0] = strdup(name)) == NULL)
                 return PMIX_ERR_NOMEM;
             for (uint32_t i = 0; i < ni->nnodes; i++) {
@@ -359,7 +368,7 @@ pmix_status_t px_netinfo_node(const px_netinfo *ni, uint32_t node, ivec *top)
             PMIx_Value_construct(&val);
             rc = make_coord(ni, node, (int)p, views[v], &val);
             if (rc == PMIX_SUCCESS)
-                rc = add_qn(&nd, PMIX_NETWORK_COORDINATE, &val, -1, nic, views[v]);
+                rc = add_qn(ni, &nd, PMIX_NETWORK_COORDINATE, &val, -1, nic, views[v]);
             else
                 PMIx_Value_destruct(&val);
         }
@@ -391,7 +400,7 @@ pmix_status_t px_netinfo_common(const px_netinfo *ni, bool all_nics, ivec *top)
         rc = PMIX_ERR_NOMEM;
     for (unsigned p = 0; rc == PMIX_SUCCESS && p < ni->planes; p++) {
         char name[32];
-        px_net_plane_name(p, name, sizeof(name));
+        plane_name(ni, p, name, sizeof(name));
         if ((((char **)e->value.data.darray->array)[p] = strdup(name)) == NULL)
             rc = PMIX_ERR_NOMEM;
     }

@@ -416,6 +416,38 @@ void px_netmap_free(px_netmap *m)
         map_clear(m);
 }
 
+/* A `PlaneName=NAME Nics=DEV[,DEV...]` line (px_netmap.h): note the
+ * plane. Returns 0, or -1 with a sentence in err. */
+static int plane_line(px_netmap *m, const char *line, const char *pname, const char *file,
+                      int lineno, char *err, size_t errlen)
+{
+    char *nics = line_value(line, "Nics");
+    int rc = -1;
+
+    if (nics == NULL || *nics == '\0' || *pname == '\0')
+        snprintf(err, errlen, "%s:%d: expected PlaneName=NAME Nics=DEV[,DEV...]", file, lineno);
+    else if (strlen(pname) >= sizeof(m->plane[0]) || strlen(nics) >= sizeof(m->plane_nics[0]))
+        snprintf(err, errlen, "%s:%d: a plane name of at most %zu characters, NICs of at most %zu",
+                 file, lineno, sizeof(m->plane[0]) - 1, sizeof(m->plane_nics[0]) - 1);
+    else if (m->nplanes == PX_NET_MAX_PLANES)
+        snprintf(err, errlen, "%s:%d: more than %d planes", file, lineno, PX_NET_MAX_PLANES);
+    else {
+        rc = 0;
+        for (unsigned p = 0; p < m->nplanes; p++)
+            if (strcmp(m->plane[p], pname) == 0) {
+                snprintf(err, errlen, "%s:%d: plane %s named twice", file, lineno, pname);
+                rc = -1;
+            }
+        if (rc == 0) {
+            snprintf(m->plane[m->nplanes], sizeof(m->plane[0]), "%s", pname);
+            snprintf(m->plane_nics[m->nplanes], sizeof(m->plane_nics[0]), "%s", nics);
+            m->nplanes++;
+        }
+    }
+    free(nics);
+    return rc;
+}
+
 int px_netmap_parse_slurm(const char *text, const char *name, px_netmap *m, char *err,
                           size_t errlen)
 {
@@ -434,6 +466,15 @@ int px_netmap_parse_slurm(const char *text, const char *name, px_netmap *m, char
             goto nomem;
         if ((hash = strchr(line, '#')) != NULL)
             *hash = '\0';
+        char *pname = line_value(line, "PlaneName");
+        if (pname != NULL) {
+            int bad = plane_line(m, line, pname, name, lineno, err, errlen);
+            free(pname);
+            free(line);
+            if (bad)
+                goto out;
+            continue;
+        }
         sname = line_value(line, "SwitchName");
         nodes = line_value(line, "Nodes");
         sws = line_value(line, "Switches");
@@ -697,6 +738,13 @@ int px_netmap_flat(px_netmap *m, uint32_t nnodes)
 
 /* ---- fitting and reading back ---- */
 
+/* Order description node indices by their names (qsort_r's context). */
+static int by_name_cmp(const void *a, const void *b, void *names)
+{
+    char *const *nm = names;
+    return strcmp(nm[*(const uint32_t *)a], nm[*(const uint32_t *)b]);
+}
+
 int px_netmap_fit(px_netmap *m, char *const *names, uint32_t n, char *err, size_t errlen)
 {
     uint32_t *at = calloc(n ? n : 1, sizeof(*at));
@@ -706,13 +754,32 @@ int px_netmap_fit(px_netmap *m, char *const *names, uint32_t n, char *err, size_
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    for (uint32_t i = 0; by_name && i < n; i++) {
-        uint32_t k = 0;
-        while (k < m->nnodes && strcmp(m->names[k], names[i]) != 0)
-            k++;
-        by_name = k < m->nnodes;
-        at[i] = k;
+    uint32_t *sorted = by_name ? calloc(m->nnodes ? m->nnodes : 1, sizeof(*sorted)) : NULL;
+
+    /* by name through the description's names sorted once: a lookup each,
+     * not a scan (a platform of 65,536 hosts) */
+    if (by_name && sorted == NULL) {
+        free(at);
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
+    for (uint32_t k = 0; by_name && k < m->nnodes; k++)
+        sorted[k] = k;
+    if (by_name)
+        qsort_r(sorted, m->nnodes, sizeof(*sorted), by_name_cmp, m->names);
+    for (uint32_t i = 0; by_name && i < n; i++) {
+        uint32_t lo = 0, hi = m->nnodes;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (strcmp(m->names[sorted[mid]], names[i]) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        by_name = lo < m->nnodes && strcmp(m->names[sorted[lo]], names[i]) == 0;
+        at[i] = by_name ? sorted[lo] : 0;
+    }
+    free(sorted);
     if (!by_name) {
         if (m->nnodes < n) {
             snprintf(err, errlen, "%s describes %u nodes, fewer than the job's %u", m->source,

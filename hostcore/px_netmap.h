@@ -23,6 +23,17 @@
  *     that topology (docs/simulation.md), nodes in radical order.
  * Without a description, px_netmap_flat: one switch, every node a port.
  *
+ * Planes (px_netplanes_make): a topology.conf may name them, one line per
+ * plane, `PlaneName=NAME Nics=DEV[,DEV...]` (pmixlab's addition: Slurm's
+ * own parser does not know the key): the plane holds each node's NIC
+ * whose device is one of DEV (an hwloc OS device name: "mlx5_0" or
+ * "ib0"). Every plane is a copy of the file's switch tree (one rail per
+ * plane), so a node's coordinate is the same on each. Without PlaneName
+ * lines, a node with several OpenFabrics NICs (px_nics_read) has one
+ * plane per NIC, "plane0", "plane1"..., in hwloc's order; otherwise (one
+ * NIC, none, or Ethernet ports only, which may not all be cabled) one
+ * plane "plane0" whose NIC is named after the node.
+ *
  * A px_netmap owns its tables; px_netmap_free releases them. Nothing here
  * does I/O but px_netmap_load, which reads the file it is given.
  */
@@ -38,6 +49,8 @@
 #include "px_hostcore.h"
 
 #define PX_NET_MAX_DIMS 4
+#define PX_NET_MAX_PLANES 8
+#define PX_NET_NAME_MAX 32 /* a plane's or a device's name, with its NUL */
 
 /* The shape of a network: dimensions and sizes per view. */
 typedef struct px_netshape {
@@ -83,7 +96,46 @@ typedef struct px_netmap {
      * topo_parameters, which rebuild it; "" for a Slurm tree. */
     char sg_topology[16];
     char sg_params[240];
+    /* A topology.conf's PlaneName= lines: names and their Nics= lists
+     * (as written, comma-separated); nplanes 0: none. */
+    unsigned nplanes;
+    char plane[PX_NET_MAX_PLANES][PX_NET_NAME_MAX];
+    char plane_nics[PX_NET_MAX_PLANES][128];
 } px_netmap;
+
+/* A node's NICs as hwloc sees them: one per PCI device holding network
+ * (HWLOC_OBJ_OSDEV_NETWORK) or OpenFabrics (HWLOC_OBJ_OSDEV_OPENFABRICS)
+ * OS devices, in hwloc's order; when any NIC has an OpenFabrics device
+ * (InfiniBand, RoCE, Omni-Path), only those count: the others (Ethernet)
+ * are taken for the management network. */
+typedef struct px_nics {
+    unsigned n;
+    bool fabric; /* they are OpenFabrics NICs */
+    /* The NIC's name: its OpenFabrics device's, else its network
+     * device's ("mlx5_0", "eth1"). */
+    char name[PX_NET_MAX_PLANES][PX_NET_NAME_MAX];
+    /* Its network device's name when it has both ("ib0"), else "". */
+    char alias[PX_NET_MAX_PLANES][PX_NET_NAME_MAX];
+} px_nics;
+
+/* Read the NICs of the machine described by the hwloc XML file `xml`, or
+ * of this machine (NULL). More than PX_NET_MAX_PLANES: the first ones.
+ * Returns 0, or -1 with a sentence in err (*out then has none). */
+int px_nics_read(const char *xml, px_nics *out, char *err, size_t errlen);
+
+/* The planes of a job: names, and each plane's NIC device ("": none
+ * known, the NIC is named after its node). */
+typedef struct px_netplanes {
+    unsigned n; /* 1 or more */
+    char name[PX_NET_MAX_PLANES][PX_NET_NAME_MAX];
+    char dev[PX_NET_MAX_PLANES][PX_NET_NAME_MAX];
+} px_netplanes;
+
+/* The planes from the map's PlaneName= lines and the NICs (see above).
+ * Fails (-1, a sentence in err) when a named plane has none of the NICs:
+ * the description is not of this machine's network. */
+int px_netplanes_make(const px_netmap *m, const px_nics *nics, px_netplanes *out, char *err,
+                      size_t errlen);
 
 /* One switch holding `nnodes` nodes, marked flat. Returns 0, or -1. */
 int px_netmap_flat(px_netmap *m, uint32_t nnodes);
@@ -125,6 +177,8 @@ void px_netmap_free(px_netmap *m);
 typedef struct px_netinfo {
     const char *fabric; /* pmix_coord_t's fabric name */
     unsigned planes;    /* 1 or more */
+    /* The planes' names, planes of them; NULL: px_net_plane_name's. */
+    const char (*plane_names)[PX_NET_NAME_MAX];
     uint32_t nnodes;
     const px_netshape *shape;
     /* Node `node`'s coordinate in `view` into out; returns dims. */

@@ -1,6 +1,7 @@
 /*
- * coords.c - network coordinates of the generated topologies, their
- * registration with the servers, and hierarchical groups from them.
+ * coords.c - network coordinates of the generated topologies and of a
+ * --platform file's cluster, their registration with the servers, and
+ * hierarchical groups from them.
  *
  * The shapes and coordinates are the host core's (px_netmap.h, which
  * gives the table of every topology's coordinates), and so is the builder
@@ -43,6 +44,21 @@ unsigned sim_group_key(const sim_shape *s, uint32_t node, uint32_t out[SIM_MAX_D
     return s->gdims;
 }
 
+unsigned sim_net_coord(const sim_net *net, uint32_t node, pmix_coord_view_t view,
+                       uint32_t out[SIM_MAX_DIMS])
+{
+    if (net->map != NULL)
+        return px_netmap_coord(net->map, node, view, out);
+    return sim_coord_of(&net->shape, node, view, out);
+}
+
+unsigned sim_net_group_key(const sim_net *net, uint32_t node, uint32_t out[SIM_MAX_DIMS])
+{
+    if (net->map != NULL)
+        return px_netmap_group_key(net->map, node, out);
+    return sim_group_key(&net->shape, node, out);
+}
+
 /* ---- names ---- */
 
 void sim_plane_name(unsigned plane, char *buf, size_t len)
@@ -71,7 +87,7 @@ static unsigned ni_coord(void *ctx, uint32_t node, pmix_coord_view_t view,
                          uint32_t out[PX_NET_MAX_DIMS])
 {
     const sim_run *run = ctx;
-    return sim_coord_of(&run->net->shape, node, view, out);
+    return sim_net_coord(run->net, node, view, out);
 }
 
 static const char *ni_host(void *ctx, uint32_t node)
@@ -80,14 +96,24 @@ static const char *ni_host(void *ctx, uint32_t node)
     return run->nodes[node].host;
 }
 
+/* A NIC is named after its node's host: "node-3.nic1" for a generated
+ * topology (sim_nic_name), "HOST.nic0" for a platform file's host. */
 static void ni_nic_name(void *ctx, uint32_t node, unsigned plane, char *buf, size_t len)
 {
-    sim_nic_name(node, plane, buf, len);
+    const sim_run *run = ctx;
+    if (run->net->map != NULL)
+        snprintf(buf, len, "%s.nic%u", run->nodes[node].host, plane);
+    else
+        sim_nic_name(node, plane, buf, len);
 }
 
 static void ni_nic_host(void *ctx, uint32_t node, unsigned plane, char *buf, size_t len)
 {
-    sim_nic_host(node, plane, buf, len);
+    const sim_run *run = ctx;
+    if (run->net->map != NULL)
+        snprintf(buf, len, "%s", run->nodes[node].host); /* one plane */
+    else
+        sim_nic_host(node, plane, buf, len);
 }
 
 static px_netinfo netinfo(const sim_run *run)
@@ -194,7 +220,7 @@ const px_coll_groups *sim_net_groups(sim_run *run, const uint32_t *members, uint
     }
     for (uint32_t m = 0; m < count; m++) {
         uint32_t node = members != NULL ? members[m] : m;
-        dims = sim_group_key(&net->shape, node, keys + (size_t)m * SIM_MAX_DIMS);
+        dims = sim_net_group_key(net, node, keys + (size_t)m * SIM_MAX_DIMS);
         c[m].view = PMIX_COORD_LOGICAL_VIEW;
         c[m].coord = keys + (size_t)m * SIM_MAX_DIMS;
         c[m].dims = dims;

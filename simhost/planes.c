@@ -128,6 +128,39 @@ static const char *host_name(void *ctx, unsigned plane, size_t node)
     return buf;
 }
 
+/* --platform FILE: its first cluster's coordinates, read and fitted as
+ * pmixrun --topology FILE reads and fits them (px_netmap.h): by host name
+ * when every run node is one of the cluster's hosts, else in the
+ * cluster's order. A platform without a cluster this can read (hosts and
+ * links written by hand, a cluster without a topology this knows) gives
+ * no coordinates, as before: the run goes on, PMIX_NETWORK_* are not
+ * found. */
+static void platform_map(sim_run *run)
+{
+    sim_net *net = run->net;
+    px_netmap *m = calloc(1, sizeof(*m));
+    char **names = calloc(run->nnodes ? run->nnodes : 1, sizeof(*names));
+    char err[512];
+
+    if (m != NULL && names != NULL && px_netmap_load(run->opt.platform, m, err, sizeof(err)) == 0) {
+        for (uint32_t i = 0; i < run->nnodes; i++)
+            names[i] = run->nodes[i].host;
+        if (px_netmap_fit(m, names, run->nnodes, err, sizeof(err)) == 0) {
+            net->map = m;
+            net->shape = m->shape;
+            /* the run's node ids are not the shape's (a fit by name): no
+             * neighbour strides for taking a node's links off */
+            net->shape.nstrides = 0;
+            net->have_coords = true;
+            m = NULL;
+        }
+    }
+    if (m != NULL)
+        px_netmap_free(m);
+    free(m);
+    free(names);
+}
+
 int sim_net_setup(sim_run *run, char *err, size_t errlen)
 {
     sim_net *net = calloc(1, sizeof(*net));
@@ -144,6 +177,8 @@ int sim_net_setup(sim_run *run, char *err, size_t errlen)
             sim_shape_make(&run->opt, run->nnodes, params, &net->shape, err, errlen) != 0)
             return -1;
         net->have_coords = true;
+    } else {
+        platform_map(run);
     }
     /* With faults, one plane is carried as planes are: a transfer that
      * fails (a host crashed, a link was cut) then fails at its sender
@@ -189,6 +224,9 @@ void sim_net_fini(sim_run *run)
         return;
     sgw_net_destroy(net->sg);
     px_coll_groups_destroy(net->all_groups);
+    if (net->map != NULL)
+        px_netmap_free(net->map);
+    free(net->map);
     if (net->common.array != NULL)
         PMIx_Data_array_destruct(&net->common);
     for (unsigned p = 0; p < SIM_MAX_PLANES; p++)

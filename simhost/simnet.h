@@ -43,8 +43,13 @@ typedef px_netshape sim_shape;
 
 typedef struct sim_net {
     unsigned nplanes;
-    bool have_coords; /* a generated topology: coordinates are known */
+    bool have_coords; /* a generated topology or a platform file's cluster */
     sim_shape shape;
+    /* --platform FILE whose first cluster names a topology: the file read
+     * as pmixrun --topology reads it (px_netmap_load), fitted to the run's
+     * hosts by name; NULL for a generated topology, whose node i is the
+     * shape's node i. */
+    px_netmap *map;
     sgw_net *sg;                       /* NULL with one plane */
     bool plane_down[SIM_MAX_PLANES];   /* the whole plane is off */
     uint8_t *nic_down[SIM_MAX_PLANES]; /* per node, NULL until one goes down */
@@ -72,6 +77,11 @@ unsigned sim_coord_of(const sim_shape *s, uint32_t node, pmix_coord_view_t view,
                       uint32_t out[SIM_MAX_DIMS]);
 /* The hier group key of a node: the coordinates its group shares. */
 unsigned sim_group_key(const sim_shape *s, uint32_t node, uint32_t out[SIM_MAX_DIMS]);
+/* Run node `node`'s coordinate and group key: the platform file's map
+ * when there is one, else the generated shape's (sim_coord_of). */
+unsigned sim_net_coord(const sim_net *net, uint32_t node, pmix_coord_view_t view,
+                       uint32_t out[SIM_MAX_DIMS]);
+unsigned sim_net_group_key(const sim_net *net, uint32_t node, uint32_t out[SIM_MAX_DIMS]);
 /* Names: "plane0"; "node-3.nic1"; the NIC's host ("node-3", "node-3.p1"). */
 void sim_plane_name(unsigned plane, char *buf, size_t len);
 void sim_nic_name(uint32_t node, unsigned plane, char *buf, size_t len);

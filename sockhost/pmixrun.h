@@ -264,6 +264,9 @@ typedef struct job {
      * nodes by net_fit (pmixrun) or received by net_read (pmixd). */
     px_netmap net;
     bool net_loaded; /* net holds a description (or, once fitted, the default) */
+    /* Its planes and each plane's NIC device (net_fit from hwloc, or
+     * net_read); n 0 before: one plane, NICs named after the nodes. */
+    px_netplanes planes;
     /* pmixrun alone: the jobs its ranks spawned (pmixrun_spawn.c). Each is
      * a job of its own (its namespace, apps, ranks) that borrows this
      * one's loop, server, directory and output; pmixrun ends when every
@@ -365,8 +368,10 @@ int job_node_of(const job *j, int rank);
  * read or parsed). */
 int net_load(job *j, const char *path, char *err, size_t errlen);
 /* Fit it to the job's nodes (job_node_name), or make the flat default
- * without one. 0, or -1 (message printed: fewer nodes described than the
- * job has). */
+ * without one, and find the planes: the description's PlaneName= lines
+ * and the NICs hwloc sees (PMIXLAB_NICS_XML: an hwloc XML file read
+ * instead of this machine), px_netplanes_make. 0, or -1 (message printed:
+ * fewer nodes described than the job has, a plane without its NIC). */
 int net_fit(job *j);
 /* Every node's coordinates in PD_JOB, and reading them back in pmixd. */
 struct tl_buf;

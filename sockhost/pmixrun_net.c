@@ -12,9 +12,18 @@
  * daemons in PD_JOB (net_write, net_read): a daemon on another machine
  * needs no copy of the file.
  *
- * Each node's server is given the host core's keys (px_netinfo): one
- * plane, "plane0", one NIC per node ("NODE.nic0") whose endpoint is the
- * node's name, the coordinates in the logical and physical views; each
+ * Planes and NICs (net_planes): every node is taken to have the NICs
+ * hwloc sees on pmixrun's machine (a daemon sends none of its own), or
+ * those of the hwloc XML file PMIXLAB_NICS_XML names; with the
+ * description's PlaneName= lines or several OpenFabrics NICs they make
+ * the planes
+ * (px_netplanes_make), each a copy of the described network, and node
+ * N's NIC on a plane is "N.DEV" ("node1.mlx5_0"). Otherwise one plane
+ * "plane0" and NICs "N.nic0".
+ *
+ * Each node's server is given the host core's keys (px_netinfo): the
+ * planes, one NIC per node and plane whose endpoint is the node's name,
+ * the coordinates in the logical and physical views; each
  * coordinate's fabric is the description's source (px_netmap.source),
  * which for the default says that no topology was given. The
  * hier groups of pmixd's fences come from the same map (pmixd_coll.c).
@@ -77,6 +86,28 @@ int net_load(job *j, const char *path, char *err, size_t errlen)
     return 0;
 }
 
+/* The planes of the fitted map (net_fit, pmixrun only). 0, or -1 with a
+ * message printed. */
+static int net_planes(job *j)
+{
+    const char *xml = getenv("PMIXLAB_NICS_XML");
+    px_nics nics;
+    char err[512];
+
+    if (px_nics_read(xml != NULL && *xml != '\0' ? xml : NULL, &nics, err, sizeof err) != 0) {
+        if (xml != NULL && *xml != '\0') {
+            fprintf(stderr, "pmixrun: PMIXLAB_NICS_XML=%s: %s\n", xml, err);
+            return -1;
+        }
+        memset(&nics, 0, sizeof nics); /* this machine unread: no NIC known */
+    }
+    if (px_netplanes_make(&j->net, &nics, &j->planes, err, sizeof err) != 0) {
+        fprintf(stderr, "pmixrun: %s: %s\n", j->net.source, err);
+        return -1;
+    }
+    return 0;
+}
+
 int net_fit(job *j)
 {
     char err[512];
@@ -98,7 +129,7 @@ int net_fit(job *j)
         return -1;
     }
     j->net_loaded = true;
-    return 0;
+    return j->planes.n > 0 ? 0 : net_planes(j);
 }
 
 void net_write(const job *j, tl_buf *b)
@@ -124,6 +155,12 @@ void net_write(const job *j, tl_buf *b)
         d = px_netmap_coord(m, (uint32_t)i, PMIX_COORD_PHYSICAL_VIEW, c);
         for (unsigned k = 0; k < d; k++)
             tl_put_u32(b, c[k]);
+    }
+    /* the planes: names and NIC devices */
+    tl_put_u32(b, j->planes.n);
+    for (unsigned p = 0; p < j->planes.n; p++) {
+        tl_put_str(b, j->planes.name[p]);
+        tl_put_str(b, j->planes.dev[p]);
     }
 }
 
@@ -163,6 +200,24 @@ int net_read(job *j, tl_reader *r)
         for (unsigned k = 0; k < s->pdims; k++)
             m->pcoord[(size_t)i * s->pdims + k] = tl_get_u32(r);
     }
+    memset(&j->planes, 0, sizeof j->planes);
+    uint32_t np = tl_get_u32(r);
+    if (r->bad || np < 1 || np > PX_NET_MAX_PLANES)
+        return -1;
+    for (uint32_t p = 0; p < np; p++) {
+        char *name = tl_get_str(r), *dev = tl_get_str(r);
+        bool ok = name != NULL && dev != NULL && *name != '\0' &&
+                  strlen(name) < sizeof j->planes.name[0] && strlen(dev) < sizeof j->planes.dev[0];
+        if (ok) {
+            snprintf(j->planes.name[p], sizeof j->planes.name[0], "%s", name);
+            snprintf(j->planes.dev[p], sizeof j->planes.dev[0], "%s", dev);
+        }
+        free(name);
+        free(dev);
+        if (!ok)
+            return -1;
+    }
+    j->planes.n = np;
     m->nnodes = m->njob = n;
     j->net_loaded = !r->bad;
     return r->bad ? -1 : 0;
@@ -183,7 +238,12 @@ static const char *ni_host(void *ctx, uint32_t node)
 
 static void ni_nic_name(void *ctx, uint32_t node, unsigned plane, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s.nic%u", job_node_name(ctx, (int)node), plane);
+    const job *j = ctx;
+
+    if (plane < j->planes.n && j->planes.dev[plane][0] != '\0')
+        snprintf(buf, len, "%s.%s", job_node_name(j, (int)node), j->planes.dev[plane]);
+    else
+        snprintf(buf, len, "%s.nic%u", job_node_name(j, (int)node), plane);
 }
 
 static void ni_nic_host(void *ctx, uint32_t node, unsigned plane, char *buf, size_t len)
@@ -196,7 +256,8 @@ pmix_status_t net_keys(job *j, px_ivec *out)
     /* The coordinates' fabric names the description, or says that there
      * was none: "flat default: one switch, ..." */
     px_netinfo ni = {.fabric = j->net.source,
-                     .planes = 1,
+                     .planes = j->planes.n > 0 ? j->planes.n : 1,
+                     .plane_names = j->planes.n > 0 ? j->planes.name : NULL,
                      .nnodes = (uint32_t)(j->nnodes > 0 ? j->nnodes : 1),
                      .shape = &j->net.shape,
                      .coord = ni_coord,

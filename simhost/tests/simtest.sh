@@ -32,6 +32,15 @@
 #       the same planes, dims, shapes and coordinates (NIC and endpoint names
 #       differ: node0.nic0 and node-0.nic0), and those lines hold every WANT
 #       line (so neither is the flat default).
+#   simtest.sh coords-platform PMIXRUN PMIXSIM COORDS FILE NODES WANT...
+#       The same with `pmixsim --platform FILE` (the file is the simulated
+#       platform itself, not a description pmixsim generates one from):
+#       the coordinates are those of the cluster pmixrun reads.
+#   simtest.sh coords-hosts PMIXSIM FILE WANT...
+#       `pmixsim --platform FILE coords` on every host of FILE prints every
+#       WANT line: a node's coordinate, NIC and endpoint are those of its
+#       host, found by name (SimGrid lists hosts by name: node-10 before
+#       node-2).
 #   simtest.sh plane-down PMIXSIM
 #       Plane 0 goes down in the middle of a ring fence: every fence still
 #       succeeds (the cut transfers are retried on plane 1, later ones
@@ -410,12 +419,16 @@ coords-pmixrun)
         $(grep -c '^rank [01]: rank [01] coord logical plane0:(0)$' "$tmp/out") -eq 2 ]] ||
         fail "coords should read the flat default on both ranks"
     ;;
-coords-same)
+coords-same | coords-platform)
     run=$1 sim=$2 prog=$3 file=$4 nodes=$5
     shift 5
-    "$run" --nodes "$nodes" -n "$nodes" --timeout 30 --topology "$file" "$prog" \
+    simflag=--topology
+    [[ $cmd == coords-platform ]] && simflag=--platform
+    # one plane whatever NICs this machine has (hostcore/nics.c)
+    PMIXLAB_NICS_XML=$(dirname "$file")/one-eth.xml \
+        "$run" --nodes "$nodes" -n "$nodes" --timeout 30 --topology "$file" "$prog" \
         >"$tmp/run" 2>"$tmp/err" || fail "pmixrun coords: $(cat "$tmp/err")"
-    "$sim" --quiet --nodes "$nodes" --topology "$file" coords >"$tmp/sim" 2>"$tmp/err" ||
+    "$sim" --quiet --nodes "$nodes" "$simflag" "$file" coords >"$tmp/sim" 2>"$tmp/err" ||
         fail "pmixsim coords: $(cat "$tmp/err")"
     grep '^rank ' "$tmp/run" | grep -v ' nic \| nic$\| endpt ' | sort >"$tmp/run.c"
     grep '^rank ' "$tmp/sim" | grep -v ' nic \| nic$\| endpt ' | sort >"$tmp/sim.c"
@@ -424,6 +437,16 @@ coords-same)
     diff "$tmp/sim.c" "$tmp/run.c" || fail "pmixsim and pmixrun give other coordinates"
     for w in "$@"; do
         grep -qxF "$w" "$tmp/run.c" || fail "missing: $w"
+    done
+    ;;
+coords-hosts)
+    sim=$1 file=$2
+    shift 2
+    "$sim" --quiet --platform "$file" coords >"$tmp/sim" 2>"$tmp/err" ||
+        fail "pmixsim coords: $(cat "$tmp/err")"
+    grep '^rank ' "$tmp/sim"
+    for w in "$@"; do
+        grep -qxF "$w" "$tmp/sim" || fail "missing: $w"
     done
     ;;
 plane-down)

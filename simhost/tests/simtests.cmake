@@ -106,10 +106,17 @@ add_test(NAME sim_fence_sets COMMAND ${SIMTEST} fence-sets $<TARGET_FILE:pmixsim
 add_test(NAME sim_coords_torus COMMAND ${SIMTEST} coords $<TARGET_FILE:pmixsim> torus)
 add_test(NAME sim_coords_fattree COMMAND ${SIMTEST} coords $<TARGET_FILE:pmixsim> fattree)
 add_test(NAME sim_coords_dragonfly COMMAND ${SIMTEST} coords $<TARGET_FILE:pmixsim> dragonfly)
+# A platform's hosts by name: SimGrid lists node-10 third of node-0..11.
+add_test(NAME sim_coords_platform_hosts
+         COMMAND ${SIMTEST} coords-hosts $<TARGET_FILE:pmixsim>
+                 ${CMAKE_SOURCE_DIR}/tests/integration/topology/fattree.xml
+                 "rank 2: rank 2 coord logical plane0:(2,2)" "rank 2: rank 2 endpt node-10"
+                 "rank 2: rank 2 nic plane0=node-10.nic0" "rank 11: rank 11 coord logical plane0:(2,1)")
 add_test(NAME sim_dragonfly_groups COMMAND ${SIMTEST} dragonfly-groups $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_plane_down COMMAND ${SIMTEST} plane-down $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_hier_groups COMMAND ${SIMTEST} hier-groups $<TARGET_FILE:pmixsim>)
 list(APPEND PMIXSIM_TESTS sim_formula_bruck_64_2planes sim_fence_sets sim_coords_torus sim_coords_fattree
+     sim_coords_platform_hosts
      sim_coords_dragonfly sim_dragonfly_groups
      sim_plane_down sim_hier_groups)
 if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
@@ -127,8 +134,15 @@ if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
            COMMAND ${SIMTEST} coords-same $<TARGET_FILE:pmixrun> $<TARGET_FILE:pmixsim>
                    $<TARGET_FILE:coords> ${topodir}/torus.xml 8
                    "rank 0: shape plane0 logical 2x2x2" "rank 5: rank 5 coord logical plane0:(1,0,1)")
+  # pmixsim --platform FILE (the file is the simulated platform): the
+  # coordinates pmixrun --topology FILE gives, a 2-level fat tree.
+  add_test(NAME sim_coords_platform_file_as_pmixrun
+           COMMAND ${SIMTEST} coords-platform $<TARGET_FILE:pmixrun> $<TARGET_FILE:pmixsim>
+                   $<TARGET_FILE:coords> ${topodir}/fattree8.xml 8
+                   "rank 0: shape plane0 logical 2x4" "rank 5: rank 5 coord logical plane0:(1,1)"
+                   "rank 7: rank 7 coord physical plane0:p(1,3)")
   list(APPEND PMIXSIM_TESTS sim_coords_under_pmixrun sim_coords_topology_conf_as_pmixrun
-       sim_coords_platform_as_pmixrun)
+       sim_coords_platform_as_pmixrun sim_coords_platform_file_as_pmixrun)
 endif()
 
 add_test(NAME sim_repeat_seeded

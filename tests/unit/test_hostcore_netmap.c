@@ -189,12 +189,110 @@ static void test_fit_and_groups(void **state)
     px_netmap_free(&m);
 }
 
+/* PlaneName= lines: noted in order; a line without Nics=, a plane named
+ * twice are refused. */
+static void test_slurm_planes(void **state)
+{
+    const char *conf = "SwitchName=s0 Nodes=n[0-1]\n"
+                       "PlaneName=rail0 Nics=mlx5_0,hfi1_0 # either\n"
+                       "PlaneName=rail1 Nics=ib1\n";
+    px_netmap m;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(px_netmap_parse_slurm(conf, "t.conf", &m, err, sizeof(err)), 0);
+    assert_int_equal(m.nnodes, 2);
+    assert_int_equal(m.nplanes, 2);
+    assert_string_equal(m.plane[0], "rail0");
+    assert_string_equal(m.plane_nics[0], "mlx5_0,hfi1_0");
+    assert_string_equal(m.plane[1], "rail1");
+    px_netmap_free(&m);
+    assert_int_equal(px_netmap_parse_slurm("SwitchName=s0 Nodes=n0\nPlaneName=p\n", "t.conf", &m,
+                                           err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "t.conf:2: expected PlaneName=NAME Nics="));
+    assert_int_equal(px_netmap_parse_slurm("SwitchName=s0 Nodes=n0\nPlaneName=p Nics=a\n"
+                                           "PlaneName=p Nics=b\n",
+                                           "t.conf", &m, err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "t.conf:3: plane p named twice"));
+}
+
+/* hwloc's OS devices: an HCA's network and OpenFabrics devices are one NIC
+ * named after the OpenFabrics one; with HCAs, Ethernet is left out; alone,
+ * it is the NIC. */
+static void test_nics_from_hwloc(void **state)
+{
+    px_nics n;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(px_nics_read(PMIXLAB_TOPODIR "/two-hca.xml", &n, err, sizeof(err)), 0);
+    assert_int_equal(n.n, 2);
+    assert_true(n.fabric);
+    assert_string_equal(n.name[0], "mlx5_0");
+    assert_string_equal(n.alias[0], "ib0");
+    assert_string_equal(n.name[1], "mlx5_1");
+    assert_string_equal(n.alias[1], "ib1");
+    assert_int_equal(px_nics_read(PMIXLAB_TOPODIR "/one-eth.xml", &n, err, sizeof(err)), 0);
+    assert_int_equal(n.n, 1);
+    assert_false(n.fabric);
+    assert_string_equal(n.name[0], "eth0");
+    assert_string_equal(n.alias[0], "");
+    assert_int_equal(px_nics_read(PMIXLAB_TOPODIR "/no-such.xml", &n, err, sizeof(err)), -1);
+    assert_int_equal(n.n, 0);
+}
+
+/* Planes: named by the file (a NIC found by either name), one per
+ * OpenFabrics NIC without names, one "plane0" with a single NIC or with
+ * Ethernet ports alone; a named plane whose NIC the node lacks is
+ * refused. */
+static void test_planes(void **state)
+{
+    px_nics two = {.n = 2, .fabric = true, .name = {"mlx5_0", "mlx5_1"}, .alias = {"ib0", "ib1"}};
+    px_nics eth = {.n = 2, .name = {"eno1", "eno2"}};
+    px_nics one = {.n = 1, .name = {"eth0"}};
+    px_netmap m;
+    px_netplanes p;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(px_netmap_parse_slurm("SwitchName=s Nodes=n0\nPlaneName=b Nics=ib1\n"
+                                           "PlaneName=a Nics=hfi1_0,mlx5_0\n",
+                                           "t.conf", &m, err, sizeof(err)),
+                     0);
+    assert_int_equal(px_netplanes_make(&m, &two, &p, err, sizeof(err)), 0);
+    assert_int_equal(p.n, 2);
+    assert_string_equal(p.name[0], "b");
+    assert_string_equal(p.dev[0], "mlx5_1");
+    assert_string_equal(p.name[1], "a");
+    assert_string_equal(p.dev[1], "mlx5_0");
+    assert_int_equal(px_netplanes_make(&m, &one, &p, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "plane b: none of its NICs (ib1) is among the node's (eth0)"));
+    px_netmap_free(&m);
+
+    assert_int_equal(px_netmap_flat(&m, 2), 0);
+    assert_int_equal(px_netplanes_make(&m, &two, &p, err, sizeof(err)), 0);
+    assert_int_equal(p.n, 2);
+    assert_string_equal(p.name[1], "plane1");
+    assert_string_equal(p.dev[1], "mlx5_1");
+    assert_int_equal(px_netplanes_make(&m, &one, &p, err, sizeof(err)), 0);
+    assert_int_equal(p.n, 1);
+    assert_string_equal(p.name[0], "plane0");
+    assert_string_equal(p.dev[0], "");
+    assert_int_equal(px_netplanes_make(&m, &eth, &p, err, sizeof(err)), 0);
+    assert_int_equal(p.n, 1); /* Ethernet ports alone: one plane */
+    assert_string_equal(p.dev[0], "");
+    px_netmap_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_slurm_tree),     cmocka_unit_test(test_scontrol_forest),
-        cmocka_unit_test(test_slurm_errors),   cmocka_unit_test(test_simgrid_platform),
-        cmocka_unit_test(test_fit_and_groups),
+        cmocka_unit_test(test_slurm_tree),      cmocka_unit_test(test_scontrol_forest),
+        cmocka_unit_test(test_slurm_errors),    cmocka_unit_test(test_simgrid_platform),
+        cmocka_unit_test(test_fit_and_groups),  cmocka_unit_test(test_slurm_planes),
+        cmocka_unit_test(test_nics_from_hwloc), cmocka_unit_test(test_planes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
