@@ -589,6 +589,7 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         stack = 1024;
     snprintf(item, sizeof(item), "contexts/stack-size:%u", stack);
     sgw_config(item);
+    run->stack_size = (size_t)stack * 1024;
     /* The heap is never given back to the system during a run: glibc's
      * default trims the top of the heap past 128 KiB free, and the churn of
      * setting up thousands of nodes then faulted the same pages in again

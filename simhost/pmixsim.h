@@ -350,6 +350,12 @@ struct sim_run {
     double lo_lat, lo_rate; /* merged under CM02: a frame's loopback time is lat + bytes / rate */
     bool no_start;          /* rank 0 failed before PMIx_Init: the others do not run */
     px_api_binding binding;
+    /* Every actor's stack size, and the deepest any process actor used
+     * below sim_proc_main's frame, in bytes (simplat.c, stack_used; 0 in
+     * sanitized builds, which do not measure). A simulated process's stack
+     * is resident as deep as it was ever used: 1 kB more here is 64 MB at
+     * 65,536 nodes (docs/simulation.md, "Memory"). */
+    size_t stack_size, stack_max;
 };
 
 /* simfence.c: drop the run's hold on the collected data still kept (at

@@ -176,8 +176,8 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
                 o->algo != NULL ? o->algo : "auto", run->nnodes, o->ppn, sim_topo_name(o->topology),
                 o->lv08 ? "lv08" : "cm02", (unsigned long long)o->seed, run->wl->name,
                 run->procs_failed, sgw_now(), cpu_name(o->cpu), run->cpu_charged);
-        fprintf(tsv, "# wall: wall_s=%.3f peak_rss_mb=%.1f actors=%u\n", wall, rss_kb / 1024.0,
-                sim_actors(run));
+        fprintf(tsv, "# wall: wall_s=%.3f peak_rss_mb=%.1f stack_max_b=%zu actors=%u\n", wall,
+                rss_kb / 1024.0, run->stack_max, sim_actors(run));
         fflush(tsv);
     }
     if (json != NULL) {
@@ -192,9 +192,10 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
         json_num(json, run->beta);
         fprintf(json,
                 ",\"procs_failed\":%u,\"sim_s\":%.9g,\"cpu\":\"%s\",\"cpu_charged_s\":%.9g,"
-                "\"wall_s\":%.3f,\"peak_rss_kb\":%ld,\"actors\":%u,\"fences\":[",
+                "\"wall_s\":%.3f,\"peak_rss_kb\":%ld,\"stack_max_b\":%zu,\"actors\":%u,"
+                "\"fences\":[",
                 run->procs_failed, sgw_now(), cpu_name(o->cpu), run->cpu_charged, wall, rss_kb,
-                sim_actors(run));
+                run->stack_max, sim_actors(run));
         for (size_t i = 0; i < run->nfstats; i++) {
             const sim_fstat *f = &run->fstats[i];
             double pred = sim_formula(run, f);

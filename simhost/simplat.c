@@ -80,9 +80,12 @@
  * next one (sim_handle). Measured runs do not replay identically.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pmixsim.h"
 #include "px_proto.h"
@@ -776,6 +779,82 @@ __attribute__((noinline)) void sim_run_doomed(void (*fn)(void *), void *arg)
 
 static void proc_body(void *arg);
 
+#ifdef __SANITIZE_ADDRESS__
+#define STACK_MEASURED 0
+#else
+#define STACK_MEASURED 1
+#endif
+
+/* A process actor's stack high-water mark: how deep below `top` (a frame
+ * address near the top of the calling actor's stack of `size` bytes) the
+ * stack was ever used. The window looked at is the `size` - 4 kB below
+ * `top`: SimGrid's own frames above `top` take less than 4 kB, so the
+ * window is inside the stack. Only pages the kernel holds are read or
+ * written (mincore): a page never touched is zero, and stays untouched.
+ * stack_clean, at the actor's start, zeroes the resident pages of the
+ * window more than 4 kB below `top` (SimGrid's stacks with guard pages
+ * may come from memory the process used before; its own frames and those
+ * of memset are above that); stack_used, at its end, finds the lowest
+ * non-zero byte: the deepest point (0 if the stack cannot be read). */
+enum {
+    STACK_SLACK = 4096,
+    STACK_MAX_PAGES = 1024
+};
+
+/* The window's first page, its start and its page count; false if it
+ * cannot be read. */
+static bool stack_window(const char *top, size_t size, uintptr_t *lo, uintptr_t *start,
+                         size_t *npages, unsigned char *vec)
+{
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t end = (uintptr_t)top;
+
+    if (size <= 2 * STACK_SLACK)
+        return false;
+    *lo = end - (size - STACK_SLACK);
+    *start = *lo & ~(uintptr_t)(pg - 1);
+    *npages = (end - *start + pg - 1) / pg;
+    return *npages <= STACK_MAX_PAGES && mincore((void *)*start, *npages * pg, vec) == 0;
+}
+
+static void stack_clean(const char *top, size_t size)
+{
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char vec[STACK_MAX_PAGES];
+    uintptr_t lo, start, stop = (uintptr_t)top - STACK_SLACK;
+    size_t npages;
+
+    if (!stack_window(top, size, &lo, &start, &npages, vec))
+        return;
+    for (size_t i = 0; i < npages; i++) {
+        uintptr_t a = start + i * pg, b = a + pg;
+        a = a < lo ? lo : a;
+        b = b > stop ? stop : b;
+        if ((vec[i] & 1) && a < b)
+            memset((void *)a, 0, b - a);
+    }
+}
+
+static size_t stack_used(const char *top, size_t size)
+{
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char vec[STACK_MAX_PAGES];
+    uintptr_t lo, start, end = (uintptr_t)top;
+    size_t npages;
+
+    if (!stack_window(top, size, &lo, &start, &npages, vec))
+        return 0;
+    for (size_t i = 0; i < npages; i++) {
+        uintptr_t a = start + i * pg, b = a + pg;
+        if (!(vec[i] & 1))
+            continue;
+        for (a = a < lo ? lo : a; a < b && a < end; a++)
+            if (*(const volatile unsigned char *)a != 0)
+                return end - a;
+    }
+    return 0;
+}
+
 void sim_proc_main(void *arg)
 {
     sim_proc *p = arg;
@@ -793,7 +872,10 @@ static void proc_body(void *arg)
     char **argv = calloc((size_t)run->opt.wl_argc + 2, sizeof(char *));
     int argc = 0;
     bool finalized;
+    const char *top = __builtin_frame_address(0);
 
+    if (STACK_MEASURED)
+        stack_clean(top, run->stack_size);
     sgw_set_self_data(&p->ep);
     sgw_box_listen(p->ep.box);
     if (argv == NULL)
@@ -830,6 +912,14 @@ static void proc_body(void *arg)
     }
     flush_deferred(p);
     p->exited = true;
+    /* How deep the workload went, with its node's server when merged (a
+     * sanitized build runs actors as threads with its own stacks and
+     * larger frames: not measured). */
+    if (STACK_MEASURED) {
+        size_t used = stack_used(top, run->stack_size);
+        if (used > run->stack_max)
+            run->stack_max = used;
+    }
     if (p->exit_code != 0)
         run->procs_failed++;
     run->procs_done++; /* the node actors are daemons: they end with the last process */

@@ -602,6 +602,31 @@ cpu-model)
     "$sim" --quiet --nodes 8 --cpu measured fence --iters 2 | grep -q 'cpu=measured cpu_charged_s=0\.0*[1-9]' ||
         fail "--cpu measured charged nothing"
     ;;
+stack)
+    # The report's stack_max_b: the deepest use of any process actor's
+    # stack. It does not depend on the node count (each process does the
+    # same) nor on where SimGrid took the stacks from: at 8 nodes they are
+    # blocks the process used before, at 256 fresh mappings. It is more
+    # than the 4 kB left out at the top and less than a stack, and more
+    # with one actor per node (the actor runs its node's server too) than
+    # with --server-actors.
+    sim=$1
+    depth() { # ARGS...: the run's stack_max_b
+        "$sim" --quiet "$@" --algo dissemination fence --iters 1 >"$tmp/o" 2>&1 ||
+            fail "$*: $(tail -3 "$tmp/o")"
+        v=$(sed -n 's/^# wall: .* stack_max_b=\([0-9]*\) .*/\1/p' "$tmp/o")
+        [[ -n $v ]] || fail "$*: no stack_max_b in: $(grep '^# wall' "$tmp/o")"
+        ((v > 4096 && v < 32768)) || fail "$*: stack_max_b=$v, not between 4 and 32 kB"
+        echo "$*: stack_max_b=$v" >&2
+        echo "$v"
+    }
+    one=$(depth --nodes 8) && [[ $(depth --nodes 256) == "$one" ]] ||
+        fail "one actor per node: not the same at 8 and 256 nodes"
+    two=$(depth --nodes 8 --server-actors) &&
+        [[ $(depth --nodes 256 --server-actors) == "$two" ]] ||
+        fail "--server-actors: not the same at 8 and 256 nodes"
+    ((one > two)) || fail "stack_max_b $one with one actor per node, $two with --server-actors"
+    ;;
 one-actor)
     sim=$1
     cases=(

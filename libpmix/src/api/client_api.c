@@ -285,8 +285,15 @@ static const char *const model_keys[] = {
  * PMIX_PROGRAMMING_MODEL reads): a later one (OpenMP inside an MPI
  * program) is announced by its event but replaces nothing. The client
  * engine keeps each declaration's event for handlers registered later
- * (client/events.c). */
-static void declare_model(px_api_client *ac, const pmix_info_t info[], size_t ninfo)
+ * (client/events.c).
+ *
+ * Not inlined, nor stop_in_init below: their pmix_info_t arrays (5 kB here,
+ * 1.6 kB there) would become part of PMIx_Init's frame, under which the
+ * whole handshake runs. A simulated process's stack is resident as deep as
+ * it was ever used, so 6 kB more there cost pmixsim 140 MB at 65,536 nodes
+ * (docs/simulation.md, "Memory"). */
+__attribute__((noinline)) static void declare_model(px_api_client *ac, const pmix_info_t info[],
+                                                    size_t ninfo)
 {
     pmix_info_t model[9];
     size_t n = 0;
@@ -405,7 +412,9 @@ static bool asked_to_stop(const pmix_proc_t *self)
     return stop;
 }
 
-static void stop_in_init(px_api_client *ac, const pmix_proc_t *self)
+/* The first PMIx_Init's last step; the client's name is set by then and
+ * stays until PMIx_Finalize. */
+__attribute__((noinline)) static void stop_in_init(px_api_client *ac)
 {
     pmix_status_t codes[2] = {PMIX_DEBUGGER_RELEASE, PMIX_ERR_LOST_CONNECTION};
     pmix_info_t bp[2], obj;
@@ -413,11 +422,11 @@ static void stop_in_init(px_api_client *ac, const pmix_proc_t *self)
     bool yes = true, up;
     pmix_status_t rc;
 
-    if (!asked_to_stop(self))
-        return;
     memset(&d, 0, sizeof(d));
     d.ac = ac;
-    d.self = *self;
+    d.self = *px_client_self(ac->client);
+    if (!asked_to_stop(&d.self))
+        return;
     PMIx_Info_load(&obj, PMIX_EVENT_RETURN_OBJECT, &d, PMIX_POINTER);
     rc = PMIx_Register_event_handler(codes, 2, &obj, 1, dbg_release, NULL, NULL);
     PMIx_Info_destruct(&obj);
@@ -430,7 +439,7 @@ static void stop_in_init(px_api_client *ac, const pmix_proc_t *self)
      * such as Open MPI abort on what reaches theirs (declare_model) */
     PMIx_Info_load(&bp[0], PMIX_BREAKPOINT, "pmix-init", PMIX_STRING);
     PMIx_Info_load(&bp[1], PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
-    (void)PMIx_Notify_event(PMIX_READY_FOR_DEBUG, self, PMIX_RANGE_SESSION, bp, 2, NULL, NULL);
+    (void)PMIx_Notify_event(PMIX_READY_FOR_DEBUG, &d.self, PMIX_RANGE_SESSION, bp, 2, NULL, NULL);
     PMIx_Info_destruct(&bp[0]);
     PMIx_Info_destruct(&bp[1]);
     ac->pops->lock(ac->pctx);
@@ -449,7 +458,6 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     int want_ext = -1;
     char err[256] = "";
     bool first = false;
-    pmix_proc_t self;
     sync_op s;
 
     ac = current();
@@ -492,13 +500,12 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     ac->refcount = 1;
     first = true;
 done:
-    self = *px_client_self(ac->client);
     if (proc != NULL)
-        *proc = self;
+        *proc = *px_client_self(ac->client);
     pthread_mutex_unlock(&ac->init_lock);
     declare_model(ac, info, ninfo);
     if (first)
-        stop_in_init(ac, &self);
+        stop_in_init(ac);
     return PMIX_SUCCESS;
 }
 
