@@ -25,6 +25,17 @@
  *              PMIx_Get qualified by that construct's context id, the
  *              newest without a qualifier, and after both destructs
  *              still; a key nobody gave is not found for a known id.
+ *   departed0  (a construct never hangs) rank 0 finalizes and exits after an
+ *              aligning fence; the others' construct of everybody, without
+ *              PMIX_TIMEOUT, fails within 5 s with PMIX_GROUP_MEMBER_FAILED
+ *              (a member that terminates, as the Standard names it), and so
+ *              does a second one, at once; a group of the survivors still
+ *              forms and is destructed. No final fence (rank 0 is gone).
+ *   killed     the last rank kills itself (SIGKILL) 0.5 s after an aligning
+ *              fence, while the others construct a group of everybody
+ *              without PMIX_TIMEOUT: each survivor's construct fails within
+ *              5 s with PMIX_GROUP_MEMBER_FAILED and says "construct failed
+ *              as expected" (the job then fails, as for any death).
  *   bad        wrong arguments are refused as the library's rules say: at
  *              once for arguments wrong on their face, through the callback
  *              for an unknown group.
@@ -339,6 +350,75 @@ static void mode_invite(void)
         pt_fail("PMIx_Group_destruct of the invited group: %s", pt_err(rc));
 }
 
+/* A construct of the whole job that must fail because a member left or
+ * died: PMIX_GROUP_MEMBER_FAILED within 5 s. */
+static bool construct_fails(const char *grp, const char *why)
+{
+    pmix_proc_t all;
+    double t0 = pt_now(), dt;
+    pmix_status_t rc;
+
+    pt_proc(&all, pt.me.nspace, PMIX_RANK_WILDCARD);
+    rc = PMIx_Group_construct(grp, &all, 1, NULL, 0, NULL, NULL);
+    dt = pt_now() - t0;
+    if (rc != PMIX_GROUP_MEMBER_FAILED) {
+        pt_fail("construct with a member that %s returned %s, expected "
+                "PMIX_GROUP_MEMBER_FAILED",
+                why, pt_err(rc));
+        return false;
+    }
+    if (dt > 5.0) {
+        pt_fail("construct with a member that %s took %.2f s to fail", why, dt);
+        return false;
+    }
+    pt_note("construct failed after %.3f s: %s", dt, pt_err(rc));
+    return true;
+}
+
+static void mode_departed0(void)
+{
+    pmix_proc_t procs[64];
+    size_t n = 0;
+    pmix_status_t rc;
+
+    if (pt.size < 2 || pt.size > 64) {
+        pt_note("needs 2 to 64 processes; nothing to check");
+        return;
+    }
+    pt_barrier("aligning fence");
+    if (pt.me.rank == 0)
+        exit(pt_result()); /* finalize and go */
+    for (int round = 0; round < 2; round++) {
+        pt_phase(round == 0 ? "construct of everybody after rank 0 left" : "a second construct");
+        construct_fails("rules-departed", "finalized and exited");
+    }
+    for (uint32_t r = 1; r < pt.size; r++)
+        pt_proc(&procs[n++], pt.me.nspace, r);
+    pt_phase("construct of the survivors");
+    if ((rc = PMIx_Group_construct("rules-survivors", procs, n, NULL, 0, NULL, NULL)) !=
+        PMIX_SUCCESS)
+        pt_fail("construct of every rank but 0 failed: %s", pt_err(rc));
+    else if ((rc = PMIx_Group_destruct("rules-survivors", NULL, 0)) != PMIX_SUCCESS)
+        pt_fail("destruct of the survivors' group failed: %s", pt_err(rc));
+}
+
+static void mode_killed(void)
+{
+    if (pt.size < 2) {
+        pt_note("needs at least 2 processes; nothing to check");
+        return;
+    }
+    pt_barrier("aligning fence");
+    if (pt.me.rank == pt.size - 1) {
+        pt_sleep(0.5);
+        pt_note("killing myself with SIGKILL");
+        raise(SIGKILL);
+    }
+    pt_phase("construct of everybody while the last rank dies");
+    if (construct_fails("rules-killed", "was killed"))
+        pt_note("construct failed as expected");
+}
+
 static void mode_bad(void)
 {
     pmix_proc_t me = pt.me;
@@ -362,7 +442,7 @@ static void mode_bad(void)
 
 int main(int argc, char **argv)
 {
-    const char *modes = "construct invite grpinfo bad";
+    const char *modes = "construct invite grpinfo departed0 killed bad";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(45);
@@ -379,7 +459,13 @@ int main(int argc, char **argv)
         mode_grpinfo();
     else if (strcmp(m, "bad") == 0)
         mode_bad();
-    else
+    else if (strcmp(m, "departed0") == 0 || strcmp(m, "killed") == 0) {
+        if (m[0] == 'd')
+            mode_departed0();
+        else
+            mode_killed();
+        return pt_result(); /* no final fence: a rank is gone */
+    } else
         pt_usage(argv[0], modes);
     pt_barrier("final fence");
     return pt_result();

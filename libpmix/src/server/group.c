@@ -1156,16 +1156,18 @@ static void member_died(px_server *s, px_gtrk *t, const pmix_proc_t *proc)
     fail_trk(s, t, PMIX_GROUP_MEMBER_FAILED);
 }
 
-void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why)
+/* `proc` can no longer take part: tell each tracker it is a member of
+ * (with `c`, its client here, only those it has not joined). */
+static void lose_member(px_server *s, const pmix_proc_t *proc, const px_sclient *c)
 {
     uint64_t *ids = NULL;
     size_t n = 0, cap = 0;
 
-    (void)why; /* a member's death is PMIX_GROUP_MEMBER_FAILED, however it died */
     /* each tracker hears of it once, though one may complete or fail
      * (and the list change) while another is told */
     for (px_gtrk *t = s->gtrks; t != NULL; t = t->next) {
-        if (t->state == PX_TRK_ABANDONED || !procs_have(t->procs, t->nprocs, proc))
+        if (t->state == PX_TRK_ABANDONED || !procs_have(t->procs, t->nprocs, proc) ||
+            (c != NULL && slot_of(t, c) != NULL))
             continue;
         if (n == cap) {
             uint64_t *v = realloc(ids, (cap = cap ? 2 * cap : 4) * sizeof(*ids));
@@ -1182,6 +1184,19 @@ void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t
                 break;
             }
     free(ids);
+}
+
+void px_srv_group_departed(px_server *s, const px_sclient *c)
+{
+    px_srv_logf(s, PX_LOG_INFO, "%s:%u finalized and left: a member lost to its group operations",
+                c->proc.nspace, c->proc.rank);
+    lose_member(s, &c->proc, c);
+}
+
+void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why)
+{
+    (void)why; /* a member's death is PMIX_GROUP_MEMBER_FAILED, however it died */
+    lose_member(s, proc, NULL);
     /* groups that asked to hear of their members' deaths */
     for (px_sgroup *g = s->sgroups; g != NULL; g = g->next) {
         if (!g->notify_termination || !procs_have(g->members, g->nmembers, proc))

@@ -300,6 +300,10 @@ void px_srv_page_committed(px_server *s, px_sclient *c);
 /* group.c */
 pmix_status_t px_srv_group(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why);
+/* Local client `c` finalized and exited: the group operations it has not
+ * joined fail (or, optional ones and invitations, go on without it) as for
+ * a member that died. */
+void px_srv_group_departed(px_server *s, const px_sclient *c);
 void px_srv_group_client_gone(px_server *s, const px_sclient *c);
 void px_srv_group_destroy_all(px_server *s);
 /* Replace the entries of *procs that name a group this server knows
