@@ -40,8 +40,8 @@
  * a decline leaves it (PMIX_GROUP_INVITE_DECLINED; the decliner's join
  * completes at once). When everyone answered, the group is built from
  * those who accepted (and the leader if named), as a construct would be, and its members
- * also hear PMIX_GROUP_CONSTRUCT_COMPLETE. Events do not
- * cross nodes yet, so invited processes must be on the leader's node.
+ * also hear PMIX_GROUP_CONSTRUCT_COMPLETE. Invited processes of other
+ * nodes are reached through the host ("Invitations across nodes", below).
  *
  * Failure. A member that dies before the operation completes fails it on
  * every local member with PMIX_GROUP_MEMBER_FAILED (with a group upcall
@@ -986,6 +986,37 @@ static void remote_answer(px_server *s, px_gtrk *t, const pmix_proc_t *p, bool a
         event_to_proc(s, &t->leader, PMIX_GROUP_INVITE_FAILED, p, t->name);
 }
 
+/* The closed invitation (grp, leader) in the ring, or -1. */
+static int closed_at(const px_server *s, const char *grp, const pmix_proc_t *leader)
+{
+    size_t n = s->ngclosed < PX_GCLOSED_MAX ? s->ngclosed : PX_GCLOSED_MAX;
+
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(s->gclosed[i].name, grp, PMIX_MAX_NSLEN) == 0 &&
+            proc_eq(&s->gclosed[i].leader, leader))
+            return (int)i;
+    return -1;
+}
+
+static void closed_forget(px_server *s, const char *grp, const pmix_proc_t *leader)
+{
+    int i = closed_at(s, grp, leader);
+
+    if (i >= 0)
+        memset(&s->gclosed[i], 0, sizeof(s->gclosed[i]));
+}
+
+static void closed_note(px_server *s, const char *grp, const pmix_proc_t *leader)
+{
+    size_t i = s->ngclosed++ % PX_GCLOSED_MAX;
+
+    if (closed_at(s, grp, leader) >= 0)
+        return;
+    memset(&s->gclosed[i], 0, sizeof(s->gclosed[i]));
+    memcpy(s->gclosed[i].name, grp, strnlen(grp, PMIX_MAX_NSLEN));
+    s->gclosed[i].leader = *leader;
+}
+
 /* An invited process's node: `c` answers the invitation to `grp` of
  * `leader`, a process of another node; `t` is the tracker of this node's
  * earlier accepts, or NULL. */
@@ -995,6 +1026,10 @@ static void remote_join(px_server *s, px_sclient *c, uint32_t tag, const char *g
 {
     if (t != NULL && (!proc_eq(leader, &t->leader) || slot_of(t, c) != NULL)) {
         reply_error(s, c, tag, PMIX_ERR_BAD_PARAM);
+        return;
+    }
+    if (t == NULL && closed_at(s, grp, leader) >= 0) {
+        reply_error(s, c, tag, PMIX_ERR_NOT_FOUND); /* it ended without this one */
         return;
     }
     if (!accept) {
@@ -1067,8 +1102,10 @@ static void got_outcome(px_server *s, const pmix_proc_t *leader, const char *grp
     pmix_proc_t *procs;
     gdirs d;
 
-    if (t == NULL || !t->awaiting_go || !proc_eq(&t->leader, leader))
-        return; /* nobody here accepted (or not yet: the late accept fails by its timeout) */
+    if (t == NULL || !t->awaiting_go || !proc_eq(&t->leader, leader)) {
+        closed_note(s, grp, leader); /* nobody here accepted: a late accept is refused */
+        return;
+    }
     t->awaiting_go = false;
     if (status == PMIX_SUCCESS && (n == 0 || (procs = malloc(n * sizeof(*procs))) == NULL))
         status = n == 0 ? PMIX_ERR_BAD_PARAM : PMIX_ERR_NOMEM;
@@ -1139,11 +1176,15 @@ bool px_srv_group_heard(px_server *s, pmix_status_t status, const pmix_proc_t *s
     px_sgroup *g;
 
     if (status != PX_GROUP_INVITE_DONE && status != PMIX_GROUP_INVITE_ACCEPTED &&
-        status != PMIX_GROUP_INVITE_DECLINED && status != PMIX_GROUP_LEFT)
+        status != PMIX_GROUP_INVITE_DECLINED && status != PMIX_GROUP_LEFT &&
+        status != PMIX_GROUP_INVITED)
         return false;
     if (grp == NULL || source == NULL)
         return status == PX_GROUP_INVITE_DONE;
     switch (status) {
+    case PMIX_GROUP_INVITED:
+        closed_forget(s, grp, source); /* a new invitation of that name */
+        return false;
     case PX_GROUP_INVITE_DONE: got_outcome(s, source, grp, info, ninfo); return true;
     case PMIX_GROUP_LEFT:
         if ((g = find_group(s, grp)) != NULL && procs_have(g->members, g->nmembers, source)) {

@@ -234,6 +234,16 @@ struct px_server {
     uint64_t next_fence_id;
     px_gtrk *gtrks;     /* group operations being gathered */
     px_sgroup *sgroups; /* groups with a member here */
+    /* Invitations of remote leaders that ended before any local process
+     * accepted (group.c): a later accept is refused at once rather than
+     * left waiting for an outcome that has come already. A ring of the
+     * latest PX_GCLOSED_MAX. */
+#define PX_GCLOSED_MAX 32
+    struct {
+        char name[PMIX_MAX_NSLEN + 1];
+        pmix_proc_t leader;
+    } gclosed[PX_GCLOSED_MAX];
+    size_t ngclosed;
     /* Tools (tool.c): allowed at all, of which uid, the server's name. */
     bool tools_on;
     uint32_t tool_uid;
