@@ -1108,7 +1108,7 @@ static void got_outcome(px_server *s, const pmix_proc_t *leader, const char *grp
     }
     t->awaiting_go = false;
     if (status == PMIX_SUCCESS && (n == 0 || (procs = malloc(n * sizeof(*procs))) == NULL))
-        status = n == 0 ? PMIX_ERR_BAD_PARAM : PMIX_ERR_NOMEM;
+        status = n == 0 ? PMIX_ERR_NOT_FOUND : PMIX_ERR_NOMEM; /* none: nobody got in */
     if (status != PMIX_SUCCESS) {
         t->all_local = true; /* never the host's: nothing to tell it */
         fail_trk(s, t, status);
