@@ -728,6 +728,7 @@ static void gtrk_timeout(void *arg)
 {
     px_gtrk *t = arg;
     px_server *s = t->srv;
+    bool someone = t->nslots > 0; /* a member came: on with it */
 
     t->timer = NULL;
     px_srv_logf(s, PX_LOG_INFO,
@@ -735,8 +736,9 @@ static void gtrk_timeout(void *arg)
                 " members",
                 t->name, op_name(t), (unsigned long long)t->id, t->timeout, t->nslots,
                 t->nexpected);
-    if (t->state == PX_TRK_GATHERING && (t->optional || t->invite) && !t->awaiting_go &&
-        (t->nslots > 0 || t->accepted != NULL)) {
+    for (size_t i = 0; !someone && t->has_remote && i < t->nprocs; i++)
+        someone = t->accepted[i]; /* a remote accept */
+    if (t->state == PX_TRK_GATHERING && (t->optional || t->invite) && !t->awaiting_go && someone) {
         /* the leader hears of every invited process that never answered */
         for (size_t i = 0; t->invite && t->answered != NULL && i < t->nprocs; i++)
             if (!t->answered[i])
