@@ -436,8 +436,12 @@ static void fence_info(const hc_set *s, const hc_fence *f, px_coll_choice *resol
 static void fence_fail(hc_fence *f, pmix_status_t status)
 {
     /* For a group, a process that died is a member that failed (under
-     * the job-wide rule, any death of the job fails every operation). */
-    if (f->gcb != NULL && status == PMIX_ERR_PROC_TERM_WO_SYNC)
+     * the job-wide rule, any death of the job fails every operation), and
+     * so is one that finalized and exited before joining: the Standard's
+     * PMIX_GROUP_MEMBER_FAILED is for a member that fails or terminates,
+     * and the member's own server says the same (server/group.c). */
+    if (f->gcb != NULL &&
+        (status == PMIX_ERR_PROC_TERM_WO_SYNC || status == PMIX_ERR_LOST_CONNECTION))
         status = PMIX_GROUP_MEMBER_FAILED;
     if (f->gcb != NULL)
         f->gcb(status, false, 0, NULL, 0, f->cbdata, NULL, NULL);
@@ -725,7 +729,7 @@ pmix_status_t px_hc_group(px_hc *hc, const px_hc_group_req *req, px_hc_group_cb 
         (req->assign_ctxid && hc->ops->ctxid == NULL))
         return PMIX_ERR_BAD_PARAM;
     if (hc->broken) {
-        cb(PMIX_ERR_PROC_TERM_WO_SYNC, false, 0, NULL, 0, cbdata, NULL, NULL);
+        cb(PMIX_GROUP_MEMBER_FAILED, false, 0, NULL, 0, cbdata, NULL, NULL);
         return PMIX_SUCCESS;
     }
     if ((rc = px_fence_set_make(hc->cfg.job, req->procs, req->nprocs, &set)) != PMIX_SUCCESS)

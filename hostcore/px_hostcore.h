@@ -229,7 +229,9 @@ void px_dmx_fini(px_dmx_table *t);
  * Departures. A process that finalized and exited (px_hc_departed) will
  * never join a fence again: every fence that names it, running (not yet
  * joined by it), queued or later, fails with PMIX_ERR_LOST_CONNECTION on
- * every node (the server engine does the same for its local fences), and
+ * every node (a group operation that names it with
+ * PMIX_GROUP_MEMBER_FAILED; the server engine does the same for its local
+ * fences and groups), and
  * the news travels like a death's, without breaking the job. A node that
  * already knows of a death ignores departures: its fences fail with the
  * death's status anyway, and spreading the departure would only race the

@@ -637,6 +637,95 @@ static void test_invite_timeout(void **state)
     job_end(j);
 }
 
+/* An invitation over two nodes (ranks 0 and 1 on node 0, 2 and 3 on node
+ * 1): the invitation and the answers cross nodes through the host's
+ * events; 1 (local) and 2 (remote) accept, 3 (remote) declines. Every
+ * member gets the same group, context id and data; the leader hears each
+ * answer; then 2 leaves and node 0's members hear it and destruct without
+ * it. Last, an accept that reaches node 1 after the leader settled a
+ * group without it fails at once. */
+static void test_invite_nodes(void **state)
+{
+    job *j = job_start(2, 2);
+    const int group[] = {0, 1, 2}, rest[] = {0, 1}, joiners[] = {1, 2}, alone[] = {0};
+    pmix_proc_t procs[4];
+    size_t nd;
+    pmix_info_t *d = dirs_make(true, 0, false, &nd);
+
+    for (int r = 0; r < 4; r++)
+        procs[r] = j->p[r].self;
+    put_cards(j, group, 3);
+    assert_int_equal(px_client_group_invite(j->p[0].c, "wide", procs, 4, d, nd, grp_cb, &j->p[0]),
+                     PMIX_SUCCESS);
+    for (int r = 1; r < 4; r++) {
+        gproc *p = &j->p[r];
+        assert_true(inproc_run_until(j->w, &p->events[ev_index(PMIX_GROUP_INVITED)]));
+        assert_int_equal(p->ev_source.rank, 0);
+        p->done = 0;
+        assert_int_equal(px_client_group_join(p->c, "wide", &j->p[0].self,
+                                              r == 3 ? PMIX_GROUP_DECLINE : PMIX_GROUP_ACCEPT, NULL,
+                                              0, grp_cb, p),
+                         PMIX_SUCCESS);
+    }
+    assert_true(inproc_run_until(j->w, &j->p[0].done));
+    assert_int_equal(j->p[0].status, PMIX_ERR_PARTIAL_SUCCESS);
+    assert_members(&j->p[0], group, 3);
+    assert_true(j->p[0].has_ctxid);
+    wait_all(j, joiners, 2, PMIX_SUCCESS);
+    for (int i = 0; i < 2; i++) {
+        int r = joiners[i];
+        assert_members(&j->p[r], group, 3);
+        assert_true(j->p[r].has_ctxid);
+        assert_int_equal(j->p[r].ctxid, j->p[0].ctxid);
+        for (int o = 0; o < 3; o++)
+            assert_card(j, r, o);
+    }
+    assert_true(inproc_run_until(j->w, &j->p[3].done));
+    assert_int_equal(j->p[3].status, PMIX_SUCCESS);
+    assert_int_equal(j->p[3].nmembers, 0);
+    inproc_run_until(j->w, NULL);
+    assert_int_equal(j->p[0].events[ev_index(PMIX_GROUP_INVITE_ACCEPTED)], 2);
+    assert_int_equal(j->p[0].events[ev_index(PMIX_GROUP_INVITE_DECLINED)], 1);
+    for (int r = 0; r < 4; r++)
+        assert_int_equal(j->p[r].events[ev_index(PMIX_GROUP_CONSTRUCT_COMPLETE)], r <= 2);
+    /* 2 leaves: the members of node 0 hear it, and their destruct needs
+     * no more of it */
+    j->p[2].done = 0;
+    assert_int_equal(px_client_group_leave(j->p[2].c, "wide", NULL, 0, op_cb, &j->p[2]),
+                     PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[2].done));
+    assert_int_equal(j->p[2].status, PMIX_SUCCESS);
+    for (int r = 0; r <= 1; r++) {
+        assert_true(inproc_run_until(j->w, &j->p[r].events[ev_index(PMIX_GROUP_LEFT)]));
+        assert_int_equal(j->p[r].ev_about.rank, 2);
+    }
+    destruct(j, "wide", rest, 2, PMIX_SUCCESS);
+    PMIx_Info_free(d, 3);
+
+    /* 3 answers after the leader's 2 s: the group is the leader alone, and
+     * 3's late accept fails at once */
+    d = dirs_make(false, 2, false, &nd);
+    procs[1] = j->p[3].self;
+    j->p[0].done = 0;
+    j->p[3].events[ev_index(PMIX_GROUP_INVITED)] = 0;
+    assert_int_equal(px_client_group_invite(j->p[0].c, "late", procs, 2, d, nd, grp_cb, &j->p[0]),
+                     PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[3].events[ev_index(PMIX_GROUP_INVITED)]));
+    assert_true(inproc_run_until(j->w, &j->p[0].done));
+    assert_int_equal(j->p[0].status, PMIX_ERR_PARTIAL_SUCCESS);
+    assert_members(&j->p[0], alone, 1);
+    inproc_run_until(j->w, NULL);
+    j->p[3].done = 0;
+    assert_int_equal(px_client_group_join(j->p[3].c, "late", &j->p[0].self, PMIX_GROUP_ACCEPT, NULL,
+                                          0, grp_cb, &j->p[3]),
+                     PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[3].done));
+    assert_int_equal(j->p[3].status, PMIX_ERR_NOT_FOUND);
+    destruct(j, "late", alone, 1, PMIX_SUCCESS);
+    PMIx_Info_free(d, 3);
+    job_end(j);
+}
+
 /* ---- failures ---- */
 
 /* A member on another node dies while the others wait in the construct:
@@ -880,13 +969,14 @@ static void test_bad_input(void **state)
     assert_true(inproc_run_until(j->w, &j->p[0].done));
     assert_int_equal(j->p[0].status, PMIX_ERR_NOT_FOUND);
     assert_int_equal(j->p[0].nresults, 0);
-    /* an invitation of a process of another node is not supported yet */
+    /* an invitation of a process of a namespace nobody registered: no
+     * answer could ever come */
     PMIx_Load_procid(&other, "elsewhere", 0);
     j->p[0].done = 0;
     assert_int_equal(px_client_group_invite(c, "g", &other, 1, NULL, 0, grp_cb, &j->p[0]),
                      PMIX_SUCCESS);
     assert_true(inproc_run_until(j->w, &j->p[0].done));
-    assert_int_equal(j->p[0].status, PMIX_ERR_NOT_SUPPORTED);
+    assert_int_equal(j->p[0].status, PMIX_ERR_BAD_PARAM);
     /* a name another group holds */
     procs[1] = j->p[1].self;
     j->p[0].done = j->p[1].done = 0;
@@ -924,6 +1014,7 @@ int main(void)
         cmocka_unit_test(test_construct_one_node),
         cmocka_unit_test(test_ctxid_one_node),
         cmocka_unit_test(test_construct_nodes),
+        cmocka_unit_test(test_invite_nodes),
         cmocka_unit_test(test_construct_nodes_no_ctxid),
         cmocka_unit_test(test_invite_join_decline_leave),
         cmocka_unit_test(test_invite_others),

@@ -40,8 +40,8 @@
  * a decline leaves it (PMIX_GROUP_INVITE_DECLINED; the decliner's join
  * completes at once). When everyone answered, the group is built from
  * those who accepted (and the leader if named), as a construct would be, and its members
- * also hear PMIX_GROUP_CONSTRUCT_COMPLETE. Events do not
- * cross nodes yet, so invited processes must be on the leader's node.
+ * also hear PMIX_GROUP_CONSTRUCT_COMPLETE. Invited processes of other
+ * nodes are reached through the host ("Invitations across nodes", below).
  *
  * Failure. A member that dies before the operation completes fails it on
  * every local member with PMIX_GROUP_MEMBER_FAILED (with a group upcall
@@ -240,6 +240,7 @@ static void free_trk(px_server *s, px_gtrk *t)
     free(t->procs);
     free(t->slots);
     free(t->answered);
+    free(t->accepted);
     free(t);
 }
 
@@ -271,6 +272,9 @@ static const char *op_name(const px_gtrk *t)
 }
 
 static void gtrk_timeout(void *arg);
+static void send_outcome(px_server *s, px_gtrk *t, pmix_status_t status, const pmix_proc_t *m,
+                         size_t n);
+static bool settle_invite(px_server *s, px_gtrk *t);
 static void event_to_proc(px_server *s, const pmix_proc_t *to, pmix_status_t status,
                           const pmix_proc_t *about, const char *grp);
 
@@ -658,6 +662,8 @@ static void fail_trk(px_server *s, px_gtrk *t, pmix_status_t why)
 {
     px_srv_logf(s, PX_LOG_INFO, "group %s: %s #%llu fails: %s", t->name, op_name(t),
                 (unsigned long long)t->id, PMIx_Error_string(why));
+    if (t->has_remote)
+        send_outcome(s, t, why, NULL, 0); /* the invited of other nodes hear it too */
     reply_all_error(s, t, why);
     if (t->timer != NULL) {
         s->pops->timer_cancel(s->pctx, t->timer);
@@ -667,7 +673,8 @@ static void fail_trk(px_server *s, px_gtrk *t, pmix_status_t why)
         t->state = PX_TRK_ABANDONED; /* host_done frees it */
         return;
     }
-    if (t->state == PX_TRK_GATHERING && !t->all_local && upcall(s, t, why) == PMIX_SUCCESS)
+    if (t->state == PX_TRK_GATHERING && !t->all_local && !t->awaiting_go &&
+        upcall(s, t, why) == PMIX_SUCCESS)
         return; /* ABANDONED until host_done */
     finish_trk(s, t);
 }
@@ -677,6 +684,8 @@ static void all_joined(px_server *s, px_gtrk *t)
 {
     pmix_status_t rc;
 
+    if (t->has_remote && settle_invite(s, t))
+        return; /* done: nobody here is a member */
     if (t->nslots == 0 && t->all_local) {
         fail_trk(s, t, t->invite ? PMIX_GROUP_INVITE_FAILED : PMIX_GROUP_MEMBER_FAILED);
         return;
@@ -710,7 +719,8 @@ static void all_joined(px_server *s, px_gtrk *t)
 
 static void check_joined(px_server *s, px_gtrk *t)
 {
-    if (t->state == PX_TRK_GATHERING && t->nslots >= t->nexpected)
+    if (t->state == PX_TRK_GATHERING && !t->awaiting_go && t->nremote == 0 &&
+        t->nslots >= t->nexpected)
         all_joined(s, t);
 }
 
@@ -718,6 +728,7 @@ static void gtrk_timeout(void *arg)
 {
     px_gtrk *t = arg;
     px_server *s = t->srv;
+    bool someone = t->nslots > 0; /* a member came: on with it */
 
     t->timer = NULL;
     px_srv_logf(s, PX_LOG_INFO,
@@ -725,13 +736,16 @@ static void gtrk_timeout(void *arg)
                 " members",
                 t->name, op_name(t), (unsigned long long)t->id, t->timeout, t->nslots,
                 t->nexpected);
-    if (t->state == PX_TRK_GATHERING && (t->optional || t->invite) && t->nslots > 0) {
+    for (size_t i = 0; !someone && t->has_remote && i < t->nprocs; i++)
+        someone = t->accepted[i]; /* a remote accept */
+    if (t->state == PX_TRK_GATHERING && (t->optional || t->invite) && !t->awaiting_go && someone) {
         /* the leader hears of every invited process that never answered */
         for (size_t i = 0; t->invite && t->answered != NULL && i < t->nprocs; i++)
             if (!t->answered[i])
                 event_to_proc(s, &t->leader, PMIX_GROUP_INVITE_FAILED, &t->procs[i], t->name);
         t->partial = true; /* on with those who came */
         t->nexpected = t->nslots;
+        t->nremote = 0;
         all_joined(s, t);
         return;
     }
@@ -814,6 +828,384 @@ static void add_ginfo(px_gtrk *t, const pmix_proc_t *who, const pmix_info_t *inf
         px_pack_info(&t->ginfo, v, k);
     }
     free(v);
+}
+
+/* ---- invitations across nodes ----
+ *
+ * An invited process on another node hears PMIX_GROUP_INVITED through the
+ * host (its notify_event upcall carries it to the node, whose server gets
+ * it through px_server_notify), and its answer goes back the same way: a
+ * PMIX_GROUP_INVITE_ACCEPTED or _DECLINED event from the process to the
+ * leader, which the leader's server counts (px_srv_group_heard) before the
+ * leader hears it. An accept waits on its own node in a tracker of its own
+ * (awaiting_go). Once every invited process answered (or died, or the
+ * invitation's PMIX_TIMEOUT passed), the leader's node sends the outcome
+ * to the invited processes' nodes (PX_GROUP_INVITE_DONE: the group's
+ * membership in group-rank order, the context id request and timeout, or
+ * the error that ended the invitation). Every node with a member then
+ * runs the group's construct as any construct of those members (the group
+ * upcall, an allgather of the host core among their nodes), so that every
+ * member gets the same membership, context id and data, and each node
+ * keeps the group for fences, destruct and leave. PMIx_Group_leave tells
+ * the other nodes' members the same way (PMIX_GROUP_LEFT), and their
+ * servers drop the leaver from the group. */
+
+static bool remote_ok(const px_server *s)
+{
+    return s->hops->version >= 5 && s->hops->notify_event != NULL && group_upcall(s) != NULL;
+}
+
+/* Event `status` from `source` to the processes `to` (of other nodes)
+ * through the host, with `info` (n of them) and the custom range that
+ * names them. */
+static void event_to_remote(px_server *s, pmix_status_t status, const pmix_proc_t *source,
+                            const pmix_proc_t *to, size_t nto, const pmix_info_t *info, size_t n)
+{
+    pmix_data_array_t da = {.type = PMIX_PROC, .size = nto, .array = (void *)to};
+    pmix_info_t *v;
+
+    if (nto == 0 || !remote_ok(s))
+        return;
+    if ((v = calloc(n + 1, sizeof(*v))) == NULL) {
+        px_srv_logf(s, PX_LOG_ERROR, "no memory to send %s to another node",
+                    PMIx_Error_string(status));
+        return;
+    }
+    memcpy(v, info, n * sizeof(*v)); /* shallow: only the array is freed */
+    PMIx_Info_load(&v[n], PMIX_EVENT_CUSTOM_RANGE, &da, PMIX_DATA_ARRAY);
+    s->hops->notify_event(s->hctx, status, source, PMIX_RANGE_CUSTOM, v, n + 1);
+    PMIx_Info_destruct(&v[n]);
+    free(v);
+}
+
+/* Group event `status` about `about` in `grp` from `about` to `to`
+ * (processes of other nodes). */
+static void group_event_remote(px_server *s, pmix_status_t status, const pmix_proc_t *about,
+                               const char *grp, const pmix_proc_t *to, size_t nto)
+{
+    pmix_info_t ev[2];
+
+    PMIx_Info_construct(&ev[0]);
+    PMIx_Info_construct(&ev[1]);
+    PMIx_Info_load(&ev[0], PMIX_GROUP_ID, grp, PMIX_STRING);
+    PMIx_Info_load(&ev[1], PMIX_EVENT_AFFECTED_PROC, about, PMIX_PROC);
+    event_to_remote(s, status, about, to, nto, ev, 2);
+    PMIx_Info_destruct(&ev[0]);
+    PMIx_Info_destruct(&ev[1]);
+}
+
+/* The leader's node: tell the invited processes of other nodes how the
+ * invitation ended: PMIX_SUCCESS with the group `m` (n members), or the
+ * error that ended it. Said once. */
+static void send_outcome(px_server *s, px_gtrk *t, pmix_status_t status, const pmix_proc_t *m,
+                         size_t n)
+{
+    pmix_data_array_t da = {.type = PMIX_PROC, .size = n, .array = (void *)m};
+    pmix_proc_t *to = calloc(t->nprocs ? t->nprocs : 1, sizeof(*to));
+    size_t nto = 0, k = 0, timeout = (size_t)t->timeout;
+    pmix_info_t info[5];
+
+    t->has_remote = false;
+    if (to == NULL) {
+        px_srv_logf(s, PX_LOG_ERROR, "group %s: no memory to tell the other nodes its outcome",
+                    t->name);
+        return;
+    }
+    for (size_t i = 0; i < t->nprocs; i++)
+        if (px_srv_client(s, &t->procs[i]) == NULL)
+            to[nto++] = t->procs[i];
+    memset(info, 0, sizeof(info));
+    PMIx_Info_load(&info[k++], PMIX_GROUP_ID, t->name, PMIX_STRING);
+    PMIx_Info_load(&info[k++], PMIX_LOCAL_COLLECTIVE_STATUS, &status, PMIX_STATUS);
+    PMIx_Info_load(&info[k++], PMIX_GROUP_ASSIGN_CONTEXT_ID, &t->assign_ctxid, PMIX_BOOL);
+    PMIx_Info_load(&info[k++], PMIX_TIMEOUT, &timeout, PMIX_SIZE);
+    if (n > 0)
+        PMIx_Info_load(&info[k++], PMIX_GROUP_MEMBERSHIP, &da, PMIX_DATA_ARRAY);
+    event_to_remote(s, PX_GROUP_INVITE_DONE, &t->leader, to, nto, info, k);
+    for (size_t i = 0; i < k; i++)
+        PMIx_Info_destruct(&info[i]);
+    free(to);
+}
+
+/* The leader's node, every invited process answered: the group is the
+ * leader if it named itself and those who accepted, in the order invited.
+ * Tell the other nodes, and make the tracker that group's construct.
+ * True if the tracker is done (no member here: the inviter has its
+ * answer). */
+static bool settle_invite(px_server *s, px_gtrk *t)
+{
+    pmix_proc_t *m = calloc(t->nprocs ? t->nprocs : 1, sizeof(*m));
+    size_t n = 0;
+    bool remote = false;
+
+    if (m == NULL) {
+        fail_trk(s, t, PMIX_ERR_NOMEM);
+        return true;
+    }
+    for (size_t i = 0; i < t->nprocs; i++) {
+        bool in = t->accepted[i];
+        for (size_t k = 0; k < t->nslots && !in; k++)
+            in = t->slots[k].client != NULL && proc_eq(&t->slots[k].client->proc, &t->procs[i]);
+        if (in)
+            m[n++] = t->procs[i];
+        remote |= t->accepted[i];
+    }
+    send_outcome(s, t, PMIX_SUCCESS, m, n);
+    if (n < t->nprocs)
+        t->partial = true;
+    free(t->procs);
+    t->procs = m;
+    t->nprocs = n;
+    t->all_local = !remote;
+    if (t->nslots == 0 && remote) {
+        /* the inviter is no member, and no member is here: it hears who
+         * is (the members' nodes build the group) */
+        reply_done(s, t, false, 0, m, n, NULL, 0, NULL, 0);
+        finish_trk(s, t);
+        return true;
+    }
+    return false;
+}
+
+/* The leader's node: remote invited process `p` answered (or died:
+ * `died`, which counts as a decline the leader hears as
+ * PMIX_GROUP_INVITE_FAILED). */
+static void remote_answer(px_server *s, px_gtrk *t, const pmix_proc_t *p, bool accept, bool died)
+{
+    size_t i = 0;
+
+    while (i < t->nprocs && !proc_eq(&t->procs[i], p))
+        i++;
+    if (i == t->nprocs || t->answered == NULL || t->answered[i] || px_srv_client(s, p) != NULL)
+        return;
+    t->answered[i] = true;
+    t->accepted[i] = accept;
+    if (!accept)
+        t->partial = true;
+    if (t->nremote > 0)
+        t->nremote--;
+    if (died)
+        event_to_proc(s, &t->leader, PMIX_GROUP_INVITE_FAILED, p, t->name);
+}
+
+/* The closed invitation (grp, leader) in the ring, or -1. */
+static int closed_at(const px_server *s, const char *grp, const pmix_proc_t *leader)
+{
+    size_t n = s->ngclosed < PX_GCLOSED_MAX ? s->ngclosed : PX_GCLOSED_MAX;
+
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(s->gclosed[i].name, grp, PMIX_MAX_NSLEN) == 0 &&
+            proc_eq(&s->gclosed[i].leader, leader))
+            return (int)i;
+    return -1;
+}
+
+static void closed_forget(px_server *s, const char *grp, const pmix_proc_t *leader)
+{
+    int i = closed_at(s, grp, leader);
+
+    if (i >= 0)
+        memset(&s->gclosed[i], 0, sizeof(s->gclosed[i]));
+}
+
+static void closed_note(px_server *s, const char *grp, const pmix_proc_t *leader)
+{
+    size_t i = s->ngclosed++ % PX_GCLOSED_MAX;
+
+    if (closed_at(s, grp, leader) >= 0)
+        return;
+    memset(&s->gclosed[i], 0, sizeof(s->gclosed[i]));
+    memcpy(s->gclosed[i].name, grp, strnlen(grp, PMIX_MAX_NSLEN));
+    s->gclosed[i].leader = *leader;
+}
+
+/* An invited process's node: `c` answers the invitation to `grp` of
+ * `leader`, a process of another node; `t` is the tracker of this node's
+ * earlier accepts, or NULL. */
+static void remote_join(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
+                        const pmix_proc_t *leader, bool accept, const gdirs *d,
+                        const pmix_info_t *info, size_t ninfo, px_gtrk *t)
+{
+    if (t != NULL && (!proc_eq(leader, &t->leader) || slot_of(t, c) != NULL)) {
+        reply_error(s, c, tag, PMIX_ERR_BAD_PARAM);
+        return;
+    }
+    if (t == NULL && closed_at(s, grp, leader) >= 0) {
+        reply_error(s, c, tag, PMIX_ERR_NOT_FOUND); /* it ended without this one */
+        return;
+    }
+    if (!accept) {
+        px_buf b;
+        px_buf_init_frame(&b, PX_MSG_GROUP_DONE, tag); /* done: nothing to wait for */
+        px_pack_i32(&b, PMIX_SUCCESS);
+        px_pack_u8(&b, 0);
+        px_pack_u64(&b, 0);
+        px_pack_procs(&b, NULL, 0);
+        px_pack_bytes(&b, NULL, 0);
+        px_pack_bytes(&b, NULL, 0);
+        px_pack_bytes(&b, NULL, 0);
+        px_srv_send(s, c, &b);
+        group_event_remote(s, PMIX_GROUP_INVITE_DECLINED, &c->proc, grp, leader, 1);
+        return;
+    }
+    if (t == NULL) {
+        pmix_proc_t *p = malloc(sizeof(*p));
+        if (p != NULL)
+            *p = *leader;
+        if (p == NULL || (t = new_trk(s, PMIX_GROUP_CONSTRUCT, grp, p, 1)) == NULL) {
+            free(p);
+            reply_error(s, c, tag, PMIX_ERR_NOMEM);
+            return;
+        }
+        t->invite = true;
+        t->awaiting_go = true;
+        t->has_leader = true;
+        t->leader = *leader;
+    }
+    {
+        pmix_proc_t *np = realloc(t->procs, (t->nprocs + 1) * sizeof(*np));
+        px_gslot *ns = np != NULL ? realloc(t->slots, (t->nslots + 1) * sizeof(*ns)) : NULL;
+        if (np != NULL)
+            t->procs = np;
+        if (ns != NULL)
+            t->slots = ns;
+        if (np == NULL || ns == NULL) {
+            reply_error(s, c, tag, PMIX_ERR_NOMEM);
+            if (t->nslots == 0)
+                finish_trk(s, t);
+            return;
+        }
+    }
+    t->procs[t->nprocs++] = c->proc;
+    gdirs dd = *d;
+    dd.leader = false;
+    dd.optional = false;
+    merge_dirs(s, t, &dd, c);
+    add_slot(t, c, tag, true);
+    add_ginfo(t, &c->proc, info, ninfo);
+    group_event_remote(s, PMIX_GROUP_INVITE_ACCEPTED, &c->proc, grp, leader, 1);
+}
+
+/* An invited process's node: the leader's node says how the invitation
+ * ended. */
+static void got_outcome(px_server *s, const pmix_proc_t *leader, const char *grp,
+                        const pmix_info_t *info, size_t ninfo)
+{
+    const pmix_info_t *st = px_info_find(info, ninfo, PMIX_LOCAL_COLLECTIVE_STATUS);
+    const pmix_info_t *mi = px_info_find(info, ninfo, PMIX_GROUP_MEMBERSHIP);
+    const pmix_info_t *ti = px_info_find(info, ninfo, PMIX_TIMEOUT);
+    const pmix_data_array_t *da =
+        mi != NULL && mi->value.type == PMIX_DATA_ARRAY ? mi->value.data.darray : NULL;
+    const pmix_proc_t *m = da != NULL && da->type == PMIX_PROC ? da->array : NULL;
+    size_t n = m != NULL ? da->size : 0, nhere = 0;
+    pmix_status_t status =
+        st != NULL && st->value.type == PMIX_STATUS ? st->value.data.status : PMIX_ERR_BAD_PARAM;
+    px_gtrk *t = find_trk(s, grp);
+    pmix_proc_t *procs;
+    gdirs d;
+
+    if (t == NULL || !t->awaiting_go || !proc_eq(&t->leader, leader)) {
+        closed_note(s, grp, leader); /* nobody here accepted: a late accept is refused */
+        return;
+    }
+    t->awaiting_go = false;
+    if (status == PMIX_SUCCESS && (n == 0 || (procs = malloc(n * sizeof(*procs))) == NULL))
+        status = n == 0 ? PMIX_ERR_NOT_FOUND : PMIX_ERR_NOMEM; /* none: nobody got in */
+    if (status != PMIX_SUCCESS) {
+        t->all_local = true; /* never the host's: nothing to tell it */
+        fail_trk(s, t, status);
+        return;
+    }
+    /* accepts that came after the leader's node settled are not in */
+    for (size_t k = t->nslots; k-- > 0;) {
+        px_gslot *sl = &t->slots[k];
+        if (sl->client != NULL && procs_have(m, n, &sl->client->proc))
+            continue;
+        if (sl->client != NULL)
+            reply_error(s, sl->client, sl->tag, PMIX_ERR_NOT_FOUND);
+        *sl = t->slots[--t->nslots];
+    }
+    memcpy(procs, m, n * sizeof(*procs));
+    free(t->procs);
+    t->procs = procs;
+    t->nprocs = n;
+    t->nexpected = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (local_alive(s, &procs[i]))
+            t->nexpected++;
+        if (px_srv_client(s, &procs[i]) != NULL)
+            nhere++;
+    }
+    t->all_local = nhere == n;
+    read_dirs(info, ninfo, &d);
+    d.timeout = ti != NULL && ti->value.type == PMIX_SIZE ? (double)ti->value.data.size : 0;
+    d.leader = d.optional = false;
+    t->assign_ctxid |= d.assign_ctxid;
+    if (d.timeout > 0 && (t->timeout == 0 || d.timeout < t->timeout)) {
+        t->timeout = d.timeout;
+        if (t->timer != NULL)
+            s->pops->timer_cancel(s->pctx, t->timer);
+        t->timer = s->pops->timer_start(s->pctx, d.timeout, gtrk_timeout, t);
+    }
+    if (t->nslots == 0) {
+        finish_trk(s, t); /* every accept here came too late */
+        return;
+    }
+    check_joined(s, t);
+}
+
+/* A member of `g` left: tell its members of other nodes. */
+static void tell_left(px_server *s, const px_sgroup *g, const pmix_proc_t *leaver)
+{
+    pmix_proc_t *to = calloc(g->nmembers ? g->nmembers : 1, sizeof(*to));
+    size_t n = 0;
+
+    if (to == NULL)
+        return;
+    for (size_t i = 0; i < g->nmembers; i++)
+        if (px_srv_client(s, &g->members[i]) == NULL)
+            to[n++] = g->members[i];
+    group_event_remote(s, PMIX_GROUP_LEFT, leaver, g->name, to, n);
+    free(to);
+}
+
+bool px_srv_group_heard(px_server *s, pmix_status_t status, const pmix_proc_t *source,
+                        const pmix_info_t *info, size_t ninfo)
+{
+    const pmix_info_t *gi = px_info_find(info, ninfo, PMIX_GROUP_ID);
+    const char *grp = gi != NULL && gi->value.type == PMIX_STRING ? gi->value.data.string : NULL;
+    px_gtrk *t;
+    px_sgroup *g;
+
+    if (status != PX_GROUP_INVITE_DONE && status != PMIX_GROUP_INVITE_ACCEPTED &&
+        status != PMIX_GROUP_INVITE_DECLINED && status != PMIX_GROUP_LEFT &&
+        status != PMIX_GROUP_INVITED)
+        return false;
+    if (grp == NULL || source == NULL)
+        return status == PX_GROUP_INVITE_DONE;
+    switch (status) {
+    case PMIX_GROUP_INVITED:
+        closed_forget(s, grp, source); /* a new invitation of that name */
+        return false;
+    case PX_GROUP_INVITE_DONE: got_outcome(s, source, grp, info, ninfo); return true;
+    case PMIX_GROUP_LEFT:
+        if ((g = find_group(s, grp)) != NULL && procs_have(g->members, g->nmembers, source)) {
+            size_t k = 0;
+            for (size_t i = 0; i < g->nmembers; i++)
+                if (!proc_eq(&g->members[i], source))
+                    g->members[k++] = g->members[i];
+            g->nmembers = k;
+        }
+        return false; /* the members here hear it */
+    default:
+        t = find_trk(s, grp);
+        if (t != NULL && t->invite && t->accepted != NULL && t->state == PX_TRK_GATHERING &&
+            px_srv_client(s, &t->leader) != NULL) {
+            remote_answer(s, t, source, status == PMIX_GROUP_INVITE_ACCEPTED, false);
+            check_joined(s, t);
+        }
+        return false; /* the leader hears it */
+    }
 }
 
 /* ---- the operations ---- */
@@ -909,20 +1301,29 @@ static void do_invite(px_server *s, px_sclient *c, uint32_t tag, const char *grp
     pmix_status_t rc = PMIX_SUCCESS;
     bool member = procs_have(procs, n, &c->proc);
     px_gtrk *t = NULL;
+    size_t nremote = 0;
 
     if (find_group(s, grp) != NULL || find_trk(s, grp) != NULL)
         rc = PMIX_ERR_EXISTS;
     else if (n < (member ? 2u : 1u))
         rc = PMIX_ERR_BAD_PARAM; /* nobody to invite */
     for (size_t i = 0; i < n && rc == PMIX_SUCCESS; i++) {
-        if (px_srv_client(s, &procs[i]) == NULL)
-            rc = PMIX_ERR_NOT_SUPPORTED; /* events do not cross nodes yet */
-        else if (!local_alive(s, &procs[i]))
+        if (px_srv_client(s, &procs[i]) == NULL) {
+            if (!remote_ok(s))
+                rc = PMIX_ERR_NOT_SUPPORTED; /* the host carries no events */
+            else if (px_srv_nspace(s, procs[i].nspace) == NULL)
+                rc = PMIX_ERR_BAD_PARAM; /* nobody here knows of that process */
+            else if (px_srv_is_dead(s, &procs[i]))
+                rc = PMIX_ERR_PROC_TERM_WO_SYNC;
+            nremote++;
+        } else if (!local_alive(s, &procs[i])) {
             rc = PMIX_ERR_PROC_TERM_WO_SYNC;
+        }
     }
     if (rc == PMIX_SUCCESS && (t = new_trk(s, PMIX_GROUP_CONSTRUCT, grp, procs, n)) == NULL)
         rc = PMIX_ERR_NOMEM;
-    if (rc == PMIX_SUCCESS && (t->answered = calloc(n, sizeof(*t->answered))) == NULL) {
+    if (rc == PMIX_SUCCESS && ((t->answered = calloc(n, sizeof(*t->answered))) == NULL ||
+                               (t->accepted = calloc(n, sizeof(*t->accepted))) == NULL)) {
         finish_trk(s, t); /* frees procs */
         procs = NULL;
         rc = PMIX_ERR_NOMEM;
@@ -934,6 +1335,8 @@ static void do_invite(px_server *s, px_sclient *c, uint32_t tag, const char *grp
         return;
     }
     t->invite = true;
+    t->nremote = nremote;
+    t->has_remote = nremote > 0;
     gdirs dd = *d;
     dd.leader = true;
     merge_dirs(s, t, &dd, c);
@@ -953,18 +1356,26 @@ static void do_invite(px_server *s, px_sclient *c, uint32_t tag, const char *grp
         PMIx_Info_construct(&ev[1]);
         PMIx_Info_load(&ev[0], PMIX_GROUP_ID, grp, PMIX_STRING);
         PMIx_Info_load(&ev[1], PMIX_EVENT_AFFECTED_PROC, &t->procs[i], PMIX_PROC);
-        px_srv_event_to(s, px_srv_client(s, &t->procs[i]), PMIX_GROUP_INVITED, &c->proc,
-                        PMIX_RANGE_CUSTOM, ev, 2);
+        if (px_srv_client(s, &t->procs[i]) != NULL)
+            px_srv_event_to(s, px_srv_client(s, &t->procs[i]), PMIX_GROUP_INVITED, &c->proc,
+                            PMIX_RANGE_CUSTOM, ev, 2);
+        else
+            event_to_remote(s, PMIX_GROUP_INVITED, &c->proc, &t->procs[i], 1, ev, 2);
         PMIx_Info_destruct(&ev[0]);
         PMIx_Info_destruct(&ev[1]);
     }
 }
 
 static void do_join(px_server *s, px_sclient *c, uint32_t tag, const char *grp,
-                    const pmix_proc_t *leader, bool accept, const pmix_info_t *info, size_t ninfo)
+                    const pmix_proc_t *leader, bool accept, const gdirs *d, const pmix_info_t *info,
+                    size_t ninfo)
 {
     px_gtrk *t = find_trk(s, grp);
 
+    if ((t == NULL || t->awaiting_go) && px_srv_client(s, leader) == NULL && remote_ok(s)) {
+        remote_join(s, c, tag, grp, leader, accept, d, info, ninfo, t);
+        return;
+    }
     if (t == NULL || !t->invite || t->state != PX_TRK_GATHERING ||
         !procs_have(t->procs, t->nprocs, &c->proc) || proc_eq(&c->proc, &t->leader) ||
         slot_of(t, c) != NULL) {
@@ -1015,6 +1426,7 @@ static void do_leave(px_server *s, px_sclient *c, uint32_t tag, const char *grp)
     px_srv_reply_status(s, c, PX_MSG_REPLY, tag, PMIX_SUCCESS);
     for (size_t i = 0; i < g->nmembers; i++)
         event_to_proc(s, &g->members[i], PMIX_GROUP_LEFT, &c->proc, grp);
+    tell_left(s, g, &c->proc);
     for (k = 0; k < g->nmembers && px_srv_client(s, &g->members[k]) == NULL; k++)
         ;
     if (k == g->nmembers)
@@ -1065,7 +1477,7 @@ pmix_status_t px_srv_group(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
     case PX_GRP_CONSTRUCT: do_construct(s, c, tag, grp, members, nm, &d, info, ninfo); break;
     case PX_GRP_DESTRUCT: do_destruct(s, c, tag, grp, &d); break;
     case PX_GRP_INVITE: do_invite(s, c, tag, grp, members, nm, &d, info, ninfo); break;
-    case PX_GRP_JOIN: do_join(s, c, tag, grp, &leader, accept != 0, info, ninfo); break;
+    case PX_GRP_JOIN: do_join(s, c, tag, grp, &leader, accept != 0, &d, info, ninfo); break;
     default: do_leave(s, c, tag, grp); break;
     }
     PMIx_Info_free(info, ninfo);
@@ -1138,6 +1550,11 @@ static void member_died(px_server *s, px_gtrk *t, const pmix_proc_t *proc)
         return;
     }
     if ((t->invite || t->optional) && t->state == PX_TRK_GATHERING) {
+        if (!local && t->accepted != NULL && t->has_remote) {
+            remote_answer(s, t, proc, false, true); /* as a decline */
+            check_joined(s, t);
+            return;
+        }
         if (!local)
             return; /* its node's server answers for it */
         if (sl != NULL)
@@ -1156,16 +1573,18 @@ static void member_died(px_server *s, px_gtrk *t, const pmix_proc_t *proc)
     fail_trk(s, t, PMIX_GROUP_MEMBER_FAILED);
 }
 
-void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why)
+/* `proc` can no longer take part: tell each tracker it is a member of
+ * (with `c`, its client here, only those it has not joined). */
+static void lose_member(px_server *s, const pmix_proc_t *proc, const px_sclient *c)
 {
     uint64_t *ids = NULL;
     size_t n = 0, cap = 0;
 
-    (void)why; /* a member's death is PMIX_GROUP_MEMBER_FAILED, however it died */
     /* each tracker hears of it once, though one may complete or fail
      * (and the list change) while another is told */
     for (px_gtrk *t = s->gtrks; t != NULL; t = t->next) {
-        if (t->state == PX_TRK_ABANDONED || !procs_have(t->procs, t->nprocs, proc))
+        if (t->state == PX_TRK_ABANDONED || !procs_have(t->procs, t->nprocs, proc) ||
+            (c != NULL && slot_of(t, c) != NULL))
             continue;
         if (n == cap) {
             uint64_t *v = realloc(ids, (cap = cap ? 2 * cap : 4) * sizeof(*ids));
@@ -1182,6 +1601,19 @@ void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t
                 break;
             }
     free(ids);
+}
+
+void px_srv_group_departed(px_server *s, const px_sclient *c)
+{
+    px_srv_logf(s, PX_LOG_INFO, "%s:%u finalized and left: a member lost to its group operations",
+                c->proc.nspace, c->proc.rank);
+    lose_member(s, &c->proc, c);
+}
+
+void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why)
+{
+    (void)why; /* a member's death is PMIX_GROUP_MEMBER_FAILED, however it died */
+    lose_member(s, proc, NULL);
     /* groups that asked to hear of their members' deaths */
     for (px_sgroup *g = s->sgroups; g != NULL; g = g->next) {
         if (!g->notify_termination || !procs_have(g->members, g->nmembers, proc))

@@ -152,6 +152,8 @@ void px_srv_event_to_clients(px_server *s, pmix_status_t status, const pmix_proc
 void px_server_notify(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                       pmix_data_range_t range, const pmix_info_t info[], size_t ninfo)
 {
+    if (px_srv_group_heard(s, status, source, info, ninfo))
+        return; /* a server's own news */
     px_srv_event_to_clients(s, status, source, range, info, ninfo, NULL);
 }
 
@@ -171,6 +173,10 @@ pmix_status_t px_srv_notify(px_server *s, px_sclient *c, px_buf *b)
         (rc = px_unpack_u8(b, &range)) != PMIX_SUCCESS ||
         (rc = px_unpack_info(b, &info, &ninfo)) != PMIX_SUCCESS)
         return rc;
+    if (status == PX_GROUP_INVITE_DONE) {
+        PMIx_Info_free(info, ninfo); /* only servers say that */
+        return PMIX_SUCCESS;
+    }
     if (range != PMIX_RANGE_PROC_LOCAL)
         px_srv_event_to_clients(s, status, &source, range, info, ninfo, c);
     if (range != PMIX_RANGE_PROC_LOCAL && range != PMIX_RANGE_LOCAL && s->hops->version >= 5 &&

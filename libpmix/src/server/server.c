@@ -924,6 +924,7 @@ static void sink_closed(void *sctx, uint64_t conn, pmix_status_t why)
         /* gone for good (unless it initializes again): the fences it has
          * not joined would wait for ever */
         px_srv_fence_departed(s, c);
+        px_srv_group_departed(s, c);
         return;
     }
     client_died(s, c, PMIX_ERR_PROC_TERM_WO_SYNC);

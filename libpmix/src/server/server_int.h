@@ -180,8 +180,19 @@ typedef struct px_gtrk {
     char name[PMIX_MAX_NSLEN + 1];
     pmix_proc_t *procs; /* members, group-rank order */
     size_t nprocs;
-    bool invite;          /* built by PMIx_Group_invite: members answer with join */
-    bool *answered;       /* invite: procs[i] accepted, declined or died */
+    bool invite;    /* built by PMIx_Group_invite: members answer with join */
+    bool *answered; /* invite: procs[i] accepted, declined or died */
+    /* An invitation of processes of other nodes (group.c, "Invitations
+     * across nodes"). On the leader's node: `accepted` says which remote
+     * procs[i] accepted, `nremote` how many remote ones have not answered
+     * yet, and `has_remote` that they still await the outcome. On an
+     * invited process's node, `awaiting_go`: its local members accepted a
+     * remote leader's invitation and wait for the outcome (procs holds the
+     * leader and them until it comes with the group). */
+    bool *accepted;
+    size_t nremote;
+    bool has_remote;
+    bool awaiting_go;
     px_sclient *inviter;  /* invite: a leader that is not a member, or NULL */
     uint32_t inviter_tag; /* ... and its request's tag */
     bool has_leader;
@@ -223,6 +234,16 @@ struct px_server {
     uint64_t next_fence_id;
     px_gtrk *gtrks;     /* group operations being gathered */
     px_sgroup *sgroups; /* groups with a member here */
+    /* Invitations of remote leaders that ended before any local process
+     * accepted (group.c): a later accept is refused at once rather than
+     * left waiting for an outcome that has come already. A ring of the
+     * latest PX_GCLOSED_MAX. */
+#define PX_GCLOSED_MAX 32
+    struct {
+        char name[PMIX_MAX_NSLEN + 1];
+        pmix_proc_t leader;
+    } gclosed[PX_GCLOSED_MAX];
+    size_t ngclosed;
     /* Tools (tool.c): allowed at all, of which uid, the server's name. */
     bool tools_on;
     uint32_t tool_uid;
@@ -300,6 +321,19 @@ void px_srv_page_committed(px_server *s, px_sclient *c);
 /* group.c */
 pmix_status_t px_srv_group(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t why);
+/* A server's private event (never delivered to a client, refused from
+ * one): the outcome of an invitation, from the leader's node to the nodes
+ * of the processes it invited (group.c). */
+#define PX_GROUP_INVITE_DONE (PMIX_EXTERNAL_ERR_BASE - 1601)
+/* An event the host delivered from another node (px_server_notify): the
+ * group code takes what concerns its invitations and groups. True if the
+ * event was the server's own and goes no further. */
+bool px_srv_group_heard(px_server *s, pmix_status_t status, const pmix_proc_t *source,
+                        const pmix_info_t *info, size_t ninfo);
+/* Local client `c` finalized and exited: the group operations it has not
+ * joined fail (or, optional ones and invitations, go on without it) as for
+ * a member that died. */
+void px_srv_group_departed(px_server *s, const px_sclient *c);
 void px_srv_group_client_gone(px_server *s, const px_sclient *c);
 void px_srv_group_destroy_all(px_server *s);
 /* Replace the entries of *procs that name a group this server knows
