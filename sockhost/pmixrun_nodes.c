@@ -55,6 +55,7 @@
 #include "pmixd_proto.h"
 #include "pmixrun.h"
 #include "px_hostcore.h"
+#include "launchtree.h"
 #include "tcplink.h"
 #include "vhost.h"
 
@@ -64,8 +65,10 @@ typedef struct dnode {
     pid_t pid;
     bool reaped;
     bool hello;
-    bool silent; /* another daemon heard nothing from it (PD_LOST): killed */
-    bool gone;   /* daemon_gone ran for it */
+    bool silent;  /* another daemon heard nothing from it (PD_LOST): killed */
+    bool gone;    /* daemon_gone ran for it */
+    int launcher; /* over a launch agent: the node whose daemon starts this one (launch
+                   * tree, launchtree.h), -1: pmixrun (or not over an agent) */
     uint16_t port;
     tl_link link;
 } dnode;
@@ -141,6 +144,17 @@ void nodes_signal(job *j, int sig)
         return;
     if (sig == SIGSTOP)
         sig = SIGTSTP; /* the daemons stop their ranks, not themselves */
+    if (j->ssh) {
+        /* ssh forwards no signal (and the agent may die of it): over the
+         * control connections instead */
+        tl_buf b = {0};
+        tl_put_u32(&b, (uint32_t)sig);
+        for (int i = 0; i < ns->k; i++)
+            if (ns->d[i].link.fd >= 0 && !ns->d[i].gone)
+                tl_send(&ns->d[i].link, PD_SIGNAL, &b);
+        tl_buf_free(&b);
+        return;
+    }
     for (int i = 0; i < ns->k; i++)
         if (ns->d[i].pid > 0 && !ns->d[i].reaped && (i == 0 || ns->d[i].pid != ns->d[0].pid))
             kill(ns->d[i].pid, sig); /* srun once: it forwards to every daemon */
@@ -431,56 +445,56 @@ static pid_t start_step(job *j, const char *path, const char *addr, uint16_t por
     _exit(PMIXRUN_EXIT_NOTFOUND);
 }
 
-/* Start node `node`'s daemon on its host with the launch agent (default
- * ssh, PRRTE's plm_ssh's way): `AGENT... HOST PMIXD --connect ADDR:PORT
- * --node I --key-stdin`, the agent's words split at blanks. The secret
- * goes on the agent's stdin (a pipe we write it to and close), which ssh
- * forwards: never on a command line. The agent's pid, or -1. */
-static pid_t start_agent(job *j, const char *path, int node, const char *addr, uint16_t port,
-                         const char *key)
+/* The launch tree over the agent (launchtree.h): node ids are the share's
+ * indexes, so node I's launcher is found by splitting [lo, lo+n) as every
+ * daemon splits its own share. */
+static void tree_launchers(nodes *ns, int lo, int n, int fanout, int launcher)
 {
-    char to[96], nodearg[16];
-    const char *agent = j->launch_agent != NULL ? j->launch_agent : "ssh";
-    char *words = strdup(agent);
-    char *argv[64];
-    int argc = 0, in[2];
+    for (int c = 0; c < lt_nruns(n, fanout); c++) {
+        int first, count;
+        lt_run(n, fanout, c, &first, &count);
+        ns->d[lo + first].launcher = launcher;
+        tree_launchers(ns, lo + first + 1, count - 1, fanout, lo + first);
+    }
+}
+
+/* Start pmixrun's part of the launch tree: one agent per run of the K
+ * nodes (at most the fan-out), each given the rest of its run to start.
+ * 0, or -1 (message printed). */
+static int start_tree(nodes *ns, const char *path, const char *addr, uint16_t port,
+                      const char *keyhex)
+{
+    job *j = ns->j;
+    char to[96];
+    int fanout = j->launch_fanout > 0 ? j->launch_fanout : LT_FANOUT_DEFAULT;
+    int *ids = calloc((size_t)ns->k, sizeof *ids);
     snprintf(to, sizeof to, "%s:%u", addr, (unsigned)port);
-    snprintf(nodearg, sizeof nodearg, "%d", node);
-    if (words == NULL || pipe2(in, O_CLOEXEC) != 0) {
-        free(words);
+    lt_conf c = {.agent = (char *)(j->launch_agent != NULL ? j->launch_agent : "ssh"),
+                 .pmixd = (char *)path,
+                 .connect = to,
+                 .fanout = fanout};
+    lt_share all = {.n = ns->k, .node = ids, .host = j->node_names};
+    if (ids == NULL) {
+        fprintf(stderr, "pmixrun: out of memory\n");
         return -1;
     }
-    for (char *save = NULL, *w = strtok_r(words, " \t", &save); w != NULL && argc < 55;
-         w = strtok_r(NULL, " \t", &save))
-        argv[argc++] = w;
-    argv[argc++] = j->node_names[node];
-    argv[argc++] = (char *)path;
-    argv[argc++] = "--connect";
-    argv[argc++] = to;
-    argv[argc++] = "--node";
-    argv[argc++] = nodearg;
-    argv[argc++] = "--key-stdin";
-    argv[argc] = NULL;
-    pid_t me = getpid();
-    pid_t pid = fork();
-    if (pid != 0) {
-        close(in[0]);
-        if (pid > 0) {
-            char line[2 * PX_AUTH_KEYLEN + 2];
-            int len = snprintf(line, sizeof line, "%s\n", key);
-            if (write(in[1], line, (size_t)len) != len)
-                fprintf(stderr, "pmixrun: cannot give the daemon of %s its secret\n",
-                        j->node_names[node]);
-            explicit_bzero(line, sizeof line);
+    for (int i = 0; i < ns->k; i++)
+        ids[i] = i;
+    tree_launchers(ns, 0, ns->k, fanout, -1);
+    int rc = 0;
+    for (int r = 0; r < lt_nruns(ns->k, fanout); r++) {
+        int first, count;
+        lt_run(ns->k, fanout, r, &first, &count);
+        ns->d[first].pid = lt_start(&c, &all, first, count, keyhex);
+        if (ns->d[first].pid < 0) {
+            fprintf(stderr, "pmixrun: cannot start a launch agent (%s): %s\n", c.agent,
+                    strerror(errno));
+            rc = -1;
+            break;
         }
-        close(in[1]);
-        free(words);
-        return pid;
     }
-    daemon_child(me, in[0], NULL);
-    execvp(argv[0], argv);
-    fprintf(stderr, "pmixrun: cannot run the launch agent %s: %s\n", argv[0], strerror(errno));
-    _exit(PMIXRUN_EXIT_NOTFOUND);
+    free(ids);
+    return rc;
 }
 
 static void pend_close(nodes *ns, int s)
@@ -764,7 +778,7 @@ static void got_lost(nodes *ns, int by, tl_reader *r)
 {
     uint32_t n = tl_get_u32(r), ms = tl_get_u32(r);
     if (r->bad || n >= (uint32_t)ns->k || (int)n == by || ns->d[n].silent || ns->d[n].reaped ||
-        ns->d[n].pid <= 0)
+        (ns->d[n].pid <= 0 && ns->d[n].launcher < 0))
         return;
     ns->d[n].silent = true;
     if (ns->remote) {
@@ -811,15 +825,37 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_PUBSUB: pubsub_frame(ns->j, l, p, len); break;
     case PD_EVENT: relay_event(ns, c->node, p, len); break;
     case PD_JCTRL: relay_jctrl(ns, p, len); break;
+    case PD_AGENT_EXIT: {
+        /* the agent that daemon ran to start another's: judged as that
+         * daemon's end, as pmixrun's own agents are */
+        uint32_t n = tl_get_u32(&r), st = tl_get_u32(&r);
+        if (!r.bad && n < (uint32_t)ns->k && ns->d[n].launcher == c->node && !ns->d[n].reaped) {
+            ns->d[n].reaped = true;
+            daemon_gone(ns, (int)n, (int)st, NULL);
+        }
+        break;
+    }
     default: break;
     }
     return 0;
 }
 
+static void daemon_gone1(nodes *ns, int n, int wstatus, const char *lost_how);
+
 /* A daemon is gone: its node's ranks that did not report are lost. A
  * daemon of a Slurm step is gone when its connection ends (`lost` says
- * how, and wstatus is not used) or when srun exits. */
+ * how, and wstatus is not used) or when srun exits. The daemons it was to
+ * start over the launch agent and that never said hello go with it. */
 static void daemon_gone(nodes *ns, int n, int wstatus, const char *lost_how)
+{
+    bool before = ns->d[n].gone;
+    daemon_gone1(ns, n, wstatus, lost_how);
+    for (int i = 0; !before && i < ns->k; i++)
+        if (ns->d[i].launcher == n && !ns->d[i].hello && !ns->d[i].gone)
+            daemon_gone(ns, i, 0, "was never started: the daemon that was to start it is gone");
+}
+
+static void daemon_gone1(nodes *ns, int n, int wstatus, const char *lost_how)
 {
     job *j = ns->j;
     dnode *d = &ns->d[n];
@@ -860,9 +896,14 @@ static void daemon_gone(nodes *ns, int n, int wstatus, const char *lost_how)
     else
         snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(wstatus));
     ns->daemon_failed = true;
-    fprintf(stderr, "pmixrun: the daemon of %s (pid %d) %s%s%s%s%s\n", j->node_names[n],
-            (int)d->pid, how, lost > 0 ? "; its processes are lost: rank(s) " : "",
-            lost > 0 ? list : "", j->reason == END_NONE ? "; stopping the job" : "",
+    char pid[96];
+    if (d->launcher >= 0)
+        snprintf(pid, sizeof pid, "started by the daemon of %s", j->node_names[d->launcher]);
+    else
+        snprintf(pid, sizeof pid, "pid %d", (int)d->pid);
+    fprintf(stderr, "pmixrun: the daemon of %s (%s) %s%s%s%s%s\n", j->node_names[n], pid, how,
+            lost > 0 ? "; its processes are lost: rank(s) " : "", lost > 0 ? list : "",
+            j->reason == END_NONE ? "; stopping the job" : "",
             ns->job_sent ? "" : " (before the job started)");
     end_job(j, ns->job_sent ? END_RANK_FAILED : END_LAUNCH, 1);
 }
@@ -883,7 +924,8 @@ static bool reap_daemons(nodes *ns)
         }
     }
     for (int i = 0; i < ns->k; i++)
-        all = all && (ns->d[i].reaped || ns->d[i].pid <= 0);
+        all =
+            all && (ns->d[i].launcher >= 0 ? ns->d[i].gone : ns->d[i].reaped || ns->d[i].pid <= 0);
     return all;
 }
 
@@ -1053,8 +1095,10 @@ int nodes_run(job *j)
     }
     if (net_fit(j) != 0) /* the network's coordinates, for PD_JOB */
         goto out;
-    for (int i = 0; i < ns.k; i++)
+    for (int i = 0; i < ns.k; i++) {
         ns.d[i].link.fd = -1;
+        ns.d[i].launcher = -1;
+    }
     /* The job's secret: every daemon proves it knows it to every other
      * before they trust each other's frames (pmixd.c, px_auth). */
     if (px_auth_keygen(key) != 0) {
@@ -1096,14 +1140,8 @@ int nodes_run(job *j)
             for (int i = 0; i < ns.k; i++)
                 ns.d[i].pid = pid;
         }
-        for (int i = 0; j->ssh && i < ns.k; i++) {
-            ns.d[i].pid = start_agent(j, path, i, addr, port, keyhex);
-            if (ns.d[i].pid < 0) {
-                fprintf(stderr, "pmixrun: cannot start a launch agent: %s\n", strerror(errno));
-                end_job(j, END_LAUNCH, 1);
-                break;
-            }
-        }
+        if (j->ssh && start_tree(&ns, path, addr, port, keyhex) != 0)
+            end_job(j, END_LAUNCH, 1);
     }
     for (int i = 0; !ns.remote && i < ns.k; i++) {
         ns.d[i].pid = start_daemon(j, path, i, &ns.d[i].link, keyhex);
