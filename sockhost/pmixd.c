@@ -1,7 +1,7 @@
 /*
  * pmixd.c - the node daemon: one per node of a pmixrun --nodes job.
  *
- *     pmixd --parent-fd FD --node ID [--listen ADDR] [--isolate host]
+ *     pmixd --parent-fd FD --node ID [--listen ADDR] [--isolate host|net]
  *                                                         (forked by pmixrun)
  *     pmixd --connect ADDR:PORT --node ID|slurm [--key-stdin]  (srun, ssh)
  *
@@ -1192,7 +1192,7 @@ static void teardown(pmixd_ctx *d)
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: pmixd (--parent-fd FD | --connect ADDR:PORT) --node (ID | slurm)\n"
-               "             [--listen ADDR] [--key-stdin] [--isolate host]\n"
+               "             [--listen ADDR] [--key-stdin] [--isolate host|net]\n"
                "\n"
                "The node daemon of a pmixrun job over several nodes; pmixrun starts it\n"
                "(itself, or through srun or ssh: then it connects back to ADDR:PORT, and\n"
@@ -1306,6 +1306,16 @@ int main(int argc, char **argv)
     j->outs[1] = (iof_out){.fd = STDOUT_FILENO};
     j->outs[2] = (iof_out){.fd = STDERR_FILENO};
     snprintf(j->hostname, sizeof j->hostname, "node%d", d->node);
+    if (isolate == VHOST_NET) {
+        /* pmixrun made the bridge and puts our end of a veth pair in it:
+         * no loopback fallback, the other nodes are only there */
+        char err[256];
+        if (vhost_isolate_net(err, sizeof err) != 0) {
+            fprintf(stderr, "pmixd %s: --isolate net: %s\n", j->hostname, err);
+            return 1;
+        }
+        isolate = VHOST_HOST;
+    }
     if (isolate == VHOST_HOST) {
         char err[256];
         int tmp_private = 0;

@@ -151,11 +151,13 @@ static void usage(FILE *f)
             "                      its coordinates (PMIX_NETWORK_COORDINATE...) and hier\n"
             "                      groups by switch. Without it: Slurm's own (scontrol show\n"
             "                      topology) in an allocation, else one switch\n"
-            "  --isolate auto|host|none\n"
+            "  --isolate auto|host|net|none\n"
             "                      host: each node's daemon and processes get their own\n"
             "                      host name (the node's name), /dev/shm and /tmp (needs\n"
-            "                      root); none: they share this machine's; auto (default):\n"
-            "                      host for --nodes/--host virtual nodes when root\n"
+            "                      root); net: that and a network namespace of their own,\n"
+            "                      the nodes joined by a bridge; none: they share this\n"
+            "                      machine's; auto (default): host for --nodes/--host\n"
+            "                      virtual nodes when root\n"
             "  --map-by slot|node|ppr:N:node|core|socket\n"
             "                      slot (default): consecutive ranks fill each node in\n"
             "                      turn; node: round robin over the nodes; ppr: N processes\n"
@@ -689,7 +691,7 @@ static int parse_args(job *j, int argc, char **argv)
             } else if (strcmp(name, "--isolate") == 0) {
                 vhost_mode m;
                 if (vhost_parse(val, &m) != 0)
-                    return bad_usage("--isolate takes auto, host or none, not '%s'", val);
+                    return bad_usage("--isolate takes auto, host, net or none, not '%s'", val);
                 j->isolate = (int)m;
             } else if (strcmp(name, "--nodes") == 0) {
                 long k = parse_count(val, MAX_NODES);
@@ -853,6 +855,11 @@ static int parse_args(job *j, int argc, char **argv)
         nodes_free_names(j);
         return bad_usage("%s--launch-agent and --launch-fanout need host names (a --hostfile "
                          "of host names, or --host)",
+                         "");
+    }
+    if (j->isolate == VHOST_NET && (hostfile != NULL || j->ssh || j->slurm)) {
+        nodes_free_names(j);
+        return bad_usage("%s--isolate net is for virtual nodes (--nodes K, or --host node0,...)",
                          "");
     }
     if (j->nnodes > j->nprocs)

@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,7 @@ typedef struct nodes {
     double *pend_until;
     uint8_t (*pend_nc)[PX_AUTH_NONCELEN], (*pend_na)[PX_AUTH_NONCELEN];
     uint8_t key[PX_AUTH_KEYLEN];
+    pid_t hub; /* --isolate net: the holder of the bridge's namespace (vnet_start), or 0 */
 } nodes;
 
 static int make_map(job *j)
@@ -342,18 +344,160 @@ static pid_t start_daemon(job *j, const char *path, int node, tl_link *link, con
         fcntl(3, F_SETFD, 0);
     else if (dup2(sv[1], 3) < 0)
         _exit(1);
-    /* --isolate host, when asked for, goes last: pmixd acts on it itself */
-    const char *iso = j->isolate == VHOST_HOST ? "--isolate" : NULL;
+    /* --isolate host or net, when asked for, goes last: pmixd acts on it itself */
+    const char *iso = j->isolate == VHOST_HOST || j->isolate == VHOST_NET ? "--isolate" : NULL;
+    const char *how = j->isolate == VHOST_NET ? "net" : "host";
     if (netns != NULL)
         execlp("ip", "ip", "netns", "exec", netns, path, "--parent-fd", "3", "--node", nodearg,
-               "--listen", listen, iso, "host", (char *)NULL);
+               "--listen", listen, iso, how, (char *)NULL);
     else
-        execl(path, "pmixd", "--parent-fd", "3", "--node", nodearg, "--listen", listen, iso, "host",
+        execl(path, "pmixd", "--parent-fd", "3", "--node", nodearg, "--listen", listen, iso, how,
               (char *)NULL);
     fprintf(stderr, "pmixrun: cannot start the daemon %s%s%s: %s\n", path,
             netns != NULL ? " with ip netns exec " : "", netns != NULL ? netns : "",
             strerror(errno));
     _exit(PMIXRUN_EXIT_NOTFOUND);
+}
+
+/* ---- --isolate net: a network namespace per virtual node ---- */
+
+/* The bridge lives in a network namespace of its own, held by a child of
+ * pmixrun (the hub) that dies with it (PR_SET_PDEATHSIG): the bridge and
+ * the host ends of the veth pairs go with that namespace, even when
+ * pmixrun is killed, and names never collide with another job's. Each
+ * daemon (pmixd --isolate net) makes its own empty namespace before it
+ * says hello; pmixrun then adds a veth pair n<I>/h<I>, h<I> on the bridge,
+ * n<I> moved into the daemon's namespace with the node's address
+ * 10.214.I/250.I%250+1 on a /16, and the daemon's loopback up. The daemon
+ * listens on every address of its namespace (0.0.0.0), and the others
+ * reach it at that address. ip and nsenter do the work (iproute2,
+ * util-linux). */
+
+/* Run argv with `input` on its stdin (NULL: /dev/null); its exit status,
+ * or -1. Waits for that child alone. */
+static int run_tool(char *const argv[], const char *input)
+{
+    int in[2];
+    if (pipe2(in, O_CLOEXEC) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (dup2(in[0], 0) < 0)
+            _exit(127);
+        execvp(argv[0], argv);
+        fprintf(stderr, "pmixrun: --isolate net: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(in[0]);
+    if (pid > 0 && input != NULL) {
+        size_t len = strlen(input), off = 0;
+        while (off < len) {
+            ssize_t w = write(in[1], input + off, len - off);
+            if (w <= 0 && errno != EINTR)
+                break;
+            off += w > 0 ? (size_t)w : 0;
+        }
+    }
+    close(in[1]);
+    int st;
+    if (pid < 0)
+        return -1;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* `ip -b -` inside the network namespace of `pid`, with `cmds`. */
+static int ip_in(pid_t pid, const char *cmds)
+{
+    char target[16];
+    snprintf(target, sizeof target, "%d", (int)pid);
+    char *argv[] = {"nsenter", "-t", target, "-n", "ip", "-b", "-", NULL};
+    return run_tool(argv, cmds);
+}
+
+/* Start the hub and its bridge. 0, or -1 with the reason in err. */
+static int vnet_start(nodes *ns, char *err, size_t errlen)
+{
+    int ready[2];
+    if (geteuid() != 0) {
+        snprintf(err, errlen, "network namespaces need root");
+        return -1;
+    }
+    if (pipe2(ready, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t me = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        char ok = 1;
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != me || unshare(CLONE_NEWNET) != 0)
+            _exit(1);
+        if (write(ready[1], &ok, 1) != 1)
+            _exit(1);
+        /* no hold on pmixrun's output (a reader waits for its end) */
+        int null = open("/dev/null", O_RDWR);
+        for (int fd = 0; null >= 0 && fd <= 2; fd++)
+            dup2(null, fd);
+        for (;;)
+            pause(); /* holds the namespace until killed */
+    }
+    close(ready[1]);
+    char got = 0;
+    ssize_t r = pid > 0 ? read(ready[0], &got, 1) : -1;
+    close(ready[0]);
+    if (pid < 0 || r != 1) {
+        snprintf(err, errlen, "cannot make a network namespace for the bridge%s",
+                 pid < 0 ? ": fork failed" : "");
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+        return -1;
+    }
+    ns->hub = pid;
+    if (ip_in(pid, "link add br0 type bridge\nlink set br0 up\n") != 0) {
+        snprintf(err, errlen,
+                 "cannot make a bridge (ip link add type bridge; iproute2 and "
+                 "nsenter needed)");
+        return -1;
+    }
+    return 0;
+}
+
+/* Node n's daemon (pid) said hello from its empty namespace: join it to
+ * the bridge. 0 or -1 (message printed). */
+static int vnet_attach(nodes *ns, int n)
+{
+    job *j = ns->j;
+    char cmds[512], addr[32];
+    snprintf(addr, sizeof addr, "10.214.%d.%d", n / 250, n % 250 + 1);
+    snprintf(cmds, sizeof cmds,
+             "link add h%d type veth peer name n%d\nlink set h%d master br0\nlink set h%d up\n"
+             "link set n%d netns %d\n",
+             n, n, n, n, n, (int)ns->d[n].pid);
+    if (ip_in(ns->hub, cmds) != 0) {
+        fprintf(stderr, "pmixrun: --isolate net: cannot give %s a veth pair on the bridge\n",
+                j->node_names[n]);
+        return -1;
+    }
+    snprintf(cmds, sizeof cmds, "link set lo up\naddr add %s/16 dev n%d\nlink set n%d up\n", addr,
+             n, n);
+    char *copy = strdup(addr);
+    if (copy == NULL || ip_in(ns->d[n].pid, cmds) != 0) {
+        free(copy);
+        fprintf(stderr, "pmixrun: --isolate net: cannot give %s its address %s\n", j->node_names[n],
+                addr);
+        return -1;
+    }
+    free(j->node_addrs[n]);
+    j->node_addrs[n] = copy;
+    return 0;
 }
 
 /* ---- daemons started as a Slurm step ---- */
@@ -817,6 +961,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
         d->hello = true;
         d->port = (uint16_t)port;
         ns->nhello++;
+        if (ns->hub > 0 && vnet_attach(ns, c->node) != 0)
+            end_job(ns->j, END_LAUNCH, 1);
         break;
     }
     case PD_EXIT: got_exit(ns, &r); break;
@@ -1112,6 +1258,30 @@ int nodes_run(job *j)
     }
     /* Virtual nodes look like hosts where they can (vhost.h): by default
      * when pmixrun is root and the nodes are its own (no --hostfile, no srun or ssh). */
+    if (j->isolate == VHOST_NET) {
+        char err[256];
+        if (vnet_start(&ns, err, sizeof err) != 0) {
+            fprintf(stderr,
+                    "pmixrun: --isolate net: %s; the virtual nodes share this machine's network "
+                    "(loopback)\n",
+                    err);
+            j->isolate = VHOST_AUTO; /* their host name, /dev/shm and /tmp where it can */
+            if (ns.hub > 0) {
+                kill(ns.hub, SIGKILL);
+                waitpid(ns.hub, NULL, 0);
+                ns.hub = 0;
+            }
+        } else if ((j->node_addrs = calloc((size_t)ns.k, sizeof *j->node_addrs)) == NULL) {
+            fprintf(stderr, "pmixrun: out of memory\n");
+            goto out;
+        } else {
+            for (int i = 0; i < ns.k; i++)
+                if ((j->node_addrs[i] = strdup("0.0.0.0")) == NULL) {
+                    fprintf(stderr, "pmixrun: out of memory\n");
+                    goto out;
+                }
+        }
+    }
     if (j->isolate == VHOST_AUTO) {
         if (j->node_addrs != NULL || ns.remote)
             j->isolate = VHOST_NONE;
@@ -1165,6 +1335,10 @@ out:;
         tl_link_close(&ns.d[i].link);
     }
     remote_free(&ns);
+    if (ns.hub > 0) { /* the bridge and the veth pairs go with its namespace */
+        kill(ns.hub, SIGKILL);
+        waitpid(ns.hub, NULL, 0);
+    }
     explicit_bzero(ns.key, sizeof ns.key);
     pubsub_stop(j); /* its answers go to the links, closed now: dropped */
     free(ns.d);
