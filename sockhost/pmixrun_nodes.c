@@ -1133,6 +1133,14 @@ static void loop(nodes *ns)
             for (int i = 0; i < ns->k; i++)
                 if (!ns->d[i].reaped && ns->d[i].pid > 0)
                     kill(-ns->d[i].pid, SIGKILL);
+            /* a daemon another daemon started is not ours to kill: its
+             * connection goes, on which it stops at once, and so does the
+             * wait for it */
+            for (int i = 0; i < ns->k; i++)
+                if (ns->d[i].launcher >= 0 && !ns->d[i].gone) {
+                    tl_link_close(&ns->d[i].link);
+                    daemon_gone(ns, i, 0, "did not stop in time; its connection is closed");
+                }
             ns->kill_at = now_s() + 5.0;
         }
         if (pfd == NULL)
