@@ -176,7 +176,7 @@ int lt_read(int fd, lt_conf *c, lt_share *share, char *err, size_t errlen)
     int rc;
     while ((rc = read_line(fd, line, sizeof line)) == 1) {
         if (strcmp(line, "end") == 0)
-            return 0;
+            break;
         if (strncmp(line, "agent ", 6) == 0) {
             free(c->agent);
             if ((c->agent = strdup(line + 6)) == NULL)

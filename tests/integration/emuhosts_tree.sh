@@ -50,7 +50,8 @@ tag=$(sed -n 's/^tag=//p' "$dir/state")
 printf '#!/bin/sh\necho "$(hostname) $1" >>%s/agent.log\nexec ssh -F %s/ssh_config "$@"\n' \
     "$dir" "$dir" >"$dir/agent"
 chmod +x "$dir/agent"
-export PMIXLAB_PMIXRUN_ADDR=10.213.9.254
+# the bridge's address on this machine (emuhosts.sh picks the subnet)
+export PMIXLAB_PMIXRUN_ADDR=$(sed -n 's/^net=//p' "$dir/state").254
 hosts=emu0:2,emu1:2,emu2,emu3,emu4
 run=("$pmixrun" --host "$hosts" --launch-agent "$dir/agent" --launch-fanout 2 --timeout 30)
 me=$(hostname)
