@@ -1,7 +1,7 @@
 /*
  * pmixd.c - the node daemon: one per node of a pmixrun --nodes job.
  *
- *     pmixd --parent-fd FD --node ID [--listen ADDR] [--isolate host]
+ *     pmixd --parent-fd FD --node ID [--listen ADDR] [--isolate host|net]
  *                                                         (forked by pmixrun)
  *     pmixd --connect ADDR:PORT --node ID|slurm [--key-stdin]  (srun, ssh)
  *
@@ -501,7 +501,62 @@ static void reap(pmixd_ctx *d)
                 break;
             }
         }
+        for (int a = 0; a < d->nagents; a++) {
+            if (d->agent_pid[a] == pid) {
+                /* pmixrun judges it as the end of that node's daemon */
+                tl_buf b = {0};
+                d->agent_pid[a] = 0;
+                tl_put_u32(&b, (uint32_t)d->agent_node[a]);
+                tl_put_u32(&b, (uint32_t)st);
+                tl_send(&d->parent, PD_AGENT_EXIT, &b);
+                tl_buf_free(&b);
+            }
+        }
     }
+}
+
+/* Start this daemon's share of the launch tree (launchtree.h): one agent
+ * per run of the share, each given the rest of its run. An agent that
+ * cannot be started is reported as one that exited with status 127. */
+static void start_share(pmixd_ctx *d)
+{
+    int runs = lt_nruns(d->share.n, d->lt.fanout);
+    char keyhex[2 * PX_AUTH_KEYLEN + 1];
+    if (runs == 0)
+        return;
+    d->agent_pid = calloc((size_t)runs, sizeof *d->agent_pid);
+    d->agent_node = calloc((size_t)runs, sizeof *d->agent_node);
+    if (d->agent_pid == NULL || d->agent_node == NULL) {
+        fprintf(stderr, "pmixd node%d: cannot start its share of the daemons: out of memory\n",
+                d->node);
+        return; /* pmixrun's start-up deadline names them */
+    }
+    px_auth_key_hex(d->key, keyhex);
+    for (int c = 0; c < runs; c++) {
+        int first, count;
+        lt_run(d->share.n, d->lt.fanout, c, &first, &count);
+        pid_t pid = lt_start(&d->lt, &d->share, first, count, keyhex);
+        d->agent_node[d->nagents] = d->share.node[first];
+        d->agent_pid[d->nagents++] = pid > 0 ? pid : 0;
+        if (pid < 0) {
+            tl_buf b = {0};
+            fprintf(stderr, "pmixd node%d: cannot run the launch agent for %s: %s\n", d->node,
+                    d->share.host[first], strerror(errno));
+            tl_put_u32(&b, (uint32_t)d->share.node[first]);
+            tl_put_u32(&b, 127u << 8); /* as a wait status: exited with 127 */
+            tl_send(&d->parent, PD_AGENT_EXIT, &b);
+            tl_buf_free(&b);
+        }
+    }
+    explicit_bzero(keyhex, sizeof keyhex);
+}
+
+static bool agents_done(const pmixd_ctx *d)
+{
+    for (int a = 0; a < d->nagents; a++)
+        if (d->agent_pid[a] > 0)
+            return false;
+    return true;
 }
 
 static void signal_ranks(pmixd_ctx *d, int sig)
@@ -522,6 +577,8 @@ static void stop(pmixd_ctx *d, bool now)
             send_exit(d, &d->j.ranks[i], PD_EXIT_NOLAUNCH);
         }
     }
+    if (!d->stopping || now)
+        d->agents_until = now_s() + (now ? 5.0 : PMIXRUN_GRACE_S + 5.0);
     d->stopping = true;
     d->stop_now = now;
     signal_ranks(d, now ? SIGKILL : SIGTERM);
@@ -543,6 +600,22 @@ static void check_abort_d(pmixd_ctx *d)
     if (seen)
         tl_send(&d->parent, PD_ABORT, &b);
     tl_buf_free(&b);
+}
+
+/* A signal pmixrun forwards to the ranks: by a signal to a daemon it
+ * forked, or as PD_SIGNAL to one it did not (started over ssh, where no
+ * signal goes). */
+static void forwarded_signal(pmixd_ctx *d, int sig)
+{
+    if (sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGCONT) {
+        if (!d->stopping || sig == SIGCONT)
+            signal_ranks(d, sig);
+    } else if (sig == SIGTSTP) {
+        /* pmixrun stops; the daemon does not, or its peers would count
+         * it lost */
+        if (!d->stopping)
+            signal_ranks(d, SIGSTOP);
+    }
 }
 
 /* ---- frames ---- */
@@ -578,6 +651,10 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             pubsub_answer(&d->j, p, len);
         } else if (type == PD_EVENT_FWD) {
             events_deliver(&d->j, p, len);
+        } else if (type == PD_SIGNAL) {
+            uint32_t sig = tl_get_u32(&r);
+            if (!r.bad)
+                forwarded_signal(d, (int)sig);
         } else if (type == PD_JCTRL) {
             int sig;
             uint32_t *ranks;
@@ -787,14 +864,8 @@ static void on_signal(void *arg, unsigned what)
         int sig = (int)si.ssi_signo;
         if (sig == SIGCHLD) {
             d->j.child_exited = true; /* run() reaps after the turn */
-        } else if (sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGCONT) {
-            if (!d->stopping || sig == SIGCONT)
-                signal_ranks(d, sig); /* forwarded by pmixrun */
-        } else if (sig == SIGTSTP) {
-            /* pmixrun stops; the daemon does not, or its peers would count
-             * it lost */
-            if (!d->stopping)
-                signal_ranks(d, SIGSTOP);
+        } else if (sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGCONT || sig == SIGTSTP) {
+            forwarded_signal(d, sig);
         } else {
             stop(d, d->stopping); /* a second signal: at once */
         }
@@ -935,7 +1006,8 @@ static void run(pmixd_ctx *d)
                 signal_ranks(d, SIGKILL);
                 d->kill_at = now_s() + 5.0;
             }
-            if (j->nreaped == j->nstarted) {
+            /* the daemons it started over the agent write through it */
+            if (j->nreaped == j->nstarted && (agents_done(d) || now_s() >= d->agents_until)) {
                 if (drain_until == 0)
                     drain_until = now_s() + 1.0;
                 if (all_output_closed(j) || now_s() >= drain_until)
@@ -1107,13 +1179,20 @@ static void teardown(pmixd_ctx *d)
     free(d->peer_w);
     free(d->pend_w);
     free(d->io);
+    for (int a = 0; a < d->nagents; a++)
+        if (d->agent_pid[a] > 0)
+            kill(-d->agent_pid[a], SIGTERM); /* still there at the deadline */
+    free(d->agent_pid);
+    free(d->agent_node);
+    lt_conf_free(&d->lt);
+    lt_share_free(&d->share);
     job_release(j);
 }
 
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: pmixd (--parent-fd FD | --connect ADDR:PORT) --node (ID | slurm)\n"
-               "             [--listen ADDR] [--key-stdin] [--isolate host]\n"
+               "             [--listen ADDR] [--key-stdin] [--isolate host|net]\n"
                "\n"
                "The node daemon of a pmixrun job over several nodes; pmixrun starts it\n"
                "(itself, or through srun or ssh: then it connects back to ADDR:PORT, and\n"
@@ -1204,6 +1283,22 @@ int main(int argc, char **argv)
     }
     if (read_key(d, key_stdin) != 0)
         return PMIXRUN_EXIT_USAGE;
+    if (key_stdin) {
+        /* after the secret: this daemon's share of the launch tree */
+        char err[256];
+        if (lt_read(STDIN_FILENO, &d->lt, &d->share, err, sizeof err) != 0 ||
+            (d->share.n > 0 && to == NULL)) {
+            fprintf(stderr, "pmixd node%d: %s\n", d->node,
+                    d->share.n > 0 && to == NULL ? "a share of nodes needs --connect" : err);
+            lt_conf_free(&d->lt);
+            lt_share_free(&d->share);
+            return PMIXRUN_EXIT_USAGE;
+        }
+        if (d->share.n > 0 && (d->lt.connect = strdup(to)) == NULL) {
+            fprintf(stderr, "pmixd: out of memory\n");
+            return 1;
+        }
+    }
     job *j = &d->j;
     j->sigfd = j->devnull = -1;
     j->child_exited = true;
@@ -1211,6 +1306,16 @@ int main(int argc, char **argv)
     j->outs[1] = (iof_out){.fd = STDOUT_FILENO};
     j->outs[2] = (iof_out){.fd = STDERR_FILENO};
     snprintf(j->hostname, sizeof j->hostname, "node%d", d->node);
+    if (isolate == VHOST_NET) {
+        /* pmixrun made the bridge and puts our end of a veth pair in it:
+         * no loopback fallback, the other nodes are only there */
+        char err[256];
+        if (vhost_isolate_net(err, sizeof err) != 0) {
+            fprintf(stderr, "pmixd %s: --isolate net: %s\n", j->hostname, err);
+            return 1;
+        }
+        isolate = VHOST_HOST;
+    }
     if (isolate == VHOST_HOST) {
         char err[256];
         int tmp_private = 0;
@@ -1231,8 +1336,10 @@ int main(int argc, char **argv)
     int status = 0;
     if (setup(d, parent, to, listen) != 0)
         status = 1;
-    else
+    else {
+        start_share(d);
         run(d);
+    }
     if (d->failed)
         status = 1;
     teardown(d);

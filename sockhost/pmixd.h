@@ -29,6 +29,7 @@
 
 #include <px_coll.h>
 
+#include "launchtree.h"
 #include "pmixrun.h"
 #include "tcplink.h"
 #include "px_hostcore.h"
@@ -85,6 +86,18 @@ typedef struct pmixd_ctx {
     px_hc *hc;              /* fences, failures, direct modex (host core; pmixd_coll.c) */
     px_ctxid_gen ctxids;    /* the groups' context ids this daemon makes */
     struct px_coll_timer *timers;
+
+    /* The launch tree (launchtree.h): the nodes this daemon starts with
+     * the launch agent (its share, from its stdin), and the agents it ran:
+     * agent_pid[i] starts node agent_node[i]'s daemon (0 once reaped).
+     * Stopping, it waits for them until agents_until: their daemons'
+     * output comes through them. */
+    lt_conf lt;
+    lt_share share;
+    int nagents;
+    pid_t *agent_pid;
+    int *agent_node;
+    double agents_until;
 
     /* The watches of the daemon's connections on the job's loop: the
      * control connection, the listener, and per node its identified link

@@ -86,6 +86,7 @@
 #include <unistd.h>
 
 #include "pmixrun.h"
+#include "launchtree.h"
 #include "vhost.h"
 
 #define MAX_PROCS 65535 /* local ranks are 16-bit */
@@ -125,9 +126,10 @@ static void usage(FILE *f)
             "\n"
             "Mapping and binding:\n"
             "  --host LIST         the nodes, \"NAME[:SLOTS],...\": this machine (localhost or\n"
-            "                      its host name), or virtual nodes node0..node{K-1}; a name\n"
-            "                      given again adds a slot. Without -n: as many processes\n"
-            "                      as slots\n"
+            "                      its host name), virtual nodes node0..node{K-1}, or other\n"
+            "                      hosts, whose daemons the launch agent starts (as with a\n"
+            "                      hostfile of host names); a name given again adds a slot.\n"
+            "                      Without -n: as many processes as slots\n"
             "  --nodes K           run the job on K virtual nodes of this machine: one pmixd\n"
             "                      daemon per node, connected over loopback TCP (default 1:\n"
             "                      no daemon, pmixrun serves the processes itself)\n"
@@ -139,18 +141,23 @@ static void usage(FILE *f)
             "                      started on that host by the launch agent and connects\n"
             "                      back. With --nodes K: the first K lines\n"
             "  --launch-agent CMD  the command that starts a daemon on a host of the\n"
-            "                      hostfile: CMD HOST pmixd ... (default: ssh; the job's\n"
-            "                      secret goes on its stdin)\n"
+            "                      hostfile or --host: CMD HOST pmixd ... (default: ssh;\n"
+            "                      the job's secret goes on its stdin)\n"
+            "  --launch-fanout F   over the launch agent pmixrun starts at most F daemons,\n"
+            "                      each of which starts its share of the rest: a tree\n"
+            "                      (default 32)\n"
             "  --topology FILE     the network's shape: Slurm's topology.conf or a SimGrid\n"
             "                      platform file (its first cluster); every process gets\n"
             "                      its coordinates (PMIX_NETWORK_COORDINATE...) and hier\n"
             "                      groups by switch. Without it: Slurm's own (scontrol show\n"
             "                      topology) in an allocation, else one switch\n"
-            "  --isolate auto|host|none\n"
+            "  --isolate auto|host|net|none\n"
             "                      host: each node's daemon and processes get their own\n"
             "                      host name (the node's name), /dev/shm and /tmp (needs\n"
-            "                      root); none: they share this machine's; auto (default):\n"
-            "                      host for --nodes/--host virtual nodes when root\n"
+            "                      root); net: that and a network namespace of their own,\n"
+            "                      the nodes joined by a bridge; none: they share this\n"
+            "                      machine's; auto (default): host for --nodes/--host\n"
+            "                      virtual nodes when root\n"
             "  --map-by slot|node|ppr:N:node|core|socket\n"
             "                      slot (default): consecutive ranks fill each node in\n"
             "                      turn; node: round robin over the nodes; ppr: N processes\n"
@@ -246,9 +253,10 @@ static const char *const opt_np[] = {"-n", "-np", "--np", "--n", NULL};
 static const char *const opt_wdir[] = {"--wdir", "-wdir", "--wd", "-wd", NULL};
 static const char *const opt_host[] = {"--host", "-host", "-H", NULL};
 static const char *const opt_valued[] = {
-    "--timeout",  "--bind-to",         "--nodes",          "--map-by", "--hostfile", "-hostfile",
-    "-x",         "--output-filename", "-output-filename", "--stdin",  "-stdin",     "--pset",
-    "--topology", "--isolate",         "--launch-agent",   NULL};
+    "--timeout",       "--bind-to", "--nodes",           "--map-by",         "--hostfile",
+    "-hostfile",       "-x",        "--output-filename", "-output-filename", "--stdin",
+    "-stdin",          "--pset",    "--topology",        "--isolate",        "--launch-agent",
+    "--launch-fanout", NULL};
 
 /* A positive integer from 1 to max, or -1. */
 static long parse_count(const char *v, long max)
@@ -276,13 +284,17 @@ static bool is_this_host(const char *name)
     return dot != NULL && (size_t)(dot - host) == l && strncmp(name, host, l) == 0;
 }
 
-/* --host NAME[:SLOTS],...: one node if every name is this machine, or the
- * virtual nodes node0..node{K-1}, each named at least once. Fills nnodes
- * and node_slots; 0, or an exit status (message printed). */
+/* --host NAME[:SLOTS],...: one node if every name is this machine, the
+ * virtual nodes node0..node{K-1}, each named at least once, or other hosts
+ * (every name neither this machine nor nodeI): then node I is the I-th
+ * name first given, started by the launch agent as a hostfile of host
+ * names would be (node_names, ssh). Fills nnodes and node_slots; 0, or an
+ * exit status (message printed). */
 static int parse_hosts(job *j, const char *list)
 {
-    int slots[MAX_NODES] = {0}, k = 0;
-    bool local = false, virt = false;
+    int slots[MAX_NODES] = {0}, k = 0, nnames = 0;
+    bool local = false, virt = false, hosts = false;
+    char **names = NULL; /* other hosts, in the order first named */
     char *copy = strdup(list);
     if (copy == NULL)
         return PMIXRUN_EXIT_SETUP;
@@ -310,13 +322,32 @@ static int parse_hosts(job *j, const char *list)
             id = 0;
         }
         if (id < 0) {
-            rc = refuse("--host: '%s' is not a node pmixrun can use: it runs every process on "
-                        "this machine, as one node (localhost or this host's name) or as virtual "
-                        "nodes node0..node{K-1} (--nodes)",
-                        h);
+            /* another host: its daemon is started by the launch agent */
+            for (int i = 0; i < nnames; i++)
+                if (strcmp(names[i], h) == 0)
+                    id = i;
+            if (id < 0) {
+                char **nn =
+                    nnames < MAX_NODES ? realloc(names, (size_t)(nnames + 1) * sizeof *nn) : NULL;
+                if (nn == NULL || (nn[nnames] = strdup(h)) == NULL) {
+                    names = nn != NULL ? nn : names;
+                    rc = refuse("--host %s: too many hosts, or out of memory", list);
+                    break;
+                }
+                names = nn;
+                id = nnames++;
+            }
+            hosts = true;
+        } else if (hosts) {
+            rc = 1;
+        }
+        if (rc != 0 || (hosts && (local || virt))) {
+            rc = refuse("--host %s: give this machine, virtual nodes node0..node{K-1} or other "
+                        "hosts, not a mix",
+                        list);
             break;
         }
-        if (id != 0 || strncmp(h, "node", 4) == 0)
+        if (!hosts && (id != 0 || strncmp(h, "node", 4) == 0))
             virt = true;
         if (id >= MAX_NODES) {
             rc = refuse("--host %s: too many virtual nodes", list);
@@ -329,6 +360,23 @@ static int parse_hosts(job *j, const char *list)
             k = (int)id + 1;
     }
     free(copy);
+    if (rc == 0 && hosts) {
+        if (j->nnodes > 0 && j->nnodes != k)
+            rc = refuse("--host %s and --nodes name different numbers of nodes", list);
+        else if ((j->node_slots = calloc((size_t)k, sizeof *j->node_slots)) == NULL)
+            rc = PMIXRUN_EXIT_SETUP;
+        if (rc == 0) {
+            /* as a hostfile of host names (pmixrun_nodes.c) */
+            memcpy(j->node_slots, slots, (size_t)k * sizeof *slots);
+            j->nnodes = k;
+            j->node_names = names;
+            j->ssh = true;
+            return 0;
+        }
+    }
+    for (int i = 0; i < nnames; i++)
+        free(names[i]);
+    free(names);
     if (rc != 0)
         return rc;
     if (local && virt)
@@ -622,6 +670,12 @@ static int parse_args(job *j, int argc, char **argv)
                 topology = val;
             } else if (strcmp(name, "--launch-agent") == 0) {
                 j->launch_agent = val;
+            } else if (strcmp(name, "--launch-fanout") == 0) {
+                long f = parse_count(val, LT_FANOUT_MAX);
+                if (f < 1)
+                    return bad_usage("--launch-fanout takes a number from 1 to 1024, not '%s'",
+                                     val);
+                j->launch_fanout = (int)f;
             } else if (strcmp(name, "--map-by") == 0) {
                 j->ppr_n = 0;
                 if (strcmp(val, "slot") == 0)
@@ -637,7 +691,7 @@ static int parse_args(job *j, int argc, char **argv)
             } else if (strcmp(name, "--isolate") == 0) {
                 vhost_mode m;
                 if (vhost_parse(val, &m) != 0)
-                    return bad_usage("--isolate takes auto, host or none, not '%s'", val);
+                    return bad_usage("--isolate takes auto, host, net or none, not '%s'", val);
                 j->isolate = (int)m;
             } else if (strcmp(name, "--nodes") == 0) {
                 long k = parse_count(val, MAX_NODES);
@@ -796,10 +850,17 @@ static int parse_args(job *j, int argc, char **argv)
         return bad_usage("%s-n N is required: how many processes to start", "");
     }
     const char *bad = NULL;
-    bool multi = j->nnodes > 1 || hostfile != NULL || j->slurm;
-    if (j->launch_agent != NULL && !j->ssh) {
+    bool multi = j->nnodes > 1 || hostfile != NULL || j->slurm || j->ssh;
+    if ((j->launch_agent != NULL || j->launch_fanout > 0) && !j->ssh) {
         nodes_free_names(j);
-        return bad_usage("%s--launch-agent needs a --hostfile of host names", "");
+        return bad_usage("%s--launch-agent and --launch-fanout need host names (a --hostfile "
+                         "of host names, or --host)",
+                         "");
+    }
+    if (j->isolate == VHOST_NET && (hostfile != NULL || j->ssh || j->slurm)) {
+        nodes_free_names(j);
+        return bad_usage("%s--isolate net is for virtual nodes (--nodes K, or --host node0,...)",
+                         "");
     }
     if (j->nnodes > j->nprocs)
         bad = "--nodes K (or a hostfile of K nodes) needs at least K processes (-n)";
@@ -1030,7 +1091,7 @@ static bool forward_signal(job *j, int sig)
     }
     if (j->reason != END_NONE && sig != SIGCONT)
         return true; /* the job is ending: the stop signals are under way */
-    if (j->node_addrs != NULL || j->nnodes > 1 || j->slurm)
+    if (j->node_addrs != NULL || j->nnodes > 1 || j->slurm || j->ssh)
         nodes_signal(j, sig);
     else
         signal_all(j, sig);
@@ -1319,9 +1380,9 @@ int main(int argc, char **argv)
         j->ranks[i].files[0].fd = j->ranks[i].files[1].fd = j->ranks[i].in_fd = -1;
     }
     j->in_open = j->stdin_to != STDIN_NONE && stdin_open && j->nnodes <= 1 &&
-                 j->node_addrs == NULL && !j->slurm;
+                 j->node_addrs == NULL && !j->slurm && !j->ssh;
     j->nlocal = j->nprocs;
-    if (j->nnodes > 1 || j->node_addrs != NULL || j->slurm) {
+    if (j->nnodes > 1 || j->node_addrs != NULL || j->slurm || j->ssh) {
         status = nodes_run(j);
         goto out;
     }

@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@
 #include "pmixd_proto.h"
 #include "pmixrun.h"
 #include "px_hostcore.h"
+#include "launchtree.h"
 #include "tcplink.h"
 #include "vhost.h"
 
@@ -64,8 +66,10 @@ typedef struct dnode {
     pid_t pid;
     bool reaped;
     bool hello;
-    bool silent; /* another daemon heard nothing from it (PD_LOST): killed */
-    bool gone;   /* daemon_gone ran for it */
+    bool silent;  /* another daemon heard nothing from it (PD_LOST): killed */
+    bool gone;    /* daemon_gone ran for it */
+    int launcher; /* over a launch agent: the node whose daemon starts this one (launch
+                   * tree, launchtree.h), -1: pmixrun (or not over an agent) */
     uint16_t port;
     tl_link link;
 } dnode;
@@ -94,6 +98,7 @@ typedef struct nodes {
     double *pend_until;
     uint8_t (*pend_nc)[PX_AUTH_NONCELEN], (*pend_na)[PX_AUTH_NONCELEN];
     uint8_t key[PX_AUTH_KEYLEN];
+    pid_t hub; /* --isolate net: the holder of the bridge's namespace (vnet_start), or 0 */
 } nodes;
 
 static int make_map(job *j)
@@ -141,6 +146,17 @@ void nodes_signal(job *j, int sig)
         return;
     if (sig == SIGSTOP)
         sig = SIGTSTP; /* the daemons stop their ranks, not themselves */
+    if (j->ssh) {
+        /* ssh forwards no signal (and the agent may die of it): over the
+         * control connections instead */
+        tl_buf b = {0};
+        tl_put_u32(&b, (uint32_t)sig);
+        for (int i = 0; i < ns->k; i++)
+            if (ns->d[i].link.fd >= 0 && !ns->d[i].gone)
+                tl_send(&ns->d[i].link, PD_SIGNAL, &b);
+        tl_buf_free(&b);
+        return;
+    }
     for (int i = 0; i < ns->k; i++)
         if (ns->d[i].pid > 0 && !ns->d[i].reaped && (i == 0 || ns->d[i].pid != ns->d[0].pid))
             kill(ns->d[i].pid, sig); /* srun once: it forwards to every daemon */
@@ -328,18 +344,160 @@ static pid_t start_daemon(job *j, const char *path, int node, tl_link *link, con
         fcntl(3, F_SETFD, 0);
     else if (dup2(sv[1], 3) < 0)
         _exit(1);
-    /* --isolate host, when asked for, goes last: pmixd acts on it itself */
-    const char *iso = j->isolate == VHOST_HOST ? "--isolate" : NULL;
+    /* --isolate host or net, when asked for, goes last: pmixd acts on it itself */
+    const char *iso = j->isolate == VHOST_HOST || j->isolate == VHOST_NET ? "--isolate" : NULL;
+    const char *how = j->isolate == VHOST_NET ? "net" : "host";
     if (netns != NULL)
         execlp("ip", "ip", "netns", "exec", netns, path, "--parent-fd", "3", "--node", nodearg,
-               "--listen", listen, iso, "host", (char *)NULL);
+               "--listen", listen, iso, how, (char *)NULL);
     else
-        execl(path, "pmixd", "--parent-fd", "3", "--node", nodearg, "--listen", listen, iso, "host",
+        execl(path, "pmixd", "--parent-fd", "3", "--node", nodearg, "--listen", listen, iso, how,
               (char *)NULL);
     fprintf(stderr, "pmixrun: cannot start the daemon %s%s%s: %s\n", path,
             netns != NULL ? " with ip netns exec " : "", netns != NULL ? netns : "",
             strerror(errno));
     _exit(PMIXRUN_EXIT_NOTFOUND);
+}
+
+/* ---- --isolate net: a network namespace per virtual node ---- */
+
+/* The bridge lives in a network namespace of its own, held by a child of
+ * pmixrun (the hub) that dies with it (PR_SET_PDEATHSIG): the bridge and
+ * the host ends of the veth pairs go with that namespace, even when
+ * pmixrun is killed, and names never collide with another job's. Each
+ * daemon (pmixd --isolate net) makes its own empty namespace before it
+ * says hello; pmixrun then adds a veth pair n<I>/h<I>, h<I> on the bridge,
+ * n<I> moved into the daemon's namespace with the node's address
+ * 10.214.I/250.I%250+1 on a /16, and the daemon's loopback up. The daemon
+ * listens on every address of its namespace (0.0.0.0), and the others
+ * reach it at that address. ip and nsenter do the work (iproute2,
+ * util-linux). */
+
+/* Run argv with `input` on its stdin (NULL: /dev/null); its exit status,
+ * or -1. Waits for that child alone. */
+static int run_tool(char *const argv[], const char *input)
+{
+    int in[2];
+    if (pipe2(in, O_CLOEXEC) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (dup2(in[0], 0) < 0)
+            _exit(127);
+        execvp(argv[0], argv);
+        fprintf(stderr, "pmixrun: --isolate net: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(in[0]);
+    if (pid > 0 && input != NULL) {
+        size_t len = strlen(input), off = 0;
+        while (off < len) {
+            ssize_t w = write(in[1], input + off, len - off);
+            if (w <= 0 && errno != EINTR)
+                break;
+            off += w > 0 ? (size_t)w : 0;
+        }
+    }
+    close(in[1]);
+    int st;
+    if (pid < 0)
+        return -1;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* `ip -b -` inside the network namespace of `pid`, with `cmds`. */
+static int ip_in(pid_t pid, const char *cmds)
+{
+    char target[16];
+    snprintf(target, sizeof target, "%d", (int)pid);
+    char *argv[] = {"nsenter", "-t", target, "-n", "ip", "-b", "-", NULL};
+    return run_tool(argv, cmds);
+}
+
+/* Start the hub and its bridge. 0, or -1 with the reason in err. */
+static int vnet_start(nodes *ns, char *err, size_t errlen)
+{
+    int ready[2];
+    if (geteuid() != 0) {
+        snprintf(err, errlen, "network namespaces need root");
+        return -1;
+    }
+    if (pipe2(ready, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t me = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        char ok = 1;
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != me || unshare(CLONE_NEWNET) != 0)
+            _exit(1);
+        if (write(ready[1], &ok, 1) != 1)
+            _exit(1);
+        /* no hold on pmixrun's output (a reader waits for its end) */
+        int null = open("/dev/null", O_RDWR);
+        for (int fd = 0; null >= 0 && fd <= 2; fd++)
+            dup2(null, fd);
+        for (;;)
+            pause(); /* holds the namespace until killed */
+    }
+    close(ready[1]);
+    char got = 0;
+    ssize_t r = pid > 0 ? read(ready[0], &got, 1) : -1;
+    close(ready[0]);
+    if (pid < 0 || r != 1) {
+        snprintf(err, errlen, "cannot make a network namespace for the bridge%s",
+                 pid < 0 ? ": fork failed" : "");
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+        return -1;
+    }
+    ns->hub = pid;
+    if (ip_in(pid, "link add br0 type bridge\nlink set br0 up\n") != 0) {
+        snprintf(err, errlen,
+                 "cannot make a bridge (ip link add type bridge; iproute2 and "
+                 "nsenter needed)");
+        return -1;
+    }
+    return 0;
+}
+
+/* Node n's daemon (pid) said hello from its empty namespace: join it to
+ * the bridge. 0 or -1 (message printed). */
+static int vnet_attach(nodes *ns, int n)
+{
+    job *j = ns->j;
+    char cmds[512], addr[32];
+    snprintf(addr, sizeof addr, "10.214.%d.%d", n / 250, n % 250 + 1);
+    snprintf(cmds, sizeof cmds,
+             "link add h%d type veth peer name n%d\nlink set h%d master br0\nlink set h%d up\n"
+             "link set n%d netns %d\n",
+             n, n, n, n, n, (int)ns->d[n].pid);
+    if (ip_in(ns->hub, cmds) != 0) {
+        fprintf(stderr, "pmixrun: --isolate net: cannot give %s a veth pair on the bridge\n",
+                j->node_names[n]);
+        return -1;
+    }
+    snprintf(cmds, sizeof cmds, "link set lo up\naddr add %s/16 dev n%d\nlink set n%d up\n", addr,
+             n, n);
+    char *copy = strdup(addr);
+    if (copy == NULL || ip_in(ns->d[n].pid, cmds) != 0) {
+        free(copy);
+        fprintf(stderr, "pmixrun: --isolate net: cannot give %s its address %s\n", j->node_names[n],
+                addr);
+        return -1;
+    }
+    free(j->node_addrs[n]);
+    j->node_addrs[n] = copy;
+    return 0;
 }
 
 /* ---- daemons started as a Slurm step ---- */
@@ -431,56 +589,56 @@ static pid_t start_step(job *j, const char *path, const char *addr, uint16_t por
     _exit(PMIXRUN_EXIT_NOTFOUND);
 }
 
-/* Start node `node`'s daemon on its host with the launch agent (default
- * ssh, PRRTE's plm_ssh's way): `AGENT... HOST PMIXD --connect ADDR:PORT
- * --node I --key-stdin`, the agent's words split at blanks. The secret
- * goes on the agent's stdin (a pipe we write it to and close), which ssh
- * forwards: never on a command line. The agent's pid, or -1. */
-static pid_t start_agent(job *j, const char *path, int node, const char *addr, uint16_t port,
-                         const char *key)
+/* The launch tree over the agent (launchtree.h): node ids are the share's
+ * indexes, so node I's launcher is found by splitting [lo, lo+n) as every
+ * daemon splits its own share. */
+static void tree_launchers(nodes *ns, int lo, int n, int fanout, int launcher)
 {
-    char to[96], nodearg[16];
-    const char *agent = j->launch_agent != NULL ? j->launch_agent : "ssh";
-    char *words = strdup(agent);
-    char *argv[64];
-    int argc = 0, in[2];
+    for (int c = 0; c < lt_nruns(n, fanout); c++) {
+        int first, count;
+        lt_run(n, fanout, c, &first, &count);
+        ns->d[lo + first].launcher = launcher;
+        tree_launchers(ns, lo + first + 1, count - 1, fanout, lo + first);
+    }
+}
+
+/* Start pmixrun's part of the launch tree: one agent per run of the K
+ * nodes (at most the fan-out), each given the rest of its run to start.
+ * 0, or -1 (message printed). */
+static int start_tree(nodes *ns, const char *path, const char *addr, uint16_t port,
+                      const char *keyhex)
+{
+    job *j = ns->j;
+    char to[96];
+    int fanout = j->launch_fanout > 0 ? j->launch_fanout : LT_FANOUT_DEFAULT;
+    int *ids = calloc((size_t)ns->k, sizeof *ids);
     snprintf(to, sizeof to, "%s:%u", addr, (unsigned)port);
-    snprintf(nodearg, sizeof nodearg, "%d", node);
-    if (words == NULL || pipe2(in, O_CLOEXEC) != 0) {
-        free(words);
+    lt_conf c = {.agent = (char *)(j->launch_agent != NULL ? j->launch_agent : "ssh"),
+                 .pmixd = (char *)path,
+                 .connect = to,
+                 .fanout = fanout};
+    lt_share all = {.n = ns->k, .node = ids, .host = j->node_names};
+    if (ids == NULL) {
+        fprintf(stderr, "pmixrun: out of memory\n");
         return -1;
     }
-    for (char *save = NULL, *w = strtok_r(words, " \t", &save); w != NULL && argc < 55;
-         w = strtok_r(NULL, " \t", &save))
-        argv[argc++] = w;
-    argv[argc++] = j->node_names[node];
-    argv[argc++] = (char *)path;
-    argv[argc++] = "--connect";
-    argv[argc++] = to;
-    argv[argc++] = "--node";
-    argv[argc++] = nodearg;
-    argv[argc++] = "--key-stdin";
-    argv[argc] = NULL;
-    pid_t me = getpid();
-    pid_t pid = fork();
-    if (pid != 0) {
-        close(in[0]);
-        if (pid > 0) {
-            char line[2 * PX_AUTH_KEYLEN + 2];
-            int len = snprintf(line, sizeof line, "%s\n", key);
-            if (write(in[1], line, (size_t)len) != len)
-                fprintf(stderr, "pmixrun: cannot give the daemon of %s its secret\n",
-                        j->node_names[node]);
-            explicit_bzero(line, sizeof line);
+    for (int i = 0; i < ns->k; i++)
+        ids[i] = i;
+    tree_launchers(ns, 0, ns->k, fanout, -1);
+    int rc = 0;
+    for (int r = 0; r < lt_nruns(ns->k, fanout); r++) {
+        int first, count;
+        lt_run(ns->k, fanout, r, &first, &count);
+        ns->d[first].pid = lt_start(&c, &all, first, count, keyhex);
+        if (ns->d[first].pid < 0) {
+            fprintf(stderr, "pmixrun: cannot start a launch agent (%s): %s\n", c.agent,
+                    strerror(errno));
+            rc = -1;
+            break;
         }
-        close(in[1]);
-        free(words);
-        return pid;
     }
-    daemon_child(me, in[0], NULL);
-    execvp(argv[0], argv);
-    fprintf(stderr, "pmixrun: cannot run the launch agent %s: %s\n", argv[0], strerror(errno));
-    _exit(PMIXRUN_EXIT_NOTFOUND);
+    free(ids);
+    return rc;
 }
 
 static void pend_close(nodes *ns, int s)
@@ -764,7 +922,7 @@ static void got_lost(nodes *ns, int by, tl_reader *r)
 {
     uint32_t n = tl_get_u32(r), ms = tl_get_u32(r);
     if (r->bad || n >= (uint32_t)ns->k || (int)n == by || ns->d[n].silent || ns->d[n].reaped ||
-        ns->d[n].pid <= 0)
+        (ns->d[n].pid <= 0 && ns->d[n].launcher < 0))
         return;
     ns->d[n].silent = true;
     if (ns->remote) {
@@ -803,6 +961,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
         d->hello = true;
         d->port = (uint16_t)port;
         ns->nhello++;
+        if (ns->hub > 0 && vnet_attach(ns, c->node) != 0)
+            end_job(ns->j, END_LAUNCH, 1);
         break;
     }
     case PD_EXIT: got_exit(ns, &r); break;
@@ -811,15 +971,37 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_PUBSUB: pubsub_frame(ns->j, l, p, len); break;
     case PD_EVENT: relay_event(ns, c->node, p, len); break;
     case PD_JCTRL: relay_jctrl(ns, p, len); break;
+    case PD_AGENT_EXIT: {
+        /* the agent that daemon ran to start another's: judged as that
+         * daemon's end, as pmixrun's own agents are */
+        uint32_t n = tl_get_u32(&r), st = tl_get_u32(&r);
+        if (!r.bad && n < (uint32_t)ns->k && ns->d[n].launcher == c->node && !ns->d[n].reaped) {
+            ns->d[n].reaped = true;
+            daemon_gone(ns, (int)n, (int)st, NULL);
+        }
+        break;
+    }
     default: break;
     }
     return 0;
 }
 
+static void daemon_gone1(nodes *ns, int n, int wstatus, const char *lost_how);
+
 /* A daemon is gone: its node's ranks that did not report are lost. A
  * daemon of a Slurm step is gone when its connection ends (`lost` says
- * how, and wstatus is not used) or when srun exits. */
+ * how, and wstatus is not used) or when srun exits. The daemons it was to
+ * start over the launch agent and that never said hello go with it. */
 static void daemon_gone(nodes *ns, int n, int wstatus, const char *lost_how)
+{
+    bool before = ns->d[n].gone;
+    daemon_gone1(ns, n, wstatus, lost_how);
+    for (int i = 0; !before && i < ns->k; i++)
+        if (ns->d[i].launcher == n && !ns->d[i].hello && !ns->d[i].gone)
+            daemon_gone(ns, i, 0, "was never started: the daemon that was to start it is gone");
+}
+
+static void daemon_gone1(nodes *ns, int n, int wstatus, const char *lost_how)
 {
     job *j = ns->j;
     dnode *d = &ns->d[n];
@@ -860,9 +1042,14 @@ static void daemon_gone(nodes *ns, int n, int wstatus, const char *lost_how)
     else
         snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(wstatus));
     ns->daemon_failed = true;
-    fprintf(stderr, "pmixrun: the daemon of %s (pid %d) %s%s%s%s%s\n", j->node_names[n],
-            (int)d->pid, how, lost > 0 ? "; its processes are lost: rank(s) " : "",
-            lost > 0 ? list : "", j->reason == END_NONE ? "; stopping the job" : "",
+    char pid[96];
+    if (d->launcher >= 0)
+        snprintf(pid, sizeof pid, "started by the daemon of %s", j->node_names[d->launcher]);
+    else
+        snprintf(pid, sizeof pid, "pid %d", (int)d->pid);
+    fprintf(stderr, "pmixrun: the daemon of %s (%s) %s%s%s%s%s\n", j->node_names[n], pid, how,
+            lost > 0 ? "; its processes are lost: rank(s) " : "", lost > 0 ? list : "",
+            j->reason == END_NONE ? "; stopping the job" : "",
             ns->job_sent ? "" : " (before the job started)");
     end_job(j, ns->job_sent ? END_RANK_FAILED : END_LAUNCH, 1);
 }
@@ -883,7 +1070,8 @@ static bool reap_daemons(nodes *ns)
         }
     }
     for (int i = 0; i < ns->k; i++)
-        all = all && (ns->d[i].reaped || ns->d[i].pid <= 0);
+        all =
+            all && (ns->d[i].launcher >= 0 ? ns->d[i].gone : ns->d[i].reaped || ns->d[i].pid <= 0);
     return all;
 }
 
@@ -945,6 +1133,14 @@ static void loop(nodes *ns)
             for (int i = 0; i < ns->k; i++)
                 if (!ns->d[i].reaped && ns->d[i].pid > 0)
                     kill(-ns->d[i].pid, SIGKILL);
+            /* a daemon another daemon started is not ours to kill: its
+             * connection goes, on which it stops at once, and so does the
+             * wait for it */
+            for (int i = 0; i < ns->k; i++)
+                if (ns->d[i].launcher >= 0 && !ns->d[i].gone) {
+                    tl_link_close(&ns->d[i].link);
+                    daemon_gone(ns, i, 0, "did not stop in time; its connection is closed");
+                }
             ns->kill_at = now_s() + 5.0;
         }
         if (pfd == NULL)
@@ -1053,8 +1249,10 @@ int nodes_run(job *j)
     }
     if (net_fit(j) != 0) /* the network's coordinates, for PD_JOB */
         goto out;
-    for (int i = 0; i < ns.k; i++)
+    for (int i = 0; i < ns.k; i++) {
         ns.d[i].link.fd = -1;
+        ns.d[i].launcher = -1;
+    }
     /* The job's secret: every daemon proves it knows it to every other
      * before they trust each other's frames (pmixd.c, px_auth). */
     if (px_auth_keygen(key) != 0) {
@@ -1068,6 +1266,30 @@ int nodes_run(job *j)
     }
     /* Virtual nodes look like hosts where they can (vhost.h): by default
      * when pmixrun is root and the nodes are its own (no --hostfile, no srun or ssh). */
+    if (j->isolate == VHOST_NET) {
+        char err[256];
+        if (vnet_start(&ns, err, sizeof err) != 0) {
+            fprintf(stderr,
+                    "pmixrun: --isolate net: %s; the virtual nodes share this machine's network "
+                    "(loopback)\n",
+                    err);
+            j->isolate = VHOST_AUTO; /* their host name, /dev/shm and /tmp where it can */
+            if (ns.hub > 0) {
+                kill(ns.hub, SIGKILL);
+                waitpid(ns.hub, NULL, 0);
+                ns.hub = 0;
+            }
+        } else if ((j->node_addrs = calloc((size_t)ns.k, sizeof *j->node_addrs)) == NULL) {
+            fprintf(stderr, "pmixrun: out of memory\n");
+            goto out;
+        } else {
+            for (int i = 0; i < ns.k; i++)
+                if ((j->node_addrs[i] = strdup("0.0.0.0")) == NULL) {
+                    fprintf(stderr, "pmixrun: out of memory\n");
+                    goto out;
+                }
+        }
+    }
     if (j->isolate == VHOST_AUTO) {
         if (j->node_addrs != NULL || ns.remote)
             j->isolate = VHOST_NONE;
@@ -1096,14 +1318,8 @@ int nodes_run(job *j)
             for (int i = 0; i < ns.k; i++)
                 ns.d[i].pid = pid;
         }
-        for (int i = 0; j->ssh && i < ns.k; i++) {
-            ns.d[i].pid = start_agent(j, path, i, addr, port, keyhex);
-            if (ns.d[i].pid < 0) {
-                fprintf(stderr, "pmixrun: cannot start a launch agent: %s\n", strerror(errno));
-                end_job(j, END_LAUNCH, 1);
-                break;
-            }
-        }
+        if (j->ssh && start_tree(&ns, path, addr, port, keyhex) != 0)
+            end_job(j, END_LAUNCH, 1);
     }
     for (int i = 0; !ns.remote && i < ns.k; i++) {
         ns.d[i].pid = start_daemon(j, path, i, &ns.d[i].link, keyhex);
@@ -1127,6 +1343,10 @@ out:;
         tl_link_close(&ns.d[i].link);
     }
     remote_free(&ns);
+    if (ns.hub > 0) { /* the bridge and the veth pairs go with its namespace */
+        kill(ns.hub, SIGKILL);
+        waitpid(ns.hub, NULL, 0);
+    }
     explicit_bzero(ns.key, sizeof ns.key);
     pubsub_stop(j); /* its answers go to the links, closed now: dropped */
     free(ns.d);

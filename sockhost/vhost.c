@@ -39,6 +39,8 @@ int vhost_parse(const char *s, vhost_mode *mode)
         *mode = VHOST_NONE;
     else if (strcmp(s, "host") == 0)
         *mode = VHOST_HOST;
+    else if (strcmp(s, "net") == 0)
+        *mode = VHOST_NET;
     else if (strcmp(s, "auto") == 0)
         *mode = VHOST_AUTO;
     else
@@ -80,6 +82,15 @@ int vhost_isolate(int *tmp_private, char *err, size_t errlen)
         *tmp_private = 1;
     if (fresh_tmpfs(SCRATCH) != 0) {
         snprintf(err, errlen, "cannot mount a tmpfs on /dev/shm: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int vhost_isolate_net(char *err, size_t errlen)
+{
+    if (unshare(CLONE_NEWNET) != 0) {
+        snprintf(err, errlen, "unshare of the network namespace failed: %s", strerror(errno));
         return -1;
     }
     return 0;

@@ -16,9 +16,11 @@ typedef enum {
     VHOST_AUTO, /* pmixrun's default: VHOST_HOST when root, VHOST_NONE otherwise */
     VHOST_NONE, /* share the machine's host name, /dev/shm and /tmp */
     VHOST_HOST, /* own host name, /dev/shm and /tmp */
+    VHOST_NET,  /* VHOST_HOST and a network namespace of its own, joined to the other
+                 * nodes' by veth pairs on a bridge (pmixrun_nodes.c, vnet_*) */
 } vhost_mode;
 
-/* "auto", "none" or "host" into *mode; -1 for anything else. */
+/* "auto", "none", "host" or "net" into *mode; -1 for anything else. */
 int vhost_parse(const char *s, vhost_mode *mode);
 
 /* Moves the calling process, which must have one thread, into new UTS and
@@ -27,6 +29,11 @@ int vhost_parse(const char *s, vhost_mode *mode);
  * with the reason in err: then the process may have new namespaces but
  * still sees the machine's /dev/shm, /tmp and host name. */
 int vhost_isolate(int *tmp_private, char *err, size_t errlen);
+
+/* Moves the calling process, which must have one thread, into a new
+ * network namespace (empty: loopback down, no other interface; pmixrun
+ * adds its veth end and addresses). Returns 0, or -1 with the reason. */
+int vhost_isolate_net(char *err, size_t errlen);
 
 /* Sets the host name of the process's UTS namespace (after vhost_isolate
  * returned 0). Returns 0, or -1 with the reason in err. */

@@ -13,10 +13,12 @@
 #
 # What `up` makes (names carry a tag unique to the run, interface names stay
 # under 16 characters):
-#   - a bridge TAGbr with the address 10.213.9.254/24, so that this machine
-#     (where pmixrun runs) reaches the hosts and they reach it;
+#   - a bridge TAGbr with the address NET.254/24, so that this machine
+#     (where pmixrun runs) reaches the hosts and they reach it; NET is the
+#     first of 10.213.9, 10.213.10, ... that no interface here has (other
+#     runs may be up at the same time), written to DIR/state as net=NET;
 #   - per host I: a network namespace TAGnI with a veth pair into the
-#     bridge, 10.213.9.(I+1)/24 and loopback up, and in it, in a UTS
+#     bridge, NET.(I+1)/24 and loopback up, and in it, in a UTS
 #     namespace of its own named emuI, an sshd listening on that address
 #     (port 22) with the harness's host key, root's login by the harness's
 #     key only, its pid in DIR;
@@ -33,7 +35,7 @@
 # without init, and nothing here uses them). Exits 77 with a message when
 # the machine cannot have the hosts, 1 when a check fails, 2 on misuse.
 set -u
-NET=10.213.9
+NET=10.213.9 # the first subnet tried (up picks one no interface here has)
 SSHD=/usr/sbin/sshd
 
 skip() {
@@ -101,9 +103,20 @@ up() {
         ssh-keygen -q -t ed25519 -N '' -f "$dir/id" >/dev/null &&
         cp "$dir/id.pub" "$dir/authorized_keys" || fail_up "cannot make the keys"
     mkdir -p /run/sshd # sshd's privilege separation directory
+    # Harnesses of other runs on this machine may be up at the same time:
+    # under a lock, the first subnet 10.213.X (X >= 9) that no interface
+    # here has yet, taken by the bridge before the lock goes.
+    exec 9>/tmp/pmixlab-emuhosts.lock && flock -w 20 9 || fail_up "cannot take the subnet lock"
+    local x
+    for ((x = ${NET##*.}; x < 250; x++)); do
+        ip -o -4 addr show | grep -q " 10\.213\.$x\." || break
+    done
+    NET=10.213.$x
+    printf 'net=%s\n' "$NET" >>"$dir/state"
     ip link add "${tag}br" type bridge 2>/dev/null || fail_up "cannot create a bridge here"
     ip addr add "$NET.254/24" dev "${tag}br" && ip link set "${tag}br" up ||
         fail_up "cannot configure the bridge"
+    exec 9>&-
     : >"$dir/ssh_config"
     : >"$dir/hostfile"
     : >"$dir/known_hosts"

@@ -41,7 +41,8 @@ trap 'bash "$emu" down "$dir"' EXIT
 # also go through PMIXRUN_OPTS, which is split at spaces).
 printf '#!/bin/sh\nexec ssh -F %s/ssh_config "$@"\n' "$dir" >"$dir/agent"
 chmod +x "$dir/agent"
-export PMIXLAB_PMIXRUN_ADDR=10.213.9.254
+# the bridge's address on this machine (emuhosts.sh picks the subnet)
+export PMIXLAB_PMIXRUN_ADDR=$(sed -n 's/^net=//p' "$dir/state").254
 run=("$pmixrun" --hostfile "$dir/hostfile" --launch-agent "$dir/agent" --timeout 50)
 
 # 1. Each host's name, as its processes see it: two ranks a host, by slot.

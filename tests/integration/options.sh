@@ -264,7 +264,16 @@ host)
     expect_lines 1 '^rank=2 parent=.*--node 1 ' "$out"
     run --host otherhost.example,node0 true
     [ $status = 2 ] || fail "another host: status $status, not 2"
-    expect_lines 1 "'otherhost.example' is not a node pmixrun can use" "$err"
+    expect_lines 1 "otherhost.example,node0: give this machine, virtual nodes .* not a mix" "$err"
+    # other hosts go to the launch agent, as a hostfile of host names does
+    run --host otherhost.invalid:2 --launch-agent false true
+    [ $status = 1 ] || fail "a host whose agent fails: status $status, not 1"
+    expect_lines 1 "the daemon of otherhost.invalid .pid [0-9]*. exited with status 1" "$err"
+    run --launch-fanout 0 --host otherhost.invalid true
+    [ $status = 2 ] || fail "--launch-fanout 0: status $status, not 2"
+    run --launch-fanout 2 --nodes 2 -n 2 true
+    [ $status = 2 ] || fail "--launch-fanout without hosts: status $status, not 2"
+    expect_lines 1 "launch-fanout need host names" "$err"
     run --host node1 true
     [ $status = 2 ] || fail "node1 alone: status $status, not 2"
     run --host localhost:1 -n 2 --nooversubscribe true

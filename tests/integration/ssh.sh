@@ -156,7 +156,11 @@ for _ in $(seq 100); do
         # the daemon itself (sshd's grandchild), not the ssh that started it
         [ "$({ cat "${c%/cmdline}/comm"; } 2>/dev/null)" = pmixd ] || continue
         line=$({ tr '\0' ' ' <"$c"; } 2>/dev/null)
-        case "$line" in *"--node 1 --key-stdin"*) victim=${c#/proc/} victim=${victim%/cmdline} ;; esac
+        # ours: the pmixd next to this pmixrun (other runs on this machine
+        # have daemons of their own)
+        case "$line" in "$(dirname "$pmixrun")/pmixd --connect "*"--node 1 --key-stdin"*)
+            victim=${c#/proc/} victim=${victim%/cmdline} ;;
+        esac
     done
     [ -n "$victim" ] && break
     sleep 0.1
