@@ -471,6 +471,11 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double sim_wall(void)
+{
+    return wall_now();
+}
+
 static int build_platform(sim_run *run, char *err, size_t errlen)
 {
     const sim_opts *o = &run->opt;

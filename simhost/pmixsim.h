@@ -331,6 +331,7 @@ typedef struct sim_kjob {
     double t_at_root;     /* at node 0 */
     double t_launch_last; /* the last node started its processes */
     double t_answered;    /* the requestor's host had the answer */
+    bool said;            /* its start was announced (sim_spawn_fence_done) */
 } sim_kjob;
 
 /* An event carried across the nodes (simspawn.c). */
@@ -441,6 +442,11 @@ px_hc *sim_hc_of_job(sim_node *n, uint32_t idx);
 sim_kjob *sim_kjob_find(sim_run *run, const char *nspace);
 void sim_kid_exited(sim_proc *p);
 void sim_spawn_report(sim_run *run, FILE *tsv);
+/* A fence ended on all its nodes: if it is a spawned job's first, say at
+ * once how long the start took (stderr, and the event log), since the end
+ * of a large run can be long. */
+void sim_spawn_fence_done(sim_run *run, const sim_fstat *f);
+double sim_wall(void); /* main.c: the wall clock, seconds */
 void sim_spawn_json(sim_run *run, FILE *json);
 void sim_spawn_node_fini(sim_node *n); /* from sim_node_fini */
 void sim_spawn_fini(sim_run *run);

@@ -191,8 +191,11 @@ static void hc_fence_end(void *ctx, const px_hc_fence_info *fi, pmix_status_t st
             st->status = status;
         }
         st->t_last_end = sgw_now();
-        if (st->nend == st->nnodes)
+        if (st->nend == st->nnodes) {
             sim_progress(run, st);
+            if (run->nkjobs > 0)
+                sim_spawn_fence_done(run, st);
+        }
     }
     if (status != PMIX_SUCCESS && run->nfaults == 0)
         sim_logf(run, "node %u: fence on %u nodes failed: %s", n->id, fi->nmembers,

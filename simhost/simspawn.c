@@ -666,6 +666,28 @@ static spawn_times times_of(sim_run *run, const sim_kjob *k, const sim_fstat **f
     return t;
 }
 
+void sim_spawn_fence_done(sim_run *run, const sim_fstat *f)
+{
+    for (size_t i = 0; i < run->nkjobs; i++) {
+        sim_kjob *k = run->kjobs[i];
+        const sim_fstat *first;
+        spawn_times t;
+        if (k->fence_set != f->coll_id || k->said)
+            continue;
+        t = times_of(run, k, &first);
+        if (first != f || !t.done)
+            continue;
+        k->said = true;
+        sim_event(run, "spawn-started\t%s\tstart %.9f s\tformula %.9f s", k->nspace, t.start,
+                  t.formula);
+        if (!run->opt.quiet)
+            fprintf(stderr,
+                    "pmixsim: %s started on %u nodes: %.9f s from its request (formula %.9f s), "
+                    "wall %.1f s into the run\n",
+                    k->nspace, k->map.nnodes, t.start, t.formula, sim_wall() - run->wall_start);
+    }
+}
+
 void sim_spawn_report(sim_run *run, FILE *tsv)
 {
     for (size_t i = 0; i < run->nkjobs; i++) {

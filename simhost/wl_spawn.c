@@ -13,14 +13,18 @@
  * the default: as many as its job) and prints the new namespace; with
  * --errors it first checks two spawns that must fail: a program that does
  * not exist (PMIX_ERR_JOB_EXE_NOT_FOUND) and more processes than the nodes
- * have slots (PMIX_ERR_OUT_OF_RESOURCE). Every process of the first job
- * then waits (a lookup with PMIX_WAIT) for "spawn.started", which the
- * new job's rank 0 publishes once its first fence is done, and finalizes:
- * nothing of the first job crosses the network while the new one starts.
+ * have slots (PMIX_ERR_OUT_OF_RESOURCE). Then it waits (a lookup with
+ * PMIX_WAIT) for "spawn.started", which the new job's rank 0 publishes
+ * once its first fence is done, and joins a barrier of the first job,
+ * which the other ranks entered at once: nothing of the first job
+ * crosses the network while the new one starts, and the first job ends
+ * at one time (a process that ends while others run tells every node it
+ * departed: ending together keeps that short).
  *
  * A spawned process checks PMIX_SPAWNED and PMIX_PARENT_ID, puts BYTES
  * (64) under "spawn.card", commits, fences with PMIX_COLLECT_DATA, reads
- * the next rank's card; rank 0 publishes "spawn.started"; all finalize.
+ * the next rank's card; rank 0 publishes "spawn.started"; all fence once
+ * more (a barrier: they end together) and finalize.
  *
  * Each process prints "spawn: ... ok" lines, or "FAIL: ..." lines and
  * exits 1. Like every workload, its state is in main's frame.
@@ -98,6 +102,11 @@ static int child(const pmix_proc_t *me, size_t size)
             failures++;
         }
         PMIx_Info_destruct(&info);
+    }
+    if ((rc = PMIx_Fence(&wild, 1, NULL, 0)) != PMIX_SUCCESS) {
+        printf("FAIL: %s rank %u: the last barrier: %s\n", me->nspace, me->rank,
+               PMIx_Error_string(rc));
+        failures++;
     }
     if (failures == 0)
         printf("spawn: %s rank %u of %u started, parent rank %u: ok\n", me->nspace, me->rank,
@@ -218,8 +227,13 @@ int main(int argc, char **argv)
                    procs > 0 ? procs : (long)size);
         }
     }
-    if (failures == 0 && (rc = wait_for("spawn.started", 3600)) != PMIX_SUCCESS) {
+    if (me.rank == (pmix_rank_t)from && failures == 0 &&
+        (rc = wait_for("spawn.started", 3600)) != PMIX_SUCCESS) {
         printf("FAIL: rank %u: waiting for the new job: %s\n", me.rank, PMIx_Error_string(rc));
+        failures++;
+    }
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) {
+        printf("FAIL: rank %u: the last barrier: %s\n", me.rank, PMIx_Error_string(rc));
         failures++;
     }
     PMIx_Finalize(NULL, 0);
