@@ -472,6 +472,11 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double sim_wall(void)
+{
+    return wall_now();
+}
+
 static int build_platform(sim_run *run, char *err, size_t errlen)
 {
     const sim_opts *o = &run->opt;
@@ -580,8 +585,11 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
      * fence_bench with 64 KiB values), so 32 KiB leaves it twice that. */
     /* One actor per node where nothing needs the server to run while its
      * process is busy (simplat.c, "One actor per node"). */
+    /* Not with spawn: the new processes need their nodes' servers while
+     * the processes placed there first are busy. */
     run->merged = !opt->server_actors && opt->ppn == 1 && opt->cpu == SIM_CPU_NONE &&
-                  opt->nfaults == 0 && opt->planes <= 1 && opt->test_down == NULL;
+                  strcmp(opt->workload, "spawn") != 0 && opt->nfaults == 0 && opt->planes <= 1 &&
+                  opt->test_down == NULL;
     actors = (uint64_t)opt->nodes * (opt->ppn + (run->merged ? 0 : 1));
     big = actors > 30000;
     stack = opt->stack_kib ? opt->stack_kib : big ? 32 : 128;
@@ -748,6 +756,7 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
     sim_report(run, stdout, json, index, wall, ru.ru_maxrss);
     sim_net_report(run, stdout);
     sim_faults_report(run, stdout);
+    sim_spawn_report(run, stdout);
     status = run->procs_failed != 0 || run->procs_done + run->procs_killed != run->nprocs ? 1 : 0;
     for (size_t i = 0; i < run->nfstats; i++)
         if (run->fstats[i].nfail != 0)
@@ -757,6 +766,7 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
                 run->nprocs - run->procs_done - run->procs_killed, run->nprocs);
 out:
     sim_pubsub_fini(run);
+    sim_spawn_fini(run);
     sim_shares_fini(run);
     sim_faults_fini(run);
     sim_msgs_free_live(run); /* those still in SimGrid's mailboxes (sanitized builds) */

@@ -12,6 +12,9 @@
  *               blocking), the api/ binding, the process actors
  *   simnode.c   the node actors: the server engine's host, job registration
  *               (the host core's job information), the node's messages
+ *   simspawn.c  PMIx_Spawn (node 0 places a new job and launches it down
+ *               a tree; each node starts its processes) and events
+ *               carried across nodes
  *   simfence.c  what crosses nodes: the host core's px_hc (fences,
  *               failures, direct modex) on mailboxes and simulated time,
  *               its measurements, collected data once per run
@@ -158,6 +161,10 @@ enum {
     MSG_EXIT,       /* a client's process ended after PMIx_Finalize (conn): it departed */
     MSG_PUBSUB,     /* a data service request to node 0 (from, proc; tag: id; status: op) */
     MSG_PUBSUB_REP, /* node 0's answer (tag: the request's id; status) */
+    MSG_SPAWN,      /* a spawn request to node 0 (from, proc; tag: id; data: packed apps) */
+    MSG_SPAWN_REP,  /* node 0's answer (tag: the request's id; status; data: the nspace) */
+    MSG_LAUNCH,     /* a spawned job's launch, down its tree (tag: the job's index) */
+    MSG_EVENT,      /* an event down its tree (from; tag: the root node; data: packed) */
 };
 
 struct sim_msg {
@@ -172,6 +179,7 @@ struct sim_msg {
     size_t len;
     px_region *region;
     sim_ep *dest; /* deferred sends (see simplat.c) */
+    double t;     /* MSG_SPAWN: when the request reached its node's host */
     double bytes;
 #ifdef __SANITIZE_ADDRESS__
     /* Sanitized builds: every message made in an actor is on its run's
@@ -270,6 +278,7 @@ struct sim_proc {
     bool doomed;           /* a fault may kill it (faults.c) */
     bool opened;           /* its workload called PMIx_Init */
     bool saw_death;        /* a fence of its failed with PMIX_ERR_PROC_TERM_WO_SYNC */
+    struct sim_kjob *kjob; /* the spawned job it belongs to, or NULL: the run's */
 };
 
 /* ---- nodes ---- */
@@ -293,7 +302,47 @@ struct sim_node {
     sim_msg *local_head; /* merged: what crossed the loopback, in order */
     struct sim_ps_wait *ps_pend; /* data service requests waiting for node 0 (simpubsub.c) */
     uint64_t ps_next;            /* the last request's id */
+    struct sim_sp_wait *sp_pend; /* spawn requests waiting for node 0 (simspawn.c) */
+    sim_proc **kids;             /* processes of spawned jobs started here */
+    size_t nkids, capkids;
+    struct sim_khc **khc; /* a spawned job's host core here, by its index - 1, or NULL */
+    size_t nkhc;
 };
+
+/* A job spawned during the run (simspawn.c): placed on nodes 0 .. nnodes
+ * - 1, ppn processes per node in rank order. Its description is shared by
+ * every node (the simulation's memory); what crosses nodes is charged. */
+typedef struct sim_kjob {
+    uint32_t idx; /* 1, 2...: MSG_HC's status for its host core */
+    char nspace[PMIX_MAX_NSLEN + 1];
+    px_jobmap map;
+    px_jobmap_app app;
+    pmix_proc_t parent;
+    uint32_t req_node; /* the requestor's node, and its request's id */
+    uint64_t req_id;
+    const sim_workload *wl;
+    char **argv; /* NULL-terminated: the app's argv (argv[0]: the workload) */
+    int argc;
+    sim_proc *procs; /* map.nprocs */
+    size_t launch_bytes;
+    uint32_t exited;
+    uint64_t fence_set;   /* its whole job's fence set */
+    double t_request;     /* the request at the requestor's host */
+    double t_at_root;     /* at node 0 */
+    double t_launch_last; /* the last node started its processes */
+    double t_answered;    /* the requestor's host had the answer */
+    bool said;            /* its start was announced (sim_spawn_fence_done) */
+} sim_kjob;
+
+/* An event carried across the nodes (simspawn.c). */
+typedef struct sim_evstat {
+    pmix_status_t status;
+    pmix_data_range_t range;
+    uint32_t src_node;
+    size_t bytes;
+    uint32_t reached; /* nodes that handed it to their server, the source's too */
+    double t_sent, t_last;
+} sim_evstat;
 
 /* ---- measurements ---- */
 
@@ -349,6 +398,10 @@ struct sim_run {
     bool merged;            /* one actor per node (simplat.c, "One actor per node") */
     double lo_lat, lo_rate; /* merged under CM02: a frame's loopback time is lat + bytes / rate */
     bool no_start;          /* rank 0 failed before PMIx_Init: the others do not run */
+    sim_kjob **kjobs;       /* spawned jobs, by index - 1 (simspawn.c) */
+    size_t nkjobs, capkjobs;
+    sim_evstat *evstats; /* events carried across nodes */
+    size_t nevstats, capevstats;
     px_api_binding binding;
     /* Every actor's stack size, and the deepest any process actor used
      * below sim_proc_main's frame, in bytes (simplat.c, stack_used; 0 in
@@ -377,6 +430,43 @@ pmix_status_t sim_host_unpublish(void *hctx, const pmix_proc_t *proc, char **key
 void sim_pubsub_dispatch(sim_node *n, sim_msg *m);
 void sim_pubsub_proc_ended(sim_node *n, const pmix_proc_t *proc);
 void sim_pubsub_fini(sim_run *run);
+
+/* Spawn and events across nodes (simspawn.c): the server's spawn and
+ * notify_event upcalls; MSG_SPAWN .. MSG_EVENT as the node takes them
+ * (the message stays the caller's); the host core for a fence, direct
+ * modex or MSG_HC of namespace `nspace` / job index `idx` on node n (the
+ * run's own, a spawned job's made on first use, or NULL); a spawned job's
+ * process ended; the report's lines and JSON members; the end of the run. */
+pmix_status_t sim_host_spawn(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                             size_t ninfo, const pmix_app_t apps[], size_t napps,
+                             pmix_spawn_cbfunc_t cbfunc, void *cbdata);
+void sim_host_notify_event(void *hctx, pmix_status_t status, const pmix_proc_t *source,
+                           pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
+void sim_spawn_dispatch(sim_node *n, sim_msg *m);
+px_hc *sim_hc_of_nspace(sim_node *n, const char *nspace);
+px_hc *sim_hc_of_job(sim_node *n, uint32_t idx);
+sim_kjob *sim_kjob_find(sim_run *run, const char *nspace);
+void sim_kid_exited(sim_proc *p);
+void sim_spawn_report(sim_run *run, FILE *tsv);
+/* A fence ended on all its nodes: if it is a spawned job's first, say at
+ * once how long the start took (stderr, and the event log), since the end
+ * of a large run can be long. */
+void sim_spawn_fence_done(sim_run *run, const sim_fstat *f);
+double sim_wall(void); /* main.c: the wall clock, seconds */
+void sim_spawn_json(sim_run *run, FILE *json);
+void sim_spawn_node_fini(sim_node *n); /* from sim_node_fini */
+void sim_spawn_fini(sim_run *run);
+/* simfence.c: a spawned job's host core on a node: create fills hc from
+ * n and k (0, or -1: none made); the struct is its ops' context. */
+struct sim_khc {
+    px_hc *hc;
+    sim_node *n;
+    sim_kjob *k;
+};
+int sim_hc_create_job(struct sim_khc *c);
+/* simnode.c: the process of node n with connection `conn`, the run's or a
+ * spawned job's, or NULL. */
+sim_proc *sim_node_proc(sim_node *n, uint64_t conn);
 
 /* simplat.c */
 extern const px_platform_ops sim_platform_ops;

@@ -217,6 +217,7 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
         }
         fprintf(json, "]");
         sim_faults_json(run, json);
+        sim_spawn_json(run, json);
         fprintf(json, "}");
         fflush(json);
     }

@@ -45,10 +45,11 @@
 
 /* ---- px_hc ops ---- */
 
-static pmix_status_t hc_send(void *ctx, uint32_t node, void *msg, size_t len,
-                             const px_hc_sent *what)
+/* Send a message of the host core of job `job` (0: the run's, else a
+ * spawned job's index: the receiver's MSG_HC status). */
+static pmix_status_t hc_send_job(sim_node *n, uint32_t job, uint32_t node, void *msg, size_t len,
+                                 const px_hc_sent *what)
 {
-    sim_node *n = ctx;
     sim_run *run = n->ep.run;
     double wire = (double)what->wire;
     sim_msg *m;
@@ -69,9 +70,16 @@ static pmix_status_t hc_send(void *ctx, uint32_t node, void *msg, size_t len,
     m = sim_msg_new(MSG_HC, msg, len);
     m->from = n->id;
     m->tag = what->kind == PX_HC_COLL ? what->epoch : 0;
+    m->status = (pmix_status_t)job;
     if (sim_send(&run->nodes[node].ep, m, wire) != 0)
         return PMIX_ERR_UNREACH;
     return PMIX_SUCCESS;
+}
+
+static pmix_status_t hc_send(void *ctx, uint32_t node, void *msg, size_t len,
+                             const px_hc_sent *what)
+{
+    return hc_send_job(ctx, 0, node, msg, len, what);
 }
 
 struct px_coll_timer {
@@ -183,8 +191,11 @@ static void hc_fence_end(void *ctx, const px_hc_fence_info *fi, pmix_status_t st
             st->status = status;
         }
         st->t_last_end = sgw_now();
-        if (st->nend == st->nnodes)
+        if (st->nend == st->nnodes) {
             sim_progress(run, st);
+            if (run->nkjobs > 0)
+                sim_spawn_fence_done(run, st);
+        }
     }
     if (status != PMIX_SUCCESS && run->nfaults == 0)
         sim_logf(run, "node %u: fence on %u nodes failed: %s", n->id, fi->nmembers,
@@ -358,6 +369,114 @@ static const px_hc_ops hc_ops = {
     .share_ended = hc_share_ended,
 };
 
+/* ---- a spawned job's host core on a node ---- */
+
+/* The ops of a spawned job's px_hc: the node's, with the job's index on
+ * its messages; no groups (its sets are not the run's nodes), and a death
+ * among its processes breaks only that job's core. */
+typedef struct sim_khc kid_ctx;
+
+static pmix_status_t khc_send(void *ctx, uint32_t node, void *msg, size_t len,
+                              const px_hc_sent *what)
+{
+    kid_ctx *c = ctx;
+    return hc_send_job(c->n, c->k->idx, node, msg, len, what);
+}
+
+static px_coll_timer *khc_timer_start(void *ctx, double seconds, void (*cb)(void *), void *arg)
+{
+    return hc_timer_start(((kid_ctx *)ctx)->n, seconds, cb, arg);
+}
+
+static void khc_timer_cancel(void *ctx, px_coll_timer *timer)
+{
+    hc_timer_cancel(((kid_ctx *)ctx)->n, timer);
+}
+
+static pmix_status_t khc_dmodex_local(void *ctx, const pmix_proc_t *proc,
+                                      pmix_dmodex_response_fn_t cb, void *cbdata)
+{
+    return hc_dmodex_local(((kid_ctx *)ctx)->n, proc, cb, cbdata);
+}
+
+static uint64_t khc_ctxid(void *ctx)
+{
+    return hc_ctxid(((kid_ctx *)ctx)->n);
+}
+
+static void khc_log(void *ctx, const char *line)
+{
+    kid_ctx *c = ctx;
+    sim_logf(c->n->ep.run, "node %u: %s: %s", c->n->id, c->k->nspace, line);
+}
+
+static void khc_fence_start(void *ctx, const px_hc_fence_info *fi)
+{
+    hc_fence_start(((kid_ctx *)ctx)->n, fi);
+}
+
+static void khc_fence_end(void *ctx, const px_hc_fence_info *fi, pmix_status_t status)
+{
+    hc_fence_end(((kid_ctx *)ctx)->n, fi, status);
+}
+
+static void khc_broken(void *ctx, const char *why)
+{
+    kid_ctx *c = ctx;
+    sim_event(c->n->ep.run, "broken\tnode %u\t%s: %s", c->n->id, c->k->nspace, why);
+}
+
+static void khc_share_put(void *ctx, uint64_t set, uint32_t epoch, uint32_t nmembers, uint32_t me,
+                          void *data, size_t len)
+{
+    hc_share_put(((kid_ctx *)ctx)->n, set, epoch, nmembers, me, data, len);
+}
+
+static pmix_status_t khc_share_result(void *ctx, uint64_t set, uint32_t epoch,
+                                      const px_coll_result *res, char **data,
+                                      pmix_release_cbfunc_t *release, void **arg)
+{
+    return hc_share_result(((kid_ctx *)ctx)->n, set, epoch, res, data, release, arg);
+}
+
+static void khc_share_ended(void *ctx, uint64_t set, uint32_t epoch, uint32_t nmembers)
+{
+    hc_share_ended(((kid_ctx *)ctx)->n, set, epoch, nmembers);
+}
+
+static const px_hc_ops khc_ops = {
+    .version = PX_HC_OPS_VERSION,
+    .send = khc_send,
+    .timer_start = khc_timer_start,
+    .timer_cancel = khc_timer_cancel,
+    .now = hc_now,
+    .dmodex_local = khc_dmodex_local,
+    .ctxid = khc_ctxid,
+    .log = khc_log,
+    .fence_start = khc_fence_start,
+    .fence_end = khc_fence_end,
+    .broken = khc_broken,
+    .share_put = khc_share_put,
+    .share_result = khc_share_result,
+    .share_ended = khc_share_ended,
+};
+
+int sim_hc_create_job(struct sim_khc *c)
+{
+    sim_run *run = c->n->ep.run;
+    px_hc_config cfg = {
+        .node = c->n->id,
+        .job = &c->k->map,
+        .fence_algo = run->fence_algo,
+        .barrier_algo = run->barrier_algo,
+        .coll_timeout = run->opt.coll_timeout,
+        .sizes_only = true,
+    };
+
+    c->hc = px_hc_create(&khc_ops, c, &cfg);
+    return c->hc != NULL ? 0 : -1;
+}
+
 /* ---- the node's side ---- */
 
 int sim_hc_create(sim_node *n)
@@ -381,14 +500,21 @@ pmix_status_t sim_host_fence(void *hctx, const pmix_proc_t procs[], size_t nproc
                              const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
                              pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    return px_hc_fence(((sim_node *)hctx)->hc, procs, nprocs, info, ninfo, data, ndata, cbfunc,
-                       cbdata);
+    px_hc *hc = sim_hc_of_nspace(hctx, nprocs > 0 ? procs[0].nspace : NULL);
+
+    if (hc == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    return px_hc_fence(hc, procs, nprocs, info, ninfo, data, ndata, cbfunc, cbdata);
 }
 
 pmix_status_t sim_host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_info_t info[],
                               size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    return px_hc_dmodex(((sim_node *)hctx)->hc, proc, info, ninfo, cbfunc, cbdata);
+    px_hc *hc = sim_hc_of_nspace(hctx, proc->nspace);
+
+    if (hc == NULL)
+        return PMIX_ERR_NOT_FOUND;
+    return px_hc_dmodex(hc, proc, info, ninfo, cbfunc, cbdata);
 }
 
 pmix_status_t sim_host_group(void *hctx, const px_group_req *req, px_group_cbfunc_t cbfunc,

@@ -40,7 +40,20 @@ const px_server_host sim_server_host = {
     .publish = sim_host_publish,
     .lookup = sim_host_lookup,
     .unpublish = sim_host_unpublish,
+    .notify_event = sim_host_notify_event,
+    .spawn = sim_host_spawn,
 };
+
+sim_proc *sim_node_proc(sim_node *n, uint64_t conn)
+{
+    for (uint32_t i = 0; i < n->nprocs; i++)
+        if (n->procs[i].conn == conn)
+            return &n->procs[i];
+    for (size_t i = 0; i < n->nkids; i++)
+        if (n->kids[i]->conn == conn)
+            return n->kids[i];
+    return NULL;
+}
 
 /* ---- the node ---- */
 
@@ -157,10 +170,7 @@ static void node_dispatch(sim_node *n, sim_msg *m)
 
     switch (m->kind) {
     case MSG_C2S:
-        p = NULL;
-        for (uint32_t i = 0; i < n->nprocs; i++)
-            if (n->procs[i].conn == m->conn)
-                p = &n->procs[i];
+        p = sim_node_proc(n, m->conn);
         if (p != NULL && !p->closed && sim_frame_type(m->data, m->len) == PX_MSG_FENCE &&
             sim_fault_at_fence(n, p))
             break; /* killed as it entered this fence: the request dies with it */
@@ -189,13 +199,29 @@ static void node_dispatch(sim_node *n, sim_msg *m)
                 break;
             }
         }
+        for (size_t i = 0; i < n->nkids; i++) {
+            sim_proc *kp = n->kids[i];
+            px_hc *khc = kp->conn == m->conn ? sim_hc_of_job(n, kp->kjob->idx) : NULL;
+            if (khc != NULL && !px_hc_broken(khc)) {
+                sim_event(n->ep.run, "depart\t%s rank %u\tnode %u", kp->proc.nspace, kp->proc.rank,
+                          n->id);
+                px_hc_departed(khc, kp->proc.rank, true);
+            }
+        }
         break;
     case MSG_PUBSUB:
     case MSG_PUBSUB_REP: sim_pubsub_dispatch(n, m); break;
-    case MSG_HC:
-        if (px_hc_deliver(n->hc, m->from, m->data, m->len) != PMIX_SUCCESS)
+    case MSG_SPAWN:
+    case MSG_SPAWN_REP:
+    case MSG_LAUNCH:
+    case MSG_EVENT: sim_spawn_dispatch(n, m); break;
+    case MSG_HC: {
+        /* status: 0 for the run's job, else a spawned job's index */
+        px_hc *hc = m->status == 0 ? n->hc : sim_hc_of_job(n, (uint32_t)m->status);
+        if (hc == NULL || px_hc_deliver(hc, m->from, m->data, m->len) != PMIX_SUCCESS)
             sim_logf(n->ep.run, "node %u: a malformed message from node %u", n->id, m->from);
         break;
+    }
     default: break;
     }
     sim_msg_free(m);
@@ -277,6 +303,7 @@ double sim_node_timers(sim_node *n)
 
 void sim_node_fini(sim_node *n)
 {
+    sim_spawn_node_fini(n); /* its spawned jobs' host cores use its timers */
     px_server_destroy(n->srv);
     n->srv = NULL;
     px_hc_destroy(n->hc);

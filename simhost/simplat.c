@@ -324,10 +324,7 @@ static sim_proc *proc_of(void *pctx)
 
 static sim_proc *client_by_conn(sim_node *n, uint64_t conn)
 {
-    for (uint32_t i = 0; i < n->nprocs; i++)
-        if (n->procs[i].conn == conn)
-            return &n->procs[i];
-    return NULL;
+    return sim_node_proc(n, conn);
 }
 
 unsigned sim_frame_type(const void *frame, size_t len)
@@ -869,7 +866,8 @@ static void proc_body(void *arg)
 {
     sim_proc *p = arg;
     sim_run *run = p->ep.run;
-    char **argv = calloc((size_t)run->opt.wl_argc + 2, sizeof(char *));
+    sim_kjob *k = p->kjob;
+    char **argv = calloc((size_t)(k != NULL ? k->argc : run->opt.wl_argc) + 2, sizeof(char *));
     int argc = 0;
     bool finalized;
     const char *top = __builtin_frame_address(0);
@@ -880,6 +878,31 @@ static void proc_body(void *arg)
     sgw_box_listen(p->ep.box);
     if (argv == NULL)
         abort();
+    if (k != NULL) {
+        /* A process of a spawned job (simspawn.c): its app's argv, its
+         * workload; counted with its job, not the run's processes. */
+        for (int i = 0; i < k->argc; i++)
+            argv[argc++] = k->argv[i];
+        argv[argc] = NULL;
+        p->exit_code = k->wl->main(argc, argv);
+        free(argv);
+        finalized = p->opened && p->ac.client == NULL;
+        if (p->ac.client != NULL) {
+            p->ac.refcount = 0;
+            bind_teardown(&p->ac);
+        }
+        flush_deferred(p);
+        p->exited = true;
+        if (p->exit_code != 0)
+            run->procs_failed++;
+        sim_kid_exited(p);
+        if (finalized) {
+            sim_msg *m = sim_msg_new(MSG_EXIT, NULL, 0);
+            m->conn = p->conn;
+            sim_send(&p->node->ep, m, 0);
+        }
+        return;
+    }
     /* The workload may modify its argv (getopt does): a private copy. */
     argv[argc++] = (char *)run->wl->name;
     for (int i = 0; i < run->opt.wl_argc; i++)

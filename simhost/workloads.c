@@ -24,6 +24,8 @@ int pmixsim_wl_psets_main(int argc, char **argv);
 int pmixsim_wl_group_main(int argc, char **argv);
 int pmixsim_wl_sessions_main(int argc, char **argv);
 int pmixsim_wl_pubsub_main(void);
+int pmixsim_wl_spawn_main(int argc, char **argv);
+int pmixsim_wl_events_main(int argc, char **argv);
 
 static int hello(int argc, char **argv)
 {
@@ -62,6 +64,12 @@ static const sim_workload workloads[] = {
     {"pubsub", pubsub,
      "  examples/pubsub.c's steps without sleep or threads: publish, lookups that wait, "
      "unpublish (node 0 holds the data service)"},
+    {"spawn", pmixsim_wl_spawn_main,
+     "[--procs N] [--size BYTES] [--from RANK] [--errors]  PMIx_Spawn of N processes that "
+     "put, commit and fence (collecting); the report gives the start time and its formula"},
+    {"events", pmixsim_wl_events_main,
+     "[--range namespace|global] [--from RANK]  an event to every process on every node; the "
+     "report gives its delivery time and formula"},
     {"seq", pmixsim_wl_seq_main,
      "STEP...  put:SIZE, fence[:collect,timeout=S,algo=NAME,parity], get:next|prev|RANK[:N]"},
 };

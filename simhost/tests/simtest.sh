@@ -131,6 +131,20 @@
 #       two sets over the same two nodes, twice each, with data, then the
 #       whole job: three collectives (three set ids in the event log), each
 #       parity fence an allgather of two records, and every value checked.
+#   simtest.sh spawn PMIXSIM
+#       The spawn workload (simspawn.c): on 16 nodes x 2 (32 children), 8 x
+#       1 from a rank outside the new job's nodes (4 children) and 8 x 1
+#       from rank 0, every child starts (PMIX_PARENT_ID, its collecting
+#       fence, a peer's card), the report's spawn line has each part and
+#       the start time within 1e-4 of its formula (the launch tree and the
+#       fence exactly their formulas': powers of two, where every node
+#       starts its part at once), and the errors come back: a
+#       workload that does not exist, more processes than slots.
+#   simtest.sh events PMIXSIM
+#       The events workload: an event notified with range namespace on 8
+#       nodes x 1, and global on 13 x 2 from rank 3, reaches the handler of
+#       every other process (one "got the event" line each), every node
+#       (reached=NODES), in ceil(lg NODES) hops of its formula.
 set -u
 cmd=$1
 shift
@@ -752,6 +766,51 @@ bad-args)
         grep -q 'procs_failed=1 ' "$tmp/o" || fail "fence --iters 0 $extra: $(cat "$tmp/o")"
     done
     echo "ok: a workload's bad argument is reported once"
+    ;;
+spawn)
+    sim=$1
+    for layout in "16 2 0 32" "8 1 7 4" "8 1 0 8"; do
+        read -r nodes ppn from procs <<<"$layout"
+        "$sim" --quiet --nodes "$nodes" --ppn "$ppn" spawn --procs "$procs" --from "$from" \
+            --errors >"$tmp/o" 2>"$tmp/e" || fail "spawn $layout: $(cat "$tmp/e" "$tmp/o")"
+        [[ $(grep -c 'started, parent rank '"$from"': ok$' "$tmp/o") == "$procs" ]] ||
+            fail "spawn $layout: not $procs children started: $(grep -v '^[0-9]' "$tmp/o")"
+        grep -q "^spawn: rank $from spawned pmixsim.1 ($procs processes): ok" "$tmp/o" ||
+            fail "spawn $layout: the requestor: $(cat "$tmp/o")"
+        grep -q 'a program that does not exist: PMIX_ERR_JOB_EXE_NOT_FOUND' "$tmp/o" ||
+            fail "spawn $layout: no PMIX_ERR_JOB_EXE_NOT_FOUND"
+        grep -q 'more processes than slots: PMIX_ERR_OUT_OF_RESOURCE' "$tmp/o" ||
+            fail "spawn $layout: no PMIX_ERR_OUT_OF_RESOURCE"
+        grep '^# spawn' "$tmp/o" | tr ' ' '\n' | grep = >"$tmp/kv"
+        awk -F= -v procs="$procs" -v ppn="$ppn" -v from="$from" '
+            { n[$1]++; v[$1 "#" n[$1]] = $2 }
+            END {
+                nodes = int((procs + ppn - 1) / ppn)
+                if (v["procs#1"] != procs || v["nodes#1"] != nodes) { print "procs/nodes " v["procs#1"] "/" v["nodes#1"]; exit 1 }
+                # launch: measured #1, formula #2 (the spawn-formula line)
+                if (v["launch_s#1"] <= 0 || (v["launch_s#1"] - v["launch_s#2"])^2 > (1e-4 * v["launch_s#2"])^2) { print "launch " v["launch_s#1"] " formula " v["launch_s#2"]; exit 1 }
+                if ((v["fence_s#1"] - v["fence_s#2"])^2 > (1e-4 * v["fence_s#2"])^2) { print "fence " v["fence_s#1"] " formula " v["fence_s#2"]; exit 1 }
+                if ((v["hop_s#1"] - v["hop_s#2"])^2 > 1e-18 || (from < ppn) != (v["hop_s#1"] == 0)) { print "hop " v["hop_s#1"] " formula " v["hop_s#2"]; exit 1 }
+                if (v["start_s#1"] <= v["launch_s#1"] + v["fence_s#1"] || (v["ratio#1"] - 1)^2 > 1e-8) { print "start " v["start_s#1"] " ratio " v["ratio#1"]; exit 1 }
+                printf "start %s s = hop %s + launch %s + local %s + fence %s (formula %s)\n", v["start_s#1"], v["hop_s#1"], v["launch_s#1"], v["local_s#1"], v["fence_s#1"], v["formula_s#1"]
+            }' "$tmp/kv" >"$tmp/r" || fail "spawn $layout: $(cat "$tmp/r"; grep '^#' "$tmp/o")"
+        echo "ok: $nodes x $ppn, $procs children from rank $from: $(cat "$tmp/r")"
+    done
+    ;;
+events)
+    sim=$1
+    for layout in "8 1 namespace 0" "13 2 global 3"; do
+        read -r nodes ppn range from <<<"$layout"
+        "$sim" --quiet --nodes "$nodes" --ppn "$ppn" events --range "$range" --from "$from" \
+            >"$tmp/o" 2>"$tmp/e" || fail "events $layout: $(cat "$tmp/e" "$tmp/o")"
+        [[ $(grep -c "got the event from rank $from (range PMIX_RANGE_${range^^}): ok$" "$tmp/o") == \
+            $((nodes * ppn - 1)) ]] || fail "events $layout: not every process got it: $(cat "$tmp/o")"
+        line=$(grep '^# event:' "$tmp/o") || fail "events $layout: no event line: $(cat "$tmp/o")"
+        [[ $(grep -c '^# event:' "$tmp/o") == 1 ]] || fail "events $layout: not one event line"
+        grep -q " reached=$nodes " <<<"$line" || fail "events $layout: $line"
+        grep -q " ratio=1.000000$" <<<"$line" || fail "events $layout: not its formula: $line"
+        echo "ok: $layout: $line"
+    done
     ;;
 *)
     fail "unknown test $cmd"

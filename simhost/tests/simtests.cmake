@@ -21,6 +21,12 @@ foreach(nodes 64 256)
   list(APPEND PMIXSIM_TESTS sim_formula_dissemination_${nodes})
 endforeach()
 
+# Spawn and events across nodes (simspawn.c): start time and delivery
+# against their formulas.
+add_test(NAME sim_spawn_formula COMMAND ${SIMTEST} spawn $<TARGET_FILE:pmixsim>)
+add_test(NAME sim_events_nodes COMMAND ${SIMTEST} events $<TARGET_FILE:pmixsim>)
+list(APPEND PMIXSIM_TESTS sim_spawn_formula sim_events_nodes)
+
 # examples/ is added after simhost/: test for its presence, not its targets.
 if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
   add_test(NAME sim_pubsub_as_pmixrun
