@@ -993,7 +993,7 @@ static int closed_at(const px_server *s, const char *grp, const pmix_proc_t *lea
 {
     size_t n = s->ngclosed < PX_GCLOSED_MAX ? s->ngclosed : PX_GCLOSED_MAX;
 
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; s->gclosed != NULL && i < n; i++)
         if (strncmp(s->gclosed[i].name, grp, PMIX_MAX_NSLEN) == 0 &&
             proc_eq(&s->gclosed[i].leader, leader))
             return (int)i;
@@ -1010,10 +1010,11 @@ static void closed_forget(px_server *s, const char *grp, const pmix_proc_t *lead
 
 static void closed_note(px_server *s, const char *grp, const pmix_proc_t *leader)
 {
-    size_t i = s->ngclosed++ % PX_GCLOSED_MAX;
-
     if (closed_at(s, grp, leader) >= 0)
         return;
+    if (s->gclosed == NULL && (s->gclosed = calloc(PX_GCLOSED_MAX, sizeof(*s->gclosed))) == NULL)
+        return; /* a later accept then waits for its PMIX_TIMEOUT, as before this ring */
+    size_t i = s->ngclosed++ % PX_GCLOSED_MAX;
     memset(&s->gclosed[i], 0, sizeof(s->gclosed[i]));
     memcpy(s->gclosed[i].name, grp, strnlen(grp, PMIX_MAX_NSLEN));
     s->gclosed[i].leader = *leader;
@@ -1637,6 +1638,9 @@ void px_srv_group_client_gone(px_server *s, const px_sclient *c)
 
 void px_srv_group_destroy_all(px_server *s)
 {
+    free(s->gclosed);
+    s->gclosed = NULL;
+    s->ngclosed = 0;
     while (s->gtrks != NULL) {
         px_gtrk *t = s->gtrks;
         s->gtrks = t->next;

@@ -239,10 +239,12 @@ struct px_server {
      * left waiting for an outcome that has come already. A ring of the
      * latest PX_GCLOSED_MAX. */
 #define PX_GCLOSED_MAX 32
-    struct {
+    struct px_gclosed {
         char name[PMIX_MAX_NSLEN + 1];
         pmix_proc_t leader;
-    } gclosed[PX_GCLOSED_MAX];
+    } * gclosed; /* PX_GCLOSED_MAX of them once one is noted (NULL before:
+                  * 16 kB that most servers never need, and pmixsim has
+                  * one server per simulated node) */
     size_t ngclosed;
     /* Tools (tool.c): allowed at all, of which uid, the server's name. */
     bool tools_on;
