@@ -87,6 +87,10 @@ struct px_hc {
     hc_gone *gone; /* departed ranks */
     px_dmx_table dmx;
     hc_retry *retries;
+    /* The jobs whose processes this node serves: jobs[0] the first
+     * (cfg.job), then the ones px_hc_job_add gave. */
+    const px_jobmap **jobs;
+    size_t njobs;
 };
 
 static void logf_(px_hc *hc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -294,8 +298,14 @@ static const px_coll_ops coll_ops = {
 
 static void set_check_gone(px_hc *hc, hc_set *s);
 
-/* Note the participants an upcall names (`procs`, all of the job's
- * namespace, checked by px_fence_set_make), once. */
+static bool of_first(const px_hc *hc, const pmix_proc_t *p)
+{
+    return strncmp(p->nspace, hc->cfg.job->nspace, PMIX_MAX_NSLEN) == 0;
+}
+
+/* Note the participants an upcall names (`procs`, checked by
+ * px_fence_set_make_jobs), once: the first job's among them, since
+ * departures are the first job's (a set of other jobs alone names none). */
 static void set_know(hc_set *s, const pmix_proc_t procs[], size_t nprocs)
 {
     uint32_t n = 0;
@@ -303,15 +313,16 @@ static void set_know(hc_set *s, const pmix_proc_t procs[], size_t nprocs)
     if (s->known)
         return;
     for (size_t i = 0; i < nprocs; i++)
-        if (procs[i].rank == PMIX_RANK_WILDCARD)
+        if (procs[i].rank == PMIX_RANK_WILDCARD && of_first(s->hc, &procs[i]))
             s->all = true;
     if (nprocs == 0)
         s->all = true;
     if (!s->all) {
-        if ((s->ranks = malloc(nprocs * sizeof(*s->ranks))) == NULL)
+        if ((s->ranks = malloc((nprocs > 0 ? nprocs : 1) * sizeof(*s->ranks))) == NULL)
             return; /* not known: departures will not find this set */
         for (size_t i = 0; i < nprocs; i++)
-            if (!ids_has(s->ranks, n, procs[i].rank))
+            if (of_first(s->hc, &procs[i]) && procs[i].rank != PMIX_RANK_WILDCARD &&
+                !ids_has(s->ranks, n, procs[i].rank))
                 (void)ids_add(&s->ranks, &n, procs[i].rank); /* room is there */
         s->nranks = n;
     }
@@ -656,7 +667,7 @@ pmix_status_t px_hc_fence(px_hc *hc, const pmix_proc_t procs[], size_t nprocs,
     }
     /* The participant set names the collective: fences of other ranks on
      * the same nodes are another collective. */
-    if ((rc = px_fence_set_make(hc->cfg.job, procs, nprocs, &set)) != PMIX_SUCCESS)
+    if ((rc = px_fence_set_make_jobs(hc->jobs, hc->njobs, procs, nprocs, &set)) != PMIX_SUCCESS)
         return rc;
     f = calloc(1, sizeof(*f));
     if (f == NULL) {
@@ -728,7 +739,8 @@ pmix_status_t px_hc_group(px_hc *hc, const px_hc_group_req *req, px_hc_group_cb 
         cb(PMIX_ERR_PROC_TERM_WO_SYNC, false, 0, NULL, 0, cbdata, NULL, NULL);
         return PMIX_SUCCESS;
     }
-    if ((rc = px_fence_set_make(hc->cfg.job, req->procs, req->nprocs, &set)) != PMIX_SUCCESS)
+    if ((rc = px_fence_set_make_jobs(hc->jobs, hc->njobs, req->procs, req->nprocs, &set)) !=
+        PMIX_SUCCESS)
         return rc;
     /* A group operation is its own collective: the members' set, the
      * operation and the group's name (FNV-1a over them). */
@@ -1052,9 +1064,15 @@ void px_hc_node_lost(px_hc *hc, uint32_t node)
 pmix_status_t px_hc_dmodex(px_hc *hc, const pmix_proc_t *proc, const pmix_info_t info[],
                            size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    const px_jobmap *job = hc->cfg.job;
+    const px_jobmap *job = NULL;
     size_t nslen = strnlen(proc->nspace, PMIX_MAX_NSLEN);
     uint32_t node, id;
+
+    for (size_t i = 0; i < hc->njobs && job == NULL; i++)
+        if (strncmp(proc->nspace, hc->jobs[i]->nspace, PMIX_MAX_NSLEN) == 0)
+            job = hc->jobs[i];
+    if (job == NULL)
+        return PMIX_ERR_NOT_FOUND;
     uint8_t *m;
     pmix_status_t rc;
     px_hc_sent what = {.kind = PX_HC_DMX_REQ};
@@ -1286,7 +1304,39 @@ px_hc *px_hc_create(const px_hc_ops *ops, void *ctx, const px_hc_config *cfg)
     hc->ops = ops;
     hc->ctx = ctx;
     hc->cfg = *cfg;
+    if ((hc->jobs = malloc(sizeof(*hc->jobs))) == NULL) {
+        free(hc);
+        return NULL;
+    }
+    hc->jobs[0] = cfg->job;
+    hc->njobs = 1;
     return hc;
+}
+
+pmix_status_t px_hc_job_add(px_hc *hc, const px_jobmap *m)
+{
+    const px_jobmap **more;
+
+    if (m == NULL || m->nspace == NULL || m->nnodes != hc->cfg.job->nnodes || m->nprocs == 0)
+        return PMIX_ERR_BAD_PARAM;
+    for (size_t i = 0; i < hc->njobs; i++)
+        if (strncmp(hc->jobs[i]->nspace, m->nspace, PMIX_MAX_NSLEN) == 0)
+            return PMIX_ERR_BAD_PARAM;
+    if ((more = realloc(hc->jobs, (hc->njobs + 1) * sizeof(*more))) == NULL)
+        return PMIX_ERR_NOMEM;
+    hc->jobs = more;
+    hc->jobs[hc->njobs++] = m;
+    return PMIX_SUCCESS;
+}
+
+void px_hc_job_remove(px_hc *hc, const char *nspace)
+{
+    for (size_t i = 1; i < hc->njobs; i++)
+        if (strncmp(hc->jobs[i]->nspace, nspace, PMIX_MAX_NSLEN) == 0) {
+            memmove(&hc->jobs[i], &hc->jobs[i + 1], (hc->njobs - i - 1) * sizeof(*hc->jobs));
+            hc->njobs--;
+            return;
+        }
 }
 
 void px_hc_destroy(px_hc *hc)
@@ -1317,6 +1367,7 @@ void px_hc_destroy(px_hc *hc)
         free(r);
     }
     px_dmx_fini(&hc->dmx);
+    free(hc->jobs);
     free(hc->lost);
     while (hc->gone != NULL) {
         hc_gone *g = hc->gone;
