@@ -261,6 +261,9 @@ int main(int argc, char **argv)
         if (me.rank == 0 &&
             (rc = try_spawn(self, NULL, false, child_ns)) != PMIX_ERR_OUT_OF_RESOURCE)
             FAIL("spawn of %d children: %s", nchildren, PMIx_Error_string(rc));
+        /* every rank still runs (holds its slot) until rank 0 has its answer */
+        if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+            FAIL("fence: %s", PMIx_Error_string(rc));
         if (failures == 0)
             printf("spawn: rank %u toomany ok\n", me.rank);
         PMIx_Finalize(NULL, 0);
