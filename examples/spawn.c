@@ -277,7 +277,7 @@ int main(int argc, char **argv)
         PMIx_Register_event_handler(&code, 1, NULL, 0, on_job_end, NULL, NULL);
         rc = try_spawn("/nonexistent/spawn-me", NULL, false, child_ns);
         if (rc == PMIX_ERR_NOT_SUPPORTED) {
-            /* a host that does not spawn (pmixrun --nodes): every rank
+            /* a host that does not spawn: every rank
              * says so and ends */
             put_str("spawn.child", "none");
         } else {
