@@ -415,6 +415,11 @@ void px_hc_break(px_hc *hc, pmix_rank_t rank, bool tell, const char *why);
 /* Process `rank` of the job finalized and exited: fences that name it
  * fail (above); with `tell`, the other nodes learn it too. */
 void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell);
+/* The same for a process of any job this node serves (the first job or
+ * one px_hc_job_add gave): a spawned job's departures fail its fences and
+ * groups on every node as the first job's do. Ignored for a process of
+ * no such job. */
+void px_hc_departed_proc(px_hc *hc, const pmix_proc_t *proc, bool tell);
 /* Node `node` is gone (its link dropped, its host died). */
 void px_hc_node_lost(px_hc *hc, uint32_t node);
 /* Another job over the same nodes (a spawned namespace): from now on its
@@ -424,10 +429,11 @@ void px_hc_node_lost(px_hc *hc, uint32_t node);
  * the first job's sets keep their ids). `m` is borrowed until
  * px_hc_job_remove or px_hc_destroy; every node adds it before its
  * processes fence or Get (a message of an unknown set is kept by px_coll
- * until the upcall comes). Deaths and departures stay the first job's
- * (px_hc_break, px_hc_departed): a spawned process's death is the host's
- * to report with px_hc_break. PMIX_ERR_BAD_PARAM for a map over other
- * nodes or a namespace already known, PMIX_ERR_NOMEM. */
+ * until the upcall comes; every node adds the jobs in the same order).
+ * A spawned process's departure is told with px_hc_departed_proc, its
+ * death with px_hc_break (which fails every job's fences).
+ * PMIX_ERR_BAD_PARAM for a map over other nodes or a namespace already
+ * known, PMIX_ERR_NOMEM. */
 pmix_status_t px_hc_job_add(px_hc *hc, const px_jobmap *m);
 /* Forget the job `nspace` (not the first): its processes' later requests
  * fail as any unknown namespace's do. */

@@ -392,8 +392,13 @@ bool spawnd_reaped(pmixd_ctx *d, pid_t pid, int wstatus)
                 (finalized ? PD_EXIT_FINALIZED : 0) | (r->stopped_by_us ? PD_EXIT_STOPPED : 0);
             send_exit(d, c, r, flags);
             bool died = r->signaled || (connected && !finalized) || (!connected && r->code != 0);
-            if (died && !d->stopping && !c->spawn_failed)
+            if (died && !d->stopping && !c->spawn_failed) {
                 coll_break(d, -1, true); /* the run ends: every fence fails now */
+            } else if (connected && finalized && !d->stopping && d->hc != NULL) {
+                pmix_proc_t pr; /* fences that name it fail on every node */
+                PMIx_Load_procid(&pr, c->nspace, (pmix_rank_t)r->rank);
+                px_hc_departed_proc(d->hc, &pr, true);
+            }
             return true;
         }
     }

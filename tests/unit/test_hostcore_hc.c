@@ -633,8 +633,9 @@ static void test_dmodex(void **state)
 
 /* A second job over the same nodes (a spawned namespace): unknown until
  * px_hc_job_add, then its fence runs among its own nodes only, a Get of
- * its rank goes to that rank's node, and a group over both namespaces
- * spans the nodes of both; once removed it is unknown again. */
+ * its rank goes to that rank's node, a group over both namespaces spans
+ * the nodes of both, and its departed process fails its later fences on
+ * every node (not the first job's); once removed it is unknown again. */
 static void test_second_job(void **state)
 {
     net *w = net_new(3, 2, 0);
@@ -661,9 +662,9 @@ static void test_second_job(void **state)
     PMIx_Load_procid(&p[0], "hcjob.s1", PMIX_RANK_WILDCARD);
     for (uint32_t nd = 0; nd < 3; nd += 2) {
         memset(&f[nd], 0, sizeof(f[nd]));
-        assert_int_equal(px_hc_fence(w->nodes[nd].hc, p, 1, NULL, 0, nd == 0 ? "a" : "b", 1,
-                                     fence_cb, &f[nd]),
-                         PMIX_SUCCESS);
+        assert_int_equal(
+            px_hc_fence(w->nodes[nd].hc, p, 1, NULL, 0, nd == 0 ? "a" : "b", 1, fence_cb, &f[nd]),
+            PMIX_SUCCESS);
     }
     net_run(w, false);
     for (uint32_t nd = 0; nd < 3; nd += 2) {
@@ -700,6 +701,24 @@ static void test_second_job(void **state)
         assert_true(g[nd].done);
         assert_int_equal(g[nd].status, PMIX_SUCCESS);
     }
+
+    /* child rank 1 (node 0) finalizes and exits after the first fence:
+     * node 2's next fence of the child fails, a first-job fence runs */
+    PMIx_Load_procid(&p[0], "hcjob.s1", 1);
+    px_hc_departed_proc(w->nodes[0].hc, &p[0], true);
+    net_run(w, false);
+    PMIx_Load_procid(&p[0], "hcjob.s1", PMIX_RANK_WILDCARD);
+    memset(&f[2], 0, sizeof(f[2]));
+    assert_int_equal(px_hc_fence(w->nodes[2].hc, p, 1, NULL, 0, NULL, 0, fence_cb, &f[2]),
+                     PMIX_SUCCESS);
+    net_run(w, false);
+    assert_true(f[2].done);
+    assert_int_equal(f[2].status, PMIX_ERR_LOST_CONNECTION);
+    for (uint32_t nd = 0; nd < 3; nd++)
+        fence(w, nd, NULL, 0, NULL, NULL, 0, &f[nd]);
+    net_run(w, false);
+    for (uint32_t nd = 0; nd < 3; nd++)
+        assert_int_equal(f[nd].status, PMIX_SUCCESS);
 
     for (uint32_t i = 0; i < 3; i++)
         px_hc_job_remove(w->nodes[i].hc, "hcjob.s1");
@@ -817,8 +836,8 @@ int main(void)
         cmocka_unit_test(test_departed),        cmocka_unit_test(test_departed_after_death),
         cmocka_unit_test(test_groups),          cmocka_unit_test(test_node_lost),
         cmocka_unit_test(test_dmodex),          cmocka_unit_test(test_dmodex_answer_refused),
-        cmocka_unit_test(test_second_job),
-        cmocka_unit_test(test_timeout),         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_second_job),      cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
