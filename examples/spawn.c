@@ -7,12 +7,16 @@
  * host that is not in the job), then spawns two copies of this program
  * (argument "child") with PMIX_NOTIFY_COMPLETION, and shares the new
  * namespace with its job through a fence. Each child checks PMIX_SPAWNED
- * and PMIX_PARENT_ID in its job data. Then every process of both jobs
+ * and PMIX_PARENT_ID in its job data, fences with its sibling, reads the
+ * sibling's key and says which host it runs on. Then every process of both jobs
  * connects the two namespaces, and reads a key that a process of the other
  * job committed before the connect; then they disconnect. Rank 0 last
  * waits for PMIX_EVENT_JOB_END of the children's job. One "ok" line per
  * process; "FAIL:" lines and a non-zero exit otherwise. Under a host that
  * does not spawn (PMIX_ERR_NOT_SUPPORTED), each rank says so and exits 0.
+ *
+ * `spawn toomany N`: rank 0 asks for N children, more than the free
+ * slots, and expects PMIX_ERR_OUT_OF_RESOURCE at once.
  *
  * `spawn connect` spawns nothing: the ranks of even and of odd number
  * each connect among themselves (listed rank by rank, in an order of
@@ -60,6 +64,8 @@ static void on_job_end(size_t id, pmix_status_t status, const pmix_proc_t *sourc
 }
 
 /* Spawn `cmd` (with `host` as PMIX_HOST if not NULL); the status. */
+static int nchildren = 2; /* how many copies try_spawn asks for */
+
 static pmix_status_t try_spawn(const char *cmd, const char *host, bool notify, pmix_nspace_t ns)
 {
     pmix_app_t app;
@@ -70,7 +76,7 @@ static pmix_status_t try_spawn(const char *cmd, const char *host, bool notify, p
     memset(&app, 0, sizeof(app));
     app.cmd = (char *)cmd;
     app.argv = argv;
-    app.maxprocs = 2;
+    app.maxprocs = nchildren;
     if (host != NULL)
         PMIx_Info_load(&info[ninfo++], PMIX_HOST, host, PMIX_STRING);
     if (notify)
@@ -156,6 +162,21 @@ static int run_child(void)
     snprintf(word, sizeof word, "child-%u", me.rank);
     put_str("spawn.word", word);
     PMIx_Commit();
+    /* among the children: a fence of their namespace, then a sibling's
+     * word (under pmixrun --nodes, on another node) */
+    pmix_status_t rc = PMIx_Fence(&wild, 1, NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        FAIL("fence of the children: %s", PMIx_Error_string(rc));
+    char want[64];
+    snprintf(want, sizeof want, "child-%u", me.rank ^ 1);
+    char *got = get_str(me.nspace, me.rank ^ 1, "spawn.word");
+    if (got != NULL && strcmp(got, want) != 0)
+        FAIL("sibling %u's word is '%s'", me.rank ^ 1, got);
+    free(got);
+    char *host = get_str(me.nspace, me.rank, PMIX_HOSTNAME);
+    if (host != NULL)
+        printf("spawn: child %u runs on %s\n", me.rank, host);
+    free(host);
     /* the spawner's rank 1 (or 0) committed its word before the connect */
     connect_both(parent.nspace, me.nspace, parent.nspace, 0, "parent-0");
     if (failures == 0)
@@ -233,6 +254,21 @@ int main(int argc, char **argv)
     }
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = '\0';
+    if (argc > 2 && strcmp(argv[1], "toomany") == 0) {
+        /* rank 0 asks for more children than there are free slots: the
+         * spawn fails at once with PMIX_ERR_OUT_OF_RESOURCE */
+        nchildren = atoi(argv[2]);
+        if (me.rank == 0 &&
+            (rc = try_spawn(self, NULL, false, child_ns)) != PMIX_ERR_OUT_OF_RESOURCE)
+            FAIL("spawn of %d children: %s", nchildren, PMIx_Error_string(rc));
+        /* every rank still runs (holds its slot) until rank 0 has its answer */
+        if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
+            FAIL("fence: %s", PMIx_Error_string(rc));
+        if (failures == 0)
+            printf("spawn: rank %u toomany ok\n", me.rank);
+        PMIx_Finalize(NULL, 0);
+        return failures == 0 ? 0 : 1;
+    }
     char word[64];
     snprintf(word, sizeof word, "parent-%u", me.rank);
     put_str("spawn.word", word);
@@ -241,7 +277,7 @@ int main(int argc, char **argv)
         PMIx_Register_event_handler(&code, 1, NULL, 0, on_job_end, NULL, NULL);
         rc = try_spawn("/nonexistent/spawn-me", NULL, false, child_ns);
         if (rc == PMIX_ERR_NOT_SUPPORTED) {
-            /* a host that does not spawn (pmixrun --nodes): every rank
+            /* a host that does not spawn: every rank
              * says so and ends */
             put_str("spawn.child", "none");
         } else {

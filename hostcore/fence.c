@@ -159,3 +159,121 @@ fail:
     free(nodes);
     return rc;
 }
+
+/* ---- participant sets over several namespaces ---- */
+
+static const px_jobmap *job_named(const px_jobmap *const jobs[], size_t njobs, const char *ns)
+{
+    for (size_t i = 0; i < njobs; i++)
+        if (jobs[i] != NULL && strncmp(jobs[i]->nspace, ns, PMIX_MAX_NSLEN) == 0)
+            return jobs[i];
+    return NULL;
+}
+
+static int cmp_job(const void *a, const void *b)
+{
+    const px_jobmap *x = *(const px_jobmap *const *)a, *y = *(const px_jobmap *const *)b;
+    return strncmp(x->nspace, y->nspace, PMIX_MAX_NSLEN);
+}
+
+pmix_status_t px_fence_set_make_jobs(const px_jobmap *const jobs[], size_t njobs,
+                                     const pmix_proc_t procs[], size_t nprocs, px_fence_set *out)
+{
+    const px_jobmap **named = NULL;
+    uint32_t *ranks = NULL, *nodes = NULL, nnodes = 0;
+    size_t nnamed = 0, k = 0;
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+
+    memset(out, 0, sizeof(*out));
+    if (njobs == 0 || jobs[0] == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    if (nprocs == 0)
+        return px_fence_set_make(jobs[0], procs, 0, out);
+    for (size_t i = 1; i < nprocs; i++)
+        if (strncmp(procs[i].nspace, procs[0].nspace, PMIX_MAX_NSLEN) != 0)
+            goto several;
+    {
+        const px_jobmap *m = job_named(jobs, njobs, procs[0].nspace);
+        return m == NULL ? PMIX_ERR_NOT_SUPPORTED : px_fence_set_make(m, procs, nprocs, out);
+    }
+several:
+    /* The namespaces named, each once, in name order: the id does not
+     * depend on the order the processes were listed in. */
+    if ((named = malloc(nprocs * sizeof(*named))) == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < nprocs; i++) {
+        const px_jobmap *m = job_named(jobs, njobs, procs[i].nspace);
+        bool seen = false;
+        if (m == NULL) {
+            rc = PMIX_ERR_NOT_SUPPORTED; /* a namespace this host does not run */
+            goto fail;
+        }
+        if (procs[i].rank != PMIX_RANK_WILDCARD && procs[i].rank >= m->nprocs) {
+            rc = PMIX_ERR_BAD_PARAM;
+            goto fail;
+        }
+        for (size_t j = 0; j < nnamed && !seen; j++)
+            seen = named[j] == m;
+        if (!seen)
+            named[nnamed++] = m;
+        if (m->nnodes > nnodes)
+            nnodes = m->nnodes;
+    }
+    qsort(named, nnamed, sizeof(*named), cmp_job);
+    if ((ranks = malloc(nprocs * sizeof(*ranks))) == NULL ||
+        (nodes = calloc(nnodes, sizeof(*nodes))) == NULL)
+        goto fail;
+    uint64_t h = FNV_BASIS;
+    for (size_t j = 0; j < nnamed; j++) {
+        const px_jobmap *m = named[j];
+        size_t n = 0, d = 0;
+        bool all = false;
+        for (size_t i = 0; i < nprocs; i++) {
+            if (strncmp(procs[i].nspace, m->nspace, PMIX_MAX_NSLEN) != 0)
+                continue;
+            if (procs[i].rank == PMIX_RANK_WILDCARD)
+                all = true;
+            else
+                ranks[n++] = procs[i].rank;
+        }
+        qsort(ranks, n, sizeof(*ranks), cmp_u32);
+        for (size_t i = 0; i < n; i++)
+            if (i == 0 || ranks[i] != ranks[i - 1])
+                ranks[d++] = ranks[i];
+        all = all || d == m->nprocs; /* every rank listed is the wildcard */
+        h = fnv(fnv(h, m->nspace, strnlen(m->nspace, PMIX_MAX_NSLEN)), "", 1);
+        if (all) {
+            static const uint8_t every = 0xff;
+            h = fnv(h, &every, 1);
+            for (uint32_t r = 0; r < m->nprocs; r++) {
+                uint32_t nd = px_jobmap_node_of(m, r);
+                if (nd < nnodes)
+                    nodes[nd] = 1;
+            }
+        } else {
+            for (size_t i = 0; i < d; i++) {
+                uint8_t b[4] = {(uint8_t)ranks[i], (uint8_t)(ranks[i] >> 8),
+                                (uint8_t)(ranks[i] >> 16), (uint8_t)(ranks[i] >> 24)};
+                h = fnv(h, b, sizeof(b));
+                uint32_t nd = px_jobmap_node_of(m, ranks[i]);
+                if (nd < nnodes)
+                    nodes[nd] = 1;
+            }
+        }
+        h = fnv(h, "\n", 1); /* ends this namespace's part */
+    }
+    for (uint32_t i = 0; i < nnodes; i++)
+        if (nodes[i] != 0)
+            nodes[k++] = i;
+    free(named);
+    free(ranks);
+    out->id = finish(h);
+    out->nmembers = (uint32_t)k;
+    out->members = nodes;
+    return PMIX_SUCCESS;
+fail:
+    free(named);
+    free(ranks);
+    free(nodes);
+    return rc;
+}

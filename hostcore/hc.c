@@ -87,6 +87,15 @@ struct px_hc {
     hc_gone *gone; /* departed ranks */
     px_dmx_table dmx;
     hc_retry *retries;
+    /* The jobs whose processes this node serves: jobs[0] the first
+     * (cfg.job), then the ones px_hc_job_add gave. */
+    const px_jobmap **jobs;
+    size_t njobs;
+    /* Departures name a process by one number: its rank plus its job's
+     * base (0 for the first job; each added job's the next free number,
+     * so the same on every node, which add the jobs in the same order). */
+    uint32_t *bases;
+    uint32_t next_base;
 };
 
 static void logf_(px_hc *hc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -294,34 +303,59 @@ static const px_coll_ops coll_ops = {
 
 static void set_check_gone(px_hc *hc, hc_set *s);
 
-/* Note the participants an upcall names (`procs`, all of the job's
- * namespace, checked by px_fence_set_make), once. */
+static bool of_first(const px_hc *hc, const pmix_proc_t *p)
+{
+    return strncmp(p->nspace, hc->cfg.job->nspace, PMIX_MAX_NSLEN) == 0;
+}
+
+/* The job of namespace `ns` (its index in hc->jobs), or -1. */
+static int job_index(const px_hc *hc, const char *ns)
+{
+    for (size_t i = 0; i < hc->njobs; i++)
+        if (strncmp(ns, hc->jobs[i]->nspace, PMIX_MAX_NSLEN) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Note the participants an upcall names (`procs`, checked by
+ * px_fence_set_make_jobs), once, by their departure numbers (hc->bases):
+ * the first job's wildcard as `all`, another job's as all its numbers. */
 static void set_know(hc_set *s, const pmix_proc_t procs[], size_t nprocs)
 {
+    px_hc *hc = s->hc;
     uint32_t n = 0;
 
     if (s->known)
         return;
     for (size_t i = 0; i < nprocs; i++)
-        if (procs[i].rank == PMIX_RANK_WILDCARD)
+        if (procs[i].rank == PMIX_RANK_WILDCARD && of_first(hc, &procs[i]))
             s->all = true;
     if (nprocs == 0)
         s->all = true;
-    if (!s->all) {
-        if ((s->ranks = malloc(nprocs * sizeof(*s->ranks))) == NULL)
-            return; /* not known: departures will not find this set */
-        for (size_t i = 0; i < nprocs; i++)
-            if (!ids_has(s->ranks, n, procs[i].rank))
-                (void)ids_add(&s->ranks, &n, procs[i].rank); /* room is there */
-        s->nranks = n;
+    for (size_t i = 0; i < nprocs; i++) {
+        int k = job_index(hc, procs[i].nspace);
+        if (k < 0 || (k == 0 && s->all))
+            continue;
+        uint32_t first = procs[i].rank == PMIX_RANK_WILDCARD ? 0 : procs[i].rank;
+        uint32_t last = procs[i].rank == PMIX_RANK_WILDCARD ? hc->jobs[k]->nprocs : first + 1;
+        for (uint32_t r = first; r < last; r++)
+            if (!ids_add(&s->ranks, &n, hc->bases[k] + r)) {
+                free(s->ranks);
+                s->ranks = NULL;
+                s->nranks = 0;
+                s->all = false;
+                return; /* not known: departures will not find this set */
+            }
     }
+    s->nranks = n;
     s->known = true;
     set_check_gone(s->hc, s);
 }
 
 static bool set_names(const hc_set *s, pmix_rank_t rank)
 {
-    return s->known && (s->all || ids_has(s->ranks, s->nranks, rank));
+    return s->known &&
+           ((s->all && rank < s->hc->cfg.job->nprocs) || ids_has(s->ranks, s->nranks, rank));
 }
 
 /* The last epoch of `s` that departed rank `g` joined. */
@@ -660,7 +694,7 @@ pmix_status_t px_hc_fence(px_hc *hc, const pmix_proc_t procs[], size_t nprocs,
     }
     /* The participant set names the collective: fences of other ranks on
      * the same nodes are another collective. */
-    if ((rc = px_fence_set_make(hc->cfg.job, procs, nprocs, &set)) != PMIX_SUCCESS)
+    if ((rc = px_fence_set_make_jobs(hc->jobs, hc->njobs, procs, nprocs, &set)) != PMIX_SUCCESS)
         return rc;
     f = calloc(1, sizeof(*f));
     if (f == NULL) {
@@ -732,7 +766,8 @@ pmix_status_t px_hc_group(px_hc *hc, const px_hc_group_req *req, px_hc_group_cb 
         cb(PMIX_GROUP_MEMBER_FAILED, false, 0, NULL, 0, cbdata, NULL, NULL);
         return PMIX_SUCCESS;
     }
-    if ((rc = px_fence_set_make(hc->cfg.job, req->procs, req->nprocs, &set)) != PMIX_SUCCESS)
+    if ((rc = px_fence_set_make_jobs(hc->jobs, hc->njobs, req->procs, req->nprocs, &set)) !=
+        PMIX_SUCCESS)
         return rc;
     /* A group operation is its own collective: the members' set, the
      * operation and the group's name (FNV-1a over them). */
@@ -963,7 +998,7 @@ void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell)
     hc_gone *g;
     uint32_t n = 0;
 
-    if (rank >= hc->cfg.job->nprocs || gone_known(hc, rank) || hc->broken)
+    if (rank >= hc->next_base || gone_known(hc, rank) || hc->broken)
         return; /* broken: the death's news is on its way (px_hostcore.h) */
     if ((g = calloc(1, sizeof(*g))) == NULL) {
         logf_(hc, "out of memory noting that rank %u left; its fences may wait for their timeout",
@@ -997,6 +1032,13 @@ void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell)
         send_gone(hc, hc->cfg.node, g, 0);
 }
 
+void px_hc_departed_proc(px_hc *hc, const pmix_proc_t *proc, bool tell)
+{
+    int k = job_index(hc, proc->nspace);
+    if (k >= 0 && proc->rank < hc->jobs[k]->nprocs)
+        px_hc_departed(hc, hc->bases[k] + proc->rank, tell);
+}
+
 static pmix_status_t got_gone(px_hc *hc, const uint8_t *p, size_t len)
 {
     uint32_t origin, rank, nsets, nn = hc->cfg.job->nnodes;
@@ -1007,7 +1049,7 @@ static pmix_status_t got_gone(px_hc *hc, const uint8_t *p, size_t len)
     origin = get32(p);
     rank = get32(p + 4);
     nsets = get32(p + 8);
-    if (origin >= nn || rank >= hc->cfg.job->nprocs || (len - 12) / 12 < nsets ||
+    if (origin >= nn || rank >= hc->next_base || (len - 12) / 12 < nsets ||
         len - 12 != 12 * (size_t)nsets)
         return PMIX_ERR_BAD_PARAM;
     if (gone_known(hc, rank))
@@ -1056,9 +1098,15 @@ void px_hc_node_lost(px_hc *hc, uint32_t node)
 pmix_status_t px_hc_dmodex(px_hc *hc, const pmix_proc_t *proc, const pmix_info_t info[],
                            size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    const px_jobmap *job = hc->cfg.job;
+    const px_jobmap *job = NULL;
     size_t nslen = strnlen(proc->nspace, PMIX_MAX_NSLEN);
     uint32_t node, id;
+
+    for (size_t i = 0; i < hc->njobs && job == NULL; i++)
+        if (strncmp(proc->nspace, hc->jobs[i]->nspace, PMIX_MAX_NSLEN) == 0)
+            job = hc->jobs[i];
+    if (job == NULL)
+        return PMIX_ERR_NOT_FOUND;
     uint8_t *m;
     pmix_status_t rc;
     px_hc_sent what = {.kind = PX_HC_DMX_REQ};
@@ -1290,7 +1338,51 @@ px_hc *px_hc_create(const px_hc_ops *ops, void *ctx, const px_hc_config *cfg)
     hc->ops = ops;
     hc->ctx = ctx;
     hc->cfg = *cfg;
+    if ((hc->jobs = malloc(sizeof(*hc->jobs))) == NULL ||
+        (hc->bases = malloc(sizeof(*hc->bases))) == NULL) {
+        free(hc->jobs);
+        free(hc);
+        return NULL;
+    }
+    hc->jobs[0] = cfg->job;
+    hc->bases[0] = 0;
+    hc->njobs = 1;
+    hc->next_base = cfg->job->nprocs;
     return hc;
+}
+
+pmix_status_t px_hc_job_add(px_hc *hc, const px_jobmap *m)
+{
+    const px_jobmap **more;
+    uint32_t *bases;
+
+    if (m == NULL || m->nspace == NULL || m->nnodes != hc->cfg.job->nnodes || m->nprocs == 0 ||
+        m->nprocs > PMIX_RANK_VALID - hc->next_base)
+        return PMIX_ERR_BAD_PARAM;
+    for (size_t i = 0; i < hc->njobs; i++)
+        if (strncmp(hc->jobs[i]->nspace, m->nspace, PMIX_MAX_NSLEN) == 0)
+            return PMIX_ERR_BAD_PARAM;
+    if ((more = realloc(hc->jobs, (hc->njobs + 1) * sizeof(*more))) == NULL)
+        return PMIX_ERR_NOMEM;
+    hc->jobs = more;
+    if ((bases = realloc(hc->bases, (hc->njobs + 1) * sizeof(*bases))) == NULL)
+        return PMIX_ERR_NOMEM;
+    hc->bases = bases;
+    hc->bases[hc->njobs] = hc->next_base;
+    hc->next_base += m->nprocs;
+    hc->jobs[hc->njobs++] = m;
+    return PMIX_SUCCESS;
+}
+
+void px_hc_job_remove(px_hc *hc, const char *nspace)
+{
+    for (size_t i = 1; i < hc->njobs; i++)
+        if (strncmp(hc->jobs[i]->nspace, nspace, PMIX_MAX_NSLEN) == 0) {
+            memmove(&hc->jobs[i], &hc->jobs[i + 1], (hc->njobs - i - 1) * sizeof(*hc->jobs));
+            memmove(&hc->bases[i], &hc->bases[i + 1], (hc->njobs - i - 1) * sizeof(*hc->bases));
+            hc->njobs--; /* its numbers are not given again */
+            return;
+        }
 }
 
 void px_hc_destroy(px_hc *hc)
@@ -1321,6 +1413,8 @@ void px_hc_destroy(px_hc *hc)
         free(r);
     }
     px_dmx_fini(&hc->dmx);
+    free(hc->jobs);
+    free(hc->bases);
     free(hc->lost);
     while (hc->gone != NULL) {
         hc_gone *g = hc->gone;

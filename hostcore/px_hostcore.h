@@ -158,6 +158,17 @@ typedef struct px_fence_set {
  * the job, PMIX_ERR_NOMEM; on failure `out` holds nothing to free. */
 pmix_status_t px_fence_set_make(const px_jobmap *m, const pmix_proc_t procs[], size_t nprocs,
                                 px_fence_set *out);
+/* The set of `procs` that may name processes of several jobs (`jobs`,
+ * `njobs` maps over the same nodes, looked up by namespace; no procs means
+ * the whole of jobs[0]). Processes of one namespace give what
+ * px_fence_set_make gives with that job's map. Processes of several give
+ * a set of their own: its id a hash of each namespace (in name order)
+ * with its sorted, distinct ranks, or a mark for all of them (a wildcard,
+ * or every rank listed), so order and repeats do not matter; its members
+ * the nodes that host any of them; never `all`. PMIX_ERR_NOT_SUPPORTED
+ * for a namespace not in `jobs`, else px_fence_set_make's errors. */
+pmix_status_t px_fence_set_make_jobs(const px_jobmap *const jobs[], size_t njobs,
+                                     const pmix_proc_t procs[], size_t nprocs, px_fence_set *out);
 /* The id of the whole job's set (what px_fence_set_make gives it). */
 uint64_t px_fence_set_all_id(const char *nspace);
 void px_fence_set_fini(px_fence_set *s); /* frees members; NULL-safe */
@@ -406,8 +417,29 @@ void px_hc_break(px_hc *hc, pmix_rank_t rank, bool tell, const char *why);
 /* Process `rank` of the job finalized and exited: fences that name it
  * fail (above); with `tell`, the other nodes learn it too. */
 void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell);
+/* The same for a process of any job this node serves (the first job or
+ * one px_hc_job_add gave): a spawned job's departures fail its fences and
+ * groups on every node as the first job's do. Ignored for a process of
+ * no such job. */
+void px_hc_departed_proc(px_hc *hc, const pmix_proc_t *proc, bool tell);
 /* Node `node` is gone (its link dropped, its host died). */
 void px_hc_node_lost(px_hc *hc, uint32_t node);
+/* Another job over the same nodes (a spawned namespace): from now on its
+ * processes' fences and direct modex, and group operations that name
+ * processes of several jobs, run here as the first job's do
+ * (px_fence_set_make_jobs names their collectives: no new message, and
+ * the first job's sets keep their ids). `m` is borrowed until
+ * px_hc_job_remove or px_hc_destroy; every node adds it before its
+ * processes fence or Get (a message of an unknown set is kept by px_coll
+ * until the upcall comes; every node adds the jobs in the same order).
+ * A spawned process's departure is told with px_hc_departed_proc, its
+ * death with px_hc_break (which fails every job's fences).
+ * PMIX_ERR_BAD_PARAM for a map over other nodes or a namespace already
+ * known, PMIX_ERR_NOMEM. */
+pmix_status_t px_hc_job_add(px_hc *hc, const px_jobmap *m);
+/* Forget the job `nspace` (not the first): its processes' later requests
+ * fail as any unknown namespace's do. */
+void px_hc_job_remove(px_hc *hc, const char *nspace);
 bool px_hc_broken(const px_hc *hc);
 
 /* ---- who may join a job's daemons: px_auth ---- */

@@ -495,13 +495,16 @@ static void reap(pmixd_ctx *d)
         pid_t pid = waitpid(-1, &st, WNOHANG);
         if (pid <= 0)
             return;
-        for (int i = 0; i < j->nstarted; i++) {
+        bool ours = false;
+        for (int i = 0; i < j->nstarted && !ours; i++) {
             if (j->ranks[i].pid == pid && !j->ranks[i].reaped) {
                 rank_ended(d, &j->ranks[i], st);
-                break;
+                ours = true;
             }
         }
-        for (int a = 0; a < d->nagents; a++) {
+        if (!ours && spawnd_reaped(d, pid, st))
+            ours = true; /* a spawned job's rank */
+        for (int a = 0; a < d->nagents && !ours; a++) {
             if (d->agent_pid[a] == pid) {
                 /* pmixrun judges it as the end of that node's daemon */
                 tl_buf b = {0};
@@ -562,6 +565,7 @@ static bool agents_done(const pmixd_ctx *d)
 static void signal_ranks(pmixd_ctx *d, int sig)
 {
     job_signal_ranks(&d->j, sig);
+    spawnd_signal(d, sig); /* and the spawned jobs' */
 }
 
 static void stop(pmixd_ctx *d, bool now)
@@ -655,6 +659,10 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             uint32_t sig = tl_get_u32(&r);
             if (!r.bad)
                 forwarded_signal(d, (int)sig);
+        } else if (type == PD_SPAWN_JOB && d->job_read && !d->failed) {
+            spawnd_job(d, p, len);
+        } else if (type == PD_SPAWN_REP && d->job_read) {
+            spawnd_reply(d, p, len);
         } else if (type == PD_JCTRL) {
             int sig;
             uint32_t *ranks;
@@ -1002,15 +1010,16 @@ static void run(pmixd_ctx *d)
             }
         }
         if (d->stopping) {
-            if (now_s() >= d->kill_at && j->nreaped < j->nstarted) {
+            bool live = j->nreaped < j->nstarted || spawnd_live(d) > 0;
+            if (now_s() >= d->kill_at && live) {
                 signal_ranks(d, SIGKILL);
                 d->kill_at = now_s() + 5.0;
             }
             /* the daemons it started over the agent write through it */
-            if (j->nreaped == j->nstarted && (agents_done(d) || now_s() >= d->agents_until)) {
+            if (!live && (agents_done(d) || now_s() >= d->agents_until)) {
                 if (drain_until == 0)
                     drain_until = now_s() + 1.0;
-                if (all_output_closed(j) || now_s() >= drain_until)
+                if ((all_output_closed(j) && !spawnd_output_open(d)) || now_s() >= drain_until)
                     break;
             }
         }
@@ -1132,6 +1141,7 @@ static void teardown(pmixd_ctx *d)
     job *j = &d->j;
     job_server_stop(j); /* answers pending PMIx_Abort calls */
     coll_fini(d);
+    spawnd_fini(d); /* after the core, which borrowed their maps */
     /* the watches go before their descriptors, the platform after them */
     unwatch(&d->parent_w);
     unwatch(&d->listen_w);

@@ -85,6 +85,8 @@ typedef struct pmixd_ctx {
     px_jobmap map;          /* the job as the host core sees it */
     px_hc *hc;              /* fences, failures, direct modex (host core; pmixd_coll.c) */
     px_ctxid_gen ctxids;    /* the groups' context ids this daemon makes */
+    struct spawn_wait *spawn_waits; /* PMIx_Spawn requests sent to pmixrun (pmixd_spawn.c) */
+    uint32_t spawn_next;            /* the last request id given */
     struct px_coll_timer *timers;
 
     /* The launch tree (launchtree.h): the nodes this daemon starts with
@@ -134,5 +136,28 @@ void coll_break(pmixd_ctx *d, int rank, bool tell);
 void coll_departed(pmixd_ctx *d, int rank);
 int coll_timeout_ms(pmixd_ctx *d); /* until the next timer; -1 if none */
 void coll_timers(pmixd_ctx *d);
+
+/* pmixd_spawn.c: PMIx_Spawn over the daemons. A client's request goes to
+ * pmixrun (PD_SPAWN), which places the new job and sends it to every
+ * daemon (PD_SPAWN_JOB): each registers the namespace with its server,
+ * adds its map to the host core (px_hc_job_add: its fences, direct modex
+ * and groups across nodes), starts its own ranks of it and says so
+ * (PD_SPAWN_STATE); pmixrun answers the requestor's daemon (PD_SPAWN_REP).
+ * The spawned jobs are d->j.children; their ranks are reaped, reported
+ * (PD_SPAWN_STATE) and stopped like the first job's. */
+pmix_status_t spawnd_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                        size_t ninfo, const pmix_app_t apps[], size_t napps,
+                        pmix_spawn_cbfunc_t cbfunc, void *cbdata);
+void spawnd_job(pmixd_ctx *d, const uint8_t *p, size_t len);   /* a PD_SPAWN_JOB */
+void spawnd_reply(pmixd_ctx *d, const uint8_t *p, size_t len); /* a PD_SPAWN_REP */
+/* A child was reaped (waitpid's pid and status): true if it was a rank of
+ * a spawned job (reported, and judged as the first job's are). */
+bool spawnd_reaped(pmixd_ctx *d, pid_t pid, int wstatus);
+void spawnd_signal(pmixd_ctx *d, int sig); /* to every spawned rank that was started */
+int spawnd_live(const pmixd_ctx *d);       /* spawned ranks started and not reaped */
+bool spawnd_output_open(const pmixd_ctx *d);
+/* After the server stopped: answer what still waits (PMIX_ERR_UNREACH: no,
+ * the server answered its clients), free the spawned jobs. */
+void spawnd_fini(pmixd_ctx *d);
 
 #endif /* PMIXD_H */

@@ -312,6 +312,7 @@ int coll_init(pmixd_ctx *d)
     j->cross_ctx = d;
     j->jctrl_up = jctrl_up;
     j->jctrl_ctx = d;
+    j->spawn = spawnd_up; /* to pmixrun (pmixd_spawn.c) */
     d->map = (px_jobmap){.nspace = j->nspace,
                          .nprocs = (uint32_t)j->nprocs,
                          .nnodes = (uint32_t)j->nnodes,

@@ -15,15 +15,21 @@
 
 enum {
     /* daemon -> pmixrun */
-    PD_HELLO = 1,       /* u32 node, u32 port: up, and listening for its peers on port */
-    PD_EXIT = 2,        /* u32 rank, u32 pid, u32 code (exit status or 128+signal), u8 flags */
-    PD_ABORT = 3,       /* u32 rank, u32 status, str message: a rank called PMIx_Abort */
-    PD_LOST = 4,        /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
-    PD_PUBSUB = 5,      /* u32 id, str nspace, u32 rank, u8 op (1 publish, 2 lookup, 3 unpublish),
-                         * bytes body: a process's request to the data service (pmixrun_pubsub.c) */
-    PD_EVENT = 6,       /* bytes event (pmixrun_events.c): a client's event for the other nodes */
-    PD_AGENT_EXIT = 28, /* u32 node, u32 wait status: the launch agent this daemon ran to
-                         * start that node's daemon (launchtree.h) ended */
+    PD_HELLO = 1,        /* u32 node, u32 port: up, and listening for its peers on port */
+    PD_EXIT = 2,         /* u32 rank, u32 pid, u32 code (exit status or 128+signal), u8 flags */
+    PD_ABORT = 3,        /* u32 rank, u32 status, str message: a rank called PMIx_Abort */
+    PD_LOST = 4,         /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
+    PD_PUBSUB = 5,       /* u32 id, str nspace, u32 rank, u8 op (1 publish, 2 lookup, 3 unpublish),
+                          * bytes body: a process's request to the data service (pmixrun_pubsub.c) */
+    PD_EVENT = 6,        /* bytes event (pmixrun_events.c): a client's event for the other nodes */
+    PD_SPAWN = 7,        /* u32 id, bytes request: a client's PMIx_Spawn (pmixd_spawn.c: the
+                          * request packed with PMIx_Data_pack: PMIX_PROC requestor, u32 ninfo,
+                          * ninfo PMIX_INFO job directives, u32 napps, napps PMIX_APP) */
+    PD_SPAWN_STATE = 16, /* u32 job (N of ".sN"), u8 what: 1 started, u32 status (this node's
+                          * ranks of the job are started, or why not); 2 exited, then as
+                          * PD_EXIT (u32 rank, u32 pid, u32 code, u8 flags) */
+    PD_AGENT_EXIT = 28,  /* u32 node, u32 wait status: the launch agent this daemon ran to
+                          * start that node's daemon (launchtree.h) ended */
 
     /* pmixrun -> daemon */
     PD_JOB = 10,        /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its
@@ -32,6 +38,14 @@ enum {
     PD_STOP = 11,       /* u8 now: stop the ranks (SIGTERM then SIGKILL; now: SIGKILL), exit */
     PD_PUBSUB_REP = 12, /* u32 id, u32 status, bytes body (a lookup's pdata): the answer */
     PD_EVENT_FWD = 13,  /* bytes event: deliver it to this node's clients in its range */
+    PD_SPAWN_JOB = 15,  /* u32 job (N), str nspace, u32 nprocs, nprocs x u32 node, u8
+                         * stop_in_init, bytes extra (u32 n, n PMIX_INFO packed: PMIX_SPAWNED,
+                         * PMIX_PARENT_ID...), then apps as in PD_JOB: a spawned job, to
+                         * every daemon (each registers it and starts its own ranks) */
+    PD_SPAWN_REP = 22,  /* u8 what: 1 answer: u32 id, u32 status, str nspace (a PD_SPAWN's);
+                         * 2 job end: str nspace, str spawner nspace, u32 spawner rank, u32
+                         * worst exit status (PMIX_NOTIFY_COMPLETION); 3 kill: str nspace
+                         * (a spawn that failed: SIGKILL its ranks) */
     PD_JCTRL = 14,      /* both ways: u32 signal, u32 n, n x u32 rank (pmixrun_jctrl.c): a
                          * daemon asks pmixrun to signal those ranks; pmixrun tells
                          * every daemon to signal those of its own */

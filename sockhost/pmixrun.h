@@ -13,7 +13,8 @@
  *                      forwarding to it (pmixd)
  *   pmixrun_apps.c     the job's application contexts (`:` on the command
  *                      line): lookup by rank, and how they travel to pmixd
- *   pmixrun_spawn.c    PMIx_Spawn (pmixrun alone): the spawned jobs
+ *   pmixrun_spawn.c    PMIx_Spawn: the spawned jobs (pmixrun alone), and the
+ *                      plan of a spawn over the daemons (pmixrun --nodes)
  *
  * One thread, one loop. pmixrun (and pmixd) embed the library's server
  * engine through its own interface (px_server_host, whose upcalls carry
@@ -281,8 +282,20 @@ typedef struct job {
     bool spawn_failed;       /* the spawn failed: its ranks were killed */
     pmix_info_t *extra_info; /* job_register adds these to the job's data */
     size_t nextra;
-    /* The server's spawn upcall goes here (pmixrun: spawn_up); NULL:
-     * PMIX_ERR_NOT_SUPPORTED (pmixd) */
+    int spawn_no; /* a spawned job: N of its ".sN" name (and of its "[sN:rank]" tag) */
+    /* pmixrun --nodes (pmixrun_spawn.c, pmixd_spawn.c): a spawned job over
+     * the daemons. In pmixrun: the node whose daemon asked and its request
+     * id, how many daemons said they started their ranks, the worst status
+     * they gave, and whether the requestor has its answer. In pmixd: the
+     * job's map as the host core sees it (px_hc_job_add). */
+    int spawn_from;
+    uint32_t spawn_id;
+    int spawn_acks;
+    pmix_status_t spawn_status;
+    bool spawn_answered;
+    px_jobmap *xmap;
+    /* The server's spawn upcall goes here (pmixrun: spawn_up; pmixd:
+     * spawnd_up, to pmixrun); NULL: PMIX_ERR_NOT_SUPPORTED */
     pmix_status_t (*spawn)(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
                            size_t ninfo, const pmix_app_t apps[], size_t napps,
                            pmix_spawn_cbfunc_t cbfunc, void *cbdata);
@@ -382,7 +395,7 @@ int net_read(job *j, struct tl_reader *r); /* 0, or -1 on a malformed frame */
 /* Append the PMIX_NETWORK_* keys of every node (px_netinfo) to a
  * namespace's registration; nothing before net_fit or net_read. */
 pmix_status_t net_keys(job *j, px_ivec *out);
-/* pmixrun_spawn.c: PMIx_Spawn (one node) */
+/* pmixrun_spawn.c: PMIx_Spawn (one node; the plan over daemons) */
 /* The host table's spawn upcall (px_server_host, hctx = the first job). */
 pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
                        size_t ninfo, const pmix_app_t apps[], size_t napps,
@@ -399,6 +412,16 @@ bool spawn_output_open(const job *j);
 void spawn_close_output(job *j);    /* flush and close the spawned ranks' pipes */
 int spawn_worst_code(const job *j); /* the worst exit status of a spawned rank */
 void spawn_free_all(job *j);        /* at teardown, after the server is gone */
+void spawn_child_free(job *c);      /* one spawned job (not linked to its parent) */
+/* pmixrun --nodes: the plan of a daemon's spawn request from `proc`: the
+ * new job (not yet linked to j) with its apps' programs found, its map
+ * over the current nodes (rank_node: PMIX_MAPBY node round robin, else in
+ * blocks, only in free slots where slots are known (--host name:slots,
+ * --map-by ppr, --nooversubscribe); PMIX_HOST and PMIX_ADD_HOST name
+ * nodes of the job) and a rank_proc per rank (pid 0), or the error to
+ * answer (a message on stderr says why). */
+pmix_status_t spawn_plan(job *j, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                         size_t ninfo, const pmix_app_t apps[], size_t napps, job **out);
 
 /* pmixrun_apps.c */
 job_app *job_app_of(job *j,
@@ -480,6 +503,10 @@ pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix
 int events_pack(struct tl_buf *b, pmix_status_t status, const pmix_proc_t *source,
                 pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
 void events_deliver(job *j, const uint8_t *p, size_t len);
+/* PMIX_EVENT_JOB_END of spawned job `nspace` (its worst exit status
+ * `worst`) to its spawner through `srvjob`'s server, for a spawn that
+ * asked PMIX_NOTIFY_COMPLETION; the engine lock held. */
+void spawn_notify_end(job *srvjob, const char *nspace, const pmix_proc_t *spawner, int worst);
 
 /* pmixrun_jctrl.c: PMIx_Job_control's kill, signal and terminate.
  * jctrl_signal sends `sig` to the targets (no target: the whole namespace)

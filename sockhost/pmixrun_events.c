@@ -98,3 +98,20 @@ void events_deliver(job *j, const uint8_t *p, size_t len)
         fprintf(stderr, "pmixd %s: a malformed event from pmixrun, dropped\n", j->hostname);
     PMIx_Info_free(info, ni);
 }
+
+void spawn_notify_end(job *srvjob, const char *nspace, const pmix_proc_t *spawner, int worst)
+{
+    pmix_proc_t affected;
+    PMIx_Load_procid(&affected, nspace, PMIX_RANK_WILDCARD);
+    pmix_status_t term = worst == 0 ? PMIX_SUCCESS : PMIX_ERR_JOB_NON_ZERO_TERM;
+    bool yes = true;
+    pmix_info_t info[4];
+    PMIx_Info_load(&info[0], PMIX_EVENT_AFFECTED_PROC, &affected, PMIX_PROC);
+    PMIx_Info_load(&info[1], PMIX_JOB_TERM_STATUS, &term, PMIX_STATUS);
+    PMIx_Info_load(&info[2], PMIX_EXIT_CODE, &worst, PMIX_INT);
+    PMIx_Info_load(&info[3], PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
+    /* the source is the job that ended */
+    px_server_notify_proc(srvjob->srv, PMIX_EVENT_JOB_END, &affected, spawner, info, 4);
+    for (int i = 0; i < 4; i++)
+        PMIx_Info_destruct(&info[i]);
+}

@@ -546,9 +546,7 @@ static pmix_status_t up_spawn(void *hctx, const pmix_proc_t *proc, const pmix_in
 {
     job *j = hctx;
     if (j->spawn == NULL) {
-        fprintf(stderr,
-                "pmixd: PMIx_Spawn from %s:%u refused: the daemons of pmixrun --nodes do not "
-                "spawn yet (PMIX_ERR_NOT_SUPPORTED); pmixrun on one node does\n",
+        fprintf(stderr, "pmixrun: PMIx_Spawn from %s:%u refused: this host does not spawn\n",
                 proc->nspace, proc->rank);
         return PMIX_ERR_NOT_SUPPORTED;
     }

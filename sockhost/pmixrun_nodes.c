@@ -940,6 +940,212 @@ static void got_lost(nodes *ns, int by, tl_reader *r)
     kill(-ns->d[n].pid, SIGKILL); /* its group, as at the end of a job */
 }
 
+/* ---- spawns (pmixd_spawn.c, pmixrun_spawn.c spawn_plan) ---- */
+
+static void spawn_answer(nodes *ns, int node, uint32_t id, pmix_status_t status, const char *nsp)
+{
+    tl_buf b = {0};
+    tl_put_u8(&b, 1);
+    tl_put_u32(&b, id);
+    tl_put_u32(&b, (uint32_t)status);
+    tl_put_str(&b, nsp);
+    if (node >= 0 && node < ns->k && ns->d[node].link.fd >= 0)
+        tl_send(&ns->d[node].link, PD_SPAWN_REP, &b);
+    tl_buf_free(&b);
+}
+
+/* Unpack a PD_SPAWN's request (pmixd_spawn.c): PMIX_SUCCESS and what the
+ * caller frees, or an error. */
+static pmix_status_t spawn_unpack(const void *p, size_t n, pmix_proc_t *proc, pmix_info_t **info,
+                                  uint32_t *ninfo, pmix_app_t **apps, uint32_t *napps)
+{
+    pmix_data_buffer_t db;
+    pmix_byte_object_t bo = {0};
+    int32_t cnt = 1;
+    pmix_status_t rc;
+
+    *info = NULL;
+    *apps = NULL;
+    *ninfo = *napps = 0;
+    if ((bo.bytes = malloc(n > 0 ? n : 1)) == NULL)
+        return PMIX_ERR_NOMEM;
+    memcpy(bo.bytes, p, n);
+    bo.size = n;
+    PMIx_Data_buffer_construct(&db);
+    PMIx_Data_load(&db, &bo);
+    rc = PMIx_Data_unpack(NULL, &db, proc, &cnt, PMIX_PROC);
+    if (rc == PMIX_SUCCESS && (cnt = 1))
+        rc = PMIx_Data_unpack(NULL, &db, ninfo, &cnt, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS && *ninfo > n)
+        rc = PMIX_ERR_UNPACK_FAILURE;
+    if (rc == PMIX_SUCCESS && *ninfo > 0) {
+        if ((*info = PMIx_Info_create(*ninfo)) == NULL)
+            rc = PMIX_ERR_NOMEM;
+        else if ((cnt = (int32_t)*ninfo))
+            rc = PMIx_Data_unpack(NULL, &db, *info, &cnt, PMIX_INFO);
+    }
+    if (rc == PMIX_SUCCESS && (cnt = 1))
+        rc = PMIx_Data_unpack(NULL, &db, napps, &cnt, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS && (*napps == 0 || *napps > n))
+        rc = PMIX_ERR_UNPACK_FAILURE;
+    if (rc == PMIX_SUCCESS) {
+        if ((*apps = PMIx_App_create(*napps)) == NULL)
+            rc = PMIX_ERR_NOMEM;
+        else if ((cnt = (int32_t)*napps))
+            rc = PMIx_Data_unpack(NULL, &db, *apps, &cnt, PMIX_APP);
+    }
+    PMIx_Data_buffer_destruct(&db);
+    return rc;
+}
+
+/* The new job to every daemon (pmixd_proto.h, PD_SPAWN_JOB). */
+static void send_spawn_job(nodes *ns, job *c)
+{
+    pmix_data_buffer_t db;
+    pmix_byte_object_t bo = {0};
+    uint32_t n = (uint32_t)c->nextra;
+    tl_buf b = {0};
+
+    PMIx_Data_buffer_construct(&db);
+    PMIx_Data_pack(NULL, &db, &n, 1, PMIX_UINT32);
+    PMIx_Data_pack(NULL, &db, c->extra_info, (int32_t)n, PMIX_INFO);
+    PMIx_Data_unload(&db, &bo);
+    PMIx_Data_buffer_destruct(&db);
+    tl_put_u32(&b, (uint32_t)c->spawn_no);
+    tl_put_str(&b, c->nspace);
+    tl_put_u32(&b, (uint32_t)c->nprocs);
+    for (int r = 0; r < c->nprocs; r++)
+        tl_put_u32(&b, c->rank_node[r]);
+    tl_put_u8(&b, c->stop_in_init);
+    tl_put_bytes(&b, bo.bytes, bo.size);
+    apps_write(c, &b);
+    PMIx_Byte_object_destruct(&bo);
+    c->spawn_acks = 0;
+    for (int i = 0; i < ns->k; i++)
+        if (ns->d[i].link.fd >= 0 && !ns->d[i].gone &&
+            tl_send(&ns->d[i].link, PD_SPAWN_JOB, &b) == 0)
+            c->spawn_acks--; /* counts up to 0 as the daemons answer */
+    tl_buf_free(&b);
+}
+
+/* A client's PMIx_Spawn, from the daemon of `node`. */
+static void got_spawn(nodes *ns, int node, const uint8_t *p, size_t len)
+{
+    job *j = ns->j, *c = NULL;
+    tl_reader r = {.p = p, .left = len};
+    uint32_t id = tl_get_u32(&r);
+    size_t n = 0;
+    const void *body = tl_get_bytes(&r, &n);
+    pmix_proc_t proc;
+    pmix_info_t *info;
+    pmix_app_t *apps;
+    uint32_t ninfo, napps;
+    pmix_status_t rc;
+
+    if (r.bad || body == NULL)
+        return;
+    rc = spawn_unpack(body, n, &proc, &info, &ninfo, &apps, &napps);
+    if (rc == PMIX_SUCCESS && (ns->stop_level > 0 || !ns->job_sent))
+        rc = PMIX_ERR_JOB_TERMINATED;
+    if (rc == PMIX_SUCCESS)
+        rc = spawn_plan(j, &proc, info, ninfo, apps, napps, &c);
+    PMIx_Info_free(info, ninfo);
+    PMIx_App_free(apps, napps);
+    if (rc != PMIX_SUCCESS) {
+        spawn_answer(ns, node, id, rc, "");
+        return;
+    }
+    c->spawn_from = node;
+    c->spawn_id = id;
+    c->spawn_status = PMIX_SUCCESS;
+    j->nspawned++;
+    c->next_child = j->children;
+    j->children = c;
+    c->nstarted = c->nprocs; /* from now on their ends come as reports */
+    send_spawn_job(ns, c);
+    if (c->spawn_acks == 0) { /* no daemon to take it */
+        c->spawn_answered = c->spawn_failed = true;
+        spawn_answer(ns, node, id, PMIX_ERR_JOB_FAILED_TO_LAUNCH, "");
+    }
+}
+
+static job *child_no(job *j, uint32_t no)
+{
+    for (job *c = j->children; c != NULL; c = c->next_child)
+        if ((uint32_t)c->spawn_no == no)
+            return c;
+    return NULL;
+}
+
+/* A daemon's news of a spawned job: its ranks there started, or one ended. */
+static void got_spawn_state(nodes *ns, tl_reader *r)
+{
+    job *j = ns->j;
+    job *c = child_no(j, tl_get_u32(r));
+    uint8_t what = tl_get_u8(r);
+    if (r->bad || c == NULL)
+        return;
+    if (what == 1) {
+        pmix_status_t st = (pmix_status_t)tl_get_u32(r);
+        if (r->bad || c->spawn_answered)
+            return;
+        if (st != PMIX_SUCCESS && c->spawn_status == PMIX_SUCCESS)
+            c->spawn_status = st;
+        if (++c->spawn_acks < 0)
+            return; /* more daemons to hear from */
+        c->spawn_answered = true;
+        if (c->spawn_status != PMIX_SUCCESS) {
+            fprintf(stderr, "pmixrun: spawn of %s failed: %s\n", c->nspace,
+                    PMIx_Error_string(c->spawn_status));
+            c->spawn_failed = true;
+            tl_buf b = {0};
+            tl_put_u8(&b, 3);
+            tl_put_str(&b, c->nspace);
+            send_all(ns, PD_SPAWN_REP, &b); /* its ranks that started go */
+            tl_buf_free(&b);
+        }
+        spawn_answer(ns, c->spawn_from, c->spawn_id, c->spawn_status,
+                     c->spawn_status == PMIX_SUCCESS ? c->nspace : "");
+        return;
+    }
+    uint32_t rank = tl_get_u32(r), pid = tl_get_u32(r), code = tl_get_u32(r);
+    uint8_t flags = tl_get_u8(r);
+    if (what != 2 || r->bad || rank >= (uint32_t)c->nprocs || c->ranks[rank].reaped)
+        return;
+    rank_proc *p = &c->ranks[rank];
+    p->reaped = true;
+    c->nreaped++;
+    p->code = (int)code;
+    p->signaled = (flags & PD_EXIT_SIGNALED) != 0;
+    p->stopped_by_us = (flags & PD_EXIT_STOPPED) != 0;
+    bool connected = (flags & PD_EXIT_CONNECTED) != 0, finalized = (flags & PD_EXIT_FINALIZED) != 0;
+    if (!c->spawn_failed && !(flags & PD_EXIT_NOLAUNCH)) {
+        if (!p->stopped_by_us && j->reason == END_NONE &&
+            (p->signaled || (connected && !finalized) || (p->code != 0 && !connected)))
+            fprintf(stderr, "pmixrun: the rank below is rank %d of the spawned job %s\n", p->rank,
+                    c->nspace);
+        rank_judge(j, p, (int)pid, connected, finalized);
+    }
+    if (c->nreaped < c->nstarted)
+        return;
+    c->spawn_ended = true;
+    if (c->notify_completion && !c->spawn_failed && c->spawn_from >= 0 && c->spawn_from < ns->k &&
+        ns->d[c->spawn_from].link.fd >= 0) {
+        int worst = 0;
+        for (int i = 0; i < c->nprocs; i++)
+            if (c->ranks[i].code > worst)
+                worst = c->ranks[i].code;
+        tl_buf b = {0};
+        tl_put_u8(&b, 2);
+        tl_put_str(&b, c->nspace);
+        tl_put_str(&b, c->spawner.nspace);
+        tl_put_u32(&b, c->spawner.rank);
+        tl_put_u32(&b, (uint32_t)worst);
+        tl_send(&ns->d[c->spawn_from].link, PD_SPAWN_REP, &b);
+        tl_buf_free(&b);
+    }
+}
+
 typedef struct rctx {
     nodes *ns;
     int node;
@@ -981,6 +1187,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
         }
         break;
     }
+    case PD_SPAWN: got_spawn(ns, c->node, p, len); break;
+    case PD_SPAWN_STATE: got_spawn_state(ns, &r); break;
     default: break;
     }
     return 0;
@@ -1353,6 +1561,7 @@ out:;
     free(path);
     explicit_bzero(key, sizeof key);
     explicit_bzero(keyhex, sizeof keyhex);
+    spawn_free_all(j); /* the spawned jobs borrow the node names */
     nodes_free_names(j);
     free(j->rank_node);
     j->rank_node = NULL;

@@ -31,6 +31,13 @@
  * by the environment they were given, read them. An app of maxprocs 0
  * gets N ranks under PMIX_MAPBY "ppr:N:...", else one per core.
  *
+ * pmixrun --nodes: a daemon's request comes to pmixrun (pmixd_spawn.c),
+ * which plans the job here (spawn_plan: the same directives, checks and
+ * job data; hosts are the job's nodes; the ranks go over the nodes in
+ * blocks, or round robin under PMIX_MAPBY node, in free slots where
+ * slots are known) and sends it to the daemons (pmixrun_nodes.c). The
+ * plan's job keeps a rank_proc per rank, filled from the daemons' reports.
+ *
  * A system server (--system-server) has a first job of no ranks: its loop,
  * server and directory are what the spawned jobs borrow; its namespace
  * names them. There a failed rank ends its own job only (its siblings get
@@ -80,6 +87,41 @@ static bool hosts_are_here(const job *j, const char *list, char *bad, size_t bad
     return ok;
 }
 
+/* The node of host `h` in a job over nodes (its name, or "nodeN"), or -1. */
+static int node_named(const job *j, const char *h)
+{
+    for (int n = 0; n < j->nnodes; n++)
+        if (strcmp(h, job_node_name(j, n)) == 0)
+            return n;
+    return -1;
+}
+
+/* pmixrun --nodes: mark in `allowed` (j->nnodes entries) the nodes of the
+ * comma-separated `list` ("name" or "name:slots"); false with the first
+ * name that is no node of the job in `bad`. */
+static bool hosts_to_nodes(const job *j, const char *list, bool *allowed, char *bad, size_t badlen)
+{
+    char *copy = strdup(list), *save = NULL;
+    bool ok = copy != NULL;
+
+    for (char *h = ok ? strtok_r(copy, ",", &save) : NULL; h != NULL;
+         h = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(h, ':');
+        if (colon != NULL)
+            *colon = '\0';
+        int n = node_named(j, h);
+        if (n < 0) {
+            snprintf(bad, badlen, "%s", h);
+            ok = false;
+            break;
+        }
+        if (allowed != NULL)
+            allowed[n] = true;
+    }
+    free(copy);
+    return ok;
+}
+
 /* Check a host directive; print why it cannot be met. */
 static pmix_status_t check_hosts(const job *j, const pmix_info_t *i)
 {
@@ -87,6 +129,16 @@ static pmix_status_t check_hosts(const job *j, const pmix_info_t *i)
 
     if (i->value.type != PMIX_STRING || i->value.data.string == NULL)
         return PMIX_ERR_BAD_PARAM;
+    if (j->nodes != NULL) { /* pmixrun --nodes: the hosts are its nodes */
+        if (hosts_to_nodes(j, i->value.data.string, NULL, bad, sizeof bad))
+            return PMIX_SUCCESS;
+        fprintf(stderr,
+                "pmixrun: spawn: host %s is not part of this job (its nodes are %s to %s); "
+                "the spawn fails\n",
+                bad[0] != '\0' ? bad : i->value.data.string, job_node_name(j, 0),
+                job_node_name(j, j->nnodes - 1));
+        return PMIX_ERR_OUT_OF_RESOURCE;
+    }
     if (hosts_are_here(j, i->value.data.string, bad, sizeof bad))
         return PMIX_SUCCESS;
     fprintf(stderr,
@@ -151,15 +203,17 @@ static bool debug_keys(const pmix_info_t *in, bool *daemons, const char **target
 }
 
 /* A spawned job's storage; what it borrows from the first job is left. */
-static void child_free(job *c)
+void spawn_child_free(job *c)
 {
-    for (int i = 0; c->ranks != NULL && i < c->nprocs; i++) {
+    for (int i = 0; c->ranks != NULL && i < c->nlocal; i++) {
         iof_stream_close(&c->ranks[i].out, c->ranks[i].rank, false);
         iof_stream_close(&c->ranks[i].err, c->ranks[i].rank, false);
         hwloc_bitmap_free(c->ranks[i].cpuset);
     }
     free(c->ranks);
     free(c->nsdir);
+    free(c->rank_node);
+    free(c->xmap);
     PMIx_Info_free(c->extra_info, c->nextra);
     c->sigfd = c->devnull = -1; /* the first job's */
     c->topo = NULL;
@@ -253,62 +307,68 @@ static void kill_started(job *c)
     }
 }
 
-pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
-                       size_t ninfo, const pmix_app_t apps[], size_t napps,
-                       pmix_spawn_cbfunc_t cbfunc, void *cbdata)
-{
-    job *j = hctx;
-    const char *mapby = NULL, *wdir = NULL, *target = NULL;
-    bool notify = false, stop_in_init = false, daemons = false;
-    pmix_status_t rc;
-    long total = 0;
+/* What a spawn request asks, read once for both ways to run it. */
+typedef struct spawn_args {
+    const char *mapby, *wdir, *target;
+    bool notify, stop_in_init, daemons;
+    long total; /* processes in all */
+} spawn_args;
 
-    if (j->rank_node != NULL || j->cross != NULL)
-        return PMIX_ERR_NOT_SUPPORTED; /* pmixd: the daemons do not spawn yet */
-    if (j->reason != END_NONE)
-        return PMIX_ERR_JOB_TERMINATED; /* the run is ending */
+/* Read the job directives and check the apps (hosts, sizes). */
+static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninfo,
+                               const pmix_app_t apps[], size_t napps, spawn_args *a)
+{
+    pmix_status_t rc;
+
+    memset(a, 0, sizeof *a);
+    if (napps == 0)
+        return PMIX_ERR_BAD_PARAM;
     for (size_t i = 0; i < ninfo; i++) {
         const pmix_info_t *in = &job_info[i];
         if (key_is(in, PMIX_MAPBY) && in->value.type == PMIX_STRING)
-            mapby = in->value.data.string;
+            a->mapby = in->value.data.string;
         else if (key_is(in, PMIX_WDIR) && in->value.type == PMIX_STRING)
-            wdir = in->value.data.string;
+            a->wdir = in->value.data.string;
         else if (key_is(in, PMIX_NOTIFY_COMPLETION))
-            notify = flag_of(in);
+            a->notify = flag_of(in);
         else if (key_is(in, PMIX_DEBUG_STOP_IN_INIT))
-            stop_in_init = flag_of(in);
+            a->stop_in_init = flag_of(in);
         else if (key_is(in, PMIX_DEBUG_STOP_ON_EXEC) && flag_of(in))
             return PMIX_ERR_NOT_SUPPORTED; /* QUERY_DEBUG_SUPPORT does not list it */
-        else if (debug_keys(in, &daemons, &target))
+        else if (debug_keys(in, &a->daemons, &a->target))
             continue;
         else if ((key_is(in, PMIX_HOST) || key_is(in, PMIX_ADD_HOST)) &&
                  (rc = check_hosts(j, in)) != PMIX_SUCCESS)
             return rc;
     }
-    for (size_t a = 0; a < napps; a++) {
-        if (apps[a].maxprocs < 0)
+    for (size_t k = 0; k < napps; k++) {
+        if (apps[k].maxprocs < 0)
             return PMIX_ERR_BAD_PARAM;
-        total += apps[a].maxprocs > 0 ? apps[a].maxprocs : default_count(j, mapby);
-        for (size_t i = 0; i < apps[a].ninfo; i++)
-            if (debug_keys(&apps[a].info[i], &daemons, &target))
+        a->total += apps[k].maxprocs > 0 ? apps[k].maxprocs : default_count(j, a->mapby);
+        for (size_t i = 0; i < apps[k].ninfo; i++)
+            if (debug_keys(&apps[k].info[i], &a->daemons, &a->target))
                 continue;
-            else if ((key_is(&apps[a].info[i], PMIX_HOST) ||
-                      key_is(&apps[a].info[i], PMIX_ADD_HOST)) &&
-                     (rc = check_hosts(j, &apps[a].info[i])) != PMIX_SUCCESS)
+            else if ((key_is(&apps[k].info[i], PMIX_HOST) ||
+                      key_is(&apps[k].info[i], PMIX_ADD_HOST)) &&
+                     (rc = check_hosts(j, &apps[k].info[i])) != PMIX_SUCCESS)
                 return rc;
     }
-    if (total > 65535)
+    if (a->total > 65535)
         return PMIX_ERR_BAD_PARAM;
-    int running = live_ranks(j);
-    if (j->no_oversubscribe && running + total > j->ncores) {
-        fprintf(stderr,
-                "pmixrun: spawn of %ld processes refused: %d processes already run on %s, which "
-                "has %d core%s (--nooversubscribe)\n",
-                total, running, j->hostname, j->ncores, j->ncores == 1 ? "" : "s");
-        return PMIX_ERR_OUT_OF_RESOURCE;
-    }
+    return PMIX_SUCCESS;
+}
 
+/* The spawned job: what it borrows from the first job, its name (the
+ * first job's with ".s<N>"), its apps with their programs found, and the
+ * keys its job data adds (PMIX_SPAWNED, PMIX_PARENT_ID...). On failure
+ * nothing is left to free. */
+static pmix_status_t child_make(job *j, const pmix_proc_t *proc, const spawn_args *a,
+                                const pmix_app_t apps[], size_t napps, job **out)
+{
+    pmix_status_t rc;
     job *c = calloc(1, sizeof *c);
+
+    *out = NULL;
     if (c == NULL)
         return PMIX_ERR_NOMEM;
     c->parent = j;
@@ -330,11 +390,12 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
     c->outs[2] = j->outs[2];
     memcpy(c->hostname, j->hostname, sizeof c->hostname);
     c->spawner = *proc;
-    c->notify_completion = notify;
-    c->stop_in_init = stop_in_init;
-    snprintf(c->nspace, sizeof c->nspace, "%.240s.s%d", j->nspace, j->nspawned + 1);
+    c->notify_completion = a->notify;
+    c->stop_in_init = a->stop_in_init;
+    c->spawn_no = j->nspawned + 1;
+    snprintf(c->nspace, sizeof c->nspace, "%.240s.s%d", j->nspace, c->spawn_no);
 
-    if ((rc = make_apps(c, apps, napps, wdir, default_count(j, mapby))) != PMIX_SUCCESS)
+    if ((rc = make_apps(c, apps, napps, a->wdir, default_count(j, a->mapby))) != PMIX_SUCCESS)
         goto fail;
     int lrc = resolve_apps(c);
     if (lrc != 0) {
@@ -343,6 +404,50 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
                                           : PMIX_ERR_NOMEM;
         goto fail;
     }
+    bool yes = true;
+    if ((c->extra_info = PMIx_Info_create(5)) == NULL) {
+        rc = PMIX_ERR_NOMEM;
+        goto fail;
+    }
+    PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_SPAWNED, &yes, PMIX_BOOL);
+    PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_PARENT_ID, proc, PMIX_PROC);
+    if (a->mapby != NULL)
+        PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_MAPBY, a->mapby, PMIX_STRING);
+    if (a->daemons)
+        PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_DEBUGGER_DAEMONS, &yes, PMIX_BOOL);
+    if (a->target != NULL)
+        PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_DEBUG_JOB, a->target, PMIX_STRING);
+    *out = c;
+    return PMIX_SUCCESS;
+fail:
+    spawn_child_free(c);
+    return rc;
+}
+
+pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                       size_t ninfo, const pmix_app_t apps[], size_t napps,
+                       pmix_spawn_cbfunc_t cbfunc, void *cbdata)
+{
+    job *j = hctx, *c;
+    spawn_args a;
+    pmix_status_t rc;
+
+    if (j->rank_node != NULL || j->cross != NULL)
+        return PMIX_ERR_NOT_SUPPORTED; /* pmixd: its spawns go to pmixrun (pmixd_spawn.c) */
+    if (j->reason != END_NONE)
+        return PMIX_ERR_JOB_TERMINATED; /* the run is ending */
+    if ((rc = read_args(j, job_info, ninfo, apps, napps, &a)) != PMIX_SUCCESS)
+        return rc;
+    int running = live_ranks(j);
+    if (j->no_oversubscribe && running + a.total > j->ncores) {
+        fprintf(stderr,
+                "pmixrun: spawn of %ld processes refused: %d processes already run on %s, which "
+                "has %d core%s (--nooversubscribe)\n",
+                a.total, running, j->hostname, j->ncores, j->ncores == 1 ? "" : "s");
+        return PMIX_ERR_OUT_OF_RESOURCE;
+    }
+    if ((rc = child_make(j, proc, &a, apps, napps, &c)) != PMIX_SUCCESS)
+        return rc;
     c->nlocal = c->nprocs;
     if ((c->ranks = calloc((size_t)c->nprocs, sizeof *c->ranks)) == NULL) {
         rc = PMIX_ERR_NOMEM;
@@ -352,7 +457,7 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
         c->ranks[i].rank = i;
         c->ranks[i].out.fd = c->ranks[i].err.fd = -1;
         c->ranks[i].files[0].fd = c->ranks[i].files[1].fd = c->ranks[i].in_fd = -1;
-        c->ranks[i].out.job = c->ranks[i].err.job = j->nspawned + 1; /* --tag-output */
+        c->ranks[i].out.job = c->ranks[i].err.job = c->spawn_no; /* --tag-output */
     }
     if (job_bindings(c) != 0) {
         rc = PMIX_ERR_OUT_OF_RESOURCE;
@@ -368,19 +473,6 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
         rc = PMIX_ERR_FILE_OPEN_FAILURE;
         goto fail;
     }
-    bool yes = true;
-    if ((c->extra_info = PMIx_Info_create(5)) == NULL) {
-        rc = PMIX_ERR_NOMEM;
-        goto fail;
-    }
-    PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_SPAWNED, &yes, PMIX_BOOL);
-    PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_PARENT_ID, proc, PMIX_PROC);
-    if (mapby != NULL)
-        PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_MAPBY, mapby, PMIX_STRING);
-    if (daemons)
-        PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_DEBUGGER_DAEMONS, &yes, PMIX_BOOL);
-    if (target != NULL)
-        PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_DEBUG_JOB, target, PMIX_STRING);
     if (job_register(c) != 0) {
         rc = PMIX_ERR_JOB_FAILED_TO_LAUNCH;
         goto fail;
@@ -412,7 +504,145 @@ fail:
         px_server_deregister_nspace(j->srv, c->nspace);
         px_posix_ops()->unlock(j->plat);
     }
-    child_free(c);
+    spawn_child_free(c);
+    return rc;
+}
+
+/* ---- pmixrun --nodes: the plan of a spawn over the daemons ---- */
+
+/* The processes that still run on each node (first job and spawned
+ * jobs), into used[0 .. nnodes). */
+static void count_used(const job *j, int *used)
+{
+    for (int r = 0; r < j->nprocs; r++)
+        if (!j->ranks[r].reaped)
+            used[j->rank_node[r]]++;
+    for (const job *c = j->children; c != NULL; c = c->next_child)
+        for (int r = 0; r < c->nprocs && !c->spawn_failed; r++)
+            if (!c->ranks[r].reaped)
+                used[c->rank_node[r]]++;
+}
+
+/* Place app `ap`'s ranks (first .. first + size - 1 of c) on the nodes
+ * `allowed` lets it use: round robin under PMIX_MAPBY node, else in
+ * blocks; where slots are known (`free_` not NULL) only in free slots.
+ * PMIX_ERR_OUT_OF_RESOURCE (message printed) when they do not fit. */
+static pmix_status_t place_app(const job *j, job *c, const job_app *ap, const bool *allowed,
+                               bool by_node, int *free_)
+{
+    int k = 0, room = 0;
+    for (int n = 0; n < j->nnodes; n++)
+        if (allowed[n]) {
+            k++;
+            room += free_ != NULL && free_[n] > 0 ? free_[n] : 0;
+        }
+    if (free_ != NULL && room < ap->size) {
+        fprintf(stderr,
+                "pmixrun: spawn of %s refused: %d process%s asked, %d free slot%s on the nodes "
+                "it may use\n",
+                c->nspace, ap->size, ap->size == 1 ? "" : "es", room, room == 1 ? "" : "s");
+        return PMIX_ERR_OUT_OF_RESOURCE;
+    }
+    if (k == 0)
+        return PMIX_ERR_BAD_PARAM; /* an empty host list */
+    int base = ap->size / k, extra = ap->size % k, n = -1, left = 0, seen = 0;
+    for (int r = ap->first; r < ap->first + ap->size; r++) {
+        if (by_node || free_ != NULL) {
+            /* the next allowed node with room: round robin, or fill each in turn */
+            if (by_node || n < 0 || free_[n] == 0) {
+                do
+                    n = (n + 1) % j->nnodes;
+                while (!allowed[n] || (free_ != NULL && free_[n] <= 0));
+            }
+            if (free_ != NULL)
+                free_[n]--;
+        } else {
+            while (left == 0) { /* blocks as even as the first job's */
+                do
+                    n++;
+                while (!allowed[n]);
+                left = base + (seen++ < extra);
+            }
+            left--;
+        }
+        c->rank_node[r] = (uint32_t)n;
+    }
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t spawn_plan(job *j, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                         size_t ninfo, const pmix_app_t apps[], size_t napps, job **out)
+{
+    job *c = NULL;
+    spawn_args a;
+    pmix_status_t rc;
+    int *free_ = NULL, cores = 0;
+    bool *allowed = NULL, *job_hosts = NULL, any_job_host = false;
+    char bad[256];
+
+    *out = NULL;
+    if (j->reason != END_NONE)
+        return PMIX_ERR_JOB_TERMINATED;
+    if ((rc = read_args(j, job_info, ninfo, apps, napps, &a)) != PMIX_SUCCESS)
+        return rc;
+    if ((rc = child_make(j, proc, &a, apps, napps, &c)) != PMIX_SUCCESS)
+        return rc;
+    c->nnodes = j->nnodes;
+    c->node_names = j->node_names; /* borrowed */
+    rc = PMIX_ERR_NOMEM;
+    if ((c->rank_node = calloc((size_t)c->nprocs, sizeof *c->rank_node)) == NULL ||
+        (c->ranks = calloc((size_t)c->nprocs, sizeof *c->ranks)) == NULL ||
+        (allowed = calloc((size_t)j->nnodes, sizeof *allowed)) == NULL ||
+        (job_hosts = calloc((size_t)j->nnodes, sizeof *job_hosts)) == NULL)
+        goto fail;
+    c->nlocal = c->nprocs; /* pmixrun keeps a rank_proc per rank, filled from reports */
+    for (int i = 0; i < c->nprocs; i++) {
+        c->ranks[i].rank = i;
+        c->ranks[i].out.fd = c->ranks[i].err.fd = -1;
+        c->ranks[i].files[0].fd = c->ranks[i].files[1].fd = c->ranks[i].in_fd = -1;
+    }
+    /* Slots: --host name:slots or --map-by ppr, or the cores of a node
+     * under --nooversubscribe; else none (the ranks go in blocks, as the
+     * first job's do). */
+    if (j->node_slots == NULL && j->no_oversubscribe &&
+        (cores = job_count_objs(j, HWLOC_OBJ_CORE)) <= 0)
+        cores = 1;
+    if (j->node_slots != NULL || j->no_oversubscribe) {
+        if ((free_ = calloc((size_t)j->nnodes, sizeof *free_)) == NULL)
+            goto fail;
+        count_used(j, free_);
+        for (int n = 0; n < j->nnodes; n++)
+            free_[n] = (j->node_slots != NULL ? j->node_slots[n] : cores) - free_[n];
+    }
+    for (size_t i = 0; i < ninfo; i++)
+        if ((key_is(&job_info[i], PMIX_HOST) || key_is(&job_info[i], PMIX_ADD_HOST)) &&
+            hosts_to_nodes(j, job_info[i].value.data.string, job_hosts, bad, sizeof bad))
+            any_job_host = true;
+    bool by_node = a.mapby != NULL &&
+                   (strncasecmp(a.mapby, "node", 4) == 0 || strncasecmp(a.mapby, "bynode", 6) == 0);
+    for (size_t k = 0; k < napps; k++) {
+        bool own = false;
+        memset(allowed, 0, (size_t)j->nnodes * sizeof *allowed);
+        for (size_t i = 0; i < apps[k].ninfo; i++)
+            if (key_is(&apps[k].info[i], PMIX_HOST) &&
+                hosts_to_nodes(j, apps[k].info[i].value.data.string, allowed, bad, sizeof bad))
+                own = true;
+        for (int n = 0; n < j->nnodes && !own; n++)
+            allowed[n] = !any_job_host || job_hosts[n];
+        if ((rc = place_app(j, c, &c->apps[k], allowed, by_node, free_)) != PMIX_SUCCESS)
+            goto fail;
+    }
+    free(free_);
+    free(allowed);
+    free(job_hosts);
+    *out = c;
+    return PMIX_SUCCESS;
+fail:
+    free(free_);
+    free(allowed);
+    free(job_hosts);
+    c->node_names = NULL;
+    spawn_child_free(c);
     return rc;
 }
 
@@ -437,22 +667,9 @@ static void job_ended(job *j, job *c)
     for (int i = 0; i < c->nstarted; i++)
         if (c->ranks[i].code > worst)
             worst = c->ranks[i].code;
-    pmix_proc_t affected;
-    PMIx_Load_procid(&affected, c->nspace, PMIX_RANK_WILDCARD);
-    pmix_status_t term = worst == 0 ? PMIX_SUCCESS : PMIX_ERR_JOB_NON_ZERO_TERM;
-    bool yes = true;
-    pmix_info_t info[4];
-    PMIx_Info_load(&info[0], PMIX_EVENT_AFFECTED_PROC, &affected, PMIX_PROC);
-    PMIx_Info_load(&info[1], PMIX_JOB_TERM_STATUS, &term, PMIX_STATUS);
-    PMIx_Info_load(&info[2], PMIX_EXIT_CODE, &worst, PMIX_INT);
-    PMIx_Info_load(&info[3], PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
-    px_posix_ops()->lock(j->plat);
-    pmix_proc_t source; /* the job that ended */
-    PMIx_Load_procid(&source, c->nspace, PMIX_RANK_WILDCARD);
-    px_server_notify_proc(j->srv, PMIX_EVENT_JOB_END, &source, &c->spawner, info, 4);
+    px_posix_ops()->lock(j->plat); /* called from the main loop, outside a callback */
+    spawn_notify_end(j, c->nspace, &c->spawner, worst);
     px_posix_ops()->unlock(j->plat);
-    for (int i = 0; i < 4; i++)
-        PMIx_Info_destruct(&info[i]);
 }
 
 /* A system server's job `c` lost rank `r` (killed, failed before PMIx,
@@ -561,6 +778,6 @@ void spawn_free_all(job *j)
     while (j->children != NULL) {
         job *c = j->children;
         j->children = c->next_child;
-        child_free(c);
+        spawn_child_free(c);
     }
 }

@@ -395,6 +395,61 @@ static void test_fence_sets(void **state)
     assert_null(s.members);
 }
 
+/* Sets over several jobs (a spawned namespace beside the first): one
+ * namespace keeps its own job's set; several make a set of their own,
+ * the same whatever the order and whether a job is named by its wildcard
+ * or by every rank, whose members are the nodes of any participant. */
+static void test_fence_sets_jobs(void **state)
+{
+    (void)state;
+    const uint32_t n1[] = {0, 1, 0, 1}, n2[] = {2, 3}; /* the child runs on nodes 2, 3 */
+    px_jobmap m = {.nspace = "ns", .nprocs = 4, .nnodes = 4, .rank_node = n1};
+    px_jobmap c = {.nspace = "ns.s1", .nprocs = 2, .nnodes = 4, .rank_node = n2};
+    const px_jobmap *jobs[] = {&m, &c};
+    pmix_proc_t p[3];
+    px_fence_set s, t;
+
+    PMIx_Load_procid(&p[0], "ns.s1", PMIX_RANK_WILDCARD);
+    assert_int_equal(px_fence_set_make_jobs(jobs, 2, p, 1, &s), PMIX_SUCCESS);
+    assert_true(s.all && s.id == px_fence_set_all_id("ns.s1"));
+    assert_int_equal(s.nmembers, 2);
+    assert_int_equal(s.members[0], 2);
+    px_fence_set_fini(&s);
+    assert_int_equal(px_fence_set_make_jobs(jobs, 2, NULL, 0, &s), PMIX_SUCCESS);
+    assert_true(s.id == px_fence_set_all_id("ns")); /* no procs: the first job */
+    px_fence_set_fini(&s);
+
+    /* parent rank 1 (node 1) and the whole child */
+    PMIx_Load_procid(&p[0], "ns", 1);
+    PMIx_Load_procid(&p[1], "ns.s1", PMIX_RANK_WILDCARD);
+    assert_int_equal(px_fence_set_make_jobs(jobs, 2, p, 2, &s), PMIX_SUCCESS);
+    assert_false(s.all);
+    assert_int_equal(s.nmembers, 3);
+    assert_int_equal(s.members[0], 1);
+    assert_int_equal(s.members[2], 3);
+    PMIx_Load_procid(&p[0], "ns.s1", 1);
+    PMIx_Load_procid(&p[1], "ns", 1);
+    PMIx_Load_procid(&p[2], "ns.s1", 0);
+    assert_int_equal(px_fence_set_make_jobs(jobs, 2, p, 3, &t), PMIX_SUCCESS);
+    assert_true(s.id == t.id);
+    px_fence_set_fini(&t);
+    /* another parent rank: another set */
+    PMIx_Load_procid(&p[1], "ns", 0);
+    assert_int_equal(px_fence_set_make_jobs(jobs, 2, p, 3, &t), PMIX_SUCCESS);
+    assert_true(s.id != t.id);
+    assert_true(t.id != px_fence_set_all_id("ns") && t.id != px_fence_set_all_id("ns.s1"));
+    px_fence_set_fini(&s);
+    px_fence_set_fini(&t);
+
+    /* refused: an unknown namespace, a rank outside its job */
+    PMIx_Load_procid(&p[0], "other", 0);
+    assert_int_equal(px_fence_set_make_jobs(jobs, 2, p, 2, &s), PMIX_ERR_NOT_SUPPORTED);
+    assert_int_equal(px_fence_set_make_jobs(jobs, 2, p, 1, &s), PMIX_ERR_NOT_SUPPORTED);
+    PMIx_Load_procid(&p[0], "ns.s1", 2);
+    assert_int_equal(px_fence_set_make_jobs(jobs, 2, p, 2, &s), PMIX_ERR_BAD_PARAM);
+    assert_null(s.members);
+}
+
 /* The direct modex requests a node waits on: answered once, with the
  * data or the error alone; a lost node fails its own requests only; a late
  * or unknown answer is released; a cancelled one never calls back. */
@@ -467,8 +522,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block_all),  cmocka_unit_test(test_map_local),
         cmocka_unit_test(test_failures),   cmocka_unit_test(test_fence_req),
-        cmocka_unit_test(test_fence_sets), cmocka_unit_test(test_dmx_table),
-        cmocka_unit_test(test_psets),
+        cmocka_unit_test(test_fence_sets), cmocka_unit_test(test_fence_sets_jobs),
+        cmocka_unit_test(test_dmx_table),  cmocka_unit_test(test_psets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,6 +48,7 @@ typedef struct node {
 struct net {
     uint32_t n;
     px_jobmap map;
+    px_jobmap child; /* a spawned job over the same nodes (test_second_job) */
     node nodes[MAXN];
     msg *head, *tail;
     px_coll_timer *timers;
@@ -145,7 +146,8 @@ static pmix_status_t op_dmodex_local(void *ctx, const pmix_proc_t *proc,
     node *nd = ctx;
     char rec[32];
     int n = snprintf(rec, sizeof(rec), "rank%u@%u", proc->rank, nd->id);
-    if (px_jobmap_node_of(&nd->w->map, proc->rank) != nd->id)
+    const px_jobmap *m = strcmp(proc->nspace, "hcjob") == 0 ? &nd->w->map : &nd->w->child;
+    if (m->nspace == NULL || px_jobmap_node_of(m, proc->rank) != nd->id)
         return PMIX_ERR_NOT_FOUND;
     cb(PMIX_SUCCESS, rec, (size_t)n, cbdata); /* at once, from inside */
     return PMIX_SUCCESS;
@@ -631,6 +633,103 @@ static void test_dmodex(void **state)
     net_free(w);
 }
 
+/* A second job over the same nodes (a spawned namespace): unknown until
+ * px_hc_job_add, then its fence runs among its own nodes only, a Get of
+ * its rank goes to that rank's node, a group over both namespaces spans
+ * the nodes of both, and its departed process fails its later fences on
+ * every node (not the first job's); once removed it is unknown again. */
+static void test_second_job(void **state)
+{
+    net *w = net_new(3, 2, 0);
+    static const uint32_t child_node[] = {2, 0};
+    outcome f[3], get;
+    gout g[3];
+    pmix_proc_t p[2];
+
+    (void)state;
+    PMIx_Load_procid(&p[0], "hcjob.s1", PMIX_RANK_WILDCARD);
+    assert_int_equal(px_hc_fence(w->nodes[0].hc, p, 1, NULL, 0, NULL, 0, fence_cb, &f[0]),
+                     PMIX_ERR_NOT_SUPPORTED);
+    PMIx_Load_procid(&p[0], "hcjob.s1", 0);
+    assert_int_equal(px_hc_dmodex(w->nodes[1].hc, &p[0], NULL, 0, fence_cb, &get),
+                     PMIX_ERR_NOT_FOUND);
+    w->child = (px_jobmap){.nspace = "hcjob.s1", .nprocs = 2, .nnodes = 3, .rank_node = child_node};
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(px_hc_job_add(w->nodes[i].hc, &w->child), PMIX_SUCCESS);
+    assert_int_equal(px_hc_job_add(w->nodes[0].hc, &w->child), PMIX_ERR_BAD_PARAM);
+    px_jobmap wide = {.nspace = "hcjob.s2", .nprocs = 2, .nnodes = 4};
+    assert_int_equal(px_hc_job_add(w->nodes[0].hc, &wide), PMIX_ERR_BAD_PARAM);
+
+    /* the child's fence: nodes 0 and 2, data in node order */
+    PMIx_Load_procid(&p[0], "hcjob.s1", PMIX_RANK_WILDCARD);
+    for (uint32_t nd = 0; nd < 3; nd += 2) {
+        memset(&f[nd], 0, sizeof(f[nd]));
+        assert_int_equal(
+            px_hc_fence(w->nodes[nd].hc, p, 1, NULL, 0, nd == 0 ? "a" : "b", 1, fence_cb, &f[nd]),
+            PMIX_SUCCESS);
+    }
+    net_run(w, false);
+    for (uint32_t nd = 0; nd < 3; nd += 2) {
+        assert_true(f[nd].done);
+        assert_int_equal(f[nd].status, PMIX_SUCCESS);
+    }
+
+    /* a Get of child rank 0 from node 1 goes to node 2 */
+    PMIx_Load_procid(&p[0], "hcjob.s1", 0);
+    memset(&get, 0, sizeof(get));
+    assert_int_equal(px_hc_dmodex(w->nodes[1].hc, &p[0], NULL, 0, fence_cb, &get), PMIX_SUCCESS);
+    net_run(w, false);
+    assert_true(get.done);
+    assert_int_equal(get.status, PMIX_SUCCESS);
+    assert_memory_equal(get.data, "rank0@2", strlen("rank0@2"));
+
+    /* parent rank 2 (node 1) and the whole child (nodes 0, 2): all three */
+    PMIx_Load_procid(&p[0], "hcjob", 2);
+    PMIx_Load_procid(&p[1], "hcjob.s1", PMIX_RANK_WILDCARD);
+    for (uint32_t nd = 0; nd < 3; nd++) {
+        px_hc_group_req req = {.op = PMIX_GROUP_CONSTRUCT,
+                               .grp = "pmix.connect.x",
+                               .procs = p,
+                               .nprocs = 2,
+                               .data = "x",
+                               .ndata = 1};
+        memset(&g[nd], 0, sizeof(g[nd]));
+        assert_int_equal(px_hc_group(w->nodes[nd].hc, &req, group_cb, &g[nd]), PMIX_SUCCESS);
+        if (nd < 2)
+            assert_false(g[nd].done); /* it waits for node 2 */
+    }
+    net_run(w, false);
+    for (uint32_t nd = 0; nd < 3; nd++) {
+        assert_true(g[nd].done);
+        assert_int_equal(g[nd].status, PMIX_SUCCESS);
+    }
+
+    /* child rank 1 (node 0) finalizes and exits after the first fence:
+     * node 2's next fence of the child fails, a first-job fence runs */
+    PMIx_Load_procid(&p[0], "hcjob.s1", 1);
+    px_hc_departed_proc(w->nodes[0].hc, &p[0], true);
+    net_run(w, false);
+    PMIx_Load_procid(&p[0], "hcjob.s1", PMIX_RANK_WILDCARD);
+    memset(&f[2], 0, sizeof(f[2]));
+    assert_int_equal(px_hc_fence(w->nodes[2].hc, p, 1, NULL, 0, NULL, 0, fence_cb, &f[2]),
+                     PMIX_SUCCESS);
+    net_run(w, false);
+    assert_true(f[2].done);
+    assert_int_equal(f[2].status, PMIX_ERR_LOST_CONNECTION);
+    for (uint32_t nd = 0; nd < 3; nd++)
+        fence(w, nd, NULL, 0, NULL, NULL, 0, &f[nd]);
+    net_run(w, false);
+    for (uint32_t nd = 0; nd < 3; nd++)
+        assert_int_equal(f[nd].status, PMIX_SUCCESS);
+
+    for (uint32_t i = 0; i < 3; i++)
+        px_hc_job_remove(w->nodes[i].hc, "hcjob.s1");
+    PMIx_Load_procid(&p[0], "hcjob.s1", PMIX_RANK_WILDCARD);
+    assert_int_equal(px_hc_fence(w->nodes[0].hc, p, 1, NULL, 0, NULL, 0, fence_cb, &f[0]),
+                     PMIX_ERR_NOT_SUPPORTED);
+    net_free(w);
+}
+
 /* An answer that cannot go becomes an error answer; an error answer
  * refused for want of memory is sent again from a timer; after the tries,
  * the link to the requester is dropped. */
@@ -739,7 +838,8 @@ int main(void)
         cmocka_unit_test(test_departed),        cmocka_unit_test(test_departed_after_death),
         cmocka_unit_test(test_groups),          cmocka_unit_test(test_node_lost),
         cmocka_unit_test(test_dmodex),          cmocka_unit_test(test_dmodex_answer_refused),
-        cmocka_unit_test(test_timeout),         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_second_job),      cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
