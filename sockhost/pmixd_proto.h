@@ -15,13 +15,16 @@
 
 enum {
     /* daemon -> pmixrun */
-    PD_HELLO = 1,  /* u32 node, u32 port: up, and listening for its peers on port */
-    PD_EXIT = 2,   /* u32 rank, u32 pid, u32 code (exit status or 128+signal), u8 flags */
-    PD_ABORT = 3,  /* u32 rank, u32 status, str message: a rank called PMIx_Abort */
-    PD_LOST = 4,   /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
-    PD_PUBSUB = 5, /* u32 id, str nspace, u32 rank, u8 op (1 publish, 2 lookup, 3 unpublish),
-                    * bytes body: a process's request to the data service (pmixrun_pubsub.c) */
-    PD_EVENT = 6,  /* bytes event (pmixrun_events.c): a client's event for the other nodes */
+    PD_HELLO = 1,     /* u32 node, u32 port: up, and listening for its peers on port */
+    PD_EXIT = 2,      /* u32 rank, u32 pid, u32 code (exit status or 128+signal), u8 flags */
+    PD_ABORT = 3,     /* u32 rank, u32 status, str message: a rank called PMIx_Abort */
+    PD_LOST = 4,      /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
+    PD_PUBSUB = 5,    /* u32 id, str nspace, u32 rank, u8 op (1 publish, 2 lookup, 3 unpublish),
+                       * bytes body: a process's request to the data service (pmixrun_pubsub.c) */
+    PD_EVENT = 6,     /* bytes event (pmixrun_events.c): a client's event for the other nodes */
+    PD_TOOL_REP = 24, /* u32 id, str host, u32 n, n x (u32 rank, u32 pid, u32 state, u32 code,
+                       * str exe), u8 has-text, [str text]: the answer to PD_TOOL
+                       * (pmixrun_ntool.c, pmixd_tool.c) */
 
     /* pmixrun -> daemon */
     PD_JOB = 10,        /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its
@@ -33,6 +36,8 @@ enum {
     PD_JCTRL = 14,      /* both ways: u32 signal, u32 n, n x u32 rank (pmixrun_jctrl.c): a
                          * daemon asks pmixrun to signal those ranks; pmixrun tells
                          * every daemon to signal those of its own */
+    PD_TOOL = 19,       /* u32 id, u8 op (1 table, 2 table and stacks), u32 seconds: a tool's
+                         * question about this node's ranks (pmixrun_ntool.c) */
 
     /* daemon <-> daemon */
     PD_PEER = 20, /* u32 node, bytes nc (16): the first frame of a connection, from the

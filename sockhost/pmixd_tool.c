@@ -5,7 +5,8 @@
  * A table (op 1) is answered at once from the daemon's own records: its
  * host name (gethostname, the node's name under --isolate host), and per
  * local rank the pid it forked, its state (tool_rank_state), exit code
- * and executable.
+ * and executable (what /proc says it runs while it lives, else the
+ * program its application names).
  *
  * Stacks (op 2) take a while, so they never block the loop: the daemon
  * forks a collector, `sh -c` running, for each living local rank in turn,

@@ -807,9 +807,6 @@ static int parse_args(job *j, int argc, char **argv)
         bad = "--bind-to is not supported with several nodes or --hostfile yet";
     else if (multi && j->report_bindings)
         bad = "--report-bindings is not supported with several nodes or --hostfile yet";
-    else if (multi && j->stop_in_init)
-        bad = "--stop-in-init is not supported with several nodes or --hostfile yet (the "
-              "release event does not cross daemons)";
     else if (multi && j->output_dir != NULL)
         bad = "--output-filename is not supported with several nodes or --hostfile yet";
     else if (multi && j->stdin_to >= 0 && j->stdin_to != 0)

@@ -509,14 +509,17 @@ static pmix_status_t up_group(void *hctx, const px_group_req *req, px_group_cbfu
     return PMIX_SUCCESS;
 }
 
-/* An event for the other nodes: pmixd's go to pmixrun (job.cross); pmixrun
- * alone has no other node. */
+/* An event for the other nodes: pmixd's go to pmixrun (job.cross); a tool's
+ * of pmixrun --nodes to every daemon (nodes_notify); pmixrun alone has no
+ * other node. */
 static void up_notify(void *hctx, pmix_status_t status, const pmix_proc_t *source,
                       pmix_data_range_t range, const pmix_info_t info[], size_t ninfo)
 {
     job *j = hctx;
     if (j->cross != NULL && j->cross->notify_event != NULL)
         j->cross->notify_event(j->cross_ctx, status, source, range, info, ninfo);
+    else if (j->nodes != NULL)
+        nodes_notify(j, status, source, range, info, ninfo);
 }
 
 /* Publish, lookup, unpublish: the job's data service (pmixrun_pubsub.c). */

@@ -400,3 +400,14 @@ pmix_status_t ntool_stacks(job *j, const char *key, pmix_info_t *out)
     free(all);
     return rc;
 }
+
+void nodes_notify(job *j, pmix_status_t status, const pmix_proc_t *source, pmix_data_range_t range,
+                  const pmix_info_t *info, size_t ninfo)
+{
+    ntool_state *S = j->ntool;
+    tl_buf b = {0};
+    if (S != NULL && events_pack(&b, status, source, range, info, ninfo) == 0)
+        for (int n = 0; n < j->nnodes; n++) /* PD_EVENT_FWD's payload is the packed event */
+            S->send(j, n, PD_EVENT_FWD, &b);
+    tl_buf_free(&b);
+}

@@ -76,9 +76,7 @@ if start_job "$work/stop.out" --stop-in-init -n 4 --timeout 120 "$target" hello;
     [ "$rc" = 0 ] || fail "stop-in-init job: exit $rc: $(cat "$work/stop.out")"
     [ "$(hellos)" = 4 ] || fail "stop-in-init: not every rank ran after the release: $(cat "$work/stop.out")"
 fi
-# with several nodes it is refused (the release does not cross daemons yet)
-"$pmixrun" --stop-in-init --nodes 2 -n 2 "$target" hello >"$work/stop2.out" 2>&1
-[ $? = 2 ] && grep -q "stop-in-init is not supported with several nodes" "$work/stop2.out" || fail "--stop-in-init --nodes 2: $(cat "$work/stop2.out")"
+# with several nodes: nodes_tool.sh (nodes2.tools.n4)
 
 # ---- output to a tool: PMIx_IOF_pull of every rank's stdout and stderr ----
 # The job stops in init so that the tool pulls before any output is made.
