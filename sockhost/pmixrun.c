@@ -178,7 +178,7 @@ static void usage(FILE *f)
             "Debugging:\n"
             "  --stop-in-init      every process waits inside PMIx_Init until a tool sends\n"
             "                      PMIX_DEBUGGER_RELEASE (PMIX_DEBUG_STOP_IN_INIT in the\n"
-            "                      job data); one node only\n"
+            "                      job data); also over daemons (--nodes)\n"
             "\n"
             "System server:\n"
             "  pmixrun --system-server\n"

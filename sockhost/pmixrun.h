@@ -9,6 +9,7 @@
  *                      to --output-filename's files), and pmixrun's stdin
  *   pmixrun_files.c    the private job directory and registered cleanups
  *   pmixrun_tool.c     tools: their names, the job's process table
+ *   pmixrun_ntool.c    tools of a job over daemons: asking the daemons
  *   pmixrun_pubsub.c   publish/lookup: the job's data service (pmixrun), or
  *                      forwarding to it (pmixd)
  *   pmixrun_apps.c     the job's application contexts (`:` on the command

@@ -27,6 +27,13 @@
  * The daemons' output is their ranks' output: they inherit pmixrun's
  * stdout and stderr and write whole lines to them (docs/pmixd.md).
  *
+ * pmixrun's loop is the job's platform loop (job_platform), which also
+ * serves pmixrun's own PMIx server: the job's data service and the server
+ * of tools (pmixrun_ntool.c asks the daemons about their ranks for them).
+ * loop() says what it waits for as a poll() array, turn() makes each
+ * entry a watch and turns the loop once, and the array's revents say
+ * what came.
+ *
  * Daemons on other hosts (a Slurm step inside an allocation, or a launch
  * agent such as ssh for a hostfile of host names) are not forked here:
  * they connect back to a listener of ours and prove they know the job's

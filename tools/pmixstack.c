@@ -9,16 +9,18 @@
  * of each rank gives one path from its outermost frame to its innermost,
  * and equal paths are printed once with the ranks that have them.
  *
- * It attaches as a tool (PMIx_tool_init, as pmixps), reads the job's
- * process table (PMIX_QUERY_PROC_TABLE: rank, host, pid), and collects the
- * stack of each rank that runs on this machine with gdb in batch mode. A
- * rank is on this machine when its pid here is a process whose environment
- * names the job and the rank (PMIX_NAMESPACE, PMIX_RANK): that would hold
- * for pmixrun's virtual nodes (--nodes) too, whatever their host names,
- * once a pmixrun with daemons accepts tools (not yet). Ranks
- * on other machines need a collecting daemon per node (a debugger daemon
- * spawned with PMIx_Spawn), which this version does not start: their hosts
- * are named in an error and the exit status is 1.
+ * It attaches as a tool (PMIx_tool_init, as pmixps) and reads the job's
+ * process table (PMIX_QUERY_PROC_TABLE: rank, host, pid). Then it asks the
+ * server to collect the stacks ("pmixlab.query.stacks", with the namespace
+ * and the timeout per process): a pmixrun over daemons (--nodes) has each
+ * daemon run gdb in batch mode on its own ranks, on its own node, and
+ * answers with their text, a line "@rank R" before each rank's
+ * (docs/pmixd.md, "Tools over daemons"). A server that does not collect
+ * (pmixrun on one node) answers no such key, and pmixstack runs gdb itself
+ * on each rank that runs on this machine: one whose pid here is a process
+ * whose environment names the job and the rank (PMIX_NAMESPACE,
+ * PMIX_RANK). Ranks elsewhere are named, by host, in an error, and the
+ * exit status is 1. Both ways, gdb's output is parsed and merged alike.
  */
 #include <ctype.h>
 #include <getopt.h>
@@ -38,8 +40,9 @@ static void usage(FILE *f)
                "\n"
                "Print the call stacks of every process of a running job, merged: each\n"
                "distinct stack once, with the ranks whose threads are in it (outermost\n"
-               "frame first). Stacks are collected with gdb in batch mode, for the ranks\n"
-               "that run on this machine; the others' hosts are named in an error.\n"
+               "frame first). Stacks are collected with gdb in batch mode: by each node's\n"
+               "daemon for a job over daemons (pmixrun --nodes), else here for the ranks\n"
+               "that run on this machine (the others' hosts are named in an error).\n"
                "\n"
                "Which job (at most one; default: the newest server of this user that\n"
                "accepts, and every job it runs):\n"

@@ -102,6 +102,9 @@ $expect"
     [ -n "$want" ] && [ "$gotl" = "$want" ] || fail "local proc table of $h1: '$gotl', want '$want'"
     TOOL_PROBE_HOST=no-such-host timeout 30 "$probe" pid "$job" >"$work/local0.out" 2>&1 || fail "tool_probe local (none): exit $?"
     grep -q "^local" "$work/local0.out" && fail "the local table of a host with no rank is not empty"
+    # output is not pulled over daemons: refused, not accepted and never sent
+    TOOL_PROBE_PULL=1 timeout 30 "$probe" pid "$job" >"$work/pull.out" 2>&1
+    grep -q "^pull $nspace PMIX_ERR_NOT_SUPPORTED$" "$work/pull.out" || fail "PMIx_IOF_pull over daemons: $(grep '^pull' "$work/pull.out")"
     # pmixps: every rank with its pid and host
     timeout 30 "$pmixps" --pid "$job" >"$work/ps.out" 2>&1 || fail "pmixps: exit $?: $(cat "$work/ps.out")"
     while read -r rank pid; do

@@ -23,6 +23,9 @@
  *                                               (qualified with PMIX_HOSTNAME
  *                                               $TOOL_PROBE_HOST if set)
  *   cmd NSPACE CMDLINE                          each of PMIX_QUERY_NAMESPACE_INFO
+ *   pull NSPACE STATUS                          with $TOOL_PROBE_PULL set: what
+ *                                               PMIx_IOF_pull of the job's stdout
+ *                                               returned (then deregistered)
  * With HOLD_S it stays connected that many seconds before finalizing.
  */
 #include <stdio.h>
@@ -104,6 +107,14 @@ static void print_jobs(void)
             printf("proc %u %s %ld %s %d %s\n", pi[i].proc.rank, pi[i].hostname, (long)pi[i].pid,
                    PMIx_Proc_state_string(pi[i].state), pi[i].exit_code, pi[i].executable_name);
         PMIx_Info_free(t, nt);
+        if (getenv("TOOL_PROBE_PULL") != NULL) {
+            pmix_proc_t all;
+            PMIx_Load_procid(&all, names[k], PMIX_RANK_WILDCARD);
+            rc = PMIx_IOF_pull(&all, 1, NULL, 0, PMIX_FWD_STDOUT_CHANNEL, NULL, NULL, NULL);
+            printf("pull %s %s\n", names[k], PMIx_Error_string(rc < 0 ? rc : PMIX_SUCCESS));
+            if (rc >= 0)
+                PMIx_IOF_deregister((size_t)rc, NULL, 0, NULL, NULL);
+        }
         rc = query(PMIX_QUERY_LOCAL_PROC_TABLE, names[k], &t, &nt);
         check("query local proc table", rc);
         if (rc != PMIX_SUCCESS)
