@@ -5,7 +5,8 @@
 # against /proc (the processes the daemons forked, with the job's
 # namespace and the rank in their environment), and each rank's host
 # against the host name its process sees; the local process table of a
-# host; pmixps; `--stop-in-init` held until a tool's PMIX_DEBUGGER_RELEASE,
+# host; pmixps, also with a daemon that does not answer (its deadline);
+# `--stop-in-init` held until a tool's PMIX_DEBUGGER_RELEASE,
 # which reaches the ranks of every daemon (one rank first, then all);
 # pmixstack on a job hung in a fence prints one merged stack of ranks 0-3.
 #
@@ -110,6 +111,20 @@ $expect"
     while read -r rank pid; do
         grep -Eq "^ +$rank  $(host_of "$pid") +$pid  running " "$work/ps.out" || fail "pmixps does not list rank $rank pid $pid: $(cat "$work/ps.out")"
     done <<<"$expect"
+    # a daemon that does not answer (stopped, for less than the heartbeat's
+    # 10 s): the table comes at its deadline (3 s), from the others
+    d1=$(pgrep -P "$job" -f -- "--node 1 " | head -1)
+    if [ -n "$d1" ]; then
+        kill -STOP "$d1"
+        t0=$(date +%s.%N)
+        timeout 30 "$pmixps" --pid "$job" >"$work/ps.stopped" 2>&1 || fail "pmixps with a stopped daemon: exit $?: $(cat "$work/ps.stopped")"
+        t1=$(date +%s.%N)
+        kill -CONT "$d1"
+        awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 2.5 && b - a < 8) }' || fail "pmixps with a stopped daemon took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s, want about 3"
+        [ "$(grep -Ec '^ +[0-3]  ' "$work/ps.stopped")" = 4 ] || fail "pmixps with a stopped daemon: $(cat "$work/ps.stopped")"
+    else
+        fail "no daemon of node 1 among pmixrun's children"
+    fi
     kill -TERM "$job"
     wait "$job" 2>/dev/null
 fi
