@@ -761,6 +761,22 @@ static void relay_jctrl(nodes *ns, const uint8_t *p, size_t len)
     free(ranks);
 }
 
+/* pmixrun's own server's job control (a tool's PMIx_Job_control kill or
+ * signal; job.jctrl_up): to every daemon, each signals those it runs. */
+static pmix_status_t tool_jctrl(void *ctx, int sig, const uint32_t *ranks, size_t n)
+{
+    nodes *ns = ctx;
+    tl_buf b = {0};
+    if (ns->stop_level > 0 || !ns->job_sent)
+        return PMIX_ERR_NOT_AVAILABLE;
+    jctrl_pack(&b, sig, ranks, n);
+    for (int i = 0; i < ns->k; i++)
+        if (ns->d[i].link.fd >= 0 && !ns->d[i].reaped)
+            tl_send(&ns->d[i].link, PD_JCTRL, &b);
+    tl_buf_free(&b);
+    return PMIX_SUCCESS;
+}
+
 static void got_exit(nodes *ns, tl_reader *r)
 {
     job *j = ns->j;
@@ -1175,6 +1191,8 @@ int nodes_run(job *j)
         goto out;
     for (int i = 0; i < ns.k; i++)
         ns.d[i].link.fd = -1;
+    j->jctrl_up = tool_jctrl; /* a tool's PMIx_Job_control reaches the daemons */
+    j->jctrl_ctx = &ns;
     if (ntool_init(j, nodes_send) != 0) {
         fprintf(stderr, "pmixrun: out of memory\n");
         goto out;

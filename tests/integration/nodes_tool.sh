@@ -125,8 +125,18 @@ $expect"
     else
         fail "no daemon of node 1 among pmixrun's children"
     fi
-    kill -TERM "$job"
+    # a tool's PMIx_Job_control kill of rank 3 (node1) reaches its daemon
+    pid3=$(echo "$expect" | awk '$1 == 3 { print $2 }')
+    TOOL_PROBE_KILL=3 timeout 30 "$probe" pid "$job" >"$work/kill.out" 2>&1
+    grep -q "^kill $nspace 3 PMIX_SUCCESS$" "$work/kill.out" || fail "PMIx_Job_control kill over daemons: $(grep '^kill' "$work/kill.out")"
+    for _ in $(seq 50); do
+        [ -d /proc/$pid3 ] || break
+        sleep 0.1
+    done
+    [ -d /proc/$pid3 ] && fail "rank 3 (pid $pid3) lives on after a tool's kill"
     wait "$job" 2>/dev/null
+    rc=$?
+    [ "$rc" = 137 ] || grep -q "rank 3" "$work/job.out" || fail "the killed rank did not end the job: exit $rc: $(cat "$work/job.out")"
 fi
 
 # ---- --stop-in-init over daemons: a tool's release reaches every node ----

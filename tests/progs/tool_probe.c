@@ -23,6 +23,9 @@
  *                                               (qualified with PMIX_HOSTNAME
  *                                               $TOOL_PROBE_HOST if set)
  *   cmd NSPACE CMDLINE                          each of PMIX_QUERY_NAMESPACE_INFO
+ *   kill NSPACE RANK STATUS                     with $TOOL_PROBE_KILL=RANK set: what
+ *                                               PMIx_Job_control (PMIX_JOB_CTRL_KILL)
+ *                                               of that rank returned
  *   pull NSPACE STATUS                          with $TOOL_PROBE_PULL set: what
  *                                               PMIx_IOF_pull of the job's stdout
  *                                               returned (then deregistered)
@@ -107,6 +110,16 @@ static void print_jobs(void)
             printf("proc %u %s %ld %s %d %s\n", pi[i].proc.rank, pi[i].hostname, (long)pi[i].pid,
                    PMIx_Proc_state_string(pi[i].state), pi[i].exit_code, pi[i].executable_name);
         PMIx_Info_free(t, nt);
+        if (getenv("TOOL_PROBE_KILL") != NULL) {
+            pmix_proc_t victim;
+            pmix_info_t dir;
+            bool yes = true;
+            PMIx_Load_procid(&victim, names[k], (pmix_rank_t)atol(getenv("TOOL_PROBE_KILL")));
+            PMIx_Info_load(&dir, PMIX_JOB_CTRL_KILL, &yes, PMIX_BOOL);
+            rc = PMIx_Job_control(&victim, 1, &dir, 1, NULL, NULL);
+            PMIx_Info_destruct(&dir);
+            printf("kill %s %u %s\n", names[k], victim.rank, PMIx_Error_string(rc));
+        }
         if (getenv("TOOL_PROBE_PULL") != NULL) {
             pmix_proc_t all;
             PMIx_Load_procid(&all, names[k], PMIX_RANK_WILDCARD);
