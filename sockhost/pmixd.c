@@ -189,6 +189,8 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
         return -1;
     if (net_read(j, r) != 0) /* the network's coordinates (pmixrun_net.c) */
         return -1;
+    if (r->left > 0) /* flags: 1 stop in PMIx_Init (--stop-in-init) */
+        j->stop_in_init = (tl_get_u8(r) & 1) != 0;
     j->ranks = calloc((size_t)(j->nlocal > 0 ? j->nlocal : 1), sizeof *j->ranks);
     if (j->ranks == NULL || r->bad)
         return -1;
@@ -663,6 +665,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             spawnd_job(d, p, len);
         } else if (type == PD_SPAWN_REP && d->job_read) {
             spawnd_reply(d, p, len);
+        } else if (type == PD_TOOL) {
+            dtool_frame(d, p, len);
         } else if (type == PD_JCTRL) {
             int sig;
             uint32_t *ranks;
@@ -1142,6 +1146,7 @@ static void teardown(pmixd_ctx *d)
     job_server_stop(j); /* answers pending PMIx_Abort calls */
     coll_fini(d);
     spawnd_fini(d); /* after the core, which borrowed their maps */
+    dtool_fini(d);
     /* the watches go before their descriptors, the platform after them */
     unwatch(&d->parent_w);
     unwatch(&d->listen_w);

@@ -109,6 +109,8 @@ typedef struct pmixd_ctx {
     px_posix_watch *parent_w, *listen_w;
     px_posix_watch **peer_w, **pend_w;
     struct pmixd_io *io;
+
+    struct dtool_collector *tools; /* stack collectors running (pmixd_tool.c) */
 } pmixd_ctx;
 
 /* pmixd.c */
@@ -119,6 +121,13 @@ int pmixd_peer_send(pmixd_ctx *d, int n, uint8_t type, const tl_buf *b);
  * as if it had dropped: what this daemon does when it cannot keep its
  * side of the protocol with that node (it then sees us lost too). */
 void pmixd_peer_drop(pmixd_ctx *d, int n);
+
+/* pmixd_tool.c: pmixrun's questions for its tools about this node's
+ * ranks (pmixrun_ntool.c). dtool_frame answers a PD_TOOL, at once or when
+ * its stack collector ends; dtool_fini kills the collectors still running
+ * (before the platform goes). */
+void dtool_frame(pmixd_ctx *d, const uint8_t *p, size_t len);
+void dtool_fini(pmixd_ctx *d);
 
 /* pmixd_coll.c */
 /* Before job_server_start, once the job is read: makes the core and

@@ -30,6 +30,9 @@ enum {
                           * PD_EXIT (u32 rank, u32 pid, u32 code, u8 flags) */
     PD_AGENT_EXIT = 28,  /* u32 node, u32 wait status: the launch agent this daemon ran to
                           * start that node's daemon (launchtree.h) ended */
+    PD_TOOL_REP = 24,    /* u32 id, str host, u32 n, n x (u32 rank, u32 pid, u32 state, u32 code,
+                          * str exe), u8 has-text, [str text]: the answer to PD_TOOL
+                          * (pmixrun_ntool.c, pmixd_tool.c) */
 
     /* pmixrun -> daemon */
     PD_JOB = 10,        /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its
@@ -51,6 +54,8 @@ enum {
                          * every daemon to signal those of its own */
     PD_SIGNAL = 29,     /* u32 signal: one pmixrun forwards (SIGUSR1, SIGUSR2, SIGCONT,
                          * SIGTSTP) to a daemon it did not fork; as if the daemon got it */
+    PD_TOOL = 19,       /* u32 id, u8 op (1 table, 2 table and stacks), u32 seconds: a tool's
+                         * question about this node's ranks (pmixrun_ntool.c) */
 
     /* daemon <-> daemon */
     PD_PEER = 20, /* u32 node, bytes nc (16): the first frame of a connection, from the

@@ -185,7 +185,7 @@ static void usage(FILE *f)
             "Debugging:\n"
             "  --stop-in-init      every process waits inside PMIx_Init until a tool sends\n"
             "                      PMIX_DEBUGGER_RELEASE (PMIX_DEBUG_STOP_IN_INIT in the\n"
-            "                      job data); one node only\n"
+            "                      job data); also over daemons (--nodes)\n"
             "\n"
             "System server:\n"
             "  pmixrun --system-server\n"
@@ -868,9 +868,6 @@ static int parse_args(job *j, int argc, char **argv)
         bad = "--bind-to is not supported with several nodes or --hostfile yet";
     else if (multi && j->report_bindings)
         bad = "--report-bindings is not supported with several nodes or --hostfile yet";
-    else if (multi && j->stop_in_init)
-        bad = "--stop-in-init is not supported with several nodes or --hostfile yet (the "
-              "release event does not cross daemons)";
     else if (multi && j->output_dir != NULL)
         bad = "--output-filename is not supported with several nodes or --hostfile yet";
     else if (multi && j->stdin_to >= 0 && j->stdin_to != 0)

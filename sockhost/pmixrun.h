@@ -9,6 +9,7 @@
  *                      to --output-filename's files), and pmixrun's stdin
  *   pmixrun_files.c    the private job directory and registered cleanups
  *   pmixrun_tool.c     tools: their names, the job's process table
+ *   pmixrun_ntool.c    tools of a job over daemons: asking the daemons
  *   pmixrun_pubsub.c   publish/lookup: the job's data service (pmixrun), or
  *                      forwarding to it (pmixd)
  *   pmixrun_apps.c     the job's application contexts (`:` on the command
@@ -149,6 +150,7 @@ typedef enum {
 #define STDIN_ALL (-2)
 
 typedef struct pubsub_state pubsub_state; /* pmixrun_pubsub.c */
+typedef struct ntool_state ntool_state;   /* pmixrun_ntool.c */
 /* One application context: the ranks first .. first + size - 1 run argv
  * (prterun's and mpirun's `-n N [--pset NAME] [-x VAR] [--wdir DIR] prog
  * args`, the contexts separated by `:`). Everything is owned by the job
@@ -213,6 +215,7 @@ typedef struct job {
      * host core's rule, as node 0); pmixd's are its own (pmixd.h). */
     px_ctxid_gen ctxids;
     struct nodes *nodes; /* pmixrun --nodes: its daemons (pmixrun_nodes.c) */
+    ntool_state *ntool;  /* pmixrun --nodes: what tools asked the daemons (pmixrun_ntool.c) */
 
     char hostname[256];
     pmix_nspace_t nspace;
@@ -337,6 +340,15 @@ void nodes_signal(job *j, int sig);
 /* Raise event `status` from the job ({nspace, PMIX_RANK_WILDCARD}) to every
  * process of the job on every daemon (pmixrun_events.c). */
 void nodes_raise(job *j, pmix_status_t status, const pmix_info_t *info, size_t ninfo);
+/* An event a tool of pmixrun's notified (the server's notify_event
+ * upcall): to every daemon, each delivers it to its clients in range
+ * (PMIX_DEBUGGER_RELEASE of --stop-in-init, for one); pmixrun_ntool.c. */
+void nodes_notify(job *j, pmix_status_t status, const pmix_proc_t *source, pmix_data_range_t range,
+                  const pmix_info_t *info, size_t ninfo);
+/* Send a frame to node `node`'s daemon: 0, or -1 if it is not there (not
+ * up yet, gone, or the job is stopping). */
+struct tl_buf;
+int nodes_send(job *j, int node, uint8_t type, const struct tl_buf *b);
 
 /* pmixrun_job.c */
 /* How many objects of `type` this process may run on (loads j->topo);
@@ -495,6 +507,39 @@ void tool_connected_up(void *hctx, const pmix_info_t info[], size_t ninfo,
                        pmix_tool_connection_cbfunc_t cbfunc, void *cbdata);
 pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix_query_t queries[],
                             size_t nqueries, pmix_info_cbfunc_t cbfunc, void *cbdata);
+/* The state of a rank as PMIx names it (its rank_proc and pid; 0: not
+ * started). */
+pmix_proc_state_t tool_rank_state(const rank_proc *r, pid_t pid);
+
+/* pmixrun_ntool.c: tools of a job over daemons (pmixrun --nodes). The
+ * key of a query for the ranks' stacks (pmixstack; a string: per rank a
+ * line "@rank R", then what the stack collector printed) and its
+ * qualifier, the collector's timeout per process (PMIX_UINT32 seconds). */
+#define NTOOL_QUERY_STACKS "pmixlab.query.stacks"
+#define NTOOL_STACKS_TIMEOUT "pmixlab.stacks.timeout"
+/* `send` sends a frame to a node's daemon (nodes_send). 0, or -1 out of
+ * memory. */
+struct tl_buf;
+int ntool_init(job *j, int (*send)(job *j, int node, uint8_t type, const struct tl_buf *b));
+/* Answer what still waits with what came, and free the state. */
+void ntool_fini(job *j);
+/* Whether a query needs the daemons (a process table or the stacks) and
+ * is not being answered already; ntool_query then takes it (the query
+ * upcall's return rules: PMIX_SUCCESS and cbfunc later, within the
+ * request's deadline, or an error and no cbfunc). */
+bool ntool_wants(job *j, const pmix_query_t queries[], size_t nqueries);
+pmix_status_t ntool_query(job *j, const pmix_proc_t *requestor, const pmix_query_t queries[],
+                          size_t nqueries, pmix_info_cbfunc_t cbfunc, void *cbdata);
+void ntool_reply(job *j, int node, const uint8_t *p, size_t len); /* a PD_TOOL_REP */
+void ntool_node_gone(job *j, int node);                           /* its daemon will not answer */
+void ntool_tick(job *j);      /* answer the requests whose deadline passed */
+int ntool_timeout_ms(job *j); /* until the next deadline, -1 if none */
+/* While tool_query_up answers a request: the host name node of `rank`'s
+ * daemon reported (NULL if none), the daemon's view of rank `r` over
+ * what pi says (host, executable, pid, state), and the stacks' text. */
+const char *ntool_host(const job *j, int rank);
+void ntool_proc_info(const job *j, const rank_proc *r, pmix_proc_info_t *pi);
+pmix_status_t ntool_stacks(job *j, const char *key, pmix_info_t *out);
 /* pmixrun_events.c: events that cross nodes. events_pack appends an event
  * (as a byte string) to b: 0, or -1 if it cannot be packed. events_deliver
  * reads one (a PD_EVENT_FWD frame's payload) and hands it to the job's

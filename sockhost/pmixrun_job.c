@@ -509,14 +509,17 @@ static pmix_status_t up_group(void *hctx, const px_group_req *req, px_group_cbfu
     return PMIX_SUCCESS;
 }
 
-/* An event for the other nodes: pmixd's go to pmixrun (job.cross); pmixrun
- * alone has no other node. */
+/* An event for the other nodes: pmixd's go to pmixrun (job.cross); a tool's
+ * of pmixrun --nodes to every daemon (nodes_notify); pmixrun alone has no
+ * other node. */
 static void up_notify(void *hctx, pmix_status_t status, const pmix_proc_t *source,
                       pmix_data_range_t range, const pmix_info_t info[], size_t ninfo)
 {
     job *j = hctx;
     if (j->cross != NULL && j->cross->notify_event != NULL)
         j->cross->notify_event(j->cross_ctx, status, source, range, info, ninfo);
+    else if (j->nodes != NULL)
+        nodes_notify(j, status, source, range, info, ninfo);
 }
 
 /* Publish, lookup, unpublish: the job's data service (pmixrun_pubsub.c). */
@@ -555,7 +558,10 @@ static pmix_status_t up_spawn(void *hctx, const pmix_proc_t *proc, const pmix_in
 
 /* A tool's (or a rank's) PMIx_IOF_pull: every rank's output is offered to
  * the server as it is forwarded (iof_stream_deliver), so a pull of this
- * job's ranks is accepted; of another namespace, refused. */
+ * job's ranks is accepted; of another namespace, refused. pmixrun over
+ * daemons refuses it: the daemons write their ranks' output themselves,
+ * none reaches pmixrun's server (docs/user-guide.md, "Tools over
+ * daemons"). */
 static pmix_status_t up_iof_pull(void *hctx, const pmix_proc_t *requestor,
                                  const pmix_proc_t procs[], size_t nprocs, const pmix_info_t dirs[],
                                  size_t ndirs, pmix_iof_channel_t channels, pmix_op_cbfunc_t cbfunc,
@@ -572,6 +578,8 @@ static pmix_status_t up_iof_pull(void *hctx, const pmix_proc_t *requestor,
     for (size_t i = 0; i < nprocs; i++)
         if (!PMIx_Check_nspace(procs[i].nspace, j->nspace))
             return PMIX_ERR_NOT_FOUND;
+    if (j->nodes != NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
     return PMIX_OPERATION_SUCCEEDED;
 }
 

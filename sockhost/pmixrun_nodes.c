@@ -27,6 +27,13 @@
  * The daemons' output is their ranks' output: they inherit pmixrun's
  * stdout and stderr and write whole lines to them (docs/pmixd.md).
  *
+ * pmixrun's loop is the job's platform loop (job_platform), which also
+ * serves pmixrun's own PMIx server: the job's data service and the server
+ * of tools (pmixrun_ntool.c asks the daemons about their ranks for them).
+ * loop() says what it waits for as a poll() array, turn() makes each
+ * entry a watch and turns the loop once, and the array's revents say
+ * what came.
+ *
  * Daemons on other hosts (a Slurm step inside an allocation, or a launch
  * agent such as ssh for a hostfile of host names) are not forked here:
  * they connect back to a listener of ours and prove they know the job's
@@ -99,7 +106,40 @@ typedef struct nodes {
     uint8_t (*pend_nc)[PX_AUTH_NONCELEN], (*pend_na)[PX_AUTH_NONCELEN];
     uint8_t key[PX_AUTH_KEYLEN];
     pid_t hub; /* --isolate net: the holder of the bridge's namespace (vnet_start), or 0 */
+
+    /* pmixrun's loop is the job's platform (job_platform), on which its
+     * PMIx server serves tools (pmixrun_ntool.c). Every descriptor of
+     * ours is a watch there, one slot each (ws[0] the listener, then the
+     * pending slots, then the daemons' links), whose callback notes what
+     * is ready (got); loop() acts on it after the turn, as it would after
+     * poll(). A watch goes before its descriptor closes (link_close). */
+    struct wslot *ws;
+    int nws;
+    bool sig_ready;
 } nodes;
+
+typedef struct wslot {
+    int fd; /* what the watch watches, -1: none */
+    px_posix_watch *w;
+    unsigned got;
+} wslot;
+
+/* Stop watching `fd` (before it closes). */
+static void unwatch_fd(nodes *ns, int fd)
+{
+    for (int i = 0; fd >= 0 && i < ns->nws; i++)
+        if (ns->ws[i].fd == fd) {
+            px_posix_watch_destroy(ns->ws[i].w);
+            ns->ws[i].w = NULL;
+            ns->ws[i].fd = -1;
+        }
+}
+
+static void link_close(nodes *ns, tl_link *l)
+{
+    unwatch_fd(ns, l->fd);
+    tl_link_close(l);
+}
 
 static int make_map(job *j)
 {
@@ -643,7 +683,7 @@ static int start_tree(nodes *ns, const char *path, const char *addr, uint16_t po
 
 static void pend_close(nodes *ns, int s)
 {
-    tl_link_close(&ns->pend[s]);
+    link_close(ns, &ns->pend[s]);
 }
 
 typedef struct pctx {
@@ -762,7 +802,8 @@ static void remote_accept(nodes *ns)
 static void remote_free(nodes *ns)
 {
     for (int s = 0; ns->pend != NULL && s < ns->npend; s++)
-        tl_link_close(&ns->pend[s]);
+        link_close(ns, &ns->pend[s]);
+    unwatch_fd(ns, ns->lfd);
     if (ns->lfd >= 0)
         close(ns->lfd);
     free(ns->pend);
@@ -798,6 +839,7 @@ static void send_job(nodes *ns)
     }
     apps_write(j, &b);
     net_write(j, &b);
+    tl_put_u8(&b, j->stop_in_init ? 1 : 0); /* flags: 1 stop in PMIx_Init (--stop-in-init) */
     send_all(ns, PD_JOB, &b);
     tl_buf_free(&b);
     ns->job_sent = true;
@@ -844,6 +886,15 @@ static void raise_event(nodes *ns, int except, pmix_status_t status, int rank,
     tl_buf_free(&b);
 }
 
+int nodes_send(job *j, int node, uint8_t type, const tl_buf *b)
+{
+    nodes *ns = j->nodes;
+    if (ns == NULL || node < 0 || node >= ns->k || !ns->job_sent || ns->stop_level > 0 ||
+        ns->d[node].gone || ns->d[node].link.fd < 0)
+        return -1;
+    return tl_send(&ns->d[node].link, type, b) == 0 ? 0 : -1;
+}
+
 void nodes_raise(job *j, pmix_status_t status, const pmix_info_t *info, size_t ninfo)
 {
     if (j->nodes != NULL)
@@ -866,6 +917,22 @@ static void relay_jctrl(nodes *ns, const uint8_t *p, size_t len)
             tl_send(&ns->d[i].link, PD_JCTRL, &b);
     tl_buf_free(&b);
     free(ranks);
+}
+
+/* pmixrun's own server's job control (a tool's PMIx_Job_control kill or
+ * signal; job.jctrl_up): to every daemon, each signals those it runs. */
+static pmix_status_t tool_jctrl(void *ctx, int sig, const uint32_t *ranks, size_t n)
+{
+    nodes *ns = ctx;
+    tl_buf b = {0};
+    if (ns->stop_level > 0 || !ns->job_sent)
+        return PMIX_ERR_NOT_AVAILABLE;
+    jctrl_pack(&b, sig, ranks, n);
+    for (int i = 0; i < ns->k; i++)
+        if (ns->d[i].link.fd >= 0 && !ns->d[i].reaped)
+            tl_send(&ns->d[i].link, PD_JCTRL, &b);
+    tl_buf_free(&b);
+    return PMIX_SUCCESS;
 }
 
 static void got_exit(nodes *ns, tl_reader *r)
@@ -1161,7 +1228,7 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
         uint32_t node = tl_get_u32(&r), port = tl_get_u32(&r);
         dnode *d = &ns->d[c->node];
         if (r.bad || node != (uint32_t)c->node || d->hello || port == 0 || port > 65535) {
-            tl_link_close(l);
+            link_close(ns, l);
             return 1;
         }
         d->hello = true;
@@ -1189,6 +1256,7 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     }
     case PD_SPAWN: got_spawn(ns, c->node, p, len); break;
     case PD_SPAWN_STATE: got_spawn_state(ns, &r); break;
+    case PD_TOOL_REP: ntool_reply(ns->j, c->node, p, len); break;
     default: break;
     }
     return 0;
@@ -1219,8 +1287,9 @@ static void daemon_gone1(nodes *ns, int n, int wstatus, const char *lost_how)
     d->gone = true;
     if (d->link.fd >= 0) {
         tl_read(&d->link, on_frame, &c); /* reports it sent before it went */
-        tl_link_close(&d->link);
+        link_close(ns, &d->link);
     }
+    ntool_node_gone(j, n); /* a tool's question it will not answer */
     int lost = 0;
     char list[256] = "";
     size_t len = 0;
@@ -1302,6 +1371,67 @@ static int check_daemon_env(void)
     return 0;
 }
 
+static void watch_ready(void *arg, unsigned what)
+{
+    ((wslot *)arg)->got |= what;
+}
+
+/* The watch slot of poll entry `who` (-4 the listener, -100-s pending
+ * slot s, else a daemon's link). */
+static int slot_of(const nodes *ns, int who)
+{
+    return who == -4 ? 0 : who <= -100 ? 1 + (-100 - who) : 1 + ns->npend + who;
+}
+
+/* One turn of the job's loop, where poll(pfd, n, tmo) would be: the watches
+ * follow pfd (a slot not in it stops being watched), the loop runs (the
+ * server's tools are served inside it), and pfd's revents say what the
+ * watches saw. 0, or -1 if a watch could not be made. */
+static int turn(nodes *ns, struct pollfd *pfd, const int *who, nfds_t n, int tmo)
+{
+    job *j = ns->j;
+    bool *seen = calloc((size_t)ns->nws, sizeof *seen);
+    if (seen == NULL)
+        return -1;
+    for (nfds_t i = 0; i < n; i++) {
+        wslot *w = &ns->ws[slot_of(ns, who[i])];
+        seen[w - ns->ws] = true;
+        if (w->w != NULL && w->fd != pfd[i].fd) {
+            px_posix_watch_destroy(w->w);
+            w->w = NULL;
+        }
+        w->fd = pfd[i].fd;
+        if (w->w == NULL &&
+            (w->w = px_posix_watch_create(j->plat, w->fd, 0, watch_ready, w)) == NULL) {
+            free(seen);
+            return -1;
+        }
+        px_posix_watch_set(w->w, ((pfd[i].events & POLLIN) ? PX_POSIX_READ : 0) |
+                                     ((pfd[i].events & POLLOUT) ? PX_POSIX_WRITE : 0));
+        w->got = 0;
+    }
+    for (int s = 0; s < ns->nws; s++)
+        if (!seen[s] && ns->ws[s].w != NULL) {
+            px_posix_watch_destroy(ns->ws[s].w);
+            ns->ws[s].w = NULL;
+            ns->ws[s].fd = -1;
+        }
+    free(seen);
+    px_posix_run_once(j->plat, tmo < 0 ? -1.0 : tmo / 1000.0);
+    for (nfds_t i = 0; i < n; i++) {
+        unsigned got = ns->ws[slot_of(ns, who[i])].got;
+        pfd[i].revents =
+            (short)(((got & PX_POSIX_READ) ? POLLIN : 0) | ((got & PX_POSIX_WRITE) ? POLLOUT : 0));
+    }
+    return 0;
+}
+
+static void on_signal(void *arg, unsigned what)
+{
+    (void)what;
+    ((nodes *)arg)->sig_ready = true;
+}
+
 static void loop(nodes *ns)
 {
     job *j = ns->j;
@@ -1318,6 +1448,7 @@ static void loop(nodes *ns)
         check_abort(j);
         handle_time(j);
         pubsub_tick(j);
+        ntool_tick(j);
         if (all_gone)
             break;
         if (!ns->job_sent && j->reason == END_NONE) {
@@ -1354,8 +1485,6 @@ static void loop(nodes *ns)
         if (pfd == NULL)
             break;
         nfds_t n = 0;
-        pfd[n] = (struct pollfd){.fd = j->sigfd, .events = POLLIN};
-        who[n++] = -3;
         if (ns->remote && ns->lfd >= 0 && ns->nhello < ns->k && j->reason == END_NONE) {
             pfd[n] = (struct pollfd){.fd = ns->lfd, .events = POLLIN};
             who[n++] = -4;
@@ -1381,24 +1510,27 @@ static void loop(nodes *ns)
                 who[n++] = i;
             }
         }
-        int tmo = poll_timeout_ms(j), ps = pubsub_timeout_ms(j);
+        int tmo = poll_timeout_ms(j), ps = pubsub_timeout_ms(j), nt = ntool_timeout_ms(j);
         if (ps >= 0 && (tmo < 0 || ps < tmo))
             tmo = ps;
+        if (nt >= 0 && (tmo < 0 || nt < tmo))
+            tmo = nt;
         if (tmo < 0 || tmo > 200)
             tmo = 200; /* setup and kill deadlines */
-        int rc = poll(pfd, n, tmo);
+        int rc = turn(ns, pfd, who, n, tmo);
         if (rc < 0) {
-            if (errno == EINTR)
-                continue;
-            fprintf(stderr, "pmixrun: poll failed: %s\n", strerror(errno));
+            fprintf(stderr, "pmixrun: cannot watch the daemons' connections: out of memory\n");
+            end_job(j, END_LAUNCH, 1);
             break;
+        }
+        if (ns->sig_ready) {
+            ns->sig_ready = false;
+            handle_signals(j);
         }
         for (nfds_t i = 0; i < n; i++) {
             if (pfd[i].revents == 0)
                 continue;
-            if (who[i] == -3) {
-                handle_signals(j);
-            } else if (who[i] == -4) {
+            if (who[i] == -4) {
                 remote_accept(ns);
             } else if (who[i] <= -100) {
                 int s = -100 - who[i];
@@ -1415,7 +1547,7 @@ static void loop(nodes *ns)
                     rctx c = {ns, claimed};
                     ns->pend_node[s] = -1;
                     if (tl_read(&ns->d[claimed].link, on_frame, &c) != 0) {
-                        tl_link_close(&ns->d[claimed].link);
+                        link_close(ns, &ns->d[claimed].link);
                         daemon_gone(ns, claimed, 0, "closed its connection to pmixrun");
                     }
                 }
@@ -1425,8 +1557,8 @@ static void loop(nodes *ns)
                 if (pfd[i].revents & POLLOUT)
                     tl_flush(l);
                 if ((pfd[i].revents & ~POLLOUT) != 0 && tl_read(l, on_frame, &c) != 0) {
-                    tl_link_close(l); /* its exit is reaped and judged */
-                    if (ns->remote)   /* ... or, not our child, judged now */
+                    link_close(ns, l); /* its exit is reaped and judged */
+                    if (ns->remote)    /* ... or, not our child, judged now */
                         daemon_gone(ns, who[i], 0, "closed its connection to pmixrun");
                 }
             }
@@ -1447,7 +1579,11 @@ int nodes_run(job *j)
     j->timeout_at = now_s() + j->timeout;
     if (check_daemon_env() != 0)
         return PMIXRUN_EXIT_USAGE;
-    if (pubsub_start(j) != 0)
+    /* pmixrun's own loop and a PMIx server with no ranks, for the job's
+     * data service and for tools (pmixrun_ntool.c): before the map, so
+     * that the server counts itself pmixrun's, not a daemon's */
+    if (files_make_topdir(j) != 0 || job_platform(j, on_signal, &ns) != 0 ||
+        job_server_start(j) != 0)
         return 1;
     ns.d = calloc((size_t)ns.k, sizeof *ns.d);
     path = pmixd_path();
@@ -1460,6 +1596,12 @@ int nodes_run(job *j)
     for (int i = 0; i < ns.k; i++) {
         ns.d[i].link.fd = -1;
         ns.d[i].launcher = -1;
+    }
+    j->jctrl_up = tool_jctrl; /* a tool's PMIx_Job_control reaches the daemons */
+    j->jctrl_ctx = &ns;
+    if (ntool_init(j, nodes_send) != 0) {
+        fprintf(stderr, "pmixrun: out of memory\n");
+        goto out;
     }
     /* The job's secret: every daemon proves it knows it to every other
      * before they trust each other's frames (pmixd.c, px_auth). */
@@ -1516,6 +1658,12 @@ int nodes_run(job *j)
         char addr[64];
         if (remote_listen(&ns, &port) != 0)
             goto out;
+        ns.nws = 1 + ns.npend + ns.k;
+        ns.ws = calloc((size_t)ns.nws, sizeof *ns.ws);
+        if (ns.ws == NULL) {
+            fprintf(stderr, "pmixrun: out of memory\n");
+            goto out;
+        }
         control_addr(addr, sizeof addr);
         if (j->slurm) {
             pid_t pid = start_step(j, path, addr, port, keyhex);
@@ -1529,6 +1677,16 @@ int nodes_run(job *j)
         if (j->ssh && start_tree(&ns, path, addr, port, keyhex) != 0)
             end_job(j, END_LAUNCH, 1);
     }
+    if (!ns.remote) {
+        ns.nws = 1 + ns.k;
+        ns.ws = calloc((size_t)ns.nws, sizeof *ns.ws);
+        if (ns.ws == NULL) {
+            fprintf(stderr, "pmixrun: out of memory\n");
+            goto out;
+        }
+    }
+    for (int s = 0; s < ns.nws; s++)
+        ns.ws[s].fd = -1;
     for (int i = 0; !ns.remote && i < ns.k; i++) {
         ns.d[i].pid = start_daemon(j, path, i, &ns.d[i].link, keyhex);
         if (ns.d[i].pid < 0) {
@@ -1548,13 +1706,17 @@ out:;
             kill(-ns.d[i].pid, SIGKILL);
             waitpid(ns.d[i].pid, NULL, 0);
         }
-        tl_link_close(&ns.d[i].link);
+        link_close(&ns, &ns.d[i].link);
     }
     remote_free(&ns);
     if (ns.hub > 0) { /* the bridge and the veth pairs go with its namespace */
         kill(ns.hub, SIGKILL);
         waitpid(ns.hub, NULL, 0);
     }
+    for (int s = 0; s < ns.nws; s++)
+        px_posix_watch_destroy(ns.ws[s].w);
+    free(ns.ws);
+    ntool_fini(j); /* answers what tools still wait for */
     explicit_bzero(ns.key, sizeof ns.key);
     pubsub_stop(j); /* its answers go to the links, closed now: dropped */
     free(ns.d);

@@ -59,8 +59,9 @@
 
 bool tool_support(const job *j)
 {
-    /* pmixrun alone, or a daemon of a one-node job: every rank is here */
-    return j->nnodes <= 1;
+    /* pmixrun alone, or a daemon of a one-node job: every rank is here;
+     * pmixrun --nodes: it asks its daemons (pmixrun_ntool.c) */
+    return j->nnodes <= 1 || j->nodes != NULL;
 }
 
 /* True if dir/name holds "unix:<path>" and a server accepts a connection
@@ -194,8 +195,7 @@ void tool_connected_up(void *hctx, const pmix_info_t info[], size_t ninfo,
     cbfunc(PMIX_SUCCESS, &p, cbdata);
 }
 
-/* The state of rank `r` as PMIx names it. */
-static pmix_proc_state_t rank_state(rank_proc *r, pid_t pid)
+pmix_proc_state_t tool_rank_state(const rank_proc *r, pid_t pid)
 {
     if (r->reaped) {
         if (r->signaled)
@@ -211,32 +211,55 @@ static pmix_proc_state_t rank_state(rank_proc *r, pid_t pid)
     return PMIX_PROC_STATE_RUNNING;
 }
 
-/* The job's table into `out` (key `key`). */
-static pmix_status_t proc_table(job *j, const char *key, pmix_info_t *out)
+/* Whether rank `r` runs on host `host` (NULL: any), by the name its
+ * daemon reported (pmixrun --nodes) or its node's. */
+static bool on_host(job *j, const rank_proc *r, const char *host)
 {
-    pmix_data_array_t *da = PMIx_Data_array_create((size_t)j->nlocal, PMIX_PROC_INFO);
+    const char *h = ntool_host(j, r->rank);
+    if (host == NULL)
+        return true;
+    return strcmp(h != NULL ? h : job_node_name(j, job_node_of(j, r->rank)), host) == 0;
+}
+
+/* The job's table into `out` (key `key`): its ranks on host `host`, or
+ * all of them if NULL. Over daemons the daemons' view of each rank
+ * (ntool_proc_info) replaces pmixrun's. */
+static pmix_status_t proc_table(job *j, const char *key, const char *host, pmix_info_t *out)
+{
+    size_t count = 0;
+    for (int i = 0; i < j->nlocal; i++)
+        count += on_host(j, &j->ranks[i], host);
+    pmix_data_array_t *da = count > 0 ? PMIx_Data_array_create(count, PMIX_PROC_INFO) : NULL;
+    pmix_data_array_t empty = {.type = PMIX_PROC_INFO, .size = 0, .array = NULL};
     pmix_proc_info_t *pi;
     pmix_status_t rc = PMIX_SUCCESS;
+    size_t k = 0;
 
-    if (da == NULL)
+    if (da == NULL && count > 0)
         return PMIX_ERR_NOMEM;
-    pi = da->array;
+    pi = da != NULL ? da->array : NULL;
     for (int i = 0; i < j->nlocal; i++) {
         rank_proc *r = &j->ranks[i];
         pid_t pid = r->pid;
-        PMIx_Load_procid(&pi[i].proc, j->nspace, (pmix_rank_t)r->rank);
-        pi[i].hostname = strdup(job_node_name(j, job_node_of(j, r->rank)));
+        if (!on_host(j, r, host))
+            continue;
+        PMIx_Load_procid(&pi[k].proc, j->nspace, (pmix_rank_t)r->rank);
+        pi[k].hostname = strdup(job_node_name(j, job_node_of(j, r->rank)));
         job_app *app = job_app_of(j, r->rank);
-        pi[i].executable_name = strdup(app != NULL && app->prog != NULL ? app->prog : "");
-        pi[i].pid = pid;
-        pi[i].state = rank_state(r, pid);
-        pi[i].exit_code = r->reaped ? r->code : 0;
-        if (pi[i].hostname == NULL || pi[i].executable_name == NULL)
+        pi[k].executable_name = strdup(app != NULL && app->prog != NULL ? app->prog : "");
+        pi[k].pid = pid;
+        pi[k].state = tool_rank_state(r, pid);
+        pi[k].exit_code = r->reaped ? r->code : 0;
+        if (pi[k].hostname == NULL || pi[k].executable_name == NULL)
             rc = PMIX_ERR_NOMEM;
+        else
+            ntool_proc_info(j, r, &pi[k]);
+        k++;
     }
     if (rc == PMIX_SUCCESS)
-        rc = PMIx_Info_load(out, key, da, PMIX_DATA_ARRAY);
-    PMIx_Data_array_free(da);
+        rc = PMIx_Info_load(out, key, da != NULL ? da : &empty, PMIX_DATA_ARRAY);
+    if (da != NULL)
+        PMIx_Data_array_free(da);
     return rc;
 }
 
@@ -374,6 +397,9 @@ pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix
     size_t nkeys = 0, n = 0;
     answers *a;
 
+    if (ntool_wants(j, queries, nqueries)) /* over daemons: ask them first */
+        return ntool_query(j, requestor, queries, nqueries, cbfunc, cbdata);
+
     for (size_t q = 0; q < nqueries; q++)
         for (size_t k = 0; queries[q].keys != NULL && queries[q].keys[k] != NULL; k++)
             nkeys++;
@@ -385,11 +411,15 @@ pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix
     }
     a->n = nkeys;
     for (size_t q = 0; q < nqueries; q++) {
-        const char *ns = NULL;
-        for (size_t i = 0; i < queries[q].nqual; i++)
+        const char *ns = NULL, *host = NULL;
+        for (size_t i = 0; i < queries[q].nqual; i++) {
             if (strncmp(queries[q].qualifiers[i].key, PMIX_NSPACE, PMIX_MAX_KEYLEN) == 0 &&
                 queries[q].qualifiers[i].value.type == PMIX_STRING)
                 ns = queries[q].qualifiers[i].value.data.string;
+            if (strncmp(queries[q].qualifiers[i].key, PMIX_HOSTNAME, PMIX_MAX_KEYLEN) == 0 &&
+                queries[q].qualifiers[i].value.type == PMIX_STRING)
+                host = queries[q].qualifiers[i].value.data.string;
+        }
         /* no PMIX_NSPACE: the asker's own job if it is one of ours (a rank
          * of a spawned job), else the first job (a tool) */
         job *t = job_named(j, ns != NULL ? ns : requestor->nspace);
@@ -421,9 +451,16 @@ pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix
                                       : PMIX_JOB_STATE_RUNNING;
                 if (PMIx_Info_load(&a->info[n], key, &st, PMIX_JOB_STATE) == PMIX_SUCCESS)
                     n++;
-            } else if (t != NULL && (strcmp(key, PMIX_QUERY_PROC_TABLE) == 0 ||
-                                     strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0)) {
-                if (proc_table(t, key, &a->info[n]) == PMIX_SUCCESS)
+            } else if (t != NULL && strcmp(key, PMIX_QUERY_PROC_TABLE) == 0) {
+                if (proc_table(t, key, NULL, &a->info[n]) == PMIX_SUCCESS)
+                    n++;
+            } else if (t != NULL && strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0) {
+                /* over daemons: the ranks on PMIX_HOSTNAME, or on this host */
+                const char *on = t->nodes == NULL ? NULL : host != NULL ? host : t->hostname;
+                if (proc_table(t, key, on, &a->info[n]) == PMIX_SUCCESS)
+                    n++;
+            } else if (t == j && strcmp(key, NTOOL_QUERY_STACKS) == 0) {
+                if (ntool_stacks(j, key, &a->info[n]) == PMIX_SUCCESS)
                     n++;
             }
         }

@@ -13,8 +13,8 @@
  * A tl_link is one non-blocking socket with an input buffer (bytes of an
  * unfinished frame) and an output queue: tl_send appends a frame and writes
  * what the socket takes at once; the owner's loop waits for the socket to
- * be writable while tl_want_write() and then calls tl_flush() (pmixd: a
- * watch on the job's loop; pmixrun --nodes: poll). Nothing here blocks except
+ * be writable while tl_want_write() and then calls tl_flush() (pmixd and
+ * pmixrun --nodes: a watch on the job's loop). Nothing here blocks except
  * tl_connect and tl_drain (bounded). A link belongs to one thread.
  */
 #ifndef TCPLINK_H

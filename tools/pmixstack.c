@@ -9,16 +9,18 @@
  * of each rank gives one path from its outermost frame to its innermost,
  * and equal paths are printed once with the ranks that have them.
  *
- * It attaches as a tool (PMIx_tool_init, as pmixps), reads the job's
- * process table (PMIX_QUERY_PROC_TABLE: rank, host, pid), and collects the
- * stack of each rank that runs on this machine with gdb in batch mode. A
- * rank is on this machine when its pid here is a process whose environment
- * names the job and the rank (PMIX_NAMESPACE, PMIX_RANK): that would hold
- * for pmixrun's virtual nodes (--nodes) too, whatever their host names,
- * once a pmixrun with daemons accepts tools (not yet). Ranks
- * on other machines need a collecting daemon per node (a debugger daemon
- * spawned with PMIx_Spawn), which this version does not start: their hosts
- * are named in an error and the exit status is 1.
+ * It attaches as a tool (PMIx_tool_init, as pmixps) and reads the job's
+ * process table (PMIX_QUERY_PROC_TABLE: rank, host, pid). Then it asks the
+ * server to collect the stacks ("pmixlab.query.stacks", with the namespace
+ * and the timeout per process): a pmixrun over daemons (--nodes) has each
+ * daemon run gdb in batch mode on its own ranks, on its own node, and
+ * answers with their text, a line "@rank R" before each rank's
+ * (docs/pmixd.md, "Tools over daemons"). A server that does not collect
+ * (pmixrun on one node) answers no such key, and pmixstack runs gdb itself
+ * on each rank that runs on this machine: one whose pid here is a process
+ * whose environment names the job and the rank (PMIX_NAMESPACE,
+ * PMIX_RANK). Ranks elsewhere are named, by host, in an error, and the
+ * exit status is 1. Both ways, gdb's output is parsed and merged alike.
  */
 #include <ctype.h>
 #include <getopt.h>
@@ -38,8 +40,9 @@ static void usage(FILE *f)
                "\n"
                "Print the call stacks of every process of a running job, merged: each\n"
                "distinct stack once, with the ranks whose threads are in it (outermost\n"
-               "frame first). Stacks are collected with gdb in batch mode, for the ranks\n"
-               "that run on this machine; the others' hosts are named in an error.\n"
+               "frame first). Stacks are collected with gdb in batch mode: by each node's\n"
+               "daemon for a job over daemons (pmixrun --nodes), else here for the ranks\n"
+               "that run on this machine (the others' hosts are named in an error).\n"
                "\n"
                "Which job (at most one; default: the newest server of this user that\n"
                "accepts, and every job it runs):\n"
@@ -200,13 +203,41 @@ static void end_thread(stacks_t *s, char **frames, size_t nframes, uint32_t rank
     stacks_add(s, path, rank);
 }
 
+/* gdb's output for one process, read line by line: the frames of the
+ * thread being read (innermost first). */
+typedef struct {
+    char *frames[512];
+    size_t nframes;
+    bool got; /* a frame was seen */
+} gdb_parse_t;
+
+static void gdb_flush(gdb_parse_t *g, stacks_t *s, uint32_t rank, bool all)
+{
+    end_thread(s, g->frames, g->nframes, rank, all);
+    for (size_t i = 0; i < g->nframes; i++)
+        free(g->frames[i]);
+    g->nframes = 0;
+}
+
+static void gdb_line(gdb_parse_t *g, const char *line, stacks_t *s, uint32_t rank, bool all)
+{
+    if (strncmp(line, "Thread ", 7) == 0) {
+        gdb_flush(g, s, rank, all);
+    } else if (line[0] == '#' && isdigit((unsigned char)line[1]) &&
+               g->nframes < sizeof(g->frames) / sizeof(g->frames[0])) {
+        char name[512];
+        frame_name(line, name, sizeof(name));
+        g->frames[g->nframes++] = strdup(name);
+        g->got = true;
+    }
+}
+
 /* Collects every thread's stack of `pid` with gdb; 0, or -1 if gdb gave no
  * frame (it could not attach, or timed out). */
 static int collect(pid_t pid, uint32_t rank, int timeout_s, bool all, stacks_t *s)
 {
-    char cmd[512], line[4096], *frames[512];
-    size_t nframes = 0;
-    int got = 0;
+    char cmd[512], line[4096];
+    gdb_parse_t g = {.nframes = 0, .got = false};
     FILE *p;
 
     snprintf(cmd, sizeof(cmd),
@@ -217,25 +248,71 @@ static int collect(pid_t pid, uint32_t rank, int timeout_s, bool all, stacks_t *
     p = popen(cmd, "r");
     if (p == NULL)
         return -1;
-    while (fgets(line, sizeof(line), p) != NULL) {
-        if (strncmp(line, "Thread ", 7) == 0) {
-            end_thread(s, frames, nframes, rank, all);
-            for (size_t i = 0; i < nframes; i++)
-                free(frames[i]);
-            nframes = 0;
-        } else if (line[0] == '#' && isdigit((unsigned char)line[1]) &&
-                   nframes < sizeof(frames) / sizeof(frames[0])) {
-            char name[512];
-            frame_name(line, name, sizeof(name));
-            frames[nframes++] = strdup(name);
-            got = 1;
+    while (fgets(line, sizeof(line), p) != NULL)
+        gdb_line(&g, line, s, rank, all);
+    gdb_flush(&g, s, rank, all);
+    pclose(p);
+    return g.got ? 0 : -1;
+}
+
+/* Asks the server to collect the stacks of job `ns` on its nodes (a
+ * pmixrun over daemons: each daemon runs gdb on its own ranks; the key
+ * and its text are pmixrun's, sockhost/pmixrun.h NTOOL_QUERY_STACKS) and
+ * merges them into `s`; got[i] says whether table entry i had a frame.
+ * PMIX_SUCCESS, or the server's error (a server that does not collect:
+ * PMIX_ERR_NOT_FOUND or PMIX_ERR_NOT_SUPPORTED). */
+static pmix_status_t server_stacks(const char *ns, const pmix_proc_info_t *pi, size_t n,
+                                   int timeout_s, bool all, stacks_t *s, bool *got)
+{
+    pmix_query_t *q = PMIx_Query_create(1);
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    uint32_t secs = (uint32_t)timeout_s;
+    pmix_status_t rc;
+
+    if (q == NULL)
+        return PMIX_ERR_NOMEM;
+    PMIx_Argv_append_nosize(&q->keys, "pmixlab.query.stacks");
+    q->qualifiers = PMIx_Info_create(2);
+    q->nqual = 2;
+    PMIx_Info_load(&q->qualifiers[0], PMIX_NSPACE, ns, PMIX_STRING);
+    PMIx_Info_load(&q->qualifiers[1], "pmixlab.stacks.timeout", &secs, PMIX_UINT32);
+    rc = PMIx_Query_info(q, 1, &info, &ninfo);
+    PMIx_Query_free(q, 1);
+    if (rc != PMIX_SUCCESS) {
+        PMIx_Info_free(info, ninfo);
+        return rc;
+    }
+    if (ninfo < 1 || info[0].value.type != PMIX_STRING) {
+        PMIx_Info_free(info, ninfo);
+        return PMIX_ERR_BAD_PARAM;
+    }
+    /* "@rank R" lines, each followed by gdb's output for R */
+    gdb_parse_t g = {.nframes = 0, .got = false};
+    long cur = -1;
+    char *text = info[0].value.data.string, *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        long r;
+        if (sscanf(line, "@rank %ld", &r) == 1) {
+            if (cur >= 0)
+                gdb_flush(&g, s, (uint32_t)cur, all);
+            for (size_t i = 0; cur >= 0 && i < n; i++)
+                if (pi[i].proc.rank == (uint32_t)cur)
+                    got[i] |= g.got;
+            g.got = false;
+            cur = r;
+        } else if (cur >= 0) {
+            gdb_line(&g, line, s, (uint32_t)cur, all);
         }
     }
-    end_thread(s, frames, nframes, rank, all);
-    for (size_t i = 0; i < nframes; i++)
-        free(frames[i]);
-    pclose(p);
-    return got ? 0 : -1;
+    if (cur >= 0)
+        gdb_flush(&g, s, (uint32_t)cur, all);
+    for (size_t i = 0; cur >= 0 && i < n; i++)
+        if (pi[i].proc.rank == (uint32_t)cur)
+            got[i] |= g.got;
+    PMIx_Info_free(info, ninfo);
+    return PMIX_SUCCESS;
 }
 
 /* Collects, merges and prints the stacks of job `ns`; 0 or 1 (as the exit
@@ -257,7 +334,21 @@ static int one_job(const char *ns, bool json, bool first, bool all, int timeout_
         fprintf(stderr, "pmixstack: no process table for %s: %s\n", ns, PMIx_Error_string(rc));
         return 1;
     }
+    bool *got = calloc(n > 0 ? n : 1, sizeof(*got));
+    if (got == NULL)
+        abort();
+    /* A server over daemons collects on every node; else, here. */
+    bool by_server = server_stacks(ns, pi, n, timeout_s, all, &s, got) == PMIX_SUCCESS;
     for (size_t i = 0; i < n; i++) {
+        if (by_server) {
+            if (!got[i]) { /* not started, gone, or its collector failed */
+                failed = realloc(failed, (nfailed + 1) * sizeof(*failed));
+                if (failed == NULL)
+                    abort();
+                failed[nfailed++] = pi[i].proc.rank;
+            }
+            continue;
+        }
         if (pi[i].pid <= 0) { /* not started (yet): no stack to have */
             failed = realloc(failed, (nfailed + 1) * sizeof(*failed));
             if (failed == NULL)
@@ -349,6 +440,7 @@ static int one_job(const char *ns, bool json, bool first, bool all, int timeout_
     }
     free(s.v);
     free(failed);
+    free(got);
     PMIx_Argv_free(remote_hosts);
     PMIx_Info_free(info, ninfo);
     return status;

@@ -5,6 +5,10 @@
  *   debug_target hang     every rank but the last calls PMIx_Fence; the last
  *                         sleeps (100 s) and never arrives, so the others
  *                         wait in the fence: what pmixstack should show
+ *   debug_target hangall every rank waits in PMIx_Fence for ever: the last in a
+ *                         fence of itself and rank 0, the others in one of the
+ *                         whole job, which the last never joins (nor rank 0
+ *                         the other): one merged stack of every rank
  *   debug_target hello    PMIx_Init, then "hello from rank R of N" on stdout
  *                         and "note from rank R" on stderr, PMIx_Finalize
  *
@@ -24,8 +28,9 @@ int main(int argc, char **argv)
     uint32_t size = 0;
     pmix_status_t rc;
 
-    if (argc != 2 || (strcmp(argv[1], "hang") != 0 && strcmp(argv[1], "hello") != 0)) {
-        fprintf(stderr, "usage: debug_target hang|hello\n");
+    if (argc != 2 || (strcmp(argv[1], "hang") != 0 && strcmp(argv[1], "hangall") != 0 &&
+                      strcmp(argv[1], "hello") != 0)) {
+        fprintf(stderr, "usage: debug_target hang|hangall|hello\n");
         return 2;
     }
     rc = PMIx_Init(&me, NULL, 0);
@@ -42,7 +47,17 @@ int main(int argc, char **argv)
     size = val->data.uint32;
     PMIX_VALUE_RELEASE(val);
 
-    if (strcmp(argv[1], "hang") == 0) {
+    if (strcmp(argv[1], "hangall") == 0) {
+        pmix_proc_t pair[2];
+        PMIX_LOAD_PROCID(&pair[0], me.nspace, 0);
+        PMIX_LOAD_PROCID(&pair[1], me.nspace, size - 1);
+        if (me.rank == size - 1 && size > 1)
+            rc = PMIx_Fence(pair, 2, NULL, 0);
+        else
+            rc = PMIx_Fence(NULL, 0, NULL, 0);
+        fprintf(stderr, "debug_target: rank %u: the fence ended: %s\n", me.rank,
+                PMIx_Error_string(rc));
+    } else if (strcmp(argv[1], "hang") == 0) {
         if (me.rank == size - 1) {
             sleep(100);
         } else {

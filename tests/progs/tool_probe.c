@@ -24,7 +24,16 @@
  *   tool NSPACE RANK server NSPACE RANK
  *   job NSPACE                                  each of PMIX_QUERY_NAMESPACES
  *   proc RANK HOST PID STATE EXIT EXECUTABLE    each of its PMIX_QUERY_PROC_TABLE
+ *   local RANK HOST PID                         each of its PMIX_QUERY_LOCAL_PROC_TABLE
+ *                                               (qualified with PMIX_HOSTNAME
+ *                                               $TOOL_PROBE_HOST if set)
  *   cmd NSPACE CMDLINE                          each of PMIX_QUERY_NAMESPACE_INFO
+ *   kill NSPACE RANK STATUS                     with $TOOL_PROBE_KILL=RANK set: what
+ *                                               PMIx_Job_control (PMIX_JOB_CTRL_KILL)
+ *                                               of that rank returned
+ *   pull NSPACE STATUS                          with $TOOL_PROBE_PULL set: what
+ *                                               PMIx_IOF_pull of the job's stdout
+ *                                               returned (then deregistered)
  * With HOLD_S it stays connected that many seconds before finalizing.
  */
 #include <stdio.h>
@@ -65,12 +74,17 @@ static pmix_status_t query(const char *key, const char *ns, pmix_info_t **info, 
 {
     pmix_query_t *q = PMIx_Query_create(1);
     pmix_status_t rc;
+    const char *host = getenv("TOOL_PROBE_HOST");
 
     PMIx_Argv_append_nosize(&q->keys, key);
+    if (strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) != 0)
+        host = NULL;
     if (ns != NULL) {
-        q->qualifiers = PMIx_Info_create(1);
-        q->nqual = 1;
+        q->qualifiers = PMIx_Info_create(host != NULL ? 2 : 1);
+        q->nqual = host != NULL ? 2 : 1;
         PMIx_Info_load(&q->qualifiers[0], PMIX_NSPACE, ns, PMIX_STRING);
+        if (host != NULL)
+            PMIx_Info_load(&q->qualifiers[1], PMIX_HOSTNAME, host, PMIX_STRING);
     }
     rc = PMIx_Query_info(q, 1, info, ninfo);
     PMIx_Query_free(q, 1);
@@ -100,6 +114,33 @@ static void print_jobs(void)
         for (size_t i = 0; i < da->size; i++)
             printf("proc %u %s %ld %s %d %s\n", pi[i].proc.rank, pi[i].hostname, (long)pi[i].pid,
                    PMIx_Proc_state_string(pi[i].state), pi[i].exit_code, pi[i].executable_name);
+        PMIx_Info_free(t, nt);
+        if (getenv("TOOL_PROBE_KILL") != NULL) {
+            pmix_proc_t victim;
+            pmix_info_t dir;
+            bool yes = true;
+            PMIx_Load_procid(&victim, names[k], (pmix_rank_t)atol(getenv("TOOL_PROBE_KILL")));
+            PMIx_Info_load(&dir, PMIX_JOB_CTRL_KILL, &yes, PMIX_BOOL);
+            rc = PMIx_Job_control(&victim, 1, &dir, 1, NULL, NULL);
+            PMIx_Info_destruct(&dir);
+            printf("kill %s %u %s\n", names[k], victim.rank, PMIx_Error_string(rc));
+        }
+        if (getenv("TOOL_PROBE_PULL") != NULL) {
+            pmix_proc_t all;
+            PMIx_Load_procid(&all, names[k], PMIX_RANK_WILDCARD);
+            rc = PMIx_IOF_pull(&all, 1, NULL, 0, PMIX_FWD_STDOUT_CHANNEL, NULL, NULL, NULL);
+            printf("pull %s %s\n", names[k], PMIx_Error_string(rc < 0 ? rc : PMIX_SUCCESS));
+            if (rc >= 0)
+                PMIx_IOF_deregister((size_t)rc, NULL, 0, NULL, NULL);
+        }
+        rc = query(PMIX_QUERY_LOCAL_PROC_TABLE, names[k], &t, &nt);
+        check("query local proc table", rc);
+        if (rc != PMIX_SUCCESS)
+            continue;
+        da = t[0].value.data.darray;
+        pi = da->array;
+        for (size_t i = 0; i < da->size; i++)
+            printf("local %u %s %ld\n", pi[i].proc.rank, pi[i].hostname, (long)pi[i].pid);
         PMIx_Info_free(t, nt);
     }
     PMIx_Argv_free(names);
