@@ -201,22 +201,7 @@ void spawnd_job(pmixd_ctx *d, const uint8_t *p, size_t len)
         free(ns);
         return;
     }
-    /* what it borrows from the node's job */
-    c->parent = j;
-    c->sigfd = -1;
-    c->devnull = j->devnull;
-    c->stdin_to = STDIN_NONE;
-    c->tag_output = j->tag_output;
-    c->merge_stderr = j->merge_stderr;
-    c->output_copy = true;
-    c->topo = j->topo;
-    c->plat = j->plat;
-    c->srv = j->srv;
-    c->uri = j->uri;
-    c->server_up = j->server_up;
-    c->topdir = j->topdir;
-    c->outs[1] = j->outs[1];
-    c->outs[2] = j->outs[2];
+    job_borrow(c, j); /* what it borrows from the node's job */
     c->node = j->node;
     c->nnodes = j->nnodes;
     c->node_names = j->node_names;

@@ -369,6 +369,10 @@ void job_rank_lost(job *j, rank_proc *r); /* tell the server a rank died unfinal
  * the server (job_rank_lost). Says in *connected and *finalized what the
  * rank had done, for rank_judge. */
 void job_rank_reaped(job *j, rank_proc *r, int wstatus, bool *connected, bool *finalized);
+/* A spawned job `c` (zeroed) takes from its first job `j` what it shares
+ * and does not own: the loop, server, directory, output streams and their
+ * settings; no stdin, no signal descriptor of its own. */
+void job_borrow(job *c, job *j);
 /* Send `sig` to every started rank's process group (the rank and what it
  * started; a reaped rank's group may still hold children), and to the
  * rank itself if its group is gone; a SIGTERM marks the living ranks as

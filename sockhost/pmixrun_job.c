@@ -914,3 +914,22 @@ void job_signal_ranks(job *j, int sig)
             kill(r->pid, sig);
     }
 }
+
+void job_borrow(job *c, job *j)
+{
+    c->parent = j;
+    c->sigfd = -1;
+    c->devnull = j->devnull;
+    c->stdin_to = STDIN_NONE;
+    c->tag_output = j->tag_output;
+    c->merge_stderr = j->merge_stderr;
+    c->output_copy = true;
+    c->topo = j->topo;
+    c->plat = j->plat;
+    c->srv = j->srv;
+    c->uri = j->uri;
+    c->server_up = j->server_up;
+    c->topdir = j->topdir;
+    c->outs[1] = j->outs[1];
+    c->outs[2] = j->outs[2];
+}

@@ -371,23 +371,9 @@ static pmix_status_t child_make(job *j, const pmix_proc_t *proc, const spawn_arg
     *out = NULL;
     if (c == NULL)
         return PMIX_ERR_NOMEM;
-    c->parent = j;
-    c->sigfd = -1;
-    c->devnull = j->devnull;
-    c->stdin_to = STDIN_NONE;
-    c->tag_output = j->tag_output;
-    c->merge_stderr = j->merge_stderr;
-    c->output_copy = true;
+    job_borrow(c, j);
     c->nnodes = 1;
     c->ncores = j->ncores;
-    c->topo = j->topo;
-    c->plat = j->plat;
-    c->srv = j->srv;
-    c->uri = j->uri;
-    c->server_up = j->server_up;
-    c->topdir = j->topdir;
-    c->outs[1] = j->outs[1];
-    c->outs[2] = j->outs[2];
     memcpy(c->hostname, j->hostname, sizeof c->hostname);
     c->spawner = *proc;
     c->notify_completion = a->notify;
