@@ -20,10 +20,11 @@ set -u
 pmixrun=$1 bizcard=$2
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mesh-auth.XXXXXX") || exit 2
-pid= done_flag=
+pid= holder=
 cleanup() {
     [ -n "$pid" ] && kill "$pid" 2>/dev/null
-    rm -rf "$tmp" "$done_flag"
+    [ -n "$holder" ] && kill "$holder" 2>/dev/null
+    rm -rf "$tmp"
 }
 trap cleanup EXIT
 skip() {
@@ -46,12 +47,12 @@ setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null ||
     skip "cannot switch to uid 65534 here"
 
 failed=0
-# The ranks wait for this file; not under /tmp, which each virtual node
-# has of its own (pmixd --isolate host).
-done_flag=$PWD/.mesh-auth-done.$$
-rm -f "$done_flag"
+# The ranks wait while this process lives (no file: each virtual node has
+# a /tmp of its own, and the build directory may be under /tmp).
+sleep 120 &
+holder=$!
 PMIXLAB_PMIXD_JOIN_DELAY=1:8000 "$pmixrun" --nodes 2 -n 4 --timeout 50 \
-    sh -c "\"$bizcard\" full && while [ ! -e \"$done_flag\" ]; do sleep 0.1; done" \
+    sh -c "\"$bizcard\" full && while kill -0 $holder 2>/dev/null; do sleep 0.1; done" \
     >"$tmp/job.out" 2>&1 &
 pid=$!
 
@@ -76,11 +77,12 @@ echo "mesh_auth.sh: daemons listen on$ports (node0: $port0)"
 setpriv --reuid=65534 --regid=65534 --clear-groups $py "$tmp/mesh_stranger.py" $ports \
     >"$tmp/stranger.out" 2>&1
 # the ranks stay up (the daemons with them) until the stranger is done
-touch "$done_flag"
+kill "$holder" 2>/dev/null
+holder=
 grep -v '^HEX' "$tmp/stranger.out"
 wait "$pid"
 rc=$?
-pid= done_flag=
+pid=
 cat "$tmp/job.out"
 
 [ $rc = 0 ] || fail "the job ended with status $rc"
