@@ -718,15 +718,7 @@ int spawn_live_ranks(const job *j)
 void spawn_signal_all(job *j, int sig)
 {
     for (job *c = j->children; c != NULL; c = c->next_child)
-        for (int i = 0; i < c->nstarted; i++) {
-            rank_proc *r = &c->ranks[i];
-            if (r->pid <= 0)
-                continue;
-            if (!r->reaped && sig == SIGTERM)
-                r->stopped_by_us = true;
-            if (kill(-r->pid, sig) != 0 && !r->reaped)
-                kill(r->pid, sig);
-        }
+        job_signal_ranks(c, sig);
 }
 
 bool spawn_output_open(const job *j)
