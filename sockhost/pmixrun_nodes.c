@@ -67,7 +67,7 @@
 #include "tcplink.h"
 #include "vhost.h"
 
-#define SETUP_S 15.0 /* daemons must say hello within this */
+#define SETUP_S 15.0 /* each level of the launch tree must say hello within this */
 
 typedef struct dnode {
     pid_t pid;
@@ -86,6 +86,9 @@ typedef struct nodes {
     int k;
     dnode *d;
     int nhello;
+    int levels; /* of the launch tree (1 unless a daemon starts others): the
+                 * setup deadline is SETUP_S per level, as each level starts
+                 * only once its launcher said hello */
     bool job_sent;
     int stop_level;     /* 0 none, 1 stop sent, 2 stop now sent */
     bool daemon_failed; /* one died or exited non-zero: the status is at least 1 */
@@ -631,14 +634,17 @@ static pid_t start_step(job *j, const char *path, const char *addr, uint16_t por
 
 /* The launch tree over the agent (launchtree.h): node ids are the share's
  * indexes, so node I's launcher is found by splitting [lo, lo+n) as every
- * daemon splits its own share. */
-static void tree_launchers(nodes *ns, int lo, int n, int fanout, int launcher)
+ * daemon splits its own share; ns->levels becomes the tree's depth
+ * (the nodes pmixrun starts are level 1). */
+static void tree_launchers(nodes *ns, int lo, int n, int fanout, int launcher, int level)
 {
     for (int c = 0; c < lt_nruns(n, fanout); c++) {
         int first, count;
         lt_run(n, fanout, c, &first, &count);
         ns->d[lo + first].launcher = launcher;
-        tree_launchers(ns, lo + first + 1, count - 1, fanout, lo + first);
+        if (level > ns->levels)
+            ns->levels = level;
+        tree_launchers(ns, lo + first + 1, count - 1, fanout, lo + first, level + 1);
     }
 }
 
@@ -664,7 +670,7 @@ static int start_tree(nodes *ns, const char *path, const char *addr, uint16_t po
     }
     for (int i = 0; i < ns->k; i++)
         ids[i] = i;
-    tree_launchers(ns, 0, ns->k, fanout, -1);
+    tree_launchers(ns, 0, ns->k, fanout, -1, 1);
     int rc = 0;
     for (int r = 0; r < lt_nruns(ns->k, fanout); r++) {
         int first, count;
@@ -1438,7 +1444,11 @@ static void loop(nodes *ns)
     size_t cap = 3 + 2 * (size_t)ns->k + (size_t)ns->npend;
     struct pollfd *pfd = calloc(cap, sizeof *pfd);
     int *who = calloc(cap, sizeof *who);
-    double setup_until = now_s() + SETUP_S;
+    /* PMIXLAB_PMIXRUN_SETUP_S=S, a test hook, changes the time per level */
+    const char *ss = getenv("PMIXLAB_PMIXRUN_SETUP_S");
+    double level_s = ss != NULL && atof(ss) > 0 && atof(ss) <= 3600 ? atof(ss) : SETUP_S;
+    double setup_s = level_s * (ns->levels > 1 ? ns->levels : 1);
+    double setup_until = now_s() + setup_s;
     if (pfd == NULL || who == NULL) {
         fprintf(stderr, "pmixrun: out of memory\n");
         end_job(j, END_LAUNCH, 1);
@@ -1456,8 +1466,10 @@ static void loop(nodes *ns)
                 send_job(ns);
                 j->timeout_at = now_s() + j->timeout;
             } else if (now_s() > setup_until) {
-                fprintf(stderr, "pmixrun: only %d of %d daemons started within %g s\n", ns->nhello,
-                        ns->k, SETUP_S);
+                fprintf(stderr,
+                        "pmixrun: only %d of %d daemons started within %g s (%g s per level of "
+                        "the launch tree)\n",
+                        ns->nhello, ns->k, setup_s, level_s);
                 end_job(j, END_LAUNCH, 1);
             }
         }
