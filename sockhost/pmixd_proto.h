@@ -15,7 +15,8 @@
 
 enum {
     /* daemon -> pmixrun */
-    PD_HELLO = 1,        /* u32 node, u32 port: up, and listening for its peers on port */
+    PD_HELLO = 1,        /* u32 node, u32 port[, str addr]: up, and listening for its peers
+                          * on port (of addr: a daemon that connected back says where) */
     PD_EXIT = 2,         /* u32 rank, u32 pid, u32 code (exit status or 128+signal), u8 flags */
     PD_ABORT = 3,        /* u32 rank, u32 status, str message: a rank called PMIx_Abort */
     PD_LOST = 4,         /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */

@@ -592,21 +592,31 @@ int nodes_from_slurm(job *j, char *err, size_t errlen)
 }
 
 /* The address the daemons reach this pmixrun at: $PMIXLAB_PMIXRUN_ADDR, or
- * that of this host's name, or 127.0.0.1. */
-static void control_addr(char *out, size_t len)
+ * the first of this host's on --if-include's list, or that of this host's
+ * name, or 127.0.0.1. 0, or -1 when --if-include matches nothing here
+ * (message printed). */
+static int control_addr(const job *j, char *out, size_t len)
 {
     const char *env = getenv("PMIXLAB_PMIXRUN_ADDR");
-    char host[256];
+    char host[256], err[256];
     struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
     snprintf(out, len, "127.0.0.1");
     if (env != NULL && *env != '\0') {
         snprintf(out, len, "%s", env);
-        return;
+        return 0;
+    }
+    if (j->if_include != NULL) {
+        if (tl_if_address(j->if_include, out, len, err, sizeof err) == 1)
+            return 0;
+        fprintf(stderr, "pmixrun: --if-include %s: %s (PMIXLAB_PMIXRUN_ADDR=A gives it)\n",
+                j->if_include, err);
+        return -1;
     }
     if (gethostname(host, sizeof host) != 0 || getaddrinfo(host, NULL, &hints, &ai) != 0)
-        return;
+        return 0;
     inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, out, (socklen_t)len);
     freeaddrinfo(ai);
+    return 0;
 }
 
 /* One Slurm step named pmixd, one task (a daemon) per node of the
@@ -627,7 +637,8 @@ static pid_t start_step(job *j, const char *path, const char *addr, uint16_t por
     daemon_child(me, j->devnull, key);
     execlp("srun", "srun", "--job-name=pmixd", nodes_arg, tasks_arg, "--ntasks-per-node=1",
            "--mpi=none", "--export=ALL", "--kill-on-bad-exit=0", path, "--connect", to, "--node",
-           "slurm", (char *)NULL);
+           "slurm", j->if_include != NULL ? "--if-include" : (char *)NULL, j->if_include,
+           (char *)NULL);
     fprintf(stderr, "pmixrun: cannot start the daemons with srun: %s\n", strerror(errno));
     _exit(PMIXRUN_EXIT_NOTFOUND);
 }
@@ -662,7 +673,8 @@ static int start_tree(nodes *ns, const char *path, const char *addr, uint16_t po
     lt_conf c = {.agent = (char *)(j->launch_agent != NULL ? j->launch_agent : "ssh"),
                  .pmixd = (char *)path,
                  .connect = to,
-                 .fanout = fanout};
+                 .fanout = fanout,
+                 .ifinclude = (char *)j->if_include};
     lt_share all = {.n = ns->k, .node = ids, .host = j->node_names};
     if (ids == NULL) {
         fprintf(stderr, "pmixrun: out of memory\n");
@@ -1233,9 +1245,19 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_HELLO: {
         uint32_t node = tl_get_u32(&r), port = tl_get_u32(&r);
         dnode *d = &ns->d[c->node];
-        if (r.bad || node != (uint32_t)c->node || d->hello || port == 0 || port > 65535) {
+        /* a daemon that connected back names the address it listens on,
+         * which --if-include may have made another than its connection's */
+        char *addr = r.left > 0 ? tl_get_str(&r) : NULL;
+        struct in_addr a;
+        if (r.bad || r.left != 0 || node != (uint32_t)c->node || d->hello || port == 0 ||
+            port > 65535 || (addr != NULL && (!ns->remote || inet_pton(AF_INET, addr, &a) != 1))) {
+            free(addr);
             link_close(ns, l);
             return 1;
+        }
+        if (addr != NULL) {
+            free(ns->j->node_addrs[c->node]);
+            ns->j->node_addrs[c->node] = addr;
         }
         d->hello = true;
         d->port = (uint16_t)port;
@@ -1676,7 +1698,8 @@ int nodes_run(job *j)
             fprintf(stderr, "pmixrun: out of memory\n");
             goto out;
         }
-        control_addr(addr, sizeof addr);
+        if (control_addr(j, addr, sizeof addr) != 0)
+            goto out;
         if (j->slurm) {
             pid_t pid = start_step(j, path, addr, port, keyhex);
             if (pid < 0) {
