@@ -1314,6 +1314,7 @@ static void teardown(job *j)
         }
     }
     iof_stdin_close(j);
+    rndz_free(j);
     tool_stop(j);
     job_server_stop(j);
     spawn_free_all(j); /* their watches go before the platform */
@@ -1387,7 +1388,7 @@ int main(int argc, char **argv)
     j->spawn = spawn_up; /* pmixrun_spawn.c: one node only */
     if (net_fit(j) != 0 || files_make_topdir(j) != 0 || job_bindings(j) != 0 ||
         job_platform(j, signal_ready, j) != 0 || job_server_start(j) != 0 ||
-        (!j->system_server && job_register(j) != 0))
+        (!j->system_server && rndz_start(j) != 0) || (!j->system_server && job_register(j) != 0))
         goto out;
     if (j->system_server)
         fprintf(stderr, "pmixrun: system server %s ready at %s\n", j->nspace, j->uri);
@@ -1409,9 +1410,11 @@ int main(int argc, char **argv)
             break;
         }
     }
+    rndz_launched(j);
     run_loop(j);
     status = final_status(j);
 out:
+    rndz_end(j, status); /* a debugger that started pmixrun hears the end */
     teardown(j);
     return status;
 }

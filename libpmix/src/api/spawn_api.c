@@ -101,6 +101,13 @@ PMIX_EXPORT pmix_status_t PMIx_Spawn(const pmix_info_t job_info[], size_t ninfo,
         memset(nspace, 0, sizeof(pmix_nspace_t));
     if (ac == NULL)
         return rc;
+    /* a tool with a server side and no server starts them itself */
+    rc = px_api_tool_spawn(job_info, ninfo, apps, napps, s.nspace);
+    if (rc != PMIX_ERR_NOT_SUPPORTED) {
+        if (rc == PMIX_SUCCESS && nspace != NULL)
+            PMIx_Load_nspace(nspace, s.nspace);
+        return rc;
+    }
     rc = ENGINE(ac, px_client_spawn(ac->client, job_info, ninfo, apps, napps, ssync_spawn, &s));
     rc = ssync_wait(&s, rc);
     if (rc == PMIX_SUCCESS && nspace != NULL)
