@@ -56,11 +56,14 @@ static void set_add(pmix_proc_t *set, size_t *n, size_t *next, const pmix_proc_t
     *next = (*next + 1) % PX_SERVER_MAX_TOOLS;
 }
 
+/* Whether `p` is in `set`, a wildcard rank on either side matching every
+ * rank of its namespace. */
 static bool set_has(const pmix_proc_t *set, size_t n, const pmix_proc_t *p)
 {
     for (size_t i = 0; i < n; i++)
         if (PMIx_Check_nspace(set[i].nspace, p->nspace) &&
-            (set[i].rank == p->rank || p->rank == PMIX_RANK_WILDCARD))
+            (set[i].rank == p->rank || p->rank == PMIX_RANK_WILDCARD ||
+             set[i].rank == PMIX_RANK_WILDCARD))
             return true;
     return false;
 }
@@ -239,15 +242,20 @@ const pid_t *px_toolsrv_pids(px_toolsrv *t, size_t *n)
     return t->allpids;
 }
 
-/* Whether custom range `cr` names a launcher `l`. */
-static bool names(const pmix_info_t *cr, const pmix_proc_t *l)
+/* The processes custom range `cr` names: *n of them. */
+static const pmix_proc_t *targets(const pmix_info_t *cr, size_t *n)
 {
-    if (cr->value.type == PMIX_PROC && cr->value.data.proc != NULL)
-        return set_has(cr->value.data.proc, 1, l);
+    *n = 0;
+    if (cr->value.type == PMIX_PROC && cr->value.data.proc != NULL) {
+        *n = 1;
+        return cr->value.data.proc;
+    }
     if (cr->value.type == PMIX_DATA_ARRAY && cr->value.data.darray != NULL &&
-        cr->value.data.darray->type == PMIX_PROC)
-        return set_has(cr->value.data.darray->array, cr->value.data.darray->size, l);
-    return false;
+        cr->value.data.darray->type == PMIX_PROC) {
+        *n = cr->value.data.darray->size;
+        return cr->value.data.darray->array;
+    }
+    return NULL;
 }
 
 void px_toolsrv_notify(px_toolsrv *t, pmix_status_t status, const pmix_proc_t *source,
@@ -262,8 +270,13 @@ void px_toolsrv_notify(px_toolsrv *t, pmix_status_t status, const pmix_proc_t *s
     if (range != PMIX_RANGE_CUSTOM ||
         (cr = px_info_find(info, ninfo, PMIX_EVENT_CUSTOM_RANGE)) == NULL)
         return;
-    for (size_t i = 0; i < t->nlaunchers; i++)
-        if (!names(cr, &t->launchers[i]))
+    size_t n;
+    const pmix_proc_t *p = targets(cr, &n);
+    bool beyond = false;
+    for (size_t i = 0; i < n && !beyond; i++)
+        beyond = !set_has(t->peers, t->npeers, &p[i]); /* a process no peer of ours is */
+    for (size_t i = 0; beyond && i < t->nlaunchers; i++)
+        if (!set_has(p, n, &t->launchers[i])) /* those in range have it already */
             px_server_notify_proc(t->srv, status, src, &t->launchers[i], info, ninfo);
 }
 
