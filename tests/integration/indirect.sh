@@ -8,15 +8,18 @@
 # namespace, passes the debugger's release on to the ranks and reports the
 # job's end.
 #
-#   indirect.sh INDIRECT PMIXRUN DEBUG_TARGET one|nodes2
+#   indirect.sh INDIRECT PMIXRUN DEBUG_TARGET one|nodes2|fork
 #
 # one:    pmixrun -n 2 on one node; the debugger's directory is private
 #         (0700) while it runs; a pmixrun whose PMIX_LAUNCHER_RNDZ_URI
 #         leads nowhere says so and fails at once, and starts nothing.
 # nodes2: pmixrun --nodes 2 -n 4 (the ranks' release crosses the daemons).
+# fork:   the debugger forks and execs `pmixrun --stop-in-init -n 2` itself,
+#         with only PMIX_LAUNCHER_RNDZ_URI (no job data: pmixrun's option
+#         holds the job).
 set -u
 
-[ $# -eq 4 ] || { echo "usage: indirect.sh INDIRECT PMIXRUN DEBUG_TARGET one|nodes2" >&2; exit 2; }
+[ $# -eq 4 ] || { echo "usage: indirect.sh INDIRECT PMIXRUN DEBUG_TARGET one|nodes2|fork" >&2; exit 2; }
 indirect=$1
 pmixrun=$2
 target=$3
@@ -28,14 +31,17 @@ export TMPDIR=$work
 unset PMIX_SERVER_URI PMIX_NAMESPACE PMIX_RANK PMIX_SERVER_TMPDIR PMIX_SYSTEM_TMPDIR \
     PMIX_LAUNCHER_RNDZ_URI
 
+dbgargs=()
+launcher_name=spawn.1
 case $mode in
 one) args=(-n 2) n=2 ;;
 nodes2) args=(--nodes 2 -n 4) n=4 ;;
+fork) args=(--stop-in-init -n 2) n=2 dbgargs=(--fork) launcher_name=tool.1 ;;
 *) echo "indirect.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
 
 out=$work/indirect.out
-"$indirect" "$pmixrun" -x "INDIRECT_MARK=$marker" "${args[@]}" --timeout 60 \
+"$indirect" "${dbgargs[@]}" "$pmixrun" -x "INDIRECT_MARK=$marker" "${args[@]}" --timeout 60 \
     "$target" hello >"$out" 2>"$work/indirect.err" &
 dbg=$!
 pids_to_kill="$pids_to_kill $dbg"
@@ -60,8 +66,8 @@ case $ns in
 pmixrun.$host.[0-9]*) ;;
 *) fail "no launch complete with pmixrun's namespace: $(cat "$out")" ;;
 esac
-grep -q "^launcher ready pmix\.tool\.$host\.$dbg\.spawn\.1 0$" "$out" ||
-    fail "the launcher did not announce itself as the job the debugger made: $(cat "$out")"
+grep -q "^launcher ready pmix\.tool\.$host\.$dbg\.$launcher_name 0$" "$out" ||
+    fail "the launcher did not announce itself under the name the debugger gave: $(cat "$out")"
 # The job was held in PMIx_Init until the debugger released it: every
 # hello comes after "releasing", none before.
 rel=$(grep -n "^releasing $ns$" "$out" | cut -d: -f1)

@@ -4,6 +4,14 @@
  * launch", IL-based command line parsing), as a third party would:
  *
  *   indirect LAUNCHER [ARGS...]      e.g. indirect pmixrun -n 4 ./app
+ *   indirect --fork LAUNCHER [ARGS...]
+ *
+ * With --fork the debugger starts the launcher itself (fork and exec,
+ * PMIX_LAUNCHER_RNDZ_URI in its environment) instead of PMIx_Spawn: it
+ * then has no job data to give it, so the launcher's own options say
+ * what to do with the job (pmixrun --stop-in-init), and the launcher is
+ * known by the source of its PMIX_LAUNCHER_READY (step 3 has no
+ * PMIx_tool_set_server). It reaps the launcher at the end.
  *
  *   1. PMIx_tool_init as a launcher (PMIX_LAUNCHER) that connects to no
  *      server (PMIX_TOOL_DO_NOT_CONNECT), and PMIx_Get of its own
@@ -32,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <pmix_tool.h>
@@ -133,8 +142,15 @@ int main(int argc, char **argv)
     int timeout = 10;
     pmix_status_t rc;
 
+    bool forked = argc > 1 && strcmp(argv[1], "--fork") == 0;
+    pid_t child = -1;
+
+    if (forked) {
+        argv++;
+        argc--;
+    }
     if (argc < 2) {
-        fprintf(stderr, "usage: %s LAUNCHER [ARGS...]\n", argv[0]);
+        fprintf(stderr, "usage: %s [--fork] LAUNCHER [ARGS...]\n", argv[0]);
         return 2;
     }
     PMIx_Info_load(&init[0], PMIX_LAUNCHER, &yes, PMIX_BOOL);
@@ -154,6 +170,19 @@ int main(int argc, char **argv)
     rc = PMIx_Register_event_handler(codes, 3, NULL, 0, on_event, NULL, NULL);
     if (rc < 0)
         return fail("PMIx_Register_event_handler", rc);
+
+    if (forked) {
+        /* started by hand: the variable in its environment is all it gets */
+        if ((child = fork()) == 0) {
+            setenv(PMIX_LAUNCHER_RNDZ_URI, uri, 1);
+            execvp(argv[1], argv + 1);
+            _exit(127);
+        }
+        free(uri);
+        if (child < 0)
+            return fail("fork", PMIX_ERR_SYS_OTHER);
+        goto started;
+    }
 
     /* the launcher's whole command line, the directives for its job */
     PMIX_APP_CONSTRUCT(&app);
@@ -190,6 +219,7 @@ int main(int argc, char **argv)
     PMIx_Info_destruct(&wait[1]);
     if (rc != PMIX_SUCCESS)
         return fail("PMIx_tool_set_server of the launcher", rc);
+started:
     if (!wait_for(&ready, 20))
         return fail("waiting for PMIX_LAUNCHER_READY", PMIX_ERR_TIMEOUT);
     printf("launcher ready %s %u\n", launcher.nspace, launcher.rank);
@@ -212,6 +242,11 @@ int main(int argc, char **argv)
         return fail("waiting for PMIX_EVENT_JOB_END", PMIX_ERR_TIMEOUT);
     printf("job end %s exit %d\n", appns, exit_code);
     fflush(stdout);
+    if (child > 0) {
+        int st;
+        if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            exit_code = exit_code != 0 ? exit_code : 1;
+    }
     PMIx_tool_finalize();
     return exit_code == 0 ? 0 : 1;
 }
