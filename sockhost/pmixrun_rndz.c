@@ -34,8 +34,10 @@
  * pmixrun raises it in its job with the same source and custom range
  * (PMIX_EVENT_CUSTOM_RANGE; without one, every process of the job): on
  * its own server or, over daemons, on every node. When the job is over
- * pmixrun raises PMIX_EVENT_JOB_END (PMIX_NSPACE, PMIX_EXIT_CODE) to the
- * debugger, finalizes its connection and exits. If the debugger goes
+ * (also one that ended before PMIX_LAUNCH_COMPLETE: a rank failed to
+ * start) pmixrun raises PMIX_EVENT_JOB_END (PMIX_NSPACE, PMIX_EXIT_CODE:
+ * pmixrun's exit status) to the debugger, finalizes its connection and
+ * exits. If the debugger goes
  * first, the job is stopped.
  *
  * Everything runs on pmixrun's one thread: the client engine shares the
@@ -336,7 +338,7 @@ void rndz_end(job *j, int status)
 
     if (r == NULL)
         return;
-    if (r->connected && !r->lost && r->complete) {
+    if (r->connected && !r->lost && r->released) { /* also a launch that failed */
         pmix_info_t info[2];
         PMIx_Info_load(&info[0], PMIX_NSPACE, j->nspace, PMIX_STRING);
         PMIx_Info_load(&info[1], PMIX_EXIT_CODE, &status, PMIX_INT);

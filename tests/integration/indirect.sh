@@ -12,7 +12,8 @@
 #
 # one:    pmixrun -n 2 on one node; the debugger's directory is private
 #         (0700) while it runs; a pmixrun whose PMIX_LAUNCHER_RNDZ_URI
-#         leads nowhere says so and fails at once, and starts nothing.
+#         leads nowhere says so and fails at once, and starts nothing; a
+#         job whose ranks fail to start ends the debugger's wait at once.
 # nodes2: pmixrun --nodes 2 -n 4 (the ranks' release crosses the daemons).
 # fork:   the debugger forks and execs `pmixrun --stop-in-init -n 2` itself,
 #         with only PMIX_LAUNCHER_RNDZ_URI (no job data: pmixrun's option
@@ -96,6 +97,19 @@ if [ "$mode" = one ]; then
         fail "no message for an unreachable debugger: $(cat "$work/lost.out")"
     grep -q "^hello" "$work/lost.out" && fail "a rank ran without its debugger"
     [ $(($(date +%s) - start)) -le 15 ] || fail "an unreachable debugger took more than 15 s"
+
+    # A job that fails to start: the debugger hears its end at once,
+    # without PMIX_LAUNCH_COMPLETE, with pmixrun's exit status.
+    start=$(date +%s)
+    "$indirect" "$pmixrun" -x "INDIRECT_MARK=$marker" -n 2 "$target" bogus \
+        >"$work/fail.out" 2>"$work/fail.err"
+    frc=$?
+    [ "$frc" = 1 ] || fail "a failed launch: indirect exited $frc: $(cat "$work/fail.out")"
+    grep -q "^job end pmixrun\.$host\.[0-9]* exit 2$" "$work/fail.out" &&
+        grep -q "^error the launch PMIX_ERR_JOB_FAILED_TO_LAUNCH$" "$work/fail.out" ||
+        fail "a failed launch: $(cat "$work/fail.out" "$work/fail.err")"
+    grep -q "^launch complete" "$work/fail.out" && fail "a failed launch said launch complete"
+    [ $(($(date +%s) - start)) -le 15 ] || fail "a failed launch took more than 15 s"
 fi
 
 [ "$failures" = 0 ] && echo "indirect.sh $mode: ok"

@@ -26,7 +26,8 @@
  *      stopped job for a second, then releases every process of it
  *      (PMIX_DEBUGGER_RELEASE, custom range: the namespace's wildcard);
  *   5. waits for PMIX_EVENT_JOB_END of the job and exits with its
- *      PMIX_EXIT_CODE.
+ *      PMIX_EXIT_CODE (0, or 1). A job that ends before its launch is
+ *      complete (its PMIX_EVENT_JOB_END first) fails the launch.
  *
  * It prints one line per step ("launcher ready NS RANK", "launch complete
  * NS", "releasing NS", "job end NS exit N"), flushed, so that a test can
@@ -73,11 +74,15 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
         int code = -1;
         for (size_t i = 0; i < ninfo; i++) {
             if (PMIX_CHECK_KEY(&info[i], PMIX_NSPACE) && info[i].value.type == PMIX_STRING)
-                ours = complete && strcmp(info[i].value.data.string, appns) == 0;
+                ours = !complete || strcmp(info[i].value.data.string, appns) == 0;
             else if (PMIX_CHECK_KEY(&info[i], PMIX_EXIT_CODE) && info[i].value.type == PMIX_INT)
                 code = info[i].value.data.integer;
         }
         if (ours) {
+            if (!complete) /* the launch failed: its end comes first */
+                for (size_t i = 0; i < ninfo; i++)
+                    if (PMIX_CHECK_KEY(&info[i], PMIX_NSPACE) && info[i].value.type == PMIX_STRING)
+                        snprintf(appns, sizeof(appns), "%s", info[i].value.data.string);
             exit_code = code;
             ended = true;
         }
@@ -88,7 +93,7 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
         cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
 }
 
-/* Wait until *flag, at most `secs` seconds. */
+/* Wait until *flag (or the job's end), at most `secs` seconds. */
 static bool wait_for(const bool *flag, int secs)
 {
     struct timespec until;
@@ -97,7 +102,7 @@ static bool wait_for(const bool *flag, int secs)
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += secs;
     pthread_mutex_lock(&lock);
-    while (!*flag && pthread_cond_timedwait(&cond, &lock, &until) == 0)
+    while (!*flag && !ended && pthread_cond_timedwait(&cond, &lock, &until) == 0)
         ;
     ok = *flag;
     pthread_mutex_unlock(&lock);
@@ -227,8 +232,13 @@ started:
     if ((rc = release(&me, &launcher)) != PMIX_SUCCESS)
         return fail("PMIX_DEBUGGER_RELEASE of the launcher", rc);
 
-    if (!wait_for(&complete, 30))
+    if (!wait_for(&complete, 30)) {
+        if (ended) { /* the job ended before it was complete */
+            printf("job end %s exit %d\n", appns, exit_code);
+            return fail("the launch", PMIX_ERR_JOB_FAILED_TO_LAUNCH);
+        }
         return fail("waiting for PMIX_LAUNCH_COMPLETE", PMIX_ERR_TIMEOUT);
+    }
     printf("launch complete %s\n", appns);
     fflush(stdout);
     sleep(1); /* the job is held: nothing of it runs meanwhile */
