@@ -193,6 +193,11 @@ static void usage(FILE *f)
             "  --stop-in-init      every process waits inside PMIx_Init until a tool sends\n"
             "                      PMIX_DEBUGGER_RELEASE (PMIX_DEBUG_STOP_IN_INIT in the\n"
             "                      job data); also over daemons (--nodes)\n"
+            "  PMIX_LAUNCHER_RNDZ_URI=URI (environment)\n"
+            "                      started by a debugger (indirect launch): connect back\n"
+            "                      to it at URI, wait for its release, take its directives\n"
+            "                      (PMIX_LAUNCH_DIRECTIVES: stop in init), tell it the\n"
+            "                      job's namespace (PMIX_LAUNCH_COMPLETE) and its end\n"
             "\n"
             "System server:\n"
             "  pmixrun --system-server\n"
@@ -1345,6 +1350,7 @@ static void teardown(job *j)
         }
     }
     iof_stdin_close(j);
+    rndz_free(j);
     tool_stop(j);
     job_server_stop(j);
     spawn_free_all(j); /* their watches go before the platform */
@@ -1418,7 +1424,7 @@ int main(int argc, char **argv)
     j->spawn = spawn_up; /* pmixrun_spawn.c: one node only */
     if (net_fit(j) != 0 || files_make_topdir(j) != 0 || job_bindings(j) != 0 ||
         job_platform(j, signal_ready, j) != 0 || job_server_start(j) != 0 ||
-        (!j->system_server && job_register(j) != 0))
+        (!j->system_server && rndz_start(j) != 0) || (!j->system_server && job_register(j) != 0))
         goto out;
     if (j->system_server)
         fprintf(stderr, "pmixrun: system server %s ready at %s\n", j->nspace, j->uri);
@@ -1440,9 +1446,11 @@ int main(int argc, char **argv)
             break;
         }
     }
+    rndz_launched(j);
     run_loop(j);
     status = final_status(j);
 out:
+    rndz_end(j, status); /* a debugger that started pmixrun hears the end */
     teardown(j);
     return status;
 }

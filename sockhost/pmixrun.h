@@ -151,6 +151,7 @@ typedef enum {
 
 typedef struct pubsub_state pubsub_state; /* pmixrun_pubsub.c */
 typedef struct ntool_state ntool_state;   /* pmixrun_ntool.c */
+typedef struct rndz rndz;                 /* pmixrun_rndz.c */
 /* One application context: the ranks first .. first + size - 1 run argv
  * (prterun's and mpirun's `-n N [--pset NAME] [-x VAR] [--wdir DIR] prog
  * args`, the contexts separated by `:`). Everything is owned by the job
@@ -217,6 +218,10 @@ typedef struct job {
     px_ctxid_gen ctxids;
     struct nodes *nodes; /* pmixrun --nodes: its daemons (pmixrun_nodes.c) */
     ntool_state *ntool;  /* pmixrun --nodes: what tools asked the daemons (pmixrun_ntool.c) */
+    rndz *rndz;          /* started by a debugger: PMIX_LAUNCHER_RNDZ_URI (pmixrun_rndz.c) */
+    /* pmixrun: told of the events its own ranks raise (rndz_event); NULL
+     * in pmixd, and when nobody listens */
+    void (*rank_event)(struct job *j, pmix_status_t status, const pmix_proc_t *source);
 
     char hostname[256];
     pmix_nspace_t nspace;
@@ -350,6 +355,23 @@ void nodes_notify(job *j, pmix_status_t status, const pmix_proc_t *source, pmix_
  * up yet, gone, or the job is stopping). */
 struct tl_buf;
 int nodes_send(job *j, int node, uint8_t type, const struct tl_buf *b);
+
+/* pmixrun_rndz.c: started by a debugger (PMIX_LAUNCHER_RNDZ_URI in the
+ * environment), pmixrun connects back to it before its job starts. Each
+ * is a no-op without it (and in pmixd). rndz_start: connect, announce
+ * PMIX_LAUNCHER_READY, wait for the debugger's release and apply its
+ * directives (stop in init): 0, or -1 (message printed). rndz_launched:
+ * the first job's ranks are started; rndz_event: an event a rank raised
+ * (PMIX_READY_FOR_DEBUG counts); either raises PMIX_LAUNCH_COMPLETE when
+ * the job is ready for the debugger. rndz_end: the job is over with exit
+ * status `status` (PMIX_EVENT_JOB_END to the debugger, then leave it);
+ * rndz_free: before the loop goes. */
+int rndz_start(job *j);
+void rndz_launched(job *j);
+void rndz_event(job *j, pmix_status_t status, const pmix_proc_t *source);
+void rndz_event_packed(job *j, const uint8_t *p, size_t len);
+void rndz_end(job *j, int status);
+void rndz_free(job *j);
 
 /* pmixrun_job.c */
 /* How many objects of `type` this process may run on (loads j->topo);

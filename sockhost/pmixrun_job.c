@@ -516,6 +516,8 @@ static void up_notify(void *hctx, pmix_status_t status, const pmix_proc_t *sourc
                       pmix_data_range_t range, const pmix_info_t info[], size_t ninfo)
 {
     job *j = hctx;
+    if (j->rank_event != NULL) /* pmixrun started by a debugger: pmixrun_rndz.c */
+        j->rank_event(j, status, source);
     if (j->cross != NULL && j->cross->notify_event != NULL)
         j->cross->notify_event(j->cross_ctx, status, source, range, info, ninfo);
     else if (j->nodes != NULL)

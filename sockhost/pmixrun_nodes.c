@@ -862,6 +862,7 @@ static void send_job(nodes *ns)
     tl_buf_free(&b);
     ns->job_sent = true;
     j->nstarted = j->nprocs; /* from now on their ends come as reports */
+    rndz_launched(j);
 }
 
 static void send_stop(nodes *ns, bool now)
@@ -1270,7 +1271,10 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_ABORT: got_abort(ns, &r); break;
     case PD_LOST: got_lost(ns, c->node, &r); break;
     case PD_PUBSUB: pubsub_frame(ns->j, l, p, len); break;
-    case PD_EVENT: relay_event(ns, c->node, p, len); break;
+    case PD_EVENT:
+        relay_event(ns, c->node, p, len);
+        rndz_event_packed(ns->j, p, len); /* pmixrun_rndz.c */
+        break;
     case PD_JCTRL: relay_jctrl(ns, p, len); break;
     case PD_AGENT_EXIT: {
         /* the agent that daemon ran to start another's: judged as that
@@ -1631,6 +1635,8 @@ int nodes_run(job *j)
         ns.d[i].link.fd = -1;
         ns.d[i].launcher = -1;
     }
+    if (rndz_start(j) != 0) /* started by a debugger: before the job is sent */
+        goto out;
     j->jctrl_up = tool_jctrl; /* a tool's PMIx_Job_control reaches the daemons */
     j->jctrl_ctx = &ns;
     if (ntool_init(j, nodes_send) != 0) {

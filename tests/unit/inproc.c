@@ -1309,6 +1309,31 @@ px_server *inproc_server(inproc_world *w, int nodeid)
     return e->srv;
 }
 
+px_server *inproc_server_made(inproc_world *w, int nodeid,
+                              px_server *(*make)(const px_platform_ops *pops, void *pctx,
+                                                 void *arg),
+                              void *arg)
+{
+    inproc_ep *e = new_ep(w);
+
+    e->is_server = true;
+    e->nodeid = nodeid;
+    e->ctxgen.node = (uint32_t)nodeid;
+    e->srv = make(&inproc_ops, e, arg);
+    return e->srv;
+}
+
+static inproc_ep *server_ep(inproc_world *w, px_server *srv);
+
+void inproc_forget_server(inproc_world *w, px_server *srv)
+{
+    inproc_ep *s = server_ep(w, srv);
+
+    if (s == NULL)
+        abort();
+    s->srv = NULL; /* deliveries to it are dropped from now on */
+}
+
 static inproc_ep *server_ep(inproc_world *w, px_server *srv)
 {
     for (inproc_ep *e = w->eps; e != NULL; e = e->next)

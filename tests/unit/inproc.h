@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "client/px_client.h"
+#include "px_platform.h"
 #include "server/px_server.h"
 
 typedef struct inproc_world inproc_world;
@@ -52,6 +53,17 @@ void inproc_world_destroy(inproc_world *w);
 
 /* A server for node `nodeid` with the world as its host. */
 px_server *inproc_server(inproc_world *w, int nodeid);
+/* A server for node `nodeid` that `make` creates with a host of its own
+ * (a tool's server side, tool/px_toolsrv.h): make(pops, pctx, arg) gets the
+ * world's platform and the server's endpoint, on which an engine sharing
+ * the server's platform (the tool's own client engine) may run too. The
+ * test destroys that server itself, after inproc_forget_server (from then
+ * on nothing is delivered to it) and before inproc_world_destroy. */
+px_server *inproc_server_made(inproc_world *w, int nodeid,
+                              px_server *(*make)(const px_platform_ops *pops, void *pctx,
+                                                 void *arg),
+                              void *arg);
+void inproc_forget_server(inproc_world *w, px_server *srv);
 /* A client connected to `srv` (not yet through the handshake), running
  * as uid/gid 1000, or as the given ones. A connection the server refuses
  * at once is left closed: the handshake then fails. */

@@ -965,6 +965,7 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
         need_progress(ac);
     ac->pops->lock(ac->pctx);
     rc = px_client_notify(ac->client, status, source, range, info, ninfo, NULL, NULL);
+    px_api_tool_notify(ac, status, source, range, info, ninfo); /* a tool's own peers */
     /* With a callback, a notice the server could not be sent is reported
      * through it (after the local handlers ran), as OpenPMIx does. */
     if (rc == PMIX_OPERATION_SUCCEEDED)

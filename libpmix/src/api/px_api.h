@@ -113,6 +113,25 @@ bool px_api_query_host_key(const char *key);
 /* True if the caller initialized as a tool (PMIx_tool_init). */
 bool px_api_is_tool(void);
 
+/* api/tool_server.c: the server side of a tool (PMIX_LAUNCHER or
+ * PMIX_SERVER_TOOL_SUPPORT, px_api_tool_server_wanted), started by
+ * PMIx_tool_init once `ac` has its engine (`connected`: to a server of its
+ * own) and stopped before that engine goes (after its FINALIZE). The
+ * tool's own events go to its peers (px_api_tool_notify, under the
+ * engine lock); PMIx_Spawn without a server starts the processes itself
+ * (px_api_tool_spawn: PMIX_ERR_NOT_SUPPORTED when it is not for the tool
+ * to do); PMIx_tool_set_server of a peer waits for its connection
+ * (px_api_tool_wait_peer). */
+bool px_api_tool_server_wanted(const pmix_info_t info[], size_t ninfo);
+pmix_status_t px_api_tool_server_start(px_api_client *ac, bool connected);
+void px_api_tool_server_stop(px_api_client *ac);
+void px_api_tool_notify(px_api_client *ac, pmix_status_t status, const pmix_proc_t *source,
+                        pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
+pmix_status_t px_api_tool_spawn(const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[],
+                                size_t napps, char nspace[PMIX_MAX_NSLEN + 1]);
+pmix_status_t px_api_tool_wait_peer(const pmix_proc_t *proc, const pmix_info_t info[],
+                                    size_t ninfo);
+
 /* True if this process initialized a server (api/server_api.c). */
 bool px_api_server_active(void);
 

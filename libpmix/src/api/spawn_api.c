@@ -79,14 +79,45 @@ static pmix_status_t ssync_wait(ssync *s, pmix_status_t rc)
 
 /* ---- spawn ---- */
 
+/* A spawn the tool did itself, answered from the caller's progress. */
+typedef struct tspawn {
+    pmix_spawn_cbfunc_t cbfunc;
+    void *cbdata;
+    pmix_status_t status;
+    pmix_nspace_t nspace;
+} tspawn;
+
+static void tspawn_done(void *arg)
+{
+    tspawn *t = arg;
+
+    t->cbfunc(t->status, t->nspace, t->cbdata);
+    free(t);
+}
+
 PMIX_EXPORT pmix_status_t PMIx_Spawn_nb(const pmix_info_t job_info[], size_t ninfo,
                                         const pmix_app_t apps[], size_t napps,
                                         pmix_spawn_cbfunc_t cbfunc, void *cbdata)
 {
     px_api_client *ac = px_api_for_nonblocking();
+    tspawn *t;
 
     if (ac == NULL)
         return PMIX_ERR_INIT;
+    if (cbfunc != NULL && (t = calloc(1, sizeof(*t))) != NULL) {
+        /* a tool with a server side and no server starts them itself */
+        t->status = px_api_tool_spawn(job_info, ninfo, apps, napps, t->nspace);
+        if (t->status != PMIX_ERR_NOT_SUPPORTED) {
+            pmix_status_t rc = t->status;
+            t->cbfunc = cbfunc;
+            t->cbdata = cbdata;
+            if (rc == PMIX_SUCCESS && (rc = px_api_defer(tspawn_done, t)) == PMIX_SUCCESS)
+                return PMIX_SUCCESS;
+            free(t);
+            return rc;
+        }
+        free(t);
+    }
     return ENGINE(ac, px_client_spawn(ac->client, job_info, ninfo, apps, napps, cbfunc, cbdata));
 }
 
@@ -101,6 +132,13 @@ PMIX_EXPORT pmix_status_t PMIx_Spawn(const pmix_info_t job_info[], size_t ninfo,
         memset(nspace, 0, sizeof(pmix_nspace_t));
     if (ac == NULL)
         return rc;
+    /* a tool with a server side and no server starts them itself */
+    rc = px_api_tool_spawn(job_info, ninfo, apps, napps, s.nspace);
+    if (rc != PMIX_ERR_NOT_SUPPORTED) {
+        if (rc == PMIX_SUCCESS && nspace != NULL)
+            PMIx_Load_nspace(nspace, s.nspace);
+        return rc;
+    }
     rc = ENGINE(ac, px_client_spawn(ac->client, job_info, ninfo, apps, napps, ssync_spawn, &s));
     rc = ssync_wait(&s, rc);
     if (rc == PMIX_SUCCESS && nspace != NULL)

@@ -322,6 +322,7 @@ static void leave(px_api_client *ac)
         ac->pops->unlock(ac->pctx);
         (void)finish(&s, rc);
     }
+    px_api_tool_server_stop(ac); /* the tool's own server goes with its engine */
     ac->teardown(ac);
     T.connected = false;
 }
@@ -367,6 +368,15 @@ PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], 
         return rc;
     }
     ac->external_progress = -1;
+    if (px_api_tool_server_wanted(info, ninfo)) {
+        rc = px_api_tool_server_start(ac, T.connected);
+        if (rc != PMIX_SUCCESS) {
+            leave(ac);
+            pthread_mutex_unlock(&ac->init_lock);
+            return rc;
+        }
+        px_api_need_progress(ac); /* peers are accepted while the tool works */
+    }
     ac->refcount = 1;
 done:
     if (proc != NULL)
@@ -503,5 +513,9 @@ PMIX_EXPORT pmix_status_t PMIx_tool_set_server(const pmix_proc_t *server, pmix_i
     else
         rc = is_server(ac, server) ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND;
     pthread_mutex_unlock(&ac->init_lock);
+    /* A peer of the tool's own server (a launcher it started): waits for
+     * its connection with PMIX_WAIT_FOR_CONNECTION (docs/abi.md). */
+    if (rc == PMIX_ERR_NOT_FOUND)
+        rc = px_api_tool_wait_peer(server, info, ninfo);
     return rc;
 }
