@@ -307,6 +307,10 @@ struct sim_node {
     size_t nkids, capkids;
     struct sim_khc **khc; /* a spawned job's host core here, by its index - 1, or NULL */
     size_t nkhc;
+    /* Spawned jobs that the node's own px_hc (hc) knows (px_hc_job_add of
+     * their xmap, in index order, when an operation first names processes
+     * of several namespaces: sim_hc_of_procs). */
+    uint32_t hc_njobs;
 };
 
 /* A job spawned during the run (simspawn.c): placed on nodes 0 .. nnodes
@@ -316,6 +320,11 @@ typedef struct sim_kjob {
     uint32_t idx; /* 1, 2...: MSG_HC's status for its host core */
     char nspace[PMIX_MAX_NSLEN + 1];
     px_jobmap map;
+    /* The same job over all the run's nodes (what px_hc_job_add takes: its
+     * nodes past map.nnodes host none of it), for the node's own px_hc,
+     * which runs operations of processes of several namespaces (a connect
+     * of the parent job and this one). */
+    px_jobmap xmap;
     px_jobmap_app app;
     pmix_proc_t parent;
     uint32_t req_node; /* the requestor's node, and its request's id */
@@ -339,6 +348,7 @@ typedef struct sim_evstat {
     pmix_status_t status;
     pmix_data_range_t range;
     uint32_t src_node;
+    uint32_t nodes; /* the nodes it goes to (every node, or a custom range's), its own too */
     size_t bytes;
     uint32_t reached; /* nodes that handed it to their server, the source's too */
     double t_sent, t_last;
@@ -444,6 +454,11 @@ void sim_host_notify_event(void *hctx, pmix_status_t status, const pmix_proc_t *
                            pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
 void sim_spawn_dispatch(sim_node *n, sim_msg *m);
 px_hc *sim_hc_of_nspace(sim_node *n, const char *nspace);
+/* The host core for an operation over `procs` (nprocs; none: the run's
+ * job): that of their namespace when they have one, else the node's own
+ * px_hc, which then knows every spawned job so far (px_hc_job_add, in
+ * index order on every node). NULL for no memory or an unknown job. */
+px_hc *sim_hc_of_procs(sim_node *n, const pmix_proc_t procs[], size_t nprocs);
 px_hc *sim_hc_of_job(sim_node *n, uint32_t idx);
 sim_kjob *sim_kjob_find(sim_run *run, const char *nspace);
 void sim_kid_exited(sim_proc *p);

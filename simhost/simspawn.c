@@ -111,6 +111,28 @@ px_hc *sim_hc_of_nspace(sim_node *n, const char *nspace)
     return k != NULL ? sim_hc_of_job(n, k->idx) : NULL;
 }
 
+px_hc *sim_hc_of_procs(sim_node *n, const pmix_proc_t procs[], size_t nprocs)
+{
+    sim_run *run = n->ep.run;
+    size_t i = 1;
+
+    while (i < nprocs && strncmp(procs[i].nspace, procs[0].nspace, PMIX_MAX_NSLEN) == 0)
+        i++;
+    if (i >= nprocs)
+        return sim_hc_of_nspace(n, nprocs > 0 ? procs[0].nspace : NULL);
+    /* Several namespaces: the node's own core, told of every spawned job
+     * so far in index order, so that every node numbers their processes
+     * alike (px_hc_job_add). A job's description is the run's, shared by
+     * every node (the simulation's memory), as pmixrun sends every daemon
+     * a spawned job's map. */
+    while (n->hc_njobs < run->nkjobs) {
+        if (px_hc_job_add(n->hc, &run->kjobs[n->hc_njobs]->xmap) != PMIX_SUCCESS)
+            return NULL;
+        n->hc_njobs++;
+    }
+    return n->hc;
+}
+
 /* ---- the launch tree over nodes 0 .. k - 1 (root 0) ---- */
 
 /* The lowest set bit of r (0 for the root: it has every child). */
@@ -200,6 +222,36 @@ static void kjob_free(sim_kjob *k)
     free(k);
 }
 
+/* Register the new job's namespace with the servers of the nodes that
+ * host none of it, as every pmixd registers a spawned job: their
+ * processes may name it (a PMIx_Connect of the two jobs expands its
+ * wildcard there) and read its job data. The job is described over all
+ * the run's nodes (xmap: these nodes have no rank of it). What a node
+ * learns here it learns at once, uncharged: the launch, which is charged,
+ * goes only to the job's own nodes (docs/simulation.md). */
+static void register_elsewhere(sim_run *run, sim_kjob *k)
+{
+    for (uint32_t i = k->map.nnodes; i < run->nnodes; i++) {
+        sim_node *n = &run->nodes[i];
+        px_ivec job = {0};
+        bool yes = true;
+        pmix_status_t rc;
+
+        if (n->dead)
+            continue;
+        rc = px_jobinfo_build(&k->xmap, i, &job);
+        if (rc == PMIX_SUCCESS)
+            rc = px_ivec_load(&job, PMIX_SPAWNED, &yes, PMIX_BOOL);
+        if (rc == PMIX_SUCCESS)
+            rc = px_ivec_load(&job, PMIX_PARENT_ID, &k->parent, PMIX_PROC);
+        if (rc == PMIX_SUCCESS)
+            rc = px_server_register_nspace(n->srv, k->nspace, 0, job.v, job.n);
+        px_ivec_free(&job);
+        if (rc != PMIX_SUCCESS)
+            sim_logf(run, "node %u: cannot register %s: %s", i, k->nspace, PMIx_Error_string(rc));
+    }
+}
+
 /* A request arrived at node 0 (from node `from`, id `id`): place and
  * launch the job, or answer with the error. `data` is the packed app. */
 static void serve(sim_run *run, uint32_t from, const pmix_proc_t *proc, uint64_t id,
@@ -285,6 +337,9 @@ static void serve(sim_run *run, uint32_t from, const pmix_proc_t *proc, uint64_t
             run->nnodes <= SIM_NET_PEERS_MAX_NODES && run->nprocs <= SIM_NET_PEERS_MAX_PROCS,
         .ctx = run,
     };
+    k->xmap = k->map;
+    k->xmap.nnodes = run->nnodes;
+    k->xmap.describe_all = false;
     k->fence_set = px_fence_set_all_id(k->nspace);
     k->launch_bytes = SPAWN_HDR + len;
     for (int32_t r = 0; r < np; r++)
@@ -292,6 +347,7 @@ static void serve(sim_run *run, uint32_t from, const pmix_proc_t *proc, uint64_t
     sim_event(run, "spawn\t%s\trank %u\t%s\t%d procs on %u nodes", cmd, proc->rank, k->nspace, np,
               k->map.nnodes);
     free(cmd);
+    register_elsewhere(run, k);
     launch_here(&run->nodes[0], k);
 }
 
@@ -481,16 +537,96 @@ pmix_status_t sim_host_spawn(void *hctx, const pmix_proc_t *proc, const pmix_inf
 
 /* ---- events across nodes ---- */
 
-/* Send event `m` (packed in data) to node n's children in the binomial
- * tree over every node rooted at `root`. */
-static void event_forward(sim_node *n, uint32_t root, uint32_t ev, const void *data, size_t len)
+/* The nodes an event goes to: for a custom range (PMIX_EVENT_CUSTOM_RANGE,
+ * one process or an array of them) the nodes that host one of its
+ * processes, with `src` (the event's node, its root) first and the others
+ * ascending; NULL for every node (another range, a namespace's wildcard of
+ * the run's job, a namespace this run does not know). *n gets the count. */
+static uint32_t *event_nodes(sim_run *run, uint32_t src, pmix_data_range_t range,
+                             const pmix_info_t info[], size_t ninfo, uint32_t *n)
+{
+    const pmix_proc_t *procs = NULL;
+    size_t nprocs = 0;
+    uint8_t *mark;
+    uint32_t *out, k = 0;
+
+    *n = run->nnodes;
+    if (range != PMIX_RANGE_CUSTOM)
+        return NULL;
+    for (size_t i = 0; i < ninfo && procs == NULL; i++) {
+        if (!PMIx_Check_key(info[i].key, PMIX_EVENT_CUSTOM_RANGE))
+            continue;
+        if (info[i].value.type == PMIX_PROC && info[i].value.data.proc != NULL) {
+            procs = info[i].value.data.proc;
+            nprocs = 1;
+        } else if (info[i].value.type == PMIX_DATA_ARRAY && info[i].value.data.darray != NULL &&
+                   info[i].value.data.darray->type == PMIX_PROC) {
+            procs = info[i].value.data.darray->array;
+            nprocs = info[i].value.data.darray->size;
+        }
+    }
+    if (procs == NULL || (mark = calloc(run->nnodes, 1)) == NULL)
+        return NULL;
+    mark[src] = 1;
+    for (size_t i = 0; i < nprocs; i++) {
+        const sim_kjob *kj = NULL;
+        uint32_t first, last, ppn = run->opt.ppn, nn = run->nnodes, np = run->nprocs;
+        if (strncmp(procs[i].nspace, run->nspace, PMIX_MAX_NSLEN) != 0) {
+            if ((kj = sim_kjob_find(run, procs[i].nspace)) == NULL)
+                goto everyone;
+            ppn = kj->map.ppn;
+            nn = kj->map.nnodes;
+            np = kj->map.nprocs;
+        }
+        if (procs[i].rank == PMIX_RANK_WILDCARD) {
+            if (kj == NULL)
+                goto everyone;
+            first = 0;
+            last = nn - 1;
+        } else if (procs[i].rank < np) {
+            first = last = procs[i].rank / ppn;
+        } else {
+            continue; /* no such process: nobody to tell */
+        }
+        for (uint32_t d = first; d <= last && d < run->nnodes; d++)
+            mark[d] = 1;
+    }
+    if ((out = malloc(run->nnodes * sizeof(*out))) == NULL)
+        goto everyone;
+    out[k++] = src;
+    for (uint32_t d = 0; d < run->nnodes; d++)
+        if (mark[d] && d != src)
+            out[k++] = d;
+    free(mark);
+    *n = k;
+    return out;
+everyone:
+    free(mark);
+    return NULL;
+}
+
+/* Send event `ev` (packed in data) to node n's children in the binomial
+ * tree rooted at `root` over every node, or over `list` (k nodes, the root
+ * first) when list is not NULL. */
+static void event_forward(sim_node *n, uint32_t root, uint32_t ev, const void *data, size_t len,
+                          const uint32_t *list, uint32_t k)
 {
     sim_run *run = n->ep.run;
-    uint32_t N = run->nnodes, rel = (n->id + N - root) % N, kids[32];
-    unsigned nk = tree_children(rel, N, kids);
+    uint32_t N = list != NULL ? k : run->nnodes, rel = 0, kids[32];
+    unsigned nk;
 
+    if (list == NULL) {
+        rel = (n->id + N - root) % N;
+    } else {
+        while (rel < k && list[rel] != n->id)
+            rel++;
+        if (rel == k)
+            return; /* not one of the event's nodes */
+    }
+    nk = tree_children(rel, N, kids);
     for (unsigned i = 0; i < nk; i++) {
         void *copy = malloc(len);
+        uint32_t to = list != NULL ? list[kids[i]] : (kids[i] + root) % N;
         sim_msg *m;
         if (copy == NULL)
             abort();
@@ -499,7 +635,7 @@ static void event_forward(sim_node *n, uint32_t root, uint32_t ev, const void *d
         m->from = n->id;
         m->tag = root;
         m->status = (pmix_status_t)ev;
-        (void)sim_send(&run->nodes[(kids[i] + root) % N].ep, m, (double)(EVENT_HDR + len));
+        (void)sim_send(&run->nodes[to].ep, m, (double)(EVENT_HDR + len));
     }
 }
 
@@ -513,6 +649,7 @@ void sim_host_notify_event(void *hctx, pmix_status_t status, const pmix_proc_t *
     char *bytes = NULL;
     size_t len = 0;
     sim_evstat *e;
+    uint32_t *list, k;
     pmix_status_t rc;
 
     if (run->nnodes < 2)
@@ -539,16 +676,19 @@ void sim_host_notify_event(void *hctx, pmix_status_t status, const pmix_proc_t *
     }
     run->evstats = e;
     e = &run->evstats[run->nevstats++];
+    list = event_nodes(run, n->id, range, info, ninfo, &k);
     *e = (sim_evstat){.status = status,
                       .range = range,
                       .src_node = n->id,
+                      .nodes = k,
                       .bytes = EVENT_HDR + len,
                       .reached = 1,
                       .t_sent = sgw_now(),
                       .t_last = sgw_now()};
     sim_event(run, "event\tnode %u\t%s\tfrom rank %u", n->id, PMIx_Error_string(status),
               source->rank);
-    event_forward(n, n->id, (uint32_t)(run->nevstats - 1), bytes, len);
+    event_forward(n, n->id, (uint32_t)(run->nevstats - 1), bytes, len, list, k);
+    free(list);
     free(bytes);
 }
 
@@ -568,7 +708,6 @@ static void got_event(sim_node *n, sim_msg *m)
         if (sgw_now() > e->t_last)
             e->t_last = sgw_now();
     }
-    event_forward(n, (uint32_t)m->tag, (uint32_t)m->status, m->data, m->len);
     PMIx_Data_buffer_construct(&buf);
     load_copy(&buf, m->data, m->len);
     rc = PMIx_Data_unpack(NULL, &buf, &status, &cnt, PMIX_STATUS);
@@ -587,10 +726,17 @@ static void got_event(sim_node *n, sim_msg *m)
         }
     }
     PMIx_Data_buffer_destruct(&buf);
-    if (rc == PMIX_SUCCESS)
+    if (rc == PMIX_SUCCESS) {
+        /* forward first, to the nodes the root chose: every node makes the
+         * same list from the same event */
+        uint32_t k,
+            *list = event_nodes(run, (uint32_t)m->tag, range, info, (size_t)(ni > 0 ? ni : 0), &k);
+        event_forward(n, (uint32_t)m->tag, (uint32_t)m->status, m->data, m->len, list, k);
+        free(list);
         px_server_notify(n->srv, status, &source, range, info, (size_t)(ni > 0 ? ni : 0));
-    else
+    } else {
         sim_logf(run, "node %u: a malformed event from node %u", n->id, m->from);
+    }
     if (info != NULL)
         PMIx_Info_free(info, (size_t)ni);
 }
@@ -715,11 +861,11 @@ void sim_spawn_report(sim_run *run, FILE *tsv)
     }
     for (size_t i = 0; i < run->nevstats; i++) {
         const sim_evstat *e = &run->evstats[i];
-        double pred = ceil_lg(run->nnodes) * (run->alpha + (double)e->bytes * run->beta);
+        double pred = ceil_lg(e->nodes) * (run->alpha + (double)e->bytes * run->beta);
         fprintf(tsv,
                 "# event: status=%d range=%s from_node=%u bytes=%zu nodes=%u reached=%u "
                 "sim_s=%.9f formula_s=%.9f ratio=%.6f\n",
-                e->status, PMIx_Data_range_string(e->range), e->src_node, e->bytes, run->nnodes,
+                e->status, PMIx_Data_range_string(e->range), e->src_node, e->bytes, e->nodes,
                 e->reached, e->t_last - e->t_sent, pred,
                 pred > 0 ? (e->t_last - e->t_sent) / pred : 1.0);
     }
@@ -769,12 +915,12 @@ void sim_spawn_json(sim_run *run, FILE *json)
     fprintf(json, "],\"events\":[");
     for (size_t i = 0; i < run->nevstats; i++) {
         const sim_evstat *e = &run->evstats[i];
-        double pred = ceil_lg(run->nnodes) * (run->alpha + (double)e->bytes * run->beta);
+        double pred = ceil_lg(e->nodes) * (run->alpha + (double)e->bytes * run->beta);
         fprintf(json,
                 "%s\n  {\"status\":%d,\"range\":\"%s\",\"from_node\":%u,\"bytes\":%zu,"
-                "\"reached\":%u,\"sim_s\":",
+                "\"nodes\":%u,\"reached\":%u,\"sim_s\":",
                 i ? "," : "", e->status, PMIx_Data_range_string(e->range), e->src_node, e->bytes,
-                e->reached);
+                e->nodes, e->reached);
         jnum(json, e->t_last - e->t_sent);
         fprintf(json, ",\"formula_s\":");
         jnum(json, pred);
