@@ -414,6 +414,8 @@ static void launch_here(sim_node *n, sim_kjob *k)
         snprintf(p->ep.name, sizeof(p->ep.name), "%u.rank %u", k->idx, p->proc.rank);
         snprintf(box, sizeof(box), "k%u.%u", k->idx, p->proc.rank);
         p->ep.box = sgw_box_create(box);
+        if (sgw_box_is_queued(n->ep.box))
+            sgw_box_set_queued(p->ep.box); /* messages go as transfers, then a push (planes.c) */
         if ((a = sim_grow(n->kids, &n->capkids, n->nkids, sizeof(*a))) == NULL) {
             rc = PMIX_ERR_NOMEM;
             break;

@@ -161,6 +161,9 @@
 #       connect and the disconnect are group operations over every node
 #       (the parent's), the disconnect within 1e-4 of its formula and the
 #       connect (uneven blocks, entered as each process arrives) within 10%.
+#       Then with a parent killed (--fault) before or during the connect:
+#       every survivor of both jobs gets PMIX_GROUP_MEMBER_FAILED from the
+#       connect or the disconnect, once, within the bound.
 #   simtest.sh group-fault PMIXSIM
 #       A member of the group workload killed while the job constructs:
 #       16 x 2 with rank 5 killed at 50 ns (as the others' requests reach
@@ -900,6 +903,27 @@ connect)
                 printf "connect %s, disconnect %s of their formulas\n", r[1], r[2]
             }' "$tmp/o" >"$tmp/r" || fail "connect $layout: $(cat "$tmp/r"; grep '^[0-9]' "$tmp/o")"
         echo "ok: $layout: $want processes connected; $(cat "$tmp/r")"
+    done
+    # A parent killed before the connect (0.5 s) or during it (1.000025 s,
+    # after its node sent its part): every survivor of either job fails
+    # the connect, or then its disconnect, with PMIX_GROUP_MEMBER_FAILED,
+    # once, within the bound; the children's own last barrier still works.
+    for at in 0.5s 1.000025s; do
+        "$sim" --quiet --nodes 8 --ppn 1 --fault "proc:6@$at" spawn --connect --procs 4 --from 7 \
+            >"$tmp/o" 2>"$tmp/e"
+        rc=$?
+        [[ $rc == 1 ]] || fail "connect, rank 6 killed at $at: exit $rc: $(cat "$tmp/e")"
+        n=$(grep -cE '^FAIL: pmixsim(\.1)? rank [0-9]+: PMIx_(Connect with pmixsim(\.1)?|Disconnect): PMIX_GROUP_MEMBER_FAILED$' "$tmp/o")
+        [[ $n == 11 ]] || fail "connect, rank 6 killed at $at: $n of 11 survivors failed: $(grep -v '^[0-9#]' "$tmp/o")"
+        [[ $(grep -oE '^FAIL: pmixsim(\.1)? rank [0-9]+: PMIx_' "$tmp/o" | sort -u | wc -l) == 11 ]] ||
+            fail "connect, rank 6 killed at $at: not once per survivor"
+        grep -q '^FAIL: pmixsim rank 6:' "$tmp/o" && fail "connect, rank 6 killed at $at: the killed rank spoke"
+        grep -q '^FAIL: pmixsim.1 rank [0-9]*: the last barrier' "$tmp/o" &&
+            fail "connect, rank 6 killed at $at: a child's own barrier failed"
+        t=$(sed -n 's/^# run: .* sim_s=\([0-9.]*\) .*/\1/p' "$tmp/o")
+        awk -v t="$t" 'BEGIN { exit !(t > 1 && t <= 2.1) }' ||
+            fail "connect, rank 6 killed at $at: the run ended at $t s"
+        echo "ok: rank 6 killed at $at: 11 survivors got PMIX_GROUP_MEMBER_FAILED, the run ended at $t s"
     done
     ;;
 group-fault)
