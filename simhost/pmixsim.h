@@ -15,6 +15,8 @@
  *   simspawn.c  PMIx_Spawn (node 0 places a new job and launches it down
  *               a tree; each node starts its processes) and events
  *               carried across nodes
+ *   siminvite.c group invitations across nodes, measured from their
+ *               events, against their formula
  *   simfence.c  what crosses nodes: the host core's px_hc (fences,
  *               failures, direct modex) on mailboxes and simulated time,
  *               its measurements, collected data once per run
@@ -412,6 +414,8 @@ struct sim_run {
     size_t nkjobs, capkjobs;
     sim_evstat *evstats; /* events carried across nodes */
     size_t nevstats, capevstats;
+    struct sim_invstat *invstats; /* group invitations across nodes (siminvite.c) */
+    size_t ninvstats, capinvstats;
     px_api_binding binding;
     /* Every actor's stack size, and the deepest any process actor used
      * below sim_proc_main's frame, in bytes (simplat.c, stack_used; 0 in
@@ -471,6 +475,17 @@ double sim_wall(void); /* main.c: the wall clock, seconds */
 void sim_spawn_json(sim_run *run, FILE *json);
 void sim_spawn_node_fini(sim_node *n); /* from sim_node_fini */
 void sim_spawn_fini(sim_run *run);
+/* siminvite.c: group invitations as their events cross nodes: an event
+ * a node sends (`bytes` charged, to `nodes` nodes) and one a node hands
+ * its server; the report's lines and JSON member (from sim_spawn_report
+ * and sim_spawn_json); the end of the run (from sim_spawn_fini). */
+void sim_invite_sent(sim_node *n, pmix_status_t status, const pmix_proc_t *source,
+                     const pmix_info_t info[], size_t ninfo, size_t bytes, uint32_t nodes);
+void sim_invite_heard(sim_node *n, pmix_status_t status, const pmix_proc_t *source,
+                      const pmix_info_t info[], size_t ninfo);
+void sim_invite_report(sim_run *run, FILE *tsv);
+void sim_invite_json(sim_run *run, FILE *json);
+void sim_invite_fini(sim_run *run);
 /* simfence.c: a spawned job's host core on a node: create fills hc from
  * n and k (0, or -1: none made); the struct is its ops' context. */
 struct sim_khc {

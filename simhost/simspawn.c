@@ -689,6 +689,7 @@ void sim_host_notify_event(void *hctx, pmix_status_t status, const pmix_proc_t *
                       .t_last = sgw_now()};
     sim_event(run, "event\tnode %u\t%s\tfrom rank %u", n->id, PMIx_Error_string(status),
               source->rank);
+    sim_invite_sent(n, status, source, info, ninfo, EVENT_HDR + len, k);
     event_forward(n, n->id, (uint32_t)(run->nevstats - 1), bytes, len, list, k);
     free(list);
     free(bytes);
@@ -735,6 +736,7 @@ static void got_event(sim_node *n, sim_msg *m)
             *list = event_nodes(run, (uint32_t)m->tag, range, info, (size_t)(ni > 0 ? ni : 0), &k);
         event_forward(n, (uint32_t)m->tag, (uint32_t)m->status, m->data, m->len, list, k);
         free(list);
+        sim_invite_heard(n, status, &source, info, (size_t)(ni > 0 ? ni : 0));
         px_server_notify(n->srv, status, &source, range, info, (size_t)(ni > 0 ? ni : 0));
     } else {
         sim_logf(run, "node %u: a malformed event from node %u", n->id, m->from);
@@ -871,6 +873,7 @@ void sim_spawn_report(sim_run *run, FILE *tsv)
                 e->reached, e->t_last - e->t_sent, pred,
                 pred > 0 ? (e->t_last - e->t_sent) / pred : 1.0);
     }
+    sim_invite_report(run, tsv);
 }
 
 static void jnum(FILE *f, double v)
@@ -931,6 +934,7 @@ void sim_spawn_json(sim_run *run, FILE *json)
         fprintf(json, "}");
     }
     fprintf(json, "]");
+    sim_invite_json(run, json);
 }
 
 void sim_spawn_node_fini(sim_node *n)
@@ -966,4 +970,5 @@ void sim_spawn_fini(sim_run *run)
     run->nkjobs = 0;
     free(run->evstats);
     run->evstats = NULL;
+    sim_invite_fini(run);
 }

@@ -153,7 +153,12 @@
 #       says so; the report has one PMIX_GROUP_INVITED event per invited
 #       process of another node, each to that node alone (the first in one
 #       hop of its formula), every event reached all its nodes, and the
-#       construct and destruct ended on every member node.
+#       construct and destruct ended on every member node. The report's
+#       invitation line: every remote invitation answered, the whole
+#       within 3% of its formula (invitations one after the other, the
+#       measured answers, the outcome's tree and the construct's formula),
+#       and on 4 x 2 (a quiet network) the invitations and the outcome
+#       each within 1e-4 of their formulas.
 #   simtest.sh connect PMIXSIM
 #       The spawn workload with --connect: on 8 x 1, 4 children from rank 7;
 #       on 13 x 2, 6 children from rank 3. Every process of both jobs
@@ -880,7 +885,22 @@ invite)
         done | sort -u | wc -l)
         awk -F'\t' -v n="$mnodes" '$2 == "allgather" && $4 == n && $12 == "ok" { c++ } END { exit c != 2 }' \
             "$tmp/o" || fail "invite $layout: no construct and destruct over $mnodes nodes: $(grep '^[0-9]' "$tmp/o")"
-        echo "ok: $layout: $members members, $declined declined, $remote invitations of one hop"
+        # the invitation as a whole against its formula (siminvite.c): R
+        # invitations one after the other, the measured answers, the
+        # outcome's tree and the construct's catalog formula
+        grep '^# invite' "$tmp/o" | tr ' ' '\n' | grep = >"$tmp/kv"
+        awk -F= -v remote="$remote" -v quiet="$([[ $layout == "4 2 0 -" ]] && echo 1)" '
+            { n[$1]++; v[$1 "#" n[$1]] = $2 }
+            END {
+                if (v["invited#1"] != remote || v["answers#1"] != remote) { print "invited " v["invited#1"] " answers " v["answers#1"]; exit 1 }
+                if (v["ratio#1"] < 0.9999 || v["ratio#1"] > 1.03) { print "total " v["total_s#1"] " formula " v["formula_s#1"]; exit 1 }
+                # on a quiet network each part is its formula (invite_s#2 is the formula line)
+                if (quiet && ((v["invite_s#1"] - v["invite_s#2"])^2 > (1e-4 * v["invite_s#2"])^2 ||
+                              (v["outcome_s#1"] - v["outcome_s#2"])^2 > (1e-4 * v["outcome_s#2"])^2)) {
+                    print "invite " v["invite_s#1"] "/" v["invite_s#2"] " outcome " v["outcome_s#1"] "/" v["outcome_s#2"]; exit 1 }
+                printf "invitation %s s, formula %s s\n", v["total_s#1"], v["formula_s#1"]
+            }' "$tmp/kv" >"$tmp/r" || fail "invite $layout: $(cat "$tmp/r"; grep '^# invite' "$tmp/o")"
+        echo "ok: $layout: $members members, $declined declined, $remote invitations of one hop; $(cat "$tmp/r")"
     done
     ;;
 connect)
