@@ -159,6 +159,11 @@
 #       measured answers, the outcome's tree and the construct's formula),
 #       and on 4 x 2 (a quiet network) the invitations and the outcome
 #       each within 1e-4 of their formulas.
+#   simtest.sh invite-pmixrun PMIXSIM PMIXRUN INVITE
+#       The invite workload built standalone (INVITE) under `pmixrun
+#       --nodes 2 -n 4`, with and without --decline, prints the lines it
+#       prints in pmixsim on 2 nodes x 2 (context ids masked): one program,
+#       the same invitation across nodes on both hosts.
 #   simtest.sh connect PMIXSIM
 #       The spawn workload with --connect: on 8 x 1, 4 children from rank 7;
 #       on 13 x 2, 6 children from rank 3. Every process of both jobs
@@ -901,6 +906,23 @@ invite)
                 printf "invitation %s s, formula %s s\n", v["total_s#1"], v["formula_s#1"]
             }' "$tmp/kv" >"$tmp/r" || fail "invite $layout: $(cat "$tmp/r"; grep '^# invite' "$tmp/o")"
         echo "ok: $layout: $members members, $declined declined, $remote invitations of one hop; $(cat "$tmp/r")"
+    done
+    ;;
+invite-pmixrun)
+    sim=$1 run=$2 exe=$3
+    mask='s/context id [0-9]+/context id ID/'
+    for opt in "" --decline; do
+        # shellcheck disable=SC2086 # $opt is one option or none
+        "$run" --nodes 2 -n 4 "$exe" --from 1 $opt >"$tmp/r" 2>"$tmp/r.err" ||
+            fail "pmixrun --nodes 2 -n 4 invite $opt: $(cat "$tmp/r.err" "$tmp/r")"
+        sed -E "$mask" "$tmp/r" | sort >"$tmp/want"
+        [[ $(grep -c ': ok$' "$tmp/want") == 4 ]] || fail "pmixrun invite $opt: not 4 ok: $(cat "$tmp/r")"
+        # shellcheck disable=SC2086
+        "$sim" --quiet --nodes 2 --ppn 2 invite --from 1 $opt >"$tmp/s" 2>"$tmp/s.err" ||
+            fail "pmixsim invite $opt: $(cat "$tmp/s.err" "$tmp/s")"
+        grep -v -e '^#' -e '^fence	' -e '^[0-9]' "$tmp/s" | sed -E "$mask" | sort >"$tmp/got"
+        diff "$tmp/want" "$tmp/got" || fail "pmixsim invite $opt: its lines differ from pmixrun's"
+        echo "ok: invite $opt: the same lines under pmixrun --nodes 2 and pmixsim 2 x 2"
     done
     ;;
 connect)

@@ -39,6 +39,10 @@ if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
            COMMAND ${SIMTEST} pubsub $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
                    $<TARGET_FILE:pmixsim_pubsub>)
   list(APPEND PMIXSIM_TESTS sim_pubsub_as_pmixrun)
+  add_test(NAME sim_invite_as_pmixrun
+           COMMAND ${SIMTEST} invite-pmixrun $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
+                   $<TARGET_FILE:pmixsim_invite>)
+  list(APPEND PMIXSIM_TESTS sim_invite_as_pmixrun)
   add_test(NAME sim_jobkeys_as_pmixrun
            COMMAND ${SIMTEST} jobkeys $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
                    $<TARGET_FILE:jobkeys>)
