@@ -3,7 +3,7 @@
  * every process of the job, the others answer from their
  * PMIX_GROUP_INVITED handler, and the group forms with a context id.
  *
- *   invite [--from RANK] [--decline]
+ *   invite [--from RANK] [--decline] [--leave]
  *
  * Every process registers a handler for PMIX_GROUP_INVITED and fences.
  * Rank RANK (0) waits a quiet simulated second (a lookup with PMIX_WAIT
@@ -20,10 +20,13 @@
  * Then every member checks the outcome (the inviter: PMIX_SUCCESS, or
  * PMIX_ERR_PARTIAL_SUCCESS with --decline; every member the same
  * membership, the accepting ranks in rank order, and a context id) and
- * destructs the group; a decliner's join succeeds and it is no member. A
- * fence of the job ends the run. Each process prints "invite: rank R ...
- * ok" with the group's size and context id, or "FAIL: ..." and exits 1.
- * Like every workload, its state is in main's frame.
+ * destructs the group; a decliner's join succeeds and it is no member.
+ * With --leave, the group's last member leaves it first (PMIx_Group_leave)
+ * and every other member waits until its PMIX_GROUP_LEFT handler heard
+ * that (the handler publishes "invite.left.R") before the others
+ * destruct it without the leaver. A fence of the job ends the run. Each process prints "invite:
+ * rank R ... ok" with the group's size and context id, or "FAIL: ..." and exits 1. Like every
+ * workload, its state is in main's frame.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -44,7 +47,10 @@ typedef struct inv_state {
     size_t nmembers;      /* the membership it gave */
     pmix_rank_t members[1024];
     uint64_t ctxid;
-    pmix_info_t pub; /* what the callback publishes */
+    pmix_info_t pub;      /* what the callback publishes */
+    int left;             /* PMIX_GROUP_LEFT heard */
+    pmix_rank_t leaver;   /* the process it named */
+    pmix_info_t pub_left; /* what the PMIX_GROUP_LEFT handler publishes */
 } inv_state;
 
 /* Note the membership and context id in a group operation's results. */
@@ -68,6 +74,12 @@ static void published(pmix_status_t status, void *cbdata)
 {
     inv_state *s = cbdata;
     PMIx_Info_destruct(&s->pub);
+}
+
+static void published_left(pmix_status_t status, void *cbdata)
+{
+    inv_state *s = cbdata;
+    PMIx_Info_destruct(&s->pub_left);
 }
 
 static void join_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
@@ -100,6 +112,19 @@ static void on_invited(size_t id, pmix_status_t status, const pmix_proc_t *sourc
             s = info[i].value.data.ptr;
         else if (PMIx_Check_key(info[i].key, PMIX_GROUP_ID) && info[i].value.type == PMIX_STRING)
             grp = info[i].value.data.string;
+    }
+    if (s != NULL && status == PMIX_GROUP_LEFT && grp != NULL && strcmp(grp, GROUP) == 0) {
+        char key[32];
+        s->left++;
+        s->leaver = source->rank;
+        for (size_t i = 0; i < ninfo; i++)
+            if (PMIx_Check_key(info[i].key, PMIX_EVENT_AFFECTED_PROC) &&
+                info[i].value.type == PMIX_PROC)
+                s->leaver = info[i].value.data.proc->rank;
+        snprintf(key, sizeof(key), "invite.left.%u", s->me.rank);
+        PMIx_Info_load(&s->pub_left, key, "yes", PMIX_STRING);
+        if (PMIx_Publish_nb(&s->pub_left, 1, published_left, s) != PMIX_SUCCESS)
+            PMIx_Info_destruct(&s->pub_left); /* main's wait then times out and says so */
     }
     if (s != NULL && status == PMIX_GROUP_INVITED && grp != NULL && strcmp(grp, GROUP) == 0) {
         s->invited++;
@@ -173,11 +198,11 @@ int main(int argc, char **argv)
     inv_state s;
     pmix_proc_t wild, *procs = NULL;
     pmix_value_t *v = NULL;
-    pmix_status_t rc, code = PMIX_GROUP_INVITED;
+    pmix_status_t rc, codes[2] = {PMIX_GROUP_INVITED, PMIX_GROUP_LEFT};
     pmix_info_t reg;
     uint32_t size = 1;
     long from = 0;
-    bool decline = false, member;
+    bool decline = false, leave = false, left_it = false, member;
     int failures = 0;
 
     for (int i = 1; i < argc; i++) {
@@ -185,8 +210,10 @@ int main(int argc, char **argv)
             from = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--decline") == 0)
             decline = true;
+        else if (strcmp(argv[i], "--leave") == 0)
+            leave = true;
         else {
-            fprintf(stderr, "usage: invite [--from RANK] [--decline]\n");
+            fprintf(stderr, "usage: invite [--from RANK] [--decline] [--leave]\n");
             return 1;
         }
     }
@@ -208,7 +235,7 @@ int main(int argc, char **argv)
     s.decline = !accepts(s.me.rank, (pmix_rank_t)from, decline);
     member = !s.decline;
     PMIx_Info_load(&reg, PMIX_EVENT_RETURN_OBJECT, &s, PMIX_POINTER);
-    rc = PMIx_Register_event_handler(&code, 1, &reg, 1, on_invited, NULL, NULL);
+    rc = PMIx_Register_event_handler(codes, 2, &reg, 1, on_invited, NULL, NULL);
     PMIx_Info_destruct(&reg);
     if (rc < 0) {
         printf("FAIL: rank %u: PMIx_Register_event_handler: %s\n", s.me.rank,
@@ -267,12 +294,30 @@ int main(int argc, char **argv)
             failures++;
         }
     }
-    if (failures == 0 && member) {
+    if (failures == 0 && member)
         failures += check_group(&s, size, (pmix_rank_t)from, decline);
-        if ((rc = PMIx_Group_destruct(GROUP, NULL, 0)) != PMIX_SUCCESS) {
-            printf("FAIL: rank %u: PMIx_Group_destruct: %s\n", s.me.rank, PMIx_Error_string(rc));
-            failures++;
+    if (failures == 0 && member && leave && s.nmembers > 1) {
+        pmix_rank_t last = s.members[s.nmembers - 1];
+        if (s.me.rank == last) {
+            if ((rc = PMIx_Group_leave(GROUP, NULL, 0)) != PMIX_SUCCESS) {
+                printf("FAIL: rank %u: PMIx_Group_leave: %s\n", s.me.rank, PMIx_Error_string(rc));
+                failures++;
+            }
+            member = false;
+            left_it = true;
+        } else {
+            char key[32];
+            snprintf(key, sizeof(key), "invite.left.%u", s.me.rank);
+            if ((rc = wait_for(key, 600)) != PMIX_SUCCESS || s.left != 1 || s.leaver != last) {
+                printf("FAIL: rank %u: PMIX_GROUP_LEFT of rank %u: %s, heard %d times (rank %u)\n",
+                       s.me.rank, last, PMIx_Error_string(rc), s.left, s.leaver);
+                failures++;
+            }
         }
+    }
+    if (failures == 0 && member && (rc = PMIx_Group_destruct(GROUP, NULL, 0)) != PMIX_SUCCESS) {
+        printf("FAIL: rank %u: PMIx_Group_destruct: %s\n", s.me.rank, PMIx_Error_string(rc));
+        failures++;
     }
     if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) {
         printf("FAIL: rank %u: the last fence: %s\n", s.me.rank, PMIx_Error_string(rc));
@@ -282,6 +327,8 @@ int main(int argc, char **argv)
         if (member)
             printf("invite: rank %u in group %s of %zu, context id %" PRIu64 ": ok\n", s.me.rank,
                    GROUP, s.nmembers, s.ctxid);
+        else if (left_it)
+            printf("invite: rank %u left group %s of %zu: ok\n", s.me.rank, GROUP, s.nmembers);
         else
             printf("invite: rank %u declined: ok\n", s.me.rank);
     }

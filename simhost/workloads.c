@@ -72,8 +72,9 @@ static const sim_workload workloads[] = {
      "[--range namespace|global] [--from RANK]  an event to every process on every node; the "
      "report gives its delivery time and formula"},
     {"invite", pmixsim_wl_invite_main,
-     "[--from RANK] [--decline]  PMIx_Group_invite of every process, answered from the "
-     "PMIX_GROUP_INVITED handler (odd ranks decline with --decline), with a context id"},
+     "[--from RANK] [--decline] [--leave]  PMIx_Group_invite of every process, answered from "
+     "the PMIX_GROUP_INVITED handler (odd ranks decline with --decline), with a context id; "
+     "the last member leaves with --leave"},
     {"seq", pmixsim_wl_seq_main,
      "STEP...  put:SIZE, fence[:collect,timeout=S,algo=NAME,parity], get:next|prev|RANK[:N]"},
 };

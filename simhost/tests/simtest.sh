@@ -148,7 +148,10 @@
 #   simtest.sh invite PMIXSIM
 #       The invite workload (group invitations across nodes): on 4 nodes x 2
 #       from rank 0 every process joins; on 8 x 1 from rank 5 with
-#       --decline the odd ranks decline; on 3 x 3 from rank 4. Every member
+#       --decline the odd ranks decline; on 3 x 3 from rank 4; on 4 x 1
+#       from rank 1 with declines and on 4 x 2 from rank 2, the last member
+#       then leaves (--leave) and the others hear PMIX_GROUP_LEFT before they
+#       destruct the group without it. Every member
 #       prints the same membership size and context id, every decliner
 #       says so; the report has one PMIX_GROUP_INVITED event per invited
 #       process of another node, each to that node alone (the first in one
@@ -161,7 +164,7 @@
 #       each within 1e-4 of their formulas.
 #   simtest.sh invite-pmixrun PMIXSIM PMIXRUN INVITE
 #       The invite workload built standalone (INVITE) under `pmixrun
-#       --nodes 2 -n 4`, with and without --decline, prints the lines it
+#       --nodes 2 -n 4`, as it is, with --decline and with --leave, prints the lines it
 #       prints in pmixsim on 2 nodes x 2 (context ids masked): one program,
 #       the same invitation across nodes on both hosts.
 #   simtest.sh connect PMIXSIM
@@ -854,20 +857,25 @@ events)
     ;;
 invite)
     sim=$1
-    for layout in "4 2 0 -" "8 1 5 --decline" "3 3 4 -"; do
+    for layout in "4 2 0 -" "8 1 5 --decline" "3 3 4 -" "4 1 1 --decline,--leave" "4 2 2 --leave"; do
         read -r nodes ppn from opt <<<"$layout"
         [[ $opt == - ]] && opt=""
+        opt=${opt//,/ }
         np=$((nodes * ppn))
         # shellcheck disable=SC2086
         "$sim" --quiet --nodes "$nodes" --ppn "$ppn" invite --from "$from" $opt \
             >"$tmp/o" 2>"$tmp/e" || fail "invite $layout: $(cat "$tmp/e" "$tmp/o")"
-        members=$np declined=0
-        if [[ -n $opt ]]; then
+        members=$np declined=0 left=0
+        [[ $opt == *--leave* ]] && left=1
+        if [[ $opt == *--decline* ]]; then
             declined=$(((np - (from % 2 == 1 ? 1 : 0)) / 2))
             members=$((np - declined))
         fi
         [[ $(grep -c " in group pmixsim.inv of $members, context id [1-9][0-9]*: ok$" "$tmp/o") == \
-            "$members" ]] || fail "invite $layout: not $members members: $(grep -v '^[0-9#f]' "$tmp/o")"
+            $((members - left)) ]] || fail "invite $layout: not $members members: $(grep -v '^[0-9#f]' "$tmp/o")"
+        # --leave: the last member left, and every other member heard PMIX_GROUP_LEFT first
+        [[ $(grep -c " left group pmixsim.inv of $members: ok$" "$tmp/o") == "$left" ]] ||
+            fail "invite $layout: not $left leaver: $(grep -v '^[0-9#f]' "$tmp/o")"
         [[ $(grep ' in group pmixsim.inv' "$tmp/o" | sed 's/.*context id //' | sort -u | wc -l) == 1 ]] ||
             fail "invite $layout: more than one context id"
         [[ $(grep -c ' declined: ok$' "$tmp/o") == "$declined" ]] ||
@@ -886,19 +894,26 @@ invite)
             if (v["reached"] != v["nodes"]) { print; bad = 1 } } END { exit bad }' ||
             fail "invite $layout: an event did not reach all its nodes"
         mnodes=$(for ((r = 0; r < np; r++)); do
-            [[ -z $opt || $r == "$from" || $((r % 2)) == 0 ]] && echo $((r / ppn))
+            [[ $opt != *--decline* || $r == "$from" || $((r % 2)) == 0 ]] && echo $((r / ppn))
         done | sort -u | wc -l)
-        awk -F'\t' -v n="$mnodes" '$2 == "allgather" && $4 == n && $12 == "ok" { c++ } END { exit c != 2 }' \
+        # the construct, and the destruct (over fewer nodes after a leave, maybe)
+        awk -F'\t' -v n="$mnodes" -v left="$left" '$2 == "allgather" && $12 == "ok" { a++; if ($4 == n) c++ }
+            $12 != "ok" && $1 ~ /^[0-9]+$/ { bad++ }
+            END { exit bad > 0 || a != 2 || c < 2 - left }' \
             "$tmp/o" || fail "invite $layout: no construct and destruct over $mnodes nodes: $(grep '^[0-9]' "$tmp/o")"
         # the invitation as a whole against its formula (siminvite.c): R
         # invitations one after the other, the measured answers, the
         # outcome's tree and the construct's catalog formula
         grep '^# invite' "$tmp/o" | tr ' ' '\n' | grep = >"$tmp/kv"
-        awk -F= -v remote="$remote" -v quiet="$([[ $layout == "4 2 0 -" ]] && echo 1)" '
+        # (4 x 1 from rank 1: a decliner's publish reaches node 0, which
+        # holds the data service, while node 0 relays the outcome: the
+        # workload's own traffic, so the whole is not held to its formula)
+        awk -F= -v remote="$remote" -v quiet="$([[ $layout == "4 2 0 -" ]] && echo 1)" \
+            -v loose="$([[ $layout == "4 1 1 "* ]] && echo 1)" '
             { n[$1]++; v[$1 "#" n[$1]] = $2 }
             END {
                 if (v["invited#1"] != remote || v["answers#1"] != remote) { print "invited " v["invited#1"] " answers " v["answers#1"]; exit 1 }
-                if (v["ratio#1"] < 0.9999 || v["ratio#1"] > 1.03) { print "total " v["total_s#1"] " formula " v["formula_s#1"]; exit 1 }
+                if (v["ratio#1"] < 0.9999 || (v["ratio#1"] > 1.03 && !loose)) { print "total " v["total_s#1"] " formula " v["formula_s#1"]; exit 1 }
                 # on a quiet network each part is its formula (invite_s#2 is the formula line)
                 if (quiet && ((v["invite_s#1"] - v["invite_s#2"])^2 > (1e-4 * v["invite_s#2"])^2 ||
                               (v["outcome_s#1"] - v["outcome_s#2"])^2 > (1e-4 * v["outcome_s#2"])^2)) {
@@ -911,12 +926,14 @@ invite)
 invite-pmixrun)
     sim=$1 run=$2 exe=$3
     mask='s/context id [0-9]+/context id ID/'
-    for opt in "" --decline; do
+    for opt in "" --decline --leave; do
         # shellcheck disable=SC2086 # $opt is one option or none
         "$run" --nodes 2 -n 4 "$exe" --from 1 $opt >"$tmp/r" 2>"$tmp/r.err" ||
             fail "pmixrun --nodes 2 -n 4 invite $opt: $(cat "$tmp/r.err" "$tmp/r")"
         sed -E "$mask" "$tmp/r" | sort >"$tmp/want"
         [[ $(grep -c ': ok$' "$tmp/want") == 4 ]] || fail "pmixrun invite $opt: not 4 ok: $(cat "$tmp/r")"
+        [[ $opt != --leave ]] || grep -q '^invite: rank 3 left group pmixsim.inv of 4: ok$' "$tmp/want" ||
+            fail "pmixrun invite --leave: rank 3 did not leave: $(cat "$tmp/r")"
         # shellcheck disable=SC2086
         "$sim" --quiet --nodes 2 --ppn 2 invite --from 1 $opt >"$tmp/s" 2>"$tmp/s.err" ||
             fail "pmixsim invite $opt: $(cat "$tmp/s.err" "$tmp/s")"
