@@ -351,6 +351,7 @@ typedef struct sim_evstat {
     pmix_data_range_t range;
     uint32_t src_node;
     uint32_t nodes; /* the nodes it goes to (every node, or a custom range's), its own too */
+    uint32_t *list; /* a custom range's nodes, the sender's first, or NULL: every node */
     size_t bytes;
     uint32_t reached; /* nodes that handed it to their server, the source's too */
     double t_sent, t_last;

@@ -539,18 +539,24 @@ pmix_status_t sim_host_spawn(void *hctx, const pmix_proc_t *proc, const pmix_inf
 
 /* ---- events across nodes ---- */
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* The nodes an event goes to: for a custom range (PMIX_EVENT_CUSTOM_RANGE,
  * one process or an array of them) the nodes that host one of its
  * processes, with `src` (the event's node, its root) first and the others
- * ascending; NULL for every node (another range, a namespace's wildcard of
- * the run's job, a namespace this run does not know). *n gets the count. */
+ * ascending (malloc'd); NULL for every node (another range, a namespace's
+ * wildcard of the run's job, a namespace this run does not know, no
+ * memory). *n gets the count. O(P log P) for P processes. */
 static uint32_t *event_nodes(sim_run *run, uint32_t src, pmix_data_range_t range,
                              const pmix_info_t info[], size_t ninfo, uint32_t *n)
 {
     const pmix_proc_t *procs = NULL;
-    size_t nprocs = 0;
-    uint8_t *mark;
-    uint32_t *out, k = 0;
+    size_t nprocs = 0, cap = 1, k = 0, m = 1;
+    uint32_t *out;
 
     *n = run->nnodes;
     if (range != PMIX_RANGE_CUSTOM)
@@ -567,51 +573,44 @@ static uint32_t *event_nodes(sim_run *run, uint32_t src, pmix_data_range_t range
             nprocs = info[i].value.data.darray->size;
         }
     }
-    if (procs == NULL || (mark = calloc(run->nnodes, 1)) == NULL)
+    if (procs == NULL)
         return NULL;
-    mark[src] = 1;
     for (size_t i = 0; i < nprocs; i++) {
         const sim_kjob *kj = NULL;
-        uint32_t first, last, ppn = run->opt.ppn, nn = run->nnodes, np = run->nprocs;
-        if (strncmp(procs[i].nspace, run->nspace, PMIX_MAX_NSLEN) != 0) {
-            if ((kj = sim_kjob_find(run, procs[i].nspace)) == NULL)
-                goto everyone;
-            ppn = kj->map.ppn;
-            nn = kj->map.nnodes;
-            np = kj->map.nprocs;
-        }
-        if (procs[i].rank == PMIX_RANK_WILDCARD) {
-            if (kj == NULL)
-                goto everyone;
-            first = 0;
-            last = nn - 1;
-        } else if (procs[i].rank < np) {
-            first = last = procs[i].rank / ppn;
-        } else {
-            continue; /* no such process: nobody to tell */
-        }
-        for (uint32_t d = first; d <= last && d < run->nnodes; d++)
-            mark[d] = 1;
+        if (strncmp(procs[i].nspace, run->nspace, PMIX_MAX_NSLEN) != 0 &&
+            (kj = sim_kjob_find(run, procs[i].nspace)) == NULL)
+            return NULL;
+        if (procs[i].rank == PMIX_RANK_WILDCARD && kj == NULL)
+            return NULL;
+        cap += procs[i].rank == PMIX_RANK_WILDCARD ? kj->map.nnodes : 1;
     }
-    if ((out = malloc(run->nnodes * sizeof(*out))) == NULL)
-        goto everyone;
+    if ((out = malloc(cap * sizeof(*out))) == NULL)
+        return NULL;
     out[k++] = src;
-    for (uint32_t d = 0; d < run->nnodes; d++)
-        if (mark[d] && d != src)
-            out[k++] = d;
-    free(mark);
-    *n = k;
+    for (size_t i = 0; i < nprocs; i++) {
+        const sim_kjob *kj = sim_kjob_find(run, procs[i].nspace);
+        uint32_t ppn = kj != NULL ? kj->map.ppn : run->opt.ppn;
+        uint32_t np = kj != NULL ? kj->map.nprocs : run->nprocs;
+        if (procs[i].rank == PMIX_RANK_WILDCARD) {
+            for (uint32_t d = 0; d < kj->map.nnodes; d++)
+                out[k++] = d;
+        } else if (procs[i].rank < np && procs[i].rank / ppn < run->nnodes) {
+            out[k++] = procs[i].rank / ppn;
+        } /* else no such process: nobody to tell */
+    }
+    qsort(out + 1, k - 1, sizeof(*out), cmp_u32);
+    for (size_t i = 1; i < k; i++) /* distinct, the root once */
+        if (out[i] != src && out[i] != out[m - 1])
+            out[m++] = out[i];
+    *n = (uint32_t)m;
     return out;
-everyone:
-    free(mark);
-    return NULL;
 }
 
-/* Send event `ev` (packed in data) to node n's children in the binomial
- * tree rooted at `root` over every node, or over `list` (k nodes, the root
- * first) when list is not NULL. */
+/* Send event `ev` (packed in data, charged `wire` bytes) to node n's
+ * children in the binomial tree rooted at `root` over every node, or over
+ * `list` (k nodes, the root first, then ascending) when list is not NULL. */
 static void event_forward(sim_node *n, uint32_t root, uint32_t ev, const void *data, size_t len,
-                          const uint32_t *list, uint32_t k)
+                          const uint32_t *list, uint32_t k, double wire)
 {
     sim_run *run = n->ep.run;
     uint32_t N = list != NULL ? k : run->nnodes, rel = 0, kids[32];
@@ -619,11 +618,12 @@ static void event_forward(sim_node *n, uint32_t root, uint32_t ev, const void *d
 
     if (list == NULL) {
         rel = (n->id + N - root) % N;
-    } else {
-        while (rel < k && list[rel] != n->id)
-            rel++;
-        if (rel == k)
+    } else if (list[0] != n->id) {
+        const uint32_t *at =
+            k > 1 ? bsearch(&n->id, list + 1, k - 1, sizeof(*list), cmp_u32) : NULL;
+        if (at == NULL)
             return; /* not one of the event's nodes */
+        rel = (uint32_t)(at - list);
     }
     nk = tree_children(rel, N, kids);
     for (unsigned i = 0; i < nk; i++) {
@@ -637,7 +637,7 @@ static void event_forward(sim_node *n, uint32_t root, uint32_t ev, const void *d
         m->from = n->id;
         m->tag = root;
         m->status = (pmix_status_t)ev;
-        (void)sim_send(&run->nodes[to].ep, m, (double)(EVENT_HDR + len));
+        (void)sim_send(&run->nodes[to].ep, m, wire);
     }
 }
 
@@ -679,19 +679,22 @@ void sim_host_notify_event(void *hctx, pmix_status_t status, const pmix_proc_t *
     run->evstats = e;
     e = &run->evstats[run->nevstats++];
     list = event_nodes(run, n->id, range, info, ninfo, &k);
+    /* A custom range's message carries its nodes (4 bytes each): each
+     * node forwards it down that tree. The list itself is the run's
+     * (e->list), read by every node. */
     *e = (sim_evstat){.status = status,
                       .range = range,
                       .src_node = n->id,
                       .nodes = k,
-                      .bytes = EVENT_HDR + len,
+                      .list = list,
+                      .bytes = EVENT_HDR + len + (list != NULL ? 4 * (size_t)k : 0),
                       .reached = 1,
                       .t_sent = sgw_now(),
                       .t_last = sgw_now()};
     sim_event(run, "event\tnode %u\t%s\tfrom rank %u", n->id, PMIx_Error_string(status),
               source->rank);
-    sim_invite_sent(n, status, source, info, ninfo, EVENT_HDR + len, k);
-    event_forward(n, n->id, (uint32_t)(run->nevstats - 1), bytes, len, list, k);
-    free(list);
+    sim_invite_sent(n, status, source, info, ninfo, e->bytes, k);
+    event_forward(n, n->id, (uint32_t)(run->nevstats - 1), bytes, len, list, k, (double)e->bytes);
     free(bytes);
 }
 
@@ -704,13 +707,19 @@ static void got_event(sim_node *n, sim_msg *m)
     pmix_data_range_t range = 0;
     int32_t ni = 0, cnt = 1;
     pmix_info_t *info = NULL;
+    sim_evstat *e;
 
-    if ((size_t)m->status < run->nevstats) {
-        sim_evstat *e = &run->evstats[m->status];
-        e->reached++;
-        if (sgw_now() > e->t_last)
-            e->t_last = sgw_now();
+    if ((size_t)m->status >= run->nevstats) {
+        sim_logf(run, "node %u: an event from node %u that was never sent", n->id, m->from);
+        return;
     }
+    e = &run->evstats[m->status];
+    e->reached++;
+    if (sgw_now() > e->t_last)
+        e->t_last = sgw_now();
+    /* forward first, down the tree the root chose */
+    event_forward(n, (uint32_t)m->tag, (uint32_t)m->status, m->data, m->len, e->list, e->nodes,
+                  (double)e->bytes);
     PMIx_Data_buffer_construct(&buf);
     load_copy(&buf, m->data, m->len);
     rc = PMIx_Data_unpack(NULL, &buf, &status, &cnt, PMIX_STATUS);
@@ -730,12 +739,6 @@ static void got_event(sim_node *n, sim_msg *m)
     }
     PMIx_Data_buffer_destruct(&buf);
     if (rc == PMIX_SUCCESS) {
-        /* forward first, to the nodes the root chose: every node makes the
-         * same list from the same event */
-        uint32_t k,
-            *list = event_nodes(run, (uint32_t)m->tag, range, info, (size_t)(ni > 0 ? ni : 0), &k);
-        event_forward(n, (uint32_t)m->tag, (uint32_t)m->status, m->data, m->len, list, k);
-        free(list);
         sim_invite_heard(n, status, &source, info, (size_t)(ni > 0 ? ni : 0));
         px_server_notify(n->srv, status, &source, range, info, (size_t)(ni > 0 ? ni : 0));
     } else {
@@ -968,7 +971,10 @@ void sim_spawn_fini(sim_run *run)
     free(run->kjobs);
     run->kjobs = NULL;
     run->nkjobs = 0;
+    for (size_t i = 0; i < run->nevstats; i++)
+        free(run->evstats[i].list);
     free(run->evstats);
     run->evstats = NULL;
+    run->nevstats = 0;
     sim_invite_fini(run);
 }
