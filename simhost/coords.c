@@ -207,10 +207,13 @@ const px_coll_groups *sim_net_groups(sim_run *run, const uint32_t *members, uint
     /* Every node (the host core's members are distinct and ascending, so
      * count == nnodes means 0..nnodes-1): the run's groups, built once and
      * shared, not one copy per node (O(nodes^2) in all). */
-    if (count == run->nnodes)
+    if (count == run->nnodes) {
         members = NULL;
-    if (members == NULL && net->all_groups != NULL)
-        return net->all_groups;
+        if (net->all_groups != NULL)
+            return net->all_groups;
+    }
+    /* members NULL with fewer nodes: nodes 0 .. count - 1 (a set the core
+     * made from a message whose one run starts at node 0) */
     c = calloc(count, sizeof(*c));
     keys = calloc((size_t)count * SIM_MAX_DIMS, sizeof(*keys));
     if (c == NULL || keys == NULL) {
@@ -231,8 +234,8 @@ const px_coll_groups *sim_net_groups(sim_run *run, const uint32_t *members, uint
     px_coll_groups_set_switched(g, net->shape.switched);
     free(c);
     free(keys);
-    if (members == NULL)
-        net->all_groups = g;
+    if (count == run->nnodes)
+        net->all_groups = g; /* shared by every set over every node */
     else
         *owned = g;
     return g;

@@ -15,6 +15,8 @@
  *   simspawn.c  PMIx_Spawn (node 0 places a new job and launches it down
  *               a tree; each node starts its processes) and events
  *               carried across nodes
+ *   siminvite.c group invitations across nodes, measured from their
+ *               events, against their formula
  *   simfence.c  what crosses nodes: the host core's px_hc (fences,
  *               failures, direct modex) on mailboxes and simulated time,
  *               its measurements, collected data once per run
@@ -307,6 +309,10 @@ struct sim_node {
     size_t nkids, capkids;
     struct sim_khc **khc; /* a spawned job's host core here, by its index - 1, or NULL */
     size_t nkhc;
+    /* Spawned jobs that the node's own px_hc (hc) knows (px_hc_job_add of
+     * their xmap, in index order, when an operation first names processes
+     * of several namespaces: sim_hc_of_procs). */
+    uint32_t hc_njobs;
 };
 
 /* A job spawned during the run (simspawn.c): placed on nodes 0 .. nnodes
@@ -316,6 +322,11 @@ typedef struct sim_kjob {
     uint32_t idx; /* 1, 2...: MSG_HC's status for its host core */
     char nspace[PMIX_MAX_NSLEN + 1];
     px_jobmap map;
+    /* The same job over all the run's nodes (what px_hc_job_add takes: its
+     * nodes past map.nnodes host none of it), for the node's own px_hc,
+     * which runs operations of processes of several namespaces (a connect
+     * of the parent job and this one). */
+    px_jobmap xmap;
     px_jobmap_app app;
     pmix_proc_t parent;
     uint32_t req_node; /* the requestor's node, and its request's id */
@@ -339,6 +350,8 @@ typedef struct sim_evstat {
     pmix_status_t status;
     pmix_data_range_t range;
     uint32_t src_node;
+    uint32_t nodes; /* the nodes it goes to (every node, or a custom range's), its own too */
+    uint32_t *list; /* a custom range's nodes, the sender's first, or NULL: every node */
     size_t bytes;
     uint32_t reached; /* nodes that handed it to their server, the source's too */
     double t_sent, t_last;
@@ -402,6 +415,8 @@ struct sim_run {
     size_t nkjobs, capkjobs;
     sim_evstat *evstats; /* events carried across nodes */
     size_t nevstats, capevstats;
+    struct sim_invstat *invstats; /* group invitations across nodes (siminvite.c) */
+    size_t ninvstats, capinvstats;
     px_api_binding binding;
     /* Every actor's stack size, and the deepest any process actor used
      * below sim_proc_main's frame, in bytes (simplat.c, stack_used; 0 in
@@ -444,6 +459,11 @@ void sim_host_notify_event(void *hctx, pmix_status_t status, const pmix_proc_t *
                            pmix_data_range_t range, const pmix_info_t info[], size_t ninfo);
 void sim_spawn_dispatch(sim_node *n, sim_msg *m);
 px_hc *sim_hc_of_nspace(sim_node *n, const char *nspace);
+/* The host core for an operation over `procs` (nprocs; none: the run's
+ * job): that of their namespace when they have one, else the node's own
+ * px_hc, which then knows every spawned job so far (px_hc_job_add, in
+ * index order on every node). NULL for no memory or an unknown job. */
+px_hc *sim_hc_of_procs(sim_node *n, const pmix_proc_t procs[], size_t nprocs);
 px_hc *sim_hc_of_job(sim_node *n, uint32_t idx);
 sim_kjob *sim_kjob_find(sim_run *run, const char *nspace);
 void sim_kid_exited(sim_proc *p);
@@ -456,6 +476,17 @@ double sim_wall(void); /* main.c: the wall clock, seconds */
 void sim_spawn_json(sim_run *run, FILE *json);
 void sim_spawn_node_fini(sim_node *n); /* from sim_node_fini */
 void sim_spawn_fini(sim_run *run);
+/* siminvite.c: group invitations as their events cross nodes: an event
+ * a node sends (`bytes` charged, to `nodes` nodes) and one a node hands
+ * its server; the report's lines and JSON member (from sim_spawn_report
+ * and sim_spawn_json); the end of the run (from sim_spawn_fini). */
+void sim_invite_sent(sim_node *n, pmix_status_t status, const pmix_proc_t *source,
+                     const pmix_info_t info[], size_t ninfo, size_t bytes, uint32_t nodes);
+void sim_invite_heard(sim_node *n, pmix_status_t status, const pmix_proc_t *source,
+                      const pmix_info_t info[], size_t ninfo);
+void sim_invite_report(sim_run *run, FILE *tsv);
+void sim_invite_json(sim_run *run, FILE *json);
+void sim_invite_fini(sim_run *run);
 /* simfence.c: a spawned job's host core on a node: create fills hc from
  * n and k (0, or -1: none made); the struct is its ops' context. */
 struct sim_khc {

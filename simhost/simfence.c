@@ -500,7 +500,7 @@ pmix_status_t sim_host_fence(void *hctx, const pmix_proc_t procs[], size_t nproc
                              const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
                              pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    px_hc *hc = sim_hc_of_nspace(hctx, nprocs > 0 ? procs[0].nspace : NULL);
+    px_hc *hc = sim_hc_of_procs(hctx, procs, nprocs);
 
     if (hc == NULL)
         return PMIX_ERR_NOT_SUPPORTED;
@@ -520,7 +520,11 @@ pmix_status_t sim_host_dmodex(void *hctx, const pmix_proc_t *proc, const pmix_in
 pmix_status_t sim_host_group(void *hctx, const px_group_req *req, px_group_cbfunc_t cbfunc,
                              void *cbdata)
 {
-    return px_hc_group_upcall(((sim_node *)hctx)->hc, req, cbfunc, cbdata);
+    px_hc *hc = sim_hc_of_procs(hctx, req->procs, req->nprocs);
+
+    if (hc == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    return px_hc_group_upcall(hc, req, cbfunc, cbdata);
 }
 
 void sim_node_lost(sim_node *n, uint32_t dead)

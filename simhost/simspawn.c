@@ -111,6 +111,28 @@ px_hc *sim_hc_of_nspace(sim_node *n, const char *nspace)
     return k != NULL ? sim_hc_of_job(n, k->idx) : NULL;
 }
 
+px_hc *sim_hc_of_procs(sim_node *n, const pmix_proc_t procs[], size_t nprocs)
+{
+    sim_run *run = n->ep.run;
+    size_t i = 1;
+
+    while (i < nprocs && strncmp(procs[i].nspace, procs[0].nspace, PMIX_MAX_NSLEN) == 0)
+        i++;
+    if (i >= nprocs)
+        return sim_hc_of_nspace(n, nprocs > 0 ? procs[0].nspace : NULL);
+    /* Several namespaces: the node's own core, told of every spawned job
+     * so far in index order, so that every node numbers their processes
+     * alike (px_hc_job_add). A job's description is the run's, shared by
+     * every node (the simulation's memory), as pmixrun sends every daemon
+     * a spawned job's map. */
+    while (n->hc_njobs < run->nkjobs) {
+        if (px_hc_job_add(n->hc, &run->kjobs[n->hc_njobs]->xmap) != PMIX_SUCCESS)
+            return NULL;
+        n->hc_njobs++;
+    }
+    return n->hc;
+}
+
 /* ---- the launch tree over nodes 0 .. k - 1 (root 0) ---- */
 
 /* The lowest set bit of r (0 for the root: it has every child). */
@@ -200,6 +222,36 @@ static void kjob_free(sim_kjob *k)
     free(k);
 }
 
+/* Register the new job's namespace with the servers of the nodes that
+ * host none of it, as every pmixd registers a spawned job: their
+ * processes may name it (a PMIx_Connect of the two jobs expands its
+ * wildcard there) and read its job data. The job is described over all
+ * the run's nodes (xmap: these nodes have no rank of it). What a node
+ * learns here it learns at once, uncharged: the launch, which is charged,
+ * goes only to the job's own nodes (docs/simulation.md). */
+static void register_elsewhere(sim_run *run, sim_kjob *k)
+{
+    for (uint32_t i = k->map.nnodes; i < run->nnodes; i++) {
+        sim_node *n = &run->nodes[i];
+        px_ivec job = {0};
+        bool yes = true;
+        pmix_status_t rc;
+
+        if (n->dead)
+            continue;
+        rc = px_jobinfo_build(&k->xmap, i, &job);
+        if (rc == PMIX_SUCCESS)
+            rc = px_ivec_load(&job, PMIX_SPAWNED, &yes, PMIX_BOOL);
+        if (rc == PMIX_SUCCESS)
+            rc = px_ivec_load(&job, PMIX_PARENT_ID, &k->parent, PMIX_PROC);
+        if (rc == PMIX_SUCCESS)
+            rc = px_server_register_nspace(n->srv, k->nspace, 0, job.v, job.n);
+        px_ivec_free(&job);
+        if (rc != PMIX_SUCCESS)
+            sim_logf(run, "node %u: cannot register %s: %s", i, k->nspace, PMIx_Error_string(rc));
+    }
+}
+
 /* A request arrived at node 0 (from node `from`, id `id`): place and
  * launch the job, or answer with the error. `data` is the packed app. */
 static void serve(sim_run *run, uint32_t from, const pmix_proc_t *proc, uint64_t id,
@@ -285,6 +337,9 @@ static void serve(sim_run *run, uint32_t from, const pmix_proc_t *proc, uint64_t
             run->nnodes <= SIM_NET_PEERS_MAX_NODES && run->nprocs <= SIM_NET_PEERS_MAX_PROCS,
         .ctx = run,
     };
+    k->xmap = k->map;
+    k->xmap.nnodes = run->nnodes;
+    k->xmap.describe_all = false;
     k->fence_set = px_fence_set_all_id(k->nspace);
     k->launch_bytes = SPAWN_HDR + len;
     for (int32_t r = 0; r < np; r++)
@@ -292,6 +347,7 @@ static void serve(sim_run *run, uint32_t from, const pmix_proc_t *proc, uint64_t
     sim_event(run, "spawn\t%s\trank %u\t%s\t%d procs on %u nodes", cmd, proc->rank, k->nspace, np,
               k->map.nnodes);
     free(cmd);
+    register_elsewhere(run, k);
     launch_here(&run->nodes[0], k);
 }
 
@@ -358,6 +414,8 @@ static void launch_here(sim_node *n, sim_kjob *k)
         snprintf(p->ep.name, sizeof(p->ep.name), "%u.rank %u", k->idx, p->proc.rank);
         snprintf(box, sizeof(box), "k%u.%u", k->idx, p->proc.rank);
         p->ep.box = sgw_box_create(box);
+        if (sgw_box_is_queued(n->ep.box))
+            sgw_box_set_queued(p->ep.box); /* messages go as transfers, then a push (planes.c) */
         if ((a = sim_grow(n->kids, &n->capkids, n->nkids, sizeof(*a))) == NULL) {
             rc = PMIX_ERR_NOMEM;
             break;
@@ -481,16 +539,96 @@ pmix_status_t sim_host_spawn(void *hctx, const pmix_proc_t *proc, const pmix_inf
 
 /* ---- events across nodes ---- */
 
-/* Send event `m` (packed in data) to node n's children in the binomial
- * tree over every node rooted at `root`. */
-static void event_forward(sim_node *n, uint32_t root, uint32_t ev, const void *data, size_t len)
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The nodes an event goes to: for a custom range (PMIX_EVENT_CUSTOM_RANGE,
+ * one process or an array of them) the nodes that host one of its
+ * processes, with `src` (the event's node, its root) first and the others
+ * ascending (malloc'd); NULL for every node (another range, a namespace's
+ * wildcard of the run's job, a namespace this run does not know, no
+ * memory). *n gets the count. O(P log P) for P processes. */
+static uint32_t *event_nodes(sim_run *run, uint32_t src, pmix_data_range_t range,
+                             const pmix_info_t info[], size_t ninfo, uint32_t *n)
+{
+    const pmix_proc_t *procs = NULL;
+    size_t nprocs = 0, cap = 1, k = 0, m = 1;
+    uint32_t *out;
+
+    *n = run->nnodes;
+    if (range != PMIX_RANGE_CUSTOM)
+        return NULL;
+    for (size_t i = 0; i < ninfo && procs == NULL; i++) {
+        if (!PMIx_Check_key(info[i].key, PMIX_EVENT_CUSTOM_RANGE))
+            continue;
+        if (info[i].value.type == PMIX_PROC && info[i].value.data.proc != NULL) {
+            procs = info[i].value.data.proc;
+            nprocs = 1;
+        } else if (info[i].value.type == PMIX_DATA_ARRAY && info[i].value.data.darray != NULL &&
+                   info[i].value.data.darray->type == PMIX_PROC) {
+            procs = info[i].value.data.darray->array;
+            nprocs = info[i].value.data.darray->size;
+        }
+    }
+    if (procs == NULL)
+        return NULL;
+    for (size_t i = 0; i < nprocs; i++) {
+        const sim_kjob *kj = NULL;
+        if (strncmp(procs[i].nspace, run->nspace, PMIX_MAX_NSLEN) != 0 &&
+            (kj = sim_kjob_find(run, procs[i].nspace)) == NULL)
+            return NULL;
+        if (procs[i].rank == PMIX_RANK_WILDCARD && kj == NULL)
+            return NULL;
+        cap += procs[i].rank == PMIX_RANK_WILDCARD ? kj->map.nnodes : 1;
+    }
+    if ((out = malloc(cap * sizeof(*out))) == NULL)
+        return NULL;
+    out[k++] = src;
+    for (size_t i = 0; i < nprocs; i++) {
+        const sim_kjob *kj = sim_kjob_find(run, procs[i].nspace);
+        uint32_t ppn = kj != NULL ? kj->map.ppn : run->opt.ppn;
+        uint32_t np = kj != NULL ? kj->map.nprocs : run->nprocs;
+        if (procs[i].rank == PMIX_RANK_WILDCARD) {
+            for (uint32_t d = 0; d < kj->map.nnodes; d++)
+                out[k++] = d;
+        } else if (procs[i].rank < np && procs[i].rank / ppn < run->nnodes) {
+            out[k++] = procs[i].rank / ppn;
+        } /* else no such process: nobody to tell */
+    }
+    qsort(out + 1, k - 1, sizeof(*out), cmp_u32);
+    for (size_t i = 1; i < k; i++) /* distinct, the root once */
+        if (out[i] != src && out[i] != out[m - 1])
+            out[m++] = out[i];
+    *n = (uint32_t)m;
+    return out;
+}
+
+/* Send event `ev` (packed in data, charged `wire` bytes) to node n's
+ * children in the binomial tree rooted at `root` over every node, or over
+ * `list` (k nodes, the root first, then ascending) when list is not NULL. */
+static void event_forward(sim_node *n, uint32_t root, uint32_t ev, const void *data, size_t len,
+                          const uint32_t *list, uint32_t k, double wire)
 {
     sim_run *run = n->ep.run;
-    uint32_t N = run->nnodes, rel = (n->id + N - root) % N, kids[32];
-    unsigned nk = tree_children(rel, N, kids);
+    uint32_t N = list != NULL ? k : run->nnodes, rel = 0, kids[32];
+    unsigned nk;
 
+    if (list == NULL) {
+        rel = (n->id + N - root) % N;
+    } else if (list[0] != n->id) {
+        const uint32_t *at =
+            k > 1 ? bsearch(&n->id, list + 1, k - 1, sizeof(*list), cmp_u32) : NULL;
+        if (at == NULL)
+            return; /* not one of the event's nodes */
+        rel = (uint32_t)(at - list);
+    }
+    nk = tree_children(rel, N, kids);
     for (unsigned i = 0; i < nk; i++) {
         void *copy = malloc(len);
+        uint32_t to = list != NULL ? list[kids[i]] : (kids[i] + root) % N;
         sim_msg *m;
         if (copy == NULL)
             abort();
@@ -499,7 +637,7 @@ static void event_forward(sim_node *n, uint32_t root, uint32_t ev, const void *d
         m->from = n->id;
         m->tag = root;
         m->status = (pmix_status_t)ev;
-        (void)sim_send(&run->nodes[(kids[i] + root) % N].ep, m, (double)(EVENT_HDR + len));
+        (void)sim_send(&run->nodes[to].ep, m, wire);
     }
 }
 
@@ -513,6 +651,7 @@ void sim_host_notify_event(void *hctx, pmix_status_t status, const pmix_proc_t *
     char *bytes = NULL;
     size_t len = 0;
     sim_evstat *e;
+    uint32_t *list, k;
     pmix_status_t rc;
 
     if (run->nnodes < 2)
@@ -539,16 +678,23 @@ void sim_host_notify_event(void *hctx, pmix_status_t status, const pmix_proc_t *
     }
     run->evstats = e;
     e = &run->evstats[run->nevstats++];
+    list = event_nodes(run, n->id, range, info, ninfo, &k);
+    /* A custom range's message carries its nodes (4 bytes each): each
+     * node forwards it down that tree. The list itself is the run's
+     * (e->list), read by every node. */
     *e = (sim_evstat){.status = status,
                       .range = range,
                       .src_node = n->id,
-                      .bytes = EVENT_HDR + len,
+                      .nodes = k,
+                      .list = list,
+                      .bytes = EVENT_HDR + len + (list != NULL ? 4 * (size_t)k : 0),
                       .reached = 1,
                       .t_sent = sgw_now(),
                       .t_last = sgw_now()};
     sim_event(run, "event\tnode %u\t%s\tfrom rank %u", n->id, PMIx_Error_string(status),
               source->rank);
-    event_forward(n, n->id, (uint32_t)(run->nevstats - 1), bytes, len);
+    sim_invite_sent(n, status, source, info, ninfo, e->bytes, k);
+    event_forward(n, n->id, (uint32_t)(run->nevstats - 1), bytes, len, list, k, (double)e->bytes);
     free(bytes);
 }
 
@@ -561,14 +707,19 @@ static void got_event(sim_node *n, sim_msg *m)
     pmix_data_range_t range = 0;
     int32_t ni = 0, cnt = 1;
     pmix_info_t *info = NULL;
+    sim_evstat *e;
 
-    if ((size_t)m->status < run->nevstats) {
-        sim_evstat *e = &run->evstats[m->status];
-        e->reached++;
-        if (sgw_now() > e->t_last)
-            e->t_last = sgw_now();
+    if ((size_t)m->status >= run->nevstats) {
+        sim_logf(run, "node %u: an event from node %u that was never sent", n->id, m->from);
+        return;
     }
-    event_forward(n, (uint32_t)m->tag, (uint32_t)m->status, m->data, m->len);
+    e = &run->evstats[m->status];
+    e->reached++;
+    if (sgw_now() > e->t_last)
+        e->t_last = sgw_now();
+    /* forward first, down the tree the root chose */
+    event_forward(n, (uint32_t)m->tag, (uint32_t)m->status, m->data, m->len, e->list, e->nodes,
+                  (double)e->bytes);
     PMIx_Data_buffer_construct(&buf);
     load_copy(&buf, m->data, m->len);
     rc = PMIx_Data_unpack(NULL, &buf, &status, &cnt, PMIX_STATUS);
@@ -587,10 +738,12 @@ static void got_event(sim_node *n, sim_msg *m)
         }
     }
     PMIx_Data_buffer_destruct(&buf);
-    if (rc == PMIX_SUCCESS)
+    if (rc == PMIX_SUCCESS) {
+        sim_invite_heard(n, status, &source, info, (size_t)(ni > 0 ? ni : 0));
         px_server_notify(n->srv, status, &source, range, info, (size_t)(ni > 0 ? ni : 0));
-    else
+    } else {
         sim_logf(run, "node %u: a malformed event from node %u", n->id, m->from);
+    }
     if (info != NULL)
         PMIx_Info_free(info, (size_t)ni);
 }
@@ -715,14 +868,15 @@ void sim_spawn_report(sim_run *run, FILE *tsv)
     }
     for (size_t i = 0; i < run->nevstats; i++) {
         const sim_evstat *e = &run->evstats[i];
-        double pred = ceil_lg(run->nnodes) * (run->alpha + (double)e->bytes * run->beta);
+        double pred = ceil_lg(e->nodes) * (run->alpha + (double)e->bytes * run->beta);
         fprintf(tsv,
                 "# event: status=%d range=%s from_node=%u bytes=%zu nodes=%u reached=%u "
                 "sim_s=%.9f formula_s=%.9f ratio=%.6f\n",
-                e->status, PMIx_Data_range_string(e->range), e->src_node, e->bytes, run->nnodes,
+                e->status, PMIx_Data_range_string(e->range), e->src_node, e->bytes, e->nodes,
                 e->reached, e->t_last - e->t_sent, pred,
                 pred > 0 ? (e->t_last - e->t_sent) / pred : 1.0);
     }
+    sim_invite_report(run, tsv);
 }
 
 static void jnum(FILE *f, double v)
@@ -769,12 +923,12 @@ void sim_spawn_json(sim_run *run, FILE *json)
     fprintf(json, "],\"events\":[");
     for (size_t i = 0; i < run->nevstats; i++) {
         const sim_evstat *e = &run->evstats[i];
-        double pred = ceil_lg(run->nnodes) * (run->alpha + (double)e->bytes * run->beta);
+        double pred = ceil_lg(e->nodes) * (run->alpha + (double)e->bytes * run->beta);
         fprintf(json,
                 "%s\n  {\"status\":%d,\"range\":\"%s\",\"from_node\":%u,\"bytes\":%zu,"
-                "\"reached\":%u,\"sim_s\":",
+                "\"nodes\":%u,\"reached\":%u,\"sim_s\":",
                 i ? "," : "", e->status, PMIx_Data_range_string(e->range), e->src_node, e->bytes,
-                e->reached);
+                e->nodes, e->reached);
         jnum(json, e->t_last - e->t_sent);
         fprintf(json, ",\"formula_s\":");
         jnum(json, pred);
@@ -783,6 +937,7 @@ void sim_spawn_json(sim_run *run, FILE *json)
         fprintf(json, "}");
     }
     fprintf(json, "]");
+    sim_invite_json(run, json);
 }
 
 void sim_spawn_node_fini(sim_node *n)
@@ -816,6 +971,10 @@ void sim_spawn_fini(sim_run *run)
     free(run->kjobs);
     run->kjobs = NULL;
     run->nkjobs = 0;
+    for (size_t i = 0; i < run->nevstats; i++)
+        free(run->evstats[i].list);
     free(run->evstats);
     run->evstats = NULL;
+    run->nevstats = 0;
+    sim_invite_fini(run);
 }

@@ -26,6 +26,16 @@
  * the next rank's card; rank 0 publishes "spawn.started"; all fence once
  * more (a barrier: they end together) and finalize.
  *
+ * With --connect, the two jobs then connect (MPI_Comm_spawn's
+ * intercommunicator): every process of the first job also puts a card
+ * before it waits, and every process of both jobs calls PMIx_Connect of
+ * the two namespaces (a group construct over both: an allgather among
+ * the nodes of either, docs/simulation.md), reads a card of the other job
+ * (a child the card of parent rank R mod the parent's size, a parent that
+ * of child rank R mod the child's size, both from the connect's data),
+ * and calls PMIx_Disconnect before the last barrier; the first job's
+ * processes learn the new namespace from "spawn.started".
+ *
  * Each process prints "spawn: ... ok" lines, or "FAIL: ..." lines and
  * exits 1. Like every workload, its state is in main's frame.
  */
@@ -36,14 +46,81 @@
 
 #include <pmix.h>
 
-static int child(const pmix_proc_t *me, size_t size)
+/* --connect: connect this job (`mine`) with `other`, read the card of
+ * rank `me->rank` mod the other job's size there, and disconnect. The
+ * number of failures. */
+static int connect_other(const pmix_proc_t *me, const char *other, size_t size)
+{
+    pmix_proc_t procs[2], peer;
+    pmix_value_t *v = NULL;
+    uint32_t osize = 0;
+    pmix_status_t rc;
+    int failures = 0;
+
+    PMIx_Load_procid(&procs[0], me->nspace, PMIX_RANK_WILDCARD);
+    PMIx_Load_procid(&procs[1], other, PMIX_RANK_WILDCARD);
+    if ((rc = PMIx_Connect(procs, 2, NULL, 0)) != PMIX_SUCCESS) {
+        printf("FAIL: %s rank %u: PMIx_Connect with %s: %s\n", me->nspace, me->rank, other,
+               PMIx_Error_string(rc));
+        return 1;
+    }
+    if ((rc = PMIx_Get(&procs[1], PMIX_JOB_SIZE, NULL, 0, &v)) == PMIX_SUCCESS && v != NULL &&
+        v->type == PMIX_UINT32)
+        osize = v->data.uint32;
+    if (v != NULL)
+        PMIx_Value_free(v, 1);
+    v = NULL;
+    if (osize == 0) {
+        printf("FAIL: %s rank %u: the size of %s after the connect: %s\n", me->nspace, me->rank,
+               other, PMIx_Error_string(rc));
+        failures++;
+    } else {
+        PMIx_Load_procid(&peer, other, me->rank % osize);
+        rc = PMIx_Get(&peer, "spawn.card", NULL, 0, &v);
+        if (rc != PMIX_SUCCESS || v == NULL || v->type != PMIX_STRING ||
+            strlen(v->data.string) != size || v->data.string[0] != 'a' + (int)(peer.rank % 26)) {
+            printf("FAIL: %s rank %u: the card of %s rank %u: %s\n", me->nspace, me->rank, other,
+                   peer.rank, PMIx_Error_string(rc));
+            failures++;
+        }
+        if (v != NULL)
+            PMIx_Value_free(v, 1);
+    }
+    if ((rc = PMIx_Disconnect(procs, 2, NULL, 0)) != PMIX_SUCCESS) {
+        printf("FAIL: %s rank %u: PMIx_Disconnect: %s\n", me->nspace, me->rank,
+               PMIx_Error_string(rc));
+        failures++;
+    }
+    if (failures == 0)
+        printf("spawn: %s rank %u connected with %s (%u processes), read its rank %u: ok\n",
+               me->nspace, me->rank, other, osize, me->rank % osize);
+    return failures;
+}
+
+/* Put and commit this process's card: `size` bytes of a letter of its
+ * rank. */
+static pmix_status_t put_card(const pmix_proc_t *me, char *card, size_t size)
+{
+    pmix_value_t val;
+    pmix_status_t rc;
+
+    memset(card, 'a' + (int)(me->rank % 26), size);
+    card[size] = '\0';
+    val.type = PMIX_STRING;
+    val.data.string = card;
+    if ((rc = PMIx_Put(PMIX_GLOBAL, "spawn.card", &val)) == PMIX_SUCCESS)
+        rc = PMIx_Commit();
+    return rc;
+}
+
+static int child(const pmix_proc_t *me, size_t size, bool conn)
 {
     pmix_proc_t wild, peer;
     pmix_value_t *v = NULL;
-    pmix_value_t val;
     pmix_info_t info;
     bool yes = true;
     uint32_t nprocs = 1;
+    char pns[PMIX_MAX_NSLEN + 1] = "";
     pmix_rank_t parent = PMIX_RANK_UNDEF;
     pmix_status_t rc;
     char *card = malloc(size + 1);
@@ -63,16 +140,12 @@ static int child(const pmix_proc_t *me, size_t size)
         failures++;
     } else {
         parent = v->data.proc->rank;
+        snprintf(pns, sizeof(pns), "%s", v->data.proc->nspace);
     }
     if (v != NULL)
         PMIx_Value_free(v, 1);
     v = NULL;
-    memset(card, 'a' + (int)(me->rank % 26), size);
-    card[size] = '\0';
-    val.type = PMIX_STRING;
-    val.data.string = card;
-    if ((rc = PMIx_Put(PMIX_GLOBAL, "spawn.card", &val)) != PMIX_SUCCESS ||
-        (rc = PMIx_Commit()) != PMIX_SUCCESS) {
+    if ((rc = put_card(me, card, size)) != PMIX_SUCCESS) {
         printf("FAIL: %s rank %u: put/commit: %s\n", me->nspace, me->rank, PMIx_Error_string(rc));
         failures++;
     }
@@ -103,6 +176,8 @@ static int child(const pmix_proc_t *me, size_t size)
         }
         PMIx_Info_destruct(&info);
     }
+    if (conn && failures == 0)
+        failures += connect_other(me, pns, size);
     if ((rc = PMIx_Fence(&wild, 1, NULL, 0)) != PMIX_SUCCESS) {
         printf("FAIL: %s rank %u: the last barrier: %s\n", me->nspace, me->rank,
                PMIx_Error_string(rc));
@@ -116,8 +191,9 @@ static int child(const pmix_proc_t *me, size_t size)
     return failures == 0 ? 0 : 1;
 }
 
-/* A lookup of `key` that waits (PMIX_WAIT) up to `tmo` seconds. */
-static pmix_status_t wait_for(const char *key, uint32_t tmo)
+/* A lookup of `key` that waits (PMIX_WAIT) up to `tmo` seconds; its
+ * string value goes to `out` (`len` bytes) when out is not NULL. */
+static pmix_status_t wait_value(const char *key, uint32_t tmo, char *out, size_t len)
 {
     pmix_pdata_t pd;
     pmix_info_t info[2];
@@ -129,10 +205,21 @@ static pmix_status_t wait_for(const char *key, uint32_t tmo)
     PMIx_Info_load(&info[0], PMIX_WAIT, &yes, PMIX_BOOL);
     PMIx_Info_load(&info[1], PMIX_TIMEOUT, &tmo, PMIX_UINT32);
     rc = PMIx_Lookup(&pd, 1, info, 2);
+    if (rc == PMIX_SUCCESS && out != NULL) {
+        if (pd.value.type == PMIX_STRING && pd.value.data.string != NULL)
+            snprintf(out, len, "%s", pd.value.data.string);
+        else
+            rc = PMIX_ERR_BAD_PARAM;
+    }
     PMIx_Pdata_destruct(&pd);
     PMIx_Info_destruct(&info[0]);
     PMIx_Info_destruct(&info[1]);
     return rc;
+}
+
+static pmix_status_t wait_for(const char *key, uint32_t tmo)
+{
+    return wait_value(key, tmo, NULL, 0);
 }
 
 /* Spawn `np` processes of `cmd` with argv `argv`; the namespace goes to ns. */
@@ -157,7 +244,8 @@ int main(int argc, char **argv)
     uint32_t size = 1;
     unsigned long bytes = 64;
     long procs = 0, from = 0;
-    bool errors = false, spawned = false;
+    bool errors = false, spawned = false, conn = false;
+    char kid[PMIX_MAX_NSLEN + 1] = "", *pcard = NULL;
     pmix_status_t rc;
     int failures = 0;
 
@@ -170,8 +258,11 @@ int main(int argc, char **argv)
             from = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--errors") == 0)
             errors = true;
+        else if (strcmp(argv[i], "--connect") == 0)
+            conn = true;
         else {
-            fprintf(stderr, "usage: spawn [--procs N] [--size BYTES] [--from RANK] [--errors]\n");
+            fprintf(stderr, "usage: spawn [--procs N] [--size BYTES] [--from RANK] [--errors] "
+                            "[--connect]\n");
             return 1;
         }
     }
@@ -189,7 +280,7 @@ int main(int argc, char **argv)
         PMIx_Value_free(v, 1);
     }
     if (spawned)
-        return child(&me, bytes);
+        return child(&me, bytes, conn);
     v = NULL;
     if (PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v) == PMIX_SUCCESS && v != NULL) {
         size = v->data.uint32;
@@ -197,7 +288,7 @@ int main(int argc, char **argv)
     }
     if (me.rank == (pmix_rank_t)from) {
         char ns[PMIX_MAX_NSLEN + 1] = "", sz[32];
-        char *cargv[] = {"spawn", "--size", sz, NULL};
+        char *cargv[] = {"spawn", "--size", sz, conn ? "--connect" : NULL, NULL};
         snprintf(sz, sizeof(sz), "%lu", bytes);
         rc = wait_for("spawn.nobody", 1);
         if (rc != PMIX_ERR_TIMEOUT) {
@@ -227,11 +318,19 @@ int main(int argc, char **argv)
                    procs > 0 ? procs : (long)size);
         }
     }
-    if (me.rank == (pmix_rank_t)from && failures == 0 &&
-        (rc = wait_for("spawn.started", 3600)) != PMIX_SUCCESS) {
+    if (conn && ((pcard = malloc(bytes + 1)) == NULL ||
+                 (rc = put_card(&me, pcard, bytes)) != PMIX_SUCCESS)) {
+        printf("FAIL: rank %u: put/commit\n", me.rank);
+        failures++;
+    }
+    if ((me.rank == (pmix_rank_t)from || conn) && failures == 0 &&
+        (rc = wait_value("spawn.started", 3600, kid, sizeof(kid))) != PMIX_SUCCESS) {
         printf("FAIL: rank %u: waiting for the new job: %s\n", me.rank, PMIx_Error_string(rc));
         failures++;
     }
+    if (conn && failures == 0)
+        failures += connect_other(&me, kid, bytes);
+    free(pcard);
     if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) {
         printf("FAIL: rank %u: the last barrier: %s\n", me.rank, PMIx_Error_string(rc));
         failures++;

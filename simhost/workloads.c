@@ -26,6 +26,7 @@ int pmixsim_wl_sessions_main(int argc, char **argv);
 int pmixsim_wl_pubsub_main(void);
 int pmixsim_wl_spawn_main(int argc, char **argv);
 int pmixsim_wl_events_main(int argc, char **argv);
+int pmixsim_wl_invite_main(int argc, char **argv);
 
 static int hello(int argc, char **argv)
 {
@@ -70,6 +71,10 @@ static const sim_workload workloads[] = {
     {"events", pmixsim_wl_events_main,
      "[--range namespace|global] [--from RANK]  an event to every process on every node; the "
      "report gives its delivery time and formula"},
+    {"invite", pmixsim_wl_invite_main,
+     "[--from RANK] [--decline] [--leave]  PMIx_Group_invite of every process, answered from "
+     "the PMIX_GROUP_INVITED handler (odd ranks decline with --decline), with a context id; "
+     "the last member leaves with --leave"},
     {"seq", pmixsim_wl_seq_main,
      "STEP...  put:SIZE, fence[:collect,timeout=S,algo=NAME,parity], get:next|prev|RANK[:N]"},
 };

@@ -145,6 +145,49 @@
 #       nodes x 1, and global on 13 x 2 from rank 3, reaches the handler of
 #       every other process (one "got the event" line each), every node
 #       (reached=NODES), in ceil(lg NODES) hops of its formula.
+#   simtest.sh invite PMIXSIM
+#       The invite workload (group invitations across nodes): on 4 nodes x 2
+#       from rank 0 every process joins; on 8 x 1 from rank 5 with
+#       --decline the odd ranks decline; on 3 x 3 from rank 4; on 4 x 1
+#       from rank 1 with declines and on 4 x 2 from rank 2, the last member
+#       then leaves (--leave) and the others hear PMIX_GROUP_LEFT before they
+#       destruct the group without it. Every member
+#       prints the same membership size and context id, every decliner
+#       says so; the report has one PMIX_GROUP_INVITED event per invited
+#       process of another node, each to that node alone (the first in one
+#       hop of its formula), every event reached all its nodes, and the
+#       construct and destruct ended on every member node. The report's
+#       invitation line: every remote invitation answered, the whole
+#       within 3% of its formula (invitations one after the other, the
+#       measured answers, the outcome's tree and the construct's formula),
+#       and on 4 x 2 (a quiet network) the invitations and the outcome
+#       each within 1e-4 of their formulas.
+#   simtest.sh invite-pmixrun PMIXSIM PMIXRUN INVITE
+#       The invite workload built standalone (INVITE) under `pmixrun
+#       --nodes 2 -n 4`, as it is, with --decline and with --leave, prints the lines it
+#       prints in pmixsim on 2 nodes x 2 (context ids masked): one program,
+#       the same invitation across nodes on both hosts.
+#   simtest.sh connect PMIXSIM
+#       The spawn workload with --connect: on 8 x 1, 4 children from rank 7;
+#       on 13 x 2, 6 children from rank 3. Every process of both jobs
+#       connects, reads a card of the other job and disconnects; the
+#       connect and the disconnect are group operations over every node
+#       (the parent's), the disconnect within 1e-4 of its formula and the
+#       connect (uneven blocks, entered as each process arrives) within 10%.
+#       Then with a parent killed (--fault) before or during the connect:
+#       every survivor of both jobs gets PMIX_GROUP_MEMBER_FAILED from the
+#       connect or the disconnect, once, within the bound.
+#   simtest.sh group-fault PMIXSIM
+#       A member of the group workload killed while the job constructs:
+#       16 x 2 with rank 5 killed at 50 ns (as the others' requests reach
+#       their servers, before its own is sent) gives every survivor
+#       PMIX_GROUP_MEMBER_FAILED from construct 0; 16 x 2 at 1 us and 8 x
+#       1 with rank 3 killed at 3 us (after its node sent its part: nodes
+#       that complete the construct before the news comes succeed there)
+#       give every survivor PMIX_GROUP_MEMBER_FAILED from construct 0 or
+#       from its destruct, once each. The killed rank says nothing, and
+#       the run ends within 1.1 s simulated (the failure bound), never a
+#       hang.
 set -u
 cmd=$1
 shift
@@ -810,6 +853,160 @@ events)
         grep -q " reached=$nodes " <<<"$line" || fail "events $layout: $line"
         grep -q " ratio=1.000000$" <<<"$line" || fail "events $layout: not its formula: $line"
         echo "ok: $layout: $line"
+    done
+    ;;
+invite)
+    sim=$1
+    for layout in "4 2 0 -" "8 1 5 --decline" "3 3 4 -" "4 1 1 --decline,--leave" "4 2 2 --leave"; do
+        read -r nodes ppn from opt <<<"$layout"
+        [[ $opt == - ]] && opt=""
+        opt=${opt//,/ }
+        np=$((nodes * ppn))
+        # shellcheck disable=SC2086
+        "$sim" --quiet --nodes "$nodes" --ppn "$ppn" invite --from "$from" $opt \
+            >"$tmp/o" 2>"$tmp/e" || fail "invite $layout: $(cat "$tmp/e" "$tmp/o")"
+        members=$np declined=0 left=0
+        [[ $opt == *--leave* ]] && left=1
+        if [[ $opt == *--decline* ]]; then
+            declined=$(((np - (from % 2 == 1 ? 1 : 0)) / 2))
+            members=$((np - declined))
+        fi
+        [[ $(grep -c " in group pmixsim.inv of $members, context id [1-9][0-9]*: ok$" "$tmp/o") == \
+            $((members - left)) ]] || fail "invite $layout: not $members members: $(grep -v '^[0-9#f]' "$tmp/o")"
+        # --leave: the last member left, and every other member heard PMIX_GROUP_LEFT first
+        [[ $(grep -c " left group pmixsim.inv of $members: ok$" "$tmp/o") == "$left" ]] ||
+            fail "invite $layout: not $left leaver: $(grep -v '^[0-9#f]' "$tmp/o")"
+        [[ $(grep ' in group pmixsim.inv' "$tmp/o" | sed 's/.*context id //' | sort -u | wc -l) == 1 ]] ||
+            fail "invite $layout: more than one context id"
+        [[ $(grep -c ' declined: ok$' "$tmp/o") == "$declined" ]] ||
+            fail "invite $layout: not $declined decliners"
+        # one PMIX_GROUP_INVITED (-159) per invited process off the inviter's node
+        remote=$((np - ppn))
+        [[ $(grep -c '^# event: status=-159 ' "$tmp/o") == "$remote" ]] ||
+            fail "invite $layout: not $remote invitations: $(grep '^# event' "$tmp/o")"
+        grep '^# event: status=-159 ' "$tmp/o" | grep -v ' nodes=2 reached=2 ' &&
+            fail "invite $layout: an invitation went to another node than its process's"
+        # the first crosses a quiet network: one hop, its formula's time (later
+        # ones may share a link with an answer coming back)
+        grep -m1 '^# event: status=-159 ' "$tmp/o" | grep -q ' ratio=1.000000$' ||
+            fail "invite $layout: the first invitation took more than one hop: $(grep -m1 '^# event' "$tmp/o")"
+        grep '^# event:' "$tmp/o" | awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+            if (v["reached"] != v["nodes"]) { print; bad = 1 } } END { exit bad }' ||
+            fail "invite $layout: an event did not reach all its nodes"
+        mnodes=$(for ((r = 0; r < np; r++)); do
+            [[ $opt != *--decline* || $r == "$from" || $((r % 2)) == 0 ]] && echo $((r / ppn))
+        done | sort -u | wc -l)
+        # the construct, and the destruct (over fewer nodes after a leave, maybe)
+        awk -F'\t' -v n="$mnodes" -v left="$left" '$2 == "allgather" && $12 == "ok" { a++; if ($4 == n) c++ }
+            $12 != "ok" && $1 ~ /^[0-9]+$/ { bad++ }
+            END { exit bad > 0 || a != 2 || c < 2 - left }' \
+            "$tmp/o" || fail "invite $layout: no construct and destruct over $mnodes nodes: $(grep '^[0-9]' "$tmp/o")"
+        # the invitation as a whole against its formula (siminvite.c): R
+        # invitations one after the other, the measured answers, the
+        # outcome's tree and the construct's catalog formula
+        grep '^# invite' "$tmp/o" | tr ' ' '\n' | grep = >"$tmp/kv"
+        # (4 x 1 from rank 1: a decliner's publish reaches node 0, which
+        # holds the data service, while node 0 relays the outcome: the
+        # workload's own traffic, so the whole is not held to its formula)
+        awk -F= -v remote="$remote" -v quiet="$([[ $layout == "4 2 0 -" ]] && echo 1)" \
+            -v loose="$([[ $layout == "4 1 1 "* ]] && echo 1)" '
+            { n[$1]++; v[$1 "#" n[$1]] = $2 }
+            END {
+                if (v["invited#1"] != remote || v["answers#1"] != remote) { print "invited " v["invited#1"] " answers " v["answers#1"]; exit 1 }
+                if (v["ratio#1"] < 0.9999 || (v["ratio#1"] > 1.03 && !loose)) { print "total " v["total_s#1"] " formula " v["formula_s#1"]; exit 1 }
+                # on a quiet network each part is its formula (invite_s#2 is the formula line)
+                if (quiet && ((v["invite_s#1"] - v["invite_s#2"])^2 > (1e-4 * v["invite_s#2"])^2 ||
+                              (v["outcome_s#1"] - v["outcome_s#2"])^2 > (1e-4 * v["outcome_s#2"])^2)) {
+                    print "invite " v["invite_s#1"] "/" v["invite_s#2"] " outcome " v["outcome_s#1"] "/" v["outcome_s#2"]; exit 1 }
+                printf "invitation %s s, formula %s s\n", v["total_s#1"], v["formula_s#1"]
+            }' "$tmp/kv" >"$tmp/r" || fail "invite $layout: $(cat "$tmp/r"; grep '^# invite' "$tmp/o")"
+        echo "ok: $layout: $members members, $declined declined, $remote invitations of one hop; $(cat "$tmp/r")"
+    done
+    ;;
+invite-pmixrun)
+    sim=$1 run=$2 exe=$3
+    mask='s/context id [0-9]+/context id ID/'
+    for opt in "" --decline --leave; do
+        # shellcheck disable=SC2086 # $opt is one option or none
+        "$run" --nodes 2 -n 4 "$exe" --from 1 $opt >"$tmp/r" 2>"$tmp/r.err" ||
+            fail "pmixrun --nodes 2 -n 4 invite $opt: $(cat "$tmp/r.err" "$tmp/r")"
+        sed -E "$mask" "$tmp/r" | sort >"$tmp/want"
+        [[ $(grep -c ': ok$' "$tmp/want") == 4 ]] || fail "pmixrun invite $opt: not 4 ok: $(cat "$tmp/r")"
+        [[ $opt != --leave ]] || grep -q '^invite: rank 3 left group pmixsim.inv of 4: ok$' "$tmp/want" ||
+            fail "pmixrun invite --leave: rank 3 did not leave: $(cat "$tmp/r")"
+        # shellcheck disable=SC2086
+        "$sim" --quiet --nodes 2 --ppn 2 invite --from 1 $opt >"$tmp/s" 2>"$tmp/s.err" ||
+            fail "pmixsim invite $opt: $(cat "$tmp/s.err" "$tmp/s")"
+        grep -v -e '^#' -e '^fence	' -e '^[0-9]' "$tmp/s" | sed -E "$mask" | sort >"$tmp/got"
+        diff "$tmp/want" "$tmp/got" || fail "pmixsim invite $opt: its lines differ from pmixrun's"
+        echo "ok: invite $opt: the same lines under pmixrun --nodes 2 and pmixsim 2 x 2"
+    done
+    ;;
+connect)
+    sim=$1
+    for layout in "8 1 7 4" "13 2 3 6"; do
+        read -r nodes ppn from procs <<<"$layout"
+        "$sim" --quiet --nodes "$nodes" --ppn "$ppn" spawn --connect --procs "$procs" --from "$from" \
+            >"$tmp/o" 2>"$tmp/e" || fail "connect $layout: $(cat "$tmp/e" "$tmp/o")"
+        want=$((nodes * ppn + procs))
+        [[ $(grep -c ' connected with pmixsim.*, read its rank [0-9]*: ok$' "$tmp/o") == "$want" ]] ||
+            fail "connect $layout: not $want connected: $(grep -v '^[0-9]' "$tmp/o")"
+        [[ $(grep -c '^spawn: pmixsim.1 rank [0-9]* connected with pmixsim (' "$tmp/o") == "$procs" ]] ||
+            fail "connect $layout: not every child connected"
+        # the connect and the disconnect: the allgathers over every node
+        awk -F'\t' -v n="$nodes" '$2 == "allgather" && $4 == n { c++; r[c] = $11; s[c] = $12 }
+            END {
+                if (c != 2 || s[1] != "ok" || s[2] != "ok") { print c " allgathers over " n " nodes"; exit 1 }
+                if (r[1] > 1.1 || r[1] < 0.9999) { print "connect ratio " r[1]; exit 1 }
+                if ((r[2] - 1)^2 > 1e-8) { print "disconnect ratio " r[2]; exit 1 }
+                printf "connect %s, disconnect %s of their formulas\n", r[1], r[2]
+            }' "$tmp/o" >"$tmp/r" || fail "connect $layout: $(cat "$tmp/r"; grep '^[0-9]' "$tmp/o")"
+        echo "ok: $layout: $want processes connected; $(cat "$tmp/r")"
+    done
+    # A parent killed before the connect (0.5 s) or during it (1.000025 s,
+    # after its node sent its part): every survivor of either job fails
+    # the connect, or then its disconnect, with PMIX_GROUP_MEMBER_FAILED,
+    # once, within the bound; the children's own last barrier still works.
+    for at in 0.5s 1.000025s; do
+        "$sim" --quiet --nodes 8 --ppn 1 --fault "proc:6@$at" spawn --connect --procs 4 --from 7 \
+            >"$tmp/o" 2>"$tmp/e"
+        rc=$?
+        [[ $rc == 1 ]] || fail "connect, rank 6 killed at $at: exit $rc: $(cat "$tmp/e")"
+        n=$(grep -cE '^FAIL: pmixsim(\.1)? rank [0-9]+: PMIx_(Connect with pmixsim(\.1)?|Disconnect): PMIX_GROUP_MEMBER_FAILED$' "$tmp/o")
+        [[ $n == 11 ]] || fail "connect, rank 6 killed at $at: $n of 11 survivors failed: $(grep -v '^[0-9#]' "$tmp/o")"
+        [[ $(grep -oE '^FAIL: pmixsim(\.1)? rank [0-9]+: PMIx_' "$tmp/o" | sort -u | wc -l) == 11 ]] ||
+            fail "connect, rank 6 killed at $at: not once per survivor"
+        grep -q '^FAIL: pmixsim rank 6:' "$tmp/o" && fail "connect, rank 6 killed at $at: the killed rank spoke"
+        grep -q '^FAIL: pmixsim.1 rank [0-9]*: the last barrier' "$tmp/o" &&
+            fail "connect, rank 6 killed at $at: a child's own barrier failed"
+        t=$(sed -n 's/^# run: .* sim_s=\([0-9.]*\) .*/\1/p' "$tmp/o")
+        awk -v t="$t" 'BEGIN { exit !(t > 1 && t <= 2.1) }' ||
+            fail "connect, rank 6 killed at $at: the run ended at $t s"
+        echo "ok: rank 6 killed at $at: 11 survivors got PMIX_GROUP_MEMBER_FAILED, the run ended at $t s"
+    done
+    ;;
+group-fault)
+    sim=$1
+    for layout in "16 2 5 50ns construct" "16 2 5 1us any" "8 1 3 3us any"; do
+        read -r nodes ppn victim at which <<<"$layout"
+        np=$((nodes * ppn))
+        "$sim" --quiet --nodes "$nodes" --ppn "$ppn" --fault "proc:$victim@$at" group --iters 3 \
+            >"$tmp/o" 2>"$tmp/e"
+        rc=$?
+        [[ $rc == 1 ]] || fail "group-fault $layout: exit $rc: $(cat "$tmp/e")"
+        pat='(construct|destruct) 0 failed: PMIX_GROUP_MEMBER_FAILED$'
+        [[ $which == construct ]] && pat='construct 0 failed: PMIX_GROUP_MEMBER_FAILED$'
+        [[ $(grep -cE "^group: rank [0-9]+: $pat" "$tmp/e") == $((np - 1)) ]] ||
+            fail "group-fault $layout: not every survivor failed: $(cat "$tmp/e")"
+        [[ $(grep -c '^group: rank ' "$tmp/e") == $((np - 1)) ]] ||
+            fail "group-fault $layout: a survivor failed twice, or otherwise: $(cat "$tmp/e")"
+        [[ $(grep -oE '^group: rank [0-9]+' "$tmp/e" | sort -u | wc -l) == $((np - 1)) ]] ||
+            fail "group-fault $layout: not one line per survivor"
+        grep -q "^group: rank $victim:" "$tmp/e" && fail "group-fault $layout: the killed rank spoke"
+        t=$(sed -n 's/^# run: .* sim_s=\([0-9.]*\) .*/\1/p' "$tmp/o")
+        awk -v t="$t" 'BEGIN { exit !(t > 0 && t <= 1.1) }' ||
+            fail "group-fault $layout: the run ended at $t s"
+        echo "ok: $layout: $((np - 1)) survivors got PMIX_GROUP_MEMBER_FAILED; the run ended at $t s"
     done
     ;;
 *)

@@ -26,6 +26,12 @@ endforeach()
 add_test(NAME sim_spawn_formula COMMAND ${SIMTEST} spawn $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_events_nodes COMMAND ${SIMTEST} events $<TARGET_FILE:pmixsim>)
 list(APPEND PMIXSIM_TESTS sim_spawn_formula sim_events_nodes)
+# Groups across nodes: invitations, a connect of a parent and its spawned
+# job, a member killed during the constructs.
+add_test(NAME sim_group_invite COMMAND ${SIMTEST} invite $<TARGET_FILE:pmixsim>)
+add_test(NAME sim_connect_spawned COMMAND ${SIMTEST} connect $<TARGET_FILE:pmixsim>)
+add_test(NAME sim_group_member_killed COMMAND ${SIMTEST} group-fault $<TARGET_FILE:pmixsim>)
+list(APPEND PMIXSIM_TESTS sim_group_invite sim_connect_spawned sim_group_member_killed)
 
 # examples/ is added after simhost/: test for its presence, not its targets.
 if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
@@ -33,6 +39,10 @@ if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
            COMMAND ${SIMTEST} pubsub $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
                    $<TARGET_FILE:pmixsim_pubsub>)
   list(APPEND PMIXSIM_TESTS sim_pubsub_as_pmixrun)
+  add_test(NAME sim_invite_as_pmixrun
+           COMMAND ${SIMTEST} invite-pmixrun $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
+                   $<TARGET_FILE:pmixsim_invite>)
+  list(APPEND PMIXSIM_TESTS sim_invite_as_pmixrun)
   add_test(NAME sim_jobkeys_as_pmixrun
            COMMAND ${SIMTEST} jobkeys $<TARGET_FILE:pmixsim> $<TARGET_FILE:pmixrun>
                    $<TARGET_FILE:jobkeys>)
