@@ -361,8 +361,13 @@ int job_bindings(job *j); /* cpusets per rank; 0 or -1 (message printed) */
 int job_platform(job *j, px_posix_watch_cb on_signal, void *arg);
 /* Destroy the job's watches and then the platform (after job_server_stop). */
 void job_platform_free(job *j);
-int job_server_start(job *j);             /* the server engine, listening in topdir */
-int job_register(job *j);                 /* register the namespace and every local rank */
+int job_server_start(job *j); /* the server engine, listening in topdir */
+int job_register(job *j);     /* register the namespace and every local rank */
+/* pmixrun --nodes: register the job's namespace with pmixrun's own server,
+ * which runs none of its ranks, so that its tools can PMIx_Get the job,
+ * node, app and rank data the daemons register (without a node of its own:
+ * a Get names the node or the rank). 0, or -1 (message printed). */
+int job_register_view(job *j);
 void job_rank_lost(job *j, rank_proc *r); /* tell the server a rank died unfinalized */
 /* Rank `r` of job `j` was reaped with waitpid's `wstatus`: note how it
  * ended (code, signaled) and, if it had connected and not finalized, tell

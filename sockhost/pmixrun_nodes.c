@@ -1593,6 +1593,8 @@ int nodes_run(job *j)
     }
     if (net_fit(j) != 0) /* the network's coordinates, for PD_JOB */
         goto out;
+    if (job_register_view(j) != 0) /* the job's data for tools, as the daemons have it */
+        goto out;
     for (int i = 0; i < ns.k; i++) {
         ns.d[i].link.fd = -1;
         ns.d[i].launcher = -1;
