@@ -296,6 +296,16 @@ typedef struct job {
     int spawn_acks;
     pmix_status_t spawn_status;
     bool spawn_answered;
+    /* pmixrun --nodes: a tool's spawn on pmixrun's own server (spawn_from
+     * -1) is answered through this callback (once) */
+    pmix_spawn_cbfunc_t spawn_cb;
+    void *spawn_cbdata;
+    /* PMIX_COSPAWN_APP (spawn_plan): the job and the job of its cospawned
+     * apps point at each other; co_daemons marks the second, whose answer
+     * the first's waits for */
+    struct job *co;
+    bool co_daemons;
+    bool spawn_deferred; /* a tool's, before the daemons had the first job: sent after it */
     px_jobmap *xmap;
     /* The server's spawn upcall goes here (pmixrun: spawn_up; pmixd:
      * spawnd_up, to pmixrun); NULL: PMIX_ERR_NOT_SUPPORTED */
