@@ -19,16 +19,20 @@
 # releases its node's client (PMIX_RANGE_LOCAL), and the debugger exits 0
 # when the daemons' job ends.
 #
-#   dbg_daemons.sh PMIXRUN DBG_LAUNCH DBG_DAEMON DEBUG_TARGET INCDIR LIBDIR
+# A tool (tool_probe) also reads the job data of a job spawned over the
+# daemons (its size, each node's peers) from pmixrun's own server.
+#
+#   dbg_daemons.sh PMIXRUN DBG_LAUNCH DBG_DAEMON DEBUG_TARGET TOOL_PROBE INCDIR LIBDIR
 set -u
 
-[ $# -eq 6 ] || { echo "usage: dbg_daemons.sh PMIXRUN DBG_LAUNCH DBG_DAEMON DEBUG_TARGET INCDIR LIBDIR" >&2; exit 2; }
+[ $# -eq 7 ] || { echo "usage: dbg_daemons.sh PMIXRUN DBG_LAUNCH DBG_DAEMON DEBUG_TARGET TOOL_PROBE INCDIR LIBDIR" >&2; exit 2; }
 pmixrun=$(realpath "$1")
 launch=$(realpath "$2")
 daemon=$(realpath "$3")
 target=$(realpath "$4")
-incdir=$(realpath "$5")
-libdir=$(realpath "$6")
+probe=$(realpath "$5")
+incdir=$(realpath "$6")
+libdir=$(realpath "$7")
 examples=${PMIXLAB_OPENPMIX_EXAMPLES:-/usr/share/doc/libpmix-dev/examples}
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -96,6 +100,10 @@ if start_job "$work/n2.out" --nodes 2 -n 2 --timeout 90 sleep 60; then
     [ "$(daemons "$out" 5 | tr '\n' ';')" = "node1 2;" ] ||
         fail "rank 2: daemons (host, local ranks): $(daemons "$out" 5 | tr '\n' ';')"
     grep -q "^daemon $ns.s6 0 on node1 target $ns.s5 one " "$out" || fail "rank 2: the daemon's target is not one rank"
+    # ranks 0 and 1 of s5 still wait: a tool reads that spawned job's data
+    TOOL_PROBE_JOBDATA=1 timeout 30 "$probe" pid "$job" >"$work/probe.out" 2>&1 || fail "tool_probe: exit $?: $(cat "$work/probe.out")"
+    grep -qx "size $ns.s5 3 2" "$work/probe.out" && grep -qx "peers $ns.s5 node0 0,1" "$work/probe.out" &&
+        grep -qx "peers $ns.s5 node1 2" "$work/probe.out" || fail "the spawned job's data for a tool: $(cat "$work/probe.out")"
 
     launch cospawn 1 7 "$work/l7"
     grep -qx "ended $ns.s7" "$work/l7" || fail "cospawn: the job did not end: $(cat "$work/l7")"
