@@ -444,13 +444,15 @@ void spawn_close_output(job *j);    /* flush and close the spawned ranks' pipes 
 int spawn_worst_code(const job *j); /* the worst exit status of a spawned rank */
 void spawn_free_all(job *j);        /* at teardown, after the server is gone */
 void spawn_child_free(job *c);      /* one spawned job (not linked to its parent) */
-/* pmixrun --nodes: the plan of a daemon's spawn request from `proc`: the
- * new job (not yet linked to j) with its apps' programs found, its map
+/* pmixrun --nodes: the plan of a daemon's or a tool's spawn request from
+ * `proc`: the new job (not yet linked to j) with its apps' programs found, its map
  * over the current nodes (rank_node: PMIX_MAPBY node round robin, else in
  * blocks, only in free slots where slots are known (--host name:slots,
  * --map-by ppr, --nooversubscribe); PMIX_HOST and PMIX_ADD_HOST name
- * nodes of the job) and a rank_proc per rank (pid 0), or the error to
- * answer (a message on stderr says why). */
+ * nodes of the job; debugger daemons beside their target's ranks) and a
+ * rank_proc per rank (pid 0), or the error to answer (a message on stderr
+ * says why). With PMIX_COSPAWN_APP apps, (*out)->co is the planned job of
+ * those apps (not linked either; its co_daemons set). */
 pmix_status_t spawn_plan(job *j, const pmix_proc_t *proc, const pmix_info_t job_info[],
                          size_t ninfo, const pmix_app_t apps[], size_t napps, job **out);
 

@@ -716,8 +716,8 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
     c = NULL; /* freed, or the first job's */
     if (rc != PMIX_SUCCESS)
         goto out;
+    job *main_job = j->children; /* c, started */
     if (d != NULL) {
-        job *main_job = j->children;
         rc = start_here(j, d);
         d = NULL;
         if (rc != PMIX_SUCCESS) { /* the job goes too: it was asked with its daemons */
@@ -725,11 +725,8 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
             kill_started(main_job);
             goto out;
         }
-        main_job = j->children->next_child;
-        cbfunc(PMIX_SUCCESS, main_job->nspace, cbdata);
-    } else {
-        cbfunc(PMIX_SUCCESS, j->children->nspace, cbdata);
     }
+    cbfunc(PMIX_SUCCESS, main_job->nspace, cbdata);
 out:
     if (c != NULL)
         spawn_child_free(c);
