@@ -20,7 +20,8 @@
 # when the daemons' job ends.
 #
 # A tool (tool_probe) also reads the job data of a job spawned over the
-# daemons (its size, each node's peers) from pmixrun's own server.
+# daemons (its size, each node's peers) from pmixrun's own server, and a
+# rank of a job over two daemons asks for a cospawn as a tool does.
 #
 #   dbg_daemons.sh PMIXRUN DBG_LAUNCH DBG_DAEMON DEBUG_TARGET TOOL_PROBE INCDIR LIBDIR
 set -u
@@ -114,6 +115,16 @@ if start_job "$work/n2.out" --nodes 2 -n 2 --timeout 90 sleep 60; then
     grep -q "^error" "$out" && fail "$(grep '^error' "$out")"
     # exactly the hellos asked for: pernode 3, perproc 3, rank 2 one, cospawn 3
     [ "$(grep -c "^hello from rank" "$out")" = 10 ] || fail "hellos: $(grep "^hello" "$out" | sort | uniq -c)"
+
+    # a rank (rank 0 of a job over both daemons) asks the same: its
+    # daemon sends the request to pmixrun, which plans both jobs
+    "$pmixrun" --nodes 2 -n 2 --timeout 60 "$launch" env cospawn 1 "$target" "$daemon" >"$work/rank.out" 2>&1 ||
+        fail "a rank's cospawn: exit $?: $(cat "$work/rank.out")"
+    rns=$(sed -n 's/^spawned \(.*\)\.s1$/\1/p' "$work/rank.out")
+    [ -n "$rns" ] && grep -qx "ended $rns.s1" "$work/rank.out" || fail "a rank's cospawn: $(cat "$work/rank.out")"
+    [ "$(grep "^daemon .* target $rns.s1 " "$work/rank.out" | awk '{ print $5, $10 }' | sort | tr '\n' ';')" = "node0 0,1;node1 2;" ] ||
+        fail "a rank's cospawn: daemons (host, local ranks): $(cat "$work/rank.out")"
+    [ "$(grep -c "^hello from rank" "$work/rank.out")" = 3 ] || fail "a rank's cospawn: hellos: $(cat "$work/rank.out")"
 
     # OpenPMIx's debugger over the daemons (unless the examples are not
     # here, or the library is built with AddressSanitizer: programs

@@ -5,7 +5,9 @@
  *
  *   dbg_launch PID MODE N TARGET DAEMON
  *
- * It attaches to the pmixrun of pid PID (PMIX_SERVER_PIDINFO) and spawns
+ * It attaches to the pmixrun of pid PID (PMIX_SERVER_PIDINFO; with PID
+ * "env", a rank of a job connects through its environment, and ranks
+ * other than 0 only finalize) and spawns
  * 3 ranks of the program TARGET (argument "hello"), held in PMIx_Init
  * (PMIX_DEBUG_STOP_IN_INIT), and debugger daemons running the program
  * DAEMON (PMIX_DEBUGGER_DAEMONS, maxprocs 0) which release them:
@@ -92,13 +94,18 @@ int main(int argc, char **argv)
     const char *mode = argv[2];
     int n = atoi(argv[3]);
     uint16_t k = (uint16_t)atoi(argv[3]);
+    bool env = strcmp(argv[1], "env") == 0;
     pid = (pid_t)atol(argv[1]);
     PMIx_Info_load(&attr, PMIX_SERVER_PIDINFO, &pid, PMIX_PID);
-    rc = PMIx_tool_init(&me, &attr, 1);
+    rc = PMIx_tool_init(&me, env ? NULL : &attr, env ? 0 : 1);
     PMIx_Info_destruct(&attr);
     if (rc != PMIX_SUCCESS) {
         printf("error PMIx_tool_init %s\n", PMIx_Error_string(rc));
         return 1;
+    }
+    if (env && me.rank != 0) {
+        PMIx_tool_finalize();
+        return 0;
     }
     rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_end, NULL, NULL);
     if (rc < 0)
