@@ -21,7 +21,9 @@
 #
 # A tool (tool_probe) also reads the job data of a job spawned over the
 # daemons (its size, each node's peers) from pmixrun's own server, and a
-# rank of a job over two daemons asks for a cospawn as a tool does.
+# rank of a job over two daemons asks for a cospawn as a tool does. Then
+# `pmixrun --stop-in-init --nodes 2`'s own job is the daemons' target
+# (attach): one daemon per node releases its node's ranks.
 #
 #   dbg_daemons.sh PMIXRUN DBG_LAUNCH DBG_DAEMON DEBUG_TARGET TOOL_PROBE INCDIR LIBDIR
 set -u
@@ -154,6 +156,18 @@ if start_job "$work/n2.out" --nodes 2 -n 2 --timeout 90 sleep 60; then
     fi
     kill -TERM "$job"
     wait "$job" 2>/dev/null
+fi
+
+# ---- attach: daemons for pmixrun's own job, held by --stop-in-init ----
+if start_job "$work/att.out" --stop-in-init --nodes 2 -n 3 --timeout 60 "$target" hello; then
+    out=$work/att.out
+    launch attach 1 1 "$work/a1"
+    wait "$job"
+    st=$?
+    [ "$st" = 0 ] || fail "attach: the job exited $st: $(cat "$out")"
+    [ "$(grep "^daemon .* target $ns all " "$out" | awk '{ print $5, $10 }' | sort | tr '\n' ';')" = "node0 0,1;node1 2;" ] ||
+        fail "attach: daemons (host, local ranks): $(cat "$out")"
+    [ "$(grep -c "^hello from rank [0-2] of 3$" "$out")" = 3 ] || fail "attach: not every rank released: $(cat "$out")"
 fi
 
 # ---- one node ----

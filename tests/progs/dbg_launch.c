@@ -20,6 +20,9 @@
  *   cospawn K   one spawn of two apps: the job, and the daemons with
  *               PMIX_COSPAWN_APP and PMIX_DEBUG_DAEMONS_PER_NODE K in their
  *               own directives
+ *   attach K    no job of its own: the daemons' target is pmixrun's job
+ *               (the first of PMIX_QUERY_NAMESPACES), with
+ *               PMIX_DEBUG_DAEMONS_PER_NODE K (TARGET is not used)
  *
  * With PMIX_NOTIFY_COMPLETION it waits (30 s at most) for the end of the
  * daemons' job (of the target's, under cospawn), printing "spawned NSPACE"
@@ -87,8 +90,10 @@ int main(int argc, char **argv)
     char job[PMIX_MAX_NSLEN + 1], dmn[PMIX_MAX_NSLEN + 1];
 
     if (argc != 6 || (strcmp(argv[2], "pernode") != 0 && strcmp(argv[2], "perproc") != 0 &&
-                      strcmp(argv[2], "rank") != 0 && strcmp(argv[2], "cospawn") != 0)) {
-        fprintf(stderr, "usage: dbg_launch PID pernode|perproc|rank|cospawn N TARGET DAEMON\n");
+                      strcmp(argv[2], "rank") != 0 && strcmp(argv[2], "cospawn") != 0 &&
+                      strcmp(argv[2], "attach") != 0)) {
+        fprintf(stderr,
+                "usage: dbg_launch PID pernode|perproc|rank|cospawn|attach N TARGET DAEMON\n");
         return 2;
     }
     const char *mode = argv[2];
@@ -132,7 +137,22 @@ int main(int argc, char **argv)
         printf("spawned %s\n", job);
         snprintf(dmn, sizeof dmn, "%s", job); /* the end awaited: the job's */
     } else {
-        rc = PMIx_Spawn(ji, 1, apps, 1, job);
+        if (strcmp(mode, "attach") == 0) { /* the running job */
+            pmix_query_t *q = PMIx_Query_create(1);
+            pmix_info_t *res = NULL;
+            size_t nres = 0;
+            PMIx_Argv_append_nosize(&q->keys, PMIX_QUERY_NAMESPACES);
+            rc = PMIx_Query_info(q, 1, &res, &nres);
+            PMIx_Query_free(q, 1);
+            if (rc != PMIX_SUCCESS || nres < 1 || res[0].value.type != PMIX_STRING)
+                return fail("PMIX_QUERY_NAMESPACES", rc != PMIX_SUCCESS ? rc : PMIX_ERR_NOT_FOUND);
+            snprintf(job, sizeof job, "%.*s", (int)strcspn(res[0].value.data.string, ","),
+                     res[0].value.data.string);
+            PMIx_Info_free(res, nres);
+            mode = "pernode";
+        } else {
+            rc = PMIx_Spawn(ji, 1, apps, 1, job);
+        }
         PMIx_Info_free(ji, 2);
         PMIx_App_free(apps, 2);
         if (rc != PMIX_SUCCESS)
