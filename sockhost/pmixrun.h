@@ -302,6 +302,16 @@ typedef struct job {
     int spawn_acks;
     pmix_status_t spawn_status;
     bool spawn_answered;
+    /* pmixrun --nodes: a tool's spawn on pmixrun's own server (spawn_from
+     * -1) is answered through this callback (once) */
+    pmix_spawn_cbfunc_t spawn_cb;
+    void *spawn_cbdata;
+    /* PMIX_COSPAWN_APP (spawn_plan): the job and the job of its cospawned
+     * apps point at each other; co_daemons marks the second, whose answer
+     * the first's waits for */
+    struct job *co;
+    bool co_daemons;
+    bool spawn_deferred; /* a tool's, before the daemons had the first job: sent after it */
     px_jobmap *xmap;
     /* The server's spawn upcall goes here (pmixrun: spawn_up; pmixd:
      * spawnd_up, to pmixrun); NULL: PMIX_ERR_NOT_SUPPORTED */
@@ -384,8 +394,13 @@ int job_bindings(job *j); /* cpusets per rank; 0 or -1 (message printed) */
 int job_platform(job *j, px_posix_watch_cb on_signal, void *arg);
 /* Destroy the job's watches and then the platform (after job_server_stop). */
 void job_platform_free(job *j);
-int job_server_start(job *j);             /* the server engine, listening in topdir */
-int job_register(job *j);                 /* register the namespace and every local rank */
+int job_server_start(job *j); /* the server engine, listening in topdir */
+int job_register(job *j);     /* register the namespace and every local rank */
+/* pmixrun --nodes: register the job's namespace with pmixrun's own server,
+ * which runs none of its ranks, so that its tools can PMIx_Get the job,
+ * node, app and rank data the daemons register (without a node of its own:
+ * a Get names the node or the rank). 0, or -1 (message printed). */
+int job_register_view(job *j);
 void job_rank_lost(job *j, rank_proc *r); /* tell the server a rank died unfinalized */
 /* Rank `r` of job `j` was reaped with waitpid's `wstatus`: note how it
  * ended (code, signaled) and, if it had connected and not finalized, tell
@@ -452,13 +467,15 @@ void spawn_close_output(job *j);    /* flush and close the spawned ranks' pipes 
 int spawn_worst_code(const job *j); /* the worst exit status of a spawned rank */
 void spawn_free_all(job *j);        /* at teardown, after the server is gone */
 void spawn_child_free(job *c);      /* one spawned job (not linked to its parent) */
-/* pmixrun --nodes: the plan of a daemon's spawn request from `proc`: the
- * new job (not yet linked to j) with its apps' programs found, its map
+/* pmixrun --nodes: the plan of a daemon's or a tool's spawn request from
+ * `proc`: the new job (not yet linked to j) with its apps' programs found, its map
  * over the current nodes (rank_node: PMIX_MAPBY node round robin, else in
  * blocks, only in free slots where slots are known (--host name:slots,
  * --map-by ppr, --nooversubscribe); PMIX_HOST and PMIX_ADD_HOST name
- * nodes of the job) and a rank_proc per rank (pid 0), or the error to
- * answer (a message on stderr says why). */
+ * nodes of the job; debugger daemons beside their target's ranks) and a
+ * rank_proc per rank (pid 0), or the error to answer (a message on stderr
+ * says why). With PMIX_COSPAWN_APP apps, (*out)->co is the planned job of
+ * those apps (not linked either; its co_daemons set). */
 pmix_status_t spawn_plan(job *j, const pmix_proc_t *proc, const pmix_info_t job_info[],
                          size_t ninfo, const pmix_app_t apps[], size_t napps, job **out);
 

@@ -769,7 +769,37 @@ static pmix_status_t local_keys(void *ctx, pmix_rank_t rank, px_ivec *v)
     return rc;
 }
 
-int job_register(job *j)
+/* Drop the top-level keys of the node the builder wrote for (its
+ * PMIX_HOSTNAME, PMIX_NODEID, PMIX_LOCAL_SIZE, PMIX_LOCAL_PEERS,
+ * PMIX_LOCALLDR): a server that runs no rank is on none of the job's
+ * nodes, and its tools name a node or a rank in their Gets. The per-node
+ * and per-rank arrays stay. */
+static void drop_node_keys(px_ivec *info)
+{
+    static const char *const keys[] = {PMIX_HOSTNAME, PMIX_NODEID, PMIX_LOCAL_SIZE,
+                                       PMIX_LOCAL_PEERS, PMIX_LOCALLDR};
+    size_t k = 0;
+
+    for (size_t i = 0; i < info->n; i++) {
+        bool drop = false;
+        for (size_t d = 0; d < sizeof keys / sizeof keys[0] && !drop; d++)
+            drop = PMIx_Check_key(info->v[i].key, keys[d]);
+        if (drop) {
+            PMIx_Info_destruct(&info->v[i]);
+            continue;
+        }
+        if (k != i)
+            info->v[k] = info->v[i];
+        k++;
+    }
+    info->n = k;
+}
+
+/* Register the job's namespace with the server: with its ranks as this
+ * node's clients (`ranks_here`), or, for a server that runs none of them
+ * (pmixrun --nodes), the same job, node, app and process data without a
+ * node of its own, so that its tools read the job as a rank would. */
+static int register_job(job *j, bool ranks_here)
 {
     char cwd[4096];
     const char *here = getcwd(cwd, sizeof cwd);
@@ -806,15 +836,17 @@ int job_register(job *j)
         .nsdir = j->nsdir,
         .describe_all = true,
         .stop_in_init = j->stop_in_init,
-        .local_keys = local_keys,
+        .local_keys = ranks_here ? local_keys : NULL,
         .ctx = j,
     };
     px_ivec info = {0};
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
-    rc = px_jobinfo_build(&map, (uint32_t)j->node, &info);
-    if (rc == PMIX_SUCCESS)
+    rc = px_jobinfo_build(&map, ranks_here ? (uint32_t)j->node : 0, &info);
+    if (rc == PMIX_SUCCESS && ranks_here)
         rc = net_keys(j, &info); /* the network's coordinates (pmixrun_net.c) */
+    else if (rc == PMIX_SUCCESS)
+        drop_node_keys(&info);
     if (rc == PMIX_ERR_NOMEM)
         goto nomem;
     if (rc != PMIX_SUCCESS)
@@ -824,14 +856,15 @@ int job_register(job *j)
         if (e == NULL || PMIx_Value_xfer(&e->value, &j->extra_info[i].value) != PMIX_SUCCESS)
             goto nomem;
     }
-    rc = LOCKED(j, px_server_register_nspace(j->srv, j->nspace, j->nlocal, info.v, info.n));
+    rc = LOCKED(j, px_server_register_nspace(j->srv, j->nspace, ranks_here ? j->nlocal : 0, info.v,
+                                             info.n));
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "pmixrun: the PMIx server refused the job's data: %s\n",
                 PMIx_Error_string(rc));
         goto fail;
     }
     j->nspace_registered = true;
-    for (int i = 0; i < j->nlocal; i++) {
+    for (int i = 0; ranks_here && i < j->nlocal; i++) {
         pmix_proc_t p;
         PMIx_Load_procid(&p, j->nspace, (pmix_rank_t)j->ranks[i].rank);
         rc = LOCKED(j, px_server_register_client(j->srv, &p, getuid(), getgid(), &j->ranks[i]));
@@ -852,6 +885,16 @@ done:
     px_ivec_free(&info);
     free(apps);
     return rc == PMIX_SUCCESS ? 0 : -1;
+}
+
+int job_register(job *j)
+{
+    return register_job(j, true);
+}
+
+int job_register_view(job *j)
+{
+    return register_job(j, false);
 }
 
 /* ---- shared by pmixrun and pmixd ---- */

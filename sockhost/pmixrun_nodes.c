@@ -838,6 +838,8 @@ static void send_all(nodes *ns, uint8_t type, const tl_buf *b)
             tl_send(&ns->d[i].link, type, b);
 }
 
+static void send_deferred(nodes *ns);
+
 static void send_job(nodes *ns)
 {
     job *j = ns->j;
@@ -863,6 +865,7 @@ static void send_job(nodes *ns)
     ns->job_sent = true;
     j->nstarted = j->nprocs; /* from now on their ends come as reports */
     rndz_launched(j);
+    send_deferred(ns);
 }
 
 static void send_stop(nodes *ns, bool now)
@@ -1114,6 +1117,99 @@ static void send_spawn_job(nodes *ns, job *c)
     tl_buf_free(&b);
 }
 
+/* Answer the requestor of spawned job `c` (not the cospawned half of a
+ * pair): its daemon, or the tool on pmixrun's own server. */
+static void answer_spawn(nodes *ns, job *c, pmix_status_t st)
+{
+    const char *nsp = st == PMIX_SUCCESS ? c->nspace : "";
+    if (c->spawn_from >= 0) {
+        spawn_answer(ns, c->spawn_from, c->spawn_id, st, nsp);
+    } else if (c->spawn_cb != NULL) {
+        pmix_spawn_cbfunc_t cb = c->spawn_cb;
+        c->spawn_cb = NULL;
+        px_posix_ops()->lock(ns->j->plat); /* outside a callback of the loop: take it */
+        cb(st, (char *)nsp, c->spawn_cbdata);
+        px_posix_ops()->unlock(ns->j->plat);
+    }
+}
+
+/* Start a planned job (and the job of its cospawned apps) over the
+ * daemons: linked to the first job, registered with pmixrun's server for
+ * its tools, sent to every daemon. False if no daemon took it (the job is
+ * then failed; nothing was answered). */
+static bool start_planned(nodes *ns, job *c, int node, uint32_t id)
+{
+    job *j = ns->j;
+    bool sent = true;
+
+    for (job *x = c; x != NULL; x = x == c ? c->co : NULL) {
+        x->spawn_from = node;
+        x->spawn_id = id;
+        x->spawn_status = PMIX_SUCCESS;
+        j->nspawned = x->spawn_no;
+        x->next_child = j->children;
+        j->children = x;
+        x->nstarted = x->nprocs; /* from now on their ends come as reports */
+        if (job_register_view(x) != 0)
+            fprintf(stderr, "pmixrun: %s: its tools cannot read its job data\n", x->nspace);
+        if (!ns->job_sent) { /* the daemons are not all up yet: after PD_JOB */
+            x->spawn_deferred = true;
+            continue;
+        }
+        send_spawn_job(ns, x);
+        if (x->spawn_acks == 0) /* no daemon to take it */
+            sent = false;
+    }
+    if (!sent)
+        for (job *x = c; x != NULL; x = x == c ? c->co : NULL)
+            x->spawn_answered = x->spawn_failed = true;
+    return sent;
+}
+
+/* Send the spawned jobs a tool asked for before the daemons had the
+ * first job (start_planned), now that they have it; one no daemon takes
+ * fails at once. */
+static void send_deferred(nodes *ns)
+{
+    for (job *c = ns->j->children; c != NULL; c = c->next_child) {
+        if (!c->spawn_deferred)
+            continue;
+        c->spawn_deferred = false;
+        send_spawn_job(ns, c);
+        if (c->spawn_acks < 0)
+            continue;
+        job *m = c->co_daemons ? c->co : c;
+        for (job *x = m; x != NULL; x = x == m ? m->co : NULL)
+            x->spawn_answered = x->spawn_failed = true;
+        answer_spawn(ns, m, PMIX_ERR_JOB_FAILED_TO_LAUNCH); /* once: the callback goes */
+    }
+}
+
+/* A tool's PMIx_Spawn on pmixrun's own server: planned and sent as a
+ * daemon's is, answered through the server's callback (answer_spawn).
+ * One that comes while the daemons are starting waits for them. */
+static pmix_status_t nodes_spawn_up(void *hctx, const pmix_proc_t *proc,
+                                    const pmix_info_t job_info[], size_t ninfo,
+                                    const pmix_app_t apps[], size_t napps,
+                                    pmix_spawn_cbfunc_t cbfunc, void *cbdata)
+{
+    job *j = hctx, *c = NULL;
+    nodes *ns = j->nodes;
+    pmix_status_t rc;
+
+    if (ns->stop_level > 0 || j->reason != END_NONE)
+        return PMIX_ERR_JOB_TERMINATED;
+    if ((rc = spawn_plan(j, proc, job_info, ninfo, apps, napps, &c)) != PMIX_SUCCESS)
+        return rc;
+    c->spawn_cb = cbfunc;
+    c->spawn_cbdata = cbdata;
+    if (!start_planned(ns, c, -1, 0)) {
+        c->spawn_cb = NULL; /* an error returned: the callback is not called */
+        return PMIX_ERR_JOB_FAILED_TO_LAUNCH;
+    }
+    return PMIX_SUCCESS;
+}
+
 /* A client's PMIx_Spawn, from the daemon of `node`. */
 static void got_spawn(nodes *ns, int node, const uint8_t *p, size_t len)
 {
@@ -1141,18 +1237,8 @@ static void got_spawn(nodes *ns, int node, const uint8_t *p, size_t len)
         spawn_answer(ns, node, id, rc, "");
         return;
     }
-    c->spawn_from = node;
-    c->spawn_id = id;
-    c->spawn_status = PMIX_SUCCESS;
-    j->nspawned++;
-    c->next_child = j->children;
-    j->children = c;
-    c->nstarted = c->nprocs; /* from now on their ends come as reports */
-    send_spawn_job(ns, c);
-    if (c->spawn_acks == 0) { /* no daemon to take it */
-        c->spawn_answered = c->spawn_failed = true;
+    if (!start_planned(ns, c, node, id))
         spawn_answer(ns, node, id, PMIX_ERR_JOB_FAILED_TO_LAUNCH, "");
-    }
 }
 
 static job *child_no(job *j, uint32_t no)
@@ -1180,18 +1266,23 @@ static void got_spawn_state(nodes *ns, tl_reader *r)
         if (++c->spawn_acks < 0)
             return; /* more daemons to hear from */
         c->spawn_answered = true;
-        if (c->spawn_status != PMIX_SUCCESS) {
-            fprintf(stderr, "pmixrun: spawn of %s failed: %s\n", c->nspace,
-                    PMIx_Error_string(c->spawn_status));
-            c->spawn_failed = true;
+        job *m = c->co_daemons ? c->co : c; /* the job the requestor asked for */
+        if (m->co != NULL && !(m->spawn_answered && m->co->spawn_answered))
+            return; /* its other half has yet to start */
+        st = m->spawn_status != PMIX_SUCCESS ? m->spawn_status
+             : m->co != NULL                 ? m->co->spawn_status
+                                             : PMIX_SUCCESS;
+        for (job *x = m; st != PMIX_SUCCESS && x != NULL; x = x == m ? m->co : NULL) {
+            fprintf(stderr, "pmixrun: spawn of %s failed: %s\n", x->nspace,
+                    PMIx_Error_string(x->spawn_status != PMIX_SUCCESS ? x->spawn_status : st));
+            x->spawn_failed = true;
             tl_buf b = {0};
             tl_put_u8(&b, 3);
-            tl_put_str(&b, c->nspace);
+            tl_put_str(&b, x->nspace);
             send_all(ns, PD_SPAWN_REP, &b); /* its ranks that started go */
             tl_buf_free(&b);
         }
-        spawn_answer(ns, c->spawn_from, c->spawn_id, c->spawn_status,
-                     c->spawn_status == PMIX_SUCCESS ? c->nspace : "");
+        answer_spawn(ns, m, st);
         return;
     }
     uint32_t rank = tl_get_u32(r), pid = tl_get_u32(r), code = tl_get_u32(r);
@@ -1215,8 +1306,16 @@ static void got_spawn_state(nodes *ns, tl_reader *r)
     if (c->nreaped < c->nstarted)
         return;
     c->spawn_ended = true;
-    if (c->notify_completion && !c->spawn_failed && c->spawn_from >= 0 && c->spawn_from < ns->k &&
-        ns->d[c->spawn_from].link.fd >= 0) {
+    if (c->notify_completion && !c->spawn_failed && c->spawn_from < 0) { /* a tool's */
+        int worst = 0;
+        for (int i = 0; i < c->nprocs; i++)
+            if (c->ranks[i].code > worst)
+                worst = c->ranks[i].code;
+        px_posix_ops()->lock(j->plat);
+        spawn_notify_end(j, c->nspace, &c->spawner, worst);
+        px_posix_ops()->unlock(j->plat);
+    } else if (c->notify_completion && !c->spawn_failed && c->spawn_from >= 0 &&
+               c->spawn_from < ns->k && ns->d[c->spawn_from].link.fd >= 0) {
         int worst = 0;
         for (int i = 0; i < c->nprocs; i++)
             if (c->ranks[i].code > worst)
@@ -1631,6 +1730,8 @@ int nodes_run(job *j)
     }
     if (net_fit(j) != 0) /* the network's coordinates, for PD_JOB */
         goto out;
+    if (job_register_view(j) != 0) /* the job's data for tools, as the daemons have it */
+        goto out;
     for (int i = 0; i < ns.k; i++) {
         ns.d[i].link.fd = -1;
         ns.d[i].launcher = -1;
@@ -1639,6 +1740,7 @@ int nodes_run(job *j)
         goto out;
     j->jctrl_up = tool_jctrl; /* a tool's PMIx_Job_control reaches the daemons */
     j->jctrl_ctx = &ns;
+    j->spawn = nodes_spawn_up; /* a tool's PMIx_Spawn goes over the daemons */
     if (ntool_init(j, nodes_send) != 0) {
         fprintf(stderr, "pmixrun: out of memory\n");
         goto out;

@@ -25,11 +25,22 @@
  *
  * Debugging: PMIX_DEBUG_STOP_IN_INIT holds the new job's ranks in
  * PMIx_Init until PMIX_DEBUGGER_RELEASE (as --stop-in-init);
- * PMIX_DEBUGGER_DAEMONS and the target (PMIX_DEBUG_TARGET or
- * PMIX_DEBUG_JOB, job or app directive) go into the job data as
- * PMIX_DEBUGGER_DAEMONS and PMIX_DEBUG_JOB, where the daemons, connected
- * by the environment they were given, read them. An app of maxprocs 0
- * gets N ranks under PMIX_MAPBY "ppr:N:...", else one per core.
+ * PMIX_DEBUGGER_DAEMONS and the target (PMIX_DEBUG_TARGET, a namespace or
+ * one rank, or PMIX_DEBUG_JOB; job or app directive) go into the job data
+ * as PMIX_DEBUGGER_DAEMONS, PMIX_DEBUG_JOB and PMIX_DEBUG_TARGET, where
+ * the daemons, connected by the environment they were given, read them.
+ * When the target is a running job of this pmixrun and the app says how
+ * many (PMIX_DEBUG_DAEMONS_PER_NODE N: N on each node that holds target
+ * ranks; PMIX_DEBUG_DAEMONS_PER_PROC N: N per target rank, on its node) or
+ * leaves it to the host (maxprocs 0: N per such node under PMIX_MAPBY
+ * "ppr:N:node", else one per target rank, the Standard's default), the
+ * daemons go beside the target's ranks (by_target, daemons_on). Apps with
+ * PMIX_COSPAWN_APP are launched with the job as a job of their own (the
+ * next ".sN"), their target the new job: its stop in init and its end's
+ * notice are the job's alone, and the spawn answers with the job's
+ * namespace once both started (or fails both). Any other app of maxprocs
+ * 0 gets N ranks under PMIX_MAPBY "ppr:N:...", else one per core (over
+ * daemons, N on each node under "ppr:N:node").
  *
  * pmixrun --nodes: a daemon's request comes to pmixrun (pmixd_spawn.c),
  * which plans the job here (spawn_plan: the same directives, checks and
@@ -186,8 +197,10 @@ static int default_count(const job *j, const char *mapby)
 
 /* The debugger keys of a spawn (job or app directive): PMIX_DEBUGGER_DAEMONS
  * into *daemons, the target of PMIX_DEBUG_TARGET (a proc or a namespace
- * string) or PMIX_DEBUG_JOB into *target. True if `in` was one of them. */
-static bool debug_keys(const pmix_info_t *in, bool *daemons, const char **target)
+ * string) or PMIX_DEBUG_JOB into *target and its rank into *trank (the
+ * proc's, else PMIX_RANK_WILDCARD). True if `in` was one of them. */
+static bool debug_keys(const pmix_info_t *in, bool *daemons, const char **target,
+                       pmix_rank_t *trank)
 {
     if (key_is(in, PMIX_DEBUGGER_DAEMONS)) {
         *daemons = flag_of(in);
@@ -195,11 +208,39 @@ static bool debug_keys(const pmix_info_t *in, bool *daemons, const char **target
     }
     if (!key_is(in, PMIX_DEBUG_TARGET) && !key_is(in, PMIX_DEBUG_JOB))
         return false;
-    if (in->value.type == PMIX_STRING && in->value.data.string != NULL)
+    if (in->value.type == PMIX_STRING && in->value.data.string != NULL) {
         *target = in->value.data.string;
-    else if (in->value.type == PMIX_PROC && in->value.data.proc != NULL)
+        *trank = PMIX_RANK_WILDCARD;
+    } else if (in->value.type == PMIX_PROC && in->value.data.proc != NULL) {
         *target = in->value.data.proc->nspace;
+        *trank = in->value.data.proc->rank;
+    }
     return true;
+}
+
+/* A count directive (PMIX_DEBUG_DAEMONS_PER_NODE / _PER_PROC): its value,
+ * or 0 if absent or not a positive number below 65,536. */
+static unsigned count_of(const pmix_info_t *in)
+{
+    uint64_t v = 0;
+    switch (in->value.type) {
+    case PMIX_UINT16: v = in->value.data.uint16; break;
+    case PMIX_UINT32: v = in->value.data.uint32; break;
+    case PMIX_INT: v = in->value.data.integer > 0 ? (uint64_t)in->value.data.integer : 0; break;
+    case PMIX_UINT: v = in->value.data.uint; break;
+    case PMIX_SIZE: v = in->value.data.size; break;
+    default: break;
+    }
+    return v < 65536 ? (unsigned)v : 0;
+}
+
+/* True if app `pa` says `key` (a flag) in its own directives. */
+static bool app_says(const pmix_app_t *pa, const char *key)
+{
+    for (size_t i = 0; i < pa->ninfo; i++)
+        if (key_is(&pa->info[i], key))
+            return flag_of(&pa->info[i]);
+    return false;
 }
 
 /* A spawned job's storage; what it borrows from the first job is left. */
@@ -310,9 +351,106 @@ static void kill_started(job *c)
 /* What a spawn request asks, read once for both ways to run it. */
 typedef struct spawn_args {
     const char *mapby, *wdir, *target;
+    pmix_rank_t trank;           /* the target's rank (PMIX_RANK_WILDCARD: all of it) */
+    const job *tjob;             /* the target, when it is a job of this run */
+    unsigned per_node, per_proc; /* PMIX_DEBUG_DAEMONS_PER_NODE / _PER_PROC */
     bool notify, stop_in_init, daemons;
     long total; /* processes in all */
 } spawn_args;
+
+/* The job named `ns` of this run (the first job, unless a system server,
+ * or a spawned one still running), or NULL. */
+static const job *job_of_run(const job *j, const char *ns)
+{
+    if (ns == NULL)
+        return NULL;
+    if (!j->system_server && strncmp(ns, j->nspace, PMIX_MAX_NSLEN) == 0)
+        return j;
+    for (const job *c = j->children; c != NULL; c = c->next_child)
+        if (strncmp(ns, c->nspace, PMIX_MAX_NSLEN) == 0 && !c->spawn_failed && !c->spawn_ended)
+            return c;
+    return NULL;
+}
+
+/* True if app `pa` is debugger daemons placed by their target: a target
+ * of this run, and PMIX_DEBUG_DAEMONS_PER_NODE, _PER_PROC or maxprocs 0. */
+static bool by_target(const spawn_args *a, const pmix_app_t *pa)
+{
+    if (a->tjob == NULL || !(a->daemons || app_says(pa, PMIX_DEBUGGER_DAEMONS)))
+        return false;
+    if (a->per_node > 0 || a->per_proc > 0 || pa->maxprocs == 0)
+        return true;
+    for (size_t i = 0; i < pa->ninfo; i++)
+        if ((key_is(&pa->info[i], PMIX_DEBUG_DAEMONS_PER_NODE) ||
+             key_is(&pa->info[i], PMIX_DEBUG_DAEMONS_PER_PROC)) &&
+            count_of(&pa->info[i]) > 0)
+            return true;
+    return false;
+}
+
+/* Into tcnt[0 .. nnodes): the target's ranks on each node. */
+static void target_count(const spawn_args *a, int nnodes, int *tcnt)
+{
+    const job *t = a->tjob;
+    memset(tcnt, 0, (size_t)nnodes * sizeof *tcnt);
+    for (int r = 0; t != NULL && r < t->nprocs; r++) {
+        int n = t->rank_node != NULL ? (int)t->rank_node[r] : 0;
+        if ((a->trank == PMIX_RANK_WILDCARD || (pmix_rank_t)r == a->trank) && n < nnodes)
+            tcnt[n]++;
+    }
+}
+
+/* How many of by_target app `pa`'s daemons go on node `n`, where the
+ * target has tcnt[n] ranks: none where it has none; else the app's or the
+ * job's PMIX_DEBUG_DAEMONS_PER_NODE, or _PER_PROC times tcnt[n], or N of
+ * PMIX_MAPBY "ppr:N:node", or one per target rank (the Standard's
+ * default). */
+static int daemons_on(const spawn_args *a, const pmix_app_t *pa, const int *tcnt, int n)
+{
+    unsigned per_node = a->per_node, per_proc = a->per_proc;
+    if (tcnt[n] == 0)
+        return 0;
+    for (size_t i = 0; i < pa->ninfo; i++) {
+        if (key_is(&pa->info[i], PMIX_DEBUG_DAEMONS_PER_NODE) && count_of(&pa->info[i]) > 0) {
+            per_node = count_of(&pa->info[i]);
+            per_proc = 0;
+        } else if (key_is(&pa->info[i], PMIX_DEBUG_DAEMONS_PER_PROC) &&
+                   count_of(&pa->info[i]) > 0) {
+            per_proc = count_of(&pa->info[i]);
+            per_node = 0;
+        }
+    }
+    if (per_node > 0)
+        return (int)per_node;
+    if (per_proc > 0)
+        return (int)per_proc * tcnt[n];
+    if (a->mapby != NULL && strncasecmp(a->mapby, "ppr:", 4) == 0)
+        return default_count(a->tjob, a->mapby);
+    return tcnt[n];
+}
+
+/* The apps of a request split in two: those of the job itself, and those
+ * with PMIX_COSPAWN_APP (launched with it as a job of their own). The
+ * arrays hold shallow copies (free them with free()). */
+static pmix_status_t split_cospawn(const pmix_app_t apps[], size_t napps, pmix_app_t **main_,
+                                   size_t *nmain, pmix_app_t **co, size_t *nco)
+{
+    *main_ = calloc(napps > 0 ? napps : 1, sizeof **main_);
+    *co = calloc(napps > 0 ? napps : 1, sizeof **co);
+    *nmain = *nco = 0;
+    if (*main_ == NULL || *co == NULL) {
+        free(*main_);
+        free(*co);
+        return PMIX_ERR_NOMEM;
+    }
+    for (size_t k = 0; k < napps; k++) {
+        if (app_says(&apps[k], PMIX_COSPAWN_APP))
+            (*co)[(*nco)++] = apps[k];
+        else
+            (*main_)[(*nmain)++] = apps[k];
+    }
+    return *nmain == 0 && *nco > 0 ? PMIX_ERR_BAD_PARAM : PMIX_SUCCESS; /* beside nothing */
+}
 
 /* Read the job directives and check the apps (hosts, sizes). */
 static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninfo,
@@ -321,6 +459,7 @@ static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninf
     pmix_status_t rc;
 
     memset(a, 0, sizeof *a);
+    a->trank = PMIX_RANK_WILDCARD;
     if (napps == 0)
         return PMIX_ERR_BAD_PARAM;
     for (size_t i = 0; i < ninfo; i++) {
@@ -335,8 +474,12 @@ static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninf
             a->stop_in_init = flag_of(in);
         else if (key_is(in, PMIX_DEBUG_STOP_ON_EXEC) && flag_of(in))
             return PMIX_ERR_NOT_SUPPORTED; /* QUERY_DEBUG_SUPPORT does not list it */
-        else if (debug_keys(in, &a->daemons, &a->target))
+        else if (debug_keys(in, &a->daemons, &a->target, &a->trank))
             continue;
+        else if (key_is(in, PMIX_DEBUG_DAEMONS_PER_NODE))
+            a->per_node = count_of(in);
+        else if (key_is(in, PMIX_DEBUG_DAEMONS_PER_PROC))
+            a->per_proc = count_of(in);
         else if ((key_is(in, PMIX_HOST) || key_is(in, PMIX_ADD_HOST)) &&
                  (rc = check_hosts(j, in)) != PMIX_SUCCESS)
             return rc;
@@ -346,7 +489,7 @@ static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninf
             return PMIX_ERR_BAD_PARAM;
         a->total += apps[k].maxprocs > 0 ? apps[k].maxprocs : default_count(j, a->mapby);
         for (size_t i = 0; i < apps[k].ninfo; i++)
-            if (debug_keys(&apps[k].info[i], &a->daemons, &a->target))
+            if (debug_keys(&apps[k].info[i], &a->daemons, &a->target, &a->trank))
                 continue;
             else if ((key_is(&apps[k].info[i], PMIX_HOST) ||
                       key_is(&apps[k].info[i], PMIX_ADD_HOST)) &&
@@ -355,6 +498,15 @@ static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninf
     }
     if (a->total > 65535)
         return PMIX_ERR_BAD_PARAM;
+    a->tjob = a->daemons ? job_of_run(j, a->target) : NULL;
+    if (a->daemons && a->target != NULL && a->tjob == NULL &&
+        (a->per_node > 0 || a->per_proc > 0)) {
+        fprintf(stderr,
+                "pmixrun: spawn of debugger daemons refused: their target %s is no running job "
+                "of this pmixrun\n",
+                a->target);
+        return PMIX_ERR_NOT_FOUND;
+    }
     return PMIX_SUCCESS;
 }
 
@@ -363,10 +515,11 @@ static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninf
  * keys its job data adds (PMIX_SPAWNED, PMIX_PARENT_ID...). On failure
  * nothing is left to free. */
 static pmix_status_t child_make(job *j, const pmix_proc_t *proc, const spawn_args *a,
-                                const pmix_app_t apps[], size_t napps, job **out)
+                                const pmix_app_t apps[], size_t napps, int no, job **out)
 {
     pmix_status_t rc;
     job *c = calloc(1, sizeof *c);
+    int nn = j->nnodes > 0 ? j->nnodes : 1, *tcnt = NULL;
 
     *out = NULL;
     if (c == NULL)
@@ -378,11 +531,37 @@ static pmix_status_t child_make(job *j, const pmix_proc_t *proc, const spawn_arg
     c->spawner = *proc;
     c->notify_completion = a->notify;
     c->stop_in_init = a->stop_in_init;
-    c->spawn_no = j->nspawned + 1;
+    c->spawn_no = no;
     snprintf(c->nspace, sizeof c->nspace, "%.240s.s%d", j->nspace, c->spawn_no);
 
     if ((rc = make_apps(c, apps, napps, a->wdir, default_count(j, a->mapby))) != PMIX_SUCCESS)
         goto fail;
+    if (a->tjob != NULL) { /* debugger daemons beside their target's ranks */
+        int first = 0;
+        if ((tcnt = calloc((size_t)nn, sizeof *tcnt)) == NULL) {
+            rc = PMIX_ERR_NOMEM;
+            goto fail;
+        }
+        target_count(a, nn, tcnt);
+        for (size_t k = 0; k < napps; k++) {
+            if (by_target(a, &apps[k])) {
+                c->apps[k].size = 0;
+                for (int n = 0; n < nn; n++)
+                    c->apps[k].size += daemons_on(a, &apps[k], tcnt, n);
+            }
+            c->apps[k].first = first;
+            first += c->apps[k].size;
+        }
+        c->nprocs = first;
+        free(tcnt);
+        tcnt = NULL;
+        if (c->nprocs == 0 || c->nprocs > 65535) {
+            fprintf(stderr, "pmixrun: spawn of debugger daemons refused: %d daemons for %s\n",
+                    c->nprocs, a->target);
+            rc = c->nprocs == 0 ? PMIX_ERR_BAD_PARAM : PMIX_ERR_OUT_OF_RESOURCE;
+            goto fail;
+        }
+    }
     int lrc = resolve_apps(c);
     if (lrc != 0) {
         rc = lrc == PMIXRUN_EXIT_NOTFOUND ? PMIX_ERR_JOB_EXE_NOT_FOUND
@@ -391,7 +570,7 @@ static pmix_status_t child_make(job *j, const pmix_proc_t *proc, const spawn_arg
         goto fail;
     }
     bool yes = true;
-    if ((c->extra_info = PMIx_Info_create(5)) == NULL) {
+    if ((c->extra_info = PMIx_Info_create(6)) == NULL) {
         rc = PMIX_ERR_NOMEM;
         goto fail;
     }
@@ -401,39 +580,45 @@ static pmix_status_t child_make(job *j, const pmix_proc_t *proc, const spawn_arg
         PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_MAPBY, a->mapby, PMIX_STRING);
     if (a->daemons)
         PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_DEBUGGER_DAEMONS, &yes, PMIX_BOOL);
-    if (a->target != NULL)
+    if (a->target != NULL) {
+        pmix_proc_t t;
+        PMIx_Load_procid(&t, a->target, a->trank);
         PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_DEBUG_JOB, a->target, PMIX_STRING);
+        PMIx_Info_load(&c->extra_info[c->nextra++], PMIX_DEBUG_TARGET, &t, PMIX_PROC);
+    }
     *out = c;
     return PMIX_SUCCESS;
 fail:
+    free(tcnt);
     spawn_child_free(c);
     return rc;
 }
 
-pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
-                       size_t ninfo, const pmix_app_t apps[], size_t napps,
-                       pmix_spawn_cbfunc_t cbfunc, void *cbdata)
+/* The arguments of the cospawned apps' job: debugger daemons (if they say
+ * so) whose target is the job `c` just made, launched with it; the job's
+ * directives for the stop in init and the end's notice are c's alone. */
+static void cospawn_args(const spawn_args *a, const job *c, const pmix_app_t co[], size_t nco,
+                         spawn_args *da)
 {
-    job *j = hctx, *c;
-    spawn_args a;
+    *da = *a;
+    da->stop_in_init = da->notify = false;
+    da->daemons = false;
+    for (size_t k = 0; k < nco; k++)
+        da->daemons |= app_says(&co[k], PMIX_DEBUGGER_DAEMONS);
+    da->target = c->nspace;
+    da->trank = PMIX_RANK_WILDCARD;
+    da->tjob = da->daemons ? c : NULL;
+    da->total = 0;
+}
+
+/* Start spawned job `c` on this node: its directory, its registration
+ * and its ranks. On an error before any rank started, `c` is freed (the
+ * server forgets it); after, it is the first job's child, marked failed,
+ * its started ranks killed. */
+static pmix_status_t start_here(job *j, job *c)
+{
     pmix_status_t rc;
 
-    if (j->rank_node != NULL || j->cross != NULL)
-        return PMIX_ERR_NOT_SUPPORTED; /* pmixd: its spawns go to pmixrun (pmixd_spawn.c) */
-    if (j->reason != END_NONE)
-        return PMIX_ERR_JOB_TERMINATED; /* the run is ending */
-    if ((rc = read_args(j, job_info, ninfo, apps, napps, &a)) != PMIX_SUCCESS)
-        return rc;
-    int running = live_ranks(j);
-    if (j->no_oversubscribe && running + a.total > j->ncores) {
-        fprintf(stderr,
-                "pmixrun: spawn of %ld processes refused: %d processes already run on %s, which "
-                "has %d core%s (--nooversubscribe)\n",
-                a.total, running, j->hostname, j->ncores, j->ncores == 1 ? "" : "s");
-        return PMIX_ERR_OUT_OF_RESOURCE;
-    }
-    if ((rc = child_make(j, proc, &a, apps, napps, &c)) != PMIX_SUCCESS)
-        return rc;
     c->nlocal = c->nprocs;
     if ((c->ranks = calloc((size_t)c->nprocs, sizeof *c->ranks)) == NULL) {
         rc = PMIX_ERR_NOMEM;
@@ -464,7 +649,7 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
         goto fail;
     }
     /* from here on the ranks are the first job's to reap */
-    j->nspawned++;
+    j->nspawned = c->spawn_no;
     c->next_child = j->children;
     j->children = c;
     for (int i = 0; i < c->nprocs; i++) {
@@ -476,7 +661,6 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
             return PMIX_ERR_JOB_FAILED_TO_LAUNCH;
         }
     }
-    cbfunc(PMIX_SUCCESS, c->nspace, cbdata);
     return PMIX_SUCCESS;
 
 fail:
@@ -491,6 +675,65 @@ fail:
         px_posix_ops()->unlock(j->plat);
     }
     spawn_child_free(c);
+    return rc;
+}
+
+pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                       size_t ninfo, const pmix_app_t apps[], size_t napps,
+                       pmix_spawn_cbfunc_t cbfunc, void *cbdata)
+{
+    job *j = hctx, *c = NULL, *d = NULL;
+    spawn_args a, da;
+    pmix_app_t *main_ = NULL, *co = NULL;
+    size_t nmain = 0, nco = 0;
+    pmix_status_t rc;
+
+    if (j->rank_node != NULL || j->cross != NULL)
+        return PMIX_ERR_NOT_SUPPORTED; /* pmixd: its spawns go to pmixrun (pmixd_spawn.c) */
+    if (j->reason != END_NONE)
+        return PMIX_ERR_JOB_TERMINATED; /* the run is ending */
+    if ((rc = split_cospawn(apps, napps, &main_, &nmain, &co, &nco)) != PMIX_SUCCESS)
+        goto out;
+    if ((rc = read_args(j, job_info, ninfo, main_, nmain, &a)) != PMIX_SUCCESS)
+        goto out;
+    if ((rc = child_make(j, proc, &a, main_, nmain, j->nspawned + 1, &c)) != PMIX_SUCCESS)
+        goto out;
+    if (nco > 0) { /* PMIX_COSPAWN_APP: a job of their own, beside c's ranks */
+        cospawn_args(&a, c, co, nco, &da);
+        if ((rc = child_make(j, proc, &da, co, nco, j->nspawned + 2, &d)) != PMIX_SUCCESS)
+            goto out;
+    }
+    int running = live_ranks(j), more = c->nprocs + (d != NULL ? d->nprocs : 0);
+    if (j->no_oversubscribe && running + more > j->ncores) {
+        fprintf(stderr,
+                "pmixrun: spawn of %d processes refused: %d processes already run on %s, which "
+                "has %d core%s (--nooversubscribe)\n",
+                more, running, j->hostname, j->ncores, j->ncores == 1 ? "" : "s");
+        rc = PMIX_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    rc = start_here(j, c);
+    c = NULL; /* freed, or the first job's */
+    if (rc != PMIX_SUCCESS)
+        goto out;
+    job *main_job = j->children; /* c, started */
+    if (d != NULL) {
+        rc = start_here(j, d);
+        d = NULL;
+        if (rc != PMIX_SUCCESS) { /* the job goes too: it was asked with its daemons */
+            main_job->spawn_failed = true;
+            kill_started(main_job);
+            goto out;
+        }
+    }
+    cbfunc(PMIX_SUCCESS, main_job->nspace, cbdata);
+out:
+    if (c != NULL)
+        spawn_child_free(c);
+    if (d != NULL)
+        spawn_child_free(d);
+    free(main_);
+    free(co);
     return rc;
 }
 
@@ -556,22 +799,20 @@ static pmix_status_t place_app(const job *j, job *c, const job_app *ap, const bo
     return PMIX_SUCCESS;
 }
 
-pmix_status_t spawn_plan(job *j, const pmix_proc_t *proc, const pmix_info_t job_info[],
-                         size_t ninfo, const pmix_app_t apps[], size_t napps, job **out)
+/* One job of a plan (spawn_plan): `no` its number, `a` what was asked. */
+static pmix_status_t plan_one(job *j, const pmix_proc_t *proc, const spawn_args *args,
+                              const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[],
+                              size_t napps, int no, job **out)
 {
     job *c = NULL;
-    spawn_args a;
+    spawn_args a = *args;
     pmix_status_t rc;
-    int *free_ = NULL, cores = 0;
+    int *free_ = NULL, cores = 0, *tcnt = NULL;
     bool *allowed = NULL, *job_hosts = NULL, any_job_host = false;
     char bad[256];
 
     *out = NULL;
-    if (j->reason != END_NONE)
-        return PMIX_ERR_JOB_TERMINATED;
-    if ((rc = read_args(j, job_info, ninfo, apps, napps, &a)) != PMIX_SUCCESS)
-        return rc;
-    if ((rc = child_make(j, proc, &a, apps, napps, &c)) != PMIX_SUCCESS)
+    if ((rc = child_make(j, proc, &a, apps, napps, no, &c)) != PMIX_SUCCESS)
         return rc;
     c->nnodes = j->nnodes;
     c->node_names = j->node_names; /* borrowed */
@@ -579,8 +820,10 @@ pmix_status_t spawn_plan(job *j, const pmix_proc_t *proc, const pmix_info_t job_
     if ((c->rank_node = calloc((size_t)c->nprocs, sizeof *c->rank_node)) == NULL ||
         (c->ranks = calloc((size_t)c->nprocs, sizeof *c->ranks)) == NULL ||
         (allowed = calloc((size_t)j->nnodes, sizeof *allowed)) == NULL ||
-        (job_hosts = calloc((size_t)j->nnodes, sizeof *job_hosts)) == NULL)
+        (job_hosts = calloc((size_t)j->nnodes, sizeof *job_hosts)) == NULL ||
+        (tcnt = calloc((size_t)j->nnodes, sizeof *tcnt)) == NULL)
         goto fail;
+    target_count(&a, j->nnodes, tcnt);
     c->nlocal = c->nprocs; /* pmixrun keeps a rank_proc per rank, filled from reports */
     for (int i = 0; i < c->nprocs; i++) {
         c->ranks[i].rank = i;
@@ -608,6 +851,42 @@ pmix_status_t spawn_plan(job *j, const pmix_proc_t *proc, const pmix_info_t job_
                    (strncasecmp(a.mapby, "node", 4) == 0 || strncasecmp(a.mapby, "bynode", 6) == 0);
     for (size_t k = 0; k < napps; k++) {
         bool own = false;
+        if (by_target(&a, &apps[k])) { /* beside the target's ranks, node by node */
+            int r = c->apps[k].first;
+            for (int n = 0; n < j->nnodes; n++)
+                for (int m = daemons_on(&a, &apps[k], tcnt, n); m > 0; m--)
+                    c->rank_node[r++] = (uint32_t)n;
+            continue;
+        }
+        if (apps[k].maxprocs == 0 && a.mapby != NULL && strncasecmp(a.mapby, "ppr:", 4) == 0 &&
+            strcasestr(a.mapby, ":node") != NULL) {
+            /* ppr:N:node: N on each node (default_count gave N in all) */
+            int per = c->apps[k].size, r;
+            c->apps[k].size = per * j->nnodes;
+            for (size_t m = k + 1; m < napps; m++)
+                c->apps[m].first += per * (j->nnodes - 1);
+            c->nprocs += per * (j->nnodes - 1);
+            rank_proc *more = realloc(c->ranks, (size_t)c->nprocs * sizeof *more);
+            uint32_t *nodes =
+                more != NULL ? realloc(c->rank_node, (size_t)c->nprocs * sizeof *nodes) : NULL;
+            if (more != NULL)
+                c->ranks = more;
+            if (nodes == NULL)
+                goto fail;
+            c->rank_node = nodes;
+            for (int i = 0; i < c->nprocs; i++) {
+                memset(&c->ranks[i], 0, sizeof c->ranks[i]);
+                c->ranks[i].rank = i;
+                c->ranks[i].out.fd = c->ranks[i].err.fd = -1;
+                c->ranks[i].files[0].fd = c->ranks[i].files[1].fd = c->ranks[i].in_fd = -1;
+            }
+            c->nlocal = c->nprocs;
+            r = c->apps[k].first;
+            for (int n = 0; n < j->nnodes; n++)
+                for (int m = 0; m < per; m++)
+                    c->rank_node[r++] = (uint32_t)n;
+            continue;
+        }
         memset(allowed, 0, (size_t)j->nnodes * sizeof *allowed);
         for (size_t i = 0; i < apps[k].ninfo; i++)
             if (key_is(&apps[k].info[i], PMIX_HOST) &&
@@ -621,14 +900,53 @@ pmix_status_t spawn_plan(job *j, const pmix_proc_t *proc, const pmix_info_t job_
     free(free_);
     free(allowed);
     free(job_hosts);
+    free(tcnt);
     *out = c;
     return PMIX_SUCCESS;
 fail:
     free(free_);
     free(allowed);
     free(job_hosts);
+    free(tcnt);
     c->node_names = NULL;
     spawn_child_free(c);
+    return rc;
+}
+
+pmix_status_t spawn_plan(job *j, const pmix_proc_t *proc, const pmix_info_t job_info[],
+                         size_t ninfo, const pmix_app_t apps[], size_t napps, job **out)
+{
+    pmix_app_t *main_ = NULL, *co = NULL;
+    size_t nmain = 0, nco = 0;
+    spawn_args a, da;
+    job *c = NULL, *d = NULL;
+    pmix_status_t rc;
+
+    *out = NULL;
+    if (j->reason != END_NONE)
+        return PMIX_ERR_JOB_TERMINATED;
+    if ((rc = split_cospawn(apps, napps, &main_, &nmain, &co, &nco)) != PMIX_SUCCESS)
+        goto out;
+    if ((rc = read_args(j, job_info, ninfo, main_, nmain, &a)) != PMIX_SUCCESS)
+        goto out;
+    if ((rc = plan_one(j, proc, &a, job_info, ninfo, main_, nmain, j->nspawned + 1, &c)) !=
+        PMIX_SUCCESS)
+        goto out;
+    if (nco > 0) {
+        cospawn_args(&a, c, co, nco, &da);
+        if ((rc = plan_one(j, proc, &da, NULL, 0, co, nco, j->nspawned + 2, &d)) != PMIX_SUCCESS) {
+            c->node_names = NULL;
+            spawn_child_free(c);
+            goto out;
+        }
+        c->co = d;
+        d->co = c;
+        d->co_daemons = true;
+    }
+    *out = c;
+out:
+    free(main_);
+    free(co);
     return rc;
 }
 

@@ -371,11 +371,21 @@ static pmix_status_t namespaces(job *j, const char *key, pmix_info_t *out)
 }
 
 /* PMIX_QUERY_SPAWN_SUPPORT: the spawn directives pmixrun_spawn.c acts on,
- * where spawn is there at all (pmixrun on one node, j->spawn; pmixd
- * refuses it and answers none, as for PMIX_QUERY_DEBUG_SUPPORT). */
-static const char spawn_support[] = PMIX_MAPBY
-    "," PMIX_WDIR "," PMIX_HOST "," PMIX_ADD_HOST "," PMIX_NOTIFY_COMPLETION
-    "," PMIX_DEBUG_STOP_IN_INIT "," PMIX_DEBUGGER_DAEMONS "," PMIX_DEBUG_TARGET "," PMIX_DEBUG_JOB;
+ * where spawn is there at all (j->spawn: pmixrun, its daemons through it;
+ * none where a host does not spawn, as for PMIX_QUERY_DEBUG_SUPPORT).
+ * PMIX_COSPAWN_APP is taken but listed with the debugger's attributes
+ * only: OpenPMIx's debugger example, finding it here, takes a branch it
+ * leaves empty and waits for ever (docs/abi.md). */
+static const char spawn_support[] =
+    PMIX_MAPBY "," PMIX_WDIR "," PMIX_HOST "," PMIX_ADD_HOST "," PMIX_NOTIFY_COMPLETION
+               "," PMIX_DEBUG_STOP_IN_INIT "," PMIX_DEBUGGER_DAEMONS "," PMIX_DEBUG_TARGET
+               "," PMIX_DEBUG_JOB "," PMIX_DEBUG_DAEMONS_PER_NODE "," PMIX_DEBUG_DAEMONS_PER_PROC;
+
+/* PMIX_QUERY_DEBUG_SUPPORT: the debugger attributes pmixrun_spawn.c takes
+ * (stop in init, debugger daemons placed by their target, cospawn). */
+static const char debug_support[] = PMIX_DEBUG_STOP_IN_INIT
+    "," PMIX_DEBUGGER_DAEMONS "," PMIX_DEBUG_TARGET "," PMIX_DEBUG_JOB
+    "," PMIX_DEBUG_DAEMONS_PER_NODE "," PMIX_DEBUG_DAEMONS_PER_PROC "," PMIX_COSPAWN_APP;
 
 typedef struct answers {
     pmix_info_t *info;
@@ -435,8 +445,7 @@ pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix
                                    PMIX_STRING) == PMIX_SUCCESS)
                     n++;
             } else if (strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0) {
-                if (PMIx_Info_load(&a->info[n], key,
-                                   j->spawn != NULL ? PMIX_DEBUG_STOP_IN_INIT : "",
+                if (PMIx_Info_load(&a->info[n], key, j->spawn != NULL ? debug_support : "",
                                    PMIX_STRING) == PMIX_SUCCESS)
                     n++;
             } else if (strcmp(key, PMIX_QUERY_NAMESPACE_INFO) == 0) {

@@ -95,6 +95,15 @@ $expect"
         [ "${5:-}" = PMIX_PROC_STATE_RUNNING ] || fail "rank $rank: state '${5:-}', want PMIX_PROC_STATE_RUNNING"
         [ "${7:-}" = "$(readlink /proc/$pid/exe)" ] || fail "rank $rank: executable '${7:-}', /proc says '$(readlink /proc/$pid/exe)'"
     done <<<"$expect"
+    # the job's data, as a rank reads it: pmixrun's own server has the
+    # namespace registered (size, each node's peers, each rank's host)
+    TOOL_PROBE_JOBDATA=1 timeout 30 "$probe" pid "$job" >"$work/jobdata.out" 2>&1 || fail "tool_probe job data: exit $?: $(cat "$work/jobdata.out")"
+    grep -q "^error" "$work/jobdata.out" && fail "job data: $(grep '^error' "$work/jobdata.out")"
+    grep -qx "size $nspace 4 2" "$work/jobdata.out" || fail "job data: PMIX_JOB_SIZE / PMIX_NUM_NODES: $(grep '^size' "$work/jobdata.out")"
+    grep -qx "peers $nspace node0 0,1" "$work/jobdata.out" && grep -qx "peers $nspace node1 2,3" "$work/jobdata.out" ||
+        fail "job data: PMIX_LOCAL_PEERS of the nodes: $(grep '^peers' "$work/jobdata.out")"
+    [ "$(grep "^rankhost $nspace " "$work/jobdata.out" | awk '{ print $3, $4 }' | tr '\n' ' ')" = "0 node0 1 node0 2 node1 3 node1 " ] ||
+        fail "job data: the ranks' PMIX_HOSTNAME: $(grep '^rankhost' "$work/jobdata.out")"
     # the local table of a host: the ranks whose process sees that host name
     h1=$(host_of "$(echo "$expect" | awk '$1 == 3 { print $2 }')")
     TOOL_PROBE_HOST=$h1 timeout 30 "$probe" pid "$job" >"$work/local.out" 2>&1 || fail "tool_probe local: exit $?"

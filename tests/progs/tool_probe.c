@@ -34,6 +34,12 @@
  *   pull NSPACE STATUS                          with $TOOL_PROBE_PULL set: what
  *                                               PMIx_IOF_pull of the job's stdout
  *                                               returned (then deregistered)
+ *   size NSPACE N NODES                         with $TOOL_PROBE_JOBDATA set: the job's
+ *                                               PMIX_JOB_SIZE and PMIX_NUM_NODES (PMIx_Get)
+ *   peers NSPACE NODE LIST                      and for each node of its PMIX_NODE_LIST
+ *                                               its PMIX_LOCAL_PEERS (qualified by
+ *                                               PMIX_HOSTNAME)
+ *   rankhost NSPACE RANK HOST                   and each rank's PMIX_HOSTNAME
  * With HOLD_S it stays connected that many seconds before finalizing.
  */
 #include <stdio.h>
@@ -91,6 +97,57 @@ static pmix_status_t query(const char *key, const char *ns, pmix_info_t **info, 
     return rc;
 }
 
+/* The job data of `ns` a rank would read: its size, the peers of each
+ * node, each rank's host (each Get's failure printed). */
+static void print_jobdata(const char *ns)
+{
+    pmix_proc_t all;
+    pmix_value_t *v = NULL;
+    uint32_t size = 0, nnodes = 0;
+    pmix_status_t rc;
+
+    PMIx_Load_procid(&all, ns, PMIX_RANK_WILDCARD);
+    if ((rc = PMIx_Get(&all, PMIX_JOB_SIZE, NULL, 0, &v)) == PMIX_SUCCESS) {
+        size = v->data.uint32;
+        PMIx_Value_free(v, 1);
+    }
+    check("get job size", rc);
+    if ((rc = PMIx_Get(&all, PMIX_NUM_NODES, NULL, 0, &v)) == PMIX_SUCCESS) {
+        nnodes = v->data.uint32;
+        PMIx_Value_free(v, 1);
+    }
+    check("get num nodes", rc);
+    printf("size %s %u %u\n", ns, size, nnodes);
+    if ((rc = PMIx_Get(&all, PMIX_NODE_LIST, NULL, 0, &v)) != PMIX_SUCCESS) {
+        check("get node list", rc);
+        return;
+    }
+    char **nodes = PMIx_Argv_split(v->data.string, ',');
+    PMIx_Value_free(v, 1);
+    for (size_t k = 0; nodes != NULL && nodes[k] != NULL; k++) {
+        pmix_info_t q;
+        PMIx_Info_load(&q, PMIX_HOSTNAME, nodes[k], PMIX_STRING);
+        rc = PMIx_Get(&all, PMIX_LOCAL_PEERS, &q, 1, &v);
+        PMIx_Info_destruct(&q);
+        check("get local peers", rc);
+        if (rc == PMIX_SUCCESS) {
+            printf("peers %s %s %s\n", ns, nodes[k], v->data.string);
+            PMIx_Value_free(v, 1);
+        }
+    }
+    PMIx_Argv_free(nodes);
+    for (uint32_t r = 0; r < size; r++) {
+        pmix_proc_t p;
+        PMIx_Load_procid(&p, ns, r);
+        rc = PMIx_Get(&p, PMIX_HOSTNAME, NULL, 0, &v);
+        check("get rank host", rc);
+        if (rc == PMIX_SUCCESS) {
+            printf("rankhost %s %u %s\n", ns, r, v->data.string);
+            PMIx_Value_free(v, 1);
+        }
+    }
+}
+
 static void print_jobs(void)
 {
     pmix_info_t *info = NULL, *t = NULL;
@@ -105,6 +162,8 @@ static void print_jobs(void)
     PMIx_Info_free(info, ninfo);
     for (size_t k = 0; names != NULL && names[k] != NULL; k++) {
         printf("job %s\n", names[k]);
+        if (getenv("TOOL_PROBE_JOBDATA") != NULL)
+            print_jobdata(names[k]);
         rc = query(PMIX_QUERY_PROC_TABLE, names[k], &t, &nt);
         check("query proc table", rc);
         if (rc != PMIX_SUCCESS)

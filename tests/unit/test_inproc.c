@@ -627,6 +627,43 @@ static void test_events_cross_nodes(void **state)
     job_end(j);
 }
 
+/* A PMIX_DEBUGGER_RELEASE that reaches a connected client before it has a
+ * handler for it (a debugger daemon released a rank still on its way to
+ * its wait in PMIx_Init) is kept and handed to the handler registered
+ * after; another event is not. */
+static void test_release_kept_for_later_handler(void **state)
+{
+    job *j = job_start(1, 2);
+    pmix_status_t release = PMIX_DEBUGGER_RELEASE, other = -12347;
+    int got_release = 0, got_other = 0;
+    pmix_info_t obj, custom;
+    pmix_proc_t target;
+    size_t id;
+
+    PMIx_Load_procid(&target, "job", 1);
+    PMIx_Info_load(&custom, PMIX_EVENT_CUSTOM_RANGE, &target, PMIX_PROC);
+    assert_int_equal(
+        px_client_notify(j->p[0].c, release, NULL, PMIX_RANGE_CUSTOM, &custom, 1, NULL, NULL),
+        PMIX_OPERATION_SUCCEEDED);
+    assert_int_equal(
+        px_client_notify(j->p[0].c, other, NULL, PMIX_RANGE_CUSTOM, &custom, 1, NULL, NULL),
+        PMIX_OPERATION_SUCCEEDED);
+    PMIx_Info_destruct(&custom);
+    inproc_run_until(j->w, NULL); /* both reached rank 1, which had no handler */
+    PMIx_Info_load(&obj, PMIX_EVENT_RETURN_OBJECT, &got_release, PMIX_POINTER);
+    assert_int_equal(px_client_register_event(j->p[1].c, &release, 1, &obj, 1, h_count, &id),
+                     PMIX_SUCCESS);
+    PMIx_Info_destruct(&obj);
+    PMIx_Info_load(&obj, PMIX_EVENT_RETURN_OBJECT, &got_other, PMIX_POINTER);
+    assert_int_equal(px_client_register_event(j->p[1].c, &other, 1, &obj, 1, h_count, &id),
+                     PMIX_SUCCESS);
+    PMIx_Info_destruct(&obj);
+    inproc_run_until(j->w, NULL);
+    assert_int_equal(got_release, 1);
+    assert_int_equal(got_other, 0);
+    job_end(j);
+}
+
 static void test_garbage_drops_only_sender(void **state)
 {
     job *j = job_start(1, 4);
@@ -744,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_destroy_cancels_timers),
         cmocka_unit_test(test_event_results_accumulate),
         cmocka_unit_test(test_events_cross_nodes),
+        cmocka_unit_test(test_release_kept_for_later_handler),
         cmocka_unit_test(test_garbage_drops_only_sender),
         cmocka_unit_test(test_foreign_credentials_refused),
         cmocka_unit_test(test_handshake_peer_identity),

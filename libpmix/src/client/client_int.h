@@ -67,7 +67,10 @@ typedef struct px_evh {
 /* An event kept for handlers registered after it was raised: the
  * programming models declared (PMIX_MODEL_DECLARED), so that a runtime
  * that starts later (OpenMP after MPI, the hybrid use case) still learns
- * them. At most PX_EVCACHE_MAX are kept, the first ones. */
+ * them; and the debugger's releases (PMIX_DEBUGGER_RELEASE), so that one
+ * that reaches a process after it connected but before its PMIx_Init
+ * waits for it (a debugger daemon sees it connected) still releases it.
+ * At most PX_EVCACHE_MAX are kept, the first ones. */
 #define PX_EVCACHE_MAX 8
 typedef struct px_evcache {
     struct px_evcache *next;

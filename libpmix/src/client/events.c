@@ -322,7 +322,8 @@ static void raise_to(px_client *c, pmix_status_t status, const pmix_proc_t *sour
         run_free(c, run);
 }
 
-/* Keep a copy of a PMIX_MODEL_DECLARED event for later handlers. */
+/* Keep a copy of a PMIX_MODEL_DECLARED or PMIX_DEBUGGER_RELEASE event for
+ * later handlers. */
 static void cache_event(px_client *c, pmix_status_t status, const pmix_proc_t *source,
                         pmix_data_range_t range, const pmix_info_t *info, size_t ninfo)
 {
@@ -350,7 +351,7 @@ static void cache_event(px_client *c, pmix_status_t status, const pmix_proc_t *s
 void px_cli_event_raise(px_client *c, pmix_status_t status, const pmix_proc_t *source,
                         pmix_data_range_t range, const pmix_info_t *info, size_t ninfo)
 {
-    if (status == PMIX_MODEL_DECLARED)
+    if (status == PMIX_MODEL_DECLARED || status == PMIX_DEBUGGER_RELEASE)
         cache_event(c, status, source, range, info, ninfo);
     raise_to(c, status, source, range, info, ninfo, NULL);
 }
