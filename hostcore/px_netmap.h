@@ -32,7 +32,9 @@
  * lines, a node with several OpenFabrics NICs (px_nics_read) has one
  * plane per NIC, "plane0", "plane1"..., in hwloc's order; otherwise (one
  * NIC, none, or Ethernet ports only, which may not all be cabled) one
- * plane "plane0" whose NIC is named after the node.
+ * plane "plane0" whose NIC is named after the node. Each node has its
+ * own NICs (px_netplanes_make_nodes): on the socket host every pmixd
+ * reads its node's and pmixrun makes the job's planes from them all.
  *
  * A px_netmap owns its tables; px_netmap_free releases them. Nothing here
  * does I/O but px_netmap_load, which reads the file it is given.
@@ -118,9 +120,18 @@ typedef struct px_nics {
     char alias[PX_NET_MAX_PLANES][PX_NET_NAME_MAX];
 } px_nics;
 
+struct hwloc_topology;
+/* Ask hwloc for a topology's network and OpenFabrics OS devices: call it
+ * between hwloc_topology_init and hwloc_topology_load. It leaves out
+ * hwloc's "pci" plugin (its libpciaccess keeps allocations to the end of
+ * the process): on Linux the PCI devices come from sysfs instead. */
+void px_nics_topology_prepare(struct hwloc_topology *topo);
+/* The NICs of a loaded topology (prepared as above; without its I/O
+ * devices: none). More than PX_NET_MAX_PLANES: the first ones. */
+void px_nics_from_topology(struct hwloc_topology *topo, px_nics *out);
 /* Read the NICs of the machine described by the hwloc XML file `xml`, or
- * of this machine (NULL). More than PX_NET_MAX_PLANES: the first ones.
- * Returns 0, or -1 with a sentence in err (*out then has none). */
+ * of this machine (NULL), in a topology of its own. Returns 0, or -1 with
+ * a sentence in err (*out then has none). */
 int px_nics_read(const char *xml, px_nics *out, char *err, size_t errlen);
 
 /* The planes of a job: names, and each plane's NIC device ("": none
@@ -136,6 +147,21 @@ typedef struct px_netplanes {
  * the description is not of this machine's network. */
 int px_netplanes_make(const px_netmap *m, const px_nics *nics, px_netplanes *out, char *err,
                       size_t errlen);
+
+/* Each node's NIC device per plane ("": the NIC is named after its node). */
+typedef char px_netdevs[PX_NET_MAX_PLANES][PX_NET_NAME_MAX];
+
+/* The planes of a job of `n` nodes (named names[i] in messages) whose
+ * node i has the NICs nics[i]: the names into out (out->dev stays empty)
+ * and node i's device on each plane into devs[i]. With the map's
+ * PlaneName= lines, every node must have a NIC of every plane (else -1
+ * with a sentence naming the node in err); without them, when every node
+ * has OpenFabrics NICs and the fewest any node has is at least 2, plane p
+ * is every node's p-th NIC (planes "plane0"...; the extra NICs of a node
+ * with more are on none); otherwise one plane "plane0" with no device.
+ * For one node this is px_netplanes_make. */
+int px_netplanes_make_nodes(const px_netmap *m, const px_nics *nics, uint32_t n, char *const *names,
+                            px_netplanes *out, px_netdevs *devs, char *err, size_t errlen);
 
 /* One switch holding `nnodes` nodes, marked flat. Returns 0, or -1. */
 int px_netmap_flat(px_netmap *m, uint32_t nnodes);

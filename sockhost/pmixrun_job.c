@@ -63,11 +63,14 @@
 
 /* ---- bindings ---- */
 
-/* Load the topology once; `mine` gets the PUs this process may use. */
+/* Load the topology once, with the OS devices that are the node's NICs
+ * (net_node_nics, which may have loaded it first); `mine` gets the PUs
+ * this process may use. */
 static int load_topology(job *j, hwloc_bitmap_t mine)
 {
     if (j->topo == NULL &&
-        (hwloc_topology_init(&j->topo) != 0 || hwloc_topology_load(j->topo) != 0)) {
+        (hwloc_topology_init(&j->topo) != 0 ||
+         (px_nics_topology_prepare(j->topo), hwloc_topology_load(j->topo) != 0))) {
         if (j->topo != NULL)
             hwloc_topology_destroy(j->topo);
         j->topo = NULL;
@@ -876,6 +879,7 @@ void job_release(job *j)
 {
     job_apps_free(j);
     px_netmap_free(&j->net);
+    free(j->nic_devs);
     free(j->output_dir);
     free(j->node_slots);
     free(j->in_buf);

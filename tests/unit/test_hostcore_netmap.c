@@ -286,6 +286,57 @@ static void test_planes(void **state)
     px_netmap_free(&m);
 }
 
+/* Planes of nodes whose NICs differ: each node's own device per named
+ * plane (a refusal names the node); without names, the fewest OpenFabrics
+ * NICs any node has (a node's extra one is on no plane), and one plane
+ * "plane0" as soon as some node has no OpenFabrics NIC. */
+static void test_planes_per_node(void **state)
+{
+    px_nics nics[3] = {
+        {.n = 2, .fabric = true, .name = {"mlx5_0", "mlx5_1"}, .alias = {"ib0", "ib1"}},
+        {.n = 3, .fabric = true, .name = {"hfi1_0", "hfi1_1", "hfi1_2"}},
+        {.n = 1, .name = {"eth0"}},
+    };
+    char *names[3] = {"n0", "n1", "n2"};
+    px_netdevs devs[3];
+    px_netmap m;
+    px_netplanes p;
+    char err[512];
+
+    (void)state;
+    assert_int_equal(px_netmap_parse_slurm("SwitchName=s Nodes=n[0-2]\n"
+                                           "PlaneName=a Nics=mlx5_0,hfi1_0\n"
+                                           "PlaneName=b Nics=ib1,hfi1_1\n",
+                                           "t.conf", &m, err, sizeof(err)),
+                     0);
+    assert_int_equal(px_netplanes_make_nodes(&m, nics, 2, names, &p, devs, err, sizeof(err)), 0);
+    assert_int_equal(p.n, 2);
+    assert_string_equal(p.name[0], "a");
+    assert_string_equal(p.name[1], "b");
+    assert_string_equal(devs[0][0], "mlx5_0");
+    assert_string_equal(devs[0][1], "mlx5_1");
+    assert_string_equal(devs[1][0], "hfi1_0");
+    assert_string_equal(devs[1][1], "hfi1_1");
+    assert_int_equal(px_netplanes_make_nodes(&m, nics, 3, names, &p, devs, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "node n2: plane a: none of its NICs (mlx5_0,hfi1_0) is among"));
+    assert_int_equal(p.n, 0);
+    px_netmap_free(&m);
+
+    assert_int_equal(px_netmap_flat(&m, 3), 0);
+    assert_int_equal(px_netplanes_make_nodes(&m, nics, 2, names, &p, devs, err, sizeof(err)), 0);
+    assert_int_equal(p.n, 2);
+    assert_string_equal(p.name[1], "plane1");
+    assert_string_equal(devs[0][1], "mlx5_1");
+    assert_string_equal(devs[1][1], "hfi1_1");
+    assert_string_equal(devs[1][2], "");
+    assert_int_equal(px_netplanes_make_nodes(&m, nics, 3, names, &p, devs, err, sizeof(err)), 0);
+    assert_int_equal(p.n, 1);
+    assert_string_equal(p.name[0], "plane0");
+    assert_string_equal(devs[0][0], "");
+    assert_string_equal(devs[2][0], "");
+    px_netmap_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_slurm_errors),    cmocka_unit_test(test_simgrid_platform),
         cmocka_unit_test(test_fit_and_groups),  cmocka_unit_test(test_slurm_planes),
         cmocka_unit_test(test_nics_from_hwloc), cmocka_unit_test(test_planes),
+        cmocka_unit_test(test_planes_per_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
