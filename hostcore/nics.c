@@ -121,6 +121,19 @@ int px_netplanes_make(const px_netmap *m, const px_nics *nics, px_netplanes *out
     if (m != NULL && m->nplanes > 0) {
         for (unsigned p = 0; p < m->nplanes; p++) {
             unsigned k = 0;
+            if (m->plane_nics[p][0] == '\0') {
+                /* no devices named: the node's NIC of the plane's rank
+                 * (one plane: none is needed, the NIC is named after
+                 * the node) */
+                if (p >= nics->n && m->nplanes > 1) {
+                    snprintf(err, errlen, "plane %s: the node has no NIC number %u (it has %u)",
+                             m->plane[p], p + 1, nics->n);
+                    return -1;
+                }
+                snprintf(out->name[p], sizeof(out->name[0]), "%s", m->plane[p]);
+                snprintf(out->dev[p], sizeof(out->dev[0]), "%s", p < nics->n ? nics->name[p] : "");
+                continue;
+            }
             while (k < nics->n && !nic_listed(nics, k, m->plane_nics[p]))
                 k++;
             if (k == nics->n) {
