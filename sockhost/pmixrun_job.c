@@ -68,14 +68,18 @@
  * this process may use. */
 static int load_topology(job *j, hwloc_bitmap_t mine)
 {
-    if (j->topo == NULL &&
-        (hwloc_topology_init(&j->topo) != 0 ||
-         (px_nics_topology_prepare(j->topo), hwloc_topology_load(j->topo) != 0))) {
-        if (j->topo != NULL)
-            hwloc_topology_destroy(j->topo);
-        j->topo = NULL;
-        fprintf(stderr, "pmixrun: cannot read this machine's topology (hwloc failed)\n");
-        return -1;
+    if (j->topo == NULL) {
+        bool ok = hwloc_topology_init(&j->topo) == 0;
+        if (ok) {
+            px_nics_topology_prepare(j->topo);
+            if (!(ok = hwloc_topology_load(j->topo) == 0))
+                hwloc_topology_destroy(j->topo);
+        }
+        if (!ok) {
+            j->topo = NULL;
+            fprintf(stderr, "pmixrun: cannot read this machine's topology (hwloc failed)\n");
+            return -1;
+        }
     }
     hwloc_const_bitmap_t allowed = hwloc_topology_get_allowed_cpuset(j->topo);
     if (hwloc_get_cpubind(j->topo, mine, HWLOC_CPUBIND_PROCESS) != 0)
