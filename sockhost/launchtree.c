@@ -63,7 +63,7 @@ pid_t lt_start(const lt_conf *c, const lt_share *share, int first, int count, co
 {
     char nodearg[16];
     char *words = strdup(c->agent), *text = NULL;
-    char *argv[72];
+    char *argv[76]; /* 64 agent words, then at most 9 and NULL */
     int argc = 0, in[2] = {-1, -1};
     size_t tlen = 0;
     int saved;
@@ -85,6 +85,10 @@ pid_t lt_start(const lt_conf *c, const lt_share *share, int first, int count, co
     argv[argc++] = "--node";
     argv[argc++] = nodearg;
     argv[argc++] = "--key-stdin";
+    if (c->ifinclude != NULL) {
+        argv[argc++] = "--if-include";
+        argv[argc++] = c->ifinclude;
+    }
     argv[argc] = NULL;
     int bad = cat(&text, &tlen, "%s\nagent %s\npmixd %s\nfanout %d\n", keyhex, c->agent, c->pmixd,
                   c->fanout);
@@ -231,6 +235,7 @@ void lt_conf_free(lt_conf *c)
     free(c->agent);
     free(c->pmixd);
     free(c->connect);
+    free(c->ifinclude);
     *c = (lt_conf){0};
 }
 

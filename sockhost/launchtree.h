@@ -35,6 +35,7 @@ typedef struct lt_conf {
     char *pmixd;   /* the daemon's path */
     char *connect; /* ADDR:PORT of pmixrun's listener */
     int fanout;
+    char *ifinclude; /* --if-include LIST for the daemons started (NULL: none) */
 } lt_conf;
 
 /* A share: n nodes, their ids and host names, in order. */
@@ -50,7 +51,7 @@ int lt_nruns(int n, int fanout);
 void lt_run(int n, int fanout, int c, int *first, int *count);
 
 /* Start node share->node[first]'s daemon on its host: `AGENT... HOST PMIXD
- * --connect C --node ID --key-stdin`, with the secret and the rest of the
+ * --connect C --node ID --key-stdin [--if-include LIST]`, with the secret and the rest of the
  * run (first+1 .. first+count-1) written to its stdin. The child gets its
  * own process group and dies with us (PR_SET_PDEATHSIG); its stdout and
  * stderr are ours. Returns the agent's pid, or -1 (errno). */

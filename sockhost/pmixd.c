@@ -1153,6 +1153,8 @@ static int setup(pmixd_ctx *d, int parent, const char *to, const char *listen)
         return rc;
     tl_put_u32(&b, (uint32_t)d->node);
     tl_put_u32(&b, d->port);
+    if (to != NULL)
+        tl_put_str(&b, listen); /* the others reach us there (--if-include) */
     rc = tl_send(&d->parent, PD_HELLO, &b);
     tl_buf_free(&b);
     return rc;
@@ -1225,13 +1227,16 @@ static void teardown(pmixd_ctx *d)
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: pmixd (--parent-fd FD | --connect ADDR:PORT) --node (ID | slurm)\n"
-               "             [--listen ADDR] [--key-stdin] [--isolate host|net]\n"
+               "             [--listen ADDR | --if-include LIST] [--key-stdin]\n"
+               "             [--isolate host|net]\n"
                "\n"
                "The node daemon of a pmixrun job over several nodes; pmixrun starts it\n"
                "(itself, or through srun or ssh: then it connects back to ADDR:PORT, and\n"
                "--node slurm takes the node id from $SLURM_NODEID). The job's secret\n"
                "comes in $" PD_KEY_ENV " or, with --key-stdin, as the first line of the\n"
-               "standard input.\n");
+               "standard input. It listens for the other daemons on ADDR, or the first\n"
+               "address of this host on an interface or subnet of LIST (eth1,10.1.0.0/16),\n"
+               "or the address toward pmixrun.\n");
 }
 
 /* The job's secret: from PD_KEY_ENV, removed from the environment at once
@@ -1271,7 +1276,7 @@ int main(int argc, char **argv)
 {
     pmixd_ctx dm = {0}, *d = &dm;
     int parent = -1;
-    const char *listen = NULL, *to = NULL;
+    const char *listen = NULL, *to = NULL, *ifinclude = NULL;
     bool key_stdin = false;
     vhost_mode isolate = VHOST_NONE;
     d->node = -1;
@@ -1286,6 +1291,8 @@ int main(int argc, char **argv)
             key_stdin = true;
         } else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
             listen = argv[++i];
+        } else if (strcmp(argv[i], "--if-include") == 0 && i + 1 < argc) {
+            ifinclude = argv[++i];
         } else if (strcmp(argv[i], "--isolate") == 0 && i + 1 < argc) {
             if (vhost_parse(argv[++i], &isolate) != 0 || isolate == VHOST_AUTO) {
                 usage(stderr);
@@ -1310,7 +1317,7 @@ int main(int argc, char **argv)
             return PMIXRUN_EXIT_USAGE;
         }
     }
-    if ((parent < 0) == (to == NULL) || d->node < 0) {
+    if ((parent < 0) == (to == NULL) || d->node < 0 || (listen != NULL && ifinclude != NULL)) {
         usage(stderr);
         return PMIXRUN_EXIT_USAGE;
     }
@@ -1327,10 +1334,29 @@ int main(int argc, char **argv)
             lt_share_free(&d->share);
             return PMIXRUN_EXIT_USAGE;
         }
-        if (d->share.n > 0 && (d->lt.connect = strdup(to)) == NULL) {
+        if (d->share.n > 0 &&
+            ((d->lt.connect = strdup(to)) == NULL ||
+             (ifinclude != NULL && (d->lt.ifinclude = strdup(ifinclude)) == NULL))) {
             fprintf(stderr, "pmixd: out of memory\n");
             return 1;
         }
+    }
+    /* --if-include: listen on this host's first address the list takes
+     * (the daemons started from here get the same list) */
+    char chosen[64];
+    if (ifinclude != NULL) {
+        char err[256], host[256] = "this host";
+        int r = tl_if_address(ifinclude, chosen, sizeof chosen, err, sizeof err);
+        if (r != 1) {
+            gethostname(host, sizeof host);
+            host[sizeof host - 1] = '\0';
+            fprintf(stderr, "pmixd on %s (node %d): --if-include %s: %s\n", host, d->node,
+                    ifinclude, err);
+            lt_conf_free(&d->lt);
+            lt_share_free(&d->share);
+            return PMIXRUN_EXIT_USAGE;
+        }
+        listen = chosen;
     }
     job *j = &d->j;
     j->sigfd = j->devnull = -1;

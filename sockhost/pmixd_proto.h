@@ -15,7 +15,8 @@
 
 enum {
     /* daemon -> pmixrun */
-    PD_HELLO = 1,        /* u32 node, u32 port: up, and listening for its peers on port */
+    PD_HELLO = 1,        /* u32 node, u32 port[, str addr]: up, and listening for its peers
+                          * on port (of addr: a daemon that connected back says where) */
     PD_EXIT = 2,         /* u32 rank, u32 pid, u32 code (exit status or 128+signal), u8 flags */
     PD_NICS = 8,         /* u8 fabric, u32 n, n x (str name, str alias): this node's NICs
                           * (px_nics; pmixrun_net.c net_node_nics), sent once, before PD_HELLO;

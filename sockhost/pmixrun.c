@@ -87,6 +87,7 @@
 
 #include "pmixrun.h"
 #include "launchtree.h"
+#include "tcplink.h"
 #include "vhost.h"
 
 #define MAX_PROCS 65535 /* local ranks are 16-bit */
@@ -146,6 +147,12 @@ static void usage(FILE *f)
             "  --launch-fanout F   over the launch agent pmixrun starts at most F daemons,\n"
             "                      each of which starts its share of the rest: a tree\n"
             "                      (default 32)\n"
+            "  --if-include LIST   daemons on other hosts (ssh, Slurm) listen on their\n"
+            "                      first address on these interfaces or subnets\n"
+            "                      (eth1,10.1.0.0/16); pmixrun gives them its own such\n"
+            "                      address to connect back to (default: the address of\n"
+            "                      each one's connection to pmixrun, and of this host's\n"
+            "                      name)\n"
             "  --topology FILE     the network's shape: Slurm's topology.conf or a SimGrid\n"
             "                      platform file (its first cluster); every process gets\n"
             "                      its coordinates (PMIX_NETWORK_COORDINATE...) and hier\n"
@@ -252,11 +259,24 @@ static bool is_one_of(const char *name, const char *const *names)
 static const char *const opt_np[] = {"-n", "-np", "--np", "--n", NULL};
 static const char *const opt_wdir[] = {"--wdir", "-wdir", "--wd", "-wd", NULL};
 static const char *const opt_host[] = {"--host", "-host", "-H", NULL};
-static const char *const opt_valued[] = {
-    "--timeout",       "--bind-to", "--nodes",           "--map-by",         "--hostfile",
-    "-hostfile",       "-x",        "--output-filename", "-output-filename", "--stdin",
-    "-stdin",          "--pset",    "--topology",        "--isolate",        "--launch-agent",
-    "--launch-fanout", NULL};
+static const char *const opt_valued[] = {"--timeout",
+                                         "--bind-to",
+                                         "--nodes",
+                                         "--map-by",
+                                         "--hostfile",
+                                         "-hostfile",
+                                         "-x",
+                                         "--output-filename",
+                                         "-output-filename",
+                                         "--stdin",
+                                         "-stdin",
+                                         "--pset",
+                                         "--topology",
+                                         "--isolate",
+                                         "--launch-agent",
+                                         "--launch-fanout",
+                                         "--if-include",
+                                         NULL};
 
 /* A positive integer from 1 to max, or -1. */
 static long parse_count(const char *v, long max)
@@ -670,6 +690,11 @@ static int parse_args(job *j, int argc, char **argv)
                 topology = val;
             } else if (strcmp(name, "--launch-agent") == 0) {
                 j->launch_agent = val;
+            } else if (strcmp(name, "--if-include") == 0) {
+                char why[256];
+                if (tl_if_check(val, why, sizeof why) != 0)
+                    return bad_usage("--if-include %s", why);
+                j->if_include = val;
             } else if (strcmp(name, "--launch-fanout") == 0) {
                 long f = parse_count(val, LT_FANOUT_MAX);
                 if (f < 1)
@@ -855,6 +880,12 @@ static int parse_args(job *j, int argc, char **argv)
         nodes_free_names(j);
         return bad_usage("%s--launch-agent and --launch-fanout need host names (a --hostfile "
                          "of host names, or --host)",
+                         "");
+    }
+    if (j->if_include != NULL && !j->ssh && !j->slurm) {
+        nodes_free_names(j);
+        return bad_usage("%s--if-include chooses the addresses of daemons on other hosts (a "
+                         "--hostfile of host names, --host, or a Slurm allocation)",
                          "");
     }
     if (j->isolate == VHOST_NET && (hostfile != NULL || j->ssh || j->slurm)) {

@@ -199,6 +199,7 @@ typedef struct job {
     bool ssh;                 /* --hostfile names hosts: each daemon started by the agent */
     const char *launch_agent; /* --launch-agent: the command that starts them (NULL: ssh) */
     int launch_fanout;        /* --launch-fanout: daemons a daemon starts (0: the default) */
+    const char *if_include;   /* --if-include: interfaces/subnets for the daemons' addresses */
     bool map_by_node;         /* --map-by node (round robin) rather than slot */
     int *node_slots;          /* --host name:slots or --map-by ppr: ranks per node, or NULL */
     int ppr_n;                /* --map-by ppr:N:OBJ: N processes per OBJ (0: no ppr) */

@@ -67,7 +67,7 @@
 #include "tcplink.h"
 #include "vhost.h"
 
-#define SETUP_S 15.0 /* daemons must say hello within this */
+#define SETUP_S 15.0 /* each level of the launch tree must say hello within this */
 
 typedef struct dnode {
     pid_t pid;
@@ -87,6 +87,9 @@ typedef struct nodes {
     dnode *d;
     int nhello;
     px_nics *nics; /* every node's NICs (PD_NICS, before its PD_HELLO) */
+    int levels;    /* of the launch tree (1 unless a daemon starts others): the
+                    * setup deadline is SETUP_S per level, as each level starts
+                    * only once its launcher said hello */
     bool job_sent;
     int stop_level;     /* 0 none, 1 stop sent, 2 stop now sent */
     bool daemon_failed; /* one died or exited non-zero: the status is at least 1 */
@@ -590,21 +593,31 @@ int nodes_from_slurm(job *j, char *err, size_t errlen)
 }
 
 /* The address the daemons reach this pmixrun at: $PMIXLAB_PMIXRUN_ADDR, or
- * that of this host's name, or 127.0.0.1. */
-static void control_addr(char *out, size_t len)
+ * the first of this host's on --if-include's list, or that of this host's
+ * name, or 127.0.0.1. 0, or -1 when --if-include matches nothing here
+ * (message printed). */
+static int control_addr(const job *j, char *out, size_t len)
 {
     const char *env = getenv("PMIXLAB_PMIXRUN_ADDR");
-    char host[256];
+    char host[256], err[256];
     struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
     snprintf(out, len, "127.0.0.1");
     if (env != NULL && *env != '\0') {
         snprintf(out, len, "%s", env);
-        return;
+        return 0;
+    }
+    if (j->if_include != NULL) {
+        if (tl_if_address(j->if_include, out, len, err, sizeof err) == 1)
+            return 0;
+        fprintf(stderr, "pmixrun: --if-include %s: %s (PMIXLAB_PMIXRUN_ADDR=A gives it)\n",
+                j->if_include, err);
+        return -1;
     }
     if (gethostname(host, sizeof host) != 0 || getaddrinfo(host, NULL, &hints, &ai) != 0)
-        return;
+        return 0;
     inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, out, (socklen_t)len);
     freeaddrinfo(ai);
+    return 0;
 }
 
 /* One Slurm step named pmixd, one task (a daemon) per node of the
@@ -625,21 +638,25 @@ static pid_t start_step(job *j, const char *path, const char *addr, uint16_t por
     daemon_child(me, j->devnull, key);
     execlp("srun", "srun", "--job-name=pmixd", nodes_arg, tasks_arg, "--ntasks-per-node=1",
            "--mpi=none", "--export=ALL", "--kill-on-bad-exit=0", path, "--connect", to, "--node",
-           "slurm", (char *)NULL);
+           "slurm", j->if_include != NULL ? "--if-include" : (char *)NULL, j->if_include,
+           (char *)NULL);
     fprintf(stderr, "pmixrun: cannot start the daemons with srun: %s\n", strerror(errno));
     _exit(PMIXRUN_EXIT_NOTFOUND);
 }
 
 /* The launch tree over the agent (launchtree.h): node ids are the share's
  * indexes, so node I's launcher is found by splitting [lo, lo+n) as every
- * daemon splits its own share. */
-static void tree_launchers(nodes *ns, int lo, int n, int fanout, int launcher)
+ * daemon splits its own share; ns->levels becomes the tree's depth
+ * (the nodes pmixrun starts are level 1). */
+static void tree_launchers(nodes *ns, int lo, int n, int fanout, int launcher, int level)
 {
     for (int c = 0; c < lt_nruns(n, fanout); c++) {
         int first, count;
         lt_run(n, fanout, c, &first, &count);
         ns->d[lo + first].launcher = launcher;
-        tree_launchers(ns, lo + first + 1, count - 1, fanout, lo + first);
+        if (level > ns->levels)
+            ns->levels = level;
+        tree_launchers(ns, lo + first + 1, count - 1, fanout, lo + first, level + 1);
     }
 }
 
@@ -657,7 +674,8 @@ static int start_tree(nodes *ns, const char *path, const char *addr, uint16_t po
     lt_conf c = {.agent = (char *)(j->launch_agent != NULL ? j->launch_agent : "ssh"),
                  .pmixd = (char *)path,
                  .connect = to,
-                 .fanout = fanout};
+                 .fanout = fanout,
+                 .ifinclude = (char *)j->if_include};
     lt_share all = {.n = ns->k, .node = ids, .host = j->node_names};
     if (ids == NULL) {
         fprintf(stderr, "pmixrun: out of memory\n");
@@ -665,7 +683,7 @@ static int start_tree(nodes *ns, const char *path, const char *addr, uint16_t po
     }
     for (int i = 0; i < ns->k; i++)
         ids[i] = i;
-    tree_launchers(ns, 0, ns->k, fanout, -1);
+    tree_launchers(ns, 0, ns->k, fanout, -1, 1);
     int rc = 0;
     for (int r = 0; r < lt_nruns(ns->k, fanout); r++) {
         int first, count;
@@ -1263,9 +1281,19 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_HELLO: {
         uint32_t node = tl_get_u32(&r), port = tl_get_u32(&r);
         dnode *d = &ns->d[c->node];
-        if (r.bad || node != (uint32_t)c->node || d->hello || port == 0 || port > 65535) {
+        /* a daemon that connected back names the address it listens on,
+         * which --if-include may have made another than its connection's */
+        char *addr = r.left > 0 ? tl_get_str(&r) : NULL;
+        struct in_addr a;
+        if (r.bad || r.left != 0 || node != (uint32_t)c->node || d->hello || port == 0 ||
+            port > 65535 || (addr != NULL && (!ns->remote || inet_pton(AF_INET, addr, &a) != 1))) {
+            free(addr);
             link_close(ns, l);
             return 1;
+        }
+        if (addr != NULL) {
+            free(ns->j->node_addrs[c->node]);
+            ns->j->node_addrs[c->node] = addr;
         }
         d->hello = true;
         d->port = (uint16_t)port;
@@ -1482,7 +1510,11 @@ static void loop(nodes *ns)
     size_t cap = 3 + 2 * (size_t)ns->k + (size_t)ns->npend;
     struct pollfd *pfd = calloc(cap, sizeof *pfd);
     int *who = calloc(cap, sizeof *who);
-    double setup_until = now_s() + SETUP_S;
+    /* PMIXLAB_PMIXRUN_SETUP_S=S, a test hook, changes the time per level */
+    const char *ss = getenv("PMIXLAB_PMIXRUN_SETUP_S");
+    double level_s = ss != NULL && atof(ss) > 0 && atof(ss) <= 3600 ? atof(ss) : SETUP_S;
+    double setup_s = level_s * (ns->levels > 1 ? ns->levels : 1);
+    double setup_until = now_s() + setup_s;
     if (pfd == NULL || who == NULL) {
         fprintf(stderr, "pmixrun: out of memory\n");
         end_job(j, END_LAUNCH, 1);
@@ -1500,8 +1532,10 @@ static void loop(nodes *ns)
                 send_job(ns);
                 j->timeout_at = now_s() + j->timeout;
             } else if (now_s() > setup_until) {
-                fprintf(stderr, "pmixrun: only %d of %d daemons started within %g s\n", ns->nhello,
-                        ns->k, SETUP_S);
+                fprintf(stderr,
+                        "pmixrun: only %d of %d daemons started within %g s (%g s per level of "
+                        "the launch tree)\n",
+                        ns->nhello, ns->k, setup_s, level_s);
                 end_job(j, END_LAUNCH, 1);
             }
         }
@@ -1709,7 +1743,8 @@ int nodes_run(job *j)
             fprintf(stderr, "pmixrun: out of memory\n");
             goto out;
         }
-        control_addr(addr, sizeof addr);
+        if (control_addr(j, addr, sizeof addr) != 0)
+            goto out;
         if (j->slurm) {
             pid_t pid = start_step(j, path, addr, port, keyhex);
             if (pid < 0) {

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -385,4 +387,85 @@ int tl_read(tl_link *l, tl_frame_cb cb, void *ctx)
         }
         l->inlen += (size_t)r;
     }
+}
+
+/* ---- choosing an address by interface or subnet ---- */
+
+/* One entry of an if_include list, `len` bytes at p: a subnet (net, mask
+ * set, 1) or an interface name (copied to name, 0); -1 malformed. */
+static int if_entry(const char *p, size_t len, uint32_t *net, uint32_t *mask, char *name)
+{
+    char buf[64];
+    if (len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    char *slash = strchr(buf, '/');
+    if (slash == NULL) {
+        if (len >= IF_NAMESIZE)
+            return -1;
+        memcpy(name, buf, len + 1);
+        return 0;
+    }
+    *slash = '\0';
+    char *end;
+    long bits = strtol(slash + 1, &end, 10);
+    struct in_addr a;
+    if (slash[1] == '\0' || *end != '\0' || bits < 0 || bits > 32 ||
+        inet_pton(AF_INET, buf, &a) != 1)
+        return -1;
+    *mask = bits == 0 ? 0 : htonl(~0u << (32 - bits));
+    *net = a.s_addr & *mask;
+    return 1;
+}
+
+static int if_walk(const char *list, char *out, size_t len, char *err, size_t errlen, bool look)
+{
+    struct ifaddrs *all = NULL;
+    int found = 0;
+    if (list == NULL || *list == '\0') {
+        snprintf(err, errlen, "an empty list");
+        return -1;
+    }
+    if (look && getifaddrs(&all) != 0) {
+        snprintf(err, errlen, "cannot read this host's interfaces: %s", strerror(errno));
+        return -1;
+    }
+    for (const char *p = list; *p != '\0' && found == 0;) {
+        size_t n = strcspn(p, ",");
+        uint32_t net = 0, mask = 0;
+        char name[IF_NAMESIZE];
+        int kind = if_entry(p, n, &net, &mask, name);
+        if (kind < 0) {
+            snprintf(err, errlen, "'%.*s' is neither an interface name nor a subnet A.B.C.D/N",
+                     (int)n, p);
+            found = -1;
+            break;
+        }
+        for (struct ifaddrs *i = all; i != NULL && found == 0; i = i->ifa_next) {
+            if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
+                continue;
+            struct in_addr a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+            if (kind == 1 ? (a.s_addr & mask) == net : strcmp(i->ifa_name, name) == 0)
+                found = inet_ntop(AF_INET, &a, out, (socklen_t)len) != NULL ? 1 : 0;
+        }
+        p += n + (p[n] == ',');
+    }
+    if (all != NULL)
+        freeifaddrs(all);
+    return found;
+}
+
+int tl_if_address(const char *list, char *out, size_t len, char *err, size_t errlen)
+{
+    int r = if_walk(list, out, len, err, errlen, true);
+    if (r == 0)
+        snprintf(err, errlen, "no IPv4 address of this host is on %s", list);
+    return r;
+}
+
+int tl_if_check(const char *list, char *err, size_t errlen)
+{
+    char out[64];
+    return if_walk(list, out, sizeof out, err, errlen, false) < 0 ? -1 : 0;
 }

@@ -74,6 +74,13 @@ typedef int (*tl_frame_cb)(void *ctx, tl_link *l, uint8_t type, const uint8_t *p
 /* Listen on `addr` (numeric IPv4) and port *port (0: any; the chosen port
  * is written back). Returns the socket or -1 (errno set). */
 int tl_listen(const char *addr, uint16_t *port);
+/* The first IPv4 address of this host that `list` takes, in `out`
+ * (numeric): list is comma-separated interface names (eth1) and subnets
+ * (10.1.0.0/16), as Open MPI's if_include; earlier entries win. 1 found,
+ * 0 none matches, -1 list malformed or interfaces unreadable (why in
+ * err). tl_if_check(list, ...) checks only the syntax: 0 or -1. */
+int tl_if_address(const char *list, char *out, size_t len, char *err, size_t errlen);
+int tl_if_check(const char *list, char *err, size_t errlen);
 /* Accept one connection from a listening socket: the fd or -1. */
 int tl_accept(int lfd);
 /* Connect to addr:port (blocking, at most `seconds`). The fd or -1. */

@@ -269,6 +269,14 @@ host)
     run --host otherhost.invalid:2 --launch-agent false true
     [ $status = 1 ] || fail "a host whose agent fails: status $status, not 1"
     expect_lines 1 "the daemon of otherhost.invalid .pid [0-9]*. exited with status 1" "$err"
+    # daemons that never say hello: the set-up deadline is per level of
+    # the launch tree (a.invalid starts b.invalid: two levels)
+    printf '#!/bin/sh\nexec sleep 20\n' >"$work/mute_agent"
+    chmod +x "$work/mute_agent"
+    PMIXLAB_PMIXRUN_SETUP_S=1 run --host a.invalid,b.invalid,c.invalid --launch-fanout 2 \
+        --launch-agent "$work/mute_agent" true
+    [ $status = 1 ] || fail "daemons that never say hello: status $status, not 1"
+    expect_lines 1 "only 0 of 3 daemons started within 2 s .1 s per level of the launch tree.$" "$err"
     run --launch-fanout 0 --host otherhost.invalid true
     [ $status = 2 ] || fail "--launch-fanout 0: status $status, not 2"
     run --launch-fanout 2 --nodes 2 -n 2 true

@@ -726,6 +726,55 @@ static void test_invite_nodes(void **state)
     job_end(j);
 }
 
+/* A process speaks for itself only: rank 3 sends PMIX_GROUP_INVITE_ACCEPTED
+ * naming rank 2 as its source to the leader on the other node. The
+ * servers take it as 3's own word, so 2's real decline still counts and
+ * the group is {0, 1, 3}. */
+static void test_forged_answer(void **state)
+{
+    job *j = job_start(2, 2);
+    const int group[] = {0, 1, 3};
+    pmix_proc_t procs[4];
+    size_t nd;
+    pmix_info_t *d = dirs_make(false, 0, false, &nd);
+    pmix_info_t ev[2];
+    pmix_data_array_t to = {.type = PMIX_PROC, .size = 1, .array = &j->p[0].self};
+
+    for (int r = 0; r < 4; r++)
+        procs[r] = j->p[r].self;
+    assert_int_equal(px_client_group_invite(j->p[0].c, "forged", procs, 4, d, nd, grp_cb, &j->p[0]),
+                     PMIX_SUCCESS);
+    for (int r = 1; r < 4; r++)
+        assert_true(inproc_run_until(j->w, &j->p[r].events[ev_index(PMIX_GROUP_INVITED)]));
+    PMIx_Info_construct(&ev[0]);
+    PMIx_Info_construct(&ev[1]);
+    PMIx_Info_load(&ev[0], PMIX_GROUP_ID, "forged", PMIX_STRING);
+    PMIx_Info_load(&ev[1], PMIX_EVENT_CUSTOM_RANGE, &to, PMIX_DATA_ARRAY);
+    j->p[3].done = 0;
+    pmix_status_t rc = px_client_notify(j->p[3].c, PMIX_GROUP_INVITE_ACCEPTED, &j->p[2].self,
+                                        PMIX_RANGE_CUSTOM, ev, 2, op_cb, &j->p[3]);
+    assert_true(rc == PMIX_SUCCESS || rc == PMIX_OPERATION_SUCCEEDED);
+    inproc_run_until(j->w, NULL);
+    PMIx_Info_destruct(&ev[0]);
+    PMIx_Info_destruct(&ev[1]);
+    for (int r = 1; r < 4; r++) {
+        gproc *p = &j->p[r];
+        p->done = 0;
+        assert_int_equal(px_client_group_join(p->c, "forged", &j->p[0].self,
+                                              r == 2 ? PMIX_GROUP_DECLINE : PMIX_GROUP_ACCEPT, NULL,
+                                              0, grp_cb, p),
+                         PMIX_SUCCESS);
+        inproc_run_until(j->w, NULL);
+    }
+    assert_true(inproc_run_until(j->w, &j->p[0].done));
+    assert_int_equal(j->p[0].status, PMIX_ERR_PARTIAL_SUCCESS);
+    assert_members(&j->p[0], group, 3);
+    assert_int_equal(j->p[0].events[ev_index(PMIX_GROUP_INVITE_DECLINED)], 1);
+    destruct(j, "forged", group, 3, PMIX_SUCCESS);
+    PMIx_Info_free(d, 3);
+    job_end(j);
+}
+
 /* ---- failures ---- */
 
 /* A member on another node dies while the others wait in the construct:
@@ -1019,6 +1068,7 @@ int main(void)
         cmocka_unit_test(test_invite_join_decline_leave),
         cmocka_unit_test(test_invite_others),
         cmocka_unit_test(test_invite_timeout),
+        cmocka_unit_test(test_forged_answer),
         cmocka_unit_test(test_member_dies_remote),
         cmocka_unit_test(test_member_dies_local),
         cmocka_unit_test(test_member_dead_before),

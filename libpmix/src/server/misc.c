@@ -152,6 +152,10 @@ void px_srv_event_to_clients(px_server *s, pmix_status_t status, const pmix_proc
 void px_server_notify(px_server *s, pmix_status_t status, const pmix_proc_t *source,
                       pmix_data_range_t range, const pmix_info_t info[], size_t ninfo)
 {
+    if (ninfo > 0 && strncmp(info[ninfo - 1].key, PX_KEY_CLIENT_EVENT, PMIX_MAX_KEYLEN) == 0) {
+        px_srv_event_to_clients(s, status, source, range, info, ninfo - 1, NULL);
+        return; /* a client's: delivered, never taken as a server's */
+    }
     if (px_srv_group_heard(s, status, source, info, ninfo))
         return; /* a server's own news */
     px_srv_event_to_clients(s, status, source, range, info, ninfo, NULL);
@@ -180,8 +184,21 @@ pmix_status_t px_srv_notify(px_server *s, px_sclient *c, px_buf *b)
     if (range != PMIX_RANGE_PROC_LOCAL)
         px_srv_event_to_clients(s, status, &source, range, info, ninfo, c);
     if (range != PMIX_RANGE_PROC_LOCAL && range != PMIX_RANGE_LOCAL && s->hops->version >= 5 &&
-        s->hops->notify_event != NULL)
-        s->hops->notify_event(s->hctx, status, &source, range, info, ninfo);
+        s->hops->notify_event != NULL) {
+        /* marked as a client's (PX_KEY_CLIENT_EVENT), always last: a
+         * client cannot leave it out */
+        pmix_info_t *more = PMIx_Info_create(ninfo + 1);
+        bool yes = true;
+        if (more == NULL) {
+            PMIx_Info_free(info, ninfo);
+            return PMIX_ERR_NOMEM;
+        }
+        for (size_t i = 0; i < ninfo; i++)
+            PMIx_Info_xfer(&more[i], &info[i]);
+        PMIx_Info_load(&more[ninfo], PX_KEY_CLIENT_EVENT, &yes, PMIX_BOOL);
+        s->hops->notify_event(s->hctx, status, &source, range, more, ninfo + 1);
+        PMIx_Info_free(more, ninfo + 1);
+    }
     PMIx_Info_free(info, ninfo);
     return PMIX_SUCCESS;
 }

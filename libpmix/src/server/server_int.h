@@ -327,6 +327,11 @@ void px_srv_group_proc_died(px_server *s, const pmix_proc_t *proc, pmix_status_t
  * one): the outcome of an invitation, from the leader's node to the nodes
  * of the processes it invited (group.c). */
 #define PX_GROUP_INVITE_DONE (PMIX_EXTERNAL_ERR_BASE - 1601)
+/* The last info of a client's event that a server hands its host for the
+ * other nodes (px_srv_notify): the servers there deliver it without this
+ * key and never act on it as on their peers' group answers, so a process
+ * cannot answer an invitation or leave a group in another's name. */
+#define PX_KEY_CLIENT_EVENT "pmixlab.event.from_client"
 /* An event the host delivered from another node (px_server_notify): the
  * group code takes what concerns its invitations and groups. True if the
  * event was the server's own and goes no further. */
