@@ -406,6 +406,12 @@ static void map_clear(px_netmap *m)
         for (uint32_t i = 0; i < m->nnodes; i++)
             free(m->names[i]);
     free(m->names);
+    for (unsigned p = 1; p < PX_NET_MAX_PLANES; p++) {
+        if (m->plane_hosts[p] != NULL)
+            for (uint32_t i = 0; i < m->nnodes; i++)
+                free(m->plane_hosts[p][i]);
+        free(m->plane_hosts[p]);
+    }
     free(m->at);
     memset(m, 0, sizeof(*m));
 }
@@ -627,65 +633,210 @@ static char *tag_attr(const char *tag, const char *end, const char *key)
     return NULL;
 }
 
+/* The value of the <prop id="ID" value="..."/> among the children of the
+ * element whose start tag is tag..end (none if it closes itself); NULL
+ * if it has none. */
+static char *child_prop(const char *tag, const char *end, const char *id)
+{
+    const char *close;
+
+    if (end > tag && end[-1] == '/')
+        return NULL;
+    if ((close = strstr(end, "</cluster")) == NULL)
+        return NULL;
+    for (const char *p = end; (p = strstr(p, "<prop")) != NULL && p < close; p++) {
+        const char *pend = strchr(p, '>');
+        char *pid;
+        if (pend == NULL || pend > close)
+            return NULL;
+        if ((pid = tag_attr(p, pend, "id")) != NULL && strcmp(pid, id) == 0) {
+            free(pid);
+            return tag_attr(p, pend, "value");
+        }
+        free(pid);
+    }
+    return NULL;
+}
+
+/* One <cluster> start tag (tag..end): its topology, parameters and
+ * hosts. */
+typedef struct sg_cluster {
+    char *topo, *params, *prefix, *suffix, *plane, *nics;
+    strv ids; /* the radicals, each after a one-character prefix */
+} sg_cluster;
+
+static void sg_cluster_free(sg_cluster *c)
+{
+    free(c->topo);
+    free(c->params);
+    free(c->prefix);
+    free(c->suffix);
+    free(c->plane);
+    free(c->nics);
+    strv_free(&c->ids);
+    memset(c, 0, sizeof(*c));
+}
+
+/* Read a cluster; 0, or -1 when it has no radical this can read. */
+static int sg_cluster_read(const char *tag, const char *end, sg_cluster *c)
+{
+    char wrapped[600];
+    char *radical = tag_attr(tag, end, "radical");
+    int rc = -1;
+
+    memset(c, 0, sizeof(*c));
+    c->topo = tag_attr(tag, end, "topology");
+    c->params = tag_attr(tag, end, "topo_parameters");
+    c->prefix = tag_attr(tag, end, "prefix");
+    c->suffix = tag_attr(tag, end, "suffix");
+    c->plane = child_prop(tag, end, PX_NET_SG_PLANE_PROP);
+    c->nics = child_prop(tag, end, PX_NET_SG_NICS_PROP);
+    if (radical != NULL &&
+        snprintf(wrapped, sizeof(wrapped), "x[%s]", radical) < (int)sizeof(wrapped) &&
+        expand_list(wrapped, &c->ids) == 0 && c->ids.n > 0)
+        rc = 0;
+    free(radical);
+    return rc;
+}
+
+/* Cluster c's host names, ids.n of them, into a new array; NULL: no memory. */
+static char **sg_cluster_hosts(const sg_cluster *c)
+{
+    char **names = calloc(c->ids.n ? c->ids.n : 1, sizeof(char *));
+
+    for (size_t i = 0; names != NULL && i < c->ids.n; i++)
+        if (asprintf(&names[i], "%s%s%s", c->prefix ? c->prefix : "", c->ids.v[i] + 1,
+                     c->suffix ? c->suffix : "") < 0) {
+            names[i] = NULL;
+            for (size_t k = 0; k < i; k++)
+                free(names[k]);
+            free(names);
+            names = NULL;
+        }
+    return names;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
+}
+
+/* The planes of a platform (px_netmap.h): every cluster with the plane
+ * property after `first` (plane 0), a copy of its network. 0, or -1 with
+ * a sentence in err. */
+static int sg_planes(const char *text, const char *first_end, const sg_cluster *first,
+                     const char *name, px_netmap *m, char *err, size_t errlen)
+{
+    const char *tag, *end;
+    int rc = 0;
+
+    snprintf(m->plane[0], sizeof(m->plane[0]), "%s", first->plane);
+    snprintf(m->plane_nics[0], sizeof(m->plane_nics[0]), "%s", first->nics ? first->nics : "");
+    m->nplanes = 1;
+    for (tag = strstr(first_end, "<cluster"); rc == 0 && tag != NULL;
+         tag = strstr(end, "<cluster")) {
+        sg_cluster c;
+        if ((end = strchr(tag, '>')) == NULL)
+            break;
+        if (sg_cluster_read(tag, end, &c) != 0 || c.plane == NULL) {
+            sg_cluster_free(&c); /* not a plane: another part of the machine */
+            continue;
+        }
+        if (m->nplanes == PX_NET_MAX_PLANES) {
+            snprintf(err, errlen, "%s: more than %d planes", name, PX_NET_MAX_PLANES);
+            rc = -1;
+        } else if (!same_str(c.topo, first->topo) || !same_str(c.params, first->params) ||
+                   c.ids.n != first->ids.n) {
+            snprintf(err, errlen,
+                     "%s: plane %s is not a copy of plane %s (every plane's cluster has the "
+                     "same topology, topo_parameters and number of hosts)",
+                     name, c.plane, first->plane);
+            rc = -1;
+        } else if (*c.plane == '\0' || strlen(c.plane) >= sizeof(m->plane[0]) ||
+                   (c.nics != NULL && strlen(c.nics) >= sizeof(m->plane_nics[0]))) {
+            snprintf(err, errlen, "%s: a plane name of 1 to %zu characters, NICs of at most %zu",
+                     name, sizeof(m->plane[0]) - 1, sizeof(m->plane_nics[0]) - 1);
+            rc = -1;
+        } else {
+            for (unsigned p = 0; p < m->nplanes; p++)
+                if (strcmp(m->plane[p], c.plane) == 0) {
+                    snprintf(err, errlen, "%s: plane %s named twice", name, c.plane);
+                    rc = -1;
+                }
+        }
+        if (rc == 0) {
+            unsigned p = m->nplanes;
+            snprintf(m->plane[p], sizeof(m->plane[0]), "%s", c.plane);
+            snprintf(m->plane_nics[p], sizeof(m->plane_nics[0]), "%s", c.nics ? c.nics : "");
+            if ((m->plane_hosts[p] = sg_cluster_hosts(&c)) == NULL) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+            } else {
+                m->nplanes++;
+            }
+        }
+        sg_cluster_free(&c);
+    }
+    return rc;
+}
+
 int px_netmap_parse_simgrid(const char *text, const char *name, px_netmap *m, char *err,
                             size_t errlen)
 {
-    const char *tag = strstr(text, "<cluster"), *end;
-    char *topo = NULL, *params = NULL, *radical = NULL, *prefix = NULL, *suffix = NULL;
-    char wrapped[600];
-    strv ids = {0};
+    const char *tag = strstr(text, "<cluster"), *end = NULL;
+    sg_cluster c = {0};
     int rc = -1;
 
     memset(m, 0, sizeof(*m));
+    /* the first cluster that is a plane, else the first cluster */
+    for (const char *t = tag; t != NULL; t = strstr(t + 1, "<cluster")) {
+        const char *e = strchr(t, '>');
+        char *plane = e != NULL ? child_prop(t, e, PX_NET_SG_PLANE_PROP) : NULL;
+        bool is_plane = plane != NULL;
+        free(plane);
+        if (is_plane) {
+            tag = t;
+            break;
+        }
+    }
     if (tag == NULL || (end = strchr(tag, '>')) == NULL) {
         snprintf(err, errlen, "%s: no <cluster> element: the network is read from the first one",
                  name);
         return -1;
     }
-    topo = tag_attr(tag, end, "topology");
-    params = tag_attr(tag, end, "topo_parameters");
-    radical = tag_attr(tag, end, "radical");
-    prefix = tag_attr(tag, end, "prefix");
-    suffix = tag_attr(tag, end, "suffix");
-    if (radical == NULL ||
-        snprintf(wrapped, sizeof(wrapped), "x[%s]", radical) >= (int)sizeof(wrapped) ||
-        expand_list(wrapped, &ids) != 0 || ids.n == 0) {
+    if (sg_cluster_read(tag, end, &c) != 0) {
         snprintf(err, errlen, "%s: the first <cluster> has no radical=\"A-B\" this can read", name);
         goto out;
     }
-    if (kind_of(topo) == NET_NONE) {
-        snprintf(err, errlen, "%s: cluster topology '%s' has no coordinates", name, topo);
+    if (kind_of(c.topo) == NET_NONE) {
+        snprintf(err, errlen, "%s: cluster topology '%s' has no coordinates", name, c.topo);
         goto out;
     }
-    if (px_netshape_simgrid(topo != NULL ? topo : "FLAT", params != NULL ? params : "",
-                            (uint32_t)ids.n, &m->shape, err, errlen) != 0)
+    if (px_netshape_simgrid(c.topo != NULL ? c.topo : "FLAT", c.params != NULL ? c.params : "",
+                            (uint32_t)c.ids.n, &m->shape, err, errlen) != 0)
         goto out;
-    if (kind_of(topo) == NET_CROSSBAR)
-        m->shape.lsize[0] = m->shape.psize[0] = (uint32_t)ids.n;
-    m->nnodes = (uint32_t)ids.n;
-    if ((m->names = calloc(ids.n, sizeof(char *))) == NULL)
+    if (kind_of(c.topo) == NET_CROSSBAR)
+        m->shape.lsize[0] = m->shape.psize[0] = (uint32_t)c.ids.n;
+    m->nnodes = (uint32_t)c.ids.n;
+    if ((m->names = sg_cluster_hosts(&c)) == NULL)
         goto nomem;
-    for (size_t i = 0; i < ids.n; i++)
-        if (asprintf(&m->names[i], "%s%s%s", prefix ? prefix : "", ids.v[i] + 1,
-                     suffix ? suffix : "") < 0) {
-            m->names[i] = NULL;
-            goto nomem;
-        }
-    snprintf(m->sg_topology, sizeof(m->sg_topology), "%s", topo != NULL ? topo : "FLAT");
-    snprintf(m->sg_params, sizeof(m->sg_params), "%s", params != NULL ? params : "");
-    snprintf(m->source, sizeof(m->source), "%s (SimGrid platform: %s cluster of %u nodes)", name,
-             kind_name(kind_of(topo)), m->nnodes);
+    if (c.plane != NULL && sg_planes(text, end, &c, name, m, err, errlen) != 0)
+        goto out;
+    snprintf(m->sg_topology, sizeof(m->sg_topology), "%s", c.topo != NULL ? c.topo : "FLAT");
+    snprintf(m->sg_params, sizeof(m->sg_params), "%s", c.params != NULL ? c.params : "");
+    if (m->nplanes > 1)
+        snprintf(m->source, sizeof(m->source),
+                 "%s (SimGrid platform: %u planes, each a %s cluster of %u nodes)", name,
+                 m->nplanes, kind_name(kind_of(c.topo)), m->nnodes);
+    else
+        snprintf(m->source, sizeof(m->source), "%s (SimGrid platform: %s cluster of %u nodes)",
+                 name, kind_name(kind_of(c.topo)), m->nnodes);
     rc = 0;
     goto out;
 nomem:
     snprintf(err, errlen, "out of memory");
 out:
-    free(topo);
-    free(params);
-    free(radical);
-    free(prefix);
-    free(suffix);
-    strv_free(&ids);
+    sg_cluster_free(&c);
     if (rc != 0)
         map_clear(m);
     return rc;

@@ -6,6 +6,14 @@
  * OpenFabrics OS devices: an InfiniBand HCA shows both (ib0 and mlx5_0)
  * and is one NIC, named after its OpenFabrics device. OS devices without
  * a PCI parent (virtual ones, if hwloc keeps them) are a NIC each.
+ *
+ * The reader takes a topology its caller loaded (pmixd's, which it
+ * uses for bindings too): px_nics_topology_prepare asks hwloc for the
+ * OS devices before the load, with the PCI devices read from Linux's
+ * sysfs rather than by hwloc's "pci" plugin (libpciaccess, which keeps
+ * allocations to the end of the process and finds nothing in some
+ * containers). The planes of a job whose nodes differ are made from
+ * every node's NICs at once (px_netplanes_make_nodes).
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,18 +28,8 @@ typedef struct nic_seen {
     char net[PX_NET_NAME_MAX], ofa[PX_NET_NAME_MAX];
 } nic_seen;
 
-int px_nics_read(const char *xml, px_nics *out, char *err, size_t errlen)
+void px_nics_topology_prepare(struct hwloc_topology *topo)
 {
-    hwloc_topology_t topo;
-    nic_seen seen[2 * PX_NET_MAX_PLANES];
-    unsigned n = 0;
-    bool any_fabric = false;
-
-    memset(out, 0, sizeof(*out));
-    if (hwloc_topology_init(&topo) != 0) {
-        snprintf(err, errlen, "hwloc: cannot start a topology");
-        return -1;
-    }
     /* network and OpenFabrics OS devices are among the important ones */
     hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     /* Without the plugins that read devices through other libraries: on
@@ -42,11 +40,15 @@ int px_nics_read(const char *xml, px_nics *out, char *err, size_t errlen)
     hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
     hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
     hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
-    if ((xml != NULL && hwloc_topology_set_xml(topo, xml) != 0) || hwloc_topology_load(topo) != 0) {
-        snprintf(err, errlen, "hwloc: cannot read %s", xml != NULL ? xml : "this machine");
-        hwloc_topology_destroy(topo);
-        return -1;
-    }
+}
+
+void px_nics_from_topology(struct hwloc_topology *topo, px_nics *out)
+{
+    nic_seen seen[2 * PX_NET_MAX_PLANES];
+    unsigned n = 0;
+    bool any_fabric = false;
+
+    memset(out, 0, sizeof(*out));
     for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(topo, o)) != NULL;) {
         hwloc_obj_osdev_type_t t = o->attr->osdev.type;
         hwloc_obj_t parent =
@@ -82,6 +84,24 @@ int px_nics_read(const char *xml, px_nics *out, char *err, size_t errlen)
         out->n++;
     }
     out->fabric = any_fabric;
+}
+
+int px_nics_read(const char *xml, px_nics *out, char *err, size_t errlen)
+{
+    hwloc_topology_t topo;
+
+    memset(out, 0, sizeof(*out));
+    if (hwloc_topology_init(&topo) != 0) {
+        snprintf(err, errlen, "hwloc: cannot start a topology");
+        return -1;
+    }
+    px_nics_topology_prepare(topo);
+    if ((xml != NULL && hwloc_topology_set_xml(topo, xml) != 0) || hwloc_topology_load(topo) != 0) {
+        snprintf(err, errlen, "hwloc: cannot read %s", xml != NULL ? xml : "this machine");
+        hwloc_topology_destroy(topo);
+        return -1;
+    }
+    px_nics_from_topology(topo, out);
     hwloc_topology_destroy(topo);
     return 0;
 }
@@ -107,6 +127,19 @@ int px_netplanes_make(const px_netmap *m, const px_nics *nics, px_netplanes *out
     if (m != NULL && m->nplanes > 0) {
         for (unsigned p = 0; p < m->nplanes; p++) {
             unsigned k = 0;
+            if (m->plane_nics[p][0] == '\0') {
+                /* no devices named: the node's NIC of the plane's rank
+                 * (one plane: none is needed, the NIC is named after
+                 * the node) */
+                if (p >= nics->n && m->nplanes > 1) {
+                    snprintf(err, errlen, "plane %s: the node has no NIC number %u (it has %u)",
+                             m->plane[p], p + 1, nics->n);
+                    return -1;
+                }
+                snprintf(out->name[p], sizeof(out->name[0]), "%s", m->plane[p]);
+                snprintf(out->dev[p], sizeof(out->dev[0]), "%s", p < nics->n ? nics->name[p] : "");
+                continue;
+            }
             while (k < nics->n && !nic_listed(nics, k, m->plane_nics[p]))
                 k++;
             if (k == nics->n) {
@@ -131,6 +164,50 @@ int px_netplanes_make(const px_netmap *m, const px_nics *nics, px_netplanes *out
             snprintf(out->dev[p], sizeof(out->dev[0]), "%s", nics->name[p]);
         }
         out->n = nics->n;
+        return 0;
+    }
+    px_net_plane_name(0, out->name[0], sizeof(out->name[0]));
+    out->n = 1;
+    return 0;
+}
+
+int px_netplanes_make_nodes(const px_netmap *m, const px_nics *nics, uint32_t n, char *const *names,
+                            px_netplanes *out, px_netdevs *devs, char *err, size_t errlen)
+{
+    px_netplanes one;
+    bool all_fabric = n > 0;
+    unsigned fewest = PX_NET_MAX_PLANES;
+
+    memset(out, 0, sizeof(*out));
+    memset(devs, 0, (size_t)n * sizeof(*devs));
+    if (m != NULL && m->nplanes > 0) {
+        for (uint32_t i = 0; i < n; i++) {
+            char why[384];
+            if (px_netplanes_make(m, &nics[i], &one, why, sizeof(why)) != 0) {
+                snprintf(err, errlen, "node %s: %s", names[i], why);
+                memset(out, 0, sizeof(*out));
+                return -1;
+            }
+            memcpy(devs[i], one.dev, sizeof(devs[i]));
+        }
+        memcpy(out->name, one.name, sizeof(out->name));
+        out->n = one.n;
+        return 0;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        all_fabric = all_fabric && nics[i].fabric;
+        if (nics[i].n < fewest)
+            fewest = nics[i].n;
+    }
+    if (all_fabric && fewest >= 2) {
+        /* a plane is every node's p-th NIC; a node's extra NICs are not
+         * on any plane */
+        for (unsigned p = 0; p < fewest; p++)
+            px_net_plane_name(p, out->name[p], sizeof(out->name[0]));
+        for (uint32_t i = 0; i < n; i++)
+            for (unsigned p = 0; p < fewest; p++)
+                snprintf(devs[i][p], sizeof(devs[i][p]), "%s", nics[i].name[p]);
+        out->n = fewest;
         return 0;
     }
     px_net_plane_name(0, out->name[0], sizeof(out->name[0]));

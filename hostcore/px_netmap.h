@@ -17,7 +17,8 @@
  *     switch's nodes); the physical view is the same. The shape is the
  *     largest count at each level. The group key (hier) is every digit but
  *     the port: the node's leaf switch.
- *   - a SimGrid platform file whose first <cluster> names a topology
+ *   - a SimGrid platform file whose first <cluster> (its first plane
+ *     cluster, if it has planes: below) names a topology
  *     (FAT_TREE, TORUS, DRAGONFLY; FLAT or none: a crossbar) and its
  *     topo_parameters, as pmixsim writes and reads them: the coordinates of
  *     that topology (docs/simulation.md), nodes in radical order.
@@ -27,12 +28,21 @@
  * plane, `PlaneName=NAME Nics=DEV[,DEV...]` (pmixlab's addition: Slurm's
  * own parser does not know the key): the plane holds each node's NIC
  * whose device is one of DEV (an hwloc OS device name: "mlx5_0" or
- * "ib0"). Every plane is a copy of the file's switch tree (one rail per
- * plane), so a node's coordinate is the same on each. Without PlaneName
- * lines, a node with several OpenFabrics NICs (px_nics_read) has one
- * plane per NIC, "plane0", "plane1"..., in hwloc's order; otherwise (one
- * NIC, none, or Ethernet ports only, which may not all be cabled) one
- * plane "plane0" whose NIC is named after the node.
+ * "ib0"). A SimGrid platform describes each plane as a <cluster> of its
+ * own (the NICs on that plane are its hosts, as pmixsim --planes 2
+ * generates), marked with a property `<prop id="pmixlab.plane"
+ * value="NAME"/>` and optionally `<prop id="pmixlab.nics" value="DEV,..."/>`;
+ * without the NICs property, plane p holds each node's p-th NIC (in
+ * hwloc's order). Plane clusters are in file order; the first is plane 0,
+ * whose hosts are the nodes, and every other must have its topology,
+ * topo_parameters and host count (a copy: description node i's NIC on
+ * plane p is plane p's i-th host). Clusters without the property are
+ * other parts of the machine and are not read. Every plane is a copy of the file's switch tree (one
+ * rail per plane), so a node's coordinate is the same on each. Without PlaneName lines, a node with
+ * several OpenFabrics NICs (px_nics_read) has one plane per NIC, "plane0", "plane1"..., in hwloc's
+ * order; otherwise (one NIC, none, or Ethernet ports only, which may not all be cabled) one plane
+ * "plane0" whose NIC is named after the node. Each node has its own NICs (px_netplanes_make_nodes):
+ * on the socket host every pmixd reads its node's and pmixrun makes the job's planes from them all.
  *
  * A px_netmap owns its tables; px_netmap_free releases them. Nothing here
  * does I/O but px_netmap_load, which reads the file it is given.
@@ -96,12 +106,22 @@ typedef struct px_netmap {
      * topo_parameters, which rebuild it; "" for a Slurm tree. */
     char sg_topology[16];
     char sg_params[240];
-    /* A topology.conf's PlaneName= lines: names and their Nics= lists
-     * (as written, comma-separated); nplanes 0: none. */
+    /* A topology.conf's PlaneName= lines, or a SimGrid platform's plane
+     * clusters: names and their Nics= lists (as written, comma-separated;
+     * "": the node's NIC of the plane's rank, px_netplanes_make);
+     * nplanes 0: none. */
     unsigned nplanes;
     char plane[PX_NET_MAX_PLANES][PX_NET_NAME_MAX];
     char plane_nics[PX_NET_MAX_PLANES][128];
+    /* A SimGrid platform's planes: plane p's host of description node i is
+     * plane_hosts[p][i] (for p >= 1; plane 0's hosts are `names`). */
+    char **plane_hosts[PX_NET_MAX_PLANES];
 } px_netmap;
+
+/* The properties of a SimGrid <cluster> that make it a plane (px_netmap.h,
+ * "Planes") and name the NIC devices on it. */
+#define PX_NET_SG_PLANE_PROP "pmixlab.plane"
+#define PX_NET_SG_NICS_PROP "pmixlab.nics"
 
 /* A node's NICs as hwloc sees them: one per PCI device holding network
  * (HWLOC_OBJ_OSDEV_NETWORK) or OpenFabrics (HWLOC_OBJ_OSDEV_OPENFABRICS)
@@ -118,9 +138,18 @@ typedef struct px_nics {
     char alias[PX_NET_MAX_PLANES][PX_NET_NAME_MAX];
 } px_nics;
 
+struct hwloc_topology;
+/* Ask hwloc for a topology's network and OpenFabrics OS devices: call it
+ * between hwloc_topology_init and hwloc_topology_load. It leaves out
+ * hwloc's "pci" plugin (its libpciaccess keeps allocations to the end of
+ * the process): on Linux the PCI devices come from sysfs instead. */
+void px_nics_topology_prepare(struct hwloc_topology *topo);
+/* The NICs of a loaded topology (prepared as above; without its I/O
+ * devices: none). More than PX_NET_MAX_PLANES: the first ones. */
+void px_nics_from_topology(struct hwloc_topology *topo, px_nics *out);
 /* Read the NICs of the machine described by the hwloc XML file `xml`, or
- * of this machine (NULL). More than PX_NET_MAX_PLANES: the first ones.
- * Returns 0, or -1 with a sentence in err (*out then has none). */
+ * of this machine (NULL), in a topology of its own. Returns 0, or -1 with
+ * a sentence in err (*out then has none). */
 int px_nics_read(const char *xml, px_nics *out, char *err, size_t errlen);
 
 /* The planes of a job: names, and each plane's NIC device ("": none
@@ -136,6 +165,21 @@ typedef struct px_netplanes {
  * the description is not of this machine's network. */
 int px_netplanes_make(const px_netmap *m, const px_nics *nics, px_netplanes *out, char *err,
                       size_t errlen);
+
+/* Each node's NIC device per plane ("": the NIC is named after its node). */
+typedef char px_netdevs[PX_NET_MAX_PLANES][PX_NET_NAME_MAX];
+
+/* The planes of a job of `n` nodes (named names[i] in messages) whose
+ * node i has the NICs nics[i]: the names into out (out->dev stays empty)
+ * and node i's device on each plane into devs[i]. With the map's
+ * PlaneName= lines, every node must have a NIC of every plane (else -1
+ * with a sentence naming the node in err); without them, when every node
+ * has OpenFabrics NICs and the fewest any node has is at least 2, plane p
+ * is every node's p-th NIC (planes "plane0"...; the extra NICs of a node
+ * with more are on none); otherwise one plane "plane0" with no device.
+ * For one node this is px_netplanes_make. */
+int px_netplanes_make_nodes(const px_netmap *m, const px_nics *nics, uint32_t n, char *const *names,
+                            px_netplanes *out, px_netdevs *devs, char *err, size_t errlen);
 
 /* One switch holding `nnodes` nodes, marked flat. Returns 0, or -1. */
 int px_netmap_flat(px_netmap *m, uint32_t nnodes);

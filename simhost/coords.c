@@ -107,19 +107,28 @@ static void ni_nic_name(void *ctx, uint32_t node, unsigned plane, char *buf, siz
         sim_nic_name(node, plane, buf, len);
 }
 
+/* The host that is node's NIC on a plane: a platform's plane cluster's
+ * (px_netmap.plane_hosts), or a generated topology's (sim_nic_host). */
 static void ni_nic_host(void *ctx, uint32_t node, unsigned plane, char *buf, size_t len)
 {
     const sim_run *run = ctx;
-    if (run->net->map != NULL)
-        snprintf(buf, len, "%s", run->nodes[node].host); /* one plane */
+    const px_netmap *m = run->net->map;
+    if (m != NULL && plane > 0 && plane < m->nplanes)
+        snprintf(buf, len, "%s", m->plane_hosts[plane][m->at != NULL ? m->at[node] : node]);
+    else if (m != NULL)
+        snprintf(buf, len, "%s", run->nodes[node].host);
     else
         sim_nic_host(node, plane, buf, len);
 }
 
 static px_netinfo netinfo(const sim_run *run)
 {
+    const px_netmap *m = run->net->map;
     return (px_netinfo){.fabric = FABRIC,
-                        .planes = run->opt.planes,
+                        .planes = run->net->nplanes,
+                        .plane_names = m != NULL && m->nplanes > 0     ? m->plane
+                                       : run->opt.topo_file_planes > 0 ? run->opt.topo_file_plane
+                                                                       : NULL,
                         .nnodes = run->nnodes,
                         .shape = &run->net->shape,
                         .coord = ni_coord,

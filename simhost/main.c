@@ -66,13 +66,14 @@ static void usage(FILE *f)
             "  --topology FILE       the network a description gives, as pmixrun reads it:\n"
             "                        Slurm's topology.conf (a regular tree: a fat tree of\n"
             "                        its levels) or a SimGrid platform file's first cluster\n"
-            "                        (its topology and topo_parameters); without --nodes,\n"
-            "                        every node it names\n"
+            "                        (its topology and topo_parameters) and its planes\n"
+            "                        (pmixlab.plane clusters, PlaneName= lines); without\n"
+            "                        --nodes, every node it names\n"
             "  --topo-params S       SimGrid's topo_parameters for that topology\n"
             "  --radix R --taper T   fat tree switches (default radix 32, taper 1)\n"
-            "  --platform FILE       a SimGrid platform instead (its first N hosts;\n"
-            "                        without --nodes, all of them); coordinates from\n"
-            "                        its first cluster, as pmixrun --topology FILE\n"
+            "  --platform FILE       a SimGrid platform instead (its first N hosts but\n"
+            "                        its planes' NICs; without --nodes, all of them);\n"
+            "                        coordinates and planes as pmixrun --topology FILE\n"
             "  --planes 1|2          network planes, each with its own links and switches\n"
             "                        (generated topologies only; default 1)\n"
             "  --lat TIME            latency of every node link (default 1us)\n"
@@ -254,6 +255,11 @@ static int topology_file(sim_opts *o, const char *path)
                                                    : TOPO_CROSSBAR;
     o->topo_params = o->topology == TOPO_CROSSBAR ? NULL : o->topo_file_params;
     o->topo_file_nodes = m.nnodes;
+    /* the planes a SimGrid platform's plane clusters or a topology.conf's
+     * PlaneName= lines give (px_netmap.h): generated as --planes N, named
+     * as the file names them */
+    o->topo_file_planes = m.nplanes;
+    memcpy(o->topo_file_plane, m.plane, sizeof(o->topo_file_plane));
     px_netmap_free(&m);
     return 0;
 }
@@ -342,6 +348,7 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
             if (strcmp(v, "1") != 0 && strcmp(v, "2") != 0)
                 return bad("--planes %s: expected 1 or 2%s", v, "");
             o->planes = (unsigned)(v[0] - '0');
+            o->planes_given = true;
         } else if (strcmp(a, "--test-plane-down") == 0) {
             o->test_down = v; /* checked once the nodes are known (planes.c) */
         } else if (strcmp(a, "--lat") == 0) {
@@ -430,6 +437,15 @@ static int parse(int argc, char **argv, sim_opts *o, char **sgargv, int *sgargc)
                    o->workload, "");
     if (o->topo_file_nodes > 0 && !o->nodes_given && o->topology != TOPO_FILE)
         o->nodes = o->topo_file_nodes;
+    if (o->topo_file_planes > 0 && o->topology != TOPO_FILE) {
+        if (o->planes_given && o->planes != o->topo_file_planes) {
+            char given[16], file[16];
+            snprintf(given, sizeof(given), "%u", o->planes);
+            snprintf(file, sizeof(file), "%u", o->topo_file_planes);
+            return bad("--planes %s: the --topology file describes %s planes", given, file);
+        }
+        o->planes = o->topo_file_planes;
+    }
     if (o->planes > 1 && o->topology == TOPO_FILE)
         return bad("--planes %s with --platform: a platform file describes its own network; "
                    "give one plane, or a generated --topology%s",
@@ -533,6 +549,8 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
     uint64_t actors;
     bool big;
     sim_proc *procs;
+    char **nics = NULL;       /* --platform: its planes' NIC hosts (sim_platform_nics) */
+    size_t *node_host = NULL; /* --platform: node i is SimGrid host node_host[i] */
     struct rusage ru;
     double wall;
 
@@ -638,12 +656,27 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         goto out;
     }
     run->nnodes = opt->nodes;
-    if (opt->topology == TOPO_FILE && !opt->nodes_given)
-        run->nnodes = sgw_host_count() < MAX_NODES ? (uint32_t)sgw_host_count() : MAX_NODES;
-    if (opt->topology == TOPO_FILE && sgw_host_count() < run->nnodes) {
-        fprintf(stderr, "pmixsim: %s has %zu hosts, fewer than --nodes %u\n", opt->platform,
-                sgw_host_count(), run->nnodes);
-        goto out;
+    if (opt->topology == TOPO_FILE) {
+        /* the nodes are the platform's hosts but its planes' NICs (the
+         * hosts of every plane cluster after the first) */
+        size_t nnics = 0, nhosts = 0;
+        run->pmap = sim_platform_read(opt->platform);
+        nics = sim_platform_nics(run->pmap, &nnics);
+        node_host = calloc(sgw_host_count() ? sgw_host_count() : 1, sizeof(*node_host));
+        if (node_host == NULL) {
+            fprintf(stderr, "pmixsim: out of memory\n");
+            goto out;
+        }
+        for (size_t k = 0; k < sgw_host_count(); k++)
+            if (!sim_platform_is_nic(nics, nnics, sgw_host_name(k)))
+                node_host[nhosts++] = k;
+        if (!opt->nodes_given)
+            run->nnodes = nhosts < MAX_NODES ? (uint32_t)nhosts : MAX_NODES;
+        if (nhosts < run->nnodes) {
+            fprintf(stderr, "pmixsim: %s has %zu hosts that are nodes, fewer than --nodes %u\n",
+                    opt->platform, nhosts, run->nnodes);
+            goto out;
+        }
     }
     run->nprocs = run->nnodes * opt->ppn;
     {
@@ -674,7 +707,7 @@ static int run_one(const sim_opts *opt, char **sgargv, int sgargc, int index, FI
         sim_node *n = &run->nodes[i];
         n->id = i;
         if (opt->topology == TOPO_FILE)
-            snprintf(n->host, sizeof(n->host), "%s", sgw_host_name(i));
+            snprintf(n->host, sizeof(n->host), "%s", sgw_host_name(node_host[i]));
         else
             snprintf(n->host, sizeof(n->host), "node-%u", i);
         n->procs = &procs[(size_t)i * opt->ppn];
@@ -773,6 +806,11 @@ out:
     if (run->events != NULL)
         fclose(run->events);
     sim_net_fini(run);
+    if (run->pmap != NULL) /* not taken over: the run did not get that far */
+        px_netmap_free(run->pmap);
+    free(run->pmap);
+    free(nics);
+    free(node_host);
     free(procs);
     free(run->nodes);
     free(run->fstats);

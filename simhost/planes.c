@@ -120,29 +120,85 @@ int sim_net_send(sim_run *run, sim_ep *to, sim_msg *m, double bytes)
     return rc;
 }
 
+/* sgw_net_create's names of the NIC hosts: a generated topology's
+ * (sim_nic_host), or a platform's planes (run->net->map). */
+typedef struct host_ctx {
+    const sim_run *run;
+    char buf[64];
+} host_ctx;
+
 static const char *host_name(void *ctx, unsigned plane, size_t node)
 {
-    char *buf = ctx;
+    host_ctx *h = ctx;
+    const px_netmap *m = h->run->net->map;
 
-    sim_nic_host((uint32_t)node, plane, buf, 64);
-    return buf;
+    if (m != NULL && m->nplanes > 1) {
+        if (plane == 0)
+            return h->run->nodes[node].host;
+        return m->plane_hosts[plane][m->at != NULL ? m->at[node] : node];
+    }
+    sim_nic_host((uint32_t)node, plane, h->buf, sizeof(h->buf));
+    return h->buf;
 }
 
-/* --platform FILE: its first cluster's coordinates, read and fitted as
- * pmixrun --topology FILE reads and fits them (px_netmap.h): by host name
- * when every run node is one of the cluster's hosts, else in the
- * cluster's order. A platform without a cluster this can read (hosts and
- * links written by hand, a cluster without a topology this knows) gives
- * no coordinates, as before: the run goes on, PMIX_NETWORK_* are not
- * found. */
+px_netmap *sim_platform_read(const char *path)
+{
+    px_netmap *m = calloc(1, sizeof(*m));
+    char err[512];
+
+    if (m != NULL && px_netmap_load(path, m, err, sizeof(err)) == 0)
+        return m;
+    free(m);
+    return NULL;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **sim_platform_nics(const px_netmap *m, size_t *n)
+{
+    char **v;
+    size_t k = 0;
+
+    *n = 0;
+    if (m == NULL || m->nplanes < 2)
+        return NULL;
+    if ((v = calloc((size_t)(m->nplanes - 1) * m->nnodes, sizeof(*v))) == NULL)
+        return NULL;
+    for (unsigned p = 1; p < m->nplanes; p++)
+        for (uint32_t i = 0; i < m->nnodes; i++)
+            v[k++] = m->plane_hosts[p][i];
+    qsort(v, k, sizeof(*v), str_cmp);
+    *n = k;
+    return v;
+}
+
+bool sim_platform_is_nic(char *const *sorted, size_t n, const char *name)
+{
+    return sorted != NULL && bsearch(&name, sorted, n, sizeof(*sorted), str_cmp) != NULL;
+}
+
+/* --platform FILE: its first cluster's coordinates (or its plane
+ * clusters'), read (run->pmap, sim_platform_read) and fitted as pmixrun
+ * --topology FILE reads and fits them (px_netmap.h): by host name when
+ * every run node is one of the cluster's hosts, else in the cluster's
+ * order. A platform without a cluster this can read (hosts and links
+ * written by hand, a cluster without a topology this knows) gives no
+ * coordinates, as before: the run goes on, PMIX_NETWORK_* are not found.
+ * A platform's planes (clusters with the pmixlab.plane property) are the
+ * run's: a message crosses the plane's cluster between the two nodes'
+ * NIC hosts on it. */
 static void platform_map(sim_run *run)
 {
     sim_net *net = run->net;
-    px_netmap *m = calloc(1, sizeof(*m));
+    px_netmap *m = run->pmap;
     char **names = calloc(run->nnodes ? run->nnodes : 1, sizeof(*names));
     char err[512];
 
-    if (m != NULL && names != NULL && px_netmap_load(run->opt.platform, m, err, sizeof(err)) == 0) {
+    run->pmap = NULL;
+    if (m != NULL && names != NULL) {
         for (uint32_t i = 0; i < run->nnodes; i++)
             names[i] = run->nodes[i].host;
         if (px_netmap_fit(m, names, run->nnodes, err, sizeof(err)) == 0) {
@@ -152,6 +208,8 @@ static void platform_map(sim_run *run)
              * neighbour strides for taking a node's links off */
             net->shape.nstrides = 0;
             net->have_coords = true;
+            if (m->nplanes > 1)
+                net->nplanes = m->nplanes;
             m = NULL;
         }
     }
@@ -164,7 +222,8 @@ static void platform_map(sim_run *run)
 int sim_net_setup(sim_run *run, char *err, size_t errlen)
 {
     sim_net *net = calloc(1, sizeof(*net));
-    char params[256], buf[64];
+    char params[256];
+    host_ctx hc = {.run = run};
 
     if (net == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -185,7 +244,7 @@ int sim_net_setup(sim_run *run, char *err, size_t errlen)
      * only, while a mailbox would keep the failed communication and hand
      * it to every later receive. The times are the same. */
     if (net->nplanes > 1 || run->opt.nfaults > 0) {
-        net->sg = sgw_net_create(net->nplanes, run->nnodes, host_name, buf, err, errlen);
+        net->sg = sgw_net_create(net->nplanes, run->nnodes, host_name, &hc, err, errlen);
         if (net->sg == NULL)
             return -1;
     }

@@ -86,15 +86,20 @@ typedef struct sim_opts {
     const char *topo_params;    /* SimGrid's topo_parameters, or NULL: derived */
     char topo_file_params[256]; /* --topology FILE: the topo_params it gives */
     uint32_t topo_file_nodes;   /* and the nodes it names (0: no file) */
-    const char *platform;       /* --platform FILE */
-    unsigned planes;            /* --planes 1|2 (simnet.h) */
-    const char *test_down;      /* --test-plane-down P[.NODE]@T (planes.c) */
-    unsigned fattree_radix;     /* ports per switch (fat tree) */
-    unsigned fattree_taper;     /* oversubscription of the leaf switches */
-    double lat, bw;             /* per link: seconds, bytes/s */
-    double lo_lat, lo_bw;       /* the loopback link of every node */
-    bool lv08;                  /* --model lv08 (default cm02) */
-    const char *algo;           /* NULL: auto */
+    /* and the planes a SimGrid platform's plane clusters give (0: none),
+     * with their names, which the generated planes take */
+    unsigned topo_file_planes;
+    char topo_file_plane[PX_NET_MAX_PLANES][PX_NET_NAME_MAX];
+    const char *platform;   /* --platform FILE */
+    unsigned planes;        /* --planes 1|2 (simnet.h), or a --topology FILE's */
+    bool planes_given;      /* --planes was given */
+    const char *test_down;  /* --test-plane-down P[.NODE]@T (planes.c) */
+    unsigned fattree_radix; /* ports per switch (fat tree) */
+    unsigned fattree_taper; /* oversubscription of the leaf switches */
+    double lat, bw;         /* per link: seconds, bytes/s */
+    double lo_lat, lo_bw;   /* the loopback link of every node */
+    bool lv08;              /* --model lv08 (default cm02) */
+    const char *algo;       /* NULL: auto */
     uint64_t seed;
     unsigned stack_kib;
     const char *json;
@@ -394,7 +399,10 @@ struct sim_run {
     uint32_t fence_seq;
     bool tty;
     double wall_start;
-    sim_net *net;      /* planes and coordinates (simnet.h) */
+    sim_net *net; /* planes and coordinates (simnet.h) */
+    /* --platform FILE read as a description (sim_platform_read), or NULL;
+     * sim_net_setup takes it over */
+    px_netmap *pmap;
     sim_fault *faults; /* --fault, drawn (faults.c) */
     unsigned nfaults;
     uint32_t procs_killed;

@@ -23,7 +23,7 @@
 #include "px_netmap.h"
 #include "sgw.h"
 
-#define SIM_MAX_PLANES 2
+#define SIM_MAX_PLANES PX_NET_MAX_PLANES
 #define SIM_MAX_DIMS PX_NET_MAX_DIMS
 /* Every node registers the coordinates of every process (not only of its
  * own) up to this many nodes and processes: beyond, the tables would cost
@@ -102,8 +102,21 @@ const px_coll_groups *sim_net_groups(sim_run *run, const uint32_t *members, uint
 
 /* planes.c */
 
+/* --platform FILE read as pmixrun --topology reads it (px_netmap_load),
+ * or NULL: a platform without a cluster this can read (no coordinates,
+ * one plane). The caller frees it (px_netmap_free, free) or gives it to
+ * run->pmap. */
+px_netmap *sim_platform_read(const char *path);
+/* Whether SimGrid host `name` is a NIC on a plane other than the first of
+ * the platform's map (not a node); `sorted` is from sim_platform_nics. */
+bool sim_platform_is_nic(char *const *sorted, size_t n, const char *name);
+/* The hosts of the map's planes after the first, sorted by name, into a
+ * new array (*n of them; the names are the map's); NULL when there are
+ * none or no memory. */
+char **sim_platform_nics(const px_netmap *m, size_t *n);
 /* After the platform is loaded and the nodes named: the shape, and the
- * planes' NIC hosts. Returns 0, or -1 with a reason. */
+ * planes' NIC hosts (a platform's planes from run->pmap, which this takes
+ * over). Returns 0, or -1 with a reason. */
 int sim_net_setup(sim_run *run, char *err, size_t errlen);
 /* After the nodes are set up: with two planes, make their boxes queued. */
 void sim_net_start(sim_run *run);

@@ -17,8 +17,9 @@
  *
  * How it works. pmixd talks to pmixrun over FD (a socketpair pmixrun made:
  * it works from inside another network namespace too), listens on a TCP
- * port of its address (--listen, default 127.0.0.1) for the other daemons
- * and says so (PD_HELLO). pmixrun
+ * port of its address (--listen, default 127.0.0.1) for the other daemons,
+ * sends its node's NICs (PD_NICS, from the hwloc topology it loads for
+ * its bindings) and says it is up (PD_HELLO). pmixrun
  * answers with the job (PD_JOB): namespace, the map of ranks to nodes, the
  * node names, every daemon's address, the application contexts (program,
  * arguments, environment, directory, process set). pmixd then
@@ -1132,12 +1133,29 @@ static int setup(pmixd_ctx *d, int parent, const char *to, const char *listen)
         fprintf(stderr, "pmixd: cannot set up: out of memory\n");
         return -1;
     }
+    /* this node's NICs, from the topology the bindings use later */
+    px_nics nics;
+    char err[512];
+    if (net_node_nics(j, d->node, &nics, err, sizeof err) != 0) {
+        fprintf(stderr, "pmixd node%d: %s\n", d->node, err);
+        return -1;
+    }
     tl_buf b = {0};
+    tl_put_u8(&b, nics.fabric);
+    tl_put_u32(&b, nics.n);
+    for (unsigned i = 0; i < nics.n; i++) {
+        tl_put_str(&b, nics.name[i]);
+        tl_put_str(&b, nics.alias[i]);
+    }
+    int rc = tl_send(&d->parent, PD_NICS, &b);
+    tl_buf_free(&b);
+    if (rc != 0)
+        return rc;
     tl_put_u32(&b, (uint32_t)d->node);
     tl_put_u32(&b, d->port);
     if (to != NULL)
         tl_put_str(&b, listen); /* the others reach us there (--if-include) */
-    int rc = tl_send(&d->parent, PD_HELLO, &b);
+    rc = tl_send(&d->parent, PD_HELLO, &b);
     tl_buf_free(&b);
     return rc;
 }

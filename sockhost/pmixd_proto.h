@@ -18,6 +18,9 @@ enum {
     PD_HELLO = 1,        /* u32 node, u32 port[, str addr]: up, and listening for its peers
                           * on port (of addr: a daemon that connected back says where) */
     PD_EXIT = 2,         /* u32 rank, u32 pid, u32 code (exit status or 128+signal), u8 flags */
+    PD_NICS = 8,         /* u8 fabric, u32 n, n x (str name, str alias): this node's NICs
+                          * (px_nics; pmixrun_net.c net_node_nics), sent once, before PD_HELLO;
+                          * pmixrun makes the job's planes from every node's (net_planes) */
     PD_ABORT = 3,        /* u32 rank, u32 status, str message: a rank called PMIx_Abort */
     PD_LOST = 4,         /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
     PD_PUBSUB = 5,       /* u32 id, str nspace, u32 rank, u8 op (1 publish, 2 lookup, 3 unpublish),

@@ -154,9 +154,11 @@ static void usage(FILE *f)
             "                      each one's connection to pmixrun, and of this host's\n"
             "                      name)\n"
             "  --topology FILE     the network's shape: Slurm's topology.conf or a SimGrid\n"
-            "                      platform file (its first cluster); every process gets\n"
-            "                      its coordinates (PMIX_NETWORK_COORDINATE...) and hier\n"
-            "                      groups by switch. Without it: Slurm's own (scontrol show\n"
+            "                      platform file (its first cluster, or its clusters with\n"
+            "                      the property pmixlab.plane: one per plane); every\n"
+            "                      process gets its coordinates per plane and NIC\n"
+            "                      (PMIX_NETWORK_COORDINATE...) and hier groups by\n"
+            "                      switch. Without it: Slurm's own (scontrol show\n"
             "                      topology) in an allocation, else one switch\n"
             "  --isolate auto|host|net|none\n"
             "                      host: each node's daemon and processes get their own\n"
@@ -1371,6 +1373,20 @@ static void teardown(job *j)
     job_release(j);
 }
 
+/* The planes of a job of one node: pmixrun's own NICs (net_node_nics).
+ * 0, or -1 with a message printed. */
+static int own_planes(job *j)
+{
+    px_nics nics;
+    char err[512];
+
+    if (net_node_nics(j, 0, &nics, err, sizeof err) != 0) {
+        fprintf(stderr, "pmixrun: %s\n", err);
+        return -1;
+    }
+    return net_planes(j, &nics);
+}
+
 int main(int argc, char **argv)
 {
     job jb = {0}, *j = &jb;
@@ -1422,8 +1438,8 @@ int main(int argc, char **argv)
     }
     j->nnodes = 1;
     j->spawn = spawn_up; /* pmixrun_spawn.c: one node only */
-    if (net_fit(j) != 0 || files_make_topdir(j) != 0 || job_bindings(j) != 0 ||
-        job_platform(j, signal_ready, j) != 0 || job_server_start(j) != 0 ||
+    if (net_fit(j) != 0 || own_planes(j) != 0 || files_make_topdir(j) != 0 ||
+        job_bindings(j) != 0 || job_platform(j, signal_ready, j) != 0 || job_server_start(j) != 0 ||
         (!j->system_server && rndz_start(j) != 0) || (!j->system_server && job_register(j) != 0))
         goto out;
     if (j->system_server)

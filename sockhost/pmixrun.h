@@ -275,9 +275,12 @@ typedef struct job {
      * nodes by net_fit (pmixrun) or received by net_read (pmixd). */
     px_netmap net;
     bool net_loaded; /* net holds a description (or, once fitted, the default) */
-    /* Its planes and each plane's NIC device (net_fit from hwloc, or
-     * net_read); n 0 before: one plane, NICs named after the nodes. */
+    /* Its planes (names only) and every node's NIC device on each
+     * (nic_devs[node][plane], "" for none: the NIC is named after the
+     * node): from the nodes' NICs (net_planes, pmixrun) or net_read
+     * (pmixd); planes.n 0 before: one plane, NICs named after the nodes. */
     px_netplanes planes;
+    px_netdevs *nic_devs;
     /* pmixrun alone: the jobs its ranks spawned (pmixrun_spawn.c). Each is
      * a job of its own (its namespace, apps, ranks) that borrows this
      * one's loop, server, directory and output; pmixrun ends when every
@@ -436,11 +439,22 @@ int job_node_of(const job *j, int rank);
  * read or parsed). */
 int net_load(job *j, const char *path, char *err, size_t errlen);
 /* Fit it to the job's nodes (job_node_name), or make the flat default
- * without one, and find the planes: the description's PlaneName= lines
- * and the NICs hwloc sees (PMIXLAB_NICS_XML: an hwloc XML file read
- * instead of this machine), px_netplanes_make. 0, or -1 (message printed:
- * fewer nodes described than the job has, a plane without its NIC). */
+ * without one. 0, or -1 (message printed: fewer nodes described than the
+ * job has). */
 int net_fit(job *j);
+/* This node's NICs: those of the hwloc XML file that PMIXLAB_NICS_XML
+ * names for node `node` (a test hook: "A.xml,B.xml", node I reads the
+ * I-th file, the last one for the nodes after), else those of this
+ * machine, from j->topo, which this loads (with its I/O devices,
+ * px_nics_topology_prepare) if nobody did yet and which the bindings
+ * then use too. 0, or -1 with a sentence in err (a hook's file that
+ * cannot be read); a machine hwloc cannot read has no NIC. */
+int net_node_nics(job *j, int node, px_nics *out, char *err, size_t errlen);
+/* The job's planes from every node's NICs (nics[0..nnodes-1]) and the
+ * description's PlaneName= lines (px_netplanes_make_nodes), after
+ * net_fit. 0, or -1 with a message printed (a node without a plane's
+ * NIC, no memory). */
+int net_planes(job *j, const px_nics *nics);
 /* Every node's coordinates in PD_JOB, and reading them back in pmixd. */
 struct tl_buf;
 struct tl_reader;

@@ -63,16 +63,23 @@
 
 /* ---- bindings ---- */
 
-/* Load the topology once; `mine` gets the PUs this process may use. */
+/* Load the topology once, with the OS devices that are the node's NICs
+ * (net_node_nics, which may have loaded it first); `mine` gets the PUs
+ * this process may use. */
 static int load_topology(job *j, hwloc_bitmap_t mine)
 {
-    if (j->topo == NULL &&
-        (hwloc_topology_init(&j->topo) != 0 || hwloc_topology_load(j->topo) != 0)) {
-        if (j->topo != NULL)
-            hwloc_topology_destroy(j->topo);
-        j->topo = NULL;
-        fprintf(stderr, "pmixrun: cannot read this machine's topology (hwloc failed)\n");
-        return -1;
+    if (j->topo == NULL) {
+        bool ok = hwloc_topology_init(&j->topo) == 0;
+        if (ok) {
+            px_nics_topology_prepare(j->topo);
+            if (!(ok = hwloc_topology_load(j->topo) == 0))
+                hwloc_topology_destroy(j->topo);
+        }
+        if (!ok) {
+            j->topo = NULL;
+            fprintf(stderr, "pmixrun: cannot read this machine's topology (hwloc failed)\n");
+            return -1;
+        }
     }
     hwloc_const_bitmap_t allowed = hwloc_topology_get_allowed_cpuset(j->topo);
     if (hwloc_get_cpubind(j->topo, mine, HWLOC_CPUBIND_PROCESS) != 0)
@@ -921,6 +928,7 @@ void job_release(job *j)
 {
     job_apps_free(j);
     px_netmap_free(&j->net);
+    free(j->nic_devs);
     free(j->output_dir);
     free(j->node_slots);
     free(j->in_buf);

@@ -12,13 +12,14 @@
  * daemons in PD_JOB (net_write, net_read): a daemon on another machine
  * needs no copy of the file.
  *
- * Planes and NICs (net_planes): every node is taken to have the NICs
- * hwloc sees on pmixrun's machine (a daemon sends none of its own), or
- * those of the hwloc XML file PMIXLAB_NICS_XML names; with the
- * description's PlaneName= lines or several OpenFabrics NICs they make
- * the planes
- * (px_netplanes_make), each a copy of the described network, and node
- * N's NIC on a plane is "N.DEV" ("node1.mlx5_0"). Otherwise one plane
+ * Planes and NICs (net_node_nics, net_planes): every node reads its own
+ * NICs (pmixd from the hwloc topology it loads for its bindings anyway,
+ * and sends them to pmixrun in PD_NICS before its PD_HELLO; pmixrun alone
+ * reads those of its machine), or those of the hwloc XML file that
+ * PMIXLAB_NICS_XML names for it. pmixrun makes the job's planes from them
+ * all with the description's PlaneName= lines (px_netplanes_make_nodes),
+ * each a copy of the described network, and node N's NIC on a plane is
+ * "N.DEV" ("node1.mlx5_0") with N's own device. Otherwise one plane
  * "plane0" and NICs "N.nic0".
  *
  * Each node's server is given the host core's keys (px_netinfo): the
@@ -86,26 +87,71 @@ int net_load(job *j, const char *path, char *err, size_t errlen)
     return 0;
 }
 
-/* The planes of the fitted map (net_fit, pmixrun only). 0, or -1 with a
- * message printed. */
-static int net_planes(job *j)
+/* PMIXLAB_NICS_XML's file for node `node` into buf, or NULL: unset. */
+static const char *nics_xml(int node, char *buf, size_t len)
 {
-    const char *xml = getenv("PMIXLAB_NICS_XML");
-    px_nics nics;
-    char err[512];
+    const char *v = getenv("PMIXLAB_NICS_XML"), *p = v;
 
-    if (px_nics_read(xml != NULL && *xml != '\0' ? xml : NULL, &nics, err, sizeof err) != 0) {
-        if (xml != NULL && *xml != '\0') {
-            fprintf(stderr, "pmixrun: PMIXLAB_NICS_XML=%s: %s\n", xml, err);
+    if (v == NULL || *v == '\0')
+        return NULL;
+    for (int i = 0; i < node && strchr(p, ',') != NULL; i++)
+        p = strchr(p, ',') + 1;
+    snprintf(buf, len, "%.*s", (int)strcspn(p, ","), p);
+    return buf;
+}
+
+int net_node_nics(job *j, int node, px_nics *out, char *err, size_t errlen)
+{
+    char buf[1024], why[256];
+    const char *xml = nics_xml(node, buf, sizeof buf);
+
+    memset(out, 0, sizeof *out);
+    if (xml != NULL) {
+        if (px_nics_read(xml, out, why, sizeof why) != 0) {
+            snprintf(err, errlen, "PMIXLAB_NICS_XML=%s: %s", xml, why);
             return -1;
         }
-        memset(&nics, 0, sizeof nics); /* this machine unread: no NIC known */
+        return 0;
     }
-    if (px_netplanes_make(&j->net, &nics, &j->planes, err, sizeof err) != 0) {
-        fprintf(stderr, "pmixrun: %s: %s\n", j->net.source, err);
+    if (j->topo == NULL) {
+        /* the topology the bindings use (job_bindings), with its I/O
+         * devices; unread, it is left for them to report */
+        if (hwloc_topology_init(&j->topo) != 0) {
+            j->topo = NULL;
+            return 0;
+        }
+        px_nics_topology_prepare(j->topo);
+        if (hwloc_topology_load(j->topo) != 0) {
+            hwloc_topology_destroy(j->topo);
+            j->topo = NULL;
+            return 0;
+        }
+    }
+    px_nics_from_topology(j->topo, out);
+    return 0;
+}
+
+int net_planes(job *j, const px_nics *nics)
+{
+    char err[512];
+    uint32_t n = (uint32_t)(j->nnodes > 0 ? j->nnodes : 1);
+    char **names = calloc(n, sizeof *names);
+
+    free(j->nic_devs);
+    j->nic_devs = calloc(n, sizeof *j->nic_devs);
+    if (names == NULL || j->nic_devs == NULL) {
+        free(names);
+        fprintf(stderr, "pmixrun: out of memory\n");
         return -1;
     }
-    return 0;
+    for (uint32_t i = 0; i < n; i++)
+        names[i] = (char *)job_node_name(j, (int)i);
+    int rc =
+        px_netplanes_make_nodes(&j->net, nics, n, names, &j->planes, j->nic_devs, err, sizeof err);
+    free(names);
+    if (rc != 0)
+        fprintf(stderr, "pmixrun: %s: %s\n", j->net.source, err);
+    return rc;
 }
 
 int net_fit(job *j)
@@ -129,7 +175,7 @@ int net_fit(job *j)
         return -1;
     }
     j->net_loaded = true;
-    return j->planes.n > 0 ? 0 : net_planes(j);
+    return 0;
 }
 
 void net_write(const job *j, tl_buf *b)
@@ -156,12 +202,26 @@ void net_write(const job *j, tl_buf *b)
         for (unsigned k = 0; k < d; k++)
             tl_put_u32(b, c[k]);
     }
-    /* the planes: names and NIC devices */
+    /* the planes' names, then every node's NIC device on each */
     tl_put_u32(b, j->planes.n);
-    for (unsigned p = 0; p < j->planes.n; p++) {
+    for (unsigned p = 0; p < j->planes.n; p++)
         tl_put_str(b, j->planes.name[p]);
-        tl_put_str(b, j->planes.dev[p]);
-    }
+    for (int i = 0; i < j->nnodes; i++)
+        for (unsigned p = 0; p < j->planes.n; p++)
+            tl_put_str(b, j->nic_devs != NULL ? j->nic_devs[i][p] : "");
+}
+
+/* A string of the frame into buf (len bytes with its NUL); false if it is
+ * missing, too long or, unless `empty`, empty. */
+static bool get_name(tl_reader *r, char *buf, size_t len, bool empty)
+{
+    char *v = tl_get_str(r);
+    bool ok = v != NULL && (empty || *v != '\0') && strlen(v) < len;
+
+    if (ok)
+        snprintf(buf, len, "%s", v);
+    free(v);
+    return ok;
 }
 
 int net_read(job *j, tl_reader *r)
@@ -204,19 +264,16 @@ int net_read(job *j, tl_reader *r)
     uint32_t np = tl_get_u32(r);
     if (r->bad || np < 1 || np > PX_NET_MAX_PLANES)
         return -1;
-    for (uint32_t p = 0; p < np; p++) {
-        char *name = tl_get_str(r), *dev = tl_get_str(r);
-        bool ok = name != NULL && dev != NULL && *name != '\0' &&
-                  strlen(name) < sizeof j->planes.name[0] && strlen(dev) < sizeof j->planes.dev[0];
-        if (ok) {
-            snprintf(j->planes.name[p], sizeof j->planes.name[0], "%s", name);
-            snprintf(j->planes.dev[p], sizeof j->planes.dev[0], "%s", dev);
-        }
-        free(name);
-        free(dev);
-        if (!ok)
+    for (uint32_t p = 0; p < np; p++)
+        if (!get_name(r, j->planes.name[p], sizeof j->planes.name[0], false))
             return -1;
-    }
+    free(j->nic_devs);
+    if ((j->nic_devs = calloc(n > 0 ? n : 1, sizeof *j->nic_devs)) == NULL)
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t p = 0; p < np; p++)
+            if (!get_name(r, j->nic_devs[i][p], sizeof j->nic_devs[i][p], true))
+                return -1;
     j->planes.n = np;
     m->nnodes = m->njob = n;
     j->net_loaded = !r->bad;
@@ -240,8 +297,8 @@ static void ni_nic_name(void *ctx, uint32_t node, unsigned plane, char *buf, siz
 {
     const job *j = ctx;
 
-    if (plane < j->planes.n && j->planes.dev[plane][0] != '\0')
-        snprintf(buf, len, "%s.%s", job_node_name(j, (int)node), j->planes.dev[plane]);
+    if (plane < j->planes.n && j->nic_devs != NULL && j->nic_devs[node][plane][0] != '\0')
+        snprintf(buf, len, "%s.%s", job_node_name(j, (int)node), j->nic_devs[node][plane]);
     else
         snprintf(buf, len, "%s.nic%u", job_node_name(j, (int)node), plane);
 }

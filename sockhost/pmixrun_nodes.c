@@ -86,9 +86,10 @@ typedef struct nodes {
     int k;
     dnode *d;
     int nhello;
-    int levels; /* of the launch tree (1 unless a daemon starts others): the
-                 * setup deadline is SETUP_S per level, as each level starts
-                 * only once its launcher said hello */
+    px_nics *nics; /* every node's NICs (PD_NICS, before its PD_HELLO) */
+    int levels;    /* of the launch tree (1 unless a daemon starts others): the
+                    * setup deadline is SETUP_S per level, as each level starts
+                    * only once its launcher said hello */
     bool job_sent;
     int stop_level;     /* 0 none, 1 stop sent, 2 stop now sent */
     bool daemon_failed; /* one died or exited non-zero: the status is at least 1 */
@@ -844,6 +845,11 @@ static void send_job(nodes *ns)
 {
     job *j = ns->j;
     tl_buf b = {0};
+    /* the planes from every node's NICs, now that all of them came */
+    if (net_planes(j, ns->nics) != 0) {
+        end_job(j, END_LAUNCH, 1);
+        return;
+    }
     tl_put_str(&b, j->nspace);
     tl_put_u32(&b, (uint32_t)j->nprocs);
     tl_put_u32(&b, (uint32_t)j->nnodes);
@@ -1336,6 +1342,36 @@ typedef struct rctx {
     int node;
 } rctx;
 
+/* PD_NICS from node's daemon: 0, or -1 for a malformed frame. */
+static int got_nics(nodes *ns, int node, tl_reader *r)
+{
+    px_nics *n = &ns->nics[node];
+    uint8_t fabric = tl_get_u8(r);
+    uint32_t count = tl_get_u32(r);
+
+    memset(n, 0, sizeof *n);
+    if (r->bad || count > PX_NET_MAX_PLANES || ns->d[node].hello)
+        return -1;
+    for (uint32_t i = 0; i < count; i++) {
+        char *name = tl_get_str(r), *alias = tl_get_str(r);
+        bool ok = name != NULL && alias != NULL && *name != '\0' &&
+                  strlen(name) < sizeof n->name[0] && strlen(alias) < sizeof n->alias[0];
+        if (ok) {
+            snprintf(n->name[i], sizeof n->name[0], "%s", name);
+            snprintf(n->alias[i], sizeof n->alias[0], "%s", alias);
+        }
+        free(name);
+        free(alias);
+        if (!ok) {
+            memset(n, 0, sizeof *n);
+            return -1;
+        }
+    }
+    n->n = count;
+    n->fabric = fabric != 0;
+    return r->bad ? -1 : 0;
+}
+
 static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_t len)
 {
     rctx *c = ctx;
@@ -1366,6 +1402,12 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             end_job(ns->j, END_LAUNCH, 1);
         break;
     }
+    case PD_NICS:
+        if (got_nics(ns, c->node, &r) != 0) {
+            link_close(ns, l);
+            return 1;
+        }
+        break;
     case PD_EXIT: got_exit(ns, &r); break;
     case PD_ABORT: got_abort(ns, &r); break;
     case PD_LOST: got_lost(ns, c->node, &r); break;
@@ -1439,7 +1481,9 @@ static void daemon_gone1(nodes *ns, int n, int wstatus, const char *lost_how)
     bool normal = lost_how != NULL
                       ? ns->stop_level > 0
                       : WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 && ns->stop_level > 0;
-    if (normal && lost == 0)
+    /* stopped as told: its ranks, if any, were never started when the job
+     * was never sent (pmixrun refused it and said why) */
+    if (normal && (lost == 0 || !ns->job_sent))
         return;
     char how[96];
     if (lost_how != NULL)
@@ -1723,8 +1767,9 @@ int nodes_run(job *j)
         job_server_start(j) != 0)
         return 1;
     ns.d = calloc((size_t)ns.k, sizeof *ns.d);
+    ns.nics = calloc((size_t)ns.k, sizeof *ns.nics);
     path = pmixd_path();
-    if (ns.d == NULL || path == NULL || make_map(j) != 0) {
+    if (ns.d == NULL || ns.nics == NULL || path == NULL || make_map(j) != 0) {
         fprintf(stderr, "pmixrun: out of memory\n");
         goto out;
     }
@@ -1863,6 +1908,7 @@ out:;
     explicit_bzero(ns.key, sizeof ns.key);
     pubsub_stop(j); /* its answers go to the links, closed now: dropped */
     free(ns.d);
+    free(ns.nics);
     free(path);
     explicit_bzero(key, sizeof key);
     explicit_bzero(keyhex, sizeof keyhex);

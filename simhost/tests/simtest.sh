@@ -485,8 +485,9 @@ coords-same | coords-platform)
     shift 5
     simflag=--topology
     [[ $cmd == coords-platform ]] && simflag=--platform
-    # one plane whatever NICs this machine has (hostcore/nics.c)
-    PMIXLAB_NICS_XML=$(dirname "$file")/one-eth.xml \
+    # one plane whatever NICs this machine has (hostcore/nics.c), or the
+    # NICs of SIMTEST_NICS (an hwloc XML file of the topology directory)
+    PMIXLAB_NICS_XML=$(dirname "$file")/${SIMTEST_NICS:-one-eth.xml} \
         "$run" --nodes "$nodes" -n "$nodes" --timeout 30 --topology "$file" "$prog" \
         >"$tmp/run" 2>"$tmp/err" || fail "pmixrun coords: $(cat "$tmp/err")"
     "$sim" --quiet --nodes "$nodes" "$simflag" "$file" coords >"$tmp/sim" 2>"$tmp/err" ||
@@ -498,6 +499,20 @@ coords-same | coords-platform)
     diff "$tmp/sim.c" "$tmp/run.c" || fail "pmixsim and pmixrun give other coordinates"
     for w in "$@"; do
         grep -qxF "$w" "$tmp/run.c" || fail "missing: $w"
+    done
+    ;;
+platform-planes)
+    # A platform's planes carry the traffic: every plane's cluster takes
+    # its share of the messages between nodes (planes.c).
+    sim=$1 file=$2 planes=$3
+    "$sim" --platform "$file" --ppn 2 fence --iters 4 --size 64 --check >"$tmp/out" 2>"$tmp/err" ||
+        fail "pmixsim fence: $(cat "$tmp/err")"
+    line=$(grep '^# planes:' "$tmp/out") || fail "no planes line: $(cat "$tmp/out")"
+    echo "$line"
+    [[ $line =~ ^#\ planes:\ $planes\;\ messages\ between\ nodes\ per\ plane:\ ([0-9 ]+)\; ]] ||
+        fail "expected $planes planes"
+    for n in ${BASH_REMATCH[1]}; do
+        [[ $n -gt 0 ]] || fail "a plane carried no message: $line"
     done
     ;;
 coords-hosts)

@@ -157,8 +157,36 @@ if(TARGET pmixrun AND EXISTS ${CMAKE_SOURCE_DIR}/examples/CMakeLists.txt)
                    $<TARGET_FILE:coords> ${topodir}/fattree8.xml 8
                    "rank 0: shape plane0 logical 2x4" "rank 5: rank 5 coord logical plane0:(1,1)"
                    "rank 7: rank 7 coord physical plane0:p(1,3)")
+  # Planes in a platform file (px_netmap.h): two plane clusters, named
+  # by the pmixlab.plane property, give both hosts the same planes and
+  # coordinates (pmixrun's NICs are two HCAs, from two-hca.xml), and in
+  # pmixsim every plane carries messages.
+  add_test(NAME sim_coords_platform_planes_as_pmixrun
+           COMMAND ${SIMTEST} coords-platform $<TARGET_FILE:pmixrun> $<TARGET_FILE:pmixsim>
+                   $<TARGET_FILE:coords> ${topodir}/two-rail-fattree.xml 4
+                   "rank 0: planes rail0 rail1" "rank 0: shape rail1 logical 2x2"
+                   "rank 1: rank 2 coord logical rail0:(1,0) rail1:(1,0)"
+                   "rank 3: rank 3 coord physical rail0:p(1,1) rail1:p(1,1)")
+  set_tests_properties(sim_coords_platform_planes_as_pmixrun PROPERTIES
+                       ENVIRONMENT SIMTEST_NICS=two-hca.xml)
+  add_test(NAME sim_coords_topology_planes_as_pmixrun
+           COMMAND ${SIMTEST} coords-same $<TARGET_FILE:pmixrun> $<TARGET_FILE:pmixsim>
+                   $<TARGET_FILE:coords> ${topodir}/two-rail-fattree.xml 4
+                   "rank 2: planes rail0 rail1" "rank 0: rank 1 coord rail1 rail1:(0,1)")
+  add_test(NAME sim_coords_topology_conf_planes_as_pmixrun
+           COMMAND ${SIMTEST} coords-same $<TARGET_FILE:pmixrun> $<TARGET_FILE:pmixsim>
+                   $<TARGET_FILE:coords> ${topodir}/two-rail.conf 4
+                   "rank 2: planes rail0 rail1" "rank 3: rank 3 coord physical rail0:p(1,1) rail1:p(1,1)")
+  set_tests_properties(sim_coords_topology_planes_as_pmixrun
+                       sim_coords_topology_conf_planes_as_pmixrun PROPERTIES
+                       ENVIRONMENT SIMTEST_NICS=two-hca.xml)
+  add_test(NAME sim_platform_planes_traffic
+           COMMAND ${SIMTEST} platform-planes $<TARGET_FILE:pmixsim>
+                   ${topodir}/two-rail-fattree.xml 2)
   list(APPEND PMIXSIM_TESTS sim_coords_under_pmixrun sim_coords_topology_conf_as_pmixrun
-       sim_coords_platform_as_pmixrun sim_coords_platform_file_as_pmixrun)
+       sim_coords_platform_as_pmixrun sim_coords_platform_file_as_pmixrun
+       sim_coords_platform_planes_as_pmixrun sim_coords_topology_planes_as_pmixrun
+       sim_coords_topology_conf_planes_as_pmixrun sim_platform_planes_traffic)
 endif()
 
 add_test(NAME sim_repeat_seeded

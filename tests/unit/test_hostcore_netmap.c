@@ -141,6 +141,60 @@ static void test_simgrid_platform(void **state)
     assert_non_null(strstr(err, "RING"));
 }
 
+/* Planes in a SimGrid platform: the clusters with the pmixlab.plane
+ * property (another cluster before them is another part of the machine),
+ * each a copy of the first, whose hosts are the nodes; pmixlab.nics names
+ * a plane's devices, and without it plane p is each node's p-th NIC. A
+ * plane that is not a copy is refused. */
+static void test_simgrid_planes(void **state)
+{
+    const char *xml =
+        "<platform version=\"4.1\">\n"
+        "  <cluster id='login' prefix='login' radical='0-1' topology='FLAT'/>\n"
+        "  <zone id='z' routing='Full'>\n"
+        "  <cluster id='a' prefix='n' radical='0-3' topology='FAT_TREE'\n"
+        "     topo_parameters='2;2,2;1,1;1,1'>\n"
+        "    <prop id='pmixlab.plane' value='rail0'/><prop id='pmixlab.nics' value='mlx5_0'/>\n"
+        "  </cluster>\n"
+        "  <cluster id='b' prefix='n' suffix='.r1' radical='0-3' topology='FAT_TREE'\n"
+        "     topo_parameters='2;2,2;1,1;1,1'>\n"
+        "    <prop id='other' value='x'/><prop id='pmixlab.plane' value='rail1'/>\n"
+        "  </cluster>\n"
+        "  </zone>\n</platform>\n";
+    px_nics two = {.n = 2, .fabric = true, .name = {"mlx5_0", "mlx5_1"}};
+    px_nics one = {.n = 1, .fabric = true, .name = {"mlx5_0"}};
+    px_netmap m;
+    px_netplanes p;
+    char err[512];
+
+    (void)state;
+    assert_int_equal(px_netmap_parse_simgrid(xml, "p.xml", &m, err, sizeof(err)), 0);
+    assert_int_equal(m.nnodes, 4);
+    assert_string_equal(m.names[3], "n3");
+    assert_int_equal(m.nplanes, 2);
+    assert_string_equal(m.plane[0], "rail0");
+    assert_string_equal(m.plane[1], "rail1");
+    assert_string_equal(m.plane_nics[0], "mlx5_0");
+    assert_string_equal(m.plane_nics[1], "");
+    assert_string_equal(m.plane_hosts[1][2], "n2.r1");
+    coord_is(&m, 2, (uint32_t[]){1, 0}, 2);
+    assert_non_null(strstr(m.source, "2 planes"));
+    assert_int_equal(px_netplanes_make(&m, &two, &p, err, sizeof(err)), 0);
+    assert_string_equal(p.dev[0], "mlx5_0");
+    assert_string_equal(p.dev[1], "mlx5_1");
+    assert_int_equal(px_netplanes_make(&m, &one, &p, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "plane rail1: the node has no NIC number 2 (it has 1)"));
+    px_netmap_free(&m);
+
+    const char *bad = "<cluster prefix='n' radical='0-3' topology='FAT_TREE'\n"
+                      "  topo_parameters='2;2,2;1,1;1,1'><prop id='pmixlab.plane' value='a'/>\n"
+                      "</cluster>\n"
+                      "<cluster prefix='m' radical='0-2' topology='FLAT'>\n"
+                      "  <prop id='pmixlab.plane' value='b'/></cluster>\n";
+    assert_int_equal(px_netmap_parse_simgrid(bad, "p.xml", &m, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "plane b is not a copy of plane a"));
+}
+
 /* Fitting: by name when every job node is named, else in order; the hier
  * groups follow the leaf switches and are marked switched. */
 static void test_fit_and_groups(void **state)
@@ -286,6 +340,57 @@ static void test_planes(void **state)
     px_netmap_free(&m);
 }
 
+/* Planes of nodes whose NICs differ: each node's own device per named
+ * plane (a refusal names the node); without names, the fewest OpenFabrics
+ * NICs any node has (a node's extra one is on no plane), and one plane
+ * "plane0" as soon as some node has no OpenFabrics NIC. */
+static void test_planes_per_node(void **state)
+{
+    px_nics nics[3] = {
+        {.n = 2, .fabric = true, .name = {"mlx5_0", "mlx5_1"}, .alias = {"ib0", "ib1"}},
+        {.n = 3, .fabric = true, .name = {"hfi1_0", "hfi1_1", "hfi1_2"}},
+        {.n = 1, .name = {"eth0"}},
+    };
+    char *names[3] = {"n0", "n1", "n2"};
+    px_netdevs devs[3];
+    px_netmap m;
+    px_netplanes p;
+    char err[512];
+
+    (void)state;
+    assert_int_equal(px_netmap_parse_slurm("SwitchName=s Nodes=n[0-2]\n"
+                                           "PlaneName=a Nics=mlx5_0,hfi1_0\n"
+                                           "PlaneName=b Nics=ib1,hfi1_1\n",
+                                           "t.conf", &m, err, sizeof(err)),
+                     0);
+    assert_int_equal(px_netplanes_make_nodes(&m, nics, 2, names, &p, devs, err, sizeof(err)), 0);
+    assert_int_equal(p.n, 2);
+    assert_string_equal(p.name[0], "a");
+    assert_string_equal(p.name[1], "b");
+    assert_string_equal(devs[0][0], "mlx5_0");
+    assert_string_equal(devs[0][1], "mlx5_1");
+    assert_string_equal(devs[1][0], "hfi1_0");
+    assert_string_equal(devs[1][1], "hfi1_1");
+    assert_int_equal(px_netplanes_make_nodes(&m, nics, 3, names, &p, devs, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "node n2: plane a: none of its NICs (mlx5_0,hfi1_0) is among"));
+    assert_int_equal(p.n, 0);
+    px_netmap_free(&m);
+
+    assert_int_equal(px_netmap_flat(&m, 3), 0);
+    assert_int_equal(px_netplanes_make_nodes(&m, nics, 2, names, &p, devs, err, sizeof(err)), 0);
+    assert_int_equal(p.n, 2);
+    assert_string_equal(p.name[1], "plane1");
+    assert_string_equal(devs[0][1], "mlx5_1");
+    assert_string_equal(devs[1][1], "hfi1_1");
+    assert_string_equal(devs[1][2], "");
+    assert_int_equal(px_netplanes_make_nodes(&m, nics, 3, names, &p, devs, err, sizeof(err)), 0);
+    assert_int_equal(p.n, 1);
+    assert_string_equal(p.name[0], "plane0");
+    assert_string_equal(devs[0][0], "");
+    assert_string_equal(devs[2][0], "");
+    px_netmap_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_slurm_errors),    cmocka_unit_test(test_simgrid_platform),
         cmocka_unit_test(test_fit_and_groups),  cmocka_unit_test(test_slurm_planes),
         cmocka_unit_test(test_nics_from_hwloc), cmocka_unit_test(test_planes),
+        cmocka_unit_test(test_planes_per_node), cmocka_unit_test(test_simgrid_planes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
