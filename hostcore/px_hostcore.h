@@ -384,6 +384,10 @@ typedef struct px_hc_config {
     double coll_timeout; /* seconds for fences without PMIX_TIMEOUT; 0: none */
     bool sizes_only;     /* collected bytes go through ops->share_* */
     unsigned dmx_tries;  /* sends of a refused error answer; 0: 20 */
+    /* Seconds for which the news of departures waits, so that what a node
+     * learns from many arrives in one message per child (0: sent at the
+     * end of the call that learned it). */
+    double news_window;
 } px_hc_config;
 
 /* A node's core, or NULL (bad ops or config, no memory). */
