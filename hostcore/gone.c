@@ -21,14 +21,44 @@ void px_gone_fini(px_gone *g)
     memset(g, 0, sizeof(*g));
 }
 
+static uint32_t num_slot(uint32_t num, uint32_t cap)
+{
+    return (uint32_t)(num * 2654435761u) & (cap - 1);
+}
+
+/* The entry of `num`, or NULL. */
+static const px_gone_entry *find(const px_gone *g, uint32_t num)
+{
+    if (g->cap == 0)
+        return NULL;
+    for (uint32_t at = num_slot(num, g->cap);; at = (at + 1) & (g->cap - 1)) {
+        if (g->at[at].num1 == 0)
+            return NULL;
+        if (g->at[at].num1 == num + 1)
+            return &g->at[at];
+    }
+}
+
 bool px_gone_has(const px_gone *g, uint32_t num)
 {
-    return num < g->cap && g->at[num] != 0;
+    return find(g, num) != NULL;
 }
 
 const px_gone_list *px_gone_get(const px_gone *g, uint32_t num)
 {
-    return px_gone_has(g, num) ? &g->lists[g->at[num] - 1] : NULL;
+    const px_gone_entry *e = find(g, num);
+
+    return e != NULL ? &g->lists[e->list] : NULL;
+}
+
+static void put_entry(px_gone_entry *at, uint32_t cap, uint32_t num1, uint32_t list)
+{
+    uint32_t i = num_slot(num1 - 1, cap);
+
+    while (at[i].num1 != 0)
+        i = (i + 1) & (cap - 1);
+    at[i].num1 = num1;
+    at[i].list = list;
 }
 
 const px_gone_list *px_gone_list_at(const px_gone *g, uint32_t i)
@@ -136,25 +166,30 @@ static int64_t intern(px_gone *g, uint32_t nsets, const uint64_t *sets, const ui
 int px_gone_add(px_gone *g, uint32_t num, uint32_t nsets, const uint64_t *sets,
                 const uint32_t *epochs, uint32_t *list)
 {
+    const px_gone_entry *e = find(g, num);
     int64_t i;
 
-    if (px_gone_has(g, num)) {
-        *list = g->at[num] - 1;
+    if (e != NULL) {
+        *list = e->list;
         return 0;
     }
-    if (num >= g->cap) {
-        uint32_t cap = g->cap != 0 ? g->cap : 64, *more;
-        while (cap <= num)
-            cap = cap > UINT32_MAX / 2 ? num + 1 : 2 * cap;
-        if ((more = realloc(g->at, (size_t)cap * sizeof(*more))) == NULL)
+    if (num == UINT32_MAX)
+        return -1;
+    if (2 * ((uint64_t)g->n + 1) > g->cap) {
+        uint32_t cap = g->cap != 0 ? 2 * g->cap : 16;
+        px_gone_entry *t;
+        if (g->cap > UINT32_MAX / 2 || (t = calloc(cap, sizeof(*t))) == NULL)
             return -1;
-        memset(more + g->cap, 0, (size_t)(cap - g->cap) * sizeof(*more));
-        g->at = more;
+        for (uint32_t k = 0; k < g->cap; k++)
+            if (g->at[k].num1 != 0)
+                put_entry(t, cap, g->at[k].num1, g->at[k].list);
+        free(g->at);
+        g->at = t;
         g->cap = cap;
     }
     if ((i = intern(g, nsets, sets, epochs)) < 0)
         return -1;
-    g->at[num] = (uint32_t)i + 1;
+    put_entry(g->at, g->cap, num + 1, (uint32_t)i);
     g->n++;
     *list = (uint32_t)i;
     return 0;

@@ -379,14 +379,14 @@ static bool gone_applies(hc_set *s, pmix_rank_t rank, const px_gone_list *l)
 }
 
 /* Apply what is known of departures to `s` (its participants known): a
- * walk of the departure numbers, once per set. */
+ * walk of the departures known, once per set. */
 static void set_check_gone(px_hc *hc, hc_set *s)
 {
-    if (hc->gone.n == 0)
-        return;
-    for (uint32_t r = 0; r < hc->gone.cap; r++)
-        if (hc->gone.at[r] != 0)
-            (void)gone_applies(s, r, px_gone_get(&hc->gone, r));
+    for (uint32_t i = 0; i < hc->gone.cap; i++) {
+        const px_gone_entry *e = &hc->gone.at[i];
+        if (e->num1 != 0)
+            (void)gone_applies(s, e->num1 - 1, px_gone_list_at(&hc->gone, e->list));
+    }
 }
 
 static hc_set *set_find(px_hc *hc, uint64_t id)

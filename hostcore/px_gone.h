@@ -8,8 +8,11 @@
  * each is the epochs of the sets the process had joined (its list), and
  * most processes of a job leave with the same list (the whole job's set,
  * the same epoch). So a px_gone holds each distinct list once (found
- * again through a hash of its contents) and, per departure number, the
- * index of its list: one lookup, no walk, 4 bytes per number of the job.
+ * again through a hash of its contents) and, per departure known, the
+ * index of its list in a hash table keyed by departure number: one
+ * lookup, no walk, and 16 bytes at most per departure known (nothing per
+ * process that has not left: a simulated node of a 65,536-process job
+ * that has heard of a few departures keeps a few entries).
  *
  * A px_outbox holds news to send, batched by destination node: hc.c adds
  * a record (origin node, departure number, list) for each child it must
@@ -30,10 +33,15 @@ typedef struct px_gone_list {
     uint32_t hash;
 } px_gone_list;
 
+typedef struct px_gone_entry {
+    uint32_t num1; /* 0: free, else 1 + the departure number */
+    uint32_t list; /* its list's index */
+} px_gone_entry;
+
 typedef struct px_gone {
-    uint32_t *at; /* per departure number: 0, or 1 + its list's index */
-    uint32_t cap; /* entries of `at` */
-    uint32_t n;   /* departures known */
+    px_gone_entry *at; /* open addressing, at most half full */
+    uint32_t cap;      /* entries of `at`: 0 or a power of two */
+    uint32_t n;        /* departures known */
     px_gone_list *lists;
     uint32_t nlists, lists_cap;
     uint32_t *table; /* open addressing: 0, or 1 + a list's index */
@@ -42,7 +50,8 @@ typedef struct px_gone {
 
 /* Free what `g` holds (zeroed: empty again). */
 void px_gone_fini(px_gone *g);
-/* Whether departure number `num` is known. */
+/* The departure numbers known are those of the used entries of g->at
+ * (num1 != 0), in no order. Whether departure number `num` is known. */
 bool px_gone_has(const px_gone *g, uint32_t num);
 /* The list of departure `num`, or NULL when it is not known. */
 const px_gone_list *px_gone_get(const px_gone *g, uint32_t num);
