@@ -68,10 +68,12 @@
 #       The end of a run whose processes end at different times (the spawn
 #       workload: the first job, then the spawned one): on 256 nodes x 1
 #       and 64 x 4, every node hears of every departure in batches, so the
-#       host core's departure messages stay within 2 N lg^2 N (N nodes, two
-#       jobs; one message per departure and node, as before, was about
-#       2 N^2 x ppn: 130,000 and 31,000), and no node hears of a departure
-#       twice (records <= departures x (N - 1)).
+#       host core's departure messages stay within 3 N lg^2 N (N nodes, two
+#       jobs; the sanitized build, whose actors are threads, ends runs in
+#       another order and sends up to twice what the release build does;
+#       one message per departure and node, as before, was about 2 N^2 x
+#       ppn: 130,000 and 31,000), and no node hears of a departure twice
+#       (records <= departures x (N - 1)).
 #   simtest.sh pubsub PMIXSIM PMIXRUN PUBSUB
 #       The data service (simpubsub.c): the pubsub workload prints the same
 #       lines (the namespace masked) in pmixsim on 1 node x 4 processes, 2
@@ -587,7 +589,7 @@ depart-end)
             for (i = 1; i < nf; i++) v[f[i]] = f[i + 1] + 0
             lg = 0; while (2 ^ lg < n) lg++
             if (v["procs"] < n * ppn) { print "only " v["procs"] " departures"; exit 1 }
-            bound = 2 * n * lg * lg # two jobs, each ending in a wave
+            bound = 3 * n * lg * lg # two jobs, each ending in a wave; see above
             if (v["messages"] > bound) {
                 print v["messages"] " messages for " v["procs"] " departures on " n " nodes, more than " bound
                 exit 1
