@@ -1031,6 +1031,12 @@ static void news_flush(px_hc *hc)
 
     if (hc->flushing)
         return; /* the outer call goes on */
+    if (hc->broken) {
+        /* the death's news is on its way and fails every fence; the
+         * departures would only race it (px_hostcore.h, "Departures") */
+        px_outbox_fini(&hc->out);
+        return;
+    }
     hc->flushing = true;
     while (more) {
         more = false;

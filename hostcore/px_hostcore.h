@@ -243,8 +243,11 @@ void px_dmx_fini(px_dmx_table *t);
  * every node (a group operation that names it with
  * PMIX_GROUP_MEMBER_FAILED; the server engine does the same for its local
  * fences and groups), and
- * the news travels like a death's, without breaking the job. A node that
- * already knows of a death ignores departures: its fences fail with the
+ * the news travels like a death's, without breaking the job, in batches:
+ * what a node learned waits px_hc_config.news_window and goes on in one
+ * message per child. A node that
+ * already knows of a death ignores departures (and drops the news it had
+ * not sent yet): its fences fail with the
  * death's status anyway, and spreading the departure would only race the
  * death's news to the other nodes, where fences would fail with another
  * status depending on which news came first.

@@ -497,6 +497,30 @@ static void test_departures_batched(void **state)
     net_free(w);
 }
 
+/* Rank 2 leaves and its news waits for its window; rank 3 dies on the
+ * same node (node 1 of 4 x 2) before the window closes: the departure's
+ * news is dropped (it would race the death's), the death's goes out, and
+ * every node fails its fences with the death's status. */
+static void test_departure_queued_then_death(void **state)
+{
+    net *w = net_new_window(4, 2, 0, 1e-3);
+    outcome o[4];
+
+    (void)state;
+    px_hc_departed(w->nodes[1].hc, 2, true);
+    assert_int_equal(w->sent_kind[PX_HC_DEPARTED], 0);
+    px_hc_break(w->nodes[1].hc, 3, true, "rank 3 died");
+    net_run(w, true);
+    assert_int_equal(w->sent_kind[PX_HC_DEPARTED], 0);
+    assert_true(w->sent_kind[PX_HC_BROKEN] > 0);
+    for (uint32_t i = 0; i < 4; i++) {
+        fence(w, i, NULL, 0, NULL, NULL, 0, &o[i]);
+        assert_true(o[i].done);
+        assert_int_equal(o[i].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    }
+    net_free(w);
+}
+
 /* Rank 0 dies: every node learns it. Then rank 1, whose fence failed with
  * that death, finalizes and exits: node 1 keeps the departure to itself
  * (no message), since spreading it would only race the death's news to
@@ -913,6 +937,7 @@ int main(void)
         cmocka_unit_test(test_departed),
         cmocka_unit_test(test_departed_after_death),
         cmocka_unit_test(test_departures_batched),
+        cmocka_unit_test(test_departure_queued_then_death),
         cmocka_unit_test(test_groups),
         cmocka_unit_test(test_node_lost),
         cmocka_unit_test(test_dmodex),
