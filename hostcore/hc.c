@@ -10,14 +10,23 @@
  *   BROKEN   u8 2, u32 origin node, u32 rank (PMIX_RANK_INVALID: none)
  *   DMX_REQ  u8 3, u32 request id, u32 rank, u16 nspace length, nspace
  *   DMX_REP  u8 4, u32 request id, i32 status, data (the rest)
- *   DEPARTED u8 5, u32 origin node, u32 rank, u32 nsets, nsets x (u64 set,
- *            u32 epoch): the last epoch of each set the rank joined
+ *   DEPARTED u8 5, u32 nrecs, nrecs x (u32 origin node, u32 rank, u32 nsets,
+ *            nsets x (u64 set, u32 epoch)): departures, each with the last
+ *            epoch of each set the rank joined
+ *
+ * The news of departures is batched (px_gone.h): a node queues each record
+ * for each child it must tell, by destination, and sends one message per
+ * destination when its window closes (px_hc_config.news_window; 0: at the
+ * end of the call that queued them). At the end of a run, when every node
+ * hears of every process, a node passes on in one message what it learned
+ * from many, so the messages grow as N log N rather than N^2.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "px_gone.h"
 #include "px_hostcore.h"
 
 #define DMX_RETRY_FIRST 0.01 /* seconds; doubling to 1 s */
@@ -64,16 +73,6 @@ typedef struct hc_set {
     uint32_t fail_after;
 } hc_set;
 
-/* The news of a departed rank: the epochs of each set it had joined, as
- * its node counted them (a set not listed: none). */
-typedef struct hc_gone {
-    struct hc_gone *next;
-    pmix_rank_t rank;
-    uint32_t nsets;
-    uint64_t *sets;
-    uint32_t *epochs;
-} hc_gone;
-
 typedef struct hc_retry hc_retry;
 
 struct px_hc {
@@ -84,7 +83,13 @@ struct px_hc {
     bool broken;
     uint32_t *lost; /* lost nodes, ascending */
     uint32_t nlost;
-    hc_gone *gone; /* departed ranks */
+    /* Departed ranks, each with the epochs of each set it had joined, as
+     * its node counted them (a set not listed: none), and the news still
+     * to pass on. */
+    px_gone gone;
+    px_outbox out;
+    px_coll_timer *news_timer;
+    bool flushing;
     px_dmx_table dmx;
     hc_retry *retries;
     /* The jobs whose processes this node serves: jobs[0] the first
@@ -358,34 +363,30 @@ static bool set_names(const hc_set *s, pmix_rank_t rank)
            ((s->all && rank < s->hc->cfg.job->nprocs) || ids_has(s->ranks, s->nranks, rank));
 }
 
-/* The last epoch of `s` that departed rank `g` joined. */
-static uint32_t gone_epoch(const hc_gone *g, uint64_t set)
-{
-    for (uint32_t i = 0; i < g->nsets; i++)
-        if (g->sets[i] == set)
-            return g->epochs[i];
-    return 0;
-}
-
-/* If `s` names departed rank `g`, lower the last epoch it may still run
- * to the one `g` joined; false if `s` does not name it. */
-static bool gone_applies(hc_set *s, const hc_gone *g)
+/* If `s` names departed rank `rank`, whose list is `l`, lower the last
+ * epoch it may still run to the one the rank joined; false if `s` does not
+ * name it. */
+static bool gone_applies(hc_set *s, pmix_rank_t rank, const px_gone_list *l)
 {
     uint32_t e;
 
-    if (!set_names(s, g->rank))
+    if (!set_names(s, rank))
         return false;
-    e = gone_epoch(g, s->id);
+    e = px_gone_epoch(l, s->id);
     if (e < s->fail_after)
         s->fail_after = e;
     return true;
 }
 
-/* Apply what is known of departures to `s` (its participants known). */
+/* Apply what is known of departures to `s` (its participants known): a
+ * walk of the departures known, once per set. */
 static void set_check_gone(px_hc *hc, hc_set *s)
 {
-    for (hc_gone *g = hc->gone; g != NULL; g = g->next)
-        (void)gone_applies(s, g);
+    for (uint32_t i = 0; i < hc->gone.cap; i++) {
+        const px_gone_entry *e = &hc->gone.at[i];
+        if (e->num1 != 0)
+            (void)gone_applies(s, e->num1 - 1, px_gone_list_at(&hc->gone, e->list));
+    }
 }
 
 static hc_set *set_find(px_hc *hc, uint64_t id)
@@ -928,15 +929,13 @@ void px_hc_break(px_hc *hc, pmix_rank_t rank, bool tell, const char *why)
         send_subtree(hc, PX_HC_BROKEN, hc->cfg.node, rank, 0);
 }
 
-/* Record departure `g` (taken) and fail what it makes hopeless: queued
- * fences and a running one past the epochs the rank joined. */
-static void depart(px_hc *hc, hc_gone *g)
+/* Fail what departure `rank` (noted, with list `l`) makes hopeless:
+ * queued fences and a running one past the epochs the rank joined. */
+static void depart(px_hc *hc, pmix_rank_t rank, const px_gone_list *l)
 {
-    g->next = hc->gone;
-    hc->gone = g;
     for (hc_set *s = hc->sets; s != NULL; s = s->next) {
         hc_fence *f = s->running;
-        if (!gone_applies(s, g))
+        if (!gone_applies(s, rank, l))
             continue;
         if (f != NULL && !f->answered && f->epoch > s->fail_after) {
             /* as for a broken job: px_coll goes on until it ends */
@@ -948,88 +947,178 @@ static void depart(px_hc *hc, hc_gone *g)
     }
 }
 
-static bool gone_known(const px_hc *hc, pmix_rank_t rank)
+/* Queue `rec` for the children of relative rank r in the binomial tree
+ * rooted at rec->origin (largest subtree first); a lost child has its own
+ * children served from here. False when memory ran out. */
+static bool news_route(px_hc *hc, const px_news_rec *rec, uint32_t r)
 {
-    for (const hc_gone *g = hc->gone; g != NULL; g = g->next)
-        if (g->rank == rank)
-            return true;
-    return false;
+    uint32_t nn = hc->cfg.job->nnodes;
+    bool ok = true;
+    int k = 31;
+
+    while (k >= 0 && ((uint32_t)1 << k) >= nn)
+        k--;
+    for (; k >= 0; k--) {
+        uint32_t step = (uint32_t)1 << k, child;
+        if (step <= r || (uint64_t)r + step >= nn)
+            continue;
+        child = (uint32_t)(((uint64_t)rec->origin + r + step) % nn);
+        if (is_lost(hc, child))
+            ok = news_route(hc, rec, r + step) && ok;
+        else if (px_outbox_add(&hc->out, child, rec) != 0)
+            ok = false;
+    }
+    return ok;
 }
 
-static void gone_free(hc_gone *g)
+#define NEWS_MAX_RECS 4096 /* records per message */
+
+/* Send the records of slot `i` from its `sent` on, in messages of at most
+ * NEWS_MAX_RECS. A destination that cannot be reached has its records
+ * passed to its children in each record's tree (new records of other
+ * slots). */
+static void news_send_slot(px_hc *hc, uint32_t i)
 {
-    free(g->sets);
-    free(g->epochs);
-    free(g);
+    uint32_t nn = hc->cfg.job->nnodes;
+
+    while (hc->out.slots[i].sent < hc->out.slots[i].n) {
+        const px_outbox_slot *sl = &hc->out.slots[i];
+        uint32_t first = sl->sent, dest = sl->dest;
+        uint32_t n = sl->n - first < NEWS_MAX_RECS ? sl->n - first : NEWS_MAX_RECS;
+        size_t len = 5;
+        uint8_t *m, *p;
+        pmix_status_t rc;
+
+        hc->out.slots[i].sent += n;
+        for (uint32_t k = 0; k < n; k++)
+            len += 12 + 12 * (size_t)px_gone_list_at(&hc->gone, sl->recs[first + k].list)->nsets;
+        if ((m = malloc(len)) == NULL) {
+            logf_(hc,
+                  "out of memory passing on that %u processes left; fences elsewhere may "
+                  "wait for their timeout",
+                  n);
+            continue;
+        }
+        m[0] = PX_HC_DEPARTED;
+        p = put32(m + 1, n);
+        for (uint32_t k = 0; k < n; k++) {
+            const px_news_rec *rec = &sl->recs[first + k];
+            const px_gone_list *l = px_gone_list_at(&hc->gone, rec->list);
+            p = put32(put32(put32(p, rec->origin), rec->num), l->nsets);
+            for (uint32_t j = 0; j < l->nsets; j++) {
+                p = put32(put32(p, (uint32_t)l->sets[j]), (uint32_t)(l->sets[j] >> 32));
+                p = put32(p, l->epochs[j]);
+            }
+        }
+        px_hc_sent what = {.kind = PX_HC_DEPARTED, .wire = len - 1};
+        rc = hc->ops->send(hc->ctx, dest, m, len, &what);
+        if (rc == PMIX_SUCCESS)
+            continue;
+        for (uint32_t k = 0; k < n; k++) {
+            /* a copy: routing may move the slots */
+            px_news_rec rec = hc->out.slots[i].recs[first + k];
+            (void)news_route(hc, &rec, (dest + nn - rec.origin) % nn);
+        }
+    }
 }
 
-/* The news: u8 kind, u32 origin, u32 rank, u32 nsets, nsets x (u64 set,
- * u32 epoch). */
-static void send_gone(px_hc *hc, uint32_t origin, const hc_gone *g, uint32_t r)
+/* Send what the outbox holds: one message per destination. Re-routed
+ * records may land in a slot already sent, so the pass repeats until
+ * every slot is sent; each re-route goes deeper in its tree, so it ends. */
+static void news_flush(px_hc *hc)
 {
-    size_t len = 13 + 12 * (size_t)g->nsets;
-    px_hc_sent what = {.kind = PX_HC_DEPARTED, .wire = len - 1};
-    /* On the stack when it fits (a few sets: the usual case): a host whose
-     * sends block (pmixsim) may end the run while this node is inside
-     * tree_send, and nothing would free a heap copy then. */
-    uint8_t small[256];
-    uint8_t *m = len <= sizeof(small) ? small : malloc(len), *at;
+    bool more = true;
 
-    if (m == NULL) {
-        logf_(hc,
-              "out of memory passing on that rank %u left; its fences elsewhere may wait "
-              "for their timeout",
-              g->rank);
+    if (hc->flushing)
+        return; /* the outer call goes on */
+    if (hc->broken) {
+        /* the death's news is on its way and fails every fence; the
+         * departures would only race it (px_hostcore.h, "Departures") */
+        px_outbox_fini(&hc->out);
         return;
     }
-    m[0] = PX_HC_DEPARTED;
-    at = put32(put32(put32(m + 1, origin), g->rank), g->nsets);
-    for (uint32_t i = 0; i < g->nsets; i++) {
-        at = put32(put32(at, (uint32_t)g->sets[i]), (uint32_t)(g->sets[i] >> 32));
-        at = put32(at, g->epochs[i]);
+    hc->flushing = true;
+    while (more) {
+        more = false;
+        for (uint32_t i = 0; i < hc->out.nslots; i++)
+            if (hc->out.slots[i].sent < hc->out.slots[i].n) {
+                news_send_slot(hc, i);
+                more = true;
+            }
     }
-    tree_send(hc, origin, r, m, len, &what);
-    if (m != small)
-        free(m);
+    px_outbox_fini(&hc->out);
+    hc->flushing = false;
+}
+
+static void news_fire(void *arg)
+{
+    px_hc *hc = arg;
+
+    hc->news_timer = NULL;
+    news_flush(hc);
+}
+
+/* News was queued: send it now, or when the window closes. */
+static void news_queued(px_hc *hc)
+{
+    if (hc->out.nslots == 0 || hc->flushing)
+        return;
+    if (hc->cfg.news_window <= 0) {
+        news_flush(hc);
+        return;
+    }
+    if (hc->news_timer == NULL)
+        hc->news_timer = hc->ops->timer_start(hc->ctx, hc->cfg.news_window, news_fire, hc);
+    if (hc->news_timer == NULL)
+        news_flush(hc);
 }
 
 void px_hc_departed(px_hc *hc, pmix_rank_t rank, bool tell)
 {
-    hc_gone *g;
-    uint32_t n = 0;
+    uint32_t n = 0, list;
+    uint64_t *sets = NULL;
+    uint32_t *epochs = NULL;
 
-    if (rank >= hc->next_base || gone_known(hc, rank) || hc->broken)
+    if (rank >= hc->next_base || px_gone_has(&hc->gone, rank) || hc->broken)
         return; /* broken: the death's news is on its way (px_hostcore.h) */
-    if ((g = calloc(1, sizeof(*g))) == NULL) {
-        logf_(hc, "out of memory noting that rank %u left; its fences may wait for their timeout",
-              rank);
-        return;
-    }
-    g->rank = rank;
     for (hc_set *s = hc->sets; s != NULL; s = s->next)
         n += set_names(s, rank);
-    if (n > 0 && ((g->sets = malloc(n * sizeof(*g->sets))) == NULL ||
-                  (g->epochs = malloc(n * sizeof(*g->epochs))) == NULL)) {
-        gone_free(g);
-        logf_(hc, "out of memory noting that rank %u left; its fences may wait for their timeout",
-              rank);
-        return;
-    }
+    if (n > 0 && ((sets = malloc(n * sizeof(*sets))) == NULL ||
+                  (epochs = malloc(n * sizeof(*epochs))) == NULL))
+        goto nomem;
     /* The epochs this node takes with the rank in them: those it took,
      * and those queued (their local participants, the rank among them,
      * all joined). */
+    n = 0;
     for (hc_set *s = hc->sets; s != NULL; s = s->next) {
         uint32_t q = 0;
         if (!set_names(s, rank))
             continue;
         for (hc_fence *f = s->qhead; f != NULL; f = f->next)
             q++;
-        g->sets[g->nsets] = s->id;
-        g->epochs[g->nsets++] = px_coll_epoch(s->coll) + q;
+        sets[n] = s->id;
+        epochs[n++] = px_coll_epoch(s->coll) + q;
     }
-    depart(hc, g);
-    if (tell && hc->cfg.job->nnodes > 1)
-        send_gone(hc, hc->cfg.node, g, 0);
+    if (px_gone_add(&hc->gone, rank, n, sets, epochs, &list) != 0)
+        goto nomem;
+    free(sets);
+    free(epochs);
+    depart(hc, rank, px_gone_list_at(&hc->gone, list));
+    if (tell && hc->cfg.job->nnodes > 1) {
+        px_news_rec rec = {.origin = hc->cfg.node, .num = rank, .list = list};
+        if (!news_route(hc, &rec, 0))
+            logf_(hc,
+                  "out of memory passing on that rank %u left; its fences elsewhere may "
+                  "wait for their timeout",
+                  rank);
+        news_queued(hc);
+    }
+    return;
+nomem:
+    free(sets);
+    free(epochs);
+    logf_(hc, "out of memory noting that rank %u left; its fences may wait for their timeout",
+          rank);
 }
 
 void px_hc_departed_proc(px_hc *hc, const pmix_proc_t *proc, bool tell)
@@ -1039,38 +1128,66 @@ void px_hc_departed_proc(px_hc *hc, const pmix_proc_t *proc, bool tell)
         px_hc_departed(hc, hc->bases[k] + proc->rank, tell);
 }
 
+/* A DEPARTED message: checked whole before anything changes. */
 static pmix_status_t got_gone(px_hc *hc, const uint8_t *p, size_t len)
 {
-    uint32_t origin, rank, nsets, nn = hc->cfg.job->nnodes;
-    hc_gone *g;
+    uint32_t nrecs, nn = hc->cfg.job->nnodes;
+    const uint8_t *at;
+    size_t left;
+    pmix_status_t rc = PMIX_SUCCESS;
 
-    if (len < 12)
+    if (len < 4)
         return PMIX_ERR_BAD_PARAM;
-    origin = get32(p);
-    rank = get32(p + 4);
-    nsets = get32(p + 8);
-    if (origin >= nn || rank >= hc->next_base || (len - 12) / 12 < nsets ||
-        len - 12 != 12 * (size_t)nsets)
+    nrecs = get32(p);
+    at = p + 4;
+    left = len - 4;
+    for (uint32_t i = 0; i < nrecs; i++) {
+        uint32_t nsets;
+        if (left < 12 || get32(at) >= nn || get32(at + 4) >= hc->next_base)
+            return PMIX_ERR_BAD_PARAM;
+        nsets = get32(at + 8);
+        if ((left - 12) / 12 < nsets)
+            return PMIX_ERR_BAD_PARAM;
+        at += 12 + 12 * (size_t)nsets;
+        left -= 12 + 12 * (size_t)nsets;
+    }
+    if (left != 0)
         return PMIX_ERR_BAD_PARAM;
-    if (gone_known(hc, rank))
-        return PMIX_SUCCESS;
-    if ((g = calloc(1, sizeof(*g))) == NULL ||
-        (nsets > 0 && ((g->sets = malloc(nsets * sizeof(*g->sets))) == NULL ||
-                       (g->epochs = malloc(nsets * sizeof(*g->epochs))) == NULL))) {
-        if (g != NULL)
-            gone_free(g);
-        return PMIX_ERR_NOMEM;
+    at = p + 4;
+    for (uint32_t i = 0; i < nrecs; i++) {
+        uint32_t origin = get32(at), rank = get32(at + 4), nsets = get32(at + 8), list;
+        uint64_t *sets = NULL;
+        uint32_t *epochs = NULL;
+        const uint8_t *e = at + 12;
+        int added;
+
+        at += 12 + 12 * (size_t)nsets;
+        if (px_gone_has(&hc->gone, rank))
+            continue; /* each node hears once per tree; a repeat changes nothing */
+        if (nsets > 0 && ((sets = malloc(nsets * sizeof(*sets))) == NULL ||
+                          (epochs = malloc(nsets * sizeof(*epochs))) == NULL)) {
+            free(sets);
+            rc = PMIX_ERR_NOMEM;
+            continue;
+        }
+        for (uint32_t j = 0; j < nsets; j++, e += 12) {
+            sets[j] = (uint64_t)get32(e) | (uint64_t)get32(e + 4) << 32;
+            epochs[j] = get32(e + 8);
+        }
+        added = px_gone_add(&hc->gone, rank, nsets, sets, epochs, &list);
+        free(sets);
+        free(epochs);
+        if (added != 0) {
+            rc = PMIX_ERR_NOMEM;
+            continue;
+        }
+        depart(hc, rank, px_gone_list_at(&hc->gone, list));
+        px_news_rec rec = {.origin = origin, .num = rank, .list = list};
+        if (!news_route(hc, &rec, (hc->cfg.node + nn - origin) % nn))
+            rc = PMIX_ERR_NOMEM;
     }
-    g->rank = rank;
-    g->nsets = nsets;
-    for (uint32_t i = 0; i < nsets; i++) {
-        const uint8_t *at = p + 12 + 12 * (size_t)i;
-        g->sets[i] = (uint64_t)get32(at) | (uint64_t)get32(at + 4) << 32;
-        g->epochs[i] = get32(at + 8);
-    }
-    depart(hc, g);
-    send_gone(hc, origin, g, (hc->cfg.node + nn - origin) % nn);
-    return PMIX_SUCCESS;
+    news_queued(hc);
+    return rc;
 }
 
 bool px_hc_broken(const px_hc *hc)
@@ -1416,10 +1533,9 @@ void px_hc_destroy(px_hc *hc)
     free(hc->jobs);
     free(hc->bases);
     free(hc->lost);
-    while (hc->gone != NULL) {
-        hc_gone *g = hc->gone;
-        hc->gone = g->next;
-        gone_free(g);
-    }
+    if (hc->news_timer != NULL)
+        hc->ops->timer_cancel(hc->ctx, hc->news_timer);
+    px_gone_fini(&hc->gone);
+    px_outbox_fini(&hc->out);
     free(hc);
 }

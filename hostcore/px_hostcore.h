@@ -243,8 +243,11 @@ void px_dmx_fini(px_dmx_table *t);
  * every node (a group operation that names it with
  * PMIX_GROUP_MEMBER_FAILED; the server engine does the same for its local
  * fences and groups), and
- * the news travels like a death's, without breaking the job. A node that
- * already knows of a death ignores departures: its fences fail with the
+ * the news travels like a death's, without breaking the job, in batches:
+ * what a node learned waits px_hc_config.news_window and goes on in one
+ * message per child. A node that
+ * already knows of a death ignores departures (and drops the news it had
+ * not sent yet): its fences fail with the
  * death's status anyway, and spreading the departure would only race the
  * death's news to the other nodes, where fences would fail with another
  * status depending on which news came first.
@@ -384,6 +387,10 @@ typedef struct px_hc_config {
     double coll_timeout; /* seconds for fences without PMIX_TIMEOUT; 0: none */
     bool sizes_only;     /* collected bytes go through ops->share_* */
     unsigned dmx_tries;  /* sends of a refused error answer; 0: 20 */
+    /* Seconds for which the news of departures waits, so that what a node
+     * learns from many arrives in one message per child (0: sent at the
+     * end of the call that learned it). */
+    double news_window;
 } px_hc_config;
 
 /* A node's core, or NULL (bad ops or config, no memory). */

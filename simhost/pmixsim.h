@@ -421,6 +421,10 @@ struct sim_run {
     bool no_start;          /* rank 0 failed before PMIx_Init: the others do not run */
     sim_kjob **kjobs;       /* spawned jobs, by index - 1 (simspawn.c) */
     size_t nkjobs, capkjobs;
+    /* Processes that departed (finalized and ended while others ran), and
+     * the host core's messages and records that carried the news. */
+    uint32_t departs;
+    uint64_t depart_msgs, depart_recs;
     sim_evstat *evstats; /* events carried across nodes */
     size_t nevstats, capevstats;
     struct sim_invstat *invstats; /* group invitations across nodes (siminvite.c) */

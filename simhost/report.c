@@ -178,6 +178,9 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
                 run->procs_failed, sgw_now(), cpu_name(o->cpu), run->cpu_charged);
         fprintf(tsv, "# wall: wall_s=%.3f peak_rss_mb=%.1f stack_max_b=%zu actors=%u\n", wall,
                 rss_kb / 1024.0, run->stack_max, sim_actors(run));
+        if (run->depart_msgs > 0) /* none when every process ended at once */
+            fprintf(tsv, "# departures: procs=%u messages=%llu records=%llu\n", run->departs,
+                    (unsigned long long)run->depart_msgs, (unsigned long long)run->depart_recs);
         fflush(tsv);
     }
     if (json != NULL) {
@@ -215,7 +218,9 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
             json_num(json, isfinite(pred) && pred > 0 ? span(f) / pred : NAN);
             fprintf(json, ",\"status\":\"%s\"}", f->nfail ? PMIx_Error_string(f->status) : "ok");
         }
-        fprintf(json, "]");
+        fprintf(json, "],\"departures\":{\"procs\":%u,\"messages\":%llu,\"records\":%llu}",
+                run->departs, (unsigned long long)run->depart_msgs,
+                (unsigned long long)run->depart_recs);
         sim_faults_json(run, json);
         sim_spawn_json(run, json);
         fprintf(json, "}");

@@ -42,6 +42,13 @@
 
 #define DMX_REQ_BYTES 64 /* simulated size of a direct modex request */
 #define DMX_RESP_HDR 32  /* and of an answer's header */
+/* How long the news of departures waits at a node (simulated seconds), so
+ * that what it learned from many nodes goes on in one message per child
+ * (px_hc_config.news_window; docs/simulation.md, "Departures"). A node's
+ * blocking sends make most of the batches: news queues while it sends.
+ * 100 ns adds about 0.2 us per hop; a window of a nanosecond or less is
+ * not kept exactly by SimGrid's clock and cost more. */
+#define SIM_NEWS_WINDOW 100e-9
 
 /* ---- px_hc ops ---- */
 
@@ -60,6 +67,12 @@ static pmix_status_t hc_send_job(sim_node *n, uint32_t job, uint32_t node, void 
             f->msgs++;
             f->bytes += what->wire;
         }
+    }
+    if (what->kind == PX_HC_DEPARTED && len >= 5) {
+        const uint8_t *b = msg; /* u8 kind, u32 records (hc.c) */
+        run->depart_msgs++;
+        run->depart_recs +=
+            (uint32_t)b[1] | (uint32_t)b[2] << 8 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24;
     }
     if (what->kind == PX_HC_BROKEN)
         wire = PX_COLL_HDR_SIZE;
@@ -471,6 +484,7 @@ int sim_hc_create_job(struct sim_khc *c)
         .barrier_algo = run->barrier_algo,
         .coll_timeout = run->opt.coll_timeout,
         .sizes_only = true,
+        .news_window = SIM_NEWS_WINDOW,
     };
 
     c->hc = px_hc_create(&khc_ops, c, &cfg);
@@ -489,6 +503,7 @@ int sim_hc_create(sim_node *n)
         .barrier_algo = run->barrier_algo,
         .coll_timeout = run->opt.coll_timeout,
         .sizes_only = true, /* the bytes go through a sim_share */
+        .news_window = SIM_NEWS_WINDOW,
     };
 
     n->ctxids.node = n->id;

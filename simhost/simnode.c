@@ -194,6 +194,7 @@ static void node_dispatch(sim_node *n, sim_msg *m)
                 if (n->broken || n->procs[i].saw_death)
                     break;
                 sim_event(n->ep.run, "depart\trank %u\tnode %u", n->procs[i].proc.rank, n->id);
+                n->ep.run->departs++;
                 px_hc_departed(n->hc, n->procs[i].proc.rank, true);
                 sim_pubsub_proc_ended(n, &n->procs[i].proc);
                 break;
@@ -205,6 +206,7 @@ static void node_dispatch(sim_node *n, sim_msg *m)
             if (khc != NULL && !px_hc_broken(khc)) {
                 sim_event(n->ep.run, "depart\t%s rank %u\tnode %u", kp->proc.nspace, kp->proc.rank,
                           n->id);
+                n->ep.run->departs++;
                 px_hc_departed(khc, kp->proc.rank, true);
             }
         }

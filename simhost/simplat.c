@@ -308,9 +308,13 @@ double sim_timers_run(sim_ep *ep)
          * actor would wait for it again and again. */
         if (t->at - now > 1e-9)
             return t->at - now;
+        void (*cb)(void *) = t->cb;
+        void *arg = t->arg;
         ep->timers = t->next;
-        t->cb(t->arg);
+        /* freed first: a callback that sends blocks its actor, and when the
+         * run ends meanwhile (the last process ended) it never returns */
         free(t);
+        cb(arg);
     }
     return -1;
 }

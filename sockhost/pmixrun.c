@@ -968,8 +968,9 @@ static void terminate(job *j)
 /* Start ending the job for `reason`; the first reason sticks. */
 /* The job is ended before its processes ended by themselves: those still
  * running hear PMIX_EVENT_JOB_END (the same code as PMIX_ERR_JOB_TERMINATED)
- * from the job, {nspace, PMIX_RANK_WILDCARD}, with PMIX_JOB_TERM_STATUS
- * saying why, before they are stopped. */
+ * from their job, {nspace, PMIX_RANK_WILDCARD}, with PMIX_JOB_TERM_STATUS
+ * saying why, before they are stopped: the first job's and those of every
+ * spawned job with a rank still running, on every node. */
 static void job_end_event(job *j, end_reason reason)
 {
     pmix_status_t why = reason == END_ABORT         ? PMIX_ERR_PROC_ABORTED
@@ -982,9 +983,18 @@ static void job_end_event(job *j, end_reason reason)
     PMIx_Load_procid(&src, j->nspace, PMIX_RANK_WILDCARD);
     if (j->nodes != NULL) {
         nodes_raise(j, PMIX_EVENT_JOB_END, &info, 1);
+        for (job *c = j->children; c != NULL; c = c->next_child)
+            if (!c->spawn_failed && c->nreaped < c->nstarted)
+                nodes_raise_ns(j, c->nspace, PMIX_EVENT_JOB_END, &info, 1);
     } else if (j->server_up) {
         px_posix_ops()->lock(j->plat); /* recursive: also from inside an upcall */
         px_server_notify(j->srv, PMIX_EVENT_JOB_END, &src, PMIX_RANGE_NAMESPACE, &info, 1);
+        for (job *c = j->children; c != NULL; c = c->next_child) {
+            if (c->spawn_failed || c->nreaped >= c->nstarted)
+                continue;
+            PMIx_Load_procid(&src, c->nspace, PMIX_RANK_WILDCARD);
+            px_server_notify(j->srv, PMIX_EVENT_JOB_END, &src, PMIX_RANGE_NAMESPACE, &info, 1);
+        }
         px_posix_ops()->unlock(j->plat);
     }
     PMIx_Info_destruct(&info);

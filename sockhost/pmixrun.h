@@ -359,6 +359,9 @@ void nodes_signal(job *j, int sig);
 /* Raise event `status` from the job ({nspace, PMIX_RANK_WILDCARD}) to every
  * process of the job on every daemon (pmixrun_events.c). */
 void nodes_raise(job *j, pmix_status_t status, const pmix_info_t *info, size_t ninfo);
+/* The same from namespace `nspace` (a spawned job's) to its clients. */
+void nodes_raise_ns(job *j, const char *nspace, pmix_status_t status, const pmix_info_t *info,
+                    size_t ninfo);
 /* An event a tool of pmixrun's notified (the server's notify_event
  * upcall): to every daemon, each delivers it to its clients in range
  * (PMIX_DEBUGGER_RELEASE of --stop-in-init, for one); pmixrun_ntool.c. */

@@ -899,19 +899,26 @@ static void relay_event(nodes *ns, int except, const uint8_t *p, size_t len)
     tl_buf_free(&b);
 }
 
-/* An event pmixrun raises itself, about `rank` (-1: the job), to every
- * daemon but `except`, for the clients of the rank's namespace. */
-static void raise_event(nodes *ns, int except, pmix_status_t status, int rank,
-                        const pmix_info_t *info, size_t ninfo)
+/* An event pmixrun raises itself, about `rank` (-1: the job) of namespace
+ * `nspace`, to every daemon but `except`, for the clients of that
+ * namespace. */
+static void raise_event_ns(nodes *ns, int except, const char *nspace, pmix_status_t status,
+                           int rank, const pmix_info_t *info, size_t ninfo)
 {
-    job *j = ns->j;
     tl_buf b = {0};
     pmix_proc_t src;
-    PMIx_Load_procid(&src, j->nspace, rank >= 0 ? (pmix_rank_t)rank : PMIX_RANK_WILDCARD);
+    PMIx_Load_procid(&src, nspace, rank >= 0 ? (pmix_rank_t)rank : PMIX_RANK_WILDCARD);
     if (ns->stop_level == 0 &&
         events_pack(&b, status, &src, PMIX_RANGE_NAMESPACE, info, ninfo) == 0)
         relay_event(ns, except, b.data, b.len);
     tl_buf_free(&b);
+}
+
+/* The same about the first job. */
+static void raise_event(nodes *ns, int except, pmix_status_t status, int rank,
+                        const pmix_info_t *info, size_t ninfo)
+{
+    raise_event_ns(ns, except, ns->j->nspace, status, rank, info, ninfo);
 }
 
 int nodes_send(job *j, int node, uint8_t type, const tl_buf *b)
@@ -927,6 +934,13 @@ void nodes_raise(job *j, pmix_status_t status, const pmix_info_t *info, size_t n
 {
     if (j->nodes != NULL)
         raise_event(j->nodes, -1, status, -1, info, ninfo);
+}
+
+void nodes_raise_ns(job *j, const char *nspace, pmix_status_t status, const pmix_info_t *info,
+                    size_t ninfo)
+{
+    if (j->nodes != NULL)
+        raise_event_ns(j->nodes, -1, nspace, status, -1, info, ninfo);
 }
 
 /* A daemon's job control request (pmixrun_jctrl.c): to every daemon, each
@@ -1302,6 +1316,12 @@ static void got_spawn_state(nodes *ns, tl_reader *r)
     p->signaled = (flags & PD_EXIT_SIGNALED) != 0;
     p->stopped_by_us = (flags & PD_EXIT_STOPPED) != 0;
     bool connected = (flags & PD_EXIT_CONNECTED) != 0, finalized = (flags & PD_EXIT_FINALIZED) != 0;
+    /* As for a rank of the first job (got_exit): its own node's server told
+     * its clients; the other nodes' clients of its namespace hear it from
+     * here, before the job-end event that rank_judge may raise. */
+    if (connected && !finalized && !p->stopped_by_us && !c->spawn_failed && c->rank_node != NULL)
+        raise_event_ns(ns, (int)c->rank_node[rank], c->nspace, PMIX_ERR_PROC_TERM_WO_SYNC,
+                       (int)rank, NULL, 0);
     if (!c->spawn_failed && !(flags & PD_EXIT_NOLAUNCH)) {
         if (!p->stopped_by_us && j->reason == END_NONE &&
             (p->signaled || (connected && !finalized) || (p->code != 0 && !connected)))

@@ -196,9 +196,10 @@ add_test(NAME sim_bad_args COMMAND ${SIMTEST} bad-args $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_fault_replay COMMAND ${SIMTEST} replay $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_cpu_model COMMAND ${SIMTEST} cpu-model $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_depart COMMAND ${SIMTEST} depart $<TARGET_FILE:pmixsim>)
+add_test(NAME sim_depart_end COMMAND ${SIMTEST} depart-end $<TARGET_FILE:pmixsim>)
 add_test(NAME sim_one_actor_per_node COMMAND ${SIMTEST} one-actor $<TARGET_FILE:pmixsim>)
 list(APPEND PMIXSIM_TESTS sim_repeat_seeded sim_bad_args sim_fault_replay sim_cpu_model sim_depart
-     sim_one_actor_per_node)
+     sim_depart_end sim_one_actor_per_node)
 # A sanitized build does not measure its stacks (its actors are threads).
 if(NOT PMIXLAB_SANITIZE)
   add_test(NAME sim_stack_max COMMAND ${SIMTEST} stack $<TARGET_FILE:pmixsim>)

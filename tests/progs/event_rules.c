@@ -79,6 +79,8 @@ static struct {
     bool model_seen;
     char model[64];
     pmix_status_t term_status; /* PMIX_JOB_TERM_STATUS of a job-end event */
+    pmix_rank_t term_rank;     /* the source of PMIX_ERR_PROC_TERM_WO_SYNC */
+    char term_ns[PMIX_MAX_NSLEN + 1];
 } seen;
 
 static void record(const char *name, size_t id, pmix_status_t status, const pmix_proc_t *source,
@@ -93,7 +95,12 @@ static void record(const char *name, size_t id, pmix_status_t status, const pmix
             seen.bad_id++;
     /* Events we notify ourselves must name us as their source. */
     bool own_event = strcmp(name, "R") != 0 && strncmp(name, "Model", 5) != 0 &&
-                     strcmp(name, "Ab") != 0 && strcmp(name, "End") != 0;
+                     strcmp(name, "Ab") != 0 && strcmp(name, "End") != 0 &&
+                     strcmp(name, "Term") != 0;
+    if (strcmp(name, "Term") == 0 && source != NULL) {
+        seen.term_rank = source->rank;
+        snprintf(seen.term_ns, sizeof seen.term_ns, "%s", source->nspace);
+    }
     if (own_event && (source == NULL || source->rank != pt.me.rank ||
                       strncmp(source->nspace, pt.me.nspace, PMIX_MAX_NSLEN) != 0))
         seen.bad_source++;
@@ -141,6 +148,7 @@ HANDLER(Model, PMIX_EVENT_NO_ACTION_TAKEN)
 HANDLER(ModelLate, PMIX_EVENT_NO_ACTION_TAKEN) /* registered after a declaration */
 HANDLER(Ab, PMIX_EVENT_NO_ACTION_TAKEN)        /* PMIX_ERR_PROC_ABORTED */
 HANDLER(End, PMIX_EVENT_NO_ACTION_TAKEN)       /* PMIX_EVENT_JOB_END */
+HANDLER(Term, PMIX_EVENT_NO_ACTION_TAKEN)      /* PMIX_ERR_PROC_TERM_WO_SYNC */
 
 /* Blocking registration; remembers the id under `name`. Returns the id or
  * a negative status. */
@@ -762,10 +770,87 @@ static void mode_blockcb(void)
         pt_fail("PMIx_Get of job data inside a handler returned %s", pt_err(blockcb_get_rc));
 }
 
+/* spawnterm: a spawned rank that ends without PMIx_Finalize. Rank 0 of
+ * the first job spawns two copies of this program (mode spawnterm-child);
+ * under `pmixrun --nodes 2 -n 2` one child runs on each node. Child 1
+ * exits without finalizing once both children registered; child 0, on the
+ * other node, must hear PMIX_ERR_PROC_TERM_WO_SYNC from it, then
+ * PMIX_EVENT_JOB_END of its own job, and every rank of the first job, on
+ * both nodes, PMIX_EVENT_JOB_END of the first job (the job is ended
+ * because of it), each with PMIX_JOB_TERM_STATUS
+ * PMIX_ERR_PROC_TERM_WO_SYNC. */
+static void mode_spawnterm(const char *self)
+{
+    pmix_status_t end = PMIX_EVENT_JOB_END;
+    signal(SIGTERM, SIG_IGN); /* the job will be stopped: report first */
+    reg("End", h_End, &end, 1, NULL, 0);
+    pt_barrier("fence after registration");
+    if (pt.me.rank == 0) {
+        pmix_app_t app;
+        pmix_nspace_t child;
+        char *argv[] = {(char *)self, "spawnterm-child", NULL};
+        memset(&app, 0, sizeof(app));
+        app.cmd = (char *)self;
+        app.argv = argv;
+        app.maxprocs = 2;
+        pt_phase("PMIx_Spawn");
+        pmix_status_t rc = PMIx_Spawn(NULL, 0, &app, 1, child);
+        if (rc != PMIX_SUCCESS)
+            pt_fail("PMIx_Spawn failed: %s", pt_err(rc));
+    }
+    pt_phase("waiting for PMIX_EVENT_JOB_END");
+    if (!pt_waiter_wait_n(&calls, 1, 20.0, false)) {
+        pt_fail("PMIX_EVENT_JOB_END did not arrive within 20 s of the spawn");
+    } else {
+        pthread_mutex_lock(&log_lock);
+        if (seen.term_status != PMIX_ERR_PROC_TERM_WO_SYNC)
+            pt_fail("PMIX_EVENT_JOB_END carried PMIX_JOB_TERM_STATUS %s, expected "
+                    "PMIX_ERR_PROC_TERM_WO_SYNC",
+                    pt_err(seen.term_status));
+        pthread_mutex_unlock(&log_lock);
+    }
+    exit(pt_result());
+}
+
+static void mode_spawnterm_child(void)
+{
+    pmix_status_t term = PMIX_ERR_PROC_TERM_WO_SYNC, end = PMIX_EVENT_JOB_END;
+    signal(SIGTERM, SIG_IGN);
+    reg("Term", h_Term, &term, 1, NULL, 0);
+    reg("End", h_End, &end, 1, NULL, 0);
+    pt_barrier("fence of the children after registration");
+    if (pt.me.rank == 1) {
+        fflush(stdout);
+        _exit(0); /* without PMIx_Finalize, on purpose */
+    }
+    pt_phase("waiting for PMIX_ERR_PROC_TERM_WO_SYNC of child 1 and PMIX_EVENT_JOB_END");
+    if (!pt_waiter_wait_n(&calls, 2, 20.0, false)) {
+        pthread_mutex_lock(&log_lock);
+        pt_fail("PMIX_ERR_PROC_TERM_WO_SYNC of child 1 and PMIX_EVENT_JOB_END did not both "
+                "arrive within 20 s: handlers ran as [%s]",
+                event_log);
+        pthread_mutex_unlock(&log_lock);
+    } else {
+        pthread_mutex_lock(&log_lock);
+        if (strcmp(event_log, "Term,End") != 0)
+            pt_fail("handlers ran as [%s], expected [Term,End]", event_log);
+        if (seen.term_status != PMIX_ERR_PROC_TERM_WO_SYNC)
+            pt_fail("PMIX_EVENT_JOB_END carried PMIX_JOB_TERM_STATUS %s, expected "
+                    "PMIX_ERR_PROC_TERM_WO_SYNC",
+                    pt_err(seen.term_status));
+        if (seen.term_rank != 1 || strcmp(seen.term_ns, pt.me.nspace) != 0)
+            pt_fail("PMIX_ERR_PROC_TERM_WO_SYNC came from %s:%u, expected %s:1", seen.term_ns,
+                    (unsigned)seen.term_rank, pt.me.nspace);
+        pthread_mutex_unlock(&log_lock);
+    }
+    exit(pt_result());
+}
+
 int main(int argc, char **argv)
 {
     const char *modes =
-        "order prepend names firstlast stop dereg regcb range model blockcb retobj abort server";
+        "order prepend names firstlast stop dereg regcb range model blockcb retobj abort server "
+        "spawnterm";
     if (argc < 2)
         pt_usage(argv[0], modes);
     pt_watchdog(45);
@@ -798,6 +883,10 @@ int main(int argc, char **argv)
         mode_retobj();
     else if (strcmp(m, "abort") == 0)
         mode_abort();
+    else if (strcmp(m, "spawnterm") == 0)
+        mode_spawnterm(argv[0]);
+    else if (strcmp(m, "spawnterm-child") == 0)
+        mode_spawnterm_child();
     else if (strcmp(m, "server") == 0)
         mode_server();
     else

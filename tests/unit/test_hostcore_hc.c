@@ -19,7 +19,7 @@
 
 #include "px_hostcore.h"
 
-#define MAXN 16
+#define MAXN 128
 
 typedef struct msg {
     struct msg *next;
@@ -56,6 +56,7 @@ struct net {
     bool down[MAXN];      /* sends to it fail: its host is gone */
     unsigned refuse_reps; /* DMX_REP sends refused as out of memory */
     unsigned sent_kind[PX_HC_DEPARTED + 1];
+    double news_window; /* px_hc_config.news_window of nodes made next */
 };
 
 /* ---- a fence's outcome ---- */
@@ -184,20 +185,28 @@ static const px_hc_ops ops = {
 
 /* ---- the network ---- */
 
-static net *net_new(uint32_t nnodes, uint32_t ppn, unsigned dmx_tries)
+static net *net_new_window(uint32_t nnodes, uint32_t ppn, unsigned dmx_tries, double window)
 {
     net *w = calloc(1, sizeof(*w));
     assert_non_null(w);
+    assert_true(nnodes <= MAXN);
     w->n = nnodes;
+    w->news_window = window;
     w->map = (px_jobmap){.nspace = "hcjob", .nprocs = nnodes * ppn, .nnodes = nnodes, .ppn = ppn};
     for (uint32_t i = 0; i < nnodes; i++) {
-        px_hc_config cfg = {.node = i, .job = &w->map, .dmx_tries = dmx_tries};
+        px_hc_config cfg = {
+            .node = i, .job = &w->map, .dmx_tries = dmx_tries, .news_window = w->news_window};
         w->nodes[i].w = w;
         w->nodes[i].id = i;
         w->nodes[i].hc = px_hc_create(&ops, &w->nodes[i], &cfg);
         assert_non_null(w->nodes[i].hc);
     }
     return w;
+}
+
+static net *net_new(uint32_t nnodes, uint32_t ppn, unsigned dmx_tries)
+{
+    return net_new_window(nnodes, ppn, dmx_tries, 0);
 }
 
 /* Deliver every queued message (and what they cause); then, if `timers`,
@@ -247,11 +256,12 @@ static void net_free(net *w)
 static void fence(net *w, uint32_t nd, const uint32_t *ranks, size_t n, const char *data,
                   const char *algo, int timeout, outcome *o)
 {
-    pmix_proc_t procs[MAXN * 4];
+    pmix_proc_t procs[64];
     pmix_info_t info[3];
     size_t ninfo = 0;
     bool yes = true;
 
+    assert_true(n < 64);
     for (size_t i = 0; i < n; i++)
         PMIx_Load_procid(&procs[i], "hcjob", ranks[i]);
     if (n == 0)
@@ -436,6 +446,78 @@ static void test_departed(void **state)
     assert_int_equal(sub[1].status, PMIX_ERR_LOST_CONNECTION);
     assert_int_equal(sub[2].status, PMIX_ERR_LOST_CONNECTION);
     assert_false(px_hc_broken(w->nodes[1].hc)); /* no death: the job goes on */
+    net_free(w);
+}
+
+/* The end of a run: the processes of half the nodes (the odd ones) leave
+ * at one time, after a fence of the whole job. The news is batched
+ * (px_hc_config.news_window): each node passes on what it learned in one
+ * message per child and window, over at most lg N windows, and a record
+ * t hops from its origin has fewer children left: about N lg^2 N / 2
+ * messages (3,136 here) where one message per departure and node was
+ * N^2 / 2 (8,128). Every node still learns every departure, within lg N
+ * windows. */
+static void test_departures_batched(void **state)
+{
+    const uint32_t n = MAXN, lg = 7; /* 2^7 = 128 */
+    const double window = 1e-3;
+    net *w = net_new_window(n, 1, 0, window);
+    outcome o[MAXN];
+    unsigned msgs;
+
+    for (uint32_t i = 0; i < n; i++)
+        fence(w, i, NULL, 0, NULL, NULL, 0, &o[i]);
+    net_run(w, false);
+    for (uint32_t i = 0; i < n; i++)
+        assert_int_equal(o[i].status, PMIX_SUCCESS);
+    for (uint32_t i = 1; i < n; i += 2)
+        px_hc_departed(w->nodes[i].hc, i, true);
+    assert_int_equal(w->sent_kind[PX_HC_DEPARTED], 0); /* waiting for the window */
+    net_run(w, true);
+    msgs = w->sent_kind[PX_HC_DEPARTED];
+    print_message("departures: %u nodes, %u left, %u messages, last at %.3f ms\n", n, n / 2, msgs,
+                  w->now * 1e3);
+    assert_true(msgs > 0);
+    assert_true(msgs <= n * lg * lg / 2);
+    assert_true(w->now <= lg * window + 1e-9);
+    /* Every even node knows its odd neighbour left: a fence of the two
+     * fails at once, without a message. */
+    for (uint32_t i = 0; i < n; i += 2) {
+        uint32_t pair[] = {i, i + 1};
+        fence(w, i, pair, 2, NULL, NULL, 0, &o[i]);
+        assert_true(o[i].done);
+        assert_int_equal(o[i].status, PMIX_ERR_LOST_CONNECTION);
+    }
+    /* and a fence of the whole job fails everywhere */
+    for (uint32_t i = 0; i < n; i += 2) {
+        fence(w, i, NULL, 0, NULL, NULL, 0, &o[i]);
+        assert_true(o[i].done);
+        assert_int_equal(o[i].status, PMIX_ERR_LOST_CONNECTION);
+    }
+    net_free(w);
+}
+
+/* Rank 2 leaves and its news waits for its window; rank 3 dies on the
+ * same node (node 1 of 4 x 2) before the window closes: the departure's
+ * news is dropped (it would race the death's), the death's goes out, and
+ * every node fails its fences with the death's status. */
+static void test_departure_queued_then_death(void **state)
+{
+    net *w = net_new_window(4, 2, 0, 1e-3);
+    outcome o[4];
+
+    (void)state;
+    px_hc_departed(w->nodes[1].hc, 2, true);
+    assert_int_equal(w->sent_kind[PX_HC_DEPARTED], 0);
+    px_hc_break(w->nodes[1].hc, 3, true, "rank 3 died");
+    net_run(w, true);
+    assert_int_equal(w->sent_kind[PX_HC_DEPARTED], 0);
+    assert_true(w->sent_kind[PX_HC_BROKEN] > 0);
+    for (uint32_t i = 0; i < 4; i++) {
+        fence(w, i, NULL, 0, NULL, NULL, 0, &o[i]);
+        assert_true(o[i].done);
+        assert_int_equal(o[i].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    }
     net_free(w);
 }
 
@@ -797,6 +879,21 @@ static void test_malformed(void **state)
     assert_int_equal(px_hc_deliver(hc, 0, junk, 9), PMIX_ERR_BAD_PARAM);
     assert_false(px_hc_broken(hc));
     assert_int_equal(px_hc_deliver(hc, 9, junk, 9), PMIX_ERR_BAD_PARAM); /* no such sender */
+    /* departures: one record announced, none there; a record from a node
+     * outside the job; a record of a rank outside the job */
+    memset(junk, 0, sizeof(junk));
+    junk[0] = PX_HC_DEPARTED;
+    junk[1] = 1;
+    assert_int_equal(px_hc_deliver(hc, 0, junk, 5), PMIX_ERR_BAD_PARAM);
+    junk[5] = 7;
+    assert_int_equal(px_hc_deliver(hc, 0, junk, 17), PMIX_ERR_BAD_PARAM);
+    junk[5] = 0;
+    junk[9] = 9;
+    assert_int_equal(px_hc_deliver(hc, 0, junk, 17), PMIX_ERR_BAD_PARAM);
+    junk[9] = 0;
+    junk[13] = 1; /* one set announced, none there */
+    assert_int_equal(px_hc_deliver(hc, 0, junk, 17), PMIX_ERR_BAD_PARAM);
+    junk[0] = 9;
 
     /* node 0's first message of a whole-job barrier to node 1 */
     fence(w, 0, NULL, 0, NULL, "dissemination", 0, &o[0]);
@@ -833,12 +930,20 @@ static void test_malformed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sets_pair),       cmocka_unit_test(test_subset),
-        cmocka_unit_test(test_bad_key_in_step), cmocka_unit_test(test_break_spreads),
-        cmocka_unit_test(test_departed),        cmocka_unit_test(test_departed_after_death),
-        cmocka_unit_test(test_groups),          cmocka_unit_test(test_node_lost),
-        cmocka_unit_test(test_dmodex),          cmocka_unit_test(test_dmodex_answer_refused),
-        cmocka_unit_test(test_second_job),      cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_sets_pair),
+        cmocka_unit_test(test_subset),
+        cmocka_unit_test(test_bad_key_in_step),
+        cmocka_unit_test(test_break_spreads),
+        cmocka_unit_test(test_departed),
+        cmocka_unit_test(test_departed_after_death),
+        cmocka_unit_test(test_departures_batched),
+        cmocka_unit_test(test_departure_queued_then_death),
+        cmocka_unit_test(test_groups),
+        cmocka_unit_test(test_node_lost),
+        cmocka_unit_test(test_dmodex),
+        cmocka_unit_test(test_dmodex_answer_refused),
+        cmocka_unit_test(test_second_job),
+        cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
