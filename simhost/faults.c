@@ -544,14 +544,6 @@ void sim_faults_fini(sim_run *run)
 
 /* ---- reports ---- */
 
-static void json_time(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.9g", v);
-    else
-        fprintf(f, "null");
-}
-
 static void json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -567,9 +559,9 @@ static void json_string(FILE *f, const char *s)
 void sim_faults_json(const sim_run *run, FILE *json)
 {
     fprintf(json, ",\"procs_killed\":%u,\"coll_timeout_s\":", run->procs_killed);
-    json_time(json, run->opt.coll_timeout);
+    sim_json_num(json, run->opt.coll_timeout);
     fprintf(json, ",\"detect_s\":");
-    json_time(json, run->opt.detect);
+    sim_json_num(json, run->opt.detect);
     fprintf(json, ",\"faults\":[");
     for (unsigned i = 0; i < run->nfaults; i++) {
         const sim_fault *f = &run->faults[i];
@@ -578,10 +570,10 @@ void sim_faults_json(const sim_run *run, FILE *json)
         fprintf(json,
                 ",\"kind\":\"%s\",\"target\":%lld,\"plane\":%d,\"at_s\":", kind_names[f->kind],
                 (long long)f->target, f->plane);
-        json_time(json, f->at);
+        sim_json_num(json, f->at);
         fprintf(json, ",\"fence\":%u,\"injected\":%s,\"injected_s\":", f->fence,
                 f->injected ? "true" : "false");
-        json_time(json, f->injected ? f->injected_s : NAN);
+        sim_json_num(json, f->injected ? f->injected_s : NAN);
         fprintf(json, ",\"outcome\":");
         json_string(json, f->outcome);
         fputc('}', json);

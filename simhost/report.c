@@ -134,7 +134,7 @@ static const char *kind_name(px_coll_kind k)
     return k == PX_COLL_ALLGATHER ? "allgather" : "barrier";
 }
 
-static void json_num(FILE *f, double v)
+void sim_json_num(FILE *f, double v)
 {
     if (isfinite(v))
         fprintf(f, "%.9g", v);
@@ -190,9 +190,9 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
                 index > 0 ? ",\n" : "", o->algo != NULL ? o->algo : "auto", run->nnodes, o->ppn,
                 sim_topo_name(o->topology), o->lv08 ? "lv08" : "cm02", (unsigned long long)o->seed,
                 run->wl->name);
-        json_num(json, run->alpha);
+        sim_json_num(json, run->alpha);
         fprintf(json, ",\"beta_s_per_byte\":");
-        json_num(json, run->beta);
+        sim_json_num(json, run->beta);
         fprintf(json,
                 ",\"procs_failed\":%u,\"sim_s\":%.9g,\"cpu\":\"%s\",\"cpu_charged_s\":%.9g,"
                 "\"wall_s\":%.3f,\"peak_rss_kb\":%ld,\"stack_max_b\":%zu,\"actors\":%u,"
@@ -207,15 +207,15 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
                     "\"bytes_in\":%llu,\"sim_s\":",
                     i ? "," : "", f->seq, kind_name(f->kind), f->algo, f->nnodes,
                     (unsigned long long)f->contrib);
-            json_num(json, span(f));
+            sim_json_num(json, span(f));
             fprintf(json, ",\"first_start_s\":");
-            json_num(json, f->t_first_start);
+            sim_json_num(json, f->t_first_start);
             fprintf(json,
                     ",\"msgs\":%llu,\"bytes\":%llu,\"formula_s\":", (unsigned long long)f->msgs,
                     (unsigned long long)f->bytes);
-            json_num(json, pred);
+            sim_json_num(json, pred);
             fprintf(json, ",\"ratio\":");
-            json_num(json, isfinite(pred) && pred > 0 ? span(f) / pred : NAN);
+            sim_json_num(json, isfinite(pred) && pred > 0 ? span(f) / pred : NAN);
             fprintf(json, ",\"status\":\"%s\"}", f->nfail ? PMIx_Error_string(f->status) : "ok");
         }
         fprintf(json, "],\"departures\":{\"procs\":%u,\"messages\":%llu,\"records\":%llu}",

@@ -213,14 +213,6 @@ void sim_invite_report(sim_run *run, FILE *tsv)
     }
 }
 
-static void jnum(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.9g", v);
-    else
-        fputs("null", f);
-}
-
 void sim_invite_json(sim_run *run, FILE *json)
 {
     fprintf(json, ",\"invites\":[");
@@ -233,25 +225,25 @@ void sim_invite_json(sim_run *run, FILE *json)
                 "\"nodes\":%u",
                 i ? "," : "", v->grp, v->leader.rank, v->invited, v->answers, v->nodes);
         fprintf(json, ",\"invite_s\":");
-        jnum(json, t.done ? t.invite : nan);
+        sim_json_num(json, t.done ? t.invite : nan);
         fprintf(json, ",\"answer_s\":");
-        jnum(json, t.done ? t.answer : nan);
+        sim_json_num(json, t.done ? t.answer : nan);
         fprintf(json, ",\"outcome_s\":");
-        jnum(json, t.done ? t.outcome : nan);
+        sim_json_num(json, t.done ? t.outcome : nan);
         fprintf(json, ",\"construct_s\":");
-        jnum(json, t.done ? t.construct : nan);
+        sim_json_num(json, t.done ? t.construct : nan);
         fprintf(json, ",\"total_s\":");
-        jnum(json, t.done ? t.total : nan);
+        sim_json_num(json, t.done ? t.total : nan);
         fprintf(json, ",\"formula_s\":");
-        jnum(json, t.done ? t.formula : nan);
+        sim_json_num(json, t.done ? t.formula : nan);
         fprintf(json, ",\"ratio\":");
-        jnum(json, t.done && t.formula > 0 ? t.total / t.formula : nan);
+        sim_json_num(json, t.done && t.formula > 0 ? t.total / t.formula : nan);
         fprintf(json, ",\"formula_invite_s\":");
-        jnum(json, t.f_invite);
+        sim_json_num(json, t.f_invite);
         fprintf(json, ",\"formula_outcome_s\":");
-        jnum(json, t.f_outcome);
+        sim_json_num(json, t.f_outcome);
         fprintf(json, ",\"formula_construct_s\":");
-        jnum(json, t.done ? t.f_construct : nan);
+        sim_json_num(json, t.done ? t.f_construct : nan);
         fprintf(json, "}");
     }
     fprintf(json, "]");

@@ -879,14 +879,6 @@ void sim_spawn_report(sim_run *run, FILE *tsv)
     sim_invite_report(run, tsv);
 }
 
-static void jnum(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.9g", v);
-    else
-        fputs("null", f);
-}
-
 void sim_spawn_json(sim_run *run, FILE *json)
 {
     fprintf(json, ",\"spawns\":[");
@@ -899,25 +891,25 @@ void sim_spawn_json(sim_run *run, FILE *json)
                 "\"launch_bytes\":%zu,\"answer_s\":",
                 i ? "," : "", k->nspace, k->map.nprocs, k->map.nnodes, k->parent.rank,
                 k->launch_bytes);
-        jnum(json, k->t_answered > 0 ? k->t_answered - k->t_request : NAN);
+        sim_json_num(json, k->t_answered > 0 ? k->t_answered - k->t_request : NAN);
         fprintf(json, ",\"hop_s\":");
-        jnum(json, t.hop);
+        sim_json_num(json, t.hop);
         fprintf(json, ",\"launch_s\":");
-        jnum(json, t.launch);
+        sim_json_num(json, t.launch);
         fprintf(json, ",\"local_s\":");
-        jnum(json, t.done ? t.local : NAN);
+        sim_json_num(json, t.done ? t.local : NAN);
         fprintf(json, ",\"fence_s\":");
-        jnum(json, t.done ? t.fence : NAN);
+        sim_json_num(json, t.done ? t.fence : NAN);
         fprintf(json, ",\"start_s\":");
-        jnum(json, t.done ? t.start : NAN);
+        sim_json_num(json, t.done ? t.start : NAN);
         fprintf(json, ",\"formula_s\":");
-        jnum(json, t.done ? t.formula : NAN);
+        sim_json_num(json, t.done ? t.formula : NAN);
         fprintf(json, ",\"ratio\":");
-        jnum(json, t.done && t.formula > 0 ? t.start / t.formula : NAN);
+        sim_json_num(json, t.done && t.formula > 0 ? t.start / t.formula : NAN);
         fprintf(json, ",\"formula_launch_s\":");
-        jnum(json, t.f_launch);
+        sim_json_num(json, t.f_launch);
         fprintf(json, ",\"formula_fence_s\":");
-        jnum(json, t.done ? t.f_fence : NAN);
+        sim_json_num(json, t.done ? t.f_fence : NAN);
         fprintf(json, ",\"fence_algo\":\"%s\"}", f != NULL ? f->algo : "");
     }
     fprintf(json, "],\"events\":[");
@@ -929,11 +921,11 @@ void sim_spawn_json(sim_run *run, FILE *json)
                 "\"nodes\":%u,\"reached\":%u,\"sim_s\":",
                 i ? "," : "", e->status, PMIx_Data_range_string(e->range), e->src_node, e->bytes,
                 e->nodes, e->reached);
-        jnum(json, e->t_last - e->t_sent);
+        sim_json_num(json, e->t_last - e->t_sent);
         fprintf(json, ",\"formula_s\":");
-        jnum(json, pred);
+        sim_json_num(json, pred);
         fprintf(json, ",\"ratio\":");
-        jnum(json, pred > 0 ? (e->t_last - e->t_sent) / pred : NAN);
+        sim_json_num(json, pred > 0 ? (e->t_last - e->t_sent) / pred : NAN);
         fprintf(json, "}");
     }
     fprintf(json, "]");
