@@ -224,6 +224,13 @@ typedef struct job {
     bool in_open;
     char *in_buf;
     size_t in_len;
+    /* A spawned job's input from tools (PMIx_IOF_push; its targets are the
+     * spawn's PMIX_STDIN_TGT): pushes queue in order and each becomes the
+     * chunk in turn; in_cb answers the pusher once every target has it. */
+    bool in_pushed;
+    struct iof_push *pushes;
+    pmix_op_cbfunc_t in_cb;
+    void *in_cbdata;
 
     rank_proc *ranks;
     int nstarted;
@@ -441,6 +448,12 @@ int iof_stdin_watch(job *j);
 int iof_stdin_watch_rank(job *j, rank_proc *r);
 void iof_stdin_arm(job *j);
 void iof_stdin_close(job *j);
+/* The push_stdin upcall (PMIx_IOF_push), `hctx` the first job: the input
+ * goes to the targeted ranks' pipes, of a job spawned with
+ * PMIX_STDIN_TGT; other jobs read no input from tools (PMIX_ERR_NOT_FOUND). */
+pmix_status_t iof_push_up(void *hctx, const pmix_proc_t *source, const pmix_proc_t targets[],
+                          size_t ntargets, const pmix_info_t dirs[], size_t ndirs, const void *data,
+                          size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata);
 
 /* pmixrun_files.c */
 int files_make_topdir(job *j);        /* 0 or -1 (message printed) */

@@ -31,6 +31,10 @@
  * by the environment they were given, read them. An app of maxprocs 0
  * gets N ranks under PMIX_MAPBY "ppr:N:...", else one per core.
  *
+ * Input: PMIX_STDIN_TGT (a rank, or PMIX_RANK_WILDCARD for all) gives
+ * those ranks a stdin pipe that tools' PMIx_IOF_push feed (pmixrun_iof.c);
+ * without it every rank reads /dev/null.
+ *
  * A system server (--system-server) has a first job of no ranks: its loop,
  * server and directory are what the spawned jobs borrow; its namespace
  * names them. There a failed rank ends its own job only (its siblings get
@@ -135,6 +139,22 @@ static int default_count(const job *j, const char *mapby)
 /* The debugger keys of a spawn (job or app directive): PMIX_DEBUGGER_DAEMONS
  * into *daemons, the target of PMIX_DEBUG_TARGET (a proc or a namespace
  * string) or PMIX_DEBUG_JOB into *target. True if `in` was one of them. */
+/* PMIX_STDIN_TGT: a rank (uint32, PMIX_PROC_RANK or a pmix_proc_t) into
+ * *to, PMIX_RANK_WILDCARD as STDIN_ALL. */
+static pmix_status_t stdin_target(const pmix_info_t *in, int *to)
+{
+    pmix_rank_t r;
+
+    if (in->value.type == PMIX_UINT32 || in->value.type == PMIX_PROC_RANK)
+        r = in->value.type == PMIX_UINT32 ? in->value.data.uint32 : in->value.data.rank;
+    else if (in->value.type == PMIX_PROC && in->value.data.proc != NULL)
+        r = in->value.data.proc->rank;
+    else
+        return PMIX_ERR_BAD_PARAM;
+    *to = r == PMIX_RANK_WILDCARD ? STDIN_ALL : r > 65535 ? -3 : (int)r;
+    return *to == -3 ? PMIX_ERR_BAD_PARAM : PMIX_SUCCESS;
+}
+
 static bool debug_keys(const pmix_info_t *in, bool *daemons, const char **target)
 {
     if (key_is(in, PMIX_DEBUGGER_DAEMONS)) {
@@ -260,6 +280,7 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
     job *j = hctx;
     const char *mapby = NULL, *wdir = NULL, *target = NULL;
     bool notify = false, stop_in_init = false, daemons = false;
+    int stdin_to = STDIN_NONE;
     pmix_status_t rc;
     long total = 0;
 
@@ -281,6 +302,8 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
             return PMIX_ERR_NOT_SUPPORTED; /* QUERY_DEBUG_SUPPORT does not list it */
         else if (debug_keys(in, &daemons, &target))
             continue;
+        else if (key_is(in, PMIX_STDIN_TGT) && (rc = stdin_target(in, &stdin_to)) != PMIX_SUCCESS)
+            return rc;
         else if ((key_is(in, PMIX_HOST) || key_is(in, PMIX_ADD_HOST)) &&
                  (rc = check_hosts(j, in)) != PMIX_SUCCESS)
             return rc;
@@ -297,7 +320,7 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
                      (rc = check_hosts(j, &apps[a].info[i])) != PMIX_SUCCESS)
                 return rc;
     }
-    if (total > 65535)
+    if (total > 65535 || stdin_to >= total)
         return PMIX_ERR_BAD_PARAM;
     int running = live_ranks(j);
     if (j->no_oversubscribe && running + total > j->ncores) {
@@ -314,7 +337,8 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
     c->parent = j;
     c->sigfd = -1;
     c->devnull = j->devnull;
-    c->stdin_to = STDIN_NONE;
+    c->stdin_to = stdin_to;
+    c->in_open = c->in_pushed = stdin_to != STDIN_NONE; /* tools' PMIx_IOF_push */
     c->tag_output = j->tag_output;
     c->merge_stderr = j->merge_stderr;
     c->output_copy = true;
