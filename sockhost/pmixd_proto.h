@@ -15,13 +15,15 @@
 
 enum {
     /* daemon -> pmixrun */
-    PD_HELLO = 1,  /* u32 node, u32 port: up, and listening for its peers on port */
-    PD_EXIT = 2,   /* u32 rank, u32 pid, u32 code (exit status or 128+signal), u8 flags */
-    PD_ABORT = 3,  /* u32 rank, u32 status, str message: a rank called PMIx_Abort */
-    PD_LOST = 4,   /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
-    PD_PUBSUB = 5, /* u32 id, str nspace, u32 rank, u8 op (1 publish, 2 lookup, 3 unpublish),
-                    * bytes body: a process's request to the data service (pmixrun_pubsub.c) */
-    PD_EVENT = 6,  /* bytes event (pmixrun_events.c): a client's event for the other nodes */
+    PD_HELLO = 1,     /* u32 node, u32 port: up, and listening for its peers on port */
+    PD_EXIT = 2,      /* u32 rank, u32 pid, u32 code (exit status or 128+signal), u8 flags */
+    PD_ABORT = 3,     /* u32 rank, u32 status, str message: a rank called PMIx_Abort */
+    PD_LOST = 4,      /* u32 node, u32 ms: that node's daemon sent nothing for ms (heartbeat) */
+    PD_PUBSUB = 5,    /* u32 id, str nspace, u32 rank, u8 op (1 publish, 2 lookup, 3 unpublish),
+                       * bytes body: a process's request to the data service (pmixrun_pubsub.c) */
+    PD_EVENT = 6,     /* bytes event (pmixrun_events.c): a client's event for the other nodes */
+    PD_STDIN_ACK = 9, /* (empty): the last PD_STDIN data reached every local target (or
+                       * they are gone): pmixrun may send the next (pmixrun_nodes.c) */
 
     /* pmixrun -> daemon */
     PD_JOB = 10,        /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its
@@ -33,6 +35,10 @@ enum {
     PD_JCTRL = 14,      /* both ways: u32 signal, u32 n, n x u32 rank (pmixrun_jctrl.c): a
                          * daemon asks pmixrun to signal those ranks; pmixrun tells
                          * every daemon to signal those of its own */
+    PD_STDIN = 18,      /* u8 kind: PD_STDIN_OPEN u32 target (a rank, or PD_STDIN_ALL), before
+                         * PD_JOB: those of this node's ranks get a stdin pipe; PD_STDIN_DATA
+                         * bytes: pmixrun's --stdin, for them (answered by PD_STDIN_ACK);
+                         * PD_STDIN_EOF: the end of it (their pipes close) */
 
     /* daemon <-> daemon */
     PD_PEER = 20, /* u32 node, bytes nc (16): the first frame of a connection, from the
@@ -63,6 +69,12 @@ enum {
  * id and this name in place of the namespace. */
 #define PD_AUTH_LAUNCHER UINT32_MAX
 #define PD_AUTH_CONTROL "pmixrun-control"
+
+/* PD_STDIN kinds, and its target "every rank" */
+#define PD_STDIN_OPEN 0
+#define PD_STDIN_DATA 1
+#define PD_STDIN_EOF 2
+#define PD_STDIN_ALL UINT32_MAX
 
 /* PD_EXIT flags */
 #define PD_EXIT_SIGNALED 0x01

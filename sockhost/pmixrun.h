@@ -454,6 +454,11 @@ void iof_stdin_close(job *j);
 pmix_status_t iof_push_up(void *hctx, const pmix_proc_t *source, const pmix_proc_t targets[],
                           size_t ntargets, const pmix_info_t dirs[], size_t ndirs, const void *data,
                           size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata);
+/* Queue input for the ranks of `t` (which reads pushed input: in_pushed)
+ * that `targets` name and that have a stdin pipe; answered as push_stdin
+ * is (px_server.h). pmixd feeds pmixrun's --stdin through it (PD_STDIN). */
+pmix_status_t iof_push_queue(job *t, const pmix_proc_t targets[], size_t ntargets, const void *data,
+                             size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata);
 
 /* pmixrun_files.c */
 int files_make_topdir(job *j);        /* 0 or -1 (message printed) */

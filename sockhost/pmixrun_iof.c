@@ -385,6 +385,7 @@ static void arm_one(job *j)
 
 void iof_stdin_arm(job *j)
 {
+    pump(j); /* what waited for the ranks to start */
     arm_one(j);
     for (job *c = j->children; c != NULL; c = c->next_child)
         arm_one(c);
@@ -432,10 +433,11 @@ static bool targeted(const iof_push *p, const job *j, int rank)
 }
 
 /* Nothing is being written: the next push becomes the chunk (or, the end
- * of input, closes its targets' pipes). */
+ * of input, closes its targets' pipes). Not before every local rank has
+ * been started (pmixd starts them once its peers joined). */
 static void pump(job *j)
 {
-    while (j->in_len == 0 && j->in_cb == NULL && j->pushes != NULL) {
+    while (j->in_len == 0 && j->in_cb == NULL && j->pushes != NULL && j->nstarted >= j->nlocal) {
         iof_push *p = j->pushes;
         bool any = false;
         j->pushes = p->next;
@@ -467,7 +469,6 @@ pmix_status_t iof_push_up(void *hctx, const pmix_proc_t *source, const pmix_proc
                           size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     job *j = hctx, *t = NULL;
-    iof_push *p, **tail;
 
     (void)source;
     (void)dirs;
@@ -480,6 +481,14 @@ pmix_status_t iof_push_up(void *hctx, const pmix_proc_t *source, const pmix_proc
             return PMIX_ERR_NOT_SUPPORTED; /* one job per push */
     if (t == NULL || !t->in_pushed)
         return PMIX_ERR_NOT_FOUND; /* its input is ours (--stdin) or /dev/null */
+    return iof_push_queue(t, targets, ntargets, data, len, eof, cbfunc, cbdata);
+}
+
+pmix_status_t iof_push_queue(job *t, const pmix_proc_t targets[], size_t ntargets, const void *data,
+                             size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    iof_push *p, **tail;
+
     if (!t->in_open)
         return eof ? PMIX_OPERATION_SUCCEEDED : PMIX_ERR_NOT_FOUND; /* every reader gone */
     if ((p = calloc(1, sizeof(*p))) == NULL ||

@@ -6,7 +6,8 @@
 # each line come back once, tagged, from the library (no pull) or by its
 # pull's callback (the pull takes it: nothing tagged), and the job end
 # (cat read end of file); a push to pmixrun's own job is refused. And
-# pmixrun's own stdin: `echo hi | pmixrun -n 2 cat` prints hi once.
+# pmixrun's own stdin: `echo hi | pmixrun -n 2 cat` prints hi once, with
+# --nodes 2 too (through pmixd).
 #
 #   iof.sh PMIXRUN IOF_TOOL
 set -u
@@ -25,6 +26,8 @@ cat=$(command -v cat)
 # ---- pmixrun's own stdin goes to rank 0 only ----
 out=$(echo hi | timeout 20 "$pmixrun" -n 2 "$cat" 2>&1)
 [ "$out" = "hi" ] || fail "echo hi | pmixrun -n 2 cat printed '$out', not hi once"
+out=$(echo hi | timeout 20 "$pmixrun" --nodes 2 -n 2 "$cat" 2>&1)
+[ "$out" = "hi" ] || fail "echo hi | pmixrun --nodes 2 -n 2 cat printed '$out', not hi once"
 
 # ---- a tool's input and output ----
 "$pmixrun" -n 1 --timeout 60 sh -c 'sleep 50' "$marker" >"$work/job.out" 2>&1 &
