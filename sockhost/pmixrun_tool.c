@@ -312,9 +312,10 @@ static pmix_status_t namespaces(job *j, const char *key, pmix_info_t *out)
 /* PMIX_QUERY_SPAWN_SUPPORT: the spawn directives pmixrun_spawn.c acts on,
  * where spawn is there at all (pmixrun on one node, j->spawn; pmixd
  * refuses it and answers none, as for PMIX_QUERY_DEBUG_SUPPORT). */
-static const char spawn_support[] = PMIX_MAPBY
-    "," PMIX_WDIR "," PMIX_HOST "," PMIX_ADD_HOST "," PMIX_NOTIFY_COMPLETION
-    "," PMIX_DEBUG_STOP_IN_INIT "," PMIX_DEBUGGER_DAEMONS "," PMIX_DEBUG_TARGET "," PMIX_DEBUG_JOB;
+static const char spawn_support[] =
+    PMIX_MAPBY "," PMIX_WDIR "," PMIX_HOST "," PMIX_ADD_HOST "," PMIX_NOTIFY_COMPLETION
+               "," PMIX_DEBUG_STOP_IN_INIT "," PMIX_DEBUGGER_DAEMONS "," PMIX_DEBUG_TARGET
+               "," PMIX_DEBUG_JOB "," PMIX_FWD_STDOUT "," PMIX_FWD_STDERR "," PMIX_STDIN_TGT;
 
 typedef struct answers {
     pmix_info_t *info;

@@ -48,6 +48,8 @@ rc=$?
 [ $rc = 0 ] || fail "iof_tool sink exited $rc: $(cat "$work/sink.out")"
 grep -q "^push to pmixrun\.[^ ]*: PMIX_ERR_NOT_FOUND$" "$work/sink.out" ||
     fail "a push to pmixrun's own job was not refused: $(cat "$work/sink.out")"
+grep -q "^spawn support lists pmix.fwd.stdout: yes, pmix.stdin: yes$" "$work/sink.out" ||
+    fail "PMIX_QUERY_SPAWN_SUPPORT does not list PMIX_FWD_STDOUT and PMIX_STDIN_TGT"
 ns=$(sed -n 's/^spawned //p' "$work/sink.out")
 [ "$(count "^\[$ns,0\]<stdout>: hello$" "$work/sink.out")" = 1 ] &&
     [ "$(count "^\[$ns,1\]<stdout>: hello$" "$work/sink.out")" = 1 ] &&

@@ -124,6 +124,23 @@ int main(int argc, char **argv)
     snprintf(first, sizeof(first), "%.*s", (int)strcspn(res[0].value.data.string, ","),
              res[0].value.data.string);
     PMIx_Info_free(res, nres);
+    /* what pmixrun says it takes of a spawn */
+    q = PMIx_Query_create(1);
+    PMIx_Argv_append_nosize(&q->keys, PMIX_QUERY_SPAWN_SUPPORT);
+    rc = PMIx_Query_info(q, 1, &res, &nres);
+    PMIx_Query_free(q, 1);
+    if (rc != PMIX_SUCCESS || nres < 1 || res[0].value.type != PMIX_STRING)
+        return fail("PMIX_QUERY_SPAWN_SUPPORT", rc == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : rc);
+    char **keys = PMIx_Argv_split(res[0].value.data.string, ',');
+    bool fwd = false, in = false;
+    for (size_t i = 0; keys != NULL && keys[i] != NULL; i++) {
+        fwd |= strcmp(keys[i], PMIX_FWD_STDOUT) == 0;
+        in |= strcmp(keys[i], PMIX_STDIN_TGT) == 0;
+    }
+    PMIx_Argv_free(keys);
+    PMIx_Info_free(res, nres);
+    printf("spawn support lists %s: %s, %s: %s\n", PMIX_FWD_STDOUT, fwd ? "yes" : "no",
+           PMIX_STDIN_TGT, in ? "yes" : "no");
     rc = push(first, 0, "not for you\n");
     printf("push to %s: %s\n", first, PMIx_Error_string(rc));
 
