@@ -464,6 +464,22 @@ static void pump(job *j)
     }
 }
 
+pmix_status_t iof_stdin_target(const pmix_info_t *in, int *to)
+{
+    pmix_rank_t r;
+
+    if (in->value.type == PMIX_UINT32 || in->value.type == PMIX_PROC_RANK)
+        r = in->value.type == PMIX_UINT32 ? in->value.data.uint32 : in->value.data.rank;
+    else if (in->value.type == PMIX_PROC && in->value.data.proc != NULL)
+        r = in->value.data.proc->rank;
+    else
+        return PMIX_ERR_BAD_PARAM;
+    if (r != PMIX_RANK_WILDCARD && r > 65535)
+        return PMIX_ERR_BAD_PARAM; /* no job has that rank */
+    *to = r == PMIX_RANK_WILDCARD ? STDIN_ALL : (int)r;
+    return PMIX_SUCCESS;
+}
+
 pmix_status_t iof_push_up(void *hctx, const pmix_proc_t *source, const pmix_proc_t targets[],
                           size_t ntargets, const pmix_info_t dirs[], size_t ndirs, const void *data,
                           size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata)

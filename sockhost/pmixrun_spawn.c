@@ -139,22 +139,6 @@ static int default_count(const job *j, const char *mapby)
 /* The debugger keys of a spawn (job or app directive): PMIX_DEBUGGER_DAEMONS
  * into *daemons, the target of PMIX_DEBUG_TARGET (a proc or a namespace
  * string) or PMIX_DEBUG_JOB into *target. True if `in` was one of them. */
-/* PMIX_STDIN_TGT: a rank (uint32, PMIX_PROC_RANK or a pmix_proc_t) into
- * *to, PMIX_RANK_WILDCARD as STDIN_ALL. */
-static pmix_status_t stdin_target(const pmix_info_t *in, int *to)
-{
-    pmix_rank_t r;
-
-    if (in->value.type == PMIX_UINT32 || in->value.type == PMIX_PROC_RANK)
-        r = in->value.type == PMIX_UINT32 ? in->value.data.uint32 : in->value.data.rank;
-    else if (in->value.type == PMIX_PROC && in->value.data.proc != NULL)
-        r = in->value.data.proc->rank;
-    else
-        return PMIX_ERR_BAD_PARAM;
-    *to = r == PMIX_RANK_WILDCARD ? STDIN_ALL : r > 65535 ? -3 : (int)r;
-    return *to == -3 ? PMIX_ERR_BAD_PARAM : PMIX_SUCCESS;
-}
-
 static bool debug_keys(const pmix_info_t *in, bool *daemons, const char **target)
 {
     if (key_is(in, PMIX_DEBUGGER_DAEMONS)) {
@@ -302,7 +286,8 @@ pmix_status_t spawn_up(void *hctx, const pmix_proc_t *proc, const pmix_info_t jo
             return PMIX_ERR_NOT_SUPPORTED; /* QUERY_DEBUG_SUPPORT does not list it */
         else if (debug_keys(in, &daemons, &target))
             continue;
-        else if (key_is(in, PMIX_STDIN_TGT) && (rc = stdin_target(in, &stdin_to)) != PMIX_SUCCESS)
+        else if (key_is(in, PMIX_STDIN_TGT) &&
+                 (rc = iof_stdin_target(in, &stdin_to)) != PMIX_SUCCESS)
             return rc;
         else if ((key_is(in, PMIX_HOST) || key_is(in, PMIX_ADD_HOST)) &&
                  (rc = check_hosts(j, in)) != PMIX_SUCCESS)
