@@ -624,6 +624,50 @@ static void forwarded_signal(pmixd_ctx *d, int sig)
     }
 }
 
+/* ---- standard input (pmixrun's --stdin, PD_STDIN) ---- */
+
+static void stdin_ignore(pmix_status_t status, void *cbdata)
+{
+    (void)status;
+    (void)cbdata;
+}
+
+/* The data reached every local target (or they are gone): ask for more. */
+static void stdin_delivered(pmix_status_t status, void *cbdata)
+{
+    pmixd_ctx *d = cbdata;
+    tl_buf b = {0};
+
+    (void)status;
+    tl_send(&d->parent, PD_STDIN_ACK, &b);
+    tl_buf_free(&b);
+}
+
+static void stdin_frame(pmixd_ctx *d, tl_reader *r)
+{
+    job *j = &d->j;
+    uint8_t kind = tl_get_u8(r);
+    pmix_proc_t all;
+
+    if (kind == PD_STDIN_OPEN && !d->have_job) {
+        uint32_t to = tl_get_u32(r);
+        j->stdin_to = to == PD_STDIN_ALL ? STDIN_ALL : to <= 65535 ? (int)to : STDIN_NONE;
+        j->in_open = j->in_pushed = j->stdin_to != STDIN_NONE;
+        return;
+    }
+    PMIx_Load_procid(&all, j->nspace, PMIX_RANK_WILDCARD);
+    if (kind == PD_STDIN_DATA) {
+        size_t len = 0;
+        const void *data = tl_get_bytes(r, &len);
+        if (data == NULL ||
+            iof_push_queue(j, &all, 1, data, len, false, stdin_delivered, d) != PMIX_SUCCESS)
+            stdin_delivered(PMIX_ERR_NOT_FOUND, d); /* nobody reads it here */
+    } else if (kind == PD_STDIN_EOF) {
+        pmix_status_t rc = iof_push_queue(j, &all, 1, NULL, 0, true, stdin_ignore, NULL);
+        (void)rc;
+    }
+}
+
 /* ---- frames ---- */
 
 typedef struct rctx {
@@ -653,6 +697,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             }
         } else if (type == PD_STOP) {
             stop(d, tl_get_u8(&r) != 0);
+        } else if (type == PD_STDIN) {
+            stdin_frame(d, &r);
         } else if (type == PD_PUBSUB_REP) {
             pubsub_answer(&d->j, p, len);
         } else if (type == PD_EVENT_FWD) {
@@ -1042,6 +1088,7 @@ static void run(pmixd_ctx *d)
             tmo = 100;
         pubsub_flush(j, &d->parent); /* what this turn's upcalls forwarded */
         arm_watches(d);
+        iof_stdin_arm(j);
         px_posix_run_once(j->plat, tmo < 0 ? -1.0 : tmo / 1000.0);
     }
 }

@@ -33,6 +33,8 @@ enum {
     PD_TOOL_REP = 24,    /* u32 id, str host, u32 n, n x (u32 rank, u32 pid, u32 state, u32 code,
                           * str exe), u8 has-text, [str text]: the answer to PD_TOOL
                           * (pmixrun_ntool.c, pmixd_tool.c) */
+    PD_STDIN_ACK = 9,    /* (empty): the last PD_STDIN data reached every local target (or
+                          * they are gone): pmixrun may send the next (pmixrun_nodes.c) */
 
     /* pmixrun -> daemon */
     PD_JOB = 10,        /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its
@@ -56,6 +58,10 @@ enum {
                          * SIGTSTP) to a daemon it did not fork; as if the daemon got it */
     PD_TOOL = 19,       /* u32 id, u8 op (1 table, 2 table and stacks), u32 seconds: a tool's
                          * question about this node's ranks (pmixrun_ntool.c) */
+    PD_STDIN = 18,      /* u8 kind: PD_STDIN_OPEN u32 target (a rank, or PD_STDIN_ALL), before
+                         * PD_JOB: those of this node's ranks get a stdin pipe; PD_STDIN_DATA
+                         * bytes: pmixrun's --stdin, for them (answered by PD_STDIN_ACK);
+                         * PD_STDIN_EOF: the end of it (their pipes close) */
 
     /* daemon <-> daemon */
     PD_PEER = 20, /* u32 node, bytes nc (16): the first frame of a connection, from the
@@ -86,6 +92,12 @@ enum {
  * id and this name in place of the namespace. */
 #define PD_AUTH_LAUNCHER UINT32_MAX
 #define PD_AUTH_CONTROL "pmixrun-control"
+
+/* PD_STDIN kinds, and its target "every rank" */
+#define PD_STDIN_OPEN 0
+#define PD_STDIN_DATA 1
+#define PD_STDIN_EOF 2
+#define PD_STDIN_ALL UINT32_MAX
 
 /* PD_EXIT flags */
 #define PD_EXIT_SIGNALED 0x01

@@ -229,6 +229,15 @@ typedef struct job {
     bool in_open;
     char *in_buf;
     size_t in_len;
+    /* Input that comes as pushes (iof_push_queue) rather than from our own
+     * stdin: a spawned job's from tools (PMIx_IOF_push; its targets are the
+     * spawn's PMIX_STDIN_TGT), or in pmixd pmixrun's --stdin (PD_STDIN).
+     * Pushes queue in order and each becomes the chunk in turn; in_cb
+     * answers the pusher once every target has it. */
+    bool in_pushed;
+    struct iof_push *pushes;
+    pmix_op_cbfunc_t in_cb;
+    void *in_cbdata;
 
     rank_proc *ranks;
     int nstarted;
@@ -486,6 +495,22 @@ int iof_stdin_watch(job *j);
 int iof_stdin_watch_rank(job *j, rank_proc *r);
 void iof_stdin_arm(job *j);
 void iof_stdin_close(job *j);
+/* The push_stdin upcall (PMIx_IOF_push), `hctx` the first job: the input
+ * goes to the targeted ranks' pipes, of a job spawned with
+ * PMIX_STDIN_TGT; other jobs read no input from tools (PMIX_ERR_NOT_FOUND). */
+pmix_status_t iof_push_up(void *hctx, const pmix_proc_t *source, const pmix_proc_t targets[],
+                          size_t ntargets, const pmix_info_t dirs[], size_t ndirs, const void *data,
+                          size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata);
+/* A spawn's PMIX_STDIN_TGT (a rank as uint32_t, pmix_rank_t or a
+ * pmix_proc_t's rank) into *to: the rank, or STDIN_ALL for
+ * PMIX_RANK_WILDCARD; PMIX_ERR_BAD_PARAM for another type or a rank above
+ * 65535, *to untouched. */
+pmix_status_t iof_stdin_target(const pmix_info_t *in, int *to);
+/* Queue input for the ranks of `t` (which reads pushed input: in_pushed)
+ * that `targets` name and that have a stdin pipe; answered as push_stdin
+ * is (px_server.h). pmixd feeds pmixrun's --stdin through it (PD_STDIN). */
+pmix_status_t iof_push_queue(job *t, const pmix_proc_t targets[], size_t ntargets, const void *data,
+                             size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata);
 
 /* pmixrun_files.c */
 int files_make_topdir(job *j);        /* 0 or -1 (message printed) */

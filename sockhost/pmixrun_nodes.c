@@ -110,12 +110,14 @@ typedef struct nodes {
     /* pmixrun's loop is the job's platform (job_platform), on which its
      * PMIx server serves tools (pmixrun_ntool.c). Every descriptor of
      * ours is a watch there, one slot each (ws[0] the listener, then the
-     * pending slots, then the daemons' links), whose callback notes what
+     * pending slots, then the daemons' links, last pmixrun's stdin), whose callback notes what
      * is ready (got); loop() acts on it after the turn, as it would after
      * poll(). A watch goes before its descriptor closes (link_close). */
     struct wslot *ws;
     int nws;
     bool sig_ready;
+
+    int in_acks; /* --stdin: PD_STDIN_ACKs still due for the last chunk sent */
 } nodes;
 
 typedef struct wslot {
@@ -820,6 +822,57 @@ static void send_all(nodes *ns, uint8_t type, const tl_buf *b)
             tl_send(&ns->d[i].link, type, b);
 }
 
+/* ---- standard input (--stdin over daemons) ----
+ *
+ * The daemons of the nodes that host a target rank are told before the
+ * job (PD_STDIN_OPEN), so that they start those ranks with a stdin pipe.
+ * pmixrun then reads its stdin one chunk at a time and sends each to
+ * them (PD_STDIN_DATA), reading the next once each answered that its
+ * ranks have it (PD_STDIN_ACK); at end of file, PD_STDIN_EOF. */
+
+static bool stdin_node(const nodes *ns, int n)
+{
+    const job *j = ns->j;
+    if (j->stdin_to == STDIN_ALL)
+        return true;
+    return j->stdin_to >= 0 && j->stdin_to < j->nprocs && (int)j->rank_node[j->stdin_to] == n;
+}
+
+/* Send a PD_STDIN of `kind` to the target nodes; how many got it. */
+static int stdin_send(nodes *ns, uint8_t kind, const void *data, size_t len)
+{
+    int sent = 0;
+    for (int n = 0; n < ns->k; n++) {
+        if (!stdin_node(ns, n) || ns->d[n].link.fd < 0)
+            continue;
+        tl_buf b = {0};
+        tl_put_u8(&b, kind);
+        if (kind == PD_STDIN_OPEN)
+            tl_put_u32(&b, ns->j->stdin_to == STDIN_ALL ? PD_STDIN_ALL : (uint32_t)ns->j->stdin_to);
+        else if (kind == PD_STDIN_DATA)
+            tl_put_bytes(&b, data, len);
+        tl_send(&ns->d[n].link, PD_STDIN, &b);
+        tl_buf_free(&b);
+        sent++;
+    }
+    return sent;
+}
+
+static void stdin_read(nodes *ns)
+{
+    job *j = ns->j;
+    char buf[65536];
+    ssize_t got = read(STDIN_FILENO, buf, sizeof buf);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (got <= 0) { /* end of file, or a terminal we may not read */
+        stdin_send(ns, PD_STDIN_EOF, NULL, 0);
+        j->in_open = false;
+        return;
+    }
+    ns->in_acks = stdin_send(ns, PD_STDIN_DATA, buf, (size_t)got);
+}
+
 static void send_job(nodes *ns)
 {
     job *j = ns->j;
@@ -840,6 +893,8 @@ static void send_job(nodes *ns)
     apps_write(j, &b);
     net_write(j, &b);
     tl_put_u8(&b, j->stop_in_init ? 1 : 0); /* flags: 1 stop in PMIx_Init (--stop-in-init) */
+    if (j->in_open)
+        stdin_send(ns, PD_STDIN_OPEN, NULL, 0);
     send_all(ns, PD_JOB, &b);
     tl_buf_free(&b);
     ns->job_sent = true;
@@ -1257,6 +1312,10 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_SPAWN: got_spawn(ns, c->node, p, len); break;
     case PD_SPAWN_STATE: got_spawn_state(ns, &r); break;
     case PD_TOOL_REP: ntool_reply(ns->j, c->node, p, len); break;
+    case PD_STDIN_ACK:
+        if (ns->in_acks > 0)
+            ns->in_acks--;
+        break;
     default: break;
     }
     return 0;
@@ -1376,10 +1435,12 @@ static void watch_ready(void *arg, unsigned what)
     ((wslot *)arg)->got |= what;
 }
 
-/* The watch slot of poll entry `who` (-4 the listener, -100-s pending
- * slot s, else a daemon's link). */
+/* The watch slot of poll entry `who` (-4 the listener, -5 pmixrun's stdin
+ * (the last slot), -100-s pending slot s, else a daemon's link). */
 static int slot_of(const nodes *ns, int who)
 {
+    if (who == -5)
+        return ns->nws - 1;
     return who == -4 ? 0 : who <= -100 ? 1 + (-100 - who) : 1 + ns->npend + who;
 }
 
@@ -1435,7 +1496,7 @@ static void on_signal(void *arg, unsigned what)
 static void loop(nodes *ns)
 {
     job *j = ns->j;
-    size_t cap = 3 + 2 * (size_t)ns->k + (size_t)ns->npend;
+    size_t cap = 4 + 2 * (size_t)ns->k + (size_t)ns->npend;
     struct pollfd *pfd = calloc(cap, sizeof *pfd);
     int *who = calloc(cap, sizeof *who);
     double setup_until = now_s() + SETUP_S;
@@ -1489,6 +1550,10 @@ static void loop(nodes *ns)
             pfd[n] = (struct pollfd){.fd = ns->lfd, .events = POLLIN};
             who[n++] = -4;
         }
+        if (j->in_open && ns->job_sent && ns->in_acks == 0 && j->reason == END_NONE) {
+            pfd[n] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+            who[n++] = -5;
+        }
         for (int s = 0; ns->remote && s < ns->npend; s++) {
             if (ns->pend[s].fd < 0)
                 continue;
@@ -1532,6 +1597,8 @@ static void loop(nodes *ns)
                 continue;
             if (who[i] == -4) {
                 remote_accept(ns);
+            } else if (who[i] == -5) {
+                stdin_read(ns);
             } else if (who[i] <= -100) {
                 int s = -100 - who[i];
                 pctx pc = {ns, s};
@@ -1658,7 +1725,7 @@ int nodes_run(job *j)
         char addr[64];
         if (remote_listen(&ns, &port) != 0)
             goto out;
-        ns.nws = 1 + ns.npend + ns.k;
+        ns.nws = 1 + ns.npend + ns.k + 1; /* the last: stdin */
         ns.ws = calloc((size_t)ns.nws, sizeof *ns.ws);
         if (ns.ws == NULL) {
             fprintf(stderr, "pmixrun: out of memory\n");
@@ -1678,7 +1745,7 @@ int nodes_run(job *j)
             end_job(j, END_LAUNCH, 1);
     }
     if (!ns.remote) {
-        ns.nws = 1 + ns.k;
+        ns.nws = 1 + ns.k + 1; /* the last: stdin */
         ns.ws = calloc((size_t)ns.nws, sizeof *ns.ws);
         if (ns.ws == NULL) {
             fprintf(stderr, "pmixrun: out of memory\n");

@@ -38,6 +38,10 @@
  * slots are known) and sends it to the daemons (pmixrun_nodes.c). The
  * plan's job keeps a rank_proc per rank, filled from the daemons' reports.
  *
+ * Input: PMIX_STDIN_TGT (a rank, or PMIX_RANK_WILDCARD for all) gives
+ * those ranks a stdin pipe that tools' PMIx_IOF_push feed (pmixrun_iof.c);
+ * without it every rank reads /dev/null.
+ *
  * A system server (--system-server) has a first job of no ranks: its loop,
  * server and directory are what the spawned jobs borrow; its namespace
  * names them. There a failed rank ends its own job only (its siblings get
@@ -311,7 +315,8 @@ static void kill_started(job *c)
 typedef struct spawn_args {
     const char *mapby, *wdir, *target;
     bool notify, stop_in_init, daemons;
-    long total; /* processes in all */
+    int stdin_to; /* PMIX_STDIN_TGT: a rank, STDIN_ALL, or STDIN_NONE */
+    long total;   /* processes in all */
 } spawn_args;
 
 /* Read the job directives and check the apps (hosts, sizes). */
@@ -321,6 +326,7 @@ static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninf
     pmix_status_t rc;
 
     memset(a, 0, sizeof *a);
+    a->stdin_to = STDIN_NONE;
     if (napps == 0)
         return PMIX_ERR_BAD_PARAM;
     for (size_t i = 0; i < ninfo; i++) {
@@ -337,6 +343,9 @@ static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninf
             return PMIX_ERR_NOT_SUPPORTED; /* QUERY_DEBUG_SUPPORT does not list it */
         else if (debug_keys(in, &a->daemons, &a->target))
             continue;
+        else if (key_is(in, PMIX_STDIN_TGT) &&
+                 (rc = iof_stdin_target(in, &a->stdin_to)) != PMIX_SUCCESS)
+            return rc;
         else if ((key_is(in, PMIX_HOST) || key_is(in, PMIX_ADD_HOST)) &&
                  (rc = check_hosts(j, in)) != PMIX_SUCCESS)
             return rc;
@@ -353,7 +362,7 @@ static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninf
                      (rc = check_hosts(j, &apps[k].info[i])) != PMIX_SUCCESS)
                 return rc;
     }
-    if (a->total > 65535)
+    if (a->total > 65535 || a->stdin_to >= a->total)
         return PMIX_ERR_BAD_PARAM;
     return PMIX_SUCCESS;
 }
@@ -372,6 +381,8 @@ static pmix_status_t child_make(job *j, const pmix_proc_t *proc, const spawn_arg
     if (c == NULL)
         return PMIX_ERR_NOMEM;
     job_borrow(c, j);
+    c->stdin_to = a->stdin_to;
+    c->in_open = c->in_pushed = a->stdin_to != STDIN_NONE; /* tools' PMIx_IOF_push */
     c->nnodes = 1;
     c->ncores = j->ncores;
     memcpy(c->hostname, j->hostname, sizeof c->hostname);
@@ -571,6 +582,8 @@ pmix_status_t spawn_plan(job *j, const pmix_proc_t *proc, const pmix_info_t job_
         return PMIX_ERR_JOB_TERMINATED;
     if ((rc = read_args(j, job_info, ninfo, apps, napps, &a)) != PMIX_SUCCESS)
         return rc;
+    if (a.stdin_to != STDIN_NONE)
+        return PMIX_ERR_NOT_SUPPORTED; /* no push reaches the daemons' ranks yet */
     if ((rc = child_make(j, proc, &a, apps, napps, &c)) != PMIX_SUCCESS)
         return rc;
     c->nnodes = j->nnodes;
