@@ -668,6 +668,36 @@ static void stdin_frame(pmixd_ctx *d, tl_reader *r)
     }
 }
 
+/* ---- output to pmixrun for the tools that pulled it (PD_IOF_PULL) ---- */
+
+/* A piece of a rank's output (iof_relay, pmixrun_iof.c's emit). */
+static void relay_send(void *ctx, const pmix_proc_t *src, pmix_iof_channel_t channel,
+                       const void *data, size_t len)
+{
+    pmixd_ctx *d = ctx;
+    tl_buf b = {0};
+
+    tl_put_u8(&b, PD_IOF_DATA);
+    tl_put_str(&b, src->nspace);
+    tl_put_u32(&b, src->rank);
+    tl_put_u32(&b, (uint32_t)channel);
+    tl_put_bytes(&b, data, len);
+    tl_send(&d->parent, PD_IOF, &b);
+    tl_buf_free(&b);
+}
+
+/* From now on every piece of output goes to pmixrun as well; it hears so
+ * (PD_IOF_ON) after the pieces sent before, none of which it asked for. */
+static void iof_pull_frame(pmixd_ctx *d)
+{
+    tl_buf b = {0};
+
+    d->relay.on = true;
+    tl_put_u8(&b, PD_IOF_ON);
+    tl_send(&d->parent, PD_IOF, &b);
+    tl_buf_free(&b);
+}
+
 /* ---- frames ---- */
 
 typedef struct rctx {
@@ -699,6 +729,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             stop(d, tl_get_u8(&r) != 0);
         } else if (type == PD_STDIN) {
             stdin_frame(d, &r);
+        } else if (type == PD_IOF_PULL) {
+            iof_pull_frame(d);
         } else if (type == PD_PUBSUB_REP) {
             pubsub_answer(&d->j, p, len);
         } else if (type == PD_EVENT_FWD) {
@@ -1306,6 +1338,8 @@ int main(int argc, char **argv)
     d->node = -1;
     d->lfd = -1;
     d->parent.fd = -1;
+    d->relay = (iof_relay){.send = relay_send, .ctx = d};
+    d->j.relay = &d->relay;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--parent-fd") == 0 && i + 1 < argc) {
             parent = atoi(argv[++i]);

@@ -35,6 +35,10 @@ enum {
                           * (pmixrun_ntool.c, pmixd_tool.c) */
     PD_STDIN_ACK = 9,    /* (empty): the last PD_STDIN data reached every local target (or
                           * they are gone): pmixrun may send the next (pmixrun_nodes.c) */
+    PD_IOF = 31,         /* u8 kind: PD_IOF_ON (empty): the answer to PD_IOF_PULL, output from
+                          * now on comes; PD_IOF_DATA str nspace, u32 rank, u32 channel (a
+                          * PMIX_FWD_*_CHANNEL bit), bytes: a piece of a rank's output,
+                          * untagged, for the tools that pulled it (pmixrun_nodes.c) */
 
     /* pmixrun -> daemon */
     PD_JOB = 10,        /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its
@@ -58,6 +62,8 @@ enum {
                          * SIGTSTP) to a daemon it did not fork; as if the daemon got it */
     PD_TOOL = 19,       /* u32 id, u8 op (1 table, 2 table and stacks), u32 seconds: a tool's
                          * question about this node's ranks (pmixrun_ntool.c) */
+    PD_IOF_PULL = 30,   /* (empty): a tool pulled output at pmixrun: from now on send the
+                         * ranks' output as PD_IOF too (answered by PD_IOF_ON) */
     PD_STDIN = 18,      /* u8 kind: PD_STDIN_OPEN u32 target (a rank, or PD_STDIN_ALL), before
                          * PD_JOB: those of this node's ranks get a stdin pipe; PD_STDIN_DATA
                          * bytes: pmixrun's --stdin, for them (answered by PD_STDIN_ACK);
@@ -98,6 +104,10 @@ enum {
 #define PD_STDIN_DATA 1
 #define PD_STDIN_EOF 2
 #define PD_STDIN_ALL UINT32_MAX
+
+/* PD_IOF kinds */
+#define PD_IOF_ON 0
+#define PD_IOF_DATA 1
 
 /* PD_EXIT flags */
 #define PD_EXIT_SIGNALED 0x01

@@ -63,6 +63,16 @@ typedef struct iof_out {
     bool broken; /* a write failed (EPIPE...): discard from now on */
 } iof_out;
 
+/* pmixd: where its ranks' output also goes once pmixrun asked for it (a
+ * tool there pulled output, PD_IOF_PULL): each piece a stream offers its
+ * server is passed to send() as well while `on`. */
+typedef struct iof_relay {
+    bool on;
+    void (*send)(void *ctx, const pmix_proc_t *src, pmix_iof_channel_t channel, const void *data,
+                 size_t len);
+    void *ctx;
+} iof_relay;
+
 /* One of a rank's output pipes. */
 typedef struct iof_stream {
     int fd;        /* read end, -1 once closed */
@@ -81,6 +91,7 @@ typedef struct iof_stream {
     px_posix *plat;
     pmix_proc_t src;
     pmix_iof_channel_t channel;
+    const iof_relay *relay; /* pmixd: and to pmixrun (NULL: not) */
 } iof_stream;
 
 typedef struct rank_proc {
@@ -211,11 +222,17 @@ typedef struct job {
      * the ranks' daemons: pmixrun_jctrl.c); NULL: to this node's ranks. */
     pmix_status_t (*jctrl_up)(void *ctx, int sig, const uint32_t *ranks, size_t n);
     void *jctrl_ctx;
+    /* pmixd: the relay of its ranks' output to pmixrun (pmixd.c); NULL in
+     * pmixrun. */
+    const iof_relay *relay;
     /* pmixrun alone: the context ids of the groups it constructs (the
      * host core's rule, as node 0); pmixd's are its own (pmixd.h). */
     px_ctxid_gen ctxids;
     struct nodes *nodes; /* pmixrun --nodes: its daemons (pmixrun_nodes.c) */
-    ntool_state *ntool;  /* pmixrun --nodes: what tools asked the daemons (pmixrun_ntool.c) */
+    /* pmixrun --nodes: what a tool's accepted PMIx_IOF_pull also does
+     * (nodes_iof_pull); NULL: nothing (the output is offered already). */
+    pmix_status_t (*iof_pull)(struct job *j, pmix_op_cbfunc_t cbfunc, void *cbdata);
+    ntool_state *ntool; /* pmixrun --nodes: what tools asked the daemons (pmixrun_ntool.c) */
 
     char hostname[256];
     pmix_nspace_t nspace;
@@ -336,6 +353,12 @@ int poll_timeout_ms(job *j);
 
 /* pmixrun_nodes.c: pmixrun --nodes K (K > 1) or --hostfile */
 int nodes_run(job *j); /* the job's exit status */
+/* A tool's PMIx_IOF_pull of the job over daemons (up_iof_pull): the
+ * daemons are asked to send their ranks' output to pmixrun (PD_IOF_PULL),
+ * which offers it to the server as on one node. PMIX_OPERATION_SUCCEEDED
+ * if they already do, else PMIX_SUCCESS and cbfunc once every daemon
+ * answered or is gone (never inside this call). */
+pmix_status_t nodes_iof_pull(job *j, pmix_op_cbfunc_t cbfunc, void *cbdata);
 /* Read --hostfile into node_names/node_addrs and nnodes (at most
  * `limit` nodes when limit > 0). 0, or -1 with a message in err. */
 int nodes_read_hostfile(job *j, const char *path, int limit, char *err, size_t errlen);

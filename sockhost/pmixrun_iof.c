@@ -15,7 +15,9 @@
  * were given), and so does the whole loop while they do not drain.
  *
  * Each piece is also offered to the server (px_server_iof_deliver), untagged,
- * for the tools that pulled the rank's output (PMIx_IOF_pull).
+ * for the tools that pulled the rank's output (PMIx_IOF_pull). In pmixd,
+ * once pmixrun asked (a tool pulled there), it goes to pmixrun too
+ * (iof_relay, PD_IOF), which offers it to its own server.
  *
  * pmixrun's stdin (--stdin) is read one chunk at a time, and a chunk goes
  * to every target rank's pipe before the next is read: iof_stdin_arm says
@@ -56,6 +58,7 @@ void iof_stream_init(iof_stream *s, int fd, iof_out *out)
     s->tag = false;
     s->srv = NULL;
     s->plat = NULL;
+    s->relay = NULL;
 }
 
 void iof_stream_deliver(iof_stream *s, px_server *srv, px_posix *p, const char *nspace, int rank,
@@ -134,6 +137,8 @@ static void emit(iof_stream *s, const char *p, size_t len, int rank, bool tag, b
         px_posix_ops()->lock(s->plat);
         (void)px_server_iof_deliver(s->srv, &s->src, s->channel, p, len);
         px_posix_ops()->unlock(s->plat);
+        if (s->relay != NULL && s->relay->on)
+            s->relay->send(s->relay->ctx, &s->src, s->channel, p, len);
     }
 }
 

@@ -73,10 +73,11 @@ typedef struct dnode {
     pid_t pid;
     bool reaped;
     bool hello;
-    bool silent;  /* another daemon heard nothing from it (PD_LOST): killed */
-    bool gone;    /* daemon_gone ran for it */
-    int launcher; /* over a launch agent: the node whose daemon starts this one (launch
-                   * tree, launchtree.h), -1: pmixrun (or not over an agent) */
+    bool iof_sent, iof_on; /* PD_IOF_PULL sent to it; its PD_IOF_ON came */
+    bool silent;           /* another daemon heard nothing from it (PD_LOST): killed */
+    bool gone;             /* daemon_gone ran for it */
+    int launcher;          /* over a launch agent: the node whose daemon starts this one (launch
+                            * tree, launchtree.h), -1: pmixrun (or not over an agent) */
     uint16_t port;
     tl_link link;
 } dnode;
@@ -118,6 +119,13 @@ typedef struct nodes {
     bool sig_ready;
 
     int in_acks; /* --stdin: PD_STDIN_ACKs still due for the last chunk sent */
+
+    /* Tools' pulls of output (nodes_iof_pull): once one came, every
+     * daemon is asked for its ranks' output (iof_wanted); the pulls made
+     * before all of them answered wait here. */
+    bool iof_wanted;
+    struct iof_waiter *iof_wait;
+    size_t niof_wait;
 } nodes;
 
 typedef struct wslot {
@@ -873,6 +881,108 @@ static void stdin_read(nodes *ns)
     ns->in_acks = stdin_send(ns, PD_STDIN_DATA, buf, (size_t)got);
 }
 
+/* ---- output for tools' pulls (PD_IOF_PULL, PD_IOF) ----
+ *
+ * A daemon writes its ranks' output to its own stdout and stderr; once a
+ * tool pulled output at pmixrun, every daemon also sends each piece to
+ * pmixrun (PD_IOF), which offers it to its server as pmixrun_iof.c does
+ * on one node, so the same pulls (channels, ranks, tags) take it. The
+ * daemons are asked before the job starts when the pull came earlier, at
+ * once when it came later; the pull is answered when each daemon said
+ * that its output now comes (PD_IOF_ON) or is gone, so output made after
+ * a pull's answer reaches it. */
+
+typedef struct iof_waiter {
+    pmix_op_cbfunc_t cbfunc;
+    void *cbdata;
+} iof_waiter;
+
+static void iof_pull_send(nodes *ns, int n)
+{
+    if (ns->d[n].iof_sent || ns->d[n].link.fd < 0)
+        return;
+    tl_buf b = {0};
+    tl_send(&ns->d[n].link, PD_IOF_PULL, &b);
+    tl_buf_free(&b);
+    ns->d[n].iof_sent = true;
+}
+
+/* Every daemon forwards output or cannot any more (its link is closed). */
+static bool iof_all_on(const nodes *ns)
+{
+    if (!ns->job_sent && ns->j->reason == END_NONE)
+        return false; /* the daemons hear of it with the job */
+    for (int n = 0; n < ns->k; n++)
+        if (ns->d[n].link.fd >= 0 && !ns->d[n].iof_on)
+            return false;
+    return true;
+}
+
+/* Answer the waiting pulls if their time came, or with `force` (the end):
+ * PMIX_SUCCESS (the daemons that are left forward output). */
+static void iof_answer(nodes *ns, bool force)
+{
+    if (ns->niof_wait == 0 || (!force && !iof_all_on(ns)))
+        return;
+    iof_waiter *w = ns->iof_wait;
+    size_t n = ns->niof_wait;
+    ns->iof_wait = NULL;
+    ns->niof_wait = 0;
+    px_posix_ops()->lock(ns->j->plat);
+    for (size_t i = 0; i < n; i++)
+        w[i].cbfunc(PMIX_SUCCESS, w[i].cbdata);
+    px_posix_ops()->unlock(ns->j->plat);
+    free(w);
+}
+
+pmix_status_t nodes_iof_pull(job *j, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    nodes *ns = j->nodes;
+
+    ns->iof_wanted = true;
+    for (int n = 0; ns->job_sent && n < ns->k; n++)
+        iof_pull_send(ns, n);
+    if (iof_all_on(ns) && ns->niof_wait == 0)
+        return PMIX_OPERATION_SUCCEEDED;
+    if (cbfunc == NULL)
+        return PMIX_OPERATION_SUCCEEDED; /* nobody to tell later */
+    iof_waiter *w = realloc(ns->iof_wait, (ns->niof_wait + 1) * sizeof *w);
+    if (w == NULL)
+        return PMIX_ERR_NOMEM;
+    ns->iof_wait = w;
+    w[ns->niof_wait++] = (iof_waiter){cbfunc, cbdata};
+    return PMIX_SUCCESS;
+}
+
+/* A PD_IOF from daemon `node`. */
+static void got_iof(nodes *ns, int node, tl_reader *r)
+{
+    job *j = ns->j;
+    uint8_t kind = tl_get_u8(r);
+
+    if (r->bad)
+        return;
+    if (kind == PD_IOF_ON) {
+        ns->d[node].iof_on = true;
+        iof_answer(ns, false);
+        return;
+    }
+    char *nsp = tl_get_str(r);
+    uint32_t rank = tl_get_u32(r), channel = tl_get_u32(r);
+    size_t len = 0;
+    const void *data = tl_get_bytes(r, &len);
+    if (kind == PD_IOF_DATA && !r->bad && nsp != NULL && data != NULL && j->srv != NULL &&
+        (channel == PMIX_FWD_STDOUT_CHANNEL || channel == PMIX_FWD_STDERR_CHANNEL ||
+         channel == PMIX_FWD_STDDIAG_CHANNEL)) {
+        pmix_proc_t src;
+        PMIx_Load_procid(&src, nsp, rank);
+        px_posix_ops()->lock(j->plat);
+        (void)px_server_iof_deliver(j->srv, &src, (pmix_iof_channel_t)channel, data, len);
+        px_posix_ops()->unlock(j->plat);
+    }
+    free(nsp);
+}
+
 static void send_job(nodes *ns)
 {
     job *j = ns->j;
@@ -895,6 +1005,8 @@ static void send_job(nodes *ns)
     tl_put_u8(&b, j->stop_in_init ? 1 : 0); /* flags: 1 stop in PMIx_Init (--stop-in-init) */
     if (j->in_open)
         stdin_send(ns, PD_STDIN_OPEN, NULL, 0);
+    for (int n = 0; ns->iof_wanted && n < ns->k; n++)
+        iof_pull_send(ns, n); /* a tool pulled before the job started */
     send_all(ns, PD_JOB, &b);
     tl_buf_free(&b);
     ns->job_sent = true;
@@ -1312,6 +1424,7 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_SPAWN: got_spawn(ns, c->node, p, len); break;
     case PD_SPAWN_STATE: got_spawn_state(ns, &r); break;
     case PD_TOOL_REP: ntool_reply(ns->j, c->node, p, len); break;
+    case PD_IOF: got_iof(ns, c->node, &r); break;
     case PD_STDIN_ACK:
         if (ns->in_acks > 0)
             ns->in_acks--;
@@ -1349,6 +1462,7 @@ static void daemon_gone1(nodes *ns, int n, int wstatus, const char *lost_how)
         link_close(ns, &d->link);
     }
     ntool_node_gone(j, n); /* a tool's question it will not answer */
+    iof_answer(ns, false); /* a pull that waited for it */
     int lost = 0;
     char list[256] = "";
     size_t len = 0;
@@ -1639,6 +1753,7 @@ int nodes_run(job *j)
 {
     nodes ns = {.j = j, .k = j->nnodes, .remote = j->slurm || j->ssh, .lfd = -1};
     j->nodes = &ns;
+    j->iof_pull = nodes_iof_pull;
     char *path = NULL;
     bool failed = true;
     uint8_t key[PX_AUTH_KEYLEN];
@@ -1783,7 +1898,8 @@ out:;
     for (int s = 0; s < ns.nws; s++)
         px_posix_watch_destroy(ns.ws[s].w);
     free(ns.ws);
-    ntool_fini(j); /* answers what tools still wait for */
+    ntool_fini(j);         /* answers what tools still wait for */
+    iof_answer(&ns, true); /* and pulls that waited for daemons */
     explicit_bzero(ns.key, sizeof ns.key);
     pubsub_stop(j); /* its answers go to the links, closed now: dropped */
     free(ns.d);
@@ -1795,5 +1911,6 @@ out:;
     free(j->rank_node);
     j->rank_node = NULL;
     j->nodes = NULL;
+    j->iof_pull = NULL;
     return status;
 }
