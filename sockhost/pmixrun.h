@@ -356,8 +356,9 @@ int nodes_run(job *j); /* the job's exit status */
 /* A tool's PMIx_IOF_pull of the job over daemons (up_iof_pull): the
  * daemons are asked to send their ranks' output to pmixrun (PD_IOF_PULL),
  * which offers it to the server as on one node. PMIX_OPERATION_SUCCEEDED
- * if they already do, else PMIX_SUCCESS and cbfunc once every daemon
- * answered or is gone (never inside this call). */
+ * if they already do, else PMIX_SUCCESS and cbfunc (PMIX_SUCCESS) once
+ * every daemon answered or is gone, or after 3 s at the latest (never
+ * inside this call). */
 pmix_status_t nodes_iof_pull(job *j, pmix_op_cbfunc_t cbfunc, void *cbdata);
 /* Read --hostfile into node_names/node_addrs and nnodes (at most
  * `limit` nodes when limit > 0). 0, or -1 with a message in err. */

@@ -890,11 +890,16 @@ static void stdin_read(nodes *ns)
  * daemons are asked before the job starts when the pull came earlier, at
  * once when it came later; the pull is answered when each daemon said
  * that its output now comes (PD_IOF_ON) or is gone, so output made after
- * a pull's answer reaches it. */
+ * a pull's answer reaches it; at the latest after IOF_PULL_S (a daemon
+ * stopped or still starting), when what such a daemon's ranks write
+ * before it reads PD_IOF_PULL does not reach the pull. */
+
+#define IOF_PULL_S 3.0 /* a pull waits at most this for the daemons' PD_IOF_ON */
 
 typedef struct iof_waiter {
     pmix_op_cbfunc_t cbfunc;
     void *cbdata;
+    double until; /* answered then at the latest */
 } iof_waiter;
 
 static void iof_pull_send(nodes *ns, int n)
@@ -950,8 +955,17 @@ pmix_status_t nodes_iof_pull(job *j, pmix_op_cbfunc_t cbfunc, void *cbdata)
     if (w == NULL)
         return PMIX_ERR_NOMEM;
     ns->iof_wait = w;
-    w[ns->niof_wait++] = (iof_waiter){cbfunc, cbdata};
+    w[ns->niof_wait++] = (iof_waiter){cbfunc, cbdata, now_s() + IOF_PULL_S};
     return PMIX_SUCCESS;
+}
+
+/* The deadline of the pulls that wait (a daemon stopped, or slow to
+ * start): they are answered anyway, and that daemon's output comes once
+ * it reads PD_IOF_PULL. */
+static void iof_tick(nodes *ns)
+{
+    if (ns->niof_wait > 0 && now_s() >= ns->iof_wait[0].until)
+        iof_answer(ns, true);
 }
 
 /* A PD_IOF from daemon `node`. */
@@ -1624,6 +1638,7 @@ static void loop(nodes *ns)
         handle_time(j);
         pubsub_tick(j);
         ntool_tick(j);
+        iof_tick(ns);
         if (all_gone)
             break;
         if (!ns->job_sent && j->reason == END_NONE) {

@@ -106,7 +106,20 @@ $expect"
     [ -n "$want" ] && [ "$gotl" = "$want" ] || fail "local proc table of $h1: '$gotl', want '$want'"
     TOOL_PROBE_HOST=no-such-host timeout 30 "$probe" pid "$job" >"$work/local0.out" 2>&1 || fail "tool_probe local (none): exit $?"
     grep -q "^local" "$work/local0.out" && fail "the local table of a host with no rank is not empty"
-    # a pull over daemons is accepted (what it gets: the stop-in-init part)
+    # a pull over daemons is accepted (what it gets: the stop-in-init part);
+    # the first, with a daemon stopped, waits for it 3 s, not for its end
+    d1=$(pgrep -P "$job" -f -- "--node 1 " | head -1)
+    if [ -n "$d1" ]; then
+        kill -STOP "$d1"
+        t0=$(date +%s.%N)
+        TOOL_PROBE_PULL=only timeout 30 "$probe" pid "$job" >"$work/pull0.out" 2>&1
+        t1=$(date +%s.%N)
+        kill -CONT "$d1"
+        grep -q "^pull $nspace PMIX_SUCCESS$" "$work/pull0.out" || fail "PMIx_IOF_pull over daemons, one stopped: $(cat "$work/pull0.out")"
+        awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 2.5 && b - a < 8) }' || fail "PMIx_IOF_pull with a stopped daemon took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s, want about 3"
+    else
+        fail "no daemon of node 1 among pmixrun's children"
+    fi
     TOOL_PROBE_PULL=1 timeout 30 "$probe" pid "$job" >"$work/pull.out" 2>&1
     grep -q "^pull $nspace PMIX_SUCCESS$" "$work/pull.out" || fail "PMIx_IOF_pull over daemons: $(grep '^pull' "$work/pull.out")"
     # pmixps: every rank with its pid and host
