@@ -698,6 +698,30 @@ static void iof_pull_frame(pmixd_ctx *d)
     tl_buf_free(&b);
 }
 
+/* A spawned job's output from another node, that pmixrun sends on to the
+ * spawner's daemon (PMIX_FWD_STDOUT... on spawn): to this server's
+ * subscriptions, as its own ranks' output goes. */
+static void iof_from_parent(pmixd_ctx *d, tl_reader *r)
+{
+    job *j = &d->j;
+    uint8_t kind = tl_get_u8(r);
+    char *nsp = tl_get_str(r);
+    uint32_t rank = tl_get_u32(r), channel = tl_get_u32(r);
+    size_t len = 0;
+    const void *data = tl_get_bytes(r, &len);
+
+    if (kind == PD_IOF_DATA && !r->bad && nsp != NULL && data != NULL && j->srv != NULL &&
+        (channel == PMIX_FWD_STDOUT_CHANNEL || channel == PMIX_FWD_STDERR_CHANNEL ||
+         channel == PMIX_FWD_STDDIAG_CHANNEL)) {
+        pmix_proc_t src;
+        PMIx_Load_procid(&src, nsp, rank);
+        px_posix_ops()->lock(j->plat);
+        (void)px_server_iof_deliver(j->srv, &src, (pmix_iof_channel_t)channel, data, len);
+        px_posix_ops()->unlock(j->plat);
+    }
+    free(nsp);
+}
+
 /* ---- frames ---- */
 
 typedef struct rctx {
@@ -731,6 +755,8 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             stdin_frame(d, &r);
         } else if (type == PD_IOF_PULL) {
             iof_pull_frame(d);
+        } else if (type == PD_IOF) {
+            iof_from_parent(d, &r);
         } else if (type == PD_PUBSUB_REP) {
             pubsub_answer(&d->j, p, len);
         } else if (type == PD_EVENT_FWD) {

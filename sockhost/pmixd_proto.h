@@ -38,7 +38,9 @@ enum {
     PD_IOF = 31,         /* u8 kind: PD_IOF_ON (empty): the answer to PD_IOF_PULL, output from
                           * now on comes; PD_IOF_DATA str nspace, u32 rank, u32 channel (a
                           * PMIX_FWD_*_CHANNEL bit), bytes: a piece of a rank's output,
-                          * untagged, for the tools that pulled it (pmixrun_nodes.c) */
+                          * untagged, for the tools that pulled it (pmixrun_nodes.c); also
+                          * pmixrun -> daemon, data only: a spawned job's output from
+                          * another node, for its spawner on this one (PMIX_FWD_STDOUT) */
 
     /* pmixrun -> daemon */
     PD_JOB = 10,        /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its

@@ -73,6 +73,27 @@ typedef struct iof_relay {
     void *ctx;
 } iof_relay;
 
+/* pmixd: output a spawned job's streams offer its server while the
+ * spawner on this node waits for its answer (on), kept until then, when
+ * its PMIX_FWD_STDOUT subscription exists (iof_hold_release). */
+typedef struct iof_held {
+    pmix_proc_t src;
+    pmix_iof_channel_t channel;
+    char *p;
+    size_t len;
+} iof_held;
+typedef struct iof_hold {
+    bool on;
+    iof_held *v;
+    size_t n;
+} iof_hold;
+
+/* A PD_IOF payload that pmixrun holds for a spawner (job.fwd_held). */
+struct fwd_piece {
+    uint8_t *p;
+    size_t len;
+};
+
 /* One of a rank's output pipes. */
 typedef struct iof_stream {
     int fd;        /* read end, -1 once closed */
@@ -92,6 +113,7 @@ typedef struct iof_stream {
     pmix_proc_t src;
     pmix_iof_channel_t channel;
     const iof_relay *relay; /* pmixd: and to pmixrun (NULL: not) */
+    iof_hold *hold;         /* pmixd: the job's; while on, kept, not offered */
 } iof_stream;
 
 typedef struct rank_proc {
@@ -322,6 +344,14 @@ typedef struct job {
     int spawn_acks;
     pmix_status_t spawn_status;
     bool spawn_answered;
+    /* pmixrun --nodes: the PMIX_FWD_*_CHANNEL bits the spawn asked for;
+     * the output of the job's ranks on other nodes goes to the spawner's
+     * daemon (pmixrun_nodes.c), held here (PD_IOF payloads) until the
+     * spawner has its answer. */
+    unsigned fwd_channels;
+    struct fwd_piece *fwd_held;
+    size_t nfwd_held;
+    iof_hold hold; /* pmixd: a job a rank of this node spawned, until its answer */
     px_jobmap *xmap;
     /* The server's spawn upcall goes here (pmixrun: spawn_up; pmixd:
      * spawnd_up, to pmixrun); NULL: PMIX_ERR_NOT_SUPPORTED */
@@ -359,6 +389,8 @@ int nodes_run(job *j); /* the job's exit status */
  * if they already do, else PMIX_SUCCESS and cbfunc (PMIX_SUCCESS) once
  * every daemon answered or is gone, or after 3 s at the latest (never
  * inside this call). */
+/* Free the output pieces a spawned job holds for its spawner (fwd_held). */
+void spawn_fwd_drop(job *c);
 pmix_status_t nodes_iof_pull(job *j, pmix_op_cbfunc_t cbfunc, void *cbdata);
 /* Read --hostfile into node_names/node_addrs and nnodes (at most
  * `limit` nodes when limit > 0). 0, or -1 with a message in err. */
@@ -502,6 +534,10 @@ void iof_stream_deliver(iof_stream *s, px_server *srv, px_posix *p, const char *
                         pmix_iof_channel_t channel);
 /* Read what is there and forward complete lines. false once the pipe is at
  * EOF (it is then closed and any partial line flushed). */
+/* Offer what `h` kept to the server, in order, and stop keeping (pmixd,
+ * once the spawner has its answer); drop: free it unoffered. */
+void iof_hold_release(iof_hold *h, px_server *srv, px_posix *p);
+void iof_hold_drop(iof_hold *h);
 bool iof_stream_read(iof_stream *s, int rank, bool tag);
 void iof_stream_close(iof_stream *s, int rank, bool tag);
 /* --output-filename: make the rank's directory and open its files, and

@@ -59,6 +59,42 @@ void iof_stream_init(iof_stream *s, int fd, iof_out *out)
     s->srv = NULL;
     s->plat = NULL;
     s->relay = NULL;
+    s->hold = NULL;
+}
+
+void iof_hold_drop(iof_hold *h)
+{
+    for (size_t i = 0; i < h->n; i++)
+        free(h->v[i].p);
+    free(h->v);
+    h->v = NULL;
+    h->n = 0;
+    h->on = false;
+}
+
+void iof_hold_release(iof_hold *h, px_server *srv, px_posix *p)
+{
+    px_posix_ops()->lock(p);
+    for (size_t i = 0; srv != NULL && i < h->n; i++)
+        (void)px_server_iof_deliver(srv, &h->v[i].src, h->v[i].channel, h->v[i].p, h->v[i].len);
+    px_posix_ops()->unlock(p);
+    iof_hold_drop(h);
+}
+
+/* Keep a piece in `h`; false if memory ran out (it is offered then). */
+static bool hold_piece(iof_hold *h, const iof_stream *s, const char *p, size_t len)
+{
+    iof_held *v = realloc(h->v, (h->n + 1) * sizeof *v);
+    char *copy = malloc(len);
+    if (v != NULL)
+        h->v = v;
+    if (v == NULL || copy == NULL) {
+        free(copy);
+        return false;
+    }
+    memcpy(copy, p, len);
+    h->v[h->n++] = (iof_held){s->src, s->channel, copy, len};
+    return true;
 }
 
 void iof_stream_deliver(iof_stream *s, px_server *srv, px_posix *p, const char *nspace, int rank,
@@ -134,9 +170,11 @@ static void emit(iof_stream *s, const char *p, size_t len, int rank, bool tag, b
     out_write(s->out, iov, n);
     s->line_start = complete;
     if (s->srv != NULL) {
-        px_posix_ops()->lock(s->plat);
-        (void)px_server_iof_deliver(s->srv, &s->src, s->channel, p, len);
-        px_posix_ops()->unlock(s->plat);
+        if (s->hold == NULL || !s->hold->on || !hold_piece(s->hold, s, p, len)) {
+            px_posix_ops()->lock(s->plat);
+            (void)px_server_iof_deliver(s->srv, &s->src, s->channel, p, len);
+            px_posix_ops()->unlock(s->plat);
+        }
         if (s->relay != NULL && s->relay->on)
             s->relay->send(s->relay->ctx, &s->src, s->channel, p, len);
     }

@@ -968,10 +968,55 @@ static void iof_tick(nodes *ns)
         iof_answer(ns, true);
 }
 
-/* A PD_IOF from daemon `node`. */
-static void got_iof(nodes *ns, int node, tl_reader *r)
+/* A spawned job's output from a node other than its spawner's (whose
+ * daemon delivers its own ranks' output itself): to the spawner's daemon,
+ * or held until the spawner has its answer (spawn_fwd_flush), so that it
+ * reaches the spawner's subscription (PMIX_FWD_STDOUT...). */
+static void spawn_fwd(nodes *ns, job *c, int node, uint32_t channel, const uint8_t *p, size_t len)
+{
+    if ((c->fwd_channels & channel) == 0 || node == c->spawn_from || c->spawn_failed ||
+        c->spawn_from < 0 || c->spawn_from >= ns->k)
+        return;
+    if (c->spawn_answered) {
+        tl_buf b = {0};
+        tl_put_raw(&b, p, len);
+        if (ns->d[c->spawn_from].link.fd >= 0)
+            tl_send(&ns->d[c->spawn_from].link, PD_IOF, &b);
+        tl_buf_free(&b);
+        return;
+    }
+    struct fwd_piece *h = realloc(c->fwd_held, (c->nfwd_held + 1) * sizeof *h);
+    uint8_t *copy = malloc(len);
+    if (h == NULL || copy == NULL) {
+        free(copy);
+        if (h != NULL)
+            c->fwd_held = h;
+        return; /* out of memory: this piece is not forwarded */
+    }
+    memcpy(copy, p, len);
+    c->fwd_held = h;
+    c->fwd_held[c->nfwd_held++] = (struct fwd_piece){copy, len};
+}
+
+/* The spawner of `c` has its answer: what was held goes to it now. */
+static void spawn_fwd_flush(nodes *ns, job *c)
+{
+    int to = c->spawn_from;
+    for (size_t i = 0; !c->spawn_failed && to >= 0 && to < ns->k && i < c->nfwd_held; i++) {
+        tl_buf b = {0};
+        tl_put_raw(&b, c->fwd_held[i].p, c->fwd_held[i].len);
+        if (ns->d[to].link.fd >= 0)
+            tl_send(&ns->d[to].link, PD_IOF, &b);
+        tl_buf_free(&b);
+    }
+    spawn_fwd_drop(c);
+}
+
+/* A PD_IOF from daemon `node` (payload p, len). */
+static void got_iof(nodes *ns, int node, const uint8_t *p, size_t len)
 {
     job *j = ns->j;
+    tl_reader rd = {.p = p, .left = len}, *r = &rd;
     uint8_t kind = tl_get_u8(r);
 
     if (r->bad)
@@ -983,16 +1028,19 @@ static void got_iof(nodes *ns, int node, tl_reader *r)
     }
     char *nsp = tl_get_str(r);
     uint32_t rank = tl_get_u32(r), channel = tl_get_u32(r);
-    size_t len = 0;
-    const void *data = tl_get_bytes(r, &len);
+    size_t dlen = 0;
+    const void *data = tl_get_bytes(r, &dlen);
     if (kind == PD_IOF_DATA && !r->bad && nsp != NULL && data != NULL && j->srv != NULL &&
         (channel == PMIX_FWD_STDOUT_CHANNEL || channel == PMIX_FWD_STDERR_CHANNEL ||
          channel == PMIX_FWD_STDDIAG_CHANNEL)) {
         pmix_proc_t src;
         PMIx_Load_procid(&src, nsp, rank);
         px_posix_ops()->lock(j->plat);
-        (void)px_server_iof_deliver(j->srv, &src, (pmix_iof_channel_t)channel, data, len);
+        (void)px_server_iof_deliver(j->srv, &src, (pmix_iof_channel_t)channel, data, dlen);
         px_posix_ops()->unlock(j->plat);
+        for (job *c = j->children; c != NULL; c = c->next_child)
+            if (PMIx_Check_nspace(c->nspace, nsp))
+                spawn_fwd(ns, c, node, channel, p, len);
     }
     free(nsp);
 }
@@ -1276,6 +1324,25 @@ static void send_spawn_job(nodes *ns, job *c)
     tl_buf_free(&b);
 }
 
+/* The PMIX_FWD_* directives of a spawn as PMIX_FWD_*_CHANNEL bits. */
+static unsigned fwd_channels(const pmix_info_t *info, size_t ninfo)
+{
+    static const struct {
+        const char *key;
+        unsigned ch;
+    } keys[] = {{PMIX_FWD_STDOUT, PMIX_FWD_STDOUT_CHANNEL},
+                {PMIX_FWD_STDERR, PMIX_FWD_STDERR_CHANNEL},
+                {PMIX_FWD_STDDIAG, PMIX_FWD_STDDIAG_CHANNEL}};
+    unsigned ch = 0;
+    for (size_t i = 0; i < ninfo; i++)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            if (PMIx_Check_key(info[i].key, keys[k].key) &&
+                (info[i].value.type == PMIX_UNDEF ||
+                 (info[i].value.type == PMIX_BOOL && info[i].value.data.flag)))
+                ch |= keys[k].ch;
+    return ch;
+}
+
 /* A client's PMIx_Spawn, from the daemon of `node`. */
 static void got_spawn(nodes *ns, int node, const uint8_t *p, size_t len)
 {
@@ -1297,6 +1364,8 @@ static void got_spawn(nodes *ns, int node, const uint8_t *p, size_t len)
         rc = PMIX_ERR_JOB_TERMINATED;
     if (rc == PMIX_SUCCESS)
         rc = spawn_plan(j, &proc, info, ninfo, apps, napps, &c);
+    if (rc == PMIX_SUCCESS)
+        c->fwd_channels = fwd_channels(info, ninfo);
     PMIx_Info_free(info, ninfo);
     PMIx_App_free(apps, napps);
     if (rc != PMIX_SUCCESS) {
@@ -1310,6 +1379,8 @@ static void got_spawn(nodes *ns, int node, const uint8_t *p, size_t len)
     c->next_child = j->children;
     j->children = c;
     c->nstarted = c->nprocs; /* from now on their ends come as reports */
+    for (int i = 0; c->fwd_channels != 0 && i < ns->k; i++)
+        iof_pull_send(ns, i); /* the daemons send its output before they start it */
     send_spawn_job(ns, c);
     if (c->spawn_acks == 0) { /* no daemon to take it */
         c->spawn_answered = c->spawn_failed = true;
@@ -1354,6 +1425,7 @@ static void got_spawn_state(nodes *ns, tl_reader *r)
         }
         spawn_answer(ns, c->spawn_from, c->spawn_id, c->spawn_status,
                      c->spawn_status == PMIX_SUCCESS ? c->nspace : "");
+        spawn_fwd_flush(ns, c);
         return;
     }
     uint32_t rank = tl_get_u32(r), pid = tl_get_u32(r), code = tl_get_u32(r);
@@ -1438,7 +1510,7 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_SPAWN: got_spawn(ns, c->node, p, len); break;
     case PD_SPAWN_STATE: got_spawn_state(ns, &r); break;
     case PD_TOOL_REP: ntool_reply(ns->j, c->node, p, len); break;
-    case PD_IOF: got_iof(ns, c->node, &r); break;
+    case PD_IOF: got_iof(ns, c->node, p, len); break;
     case PD_STDIN_ACK:
         if (ns->in_acks > 0)
             ns->in_acks--;

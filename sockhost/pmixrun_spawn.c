@@ -206,6 +206,15 @@ static bool debug_keys(const pmix_info_t *in, bool *daemons, const char **target
     return true;
 }
 
+void spawn_fwd_drop(job *c)
+{
+    for (size_t i = 0; i < c->nfwd_held; i++)
+        free(c->fwd_held[i].p);
+    free(c->fwd_held);
+    c->fwd_held = NULL;
+    c->nfwd_held = 0;
+}
+
 /* A spawned job's storage; what it borrows from the first job is left. */
 void spawn_child_free(job *c)
 {
@@ -218,6 +227,7 @@ void spawn_child_free(job *c)
     free(c->nsdir);
     free(c->rank_node);
     free(c->xmap);
+    spawn_fwd_drop(c);
     PMIx_Info_free(c->extra_info, c->nextra);
     c->sigfd = c->devnull = -1; /* the first job's */
     c->topo = NULL;

@@ -372,15 +372,16 @@ static pmix_status_t namespaces(job *j, const char *key, pmix_info_t *out)
 
 /* PMIX_QUERY_SPAWN_SUPPORT: the spawn directives pmixrun_spawn.c acts on,
  * where spawn is there at all (j->spawn: pmixrun, and pmixd through
- * pmixrun). Over daemons the spawned job's input and output do not reach
- * the spawner: the shorter list. */
+ * pmixrun). Over daemons the output reaches the spawner (pmixrun_nodes.c
+ * relays it), its input does not: no PMIX_STDIN_TGT. */
 #define SPAWN_SUPPORT_BASE                                                                 \
     PMIX_MAPBY "," PMIX_WDIR "," PMIX_HOST "," PMIX_ADD_HOST "," PMIX_NOTIFY_COMPLETION    \
                "," PMIX_DEBUG_STOP_IN_INIT "," PMIX_DEBUGGER_DAEMONS "," PMIX_DEBUG_TARGET \
                "," PMIX_DEBUG_JOB
 static const char spawn_support[] =
     SPAWN_SUPPORT_BASE "," PMIX_FWD_STDOUT "," PMIX_FWD_STDERR "," PMIX_STDIN_TGT;
-static const char spawn_support_nodes[] = SPAWN_SUPPORT_BASE;
+static const char spawn_support_nodes[] =
+    SPAWN_SUPPORT_BASE "," PMIX_FWD_STDOUT "," PMIX_FWD_STDERR;
 
 typedef struct answers {
     pmix_info_t *info;
@@ -436,9 +437,9 @@ pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix
                 if (namespaces(j, key, &a->info[n]) == PMIX_SUCCESS)
                     n++;
             } else if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0) {
-                const char *list = j->spawn == NULL ? ""
-                                   : j->nnodes > 1  ? spawn_support_nodes
-                                                    : spawn_support;
+                const char *list = j->spawn == NULL                    ? ""
+                                   : j->nnodes > 1 || j->cross != NULL ? spawn_support_nodes
+                                                                       : spawn_support;
                 if (PMIx_Info_load(&a->info[n], key, list, PMIX_STRING) == PMIX_SUCCESS)
                     n++;
             } else if (strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0) {
