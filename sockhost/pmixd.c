@@ -625,6 +625,104 @@ static void forwarded_signal(pmixd_ctx *d, int sig)
     }
 }
 
+/* ---- standard input (pmixrun's --stdin, PD_STDIN) ---- */
+
+static void stdin_ignore(pmix_status_t status, void *cbdata)
+{
+    (void)status;
+    (void)cbdata;
+}
+
+/* The data reached every local target (or they are gone): ask for more. */
+static void stdin_delivered(pmix_status_t status, void *cbdata)
+{
+    pmixd_ctx *d = cbdata;
+    tl_buf b = {0};
+
+    (void)status;
+    tl_send(&d->parent, PD_STDIN_ACK, &b);
+    tl_buf_free(&b);
+}
+
+static void stdin_frame(pmixd_ctx *d, tl_reader *r)
+{
+    job *j = &d->j;
+    uint8_t kind = tl_get_u8(r);
+    pmix_proc_t all;
+
+    if (kind == PD_STDIN_OPEN && !d->have_job) {
+        uint32_t to = tl_get_u32(r);
+        j->stdin_to = to == PD_STDIN_ALL ? STDIN_ALL : to <= 65535 ? (int)to : STDIN_NONE;
+        j->in_open = j->in_pushed = j->stdin_to != STDIN_NONE;
+        return;
+    }
+    PMIx_Load_procid(&all, j->nspace, PMIX_RANK_WILDCARD);
+    if (kind == PD_STDIN_DATA) {
+        size_t len = 0;
+        const void *data = tl_get_bytes(r, &len);
+        if (data == NULL ||
+            iof_push_queue(j, &all, 1, data, len, false, stdin_delivered, d) != PMIX_SUCCESS)
+            stdin_delivered(PMIX_ERR_NOT_FOUND, d); /* nobody reads it here */
+    } else if (kind == PD_STDIN_EOF) {
+        pmix_status_t rc = iof_push_queue(j, &all, 1, NULL, 0, true, stdin_ignore, NULL);
+        (void)rc;
+    }
+}
+
+/* ---- output to pmixrun for the tools that pulled it (PD_IOF_PULL) ---- */
+
+/* A piece of a rank's output (iof_relay, pmixrun_iof.c's emit). */
+static void relay_send(void *ctx, const pmix_proc_t *src, pmix_iof_channel_t channel,
+                       const void *data, size_t len)
+{
+    pmixd_ctx *d = ctx;
+    tl_buf b = {0};
+
+    tl_put_u8(&b, PD_IOF_DATA);
+    tl_put_str(&b, src->nspace);
+    tl_put_u32(&b, src->rank);
+    tl_put_u32(&b, (uint32_t)channel);
+    tl_put_bytes(&b, data, len);
+    tl_send(&d->parent, PD_IOF, &b);
+    tl_buf_free(&b);
+}
+
+/* From now on every piece of output goes to pmixrun as well; it hears so
+ * (PD_IOF_ON) after the pieces sent before, none of which it asked for. */
+static void iof_pull_frame(pmixd_ctx *d)
+{
+    tl_buf b = {0};
+
+    d->relay.on = true;
+    tl_put_u8(&b, PD_IOF_ON);
+    tl_send(&d->parent, PD_IOF, &b);
+    tl_buf_free(&b);
+}
+
+/* A spawned job's output from another node, that pmixrun sends on to the
+ * spawner's daemon (PMIX_FWD_STDOUT... on spawn): to this server's
+ * subscriptions, as its own ranks' output goes. */
+static void iof_from_parent(pmixd_ctx *d, tl_reader *r)
+{
+    job *j = &d->j;
+    uint8_t kind = tl_get_u8(r);
+    char *nsp = tl_get_str(r);
+    uint32_t rank = tl_get_u32(r), channel = tl_get_u32(r);
+    size_t len = 0;
+    const void *data = tl_get_bytes(r, &len);
+
+    if (kind == PD_IOF_DATA && !r->bad && nsp != NULL && data != NULL && j->srv != NULL &&
+        (channel == PMIX_FWD_STDOUT_CHANNEL || channel == PMIX_FWD_STDERR_CHANNEL ||
+         channel == PMIX_FWD_STDDIAG_CHANNEL)) {
+        pmix_proc_t src;
+        PMIx_Load_procid(&src, nsp, rank);
+        px_posix_ops()->lock(j->plat);
+        (void)px_server_iof_deliver(j->srv, &src, (pmix_iof_channel_t)channel, data, len);
+        px_posix_ops()->unlock(j->plat);
+    }
+    free(nsp);
+}
+
 /* ---- frames ---- */
 
 typedef struct rctx {
@@ -654,6 +752,12 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
             }
         } else if (type == PD_STOP) {
             stop(d, tl_get_u8(&r) != 0);
+        } else if (type == PD_STDIN) {
+            stdin_frame(d, &r);
+        } else if (type == PD_IOF_PULL) {
+            iof_pull_frame(d);
+        } else if (type == PD_IOF) {
+            iof_from_parent(d, &r);
         } else if (type == PD_PUBSUB_REP) {
             pubsub_answer(&d->j, p, len);
         } else if (type == PD_EVENT_FWD) {
@@ -1043,6 +1147,7 @@ static void run(pmixd_ctx *d)
             tmo = 100;
         pubsub_flush(j, &d->parent); /* what this turn's upcalls forwarded */
         arm_watches(d);
+        iof_stdin_arm(j);
         px_posix_run_once(j->plat, tmo < 0 ? -1.0 : tmo / 1000.0);
     }
 }
@@ -1282,6 +1387,8 @@ int main(int argc, char **argv)
     d->node = -1;
     d->lfd = -1;
     d->parent.fd = -1;
+    d->relay = (iof_relay){.send = relay_send, .ctx = d};
+    d->j.relay = &d->relay;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--parent-fd") == 0 && i + 1 < argc) {
             parent = atoi(argv[++i]);

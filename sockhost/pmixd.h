@@ -68,6 +68,8 @@ typedef struct pmixd_ctx {
     char **addrs;
     uint16_t *ports;
 
+    iof_relay relay; /* the ranks' output to pmixrun once it asked (PD_IOF_PULL) */
+
     bool have_job;
     bool job_read; /* ... and it was well formed: j.ranks lists this node's ranks */
     bool launched;

@@ -37,6 +37,14 @@ enum {
     PD_TOOL_REP = 24,    /* u32 id, str host, u32 n, n x (u32 rank, u32 pid, u32 state, u32 code,
                           * str exe), u8 has-text, [str text]: the answer to PD_TOOL
                           * (pmixrun_ntool.c, pmixd_tool.c) */
+    PD_STDIN_ACK = 9,    /* (empty): the last PD_STDIN data reached every local target (or
+                          * they are gone): pmixrun may send the next (pmixrun_nodes.c) */
+    PD_IOF = 31,         /* u8 kind: PD_IOF_ON (empty): the answer to PD_IOF_PULL, output from
+                          * now on comes; PD_IOF_DATA str nspace, u32 rank, u32 channel (a
+                          * PMIX_FWD_*_CHANNEL bit), bytes: a piece of a rank's output,
+                          * untagged, for the tools that pulled it (pmixrun_nodes.c); also
+                          * pmixrun -> daemon, data only: a spawned job's output from
+                          * another node, for its spawner on this one (PMIX_FWD_STDOUT) */
 
     /* pmixrun -> daemon */
     PD_JOB = 10,        /* the job: see pmixrun_nodes.c send_job() and pmixd.c read_job(); its
@@ -60,6 +68,12 @@ enum {
                          * SIGTSTP) to a daemon it did not fork; as if the daemon got it */
     PD_TOOL = 19,       /* u32 id, u8 op (1 table, 2 table and stacks), u32 seconds: a tool's
                          * question about this node's ranks (pmixrun_ntool.c) */
+    PD_IOF_PULL = 30,   /* (empty): a tool pulled output at pmixrun: from now on send the
+                         * ranks' output as PD_IOF too (answered by PD_IOF_ON) */
+    PD_STDIN = 18,      /* u8 kind: PD_STDIN_OPEN u32 target (a rank, or PD_STDIN_ALL), before
+                         * PD_JOB: those of this node's ranks get a stdin pipe; PD_STDIN_DATA
+                         * bytes: pmixrun's --stdin, for them (answered by PD_STDIN_ACK);
+                         * PD_STDIN_EOF: the end of it (their pipes close) */
 
     /* daemon <-> daemon */
     PD_PEER = 20, /* u32 node, bytes nc (16): the first frame of a connection, from the
@@ -90,6 +104,16 @@ enum {
  * id and this name in place of the namespace. */
 #define PD_AUTH_LAUNCHER UINT32_MAX
 #define PD_AUTH_CONTROL "pmixrun-control"
+
+/* PD_STDIN kinds, and its target "every rank" */
+#define PD_STDIN_OPEN 0
+#define PD_STDIN_DATA 1
+#define PD_STDIN_EOF 2
+#define PD_STDIN_ALL UINT32_MAX
+
+/* PD_IOF kinds */
+#define PD_IOF_ON 0
+#define PD_IOF_DATA 1
 
 /* PD_EXIT flags */
 #define PD_EXIT_SIGNALED 0x01

@@ -107,8 +107,28 @@ static job *child_named(pmixd_ctx *d, const char *nspace)
     return NULL;
 }
 
+/* Whether the spawner of `c` (PMIX_PARENT_ID in its job data) is a rank
+ * of this node that still waits for its answer: then the server must not
+ * see the job's output before that answer makes its PMIX_FWD_STDOUT
+ * subscription (spawnd_reply releases c->hold). */
+static bool spawner_waits_here(pmixd_ctx *d, const job *c)
+{
+    const pmix_proc_t *parent = NULL;
+    for (size_t i = 0; i < c->nextra; i++)
+        if (PMIx_Check_key(c->extra_info[i].key, PMIX_PARENT_ID) &&
+            c->extra_info[i].value.type == PMIX_PROC)
+            parent = c->extra_info[i].value.data.proc;
+    if (parent == NULL || d->spawn_waits == NULL)
+        return false;
+    const job *pj =
+        PMIx_Check_nspace(parent->nspace, d->j.nspace) ? &d->j : child_named(d, parent->nspace);
+    return pj != NULL && pj->rank_node != NULL && parent->rank < (pmix_rank_t)pj->nprocs &&
+           (int)pj->rank_node[parent->rank] == d->node;
+}
+
 static void child_free(pmixd_ctx *d, job *c)
 {
+    iof_hold_drop(&c->hold);
     for (int i = 0; c->ranks != NULL && i < c->nlocal; i++) {
         iof_stream_close(&c->ranks[i].out, c->ranks[i].rank, c->tag_output);
         iof_stream_close(&c->ranks[i].err, c->ranks[i].rank, c->tag_output);
@@ -266,6 +286,7 @@ void spawnd_job(pmixd_ctx *d, const uint8_t *p, size_t len)
     /* from here on its ranks are the node's to reap */
     c->next_child = j->children;
     j->children = c;
+    c->hold.on = spawner_waits_here(d, c);
     status = PMIX_SUCCESS;
     for (int i = 0; i < c->nlocal; i++) {
         rank_proc *rp = &c->ranks[i];
@@ -332,6 +353,9 @@ void spawnd_reply(pmixd_ctx *d, const uint8_t *p, size_t len)
             *pw = w->next;
             w->cbfunc((pmix_status_t)status, status == PMIX_SUCCESS ? ns : NULL, w->cbdata);
             free(w);
+            job *c = status == PMIX_SUCCESS ? child_named(d, ns) : NULL;
+            if (c != NULL) /* its output kept until now: the spawner subscribed */
+                iof_hold_release(&c->hold, d->j.srv, d->j.plat);
             break;
         }
         free(ns);

@@ -908,20 +908,12 @@ static int parse_args(job *j, int argc, char **argv)
         bad = "--report-bindings is not supported with several nodes or --hostfile yet";
     else if (multi && j->output_dir != NULL)
         bad = "--output-filename is not supported with several nodes or --hostfile yet";
-    else if (multi && j->stdin_to >= 0 && j->stdin_to != 0)
-        bad = "--stdin is not supported with several nodes or --hostfile yet (their processes "
-              "read /dev/null)";
-    else if (multi && j->stdin_to == STDIN_ALL)
-        bad = "--stdin is not supported with several nodes or --hostfile yet (their processes "
-              "read /dev/null)";
     else if (j->stdin_to >= j->nprocs)
         bad = "--stdin names a rank the job does not have";
     if (bad != NULL) {
         nodes_free_names(j);
         return refuse("%s", bad);
     }
-    if (multi)
-        j->stdin_to = STDIN_NONE;
     if (multi && j->no_oversubscribe) {
         /* The daemons do not know the option: the map's fullest node decides
          * here (every virtual node has this machine's cores). */
@@ -1439,8 +1431,8 @@ int main(int argc, char **argv)
         j->ranks[i].out.fd = j->ranks[i].err.fd = -1;
         j->ranks[i].files[0].fd = j->ranks[i].files[1].fd = j->ranks[i].in_fd = -1;
     }
-    j->in_open = j->stdin_to != STDIN_NONE && stdin_open && j->nnodes <= 1 &&
-                 j->node_addrs == NULL && !j->slurm && !j->ssh;
+    /* with daemons, pmixrun_nodes.c sends it to them (PD_STDIN) */
+    j->in_open = j->stdin_to != STDIN_NONE && stdin_open;
     j->nlocal = j->nprocs;
     if (j->nnodes > 1 || j->node_addrs != NULL || j->slurm || j->ssh) {
         status = nodes_run(j);

@@ -63,6 +63,37 @@ typedef struct iof_out {
     bool broken; /* a write failed (EPIPE...): discard from now on */
 } iof_out;
 
+/* pmixd: where its ranks' output also goes once pmixrun asked for it (a
+ * tool there pulled output, PD_IOF_PULL): each piece a stream offers its
+ * server is passed to send() as well while `on`. */
+typedef struct iof_relay {
+    bool on;
+    void (*send)(void *ctx, const pmix_proc_t *src, pmix_iof_channel_t channel, const void *data,
+                 size_t len);
+    void *ctx;
+} iof_relay;
+
+/* pmixd: output a spawned job's streams offer its server while the
+ * spawner on this node waits for its answer (on), kept until then, when
+ * its PMIX_FWD_STDOUT subscription exists (iof_hold_release). */
+typedef struct iof_held {
+    pmix_proc_t src;
+    pmix_iof_channel_t channel;
+    char *p;
+    size_t len;
+} iof_held;
+typedef struct iof_hold {
+    bool on;
+    iof_held *v;
+    size_t n;
+} iof_hold;
+
+/* A PD_IOF payload that pmixrun holds for a spawner (job.fwd_held). */
+struct fwd_piece {
+    uint8_t *p;
+    size_t len;
+};
+
 /* One of a rank's output pipes. */
 typedef struct iof_stream {
     int fd;        /* read end, -1 once closed */
@@ -81,6 +112,8 @@ typedef struct iof_stream {
     px_posix *plat;
     pmix_proc_t src;
     pmix_iof_channel_t channel;
+    const iof_relay *relay; /* pmixd: and to pmixrun (NULL: not) */
+    iof_hold *hold;         /* pmixd: the job's; while on, kept, not offered */
 } iof_stream;
 
 typedef struct rank_proc {
@@ -213,10 +246,16 @@ typedef struct job {
      * the ranks' daemons: pmixrun_jctrl.c); NULL: to this node's ranks. */
     pmix_status_t (*jctrl_up)(void *ctx, int sig, const uint32_t *ranks, size_t n);
     void *jctrl_ctx;
+    /* pmixd: the relay of its ranks' output to pmixrun (pmixd.c); NULL in
+     * pmixrun. */
+    const iof_relay *relay;
     /* pmixrun alone: the context ids of the groups it constructs (the
      * host core's rule, as node 0); pmixd's are its own (pmixd.h). */
     px_ctxid_gen ctxids;
     struct nodes *nodes; /* pmixrun --nodes: its daemons (pmixrun_nodes.c) */
+    /* pmixrun --nodes: what a tool's accepted PMIx_IOF_pull also does
+     * (nodes_iof_pull); NULL: nothing (the output is offered already). */
+    pmix_status_t (*iof_pull)(struct job *j, pmix_op_cbfunc_t cbfunc, void *cbdata);
     ntool_state *ntool;  /* pmixrun --nodes: what tools asked the daemons (pmixrun_ntool.c) */
     rndz *rndz;          /* started by a debugger: PMIX_LAUNCHER_RNDZ_URI (pmixrun_rndz.c) */
     /* pmixrun: told of the events its own ranks raise (rndz_event); NULL
@@ -235,6 +274,15 @@ typedef struct job {
     bool in_open;
     char *in_buf;
     size_t in_len;
+    /* Input that comes as pushes (iof_push_queue) rather than from our own
+     * stdin: a spawned job's from tools (PMIx_IOF_push; its targets are the
+     * spawn's PMIX_STDIN_TGT), or in pmixd pmixrun's --stdin (PD_STDIN).
+     * Pushes queue in order and each becomes the chunk in turn; in_cb
+     * answers the pusher once every target has it. */
+    bool in_pushed;
+    struct iof_push *pushes;
+    pmix_op_cbfunc_t in_cb;
+    void *in_cbdata;
 
     rank_proc *ranks;
     int nstarted;
@@ -315,6 +363,14 @@ typedef struct job {
     struct job *co;
     bool co_daemons;
     bool spawn_deferred; /* a tool's, before the daemons had the first job: sent after it */
+    /* pmixrun --nodes: the PMIX_FWD_*_CHANNEL bits the spawn asked for;
+     * the output of the job's ranks on other nodes goes to the spawner's
+     * daemon (pmixrun_nodes.c), held here (PD_IOF payloads) until the
+     * spawner has its answer. */
+    unsigned fwd_channels;
+    struct fwd_piece *fwd_held;
+    size_t nfwd_held;
+    iof_hold hold; /* pmixd: a job a rank of this node spawned, until its answer */
     px_jobmap *xmap;
     /* The server's spawn upcall goes here (pmixrun: spawn_up; pmixd:
      * spawnd_up, to pmixrun); NULL: PMIX_ERR_NOT_SUPPORTED */
@@ -346,6 +402,15 @@ int poll_timeout_ms(job *j);
 
 /* pmixrun_nodes.c: pmixrun --nodes K (K > 1) or --hostfile */
 int nodes_run(job *j); /* the job's exit status */
+/* A tool's PMIx_IOF_pull of the job over daemons (up_iof_pull): the
+ * daemons are asked to send their ranks' output to pmixrun (PD_IOF_PULL),
+ * which offers it to the server as on one node. PMIX_OPERATION_SUCCEEDED
+ * if they already do, else PMIX_SUCCESS and cbfunc (PMIX_SUCCESS) once
+ * every daemon answered or is gone, or after 3 s at the latest (never
+ * inside this call). */
+/* Free the output pieces a spawned job holds for its spawner (fwd_held). */
+void spawn_fwd_drop(job *c);
+pmix_status_t nodes_iof_pull(job *j, pmix_op_cbfunc_t cbfunc, void *cbdata);
 /* Read --hostfile into node_names/node_addrs and nnodes (at most
  * `limit` nodes when limit > 0). 0, or -1 with a message in err. */
 int nodes_read_hostfile(job *j, const char *path, int limit, char *err, size_t errlen);
@@ -526,6 +591,10 @@ void iof_stream_deliver(iof_stream *s, px_server *srv, px_posix *p, const char *
                         pmix_iof_channel_t channel);
 /* Read what is there and forward complete lines. false once the pipe is at
  * EOF (it is then closed and any partial line flushed). */
+/* Offer what `h` kept to the server, in order, and stop keeping (pmixd,
+ * once the spawner has its answer); drop: free it unoffered. */
+void iof_hold_release(iof_hold *h, px_server *srv, px_posix *p);
+void iof_hold_drop(iof_hold *h);
 bool iof_stream_read(iof_stream *s, int rank, bool tag);
 void iof_stream_close(iof_stream *s, int rank, bool tag);
 /* --output-filename: make the rank's directory and open its files, and
@@ -543,6 +612,22 @@ int iof_stdin_watch(job *j);
 int iof_stdin_watch_rank(job *j, rank_proc *r);
 void iof_stdin_arm(job *j);
 void iof_stdin_close(job *j);
+/* The push_stdin upcall (PMIx_IOF_push), `hctx` the first job: the input
+ * goes to the targeted ranks' pipes, of a job spawned with
+ * PMIX_STDIN_TGT; other jobs read no input from tools (PMIX_ERR_NOT_FOUND). */
+pmix_status_t iof_push_up(void *hctx, const pmix_proc_t *source, const pmix_proc_t targets[],
+                          size_t ntargets, const pmix_info_t dirs[], size_t ndirs, const void *data,
+                          size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata);
+/* A spawn's PMIX_STDIN_TGT (a rank as uint32_t, pmix_rank_t or a
+ * pmix_proc_t's rank) into *to: the rank, or STDIN_ALL for
+ * PMIX_RANK_WILDCARD; PMIX_ERR_BAD_PARAM for another type or a rank above
+ * 65535, *to untouched. */
+pmix_status_t iof_stdin_target(const pmix_info_t *in, int *to);
+/* Queue input for the ranks of `t` (which reads pushed input: in_pushed)
+ * that `targets` name and that have a stdin pipe; answered as push_stdin
+ * is (px_server.h). pmixd feeds pmixrun's --stdin through it (PD_STDIN). */
+pmix_status_t iof_push_queue(job *t, const pmix_proc_t targets[], size_t ntargets, const void *data,
+                             size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata);
 
 /* pmixrun_files.c */
 int files_make_topdir(job *j);        /* 0 or -1 (message printed) */

@@ -15,11 +15,20 @@
  * were given), and so does the whole loop while they do not drain.
  *
  * Each piece is also offered to the server (px_server_iof_deliver), untagged,
- * for the tools that pulled the rank's output (PMIx_IOF_pull).
+ * for the tools that pulled the rank's output (PMIx_IOF_pull). In pmixd,
+ * once pmixrun asked (a tool pulled there), it goes to pmixrun too
+ * (iof_relay, PD_IOF), which offers it to its own server.
  *
  * pmixrun's stdin (--stdin) is read one chunk at a time, and a chunk goes
  * to every target rank's pipe before the next is read: iof_stdin_arm says
  * before each turn of the loop which of the two to wait for.
+ *
+ * A job spawned with PMIX_STDIN_TGT reads tools' input instead
+ * (PMIx_IOF_push, iof_push_up): each push is queued and becomes the chunk
+ * in turn, for the ranks it targets; its pusher is answered once every
+ * one of them has it (or is gone), so a pusher goes at the readers' pace.
+ * A push of the end of input closes the targets' pipes (they read EOF)
+ * once what came before it is delivered.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,6 +58,43 @@ void iof_stream_init(iof_stream *s, int fd, iof_out *out)
     s->tag = false;
     s->srv = NULL;
     s->plat = NULL;
+    s->relay = NULL;
+    s->hold = NULL;
+}
+
+void iof_hold_drop(iof_hold *h)
+{
+    for (size_t i = 0; i < h->n; i++)
+        free(h->v[i].p);
+    free(h->v);
+    h->v = NULL;
+    h->n = 0;
+    h->on = false;
+}
+
+void iof_hold_release(iof_hold *h, px_server *srv, px_posix *p)
+{
+    px_posix_ops()->lock(p);
+    for (size_t i = 0; srv != NULL && i < h->n; i++)
+        (void)px_server_iof_deliver(srv, &h->v[i].src, h->v[i].channel, h->v[i].p, h->v[i].len);
+    px_posix_ops()->unlock(p);
+    iof_hold_drop(h);
+}
+
+/* Keep a piece in `h`; false if memory ran out (it is offered then). */
+static bool hold_piece(iof_hold *h, const iof_stream *s, const char *p, size_t len)
+{
+    iof_held *v = realloc(h->v, (h->n + 1) * sizeof *v);
+    char *copy = malloc(len);
+    if (v != NULL)
+        h->v = v;
+    if (v == NULL || copy == NULL) {
+        free(copy);
+        return false;
+    }
+    memcpy(copy, p, len);
+    h->v[h->n++] = (iof_held){s->src, s->channel, copy, len};
+    return true;
 }
 
 void iof_stream_deliver(iof_stream *s, px_server *srv, px_posix *p, const char *nspace, int rank,
@@ -124,9 +170,13 @@ static void emit(iof_stream *s, const char *p, size_t len, int rank, bool tag, b
     out_write(s->out, iov, n);
     s->line_start = complete;
     if (s->srv != NULL) {
-        px_posix_ops()->lock(s->plat);
-        (void)px_server_iof_deliver(s->srv, &s->src, s->channel, p, len);
-        px_posix_ops()->unlock(s->plat);
+        if (s->hold == NULL || !s->hold->on || !hold_piece(s->hold, s, p, len)) {
+            px_posix_ops()->lock(s->plat);
+            (void)px_server_iof_deliver(s->srv, &s->src, s->channel, p, len);
+            px_posix_ops()->unlock(s->plat);
+        }
+        if (s->relay != NULL && s->relay->on)
+            s->relay->send(s->relay->ctx, &s->src, s->channel, p, len);
     }
 }
 
@@ -264,6 +314,20 @@ void iof_close_files(rank_proc *r)
 
 /* ---- standard input ---- */
 
+typedef struct iof_push {
+    struct iof_push *next;
+    pmix_proc_t *targets;
+    size_t ntargets;
+    char *data;
+    size_t len;
+    bool eof;
+    pmix_op_cbfunc_t cb;
+    void *cbdata;
+} iof_push;
+
+static void pump(job *j);
+static void close_one(job *j);
+
 static void drop_target(rank_proc *r)
 {
     px_posix_watch_destroy(r->in_w);
@@ -286,8 +350,15 @@ static void stdin_settle(job *j)
     }
     if (!pending)
         j->in_len = 0;
+    if (!pending && j->in_cb != NULL) {
+        pmix_op_cbfunc_t cb = j->in_cb;
+        j->in_cb = NULL;
+        cb(PMIX_SUCCESS, j->in_cbdata); /* the pusher may push the next */
+    }
     if (!any && j->nstarted == j->nprocs && j->in_open)
-        iof_stdin_close(j); /* every target has gone */
+        close_one(j); /* every target has gone */
+    else if (!pending)
+        pump(j);
 }
 
 static void stdin_readable(void *arg, unsigned what)
@@ -301,7 +372,7 @@ static void stdin_readable(void *arg, unsigned what)
     if (got < 0 && (errno == EINTR || errno == EAGAIN))
         return;
     if (got <= 0) { /* end of file, or a terminal we may not read */
-        iof_stdin_close(j);
+        close_one(j);
         return;
     }
     j->in_len = (size_t)got;
@@ -342,7 +413,7 @@ int iof_stdin_watch_rank(job *j, rank_proc *r)
     return r->in_w != NULL ? 0 : -1;
 }
 
-void iof_stdin_arm(job *j)
+static void arm_one(job *j)
 {
     if (!j->in_open)
         return; /* closed: no watch is left */
@@ -355,7 +426,15 @@ void iof_stdin_arm(job *j)
     }
 }
 
-void iof_stdin_close(job *j)
+void iof_stdin_arm(job *j)
+{
+    pump(j); /* what waited for the ranks to start */
+    arm_one(j);
+    for (job *c = j->children; c != NULL; c = c->next_child)
+        arm_one(c);
+}
+
+static void close_one(job *j)
 {
     j->in_open = false;
     j->in_len = 0;
@@ -364,4 +443,132 @@ void iof_stdin_close(job *j)
     for (int i = 0; j->ranks != NULL && i < j->nstarted; i++)
         if (j->ranks[i].in_fd >= 0)
             drop_target(&j->ranks[i]);
+    /* the pushers still waiting hear that nobody reads their input */
+    if (j->in_cb != NULL) {
+        pmix_op_cbfunc_t cb = j->in_cb;
+        j->in_cb = NULL;
+        cb(PMIX_ERR_NOT_FOUND, j->in_cbdata);
+    }
+    while (j->pushes != NULL) {
+        iof_push *p = j->pushes;
+        j->pushes = p->next;
+        p->cb(p->eof ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, p->cbdata);
+        free(p->targets);
+        free(p->data);
+        free(p);
+    }
+}
+
+void iof_stdin_close(job *j)
+{
+    close_one(j);
+    for (job *c = j->children; c != NULL; c = c->next_child)
+        close_one(c);
+}
+
+static bool targeted(const iof_push *p, const job *j, int rank)
+{
+    for (size_t i = 0; i < p->ntargets; i++)
+        if (PMIx_Check_nspace(p->targets[i].nspace, j->nspace) &&
+            (p->targets[i].rank == PMIX_RANK_WILDCARD || p->targets[i].rank == (pmix_rank_t)rank))
+            return true;
+    return false;
+}
+
+/* Nothing is being written: the next push becomes the chunk (or, the end
+ * of input, closes its targets' pipes). Not before every local rank has
+ * been started (pmixd starts them once its peers joined). */
+static void pump(job *j)
+{
+    while (j->in_len == 0 && j->in_cb == NULL && j->pushes != NULL && j->nstarted >= j->nlocal) {
+        iof_push *p = j->pushes;
+        bool any = false;
+        j->pushes = p->next;
+        for (int i = 0; i < j->nstarted; i++) {
+            rank_proc *r = &j->ranks[i];
+            bool to = r->in_fd >= 0 && targeted(p, j, r->rank);
+            if (to && p->eof)
+                drop_target(r); /* it reads end of file */
+            any |= to;
+            r->in_off = to ? 0 : p->len;
+        }
+        if (p->eof || !any) {
+            p->cb(p->eof ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, p->cbdata);
+            free(p->data);
+        } else {
+            free(j->in_buf);
+            j->in_buf = p->data; /* the chunk, until every target has it */
+            j->in_len = p->len;
+            j->in_cb = p->cb;
+            j->in_cbdata = p->cbdata;
+        }
+        free(p->targets);
+        free(p);
+    }
+}
+
+pmix_status_t iof_stdin_target(const pmix_info_t *in, int *to)
+{
+    pmix_rank_t r;
+
+    if (in->value.type == PMIX_UINT32 || in->value.type == PMIX_PROC_RANK)
+        r = in->value.type == PMIX_UINT32 ? in->value.data.uint32 : in->value.data.rank;
+    else if (in->value.type == PMIX_PROC && in->value.data.proc != NULL)
+        r = in->value.data.proc->rank;
+    else
+        return PMIX_ERR_BAD_PARAM;
+    if (r != PMIX_RANK_WILDCARD && r > 65535)
+        return PMIX_ERR_BAD_PARAM; /* no job has that rank */
+    *to = r == PMIX_RANK_WILDCARD ? STDIN_ALL : (int)r;
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t iof_push_up(void *hctx, const pmix_proc_t *source, const pmix_proc_t targets[],
+                          size_t ntargets, const pmix_info_t dirs[], size_t ndirs, const void *data,
+                          size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    job *j = hctx, *t = NULL;
+
+    (void)source;
+    (void)dirs;
+    (void)ndirs;
+    for (job *c = j->children; c != NULL && t == NULL; c = c->next_child)
+        if (PMIx_Check_nspace(targets[0].nspace, c->nspace))
+            t = c;
+    for (size_t i = 1; t != NULL && i < ntargets; i++)
+        if (!PMIx_Check_nspace(targets[i].nspace, t->nspace))
+            return PMIX_ERR_NOT_SUPPORTED; /* one job per push */
+    if (t == NULL || !t->in_pushed)
+        return PMIX_ERR_NOT_FOUND; /* its input is ours (--stdin) or /dev/null */
+    return iof_push_queue(t, targets, ntargets, data, len, eof, cbfunc, cbdata);
+}
+
+pmix_status_t iof_push_queue(job *t, const pmix_proc_t targets[], size_t ntargets, const void *data,
+                             size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    iof_push *p, **tail;
+
+    if (!t->in_open)
+        return eof ? PMIX_OPERATION_SUCCEEDED : PMIX_ERR_NOT_FOUND; /* every reader gone */
+    if ((p = calloc(1, sizeof(*p))) == NULL ||
+        (p->targets = malloc(ntargets * sizeof(*targets))) == NULL ||
+        (len > 0 && (p->data = malloc(len)) == NULL)) {
+        if (p != NULL)
+            free(p->targets);
+        free(p);
+        return PMIX_ERR_NOMEM;
+    }
+    memcpy(p->targets, targets, ntargets * sizeof(*targets));
+    p->ntargets = ntargets;
+    if (len > 0)
+        memcpy(p->data, data, len);
+    p->len = len;
+    p->eof = eof;
+    p->cb = cbfunc;
+    p->cbdata = cbdata;
+    for (tail = &t->pushes; *tail != NULL; tail = &(*tail)->next)
+        ;
+    *tail = p;
+    pump(t);
+    return PMIX_SUCCESS;
 }

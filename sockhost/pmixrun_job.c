@@ -567,10 +567,10 @@ static pmix_status_t up_spawn(void *hctx, const pmix_proc_t *proc, const pmix_in
 
 /* A tool's (or a rank's) PMIx_IOF_pull: every rank's output is offered to
  * the server as it is forwarded (iof_stream_deliver), so a pull of this
- * job's ranks is accepted; of another namespace, refused. pmixrun over
- * daemons refuses it: the daemons write their ranks' output themselves,
- * none reaches pmixrun's server (docs/user-guide.md, "Tools over
- * daemons"). */
+ * job's ranks, or of a job it spawned, is accepted; of another namespace,
+ * refused. pmixrun over daemons asks the daemons to send their ranks'
+ * output to it as well (j->iof_pull, nodes_iof_pull) and answers once they do; in pmixd
+ * the pull takes this node's ranks' output. */
 static pmix_status_t up_iof_pull(void *hctx, const pmix_proc_t *requestor,
                                  const pmix_proc_t procs[], size_t nprocs, const pmix_info_t dirs[],
                                  size_t ndirs, pmix_iof_channel_t channels, pmix_op_cbfunc_t cbfunc,
@@ -582,13 +582,15 @@ static pmix_status_t up_iof_pull(void *hctx, const pmix_proc_t *requestor,
     (void)dirs;
     (void)ndirs;
     (void)channels;
-    (void)cbfunc;
-    (void)cbdata;
-    for (size_t i = 0; i < nprocs; i++)
-        if (!PMIx_Check_nspace(procs[i].nspace, j->nspace))
+    for (size_t i = 0; i < nprocs; i++) {
+        bool known = PMIx_Check_nspace(procs[i].nspace, j->nspace);
+        for (const job *c = j->children; c != NULL && !known; c = c->next_child)
+            known = PMIx_Check_nspace(procs[i].nspace, c->nspace);
+        if (!known)
             return PMIX_ERR_NOT_FOUND;
-    if (j->nodes != NULL)
-        return PMIX_ERR_NOT_SUPPORTED;
+    }
+    if (j->iof_pull != NULL)
+        return j->iof_pull(j, cbfunc, cbdata);
     return PMIX_OPERATION_SUCCEEDED;
 }
 
@@ -610,6 +612,7 @@ static const px_server_host host = {
     .notify_event = up_notify,
     .spawn = up_spawn,
     .iof_pull = up_iof_pull,
+    .push_stdin = iof_push_up, /* pmixrun_iof.c */
 };
 
 /* ---- the loop and the server ---- */
@@ -985,4 +988,5 @@ void job_borrow(job *c, job *j)
     c->topdir = j->topdir;
     c->outs[1] = j->outs[1];
     c->outs[2] = j->outs[2];
+    c->relay = j->relay;
 }

@@ -312,6 +312,8 @@ int launch_rank(job *j, rank_proc *r)
     if (j->srv != NULL) {
         iof_stream_deliver(&r->out, j->srv, j->plat, j->nspace, r->rank, PMIX_FWD_STDOUT_CHANNEL);
         iof_stream_deliver(&r->err, j->srv, j->plat, j->nspace, r->rank, PMIX_FWD_STDERR_CHANNEL);
+        r->out.relay = r->err.relay = j->relay;
+        r->out.hold = r->err.hold = &j->hold;
     }
     if (r->files[0].fd >= 0)
         r->out.file = &r->files[0];

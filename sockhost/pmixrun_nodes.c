@@ -73,10 +73,11 @@ typedef struct dnode {
     pid_t pid;
     bool reaped;
     bool hello;
-    bool silent;  /* another daemon heard nothing from it (PD_LOST): killed */
-    bool gone;    /* daemon_gone ran for it */
-    int launcher; /* over a launch agent: the node whose daemon starts this one (launch
-                   * tree, launchtree.h), -1: pmixrun (or not over an agent) */
+    bool iof_sent, iof_on; /* PD_IOF_PULL sent to it; its PD_IOF_ON came */
+    bool silent;           /* another daemon heard nothing from it (PD_LOST): killed */
+    bool gone;             /* daemon_gone ran for it */
+    int launcher;          /* over a launch agent: the node whose daemon starts this one (launch
+                            * tree, launchtree.h), -1: pmixrun (or not over an agent) */
     uint16_t port;
     tl_link link;
 } dnode;
@@ -114,12 +115,21 @@ typedef struct nodes {
     /* pmixrun's loop is the job's platform (job_platform), on which its
      * PMIx server serves tools (pmixrun_ntool.c). Every descriptor of
      * ours is a watch there, one slot each (ws[0] the listener, then the
-     * pending slots, then the daemons' links), whose callback notes what
+     * pending slots, then the daemons' links, last pmixrun's stdin), whose callback notes what
      * is ready (got); loop() acts on it after the turn, as it would after
      * poll(). A watch goes before its descriptor closes (link_close). */
     struct wslot *ws;
     int nws;
     bool sig_ready;
+
+    int in_acks; /* --stdin: PD_STDIN_ACKs still due for the last chunk sent */
+
+    /* Tools' pulls of output (nodes_iof_pull): once one came, every
+     * daemon is asked for its ranks' output (iof_wanted); the pulls made
+     * before all of them answered wait here. */
+    bool iof_wanted;
+    struct iof_waiter *iof_wait;
+    size_t niof_wait;
 } nodes;
 
 typedef struct wslot {
@@ -841,6 +851,221 @@ static void send_all(nodes *ns, uint8_t type, const tl_buf *b)
 
 static void send_deferred(nodes *ns);
 
+/* ---- standard input (--stdin over daemons) ----
+ *
+ * The daemons of the nodes that host a target rank are told before the
+ * job (PD_STDIN_OPEN), so that they start those ranks with a stdin pipe.
+ * pmixrun then reads its stdin one chunk at a time and sends each to
+ * them (PD_STDIN_DATA), reading the next once each answered that its
+ * ranks have it (PD_STDIN_ACK); at end of file, PD_STDIN_EOF. */
+
+static bool stdin_node(const nodes *ns, int n)
+{
+    const job *j = ns->j;
+    if (j->stdin_to == STDIN_ALL)
+        return true;
+    return j->stdin_to >= 0 && j->stdin_to < j->nprocs && (int)j->rank_node[j->stdin_to] == n;
+}
+
+/* Send a PD_STDIN of `kind` to the target nodes; how many got it. */
+static int stdin_send(nodes *ns, uint8_t kind, const void *data, size_t len)
+{
+    int sent = 0;
+    for (int n = 0; n < ns->k; n++) {
+        if (!stdin_node(ns, n) || ns->d[n].link.fd < 0)
+            continue;
+        tl_buf b = {0};
+        tl_put_u8(&b, kind);
+        if (kind == PD_STDIN_OPEN)
+            tl_put_u32(&b, ns->j->stdin_to == STDIN_ALL ? PD_STDIN_ALL : (uint32_t)ns->j->stdin_to);
+        else if (kind == PD_STDIN_DATA)
+            tl_put_bytes(&b, data, len);
+        tl_send(&ns->d[n].link, PD_STDIN, &b);
+        tl_buf_free(&b);
+        sent++;
+    }
+    return sent;
+}
+
+static void stdin_read(nodes *ns)
+{
+    job *j = ns->j;
+    char buf[65536];
+    ssize_t got = read(STDIN_FILENO, buf, sizeof buf);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (got <= 0) { /* end of file, or a terminal we may not read */
+        stdin_send(ns, PD_STDIN_EOF, NULL, 0);
+        j->in_open = false;
+        return;
+    }
+    ns->in_acks = stdin_send(ns, PD_STDIN_DATA, buf, (size_t)got);
+}
+
+/* ---- output for tools' pulls (PD_IOF_PULL, PD_IOF) ----
+ *
+ * A daemon writes its ranks' output to its own stdout and stderr; once a
+ * tool pulled output at pmixrun, every daemon also sends each piece to
+ * pmixrun (PD_IOF), which offers it to its server as pmixrun_iof.c does
+ * on one node, so the same pulls (channels, ranks, tags) take it. The
+ * daemons are asked before the job starts when the pull came earlier, at
+ * once when it came later; the pull is answered when each daemon said
+ * that its output now comes (PD_IOF_ON) or is gone, so output made after
+ * a pull's answer reaches it; at the latest after IOF_PULL_S (a daemon
+ * stopped or still starting), when what such a daemon's ranks write
+ * before it reads PD_IOF_PULL does not reach the pull. */
+
+#define IOF_PULL_S 3.0 /* a pull waits at most this for the daemons' PD_IOF_ON */
+
+typedef struct iof_waiter {
+    pmix_op_cbfunc_t cbfunc;
+    void *cbdata;
+    double until; /* answered then at the latest */
+} iof_waiter;
+
+static void iof_pull_send(nodes *ns, int n)
+{
+    if (ns->d[n].iof_sent || ns->d[n].link.fd < 0)
+        return;
+    tl_buf b = {0};
+    tl_send(&ns->d[n].link, PD_IOF_PULL, &b);
+    tl_buf_free(&b);
+    ns->d[n].iof_sent = true;
+}
+
+/* Every daemon forwards output or cannot any more (its link is closed). */
+static bool iof_all_on(const nodes *ns)
+{
+    if (!ns->job_sent && ns->j->reason == END_NONE)
+        return false; /* the daemons hear of it with the job */
+    for (int n = 0; n < ns->k; n++)
+        if (ns->d[n].link.fd >= 0 && !ns->d[n].iof_on)
+            return false;
+    return true;
+}
+
+/* Answer the waiting pulls if their time came, or with `force` (the end):
+ * PMIX_SUCCESS (the daemons that are left forward output). */
+static void iof_answer(nodes *ns, bool force)
+{
+    if (ns->niof_wait == 0 || (!force && !iof_all_on(ns)))
+        return;
+    iof_waiter *w = ns->iof_wait;
+    size_t n = ns->niof_wait;
+    ns->iof_wait = NULL;
+    ns->niof_wait = 0;
+    px_posix_ops()->lock(ns->j->plat);
+    for (size_t i = 0; i < n; i++)
+        w[i].cbfunc(PMIX_SUCCESS, w[i].cbdata);
+    px_posix_ops()->unlock(ns->j->plat);
+    free(w);
+}
+
+pmix_status_t nodes_iof_pull(job *j, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    nodes *ns = j->nodes;
+
+    ns->iof_wanted = true;
+    for (int n = 0; ns->job_sent && n < ns->k; n++)
+        iof_pull_send(ns, n);
+    if (iof_all_on(ns) && ns->niof_wait == 0)
+        return PMIX_OPERATION_SUCCEEDED;
+    if (cbfunc == NULL)
+        return PMIX_OPERATION_SUCCEEDED; /* nobody to tell later */
+    iof_waiter *w = realloc(ns->iof_wait, (ns->niof_wait + 1) * sizeof *w);
+    if (w == NULL)
+        return PMIX_ERR_NOMEM;
+    ns->iof_wait = w;
+    w[ns->niof_wait++] = (iof_waiter){cbfunc, cbdata, now_s() + IOF_PULL_S};
+    return PMIX_SUCCESS;
+}
+
+/* The deadline of the pulls that wait (a daemon stopped, or slow to
+ * start): they are answered anyway, and that daemon's output comes once
+ * it reads PD_IOF_PULL. */
+static void iof_tick(nodes *ns)
+{
+    if (ns->niof_wait > 0 && now_s() >= ns->iof_wait[0].until)
+        iof_answer(ns, true);
+}
+
+/* A spawned job's output from a node other than its spawner's (whose
+ * daemon delivers its own ranks' output itself): to the spawner's daemon,
+ * or held until the spawner has its answer (spawn_fwd_flush), so that it
+ * reaches the spawner's subscription (PMIX_FWD_STDOUT...). */
+static void spawn_fwd(nodes *ns, job *c, int node, uint32_t channel, const uint8_t *p, size_t len)
+{
+    if ((c->fwd_channels & channel) == 0 || node == c->spawn_from || c->spawn_failed ||
+        c->spawn_from < 0 || c->spawn_from >= ns->k)
+        return;
+    if (c->spawn_answered) {
+        tl_buf b = {0};
+        tl_put_raw(&b, p, len);
+        if (ns->d[c->spawn_from].link.fd >= 0)
+            tl_send(&ns->d[c->spawn_from].link, PD_IOF, &b);
+        tl_buf_free(&b);
+        return;
+    }
+    struct fwd_piece *h = realloc(c->fwd_held, (c->nfwd_held + 1) * sizeof *h);
+    uint8_t *copy = malloc(len);
+    if (h == NULL || copy == NULL) {
+        free(copy);
+        if (h != NULL)
+            c->fwd_held = h;
+        return; /* out of memory: this piece is not forwarded */
+    }
+    memcpy(copy, p, len);
+    c->fwd_held = h;
+    c->fwd_held[c->nfwd_held++] = (struct fwd_piece){copy, len};
+}
+
+/* The spawner of `c` has its answer: what was held goes to it now. */
+static void spawn_fwd_flush(nodes *ns, job *c)
+{
+    int to = c->spawn_from;
+    for (size_t i = 0; !c->spawn_failed && to >= 0 && to < ns->k && i < c->nfwd_held; i++) {
+        tl_buf b = {0};
+        tl_put_raw(&b, c->fwd_held[i].p, c->fwd_held[i].len);
+        if (ns->d[to].link.fd >= 0)
+            tl_send(&ns->d[to].link, PD_IOF, &b);
+        tl_buf_free(&b);
+    }
+    spawn_fwd_drop(c);
+}
+
+/* A PD_IOF from daemon `node` (payload p, len). */
+static void got_iof(nodes *ns, int node, const uint8_t *p, size_t len)
+{
+    job *j = ns->j;
+    tl_reader rd = {.p = p, .left = len}, *r = &rd;
+    uint8_t kind = tl_get_u8(r);
+
+    if (r->bad)
+        return;
+    if (kind == PD_IOF_ON) {
+        ns->d[node].iof_on = true;
+        iof_answer(ns, false);
+        return;
+    }
+    char *nsp = tl_get_str(r);
+    uint32_t rank = tl_get_u32(r), channel = tl_get_u32(r);
+    size_t dlen = 0;
+    const void *data = tl_get_bytes(r, &dlen);
+    if (kind == PD_IOF_DATA && !r->bad && nsp != NULL && data != NULL && j->srv != NULL &&
+        (channel == PMIX_FWD_STDOUT_CHANNEL || channel == PMIX_FWD_STDERR_CHANNEL ||
+         channel == PMIX_FWD_STDDIAG_CHANNEL)) {
+        pmix_proc_t src;
+        PMIx_Load_procid(&src, nsp, rank);
+        px_posix_ops()->lock(j->plat);
+        (void)px_server_iof_deliver(j->srv, &src, (pmix_iof_channel_t)channel, data, dlen);
+        px_posix_ops()->unlock(j->plat);
+        for (job *c = j->children; c != NULL; c = c->next_child)
+            if (PMIx_Check_nspace(c->nspace, nsp))
+                spawn_fwd(ns, c, node, channel, p, len);
+    }
+    free(nsp);
+}
+
 static void send_job(nodes *ns)
 {
     job *j = ns->j;
@@ -866,6 +1091,10 @@ static void send_job(nodes *ns)
     apps_write(j, &b);
     net_write(j, &b);
     tl_put_u8(&b, j->stop_in_init ? 1 : 0); /* flags: 1 stop in PMIx_Init (--stop-in-init) */
+    if (j->in_open)
+        stdin_send(ns, PD_STDIN_OPEN, NULL, 0);
+    for (int n = 0; ns->iof_wanted && n < ns->k; n++)
+        iof_pull_send(ns, n); /* a tool pulled before the job started */
     send_all(ns, PD_JOB, &b);
     tl_buf_free(&b);
     ns->job_sent = true;
@@ -1176,6 +1405,8 @@ static bool start_planned(nodes *ns, job *c, int node, uint32_t id)
             x->spawn_deferred = true;
             continue;
         }
+        for (int i = 0; x->fwd_channels != 0 && i < ns->k; i++)
+            iof_pull_send(ns, i); /* the daemons send its output before they start it */
         send_spawn_job(ns, x);
         if (x->spawn_acks == 0) /* no daemon to take it */
             sent = false;
@@ -1230,6 +1461,25 @@ static pmix_status_t nodes_spawn_up(void *hctx, const pmix_proc_t *proc,
     return PMIX_SUCCESS;
 }
 
+/* The PMIX_FWD_* directives of a spawn as PMIX_FWD_*_CHANNEL bits. */
+static unsigned fwd_channels(const pmix_info_t *info, size_t ninfo)
+{
+    static const struct {
+        const char *key;
+        unsigned ch;
+    } keys[] = {{PMIX_FWD_STDOUT, PMIX_FWD_STDOUT_CHANNEL},
+                {PMIX_FWD_STDERR, PMIX_FWD_STDERR_CHANNEL},
+                {PMIX_FWD_STDDIAG, PMIX_FWD_STDDIAG_CHANNEL}};
+    unsigned ch = 0;
+    for (size_t i = 0; i < ninfo; i++)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            if (PMIx_Check_key(info[i].key, keys[k].key) &&
+                (info[i].value.type == PMIX_UNDEF ||
+                 (info[i].value.type == PMIX_BOOL && info[i].value.data.flag)))
+                ch |= keys[k].ch;
+    return ch;
+}
+
 /* A client's PMIx_Spawn, from the daemon of `node`. */
 static void got_spawn(nodes *ns, int node, const uint8_t *p, size_t len)
 {
@@ -1251,6 +1501,8 @@ static void got_spawn(nodes *ns, int node, const uint8_t *p, size_t len)
         rc = PMIX_ERR_JOB_TERMINATED;
     if (rc == PMIX_SUCCESS)
         rc = spawn_plan(j, &proc, info, ninfo, apps, napps, &c);
+    if (rc == PMIX_SUCCESS)
+        c->fwd_channels = fwd_channels(info, ninfo);
     PMIx_Info_free(info, ninfo);
     PMIx_App_free(apps, napps);
     if (rc != PMIX_SUCCESS) {
@@ -1303,6 +1555,9 @@ static void got_spawn_state(nodes *ns, tl_reader *r)
             tl_buf_free(&b);
         }
         answer_spawn(ns, m, st);
+        spawn_fwd_flush(ns, m);
+        if (m->co != NULL)
+            spawn_fwd_flush(ns, m->co);
         return;
     }
     uint32_t rank = tl_get_u32(r), pid = tl_get_u32(r), code = tl_get_u32(r);
@@ -1450,6 +1705,11 @@ static int on_frame(void *ctx, tl_link *l, uint8_t type, const uint8_t *p, size_
     case PD_SPAWN: got_spawn(ns, c->node, p, len); break;
     case PD_SPAWN_STATE: got_spawn_state(ns, &r); break;
     case PD_TOOL_REP: ntool_reply(ns->j, c->node, p, len); break;
+    case PD_IOF: got_iof(ns, c->node, p, len); break;
+    case PD_STDIN_ACK:
+        if (ns->in_acks > 0)
+            ns->in_acks--;
+        break;
     default: break;
     }
     return 0;
@@ -1483,6 +1743,7 @@ static void daemon_gone1(nodes *ns, int n, int wstatus, const char *lost_how)
         link_close(ns, &d->link);
     }
     ntool_node_gone(j, n); /* a tool's question it will not answer */
+    iof_answer(ns, false); /* a pull that waited for it */
     int lost = 0;
     char list[256] = "";
     size_t len = 0;
@@ -1571,10 +1832,12 @@ static void watch_ready(void *arg, unsigned what)
     ((wslot *)arg)->got |= what;
 }
 
-/* The watch slot of poll entry `who` (-4 the listener, -100-s pending
- * slot s, else a daemon's link). */
+/* The watch slot of poll entry `who` (-4 the listener, -5 pmixrun's stdin
+ * (the last slot), -100-s pending slot s, else a daemon's link). */
 static int slot_of(const nodes *ns, int who)
 {
+    if (who == -5)
+        return ns->nws - 1;
     return who == -4 ? 0 : who <= -100 ? 1 + (-100 - who) : 1 + ns->npend + who;
 }
 
@@ -1630,7 +1893,7 @@ static void on_signal(void *arg, unsigned what)
 static void loop(nodes *ns)
 {
     job *j = ns->j;
-    size_t cap = 3 + 2 * (size_t)ns->k + (size_t)ns->npend;
+    size_t cap = 4 + 2 * (size_t)ns->k + (size_t)ns->npend;
     struct pollfd *pfd = calloc(cap, sizeof *pfd);
     int *who = calloc(cap, sizeof *who);
     /* PMIXLAB_PMIXRUN_SETUP_S=S, a test hook, changes the time per level */
@@ -1648,6 +1911,7 @@ static void loop(nodes *ns)
         handle_time(j);
         pubsub_tick(j);
         ntool_tick(j);
+        iof_tick(ns);
         if (all_gone)
             break;
         if (!ns->job_sent && j->reason == END_NONE) {
@@ -1689,6 +1953,10 @@ static void loop(nodes *ns)
         if (ns->remote && ns->lfd >= 0 && ns->nhello < ns->k && j->reason == END_NONE) {
             pfd[n] = (struct pollfd){.fd = ns->lfd, .events = POLLIN};
             who[n++] = -4;
+        }
+        if (j->in_open && ns->job_sent && ns->in_acks == 0 && j->reason == END_NONE) {
+            pfd[n] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+            who[n++] = -5;
         }
         for (int s = 0; ns->remote && s < ns->npend; s++) {
             if (ns->pend[s].fd < 0)
@@ -1733,6 +2001,8 @@ static void loop(nodes *ns)
                 continue;
             if (who[i] == -4) {
                 remote_accept(ns);
+            } else if (who[i] == -5) {
+                stdin_read(ns);
             } else if (who[i] <= -100) {
                 int s = -100 - who[i];
                 pctx pc = {ns, s};
@@ -1773,6 +2043,7 @@ int nodes_run(job *j)
 {
     nodes ns = {.j = j, .k = j->nnodes, .remote = j->slurm || j->ssh, .lfd = -1};
     j->nodes = &ns;
+    j->iof_pull = nodes_iof_pull;
     char *path = NULL;
     bool failed = true;
     uint8_t key[PX_AUTH_KEYLEN];
@@ -1865,7 +2136,7 @@ int nodes_run(job *j)
         char addr[64];
         if (remote_listen(&ns, &port) != 0)
             goto out;
-        ns.nws = 1 + ns.npend + ns.k;
+        ns.nws = 1 + ns.npend + ns.k + 1; /* the last: stdin */
         ns.ws = calloc((size_t)ns.nws, sizeof *ns.ws);
         if (ns.ws == NULL) {
             fprintf(stderr, "pmixrun: out of memory\n");
@@ -1886,7 +2157,7 @@ int nodes_run(job *j)
             end_job(j, END_LAUNCH, 1);
     }
     if (!ns.remote) {
-        ns.nws = 1 + ns.k;
+        ns.nws = 1 + ns.k + 1; /* the last: stdin */
         ns.ws = calloc((size_t)ns.nws, sizeof *ns.ws);
         if (ns.ws == NULL) {
             fprintf(stderr, "pmixrun: out of memory\n");
@@ -1924,7 +2195,8 @@ out:;
     for (int s = 0; s < ns.nws; s++)
         px_posix_watch_destroy(ns.ws[s].w);
     free(ns.ws);
-    ntool_fini(j); /* answers what tools still wait for */
+    ntool_fini(j);         /* answers what tools still wait for */
+    iof_answer(&ns, true); /* and pulls that waited for daemons */
     explicit_bzero(ns.key, sizeof ns.key);
     pubsub_stop(j); /* its answers go to the links, closed now: dropped */
     free(ns.d);
@@ -1937,5 +2209,6 @@ out:;
     free(j->rank_node);
     j->rank_node = NULL;
     j->nodes = NULL;
+    j->iof_pull = NULL;
     return status;
 }

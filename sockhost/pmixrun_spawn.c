@@ -49,6 +49,10 @@
  * slots are known) and sends it to the daemons (pmixrun_nodes.c). The
  * plan's job keeps a rank_proc per rank, filled from the daemons' reports.
  *
+ * Input: PMIX_STDIN_TGT (a rank, or PMIX_RANK_WILDCARD for all) gives
+ * those ranks a stdin pipe that tools' PMIx_IOF_push feed (pmixrun_iof.c);
+ * without it every rank reads /dev/null.
+ *
  * A system server (--system-server) has a first job of no ranks: its loop,
  * server and directory are what the spawned jobs borrow; its namespace
  * names them. There a failed rank ends its own job only (its siblings get
@@ -243,6 +247,15 @@ static bool app_says(const pmix_app_t *pa, const char *key)
     return false;
 }
 
+void spawn_fwd_drop(job *c)
+{
+    for (size_t i = 0; i < c->nfwd_held; i++)
+        free(c->fwd_held[i].p);
+    free(c->fwd_held);
+    c->fwd_held = NULL;
+    c->nfwd_held = 0;
+}
+
 /* A spawned job's storage; what it borrows from the first job is left. */
 void spawn_child_free(job *c)
 {
@@ -255,6 +268,7 @@ void spawn_child_free(job *c)
     free(c->nsdir);
     free(c->rank_node);
     free(c->xmap);
+    spawn_fwd_drop(c);
     PMIx_Info_free(c->extra_info, c->nextra);
     c->sigfd = c->devnull = -1; /* the first job's */
     c->topo = NULL;
@@ -355,7 +369,8 @@ typedef struct spawn_args {
     const job *tjob;             /* the target, when it is a job of this run */
     unsigned per_node, per_proc; /* PMIX_DEBUG_DAEMONS_PER_NODE / _PER_PROC */
     bool notify, stop_in_init, daemons;
-    long total; /* processes in all */
+    int stdin_to; /* PMIX_STDIN_TGT: a rank, STDIN_ALL, or STDIN_NONE */
+    long total;   /* processes in all */
 } spawn_args;
 
 /* The job named `ns` of this run (the first job, unless a system server,
@@ -460,6 +475,7 @@ static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninf
 
     memset(a, 0, sizeof *a);
     a->trank = PMIX_RANK_WILDCARD;
+    a->stdin_to = STDIN_NONE;
     if (napps == 0)
         return PMIX_ERR_BAD_PARAM;
     for (size_t i = 0; i < ninfo; i++) {
@@ -480,6 +496,9 @@ static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninf
             a->per_node = count_of(in);
         else if (key_is(in, PMIX_DEBUG_DAEMONS_PER_PROC))
             a->per_proc = count_of(in);
+        else if (key_is(in, PMIX_STDIN_TGT) &&
+                 (rc = iof_stdin_target(in, &a->stdin_to)) != PMIX_SUCCESS)
+            return rc;
         else if ((key_is(in, PMIX_HOST) || key_is(in, PMIX_ADD_HOST)) &&
                  (rc = check_hosts(j, in)) != PMIX_SUCCESS)
             return rc;
@@ -496,7 +515,7 @@ static pmix_status_t read_args(job *j, const pmix_info_t job_info[], size_t ninf
                      (rc = check_hosts(j, &apps[k].info[i])) != PMIX_SUCCESS)
                 return rc;
     }
-    if (a->total > 65535)
+    if (a->total > 65535 || a->stdin_to >= a->total)
         return PMIX_ERR_BAD_PARAM;
     a->tjob = a->daemons ? job_of_run(j, a->target) : NULL;
     if (a->daemons && a->target != NULL && a->tjob == NULL &&
@@ -525,6 +544,8 @@ static pmix_status_t child_make(job *j, const pmix_proc_t *proc, const spawn_arg
     if (c == NULL)
         return PMIX_ERR_NOMEM;
     job_borrow(c, j);
+    c->stdin_to = a->stdin_to;
+    c->in_open = c->in_pushed = a->stdin_to != STDIN_NONE; /* tools' PMIx_IOF_push */
     c->nnodes = 1;
     c->ncores = j->ncores;
     memcpy(c->hostname, j->hostname, sizeof c->hostname);
@@ -929,6 +950,10 @@ pmix_status_t spawn_plan(job *j, const pmix_proc_t *proc, const pmix_info_t job_
         goto out;
     if ((rc = read_args(j, job_info, ninfo, main_, nmain, &a)) != PMIX_SUCCESS)
         goto out;
+    if (a.stdin_to != STDIN_NONE) {
+        rc = PMIX_ERR_NOT_SUPPORTED; /* no push reaches the daemons' ranks yet */
+        goto out;
+    }
     if ((rc = plan_one(j, proc, &a, job_info, ninfo, main_, nmain, j->nspawned + 1, &c)) !=
         PMIX_SUCCESS)
         goto out;

@@ -375,11 +375,17 @@ static pmix_status_t namespaces(job *j, const char *key, pmix_info_t *out)
  * none where a host does not spawn, as for PMIX_QUERY_DEBUG_SUPPORT).
  * PMIX_COSPAWN_APP is taken but listed with the debugger's attributes
  * only: OpenPMIx's debugger example, finding it here, takes a branch it
- * leaves empty and waits for ever (docs/abi.md). */
+ * leaves empty and waits for ever (docs/abi.md). Over daemons the output
+ * reaches the spawner (pmixrun_nodes.c relays it), its input does not: no
+ * PMIX_STDIN_TGT. */
+#define SPAWN_SUPPORT_BASE                                                                 \
+    PMIX_MAPBY "," PMIX_WDIR "," PMIX_HOST "," PMIX_ADD_HOST "," PMIX_NOTIFY_COMPLETION    \
+               "," PMIX_DEBUG_STOP_IN_INIT "," PMIX_DEBUGGER_DAEMONS "," PMIX_DEBUG_TARGET \
+               "," PMIX_DEBUG_JOB "," PMIX_DEBUG_DAEMONS_PER_NODE "," PMIX_DEBUG_DAEMONS_PER_PROC
 static const char spawn_support[] =
-    PMIX_MAPBY "," PMIX_WDIR "," PMIX_HOST "," PMIX_ADD_HOST "," PMIX_NOTIFY_COMPLETION
-               "," PMIX_DEBUG_STOP_IN_INIT "," PMIX_DEBUGGER_DAEMONS "," PMIX_DEBUG_TARGET
-               "," PMIX_DEBUG_JOB "," PMIX_DEBUG_DAEMONS_PER_NODE "," PMIX_DEBUG_DAEMONS_PER_PROC;
+    SPAWN_SUPPORT_BASE "," PMIX_FWD_STDOUT "," PMIX_FWD_STDERR "," PMIX_STDIN_TGT;
+static const char spawn_support_nodes[] =
+    SPAWN_SUPPORT_BASE "," PMIX_FWD_STDOUT "," PMIX_FWD_STDERR;
 
 /* PMIX_QUERY_DEBUG_SUPPORT: the debugger attributes pmixrun_spawn.c takes
  * (stop in init, debugger daemons placed by their target, cospawn). */
@@ -441,8 +447,10 @@ pmix_status_t tool_query_up(void *hctx, const pmix_proc_t *requestor, const pmix
                 if (namespaces(j, key, &a->info[n]) == PMIX_SUCCESS)
                     n++;
             } else if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0) {
-                if (PMIx_Info_load(&a->info[n], key, j->spawn != NULL ? spawn_support : "",
-                                   PMIX_STRING) == PMIX_SUCCESS)
+                const char *list = j->spawn == NULL                    ? ""
+                                   : j->nnodes > 1 || j->cross != NULL ? spawn_support_nodes
+                                                                       : spawn_support;
+                if (PMIx_Info_load(&a->info[n], key, list, PMIX_STRING) == PMIX_SUCCESS)
                     n++;
             } else if (strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0) {
                 if (PMIx_Info_load(&a->info[n], key, j->spawn != NULL ? debug_support : "",

@@ -73,6 +73,9 @@
  *                   process some pull of the receiver matches (once per
  *                   receiver, whatever number of its pulls match)
  *   IOF_DEREG c->s  u32 id: that pull ends               reply: REPLY
+ *   IOF_PUSH  c->s  procs targets, info directives, u8 eof, bytes data:
+ *                   input for the targets' stdin, or (eof, no data) its
+ *                   end; answered once the host delivered it  reply: REPLY
  *
  * A server that does not understand a message drops the client (protocol
  * error); a client that receives a reply with an unknown tag ignores it
@@ -85,8 +88,8 @@
  * the slot arrays); a client of an older build is refused at HELLO.
  * 5: QUERY (process sets), which a server of version 4 would take for a
  * protocol error. 6: SPAWN, IOF_PULL, IOF_DATA and IOF_DEREG (the same
- * reason). */
-#define PX_PROTOCOL 6
+ * reason). 7: IOF_PUSH (the same reason). */
+#define PX_PROTOCOL 7
 
 enum px_msg_type {
     PX_MSG_HELLO = 1,
@@ -117,7 +120,7 @@ enum px_msg_type {
     PX_MSG_IOF_PULL = 28,
     PX_MSG_IOF_DATA = 29,
     PX_MSG_IOF_DEREG = 30,
-    /* 31 is kept for IOF_PUSH (stdin to ranks), not there yet */
+    PX_MSG_IOF_PUSH = 31,
 };
 
 /* Most application contexts in one SPAWN; more is a protocol error. */

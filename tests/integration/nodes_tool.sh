@@ -8,6 +8,9 @@
 # host; pmixps, also with a daemon that does not answer (its deadline);
 # `--stop-in-init` held until a tool's PMIX_DEBUGGER_RELEASE,
 # which reaches the ranks of every daemon (one rank first, then all);
+# a tool's PMIx_IOF_pull gets the stdout and stderr of the ranks of both
+# daemons, each line once (by callback, and written by the library with
+# PMIX_IOF_TAG_OUTPUT);
 # pmixstack on a job hung in a fence prints one merged stack of ranks 0-3.
 #
 #   nodes_tool.sh PMIXRUN TOOL_PROBE PMIXPS PMIXSTACK DEBUG_TARGET DEBUG_TOOL
@@ -112,9 +115,22 @@ $expect"
     [ -n "$want" ] && [ "$gotl" = "$want" ] || fail "local proc table of $h1: '$gotl', want '$want'"
     TOOL_PROBE_HOST=no-such-host timeout 30 "$probe" pid "$job" >"$work/local0.out" 2>&1 || fail "tool_probe local (none): exit $?"
     grep -q "^local" "$work/local0.out" && fail "the local table of a host with no rank is not empty"
-    # output is not pulled over daemons: refused, not accepted and never sent
+    # a pull over daemons is accepted (what it gets: the stop-in-init part);
+    # the first, with a daemon stopped, waits for it 3 s, not for its end
+    d1=$(pgrep -P "$job" -f -- "--node 1 " | head -1)
+    if [ -n "$d1" ]; then
+        kill -STOP "$d1"
+        t0=$(date +%s.%N)
+        TOOL_PROBE_PULL=only timeout 30 "$probe" pid "$job" >"$work/pull0.out" 2>&1
+        t1=$(date +%s.%N)
+        kill -CONT "$d1"
+        grep -q "^pull $nspace PMIX_SUCCESS$" "$work/pull0.out" || fail "PMIx_IOF_pull over daemons, one stopped: $(cat "$work/pull0.out")"
+        awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 2.5 && b - a < 8) }' || fail "PMIx_IOF_pull with a stopped daemon took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s, want about 3"
+    else
+        fail "no daemon of node 1 among pmixrun's children"
+    fi
     TOOL_PROBE_PULL=1 timeout 30 "$probe" pid "$job" >"$work/pull.out" 2>&1
-    grep -q "^pull $nspace PMIX_ERR_NOT_SUPPORTED$" "$work/pull.out" || fail "PMIx_IOF_pull over daemons: $(grep '^pull' "$work/pull.out")"
+    grep -q "^pull $nspace PMIX_SUCCESS$" "$work/pull.out" || fail "PMIx_IOF_pull over daemons: $(grep '^pull' "$work/pull.out")"
     # pmixps: every rank with its pid and host
     timeout 30 "$pmixps" --pid "$job" >"$work/ps.out" 2>&1 || fail "pmixps: exit $?: $(cat "$work/ps.out")"
     while read -r rank pid; do
@@ -171,6 +187,42 @@ if start_job "$work/stop.out" --stop-in-init --nodes 2 -n 4 --timeout 60 "$targe
     rc=$?
     [ "$rc" = 0 ] || fail "stop-in-init job: exit $rc: $(cat "$work/stop.out")"
     [ "$(hellos)" = 4 ] || fail "stop-in-init: not every rank ran after the release: $(cat "$work/stop.out")"
+fi
+
+# ---- output of every daemon's ranks to a tool's PMIx_IOF_pull ----
+# The ranks wait in init so that the tool pulls before any output is made;
+# each prints a line on stdout and one on stderr.
+connected4() {
+    for _ in $(seq 100); do
+        [ "$("$pmixps" --pid "$job" 2>/dev/null | grep -c ' connected ')" = 4 ] && return 0
+        sleep 0.1
+    done
+    fail "stop-in-init: not 4 ranks connected: $("$pmixps" --pid "$job" 2>&1)"
+}
+if start_job "$work/iof.out" --stop-in-init --nodes 2 -n 4 --timeout 60 "$target" hello; then
+    connected4
+    # a tool that failed released nothing: the job goes, not its timeout
+    timeout 40 "$dtool" iof "$job" >"$work/iof.tool" 2>&1 || { fail "debug_tool iof over daemons: exit $?: $(cat "$work/iof.tool")"; kill "$job"; }
+    for r in 0 1 2 3; do
+        [ "$(grep -c "^iof $r stdout: hello from rank $r of 4$" "$work/iof.tool")" = 1 ] || fail "IOF over daemons: not one stdout line of rank $r: $(cat "$work/iof.tool")"
+        [ "$(grep -c "^iof $r stderr: note from rank $r$" "$work/iof.tool")" = 1 ] || fail "IOF over daemons: not one stderr line of rank $r: $(cat "$work/iof.tool")"
+    done
+    grep -q "^lines 8$" "$work/iof.tool" || fail "IOF over daemons: not exactly 8 lines: $(cat "$work/iof.tool")"
+    grep -q "^other namespace PMIX_ERR_NOT_FOUND$" "$work/iof.tool" || fail "IOF over daemons: a pull of another namespace: $(grep '^other' "$work/iof.tool")"
+    wait "$job"
+    rc=$?
+    [ "$rc" = 0 ] || fail "IOF job over daemons: exit $rc: $(cat "$work/iof.out")"
+    [ "$(grep -c "^hello from rank" "$work/iof.out")" = 4 ] || fail "IOF over daemons: pmixrun's own output lost lines: $(cat "$work/iof.out")"
+fi
+# no callback, PMIX_IOF_TAG_OUTPUT: the library writes it, tagged
+if start_job "$work/iof2.out" --stop-in-init --nodes 2 -n 4 --timeout 60 "$target" hello; then
+    connected4
+    timeout 40 "$dtool" iof "$job" tag >"$work/iof2.tool" 2>&1 || { fail "debug_tool iof tag over daemons: exit $?: $(cat "$work/iof2.tool")"; kill "$job"; }
+    for r in 0 1 2 3; do
+        grep -Fqx "[$nspace,$r]<stdout>: hello from rank $r of 4" "$work/iof2.tool" || fail "IOF tagged over daemons: no stdout of rank $r: $(cat "$work/iof2.tool")"
+        grep -Fqx "[$nspace,$r]<stderr>: note from rank $r" "$work/iof2.tool" || fail "IOF tagged over daemons: no stderr of rank $r: $(cat "$work/iof2.tool")"
+    done
+    wait "$job"
 fi
 
 # ---- pmixstack: a job over two daemons hung in a fence ----

@@ -32,7 +32,9 @@
 #   host      --host localhost:3 runs 3; --host node0:2,node1 runs 3 over
 #             two virtual nodes, 2 on node0; other names are refused
 #   nodes     with --nodes 2: -x, --merge-stderr-to-stdout and SIGUSR1 reach
-#             every node's ranks; --stdin 1 is refused
+#             every node's ranks; pmixrun's stdin reaches rank 0 by default,
+#             --stdin 2 and --stdin all on the other node too, more than a
+#             pipe holds (PD_STDIN through the daemons)
 #   apps      application contexts separated by ':', on one node and with
 #             --nodes 2: each its own ranks, program, arguments, -x and
 #             --wdir; a ':' without a program after it, a context without
@@ -291,8 +293,23 @@ nodes)
     run --nodes 2 -n 4 -x OPTIONS_X=on --merge-stderr-to-stdout sh -c 'echo "x=$OPTIONS_X $PMIX_RANK" >&2'
     [ $status = 0 ] || fail "status $status"
     expect_lines 4 '^x=on [0-3]$' "$out"
-    run --nodes 2 -n 2 --stdin 1 true
-    [ $status = 2 ] || fail "--stdin 1 with --nodes: status $status, not 2"
+    prog='if read -r line; then echo "rank $PMIX_RANK read $line"; else echo "rank $PMIX_RANK eof"; fi'
+    printf 'first line\n' >"$work/in"
+    for to in 0 2 all; do
+        timeout -k 5 60 "$pmixrun" --timeout 30 --nodes 2 -n 3 --map-by node --stdin $to \
+            sh -c "$prog" <"$work/in" >"$work/out" 2>&1
+        out=$(cat "$work/out")
+        if [ $to = all ]; then
+            expect_lines 3 '^rank [0-2] read first line$' "$out"
+        else
+            expect_lines 1 "^rank $to read first line\$" "$out"
+            expect_lines 2 '^rank [0-2] eof$' "$out"
+        fi
+    done
+    head -c 300000 /dev/zero | tr '\0' 'x' >"$work/in"
+    timeout -k 5 60 "$pmixrun" --timeout 30 --nodes 2 -n 2 --map-by node --stdin all \
+        sh -c 'echo "rank $PMIX_RANK got $(wc -c)"' <"$work/in" >"$work/out" 2>&1
+    expect_lines 2 '^rank [01] got 300000$' "$(cat "$work/out")"
     prog='trap "echo \"rank $PMIX_RANK got USR1\"; exit 0" USR1; echo ready; while :; do sleep 0.1; done'
     "$pmixrun" --timeout 60 --nodes 2 -n 2 sh -c "$prog" "$marker" >"$work/out" 2>&1 </dev/null &
     pid=$!

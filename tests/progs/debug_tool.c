@@ -13,7 +13,8 @@
  *       attach the same way, PMIx_IOF_pull the stdout and stderr of every
  *       rank of the job, release it as above, and print each chunk as
  *       "iof RANK stdout|stderr: TEXT" until 2 lines per rank came (at
- *       most 30 s); then PMIx_IOF_deregister. With "tag": no callback and
+ *       most 30 s; the job's size from PMIX_JOB_SIZE, else from
+ *       PMIX_QUERY_PROC_TABLE); then PMIx_IOF_deregister. With "tag": no callback and
  *       PMIX_IOF_TAG_OUTPUT, so the library writes the output itself,
  *       tagged; the tool then waits until pmixrun (PID) is gone.
  *
@@ -88,6 +89,30 @@ static int terminate(void)
     return 0;
 }
 
+/* The number of processes of `job` from PMIX_QUERY_PROC_TABLE: where the
+ * server holds no job data (pmixrun over daemons), the job's size. */
+static pmix_status_t proc_table_size(const char *job, uint32_t *size)
+{
+    pmix_query_t *q = PMIx_Query_create(1);
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    pmix_status_t rc;
+
+    PMIx_Argv_append_nosize(&q->keys, PMIX_QUERY_PROC_TABLE);
+    q->qualifiers = PMIx_Info_create(1);
+    q->nqual = 1;
+    PMIx_Info_load(&q->qualifiers[0], PMIX_NSPACE, job, PMIX_STRING);
+    rc = PMIx_Query_info(q, 1, &res, &nres);
+    PMIx_Query_free(q, 1);
+    if (rc == PMIX_SUCCESS &&
+        (nres < 1 || res[0].value.type != PMIX_DATA_ARRAY || res[0].value.data.darray == NULL))
+        rc = PMIX_ERR_BAD_PARAM;
+    if (rc == PMIX_SUCCESS)
+        *size = (uint32_t)res[0].value.data.darray->size;
+    PMIx_Info_free(res, nres);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     pmix_proc_t me, target;
@@ -136,10 +161,12 @@ int main(int argc, char **argv)
 
         PMIX_LOAD_PROCID(&all, job, PMIX_RANK_WILDCARD);
         rc = PMIx_Get(&all, PMIX_JOB_SIZE, NULL, 0, &v);
-        if (rc != PMIX_SUCCESS || v == NULL || v->type != PMIX_UINT32)
-            return fail("PMIX_JOB_SIZE", rc == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : rc);
-        size = v->data.uint32;
-        PMIX_VALUE_RELEASE(v);
+        if (rc == PMIX_SUCCESS && v != NULL && v->type == PMIX_UINT32)
+            size = v->data.uint32;
+        else if ((rc = proc_table_size(job, &size)) != PMIX_SUCCESS)
+            return fail("PMIX_JOB_SIZE and PMIX_QUERY_PROC_TABLE", rc);
+        if (v != NULL)
+            PMIX_VALUE_RELEASE(v);
         PMIx_Info_load(&dir, PMIX_IOF_TAG_OUTPUT, &yes, PMIX_BOOL);
         rc = PMIx_IOF_pull(&all, 1, tag ? &dir : NULL, tag ? 1 : 0,
                            PMIX_FWD_STDOUT_CHANNEL | PMIX_FWD_STDERR_CHANNEL, tag ? NULL : iof_cb,

@@ -40,8 +40,12 @@
  *                                               its PMIX_LOCAL_PEERS (qualified by
  *                                               PMIX_HOSTNAME)
  *   rankhost NSPACE RANK HOST                   and each rank's PMIX_HOSTNAME
+ *                                               returned (then deregistered);
+ *                                               with it "only", nothing else
+ *                                               of the job is asked
  * With HOLD_S it stays connected that many seconds before finalizing.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,8 +152,22 @@ static void print_jobdata(const char *ns)
     }
 }
 
+/* PMIx_IOF_pull of the stdout of every rank of `ns`: prints what it
+ * returned, then deregisters. */
+static void pull(const char *ns)
+{
+    pmix_proc_t all;
+    PMIx_Load_procid(&all, ns, PMIX_RANK_WILDCARD);
+    pmix_status_t rc = PMIx_IOF_pull(&all, 1, NULL, 0, PMIX_FWD_STDOUT_CHANNEL, NULL, NULL, NULL);
+    printf("pull %s %s\n", ns, PMIx_Error_string(rc < 0 ? rc : PMIX_SUCCESS));
+    if (rc >= 0)
+        PMIx_IOF_deregister((size_t)rc, NULL, 0, NULL, NULL);
+}
+
 static void print_jobs(void)
 {
+    bool pull_only =
+        getenv("TOOL_PROBE_PULL") != NULL && strcmp(getenv("TOOL_PROBE_PULL"), "only") == 0;
     pmix_info_t *info = NULL, *t = NULL;
     size_t ninfo = 0, nt = 0;
     char **names;
@@ -162,6 +180,10 @@ static void print_jobs(void)
     PMIx_Info_free(info, ninfo);
     for (size_t k = 0; names != NULL && names[k] != NULL; k++) {
         printf("job %s\n", names[k]);
+        if (pull_only) {
+            pull(names[k]);
+            continue;
+        }
         if (getenv("TOOL_PROBE_JOBDATA") != NULL)
             print_jobdata(names[k]);
         rc = query(PMIX_QUERY_PROC_TABLE, names[k], &t, &nt);
@@ -184,14 +206,8 @@ static void print_jobs(void)
             PMIx_Info_destruct(&dir);
             printf("kill %s %u %s\n", names[k], victim.rank, PMIx_Error_string(rc));
         }
-        if (getenv("TOOL_PROBE_PULL") != NULL) {
-            pmix_proc_t all;
-            PMIx_Load_procid(&all, names[k], PMIX_RANK_WILDCARD);
-            rc = PMIx_IOF_pull(&all, 1, NULL, 0, PMIX_FWD_STDOUT_CHANNEL, NULL, NULL, NULL);
-            printf("pull %s %s\n", names[k], PMIx_Error_string(rc < 0 ? rc : PMIX_SUCCESS));
-            if (rc >= 0)
-                PMIx_IOF_deregister((size_t)rc, NULL, 0, NULL, NULL);
-        }
+        if (getenv("TOOL_PROBE_PULL") != NULL)
+            pull(names[k]);
         rc = query(PMIX_QUERY_LOCAL_PROC_TABLE, names[k], &t, &nt);
         check("query local proc table", rc);
         if (rc != PMIX_SUCCESS)

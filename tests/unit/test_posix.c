@@ -1877,6 +1877,53 @@ static void test_watch_always_ready(void **state)
     px_posix_destroy(p);
 }
 
+/* A host's watch that only notes readiness (pmixrun's loop reads after the
+ * turn): on a pipe left unread beside an always-ready watch, one turn calls
+ * each callback once and returns. It stops wanting after many calls, so a
+ * loop that ran it again and again fails the count instead of hanging. */
+typedef struct noter {
+    px_posix_watch *w;
+    int calls;
+} noter;
+
+static void noter_cb(void *arg, unsigned what)
+{
+    noter *n = arg;
+    (void)what;
+    if (++n->calls >= 1000)
+        px_posix_watch_set(n->w, 0);
+}
+
+static void test_watch_unread_beside_always(void **state)
+{
+    char err[128];
+    int fds[2], dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    px_posix *p = px_posix_create(true, err, sizeof err);
+    noter np = {0}, nn = {0};
+
+    (void)state;
+    assert_non_null(p);
+    assert_true(dn >= 0);
+    assert_int_equal(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
+    assert_int_equal(write(fds[1], "x", 1), 1);
+    np.w = px_posix_watch_create(p, fds[0], PX_POSIX_READ, noter_cb, &np);
+    nn.w = px_posix_watch_create(p, dn, PX_POSIX_READ, noter_cb, &nn);
+    assert_non_null(np.w);
+    assert_non_null(nn.w);
+    px_posix_run_once(p, 5.0);
+    assert_int_equal(np.calls, 1);
+    assert_int_equal(nn.calls, 1);
+    px_posix_run_once(p, 0);
+    assert_int_equal(np.calls, 2);
+    assert_int_equal(nn.calls, 2);
+    px_posix_watch_destroy(np.w);
+    px_posix_watch_destroy(nn.w);
+    close(fds[0]);
+    close(fds[1]);
+    close(dn);
+    px_posix_destroy(p);
+}
+
 /* The engines' side of one loop: a listener and a timer of a platform
  * made for external progress are served by px_posix_run_once alone, with
  * a host's watch beside them. */
@@ -1986,6 +2033,7 @@ int main(void)
         cmocka_unit_test(test_watch_pipe),
         cmocka_unit_test(test_watch_destroy_other),
         cmocka_unit_test(test_watch_always_ready),
+        cmocka_unit_test(test_watch_unread_beside_always),
         cmocka_unit_test_setup_teardown(test_run_once_serves_engines, fx_setup_ext, fx_teardown),
         cmocka_unit_test(test_log),
     };

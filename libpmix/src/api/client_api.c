@@ -1017,6 +1017,57 @@ PMIX_EXPORT pmix_status_t PMIx_IOF_pull(const pmix_proc_t procs[], size_t nprocs
     return rc == PMIX_SUCCESS ? (pmix_status_t)s.ninfo : rc;
 }
 
+/* PMIx_IOF_push: `bo` for the stdin of `targets`; bo NULL (or empty with
+ * PMIX_IOF_COMPLETE) ends that input (the targets read end of file), and
+ * PMIX_IOF_COMPLETE with data sends the data then the end. With cbfunc
+ * NULL it blocks until the server's host delivered the bytes to every
+ * target (a pipe that is full holds it: the pusher goes at the pace of
+ * the readers). PMIX_IOF_PUSH_STDIN (the library reading this process's
+ * own stdin) is not supported: docs/abi.md. */
+PMIX_EXPORT pmix_status_t PMIx_IOF_push(const pmix_proc_t targets[], size_t ntargets,
+                                        pmix_byte_object_t *bo, const pmix_info_t directives[],
+                                        size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    px_api_client *ac = ready();
+    bool eof = bo == NULL || px_info_flag(directives, ndirs, PMIX_IOF_COMPLETE);
+    bool data = bo != NULL && bo->size > 0;
+    pmix_status_t rc;
+    sync_op s;
+
+    if (ac == NULL)
+        return PMIX_ERR_INIT;
+    if (px_info_flag(directives, ndirs, PMIX_IOF_PUSH_STDIN))
+        return PMIX_ERR_NOT_SUPPORTED;
+    if (bo != NULL && bo->size > 0 && bo->bytes == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    if (!data && !eof)
+        return cbfunc != NULL ? ENGINE(ac, later(ac, cbfunc, NULL, PMIX_SUCCESS, 0, cbdata))
+                              : PMIX_SUCCESS; /* nothing to send */
+    if (cbfunc == NULL && in_callback(ac))
+        return PMIX_ERR_WOULD_BLOCK;
+    need_progress(ac);
+    memset(&s, 0, sizeof(s));
+    s.ac = ac;
+    ac->pops->lock(ac->pctx);
+    rc = PMIX_SUCCESS;
+    /* data then end: one request each, delivered in order; the caller hears
+     * of the last */
+    if (data)
+        rc = px_client_iof_push(ac->client, targets, ntargets, bo->bytes, bo->size, false,
+                                directives, ndirs,
+                                eof              ? NULL
+                                : cbfunc != NULL ? cbfunc
+                                                 : sync_op_cb,
+                                eof              ? NULL
+                                : cbfunc != NULL ? cbdata
+                                                 : &s);
+    if (rc == PMIX_SUCCESS && eof)
+        rc = px_client_iof_push(ac->client, targets, ntargets, NULL, 0, true, directives, ndirs,
+                                cbfunc != NULL ? cbfunc : sync_op_cb, cbfunc != NULL ? cbdata : &s);
+    ac->pops->unlock(ac->pctx);
+    return cbfunc != NULL ? rc : finish(&s, rc);
+}
+
 PMIX_EXPORT pmix_status_t PMIx_IOF_deregister(size_t iofhdlr, const pmix_info_t directives[],
                                               size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata)
 {

@@ -75,15 +75,6 @@ PMIX_EXPORT pmix_status_t PMIx_Validate_credential_nb(const pmix_byte_object_t *
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-/* ---- Forwarding of standard input and output through the library ---- */
-
-PMIX_EXPORT pmix_status_t PMIx_IOF_push(const pmix_proc_t targets[], size_t ntargets,
-                                        pmix_byte_object_t *bo, const pmix_info_t directives[],
-                                        size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 /* ---- Fabric and device management ---- */
 
 PMIX_EXPORT pmix_status_t PMIx_Fabric_register(pmix_fabric_t *fabric,

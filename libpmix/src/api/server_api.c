@@ -416,6 +416,77 @@ static pmix_status_t ad_iof_pull(void *hctx, const pmix_proc_t *requestor,
     return rc;
 }
 
+/* A push (PMIx_IOF_push) for a Standard host: the module's push_stdin gets
+ * the bytes as a byte object (the end of input as an empty one with
+ * PMIX_IOF_COMPLETE added to the directives), and may keep them and the
+ * directives until it calls back: both are copies, freed then. */
+typedef struct ad_push {
+    pmix_byte_object_t bo;
+    pmix_info_t *dirs;
+    size_t ndirs;
+    pmix_op_cbfunc_t cbfunc;
+    void *cbdata;
+} ad_push;
+
+static void ad_push_free(ad_push *p)
+{
+    free(p->bo.bytes);
+    PMIx_Info_free(p->dirs, p->ndirs);
+    free(p);
+}
+
+static void ad_push_done(pmix_status_t status, void *cbdata)
+{
+    ad_push *p = cbdata;
+    pmix_op_cbfunc_t fn = p->cbfunc;
+    void *arg = p->cbdata;
+
+    ad_push_free(p);
+    fn(status, arg);
+}
+
+static pmix_status_t ad_push_stdin(void *hctx, const pmix_proc_t *source,
+                                   const pmix_proc_t targets[], size_t ntargets,
+                                   const pmix_info_t dirs[], size_t ndirs, const void *data,
+                                   size_t len, bool eof, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    const pmix_server_module_t *m = hctx;
+    px_defer_wrap *w;
+    ad_push *p;
+    pmix_status_t rc;
+    bool yes = true;
+
+    if (m->push_stdin == NULL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if ((p = calloc(1, sizeof(*p))) == NULL)
+        return PMIX_ERR_NOMEM;
+    p->cbfunc = cbfunc;
+    p->cbdata = cbdata;
+    p->ndirs = ndirs + (eof ? 1 : 0);
+    if ((p->ndirs > 0 && (p->dirs = PMIx_Info_create(p->ndirs)) == NULL) ||
+        (len > 0 && (p->bo.bytes = malloc(len)) == NULL)) {
+        p->ndirs = p->dirs != NULL ? p->ndirs : 0;
+        ad_push_free(p);
+        return PMIX_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < ndirs; i++)
+        PMIx_Info_xfer(&p->dirs[i], &dirs[i]);
+    if (eof)
+        PMIx_Info_load(&p->dirs[ndirs], PMIX_IOF_COMPLETE, &yes, PMIX_BOOL);
+    if (len > 0)
+        memcpy(p->bo.bytes, data, len);
+    p->bo.size = len;
+    if ((w = px_defer_wrap_op(S.defer, ad_push_done, p)) == NULL) {
+        ad_push_free(p);
+        return PMIX_ERR_NOMEM;
+    }
+    rc = m->push_stdin(source, targets, ntargets, p->dirs, p->ndirs, &p->bo, px_defer_op_cb, w);
+    px_defer_wrap_done(w, rc);
+    if (rc != PMIX_SUCCESS)
+        ad_push_free(p); /* no callback comes */
+    return rc;
+}
+
 /* The host keeps the info until it calls back: hand it a copy, freed then. */
 typedef struct ad_event {
     pmix_info_t *info;
@@ -468,6 +539,7 @@ static const px_server_host adapter = {
     .notify_event = ad_notify,
     .spawn = ad_spawn,
     .iof_pull = ad_iof_pull,
+    .push_stdin = ad_push_stdin,
 };
 
 /* ---- rendezvous files for tools ---- */

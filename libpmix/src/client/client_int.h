@@ -43,6 +43,8 @@ typedef struct px_req {
     bool page;                    /* FENCE: arrived on the fence page (counted in page_open) */
     uint8_t gop;                  /* GROUP: the operation (PX_GRP_*) */
     char grp[PMIX_MAX_NSLEN + 1]; /* GROUP: the group's name */
+    uint16_t fwd;                 /* SPAWN: PMIX_FWD_*_CHANNEL asked (iof.c's sink) */
+    bool fwd_tag;                 /* SPAWN: and PMIX_IOF_TAG_OUTPUT */
 } px_req;
 
 typedef struct px_cgroup px_cgroup; /* a group this process is a member of (group.c) */
@@ -203,5 +205,9 @@ void px_cli_events_destroy(px_client *c);
 /* iof.c: an IOF_DATA frame (payload), and the pulls when the client goes */
 pmix_status_t px_cli_iof_msg(px_client *c, px_buf *b);
 void px_cli_iof_destroy(px_client *c);
+/* A spawn with PMIX_FWD_STDOUT/_STDERR/_STDDIAG succeeded: the output of
+ * `nspace` that no handler of this process takes is written to its own
+ * stdout/stderr (tagged if `tag`). -1 when out of memory. */
+int px_cli_iof_sink(px_client *c, const char *nspace, uint16_t channels, bool tag);
 
 #endif /* PX_CLIENT_INT_H */

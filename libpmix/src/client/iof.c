@@ -11,6 +11,13 @@
  * with "[nspace,rank]<stdout>: " if it asked for PMIX_IOF_TAG_OUTPUT.
  * Deregistering drops the handler at once (no more callbacks) and tells
  * the server.
+ *
+ * A sink is a handler made by a spawn with PMIX_FWD_STDOUT (spawn.c): it
+ * writes here the output of the spawned namespace that no other handler
+ * of this process matched.
+ *
+ * PMIx_IOF_push is one IOF_PUSH request per chunk of input (or for its
+ * end), answered once the server's host delivered it to the targets.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +35,7 @@ struct px_ciof {
     uint16_t channels;
     bool tag;           /* PMIX_IOF_TAG_OUTPUT, for output written here */
     bool line_start[2]; /* written here: at the start of a line (stdout, stderr) */
+    bool sink;          /* a spawn's forwarding: only what no other handler takes */
     pmix_iof_cbfunc_t cb;
 };
 
@@ -214,20 +222,69 @@ pmix_status_t px_cli_iof_msg(px_client *c, px_buf *b)
         (rc = px_unpack_bytes_view(b, &data, &len)) != PMIX_SUCCESS)
         return rc;
     /* a handler may deregister itself (or others) from its callback: walk
-     * by id, looking each up again */
+     * by id, looking each up again; sinks last, if no other handler took it */
     size_t last = c->next_iofid;
-    for (size_t id = 1; id <= last; id++) {
-        px_ciof *h = find(c, id);
-        if (h == NULL || !matches(h, &src, channel))
-            continue;
-        if (h->cb != NULL) {
-            pmix_byte_object_t bo = {.bytes = (char *)data, .size = len};
-            h->cb(h->id, (pmix_iof_channel_t)channel, &src, &bo, NULL, 0);
-        } else {
-            write_here(h, &src, channel, data, len);
+    bool taken = false;
+    for (int pass = 0; pass < 2 && !(pass == 1 && taken); pass++) {
+        for (size_t id = 1; id <= last; id++) {
+            px_ciof *h = find(c, id);
+            if (h == NULL || h->sink != (pass == 1) || !matches(h, &src, channel))
+                continue;
+            taken = true;
+            if (h->cb != NULL) {
+                pmix_byte_object_t bo = {.bytes = (char *)data, .size = len};
+                h->cb(h->id, (pmix_iof_channel_t)channel, &src, &bo, NULL, 0);
+            } else {
+                write_here(h, &src, channel, data, len);
+            }
         }
     }
     return PMIX_SUCCESS;
+}
+
+int px_cli_iof_sink(px_client *c, const char *nspace, uint16_t channels, bool tag)
+{
+    px_ciof *h = calloc(1, sizeof(*h)), **tail;
+
+    if (h == NULL || (h->procs = malloc(sizeof(*h->procs))) == NULL) {
+        free(h);
+        return -1;
+    }
+    PMIx_Load_procid(h->procs, nspace, PMIX_RANK_WILDCARD);
+    h->nprocs = 1;
+    h->channels = channels;
+    h->tag = tag;
+    h->sink = true;
+    h->line_start[0] = h->line_start[1] = true;
+    h->id = ++c->next_iofid;
+    for (tail = &c->iofs; *tail != NULL; tail = &(*tail)->next)
+        ;
+    *tail = h;
+    return 0;
+}
+
+pmix_status_t px_client_iof_push(px_client *c, const pmix_proc_t targets[], size_t ntargets,
+                                 const void *data, size_t len, bool eof, const pmix_info_t dirs[],
+                                 size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    px_req *r;
+    px_buf b;
+
+    if (targets == NULL || ntargets == 0 || (data == NULL && len > 0) || (eof && len > 0))
+        return PMIX_ERR_BAD_PARAM;
+    if (!px_client_connected(c))
+        return c->lost ? PMIX_ERR_UNREACH : PMIX_ERR_INIT;
+    r = px_cli_req_new(c, PX_MSG_REPLY, px_cli_timeout(dirs, ndirs));
+    if (r == NULL)
+        return PMIX_ERR_NOMEM;
+    r->opcb = cbfunc;
+    r->cbdata = cbdata;
+    px_buf_init_frame(&b, PX_MSG_IOF_PUSH, r->tag);
+    px_pack_procs(&b, targets, ntargets);
+    px_pack_info(&b, dirs, ndirs);
+    px_pack_u8(&b, eof ? 1 : 0);
+    px_pack_bytes(&b, data, len);
+    return px_cli_send(c, &b, r);
 }
 
 void px_cli_iof_destroy(px_client *c)

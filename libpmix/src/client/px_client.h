@@ -220,5 +220,15 @@ pmix_status_t px_client_iof_pull(px_client *c, const pmix_proc_t procs[], size_t
                                  pmix_hdlr_reg_cbfunc_t regcb, void *regcbdata, size_t *id);
 pmix_status_t px_client_iof_deregister(px_client *c, size_t id, const pmix_info_t dirs[],
                                        size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata);
+/* iof_push sends `len` bytes of `data` (copied) for the stdin of `targets`
+ * (a rank or PMIX_RANK_WILDCARD), or with `eof` (and no data) the end of
+ * that input. It returns PMIX_SUCCESS and calls cbfunc (if not NULL) once
+ * the server's host delivered it (PMIX_ERR_NOT_FOUND: no target reads
+ * input from it; PMIX_ERR_NOT_SUPPORTED: the host forwards none; a
+ * PMIX_TIMEOUT directive bounds the wait), or returns an error
+ * (PMIX_ERR_BAD_PARAM, PMIX_ERR_INIT, PMIX_ERR_UNREACH) and calls nothing. */
+pmix_status_t px_client_iof_push(px_client *c, const pmix_proc_t targets[], size_t ntargets,
+                                 const void *data, size_t len, bool eof, const pmix_info_t dirs[],
+                                 size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata);
 
 #endif /* PX_CLIENT_H */

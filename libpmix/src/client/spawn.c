@@ -6,6 +6,12 @@
  * be found, too few slots). PMIX_TIMEOUT in the job directives bounds the
  * wait here too; without it the host's answer ends the request, and a
  * lost server fails it.
+ *
+ * With PMIX_FWD_STDOUT, PMIX_FWD_STDERR or PMIX_FWD_STDDIAG the server
+ * sends the new job's output here (server/spawn.c): it goes to this
+ * process's pulls that match it (PMIx_IOF_pull), and what none takes is
+ * written to its own stdout and stderr (iof.c's sink; tagged with
+ * PMIX_IOF_TAG_OUTPUT).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +39,13 @@ pmix_status_t px_client_spawn(px_client *c, const pmix_info_t job_info[], size_t
         return PMIX_ERR_NOMEM;
     r->spawncb = cbfunc;
     r->cbdata = cbdata;
+    if (px_info_flag(job_info, ninfo, PMIX_FWD_STDOUT))
+        r->fwd |= PMIX_FWD_STDOUT_CHANNEL;
+    if (px_info_flag(job_info, ninfo, PMIX_FWD_STDERR))
+        r->fwd |= PMIX_FWD_STDERR_CHANNEL;
+    if (px_info_flag(job_info, ninfo, PMIX_FWD_STDDIAG))
+        r->fwd |= PMIX_FWD_STDDIAG_CHANNEL;
+    r->fwd_tag = px_info_flag(job_info, ninfo, PMIX_IOF_TAG_OUTPUT);
     px_buf_init_frame(&b, PX_MSG_SPAWN, r->tag);
     px_pack_info(&b, job_info, ninfo);
     px_pack_u32(&b, (uint32_t)napps);
@@ -51,6 +64,8 @@ void px_cli_spawn_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b
 {
     pmix_spawn_cbfunc_t cb = r->spawncb;
     void *cbdata = r->cbdata;
+    uint16_t fwd = r->fwd;
+    bool fwd_tag = r->fwd_tag;
     pmix_nspace_t ns;
     char *got = NULL;
 
@@ -63,6 +78,8 @@ void px_cli_spawn_reply(px_client *c, px_req *r, pmix_status_t status, px_buf *b
     free(got);
     if (status == PMIX_SUCCESS && ns[0] == '\0')
         status = PMIX_ERR_UNPACK_FAILURE; /* a job needs a name */
+    if (status == PMIX_SUCCESS && fwd != 0 && px_cli_iof_sink(c, ns, fwd, fwd_tag) != 0)
+        status = PMIX_ERR_NOMEM; /* the output would be lost */
     if (cb != NULL)
         cb(status, ns, cbdata);
 }

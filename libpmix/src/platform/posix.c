@@ -317,7 +317,11 @@ static void nudge_cb(evutil_socket_t fd, short what, void *arg)
 
 /* A host's turn of the loop (px_posix.h): the timeout is `tick_ev`, which,
  * like `nudge_ev`, only ends the turn. Always-ready watches that want
- * something are activated first, so the turn does not sleep. */
+ * something are activated first, so the turn does not sleep. A turn runs
+ * the ready callbacks once (EVLOOP_ONCE, also when it does not sleep): a
+ * watch's callback only notes readiness and the host reads after the
+ * turn, so a descriptor stays ready until then, and libevent's
+ * EVLOOP_NONBLOCK alone would run it again and again and never return. */
 void px_posix_run_once(px_posix *p, double timeout)
 {
     if (p == NULL || !p->external)
@@ -327,13 +331,13 @@ void px_posix_run_once(px_posix *p, double timeout)
         int flags = EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY;
         bool timed = false;
         if (px_posix_watch_always(p) || timeout == 0.0) {
-            flags = EVLOOP_NONBLOCK;
+            flags = EVLOOP_ONCE | EVLOOP_NONBLOCK;
         } else if (timeout > 0.0) {
             struct timeval tv = seconds_tv(timeout);
             event_base_update_cache_time(p->base);
             timed = evtimer_add(p->tick_ev, &tv) == 0;
             if (!timed)
-                flags = EVLOOP_NONBLOCK; /* never sleep past the caller's deadline */
+                flags = EVLOOP_ONCE | EVLOOP_NONBLOCK; /* never sleep past the deadline */
         }
         drive_once(p, flags);
         if (timed)

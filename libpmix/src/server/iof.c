@@ -9,6 +9,12 @@
  * version 7), so that it may refuse, and delivers output with
  * px_server_iof_deliver; the server sends each chunk once to every asker
  * with a subscription that matches it. A subscription goes with its asker.
+ * A spawn with PMIX_FWD_STDOUT / PMIX_FWD_STDERR makes one too, of id 0,
+ * for the spawner on the new namespace (px_srv_iof_subscribe).
+ *
+ * Input goes the other way (PMIx_IOF_push): each IOF_PUSH is handed to the
+ * host (push_stdin, version 8), which writes it to the targets' stdin,
+ * and the pusher is answered when the host says the bytes are delivered.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +79,21 @@ static void pull_done(pmix_status_t status, void *cbdata)
     s->pops->unlock(s->pctx);
 }
 
+/* The host delivered a push (or failed to): answer the pusher if it is
+ * still there. Hosts may call this from any thread: take the engine lock. */
+static void push_done(pmix_status_t status, void *cbdata)
+{
+    iof_req *r = cbdata;
+    px_server *s = r->srv;
+    px_sclient *c;
+
+    s->pops->lock(s->pctx);
+    if ((c = px_srv_client(s, &r->proc)) != NULL)
+        px_srv_reply_status(s, c, PX_MSG_REPLY, r->tag, status);
+    s->pops->unlock(s->pctx);
+    free(r);
+}
+
 pmix_status_t px_srv_iof_pull(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
 {
     uint32_t id;
@@ -124,6 +145,74 @@ pmix_status_t px_srv_iof_pull(px_server *s, px_sclient *c, uint32_t tag, px_buf 
         free(procs);
         PMIx_Info_free(dirs, ndirs);
         return PMIX_SUCCESS;
+    }
+    free(procs);
+    PMIx_Info_free(dirs, ndirs);
+    px_srv_reply_status(s, c, PX_MSG_REPLY, tag, rc);
+    return PMIX_SUCCESS;
+}
+
+int px_srv_iof_subscribe(px_server *s, px_sclient *c, uint32_t id, const pmix_proc_t *procs,
+                         size_t nprocs, uint16_t channels)
+{
+    px_siof *f = calloc(1, sizeof(*f));
+
+    if (f == NULL || (f->procs = malloc(nprocs * sizeof(*procs))) == NULL) {
+        free(f);
+        return -1;
+    }
+    if (id != 0)
+        sub_remove(s, c, id); /* id 0: every spawn with forwarding adds one */
+    memcpy(f->procs, procs, nprocs * sizeof(*procs));
+    f->c = c;
+    f->id = id;
+    f->nprocs = nprocs;
+    f->channels = channels;
+    f->next = s->iofs;
+    s->iofs = f;
+    return 0;
+}
+
+pmix_status_t px_srv_iof_push(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
+{
+    pmix_proc_t *procs = NULL;
+    size_t nprocs = 0, ndirs = 0, len = 0;
+    pmix_info_t *dirs = NULL;
+    const void *data = NULL;
+    uint8_t eof;
+    iof_req *r;
+    pmix_status_t rc;
+
+    if ((rc = px_unpack_procs(b, &procs, &nprocs)) != PMIX_SUCCESS)
+        return rc;
+    if ((rc = px_unpack_info(b, &dirs, &ndirs)) != PMIX_SUCCESS ||
+        (rc = px_unpack_u8(b, &eof)) != PMIX_SUCCESS ||
+        (rc = px_unpack_bytes_view(b, &data, &len)) != PMIX_SUCCESS) {
+        free(procs);
+        PMIx_Info_free(dirs, ndirs);
+        return rc;
+    }
+    if (nprocs == 0 || (eof && len > 0)) {
+        rc = PMIX_ERR_BAD_PARAM;
+    } else if (s->hops->version < 8 || s->hops->push_stdin == NULL) {
+        rc = PMIX_ERR_NOT_SUPPORTED; /* this host forwards no input */
+    } else if ((r = malloc(sizeof(*r))) == NULL) {
+        rc = PMIX_ERR_NOMEM;
+    } else {
+        r->srv = s;
+        r->proc = c->proc;
+        r->tag = tag;
+        r->id = 0;
+        rc = s->hops->push_stdin(s->hctx, &c->proc, procs, nprocs, dirs, ndirs, data, len, eof != 0,
+                                 push_done, r);
+        if (rc == PMIX_SUCCESS) {
+            free(procs);
+            PMIx_Info_free(dirs, ndirs);
+            return PMIX_SUCCESS; /* push_done answers */
+        }
+        free(r);
+        if (rc == PMIX_OPERATION_SUCCEEDED)
+            rc = PMIX_SUCCESS;
     }
     free(procs);
     PMIx_Info_free(dirs, ndirs);

@@ -32,12 +32,13 @@
 #include "px_platform.h"
 
 /* 2: the group upcall was appended; 3: publish, lookup and unpublish;
- * 4: tool_connected and query; 5: notify_event; 6: spawn; 7: iof_pull.
+ * 4: tool_connected and query; 5: notify_event; 6: spawn; 7: iof_pull;
+ * 8: push_stdin.
  * A table of an older version (from 1) is still accepted: the upcalls it
  * lacks count as NULL (no group upcall; PMIX_ERR_NOT_SUPPORTED for
  * publish, lookup, spawn and output pulls; tools refused, the queries only
  * a host answers unanswered, and events kept on the node). */
-#define PX_SERVER_HOST_VERSION 7
+#define PX_SERVER_HOST_VERSION 8
 #define PX_SERVER_HOST_VERSION_MIN 1
 
 typedef struct px_server px_server;
@@ -252,6 +253,23 @@ typedef struct px_server_host {
     pmix_status_t (*iof_pull)(void *hctx, const pmix_proc_t *requestor, const pmix_proc_t procs[],
                               size_t nprocs, const pmix_info_t directives[], size_t ndirs,
                               pmix_iof_channel_t channels, pmix_op_cbfunc_t cbfunc, void *cbdata);
+
+    /* ---- version 8 ---- */
+
+    /* PMIx_IOF_push from `source` (a client or a tool): `len` bytes of
+     * `data` for the standard input of `targets` (a rank, or
+     * PMIX_RANK_WILDCARD for every rank of a namespace), or with `eof`
+     * (then len is 0) the end of that input: the host closes the targets'
+     * stdin once what was pushed before has reached it. All borrowed for
+     * the call. The host answers PMIX_OPERATION_SUCCEEDED (delivered now),
+     * or PMIX_SUCCESS and cbfunc once the bytes have been written to every
+     * target still reading (the pusher's flow control), or an error with
+     * no call (PMIX_ERR_NOT_FOUND: no target reads input from the host).
+     * If NULL (or the table is older), pushes get PMIX_ERR_NOT_SUPPORTED. */
+    pmix_status_t (*push_stdin)(void *hctx, const pmix_proc_t *source, const pmix_proc_t targets[],
+                                size_t ntargets, const pmix_info_t directives[], size_t ndirs,
+                                const void *data, size_t len, bool eof, pmix_op_cbfunc_t cbfunc,
+                                void *cbdata);
 } px_server_host;
 
 /* Create a server. `hops`/`hctx` are the host, `pops`/`pctx` the platform;

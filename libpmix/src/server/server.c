@@ -867,6 +867,7 @@ static pmix_status_t sink_deliver(void *sctx, uint64_t conn, const void *frame, 
         case PX_MSG_SPAWN: rc = px_srv_spawn(s, c, hdr.tag, &b); break;
         case PX_MSG_IOF_PULL: rc = px_srv_iof_pull(s, c, hdr.tag, &b); break;
         case PX_MSG_IOF_DEREG: rc = px_srv_iof_dereg(s, c, hdr.tag, &b); break;
+        case PX_MSG_IOF_PUSH: rc = px_srv_iof_push(s, c, hdr.tag, &b); break;
         case PX_MSG_NOPAGE:
             if (c->tool)
                 break;

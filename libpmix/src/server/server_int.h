@@ -273,6 +273,12 @@ void px_srv_send_region(px_server *s, px_sclient *c, px_buf *b, px_region *regio
 pmix_status_t px_srv_iof_pull(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 pmix_status_t px_srv_iof_dereg(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
 void px_srv_iof_client_gone(px_server *s, px_sclient *c);
+/* IOF_PUSH: input for ranks' stdin, handed to the host (push_stdin) */
+pmix_status_t px_srv_iof_push(px_server *s, px_sclient *c, uint32_t tag, px_buf *b);
+/* A subscription of `c` made by the server itself (id 0: a spawn's
+ * PMIX_FWD_STDOUT / _STDERR); procs are copied. -1 when out of memory. */
+int px_srv_iof_subscribe(px_server *s, px_sclient *c, uint32_t id, const pmix_proc_t *procs,
+                         size_t nprocs, uint16_t channels);
 
 void px_srv_reply_status(px_server *s, px_sclient *c, uint16_t type, uint32_t tag,
                          pmix_status_t status);

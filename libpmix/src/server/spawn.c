@@ -5,6 +5,12 @@
  * only whom to answer; if the client is gone by then, the answer is
  * dropped. Starting processes is the host's business: the engine does no
  * I/O.
+ *
+ * PMIX_FWD_STDOUT, PMIX_FWD_STDERR and PMIX_FWD_STDDIAG (job directives)
+ * subscribe the spawner to the new job's output, as its PMIx_IOF_pull of
+ * the namespace would, from the moment the host answers: a host delivers
+ * what the ranks write before it answered to nobody (pmixrun answers as
+ * soon as the ranks are started, before it reads any of their output).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -17,6 +23,7 @@ typedef struct px_spreq {
     px_server *srv;
     pmix_proc_t proc; /* the requester, looked up again when the host answers */
     uint32_t tag;
+    uint16_t fwd; /* PMIX_FWD_*_CHANNEL the requester asked for */
 } px_spreq;
 
 static void send_done(px_server *s, px_sclient *c, uint32_t tag, pmix_status_t status,
@@ -38,8 +45,15 @@ static void spawn_done(pmix_status_t status, pmix_nspace_t nspace, void *cbdata)
     px_sclient *c;
 
     s->pops->lock(s->pctx);
-    if ((c = px_srv_client(s, &r->proc)) != NULL)
+    if ((c = px_srv_client(s, &r->proc)) != NULL) {
+        if (status == PMIX_SUCCESS && r->fwd != 0 && nspace != NULL) {
+            pmix_proc_t all;
+            PMIx_Load_procid(&all, nspace, PMIX_RANK_WILDCARD);
+            if (px_srv_iof_subscribe(s, c, 0, &all, 1, r->fwd) != 0)
+                status = PMIX_ERR_NOMEM; /* the job runs, but not as asked */
+        }
         send_done(s, c, r->tag, status, nspace);
+    }
     s->pops->unlock(s->pctx);
     free(r);
 }
@@ -93,6 +107,19 @@ static bool apps_ok(const pmix_app_t *apps, size_t napps)
     return true;
 }
 
+static uint16_t fwd_channels(const pmix_info_t *info, size_t ninfo)
+{
+    uint16_t ch = 0;
+
+    if (px_info_flag(info, ninfo, PMIX_FWD_STDOUT))
+        ch |= PMIX_FWD_STDOUT_CHANNEL;
+    if (px_info_flag(info, ninfo, PMIX_FWD_STDERR))
+        ch |= PMIX_FWD_STDERR_CHANNEL;
+    if (px_info_flag(info, ninfo, PMIX_FWD_STDDIAG))
+        ch |= PMIX_FWD_STDDIAG_CHANNEL;
+    return ch;
+}
+
 pmix_status_t px_srv_spawn(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
 {
     const px_server_host *h = s->hops->version >= 6 ? s->hops : NULL;
@@ -118,6 +145,7 @@ pmix_status_t px_srv_spawn(px_server *s, px_sclient *c, uint32_t tag, px_buf *b)
         r->srv = s;
         r->proc = c->proc;
         r->tag = tag;
+        r->fwd = fwd_channels(info, ninfo);
         rc = h->spawn(s->hctx, &c->proc, info, ninfo, apps, napps, spawn_done, r);
         if (rc == PMIX_SUCCESS)
             r = NULL; /* spawn_done answers */
