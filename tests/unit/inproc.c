@@ -119,8 +119,10 @@ typedef struct gcoll {
 
 struct inproc_world {
     gcoll *gcolls;
-    size_t host_groups;    /* group upcalls served */
-    size_t group_failures; /* ... that carried a local_status */
+    inproc_ep *hold_groups;    /* the server whose group answers wait ... */
+    struct gdone *held_groups; /* ... here, in order (inproc_hold_groups) */
+    size_t host_groups;        /* group upcalls served */
+    size_t group_failures;     /* ... that carried a local_status */
     ev *head, *tail;
     px_timer *timers;
     unsigned long long timer_seq;
@@ -718,6 +720,7 @@ static bool same_set(const pmix_proc_t *a, size_t na, const pmix_proc_t *b, size
 }
 
 typedef struct gdone {
+    struct gdone *next; /* among the held ones (inproc_hold_groups) */
     px_group_cbfunc_t cbfunc;
     void *cbdata;
     pmix_status_t status;
@@ -763,6 +766,13 @@ static void gcoll_answer(inproc_world *w, gcoll *g, size_t k, pmix_status_t stat
     d->ctxid = ctxid;
     d->ndata = total;
     g->c[k].cbfunc = NULL;
+    if (g->c[k].server == w->hold_groups) {
+        gdone **pp = &w->held_groups;
+        while (*pp != NULL)
+            pp = &(*pp)->next;
+        *pp = d; /* delivered, in order, when the hold ends */
+        return;
+    }
     push_call(w, call_gdone, d);
 }
 
@@ -1268,6 +1278,12 @@ void inproc_world_destroy(inproc_world *w)
         free_hcoll(w, w->colls);
     while (w->gcolls != NULL)
         free_gcoll(w, w->gcolls);
+    while (w->held_groups != NULL) {
+        struct gdone *d = w->held_groups;
+        w->held_groups = d->next;
+        free(d->data);
+        free(d);
+    }
     while (w->dmx != NULL) {
         dmx_req *r = w->dmx;
         w->dmx = r->next;
@@ -1581,6 +1597,24 @@ size_t inproc_orphan_timers(const inproc_world *w)
 size_t inproc_orphan_timers_fired(const inproc_world *w)
 {
     return w->orphan_timers_fired;
+}
+
+void inproc_hold_groups(inproc_world *w, px_server *srv, bool hold)
+{
+    inproc_ep *s = server_ep(w, srv);
+
+    if (s == NULL || (!hold && w->hold_groups != s))
+        abort();
+    if (hold) {
+        w->hold_groups = s;
+        return;
+    }
+    w->hold_groups = NULL;
+    while (w->held_groups != NULL) {
+        struct gdone *d = w->held_groups;
+        w->held_groups = d->next;
+        push_call(w, call_gdone, d);
+    }
 }
 
 void inproc_corrupt_collects(inproc_world *w, int n)

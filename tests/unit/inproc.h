@@ -143,6 +143,11 @@ void inproc_last_hello(const inproc_world *w, uint32_t *pid, uint32_t *uid, uint
 /* The host garbles the data of the next `n` cross-node collectives it
  * completes (every node gets the same bad bytes). */
 void inproc_corrupt_collects(inproc_world *w, int n);
+/* While held (hold: true), the answers of group operations to server
+ * `srv` wait, as if its host's network were slow: the other nodes' members
+ * go on, and what they send meanwhile reaches `srv` first. Ending the hold
+ * delivers them, in order. One server at a time. */
+void inproc_hold_groups(inproc_world *w, px_server *srv, bool hold);
 
 /* Fence pages (px_page.h): off unless enabled, for the servers created
  * after. Sleeping on a page never happens here (page_wait returns at

@@ -726,6 +726,61 @@ static void test_invite_nodes(void **state)
     job_end(j);
 }
 
+/* A member leaves before its group is known on every node: the host
+ * answers node 1 first (node 0's answer is held, as a loaded daemon's
+ * would be), so rank 3 leaves and its PMIX_GROUP_LEFT reaches node 0
+ * while node 0's construct is still the host's. Node 0 must not keep 3
+ * when its construct completes: the others' destruct then names the same
+ * members on both nodes ({0, 1, 2}) and completes (pmixrun's
+ * invite --leave hung in the destruct when node 0 kept 3). */
+static void test_leave_before_known(void **state)
+{
+    job *j = job_start(2, 2);
+    const int all[] = {0, 1, 2, 3}, node1[] = {2, 3}, rest[] = {0, 1, 2};
+    pmix_proc_t procs[4];
+    size_t nd;
+    pmix_info_t *d = dirs_make(true, 0, false, &nd);
+
+    for (int r = 0; r < 4; r++)
+        procs[r] = j->p[r].self;
+    inproc_hold_groups(j->w, j->srv[0], true);
+    assert_int_equal(px_client_group_invite(j->p[0].c, "early", procs, 4, d, nd, grp_cb, &j->p[0]),
+                     PMIX_SUCCESS);
+    for (int r = 1; r < 4; r++) {
+        gproc *p = &j->p[r];
+        assert_true(inproc_run_until(j->w, &p->events[ev_index(PMIX_GROUP_INVITED)]));
+        p->done = 0;
+        assert_int_equal(px_client_group_join(p->c, "early", &j->p[0].self, PMIX_GROUP_ACCEPT, NULL,
+                                              0, grp_cb, p),
+                         PMIX_SUCCESS);
+    }
+    wait_all(j, node1, 2, PMIX_SUCCESS);
+    assert_members(&j->p[3], all, 4);
+    j->p[3].done = 0;
+    assert_int_equal(px_client_group_leave(j->p[3].c, "early", NULL, 0, op_cb, &j->p[3]),
+                     PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[3].done));
+    assert_int_equal(j->p[3].status, PMIX_SUCCESS);
+    for (int r = 0; r <= 2; r++) {
+        assert_true(inproc_run_until(j->w, &j->p[r].events[ev_index(PMIX_GROUP_LEFT)]));
+        assert_int_equal(j->p[r].ev_about.rank, 3);
+    }
+    assert_int_equal(j->p[0].done, 0); /* node 0's group is not made yet */
+    assert_int_equal(j->p[1].done, 0);
+    inproc_hold_groups(j->w, j->srv[0], false);
+    assert_true(inproc_run_until(j->w, &j->p[0].done));
+    assert_int_equal(j->p[0].status, PMIX_SUCCESS);
+    assert_true(inproc_run_until(j->w, &j->p[1].done));
+    assert_int_equal(j->p[1].status, PMIX_SUCCESS);
+    /* the group was made of the four: 3 left it afterwards */
+    assert_members(&j->p[0], all, 4);
+    assert_members(&j->p[1], all, 4);
+    assert_int_equal(j->p[1].ctxid, j->p[3].ctxid);
+    destruct(j, "early", rest, 3, PMIX_SUCCESS);
+    PMIx_Info_free(d, 3);
+    job_end(j);
+}
+
 /* A process speaks for itself only: rank 3 sends PMIX_GROUP_INVITE_ACCEPTED
  * naming rank 2 as its source to the leader on the other node. The
  * servers take it as 3's own word, so 2's real decline still counts and
@@ -1064,6 +1119,7 @@ int main(void)
         cmocka_unit_test(test_ctxid_one_node),
         cmocka_unit_test(test_construct_nodes),
         cmocka_unit_test(test_invite_nodes),
+        cmocka_unit_test(test_leave_before_known),
         cmocka_unit_test(test_construct_nodes_no_ctxid),
         cmocka_unit_test(test_invite_join_decline_leave),
         cmocka_unit_test(test_invite_others),

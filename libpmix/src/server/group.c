@@ -197,22 +197,27 @@ static void drop_group(px_server *s, px_sgroup *g)
     free(g);
 }
 
+/* Remember the group `t` made, of `members`, but those that left it
+ * already (t->left). */
 static void keep_group(px_server *s, const px_gtrk *t, const pmix_proc_t *members, size_t n,
                        bool has_ctxid, uint64_t ctxid)
 {
     px_sgroup *g = find_group(s, t->name);
+    size_t k = 0;
 
     if (g != NULL)
         drop_group(s, g);
     if ((g = calloc(1, sizeof(*g))) == NULL ||
-        (g->members = malloc(n * sizeof(*members))) == NULL) {
+        (g->members = malloc((n ? n : 1) * sizeof(*members))) == NULL) {
         free(g); /* then destruct and leave find no group: they say so */
         px_srv_logf(s, PX_LOG_ERROR, "group %s: no memory to remember it", t->name);
         return;
     }
     memcpy(g->name, t->name, sizeof(g->name));
-    memcpy(g->members, members, n * sizeof(*members));
-    g->nmembers = n;
+    for (size_t i = 0; i < n; i++)
+        if (!procs_have(t->left, t->nleft, &members[i]))
+            g->members[k++] = members[i];
+    g->nmembers = k;
     g->has_ctxid = has_ctxid;
     g->ctxid = ctxid;
     g->notify_termination = t->notify_termination;
@@ -241,6 +246,7 @@ static void free_trk(px_server *s, px_gtrk *t)
     free(t->slots);
     free(t->answered);
     free(t->accepted);
+    free(t->left);
     free(t);
 }
 
@@ -848,7 +854,12 @@ static void add_ginfo(px_gtrk *t, const pmix_proc_t *who, const pmix_info_t *inf
  * member gets the same membership, context id and data, and each node
  * keeps the group for fences, destruct and leave. PMIx_Group_leave tells
  * the other nodes' members the same way (PMIX_GROUP_LEFT), and their
- * servers drop the leaver from the group. */
+ * servers drop the leaver from the group. The host answers the nodes of a
+ * construct one by one, and the event takes another road than its
+ * answer: a member may leave as soon as its node has the answer, and its
+ * PMIX_GROUP_LEFT reach a node whose construct is still the host's. That
+ * node notes the leaver on the tracker (note_left) and keeps the group
+ * without it, so that every node's destruct names the same members. */
 
 static bool remote_ok(const px_server *s)
 {
@@ -1155,6 +1166,22 @@ static void got_outcome(px_server *s, const pmix_proc_t *leader, const char *grp
     check_joined(s, t);
 }
 
+/* `leaver` left the group `t` (a construct the host holds) makes. */
+static void note_left(px_server *s, px_gtrk *t, const pmix_proc_t *leaver)
+{
+    pmix_proc_t *v;
+
+    if (procs_have(t->left, t->nleft, leaver))
+        return;
+    if ((v = realloc(t->left, (t->nleft + 1) * sizeof(*v))) == NULL) {
+        px_srv_logf(s, PX_LOG_ERROR, "group %s: no memory to note that %s:%u left it", t->name,
+                    leaver->nspace, leaver->rank);
+        return;
+    }
+    v[t->nleft++] = *leaver;
+    t->left = v;
+}
+
 /* A member of `g` left: tell its members of other nodes. */
 static void tell_left(px_server *s, const px_sgroup *g, const pmix_proc_t *leaver)
 {
@@ -1196,6 +1223,14 @@ bool px_srv_group_heard(px_server *s, pmix_status_t status, const pmix_proc_t *s
                 if (!proc_eq(&g->members[i], source))
                     g->members[k++] = g->members[i];
             g->nmembers = k;
+        } else if (g == NULL && (t = find_trk(s, grp)) != NULL && t->op == PMIX_GROUP_CONSTRUCT &&
+                   t->state == PX_TRK_HOST && procs_have(t->procs, t->nprocs, source)) {
+            /* The leaver's node had the host's answer before this one
+             * did: the group is made, this node just does not know it
+             * yet. Its members would destruct it with the leaver, the
+             * others without, and the two never meet: the group kept
+             * here is made without the leaver. */
+            note_left(s, t, source);
         }
         return false; /* the members here hear it */
     default:

@@ -211,6 +211,11 @@ typedef struct px_gtrk {
      * PMIX_GROUP_INFO) of the local members that gave some: for each, its
      * proc then its infos (px_pack_proc, px_pack_info). */
     px_buf ginfo;
+    /* A construct the host holds (HOST): members of other nodes whose
+     * PMIX_GROUP_LEFT came before the host's answer (their nodes had it
+     * first). The group kept here is made without them. */
+    pmix_proc_t *left;
+    size_t nleft;
 } px_gtrk;
 
 typedef struct px_siof px_siof; /* an output subscription (iof.c) */
