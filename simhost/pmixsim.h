@@ -592,6 +592,8 @@ void sim_faults_report(const sim_run *run, FILE *tsv);
 sim_fstat *sim_fstat_get(sim_run *run, uint64_t id, uint32_t epoch, bool create);
 double sim_formula(sim_run *run, const sim_fstat *f);
 void sim_progress(sim_run *run, const sim_fstat *f);
+/* How long a node's host core holds departure news (simfence.c). */
+double sim_news_window(void);
 /* A JSON number: v with 9 significant digits, or null when not finite. */
 void sim_json_num(FILE *f, double v);
 void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, long rss_kb);

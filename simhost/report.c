@@ -179,8 +179,9 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
         fprintf(tsv, "# wall: wall_s=%.3f peak_rss_mb=%.1f stack_max_b=%zu actors=%u\n", wall,
                 rss_kb / 1024.0, run->stack_max, sim_actors(run));
         if (run->depart_msgs > 0) /* none when every process ended at once */
-            fprintf(tsv, "# departures: procs=%u messages=%llu records=%llu\n", run->departs,
-                    (unsigned long long)run->depart_msgs, (unsigned long long)run->depart_recs);
+            fprintf(tsv, "# departures: procs=%u messages=%llu records=%llu window_ns=%g\n",
+                    run->departs, (unsigned long long)run->depart_msgs,
+                    (unsigned long long)run->depart_recs, sim_news_window() * 1e9);
         fflush(tsv);
     }
     if (json != NULL) {
@@ -218,9 +219,11 @@ void sim_report(sim_run *run, FILE *tsv, FILE *json, int index, double wall, lon
             sim_json_num(json, isfinite(pred) && pred > 0 ? span(f) / pred : NAN);
             fprintf(json, ",\"status\":\"%s\"}", f->nfail ? PMIx_Error_string(f->status) : "ok");
         }
-        fprintf(json, "],\"departures\":{\"procs\":%u,\"messages\":%llu,\"records\":%llu}",
+        fprintf(json,
+                "],\"departures\":{\"procs\":%u,\"messages\":%llu,\"records\":%llu,"
+                "\"window_ns\":%g}",
                 run->departs, (unsigned long long)run->depart_msgs,
-                (unsigned long long)run->depart_recs);
+                (unsigned long long)run->depart_recs, sim_news_window() * 1e9);
         sim_faults_json(run, json);
         sim_spawn_json(run, json);
         fprintf(json, "}");

@@ -47,8 +47,25 @@
  * (px_hc_config.news_window; docs/simulation.md, "Departures"). A node's
  * blocking sends make most of the batches: news queues while it sends.
  * 100 ns adds about 0.2 us per hop; a window of a nanosecond or less is
- * not kept exactly by SimGrid's clock and cost more. */
+ * not kept exactly by SimGrid's clock and cost more.
+ *
+ * Sanitized builds send at once (0): there SimGrid runs actors as threads
+ * (main.c), and with a window the end of a 2 x 2 run deadlocked every
+ * time: a node's wait that expired for the window's timer left its
+ * pending receive unable to take a process's later MSG_CLOSE, so that
+ * process never ended (not seen with ucontexts, nor with thread contexts
+ * in a plain build; not understood yet). Their runs then pass on news at
+ * the end of each call, as pmixd does. */
+#ifdef __SANITIZE_ADDRESS__
+#define SIM_NEWS_WINDOW 0.0
+#else
 #define SIM_NEWS_WINDOW 100e-9
+#endif
+
+double sim_news_window(void)
+{
+    return SIM_NEWS_WINDOW;
+}
 
 /* ---- px_hc ops ---- */
 

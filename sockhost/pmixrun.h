@@ -256,8 +256,8 @@ typedef struct job {
     /* pmixrun --nodes: what a tool's accepted PMIx_IOF_pull also does
      * (nodes_iof_pull); NULL: nothing (the output is offered already). */
     pmix_status_t (*iof_pull)(struct job *j, pmix_op_cbfunc_t cbfunc, void *cbdata);
-    ntool_state *ntool;  /* pmixrun --nodes: what tools asked the daemons (pmixrun_ntool.c) */
-    rndz *rndz;          /* started by a debugger: PMIX_LAUNCHER_RNDZ_URI (pmixrun_rndz.c) */
+    ntool_state *ntool; /* pmixrun --nodes: what tools asked the daemons (pmixrun_ntool.c) */
+    rndz *rndz;         /* started by a debugger: PMIX_LAUNCHER_RNDZ_URI (pmixrun_rndz.c) */
     /* pmixrun: told of the events its own ranks raise (rndz_event); NULL
      * in pmixd, and when nobody listens */
     void (*rank_event)(struct job *j, pmix_status_t status, const pmix_proc_t *source);
