@@ -208,6 +208,10 @@ typedef struct job {
     bool stop_in_init;     /* PMIX_DEBUG_STOP_IN_INIT for every rank (--stop-in-init) */
     bool system_server;    /* --system-server: no job of its own, runs tools' spawns */
     bool sys_file;         /* the system rendezvous file is ours to remove */
+    bool sys_jobs;         /* pmixd under a system server: an empty first job, and each spawned
+                            * job ends alone (pmixd_spawn.c) */
+    bool sys_stopping;     /* a system server's spawned job over daemons lost a rank: its other
+                            * ranks are being stopped (pmixrun_nodes.c) */
     bool terminate_asked;  /* a tool's PMIX_JOB_CTRL_TERMINATE (system server) */
     bool no_oversubscribe; /* refuse more processes than cores on a node */
     bool merge_stderr;     /* a rank's stderr goes into its stdout */
@@ -256,8 +260,8 @@ typedef struct job {
     /* pmixrun --nodes: what a tool's accepted PMIx_IOF_pull also does
      * (nodes_iof_pull); NULL: nothing (the output is offered already). */
     pmix_status_t (*iof_pull)(struct job *j, pmix_op_cbfunc_t cbfunc, void *cbdata);
-    ntool_state *ntool;  /* pmixrun --nodes: what tools asked the daemons (pmixrun_ntool.c) */
-    rndz *rndz;          /* started by a debugger: PMIX_LAUNCHER_RNDZ_URI (pmixrun_rndz.c) */
+    ntool_state *ntool; /* pmixrun --nodes: what tools asked the daemons (pmixrun_ntool.c) */
+    rndz *rndz;         /* started by a debugger: PMIX_LAUNCHER_RNDZ_URI (pmixrun_rndz.c) */
     /* pmixrun: told of the events its own ranks raise (rndz_event); NULL
      * in pmixd, and when nobody listens */
     void (*rank_event)(struct job *j, pmix_status_t status, const pmix_proc_t *source);
