@@ -20,7 +20,7 @@
 #      runs) without OpenPMIx's examples or with a library built with
 #      AddressSanitizer, which programs built without it cannot load.
 #   d. With a job still running (2 x sleep, one per node: the tool sees it
-#      in PMIX_QUERY_NAMESPACES), a tool's
+#      in PMIX_QUERY_NAMESPACES, its ranks running in the proc table), a tool's
 #      PMIx_Job_control(PMIX_JOB_CTRL_TERMINATE) ends the server: exit 0,
 #      its daemons and the job's ranks gone, the rendezvous file gone.
 #   e. A second server over 2 nodes ends on SIGTERM the same way.
@@ -151,6 +151,8 @@ pids_to_kill="$pids_to_kill $tool"
 wait_for 1 "^ended $ns.s[0-9]+$|^jobs " "$work/d.out" || fail "the sleep job did not start: $(cat "$work/d.out")"
 job=$(sed -n 's/^spawned //p' "$work/d.out")
 grep -q "^jobs $job$" "$work/d.out" || fail "PMIX_QUERY_NAMESPACES is not the running job $job: $(cat "$work/d.out")"
+[ "$(grep -c '^state [01] PMIX_PROC_STATE_RUNNING$' "$work/d.out")" -eq 2 ] ||
+    fail "PMIX_QUERY_PROC_TABLE does not say both ranks run: $(cat "$work/d.out")"
 ranks=""
 for d in $daemons; do ranks="$ranks $(ps -o pid= --ppid "$d")"; done
 [ "$(echo $ranks | wc -w)" -eq 2 ] || fail "the daemons run $(echo $ranks | wc -w) ranks, not one each"

@@ -22,7 +22,8 @@
  *       connect to this machine's system server (PMIX_CONNECT_TO_SYSTEM),
  *       spawn N ranks of PROG ARG with PMIX_NOTIFY_COMPLETION, print
  *       "spawned NSPACE", each row of its PMIX_QUERY_PROC_TABLE as "proc
- *       RANK HOST", the server's PMIX_QUERY_NAMESPACES as "jobs LIST", and,
+ *       RANK HOST" and "state RANK STATE" (PMIx_Proc_state_string), the
+ *       server's PMIX_QUERY_NAMESPACES as "jobs LIST", and,
  *       once its PMIX_EVENT_JOB_END came (30 s at most), "ended NSPACE"
  *
  *   debug_tool terminate
@@ -149,8 +150,10 @@ static int spawn(int n, const char *prog, const char *arg)
             res[i].value.type != PMIX_DATA_ARRAY || res[i].value.data.darray == NULL)
             continue;
         pmix_proc_info_t *pi = res[i].value.data.darray->array;
-        for (size_t k = 0; k < res[i].value.data.darray->size; k++)
+        for (size_t k = 0; k < res[i].value.data.darray->size; k++) {
             printf("proc %u %s\n", pi[k].proc.rank, pi[k].hostname != NULL ? pi[k].hostname : "?");
+            printf("state %u %s\n", pi[k].proc.rank, PMIx_Proc_state_string(pi[k].state));
+        }
     }
     PMIx_Info_free(res, nres);
     fflush(stdout);
