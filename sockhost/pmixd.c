@@ -129,7 +129,8 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
     j->tag_output = tl_get_u8(r) != 0;
     j->map_by_node = tl_get_u8(r) != 0;
     j->merge_stderr = tl_get_u8(r) != 0;
-    if (ns == NULL || r->bad || nprocs == 0 || nprocs > 65535 || nnodes == 0 || nnodes > 65535 ||
+    /* nprocs 0: a system server's empty first job (flag 2 below) */
+    if (ns == NULL || r->bad || nprocs > 65535 || nnodes == 0 || nnodes > 65535 ||
         (uint32_t)d->node >= nnodes) {
         free(ns);
         return -1;
@@ -138,7 +139,7 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
     free(ns);
     j->nprocs = (int)nprocs;
     j->nnodes = (int)nnodes;
-    j->rank_node = calloc(nprocs, sizeof *j->rank_node);
+    j->rank_node = calloc(nprocs > 0 ? nprocs : 1, sizeof *j->rank_node);
     j->node_names = calloc(nnodes, sizeof *j->node_names);
     d->addrs = calloc(nnodes, sizeof *d->addrs);
     d->ports = calloc(nnodes, sizeof *d->ports);
@@ -190,8 +191,13 @@ static int read_job(pmixd_ctx *d, tl_reader *r)
         return -1;
     if (net_read(j, r) != 0) /* the network's coordinates (pmixrun_net.c) */
         return -1;
-    if (r->left > 0) /* flags: 1 stop in PMIx_Init (--stop-in-init) */
-        j->stop_in_init = (tl_get_u8(r) & 1) != 0;
+    if (r->left > 0) { /* flags: 1 stop in PMIx_Init (--stop-in-init), 2 a system server's */
+        uint8_t flags = tl_get_u8(r);
+        j->stop_in_init = (flags & 1) != 0;
+        j->sys_jobs = (flags & 2) != 0;
+    }
+    if (nprocs == 0 && !j->sys_jobs)
+        return -1;
     j->ranks = calloc((size_t)(j->nlocal > 0 ? j->nlocal : 1), sizeof *j->ranks);
     if (j->ranks == NULL || r->bad)
         return -1;
@@ -389,8 +395,8 @@ static int start_job(pmixd_ctx *d)
     if (tries != NULL)
         d->dmdx_tries = (unsigned)strtoul(tries, NULL, 10);
     if (coll_init(d) != 0 || files_make_topdir(j) != 0 || job_bindings(j) != 0 ||
-        job_server_start(j) != 0 || job_register(j) != 0)
-        return -1;
+        job_server_start(j) != 0 || (j->nprocs > 0 && job_register(j) != 0))
+        return -1; /* a system server's empty first job has no namespace to serve */
     /* The mesh must be complete within JOIN_S seconds of the job
      * (PMIXLAB_PMIXD_JOIN_TIMEOUT=S, a test hook, changes it): until
      * then nothing runs here, and what goes to a daemon that has not

@@ -60,7 +60,8 @@ enum {
     PD_SPAWN_REP = 22,  /* u8 what: 1 answer: u32 id, u32 status, str nspace (a PD_SPAWN's);
                          * 2 job end: str nspace, str spawner nspace, u32 spawner rank, u32
                          * worst exit status (PMIX_NOTIFY_COMPLETION); 3 kill: str nspace
-                         * (a spawn that failed: SIGKILL its ranks) */
+                         * [, u32 signal] (a spawn that failed: SIGKILL its ranks; with a
+                         * signal, a system server's job that lost a rank: signal them) */
     PD_JCTRL = 14,      /* both ways: u32 signal, u32 n, n x u32 rank (pmixrun_jctrl.c): a
                          * daemon asks pmixrun to signal those ranks; pmixrun tells
                          * every daemon to signal those of its own */

@@ -371,15 +371,19 @@ void spawnd_reply(pmixd_ctx *d, const uint8_t *p, size_t len)
         free(sns);
     } else if (what == 3) { /* a spawn that failed elsewhere: its ranks here go */
         char *ns = tl_get_str(&r);
+        /* a signal after the name: a system server's job that lost a rank
+         * elsewhere, stopped alone (SIGTERM); else SIGKILL, a failed spawn */
+        int sig = r.left >= 4 ? (int)tl_get_u32(&r) : SIGKILL;
         job *c = ns != NULL ? child_named(d, ns) : NULL;
-        if (c != NULL) {
-            c->spawn_failed = true;
+        if (c != NULL && !r.bad && sig > 0 && sig < NSIG) {
+            if (sig == SIGKILL)
+                c->spawn_failed = true;
             for (int i = 0; i < c->nstarted; i++) {
                 rank_proc *rp = &c->ranks[i];
                 if (rp->pid > 0 && !rp->reaped) {
                     rp->stopped_by_us = true;
-                    if (kill(-rp->pid, SIGKILL) != 0)
-                        kill(rp->pid, SIGKILL);
+                    if (kill(-rp->pid, sig) != 0)
+                        kill(rp->pid, sig);
                 }
             }
         }
@@ -401,7 +405,13 @@ bool spawnd_reaped(pmixd_ctx *d, pid_t pid, int wstatus)
                 (finalized ? PD_EXIT_FINALIZED : 0) | (r->stopped_by_us ? PD_EXIT_STOPPED : 0);
             send_exit(d, c, r, flags);
             bool died = r->signaled || (connected && !finalized) || (!connected && r->code != 0);
-            if (died && !d->stopping && !c->spawn_failed) {
+            if (died && !d->stopping && !c->spawn_failed && d->j.sys_jobs && d->hc != NULL) {
+                /* under a system server the job ends alone (pmixrun stops
+                 * it): fences that name the rank fail, the other jobs' go on */
+                pmix_proc_t pr;
+                PMIx_Load_procid(&pr, c->nspace, (pmix_rank_t)r->rank);
+                px_hc_departed_proc(d->hc, &pr, true);
+            } else if (died && !d->stopping && !c->spawn_failed) {
                 coll_break(d, -1, true); /* the run ends: every fence fails now */
             } else if (connected && finalized && !d->stopping && d->hc != NULL) {
                 pmix_proc_t pr; /* fences that name it fail on every node */

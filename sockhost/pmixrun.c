@@ -98,7 +98,7 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: pmixrun [options] program [arguments...]\n"
             "       pmixrun [options] prog [args...] : [options] prog [args...] ...\n"
-            "       pmixrun --system-server\n"
+            "       pmixrun --system-server [--nodes K | --host H,... | --hostfile FILE]\n"
             "\n"
             "Start N copies of program on this node as one PMIx job. The options are\n"
             "those of mpirun and prterun where pmixrun has the feature\n"
@@ -202,13 +202,14 @@ static void usage(FILE *f)
             "                      job's namespace (PMIX_LAUNCH_COMPLETE) and its end\n"
             "\n"
             "System server:\n"
-            "  pmixrun --system-server\n"
+            "  pmixrun --system-server [--nodes K | --host H,... | --hostfile FILE]\n"
             "                      run no job: be this machine's system server (the\n"
             "                      rendezvous file pmix.sys.<host> in PMIX_SYSTEM_TMPDIR,\n"
             "                      else TMPDIR, else /tmp), which tools reach with\n"
             "                      PMIX_CONNECT_TO_SYSTEM or PMIX_CONNECT_SYSTEM_FIRST;\n"
-            "                      run their PMIx_Spawn jobs on this node (with\n"
-            "                      PMIX_DEBUG_STOP_IN_INIT and debugger daemons); end on\n"
+            "                      run their PMIx_Spawn jobs on this node, or over the\n"
+            "                      daemons of the nodes given (with PMIX_DEBUG_STOP_IN_INIT\n"
+            "                      and debugger daemons); end, stopping them, on\n"
             "                      SIGTERM, SIGINT or a tool's PMIx_Job_control with\n"
             "                      PMIX_JOB_CTRL_TERMINATE (exit status 0)\n"
             "\n"
@@ -865,16 +866,40 @@ static int parse_args(job *j, int argc, char **argv)
         j->nprocs = (int)(total > MAX_PROCS ? MAX_PROCS : total);
     }
     if (j->system_server) {
-        /* No job of its own: the tools' spawns are its jobs, on this node. */
-        bool alone = j->napps == 1 && j->apps[0].argv == NULL && j->nnodes <= 1 && hosts == NULL &&
-                     hostfile == NULL && j->node_addrs == NULL && !j->slurm && j->nprocs == 0 &&
-                     !j->stop_in_init && j->timeout == 0;
-        nodes_free_names(j);
-        if (!alone)
-            return bad_usage("%s--system-server takes no program, -n, nodes, --timeout or "
-                             "--stop-in-init (its jobs come from tools' PMIx_Spawn)",
-                             "");
+        /* No job of its own: the tools' spawns are its jobs, on this node,
+         * or over the daemons of --nodes, --host or --hostfile (an empty
+         * first job: nodes_run). */
+        bool jobless = j->napps == 1 && j->apps[0].argv == NULL && !got_np && j->ppr_n == 0 &&
+                       !j->stop_in_init && j->timeout == 0;
+        bool here = j->nnodes <= 1 && j->node_addrs == NULL && !j->ssh; /* as main() decides */
+        const char *why = !jobless   ? "--system-server takes no program, -n, --map-by ppr, "
+                                       "--timeout or --stop-in-init (its jobs come from "
+                                       "tools' PMIx_Spawn)"
+                          : j->slurm ? "--system-server does not run over a Slurm allocation: "
+                                       "name its nodes with --nodes, --host or --hostfile"
+                          : !here && j->bind_to != BIND_NONE
+                              ? "--bind-to is not supported with several nodes or --hostfile yet"
+                          : !here && j->output_dir != NULL
+                              ? "--output-filename is not supported with several nodes or "
+                                "--hostfile yet"
+                          : (j->launch_agent != NULL || j->launch_fanout > 0) && !j->ssh
+                              ? "--launch-agent and --launch-fanout need host names (a "
+                                "--hostfile of host names, or --host)"
+                          : j->if_include != NULL && !j->ssh
+                              ? "--if-include chooses the addresses of daemons on other hosts "
+                                "(a --hostfile of host names, or --host)"
+                          : j->isolate == VHOST_NET && (hostfile != NULL || j->ssh)
+                              ? "--isolate net is for virtual nodes (--nodes K, or --host "
+                                "node0,...)"
+                              : NULL;
+        if (why != NULL || here)
+            nodes_free_names(j);
+        if (why != NULL)
+            return bad_usage("%s", why);
+        j->nprocs = 0; /* --host slots count for the tools' jobs (spawn_plan) */
         j->napps = 0;
+        if (!here)
+            j->stdin_to = STDIN_NONE; /* no rank of its own to read it */
         return -1;
     }
     if (j->nprocs == 0) {

@@ -208,6 +208,10 @@ typedef struct job {
     bool stop_in_init;     /* PMIX_DEBUG_STOP_IN_INIT for every rank (--stop-in-init) */
     bool system_server;    /* --system-server: no job of its own, runs tools' spawns */
     bool sys_file;         /* the system rendezvous file is ours to remove */
+    bool sys_jobs;         /* pmixd under a system server: an empty first job, and each spawned
+                            * job ends alone (pmixd_spawn.c) */
+    bool sys_stopping;     /* a system server's spawned job over daemons lost a rank: its other
+                            * ranks are being stopped (pmixrun_nodes.c) */
     bool terminate_asked;  /* a tool's PMIX_JOB_CTRL_TERMINATE (system server) */
     bool no_oversubscribe; /* refuse more processes than cores on a node */
     bool merge_stderr;     /* a rank's stderr goes into its stdout */

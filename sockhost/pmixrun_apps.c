@@ -105,8 +105,9 @@ int apps_read(job *j, tl_reader *r)
     uint32_t n = tl_get_u32(r);
     int first = 0;
 
-    if (r->bad || n == 0 || n > (uint32_t)j->nprocs ||
-        (j->apps = calloc(n, sizeof(*j->apps))) == NULL)
+    /* none for a job of no rank (a system server's first job) */
+    if (r->bad || (n == 0 && j->nprocs > 0) || n > (uint32_t)j->nprocs ||
+        (j->apps = calloc(n > 0 ? n : 1, sizeof(*j->apps))) == NULL)
         return -1;
     j->napps = (int)n;
     for (uint32_t a = 0; a < n; a++) {

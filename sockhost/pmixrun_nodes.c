@@ -34,6 +34,13 @@
  * entry a watch and turns the loop once, and the array's revents say
  * what came.
  *
+ * A system server over daemons (--system-server --nodes K) sends the
+ * daemons an empty first job (no rank, flag 2 in PD_JOB): they mesh and
+ * serve, every job comes from a tool's spawn (nodes_spawn_up), the loop
+ * does not stop them when no rank runs, and a spawned job that loses a
+ * rank ends alone (system_job_lost; docs/pmixd.md, "A system server over
+ * daemons").
+ *
  * Daemons on other hosts (a Slurm step inside an allocation, or a launch
  * agent such as ssh for a hostfile of host names) are not forked here:
  * they connect back to a listener of ours and prove they know the job's
@@ -157,7 +164,8 @@ static void link_close(nodes *ns, tl_link *l)
 
 static int make_map(job *j)
 {
-    j->rank_node = calloc((size_t)j->nprocs, sizeof *j->rank_node);
+    /* a system server's first job is empty (nodes_run) */
+    j->rank_node = calloc((size_t)(j->nprocs > 0 ? j->nprocs : 1), sizeof *j->rank_node);
     if (j->node_names == NULL)
         j->node_names = calloc((size_t)j->nnodes, sizeof *j->node_names);
     if (j->rank_node == NULL || j->node_names == NULL)
@@ -1090,7 +1098,9 @@ static void send_job(nodes *ns)
     }
     apps_write(j, &b);
     net_write(j, &b);
-    tl_put_u8(&b, j->stop_in_init ? 1 : 0); /* flags: 1 stop in PMIx_Init (--stop-in-init) */
+    /* flags: 1 stop in PMIx_Init (--stop-in-init), 2 a system server's
+     * empty first job (its spawned jobs end alone: pmixd_spawn.c) */
+    tl_put_u8(&b, (j->stop_in_init ? 1 : 0) | (j->system_server ? 2 : 0));
     if (j->in_open)
         stdin_send(ns, PD_STDIN_OPEN, NULL, 0);
     for (int n = 0; ns->iof_wanted && n < ns->k; n++)
@@ -1100,6 +1110,9 @@ static void send_job(nodes *ns)
     ns->job_sent = true;
     j->nstarted = j->nprocs; /* from now on their ends come as reports */
     rndz_launched(j);
+    if (j->system_server)
+        fprintf(stderr, "pmixrun: system server %s ready at %s (%d nodes)\n", j->nspace, j->uri,
+                j->nnodes);
     send_deferred(ns);
 }
 
@@ -1521,6 +1534,28 @@ static job *child_no(job *j, uint32_t no)
     return NULL;
 }
 
+/* A system server's job `c` lost rank `p` (killed, failed before PMIx,
+ * or gone without PMIx_Finalize; pid its pid on its node): as on one node
+ * (pmixrun_spawn.c, system_job_failed), that job alone ends: every daemon
+ * sends SIGTERM to its ranks there (PD_SPAWN_REP 3 with the signal), and
+ * the server and its other jobs go on. */
+static void system_job_lost(nodes *ns, job *c, const rank_proc *p, int pid, bool connected)
+{
+    fprintf(stderr, "pmixrun: system server: rank %d (pid %d) of %s %s %d%s; stopping that job\n",
+            p->rank, pid, c->nspace, p->signaled ? "was killed by signal" : "exited with",
+            p->signaled ? p->code - 128 : p->code,
+            p->signaled ? ""
+            : connected ? " without calling PMIx_Finalize"
+                        : " before connecting to PMIx");
+    c->sys_stopping = true;
+    tl_buf b = {0};
+    tl_put_u8(&b, 3);
+    tl_put_str(&b, c->nspace);
+    tl_put_u32(&b, SIGTERM);
+    send_all(ns, PD_SPAWN_REP, &b);
+    tl_buf_free(&b);
+}
+
 /* A daemon's news of a spawned job: its ranks there started, or one ended. */
 static void got_spawn_state(nodes *ns, tl_reader *r)
 {
@@ -1577,9 +1612,13 @@ static void got_spawn_state(nodes *ns, tl_reader *r)
     if (connected && !finalized && !p->stopped_by_us && !c->spawn_failed && c->rank_node != NULL)
         raise_event_ns(ns, (int)c->rank_node[rank], c->nspace, PMIX_ERR_PROC_TERM_WO_SYNC,
                        (int)rank, NULL, 0);
-    if (!c->spawn_failed && !(flags & PD_EXIT_NOLAUNCH)) {
-        if (!p->stopped_by_us && j->reason == END_NONE &&
-            (p->signaled || (connected && !finalized) || (p->code != 0 && !connected)))
+    bool died = !p->stopped_by_us && j->reason == END_NONE &&
+                (p->signaled || (connected && !finalized) || (p->code != 0 && !connected));
+    if (!c->spawn_failed && !(flags & PD_EXIT_NOLAUNCH) && j->system_server) {
+        if (died && !c->sys_stopping)
+            system_job_lost(ns, c, p, (int)pid, connected);
+    } else if (!c->spawn_failed && !(flags & PD_EXIT_NOLAUNCH)) {
+        if (died)
             fprintf(stderr, "pmixrun: the rank below is rank %d of the spawned job %s\n", p->rank,
                     c->nspace);
         rank_judge(j, p, (int)pid, connected, finalized);
@@ -1926,7 +1965,10 @@ static void loop(nodes *ns)
                 end_job(j, END_LAUNCH, 1);
             }
         }
-        if (j->reason == END_NONE && ns->job_sent && live_ranks(j) == 0 && ns->stop_level == 0)
+        if (j->terminate_asked && j->reason == END_NONE)
+            end_job(j, END_REQUESTED, 0); /* a tool asked the system server to end */
+        if (j->reason == END_NONE && ns->job_sent && live_ranks(j) == 0 && ns->stop_level == 0 &&
+            !j->system_server)
             send_stop(ns, false); /* every rank ended by itself */
         if (j->reason != END_NONE && j->phase != PHASE_SETTLING) {
             int want = j->phase == PHASE_KILLING ? 2 : 1;
@@ -2066,13 +2108,15 @@ int nodes_run(job *j)
     }
     if (net_fit(j) != 0) /* the network's coordinates, for PD_JOB */
         goto out;
-    if (job_register_view(j) != 0) /* the job's data for tools, as the daemons have it */
+    /* the job's data for tools, as the daemons have it (a system server's
+     * first job is empty: its tools see the jobs they spawn) */
+    if (!j->system_server && job_register_view(j) != 0)
         goto out;
     for (int i = 0; i < ns.k; i++) {
         ns.d[i].link.fd = -1;
         ns.d[i].launcher = -1;
     }
-    if (rndz_start(j) != 0) /* started by a debugger: before the job is sent */
+    if (!j->system_server && rndz_start(j) != 0) /* started by a debugger: before the job */
         goto out;
     j->jctrl_up = tool_jctrl; /* a tool's PMIx_Job_control reaches the daemons */
     j->jctrl_ctx = &ns;

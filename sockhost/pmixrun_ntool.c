@@ -84,7 +84,7 @@ int ntool_init(job *j, int (*send)(job *j, int node, uint8_t type, const struct 
     if (S == NULL)
         return -1;
     S->node_host = calloc((size_t)j->nnodes, sizeof *S->node_host);
-    S->rank = calloc((size_t)j->nprocs, sizeof *S->rank);
+    S->rank = calloc((size_t)(j->nprocs > 0 ? j->nprocs : 1), sizeof *S->rank);
     if (S->node_host == NULL || S->rank == NULL) {
         free(S->node_host);
         free(S->rank);

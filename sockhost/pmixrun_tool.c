@@ -249,6 +249,11 @@ static pmix_status_t proc_table(job *j, const char *key, const char *host, pmix_
         pi[k].executable_name = strdup(app != NULL && app->prog != NULL ? app->prog : "");
         pi[k].pid = pid;
         pi[k].state = tool_rank_state(r, pid);
+        /* a job spawned over daemons: pmixrun knows its ranks by their
+         * end only, and they run once every daemon said they started */
+        if (pid == 0 && !r->reaped && j->parent != NULL && j->parent->nodes != NULL &&
+            j->spawn_answered && !j->spawn_failed)
+            pi[k].state = PMIX_PROC_STATE_RUNNING;
         pi[k].exit_code = r->reaped ? r->code : 0;
         if (pi[k].hostname == NULL || pi[k].executable_name == NULL)
             rc = PMIX_ERR_NOMEM;

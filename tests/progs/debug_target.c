@@ -11,6 +11,9 @@
  *                         the other): one merged stack of every rank
  *   debug_target hello    PMIx_Init, then "hello from rank R of N" on stdout
  *                         and "note from rank R" on stderr, PMIx_Finalize
+ *   debug_target where    PMIx_Init, "rank R of N on HOST" on stdout (HOST:
+ *                         its PMIX_HOSTNAME), then a fence of the whole job
+ *                         (across its nodes) and PMIx_Finalize
  *
  * Exits 0 unless a call fails (its status on stderr).
  */
@@ -29,8 +32,8 @@ int main(int argc, char **argv)
     pmix_status_t rc;
 
     if (argc != 2 || (strcmp(argv[1], "hang") != 0 && strcmp(argv[1], "hangall") != 0 &&
-                      strcmp(argv[1], "hello") != 0)) {
-        fprintf(stderr, "usage: debug_target hang|hangall|hello\n");
+                      strcmp(argv[1], "hello") != 0 && strcmp(argv[1], "where") != 0)) {
+        fprintf(stderr, "usage: debug_target hang|hangall|hello|where\n");
         return 2;
     }
     rc = PMIx_Init(&me, NULL, 0);
@@ -64,6 +67,21 @@ int main(int argc, char **argv)
             rc = PMIx_Fence(NULL, 0, NULL, 0);
             fprintf(stderr, "debug_target: rank %u: the fence ended: %s\n", me.rank,
                     PMIx_Error_string(rc));
+        }
+    } else if (strcmp(argv[1], "where") == 0) {
+        rc = PMIx_Get(&me, PMIX_HOSTNAME, NULL, 0, &val);
+        if (rc != PMIX_SUCCESS || val == NULL || val->type != PMIX_STRING) {
+            fprintf(stderr, "debug_target: PMIX_HOSTNAME: %s\n", PMIx_Error_string(rc));
+            return 1;
+        }
+        printf("rank %u of %u on %s\n", me.rank, size, val->data.string);
+        fflush(stdout);
+        PMIX_VALUE_RELEASE(val);
+        rc = PMIx_Fence(NULL, 0, NULL, 0);
+        if (rc != PMIX_SUCCESS) {
+            fprintf(stderr, "debug_target: rank %u: PMIx_Fence: %s\n", me.rank,
+                    PMIx_Error_string(rc));
+            return 1;
         }
     } else {
         printf("hello from rank %u of %u\n", me.rank, size);

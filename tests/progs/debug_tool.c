@@ -18,6 +18,14 @@
  *       PMIX_IOF_TAG_OUTPUT, so the library writes the output itself,
  *       tagged; the tool then waits until pmixrun (PID) is gone.
  *
+ *   debug_tool spawn N PROG [ARG]
+ *       connect to this machine's system server (PMIX_CONNECT_TO_SYSTEM),
+ *       spawn N ranks of PROG ARG with PMIX_NOTIFY_COMPLETION, print
+ *       "spawned NSPACE", each row of its PMIX_QUERY_PROC_TABLE as "proc
+ *       RANK HOST" and "state RANK STATE" (PMIx_Proc_state_string), the
+ *       server's PMIX_QUERY_NAMESPACES as "jobs LIST", and,
+ *       once its PMIX_EVENT_JOB_END came (30 s at most), "ended NSPACE"
+ *
  *   debug_tool terminate
  *       connect to this machine's system server (PMIX_CONNECT_TO_SYSTEM)
  *       and ask it to end (PMIx_Job_control, PMIX_JOB_CTRL_TERMINATE, no
@@ -63,6 +71,106 @@ static int fail(const char *what, pmix_status_t rc)
     printf("error %s %s\n", what, PMIx_Error_string(rc));
     PMIx_tool_finalize();
     return 1;
+}
+
+static char ended[PMIX_MAX_NSLEN + 1];
+
+static void on_end(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                   size_t ninfo, pmix_info_t results[], size_t nresults,
+                   pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void)id;
+    (void)status;
+    (void)source;
+    (void)results;
+    (void)nresults;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < ninfo; i++)
+        if (PMIx_Check_key(info[i].key, PMIX_EVENT_AFFECTED_PROC) &&
+            info[i].value.type == PMIX_PROC)
+            snprintf(ended, sizeof ended, "%s", info[i].value.data.proc->nspace);
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&lock);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* debug_tool spawn (above). */
+static int spawn(int n, const char *prog, const char *arg)
+{
+    pmix_proc_t me;
+    pmix_info_t attr, *ji;
+    pmix_app_t *app;
+    pmix_query_t *q;
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    pmix_status_t rc, code = PMIX_EVENT_JOB_END;
+    char job[PMIX_MAX_NSLEN + 1];
+    bool yes = true;
+
+    PMIx_Info_load(&attr, PMIX_CONNECT_TO_SYSTEM, &yes, PMIX_BOOL);
+    rc = PMIx_tool_init(&me, &attr, 1);
+    PMIx_Info_destruct(&attr);
+    if (rc != PMIX_SUCCESS) {
+        printf("error PMIx_tool_init %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_end, NULL, NULL);
+    if (rc < 0)
+        return fail("PMIx_Register_event_handler", rc);
+    app = PMIx_App_create(1);
+    app->cmd = strdup(prog);
+    PMIx_Argv_append_nosize(&app->argv, prog);
+    if (arg != NULL)
+        PMIx_Argv_append_nosize(&app->argv, arg);
+    app->maxprocs = n;
+    ji = PMIx_Info_create(1);
+    PMIx_Info_load(&ji[0], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+    rc = PMIx_Spawn(ji, 1, app, 1, job);
+    PMIx_Info_free(ji, 1);
+    PMIx_App_free(app, 1);
+    if (rc != PMIX_SUCCESS)
+        return fail("PMIx_Spawn", rc);
+    printf("spawned %s\n", job);
+
+    q = PMIx_Query_create(2);
+    PMIx_Argv_append_nosize(&q[0].keys, PMIX_QUERY_PROC_TABLE);
+    q[0].qualifiers = PMIx_Info_create(1);
+    q[0].nqual = 1;
+    PMIx_Info_load(&q[0].qualifiers[0], PMIX_NSPACE, job, PMIX_STRING);
+    PMIx_Argv_append_nosize(&q[1].keys, PMIX_QUERY_NAMESPACES);
+    rc = PMIx_Query_info(q, 2, &res, &nres);
+    PMIx_Query_free(q, 2);
+    if (rc != PMIX_SUCCESS)
+        return fail("PMIX_QUERY_PROC_TABLE", rc);
+    for (size_t i = 0; i < nres; i++) {
+        if (PMIx_Check_key(res[i].key, PMIX_QUERY_NAMESPACES) && res[i].value.type == PMIX_STRING)
+            printf("jobs %s\n", res[i].value.data.string);
+        if (!PMIx_Check_key(res[i].key, PMIX_QUERY_PROC_TABLE) ||
+            res[i].value.type != PMIX_DATA_ARRAY || res[i].value.data.darray == NULL)
+            continue;
+        pmix_proc_info_t *pi = res[i].value.data.darray->array;
+        for (size_t k = 0; k < res[i].value.data.darray->size; k++) {
+            printf("proc %u %s\n", pi[k].proc.rank, pi[k].hostname != NULL ? pi[k].hostname : "?");
+            printf("state %u %s\n", pi[k].proc.rank, PMIx_Proc_state_string(pi[k].state));
+        }
+    }
+    PMIx_Info_free(res, nres);
+    fflush(stdout);
+
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 30;
+    pthread_mutex_lock(&lock);
+    while (strcmp(ended, job) != 0 && rc == PMIX_SUCCESS)
+        if (pthread_cond_timedwait(&cond, &lock, &until) != 0)
+            rc = PMIX_ERR_TIMEOUT;
+    pthread_mutex_unlock(&lock);
+    if (rc != PMIX_SUCCESS)
+        return fail("waiting for the end", rc);
+    printf("ended %s\n", job);
+    PMIx_tool_finalize();
+    return 0;
 }
 
 /* debug_tool terminate (above). */
@@ -126,11 +234,14 @@ int main(int argc, char **argv)
 
     if (argc == 2 && strcmp(argv[1], "terminate") == 0)
         return terminate();
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "spawn") == 0 && atoi(argv[2]) > 0)
+        return spawn(atoi(argv[2]), argv[3], argc == 5 ? argv[4] : NULL);
     bool iof = argc >= 3 && strcmp(argv[1], "iof") == 0;
     bool tag = iof && argc == 4 && strcmp(argv[3], "tag") == 0;
     if (argc < 3 || argc > 4 || (strcmp(argv[1], "release") != 0 && !iof) ||
         (iof && argc == 4 && !tag)) {
-        fprintf(stderr, "usage: debug_tool release PID [RANK] | iof PID [tag] | terminate\n");
+        fprintf(stderr, "usage: debug_tool release PID [RANK] | iof PID [tag] | spawn N PROG "
+                        "[ARG] | terminate\n");
         return 2;
     }
     pid = (pid_t)atol(argv[2]);
