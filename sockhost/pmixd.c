@@ -711,22 +711,9 @@ static void iof_pull_frame(pmixd_ctx *d)
 static void iof_from_parent(pmixd_ctx *d, tl_reader *r)
 {
     job *j = &d->j;
-    uint8_t kind = tl_get_u8(r);
-    char *nsp = tl_get_str(r);
-    uint32_t rank = tl_get_u32(r), channel = tl_get_u32(r);
-    size_t len = 0;
-    const void *data = tl_get_bytes(r, &len);
 
-    if (kind == PD_IOF_DATA && !r->bad && nsp != NULL && data != NULL && j->srv != NULL &&
-        (channel == PMIX_FWD_STDOUT_CHANNEL || channel == PMIX_FWD_STDERR_CHANNEL ||
-         channel == PMIX_FWD_STDDIAG_CHANNEL)) {
-        pmix_proc_t src;
-        PMIx_Load_procid(&src, nsp, rank);
-        px_posix_ops()->lock(j->plat);
-        (void)px_server_iof_deliver(j->srv, &src, (pmix_iof_channel_t)channel, data, len);
-        px_posix_ops()->unlock(j->plat);
-    }
-    free(nsp);
+    if (tl_get_u8(r) == PD_IOF_DATA && !r->bad)
+        free(iof_piece_deliver(r, j->srv, j->plat, NULL));
 }
 
 /* ---- frames ---- */

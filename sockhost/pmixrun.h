@@ -591,6 +591,13 @@ int iof_stream_watch(iof_stream *s, px_posix *p, int rank, bool tag);
 /* Offer what the stream forwards to `srv`'s pulls too (px_server_iof_deliver,
  * under the engine lock of `p`), as output of rank `rank` of `nspace` on
  * `channel` (PMIX_FWD_STDOUT_CHANNEL or _STDERR_). */
+/* A PD_IOF_DATA piece (pmixd_proto.h), read from r after its kind: its
+ * bytes offered to srv as output of its rank on its channel, under the
+ * platform's lock. Its namespace (malloc'd, the caller frees it) and, in
+ * *chan if not NULL, its channel; NULL when the piece is malformed and
+ * nothing was delivered. */
+struct tl_reader;
+char *iof_piece_deliver(struct tl_reader *r, px_server *srv, px_posix *p, uint32_t *chan);
 void iof_stream_deliver(iof_stream *s, px_server *srv, px_posix *p, const char *nspace, int rank,
                         pmix_iof_channel_t channel);
 /* Read what is there and forward complete lines. false once the pipe is at

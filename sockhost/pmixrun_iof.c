@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "pmixrun.h"
+#include "tcplink.h"
 
 #define IOF_CHUNK 65536
 #define IOF_MAX_LINE (1 << 20) /* pass a longer line on in pieces */
@@ -95,6 +96,29 @@ static bool hold_piece(iof_hold *h, const iof_stream *s, const char *p, size_t l
     memcpy(copy, p, len);
     h->v[h->n++] = (iof_held){s->src, s->channel, copy, len};
     return true;
+}
+
+char *iof_piece_deliver(struct tl_reader *r, px_server *srv, px_posix *p, uint32_t *chan)
+{
+    char *nsp = tl_get_str(r);
+    uint32_t rank = tl_get_u32(r), channel = tl_get_u32(r);
+    size_t len = 0;
+    const void *data = tl_get_bytes(r, &len);
+
+    if (r->bad || nsp == NULL || data == NULL || srv == NULL ||
+        (channel != PMIX_FWD_STDOUT_CHANNEL && channel != PMIX_FWD_STDERR_CHANNEL &&
+         channel != PMIX_FWD_STDDIAG_CHANNEL)) {
+        free(nsp);
+        return NULL;
+    }
+    pmix_proc_t src;
+    PMIx_Load_procid(&src, nsp, rank);
+    px_posix_ops()->lock(p);
+    (void)px_server_iof_deliver(srv, &src, (pmix_iof_channel_t)channel, data, len);
+    px_posix_ops()->unlock(p);
+    if (chan != NULL)
+        *chan = channel;
+    return nsp;
 }
 
 void iof_stream_deliver(iof_stream *s, px_server *srv, px_posix *p, const char *nspace, int rank,

@@ -1055,22 +1055,13 @@ static void got_iof(nodes *ns, int node, const uint8_t *p, size_t len)
         iof_answer(ns, false);
         return;
     }
-    char *nsp = tl_get_str(r);
-    uint32_t rank = tl_get_u32(r), channel = tl_get_u32(r);
-    size_t dlen = 0;
-    const void *data = tl_get_bytes(r, &dlen);
-    if (kind == PD_IOF_DATA && !r->bad && nsp != NULL && data != NULL && j->srv != NULL &&
-        (channel == PMIX_FWD_STDOUT_CHANNEL || channel == PMIX_FWD_STDERR_CHANNEL ||
-         channel == PMIX_FWD_STDDIAG_CHANNEL)) {
-        pmix_proc_t src;
-        PMIx_Load_procid(&src, nsp, rank);
-        px_posix_ops()->lock(j->plat);
-        (void)px_server_iof_deliver(j->srv, &src, (pmix_iof_channel_t)channel, data, dlen);
-        px_posix_ops()->unlock(j->plat);
-        for (job *c = j->children; c != NULL; c = c->next_child)
-            if (PMIx_Check_nspace(c->nspace, nsp))
-                spawn_fwd(ns, c, node, channel, p, len);
-    }
+    if (kind != PD_IOF_DATA)
+        return;
+    uint32_t channel = 0;
+    char *nsp = iof_piece_deliver(r, j->srv, j->plat, &channel);
+    for (job *c = j->children; nsp != NULL && c != NULL; c = c->next_child)
+        if (PMIx_Check_nspace(c->nspace, nsp))
+            spawn_fwd(ns, c, node, channel, p, len);
     free(nsp);
 }
 
