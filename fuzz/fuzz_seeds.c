@@ -861,6 +861,49 @@ static void engine_seeds(void)
             en_frame(&s, EN_RAW_SERVER, 0, PX_MSG_UNPUBLISH, 107, &b);
             PMIx_Info_destruct(&pub);
         }
+        {
+            /* the later requests: a query, a spawn, output pulled and
+             * released, input pushed and its end */
+            char *keys[] = {PMIX_QUERY_NUM_PSETS, NULL}, *argv[] = {"true", NULL};
+            pmix_proc_t all;
+            PMIx_Load_procid(&all, self.nspace, PMIX_RANK_WILDCARD);
+            px_buf_init(&b);
+            px_pack_u32(&b, 1);
+            px_pack_argv(&b, keys);
+            px_pack_info(&b, NULL, 0);
+            en_frame(&s, EN_RAW_SERVER, 0, PX_MSG_QUERY, 108, &b);
+            px_buf_init(&b);
+            px_pack_info(&b, NULL, 0);
+            px_pack_u32(&b, 1);
+            px_pack_str(&b, "true");
+            px_pack_argv(&b, argv);
+            px_pack_argv(&b, NULL);
+            px_pack_str(&b, "/");
+            px_pack_i32(&b, 1);
+            px_pack_info(&b, NULL, 0);
+            en_frame(&s, EN_RAW_SERVER, 1, PX_MSG_SPAWN, 109, &b);
+            px_buf_init(&b);
+            px_pack_u32(&b, 7);
+            px_pack_procs(&b, &all, 1);
+            px_pack_u16(&b, PMIX_FWD_STDOUT_CHANNEL);
+            px_pack_info(&b, NULL, 0);
+            en_frame(&s, EN_RAW_SERVER, 0, PX_MSG_IOF_PULL, 115, &b);
+            px_buf_init(&b);
+            px_pack_u32(&b, 7);
+            en_frame(&s, EN_RAW_SERVER, 0, PX_MSG_IOF_DEREG, 116, &b);
+            px_buf_init(&b);
+            px_pack_procs(&b, &all, 1);
+            px_pack_info(&b, NULL, 0);
+            px_pack_u8(&b, 0);
+            px_pack_bytes(&b, "input\n", 6);
+            en_frame(&s, EN_RAW_SERVER, 1, PX_MSG_IOF_PUSH, 117, &b);
+            px_buf_init(&b);
+            px_pack_procs(&b, &all, 1);
+            px_pack_info(&b, NULL, 0);
+            px_pack_u8(&b, 1);
+            px_pack_bytes(&b, NULL, 0);
+            en_frame(&s, EN_RAW_SERVER, 1, PX_MSG_IOF_PUSH, 118, &b);
+        }
         en(&s, EN_FENCE, 1);
         put8(&s, 0);
         put8(&s, 0x01);
