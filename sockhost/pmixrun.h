@@ -486,10 +486,10 @@ void job_rank_reaped(job *j, rank_proc *r, int wstatus, bool *connected, bool *f
  * and does not own: the loop, server, directory, output streams and their
  * settings; no stdin, no signal descriptor of its own. */
 void job_borrow(job *c, job *j);
-/* Send `sig` to every started rank's process group (the rank and what it
- * started; a reaped rank's group may still hold children), and to the
- * rank itself if its group is gone; a SIGTERM marks the living ranks as
- * stopped by us. */
+/* Send `sig` to every living started rank's process group (the rank and
+ * what it started), or to the rank itself if its group is gone; a SIGTERM
+ * marks them as stopped by us. A reaped rank's group is left alone: its
+ * number may already belong to another process. */
 void job_signal_ranks(job *j, int sig);
 void job_server_stop(job *j);
 /* Add to `env` what rank `rank` needs to reach the server (the engine's

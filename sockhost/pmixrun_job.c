@@ -962,11 +962,14 @@ void job_signal_ranks(job *j, int sig)
 {
     for (int i = 0; i < j->nstarted; i++) {
         rank_proc *r = &j->ranks[i];
-        if (r->pid <= 0)
+        /* Never a reaped rank's group: once its last member is gone, the
+         * kernel may give that number to another process (pid_max is
+         * often 32,768), which makes it the id of an unrelated group. */
+        if (r->pid <= 0 || r->reaped)
             continue;
-        if (!r->reaped && sig == SIGTERM)
+        if (sig == SIGTERM)
             r->stopped_by_us = true;
-        if (kill(-r->pid, sig) != 0 && !r->reaped)
+        if (kill(-r->pid, sig) != 0)
             kill(r->pid, sig);
     }
 }
